@@ -1,0 +1,215 @@
+"""JavaScript semantics that Pi's files and numbers depend on.
+
+Pi is written in TypeScript, so several observable behaviours follow JavaScript rules rather than
+Python's: string lengths count UTF-16 code units, ``trim()`` uses a different whitespace set,
+``Array.prototype.sort`` compares UTF-16 code units and ``JSON.stringify`` prints numbers its own
+way. Everything here is pure and small; callers use it wherever the spec says "characters", "JS
+sort" or "JS trim".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from typing import Any
+
+# JavaScript's String.prototype.trim() whitespace: WhiteSpace + LineTerminator.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim``: unlike ``str.strip`` it keeps U+0085 and U+001C..U+001F."""
+    return text.strip(JS_WHITESPACE)
+
+
+def js_trim_start(text: str) -> str:
+    return text.lstrip(JS_WHITESPACE)
+
+
+def js_trim_end(text: str) -> str:
+    return text.rstrip(JS_WHITESPACE)
+
+
+def utf16_len(text: str) -> int:
+    """Length in UTF-16 code units, i.e. JavaScript's ``.length``."""
+    if text.isascii():
+        return len(text)
+    astral = sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text) + astral
+
+
+def utf16_slice(text: str, start: int, end: int | None = None) -> str:
+    """``text.slice(start, end)`` in UTF-16 units; may split a surrogate pair like JS does."""
+    if text.isascii():
+        return text[start:end]
+    units = text.encode("utf-16-le", "surrogatepass")
+    n = len(units) // 2
+    s = _clamp_index(start, n)
+    e = n if end is None else _clamp_index(end, n)
+    if e <= s:
+        return ""
+    return units[2 * s : 2 * e].decode("utf-16-le", "surrogatepass")
+
+
+def _clamp_index(i: int, n: int) -> int:
+    if i < 0:
+        return max(0, n + i)
+    return min(i, n)
+
+
+def js_sort_key(text: str) -> bytes:
+    """Key that orders strings by UTF-16 code units, as ``Array.prototype.sort`` does."""
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+def js_sorted(items: list[str]) -> list[str]:
+    return sorted(items, key=js_sort_key)
+
+
+def js_number_str(value: float | int) -> str:
+    """``String(number)`` / ``JSON.stringify(number)`` formatting (non-finite handled by caller)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if abs(value) <= 2**53:
+            return str(value)
+        value = float(value)  # JavaScript numbers are doubles
+    if value == 0:
+        return "0"
+    # repr() gives the shortest round-trip digits, as JavaScript does; only the layout differs.
+    sign = "-" if value < 0 else ""
+    exact = Decimal(repr(abs(value))).normalize()
+    tup = exact.as_tuple()
+    digits = "".join(map(str, tup.digits))
+    k = len(digits)
+    n = k + int(tup.exponent)  # position of the decimal point
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    exp = f"e{'+' if e >= 0 else '-'}{abs(e)}"
+    if k == 1:
+        return sign + digits + exp
+    return sign + digits[0] + "." + digits[1:] + exp
+
+
+def js_json_stringify(value: Any, indent: int | None = None) -> str:
+    """``JSON.stringify(value)`` for JSON-like Python values.
+
+    Differences from ``json.dumps`` that matter to Pi's files and estimates: compact separators,
+    no ASCII escaping, JavaScript number printing (``1e-7``, ``1e+21``, ``-0`` → ``0``) and
+    non-finite numbers as ``null``. Lone surrogates are escaped as ``\\udXXX`` like JS does.
+    """
+    parts: list[str] = []
+    _stringify_into(value, parts, indent, 0)
+    return "".join(parts)
+
+
+def _stringify_into(value: Any, out: list[str], indent: int | None, depth: int) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(js_number_str(value))
+    elif isinstance(value, float):
+        out.append("null" if not math.isfinite(value) else js_number_str(value))
+    elif isinstance(value, str):
+        out.append(js_quote(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        out.append("{")
+        first = True
+        for key, item in value.items():
+            if item is _UNDEFINED:
+                continue
+            if not first:
+                out.append(",")
+            first = False
+            if indent is not None:
+                out.append("\n" + " " * (indent * (depth + 1)))
+            out.append(js_quote(str(key)))
+            out.append(": " if indent is not None else ":")
+            _stringify_into(item, out, indent, depth + 1)
+        if indent is not None and not first:
+            out.append("\n" + " " * (indent * depth))
+        out.append("}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            if indent is not None:
+                out.append("\n" + " " * (indent * (depth + 1)))
+            _stringify_into(item, out, indent, depth + 1)
+        if indent is not None:
+            out.append("\n" + " " * (indent * depth))
+        out.append("]")
+    else:
+        raise TypeError(f"cannot serialize {type(value).__name__} as JSON")
+
+
+class _Undefined:
+    """Marker for a JavaScript ``undefined`` object field (omitted by JSON.stringify)."""
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+
+_UNDEFINED = _Undefined()
+UNDEFINED: Any = _UNDEFINED
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+def js_quote(text: str) -> str:
+    """JSON string literal exactly as ``JSON.stringify`` writes it (well-formed variant)."""
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        esc = _ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif code < 0x20 or 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def json_loads_js(text: str) -> Any:
+    """``JSON.parse`` equivalent: rejects NaN/Infinity literals that Python would accept."""
+
+    def _reject(name: str) -> Any:
+        raise ValueError(f"invalid JSON literal {name}")
+
+    return json.loads(text, parse_constant=_reject, parse_int=_js_int)
+
+
+def _js_int(literal: str) -> int | float:
+    """Integers beyond 2**53 lose precision in JavaScript; keep them as doubles too."""
+    value = int(literal)
+    return value if abs(value) <= 2**53 else float(value)

@@ -1,0 +1,1 @@
+"""The window: PySide6 views over the engine in piwork.core."""
