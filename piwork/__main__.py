@@ -1,0 +1,5 @@
+import sys
+
+from piwork.cli import main
+
+sys.exit(main())

@@ -1,0 +1,41 @@
+"""Command-line entry point: the window by default, or one of the headless commands.
+
+    piwork [--cwd DIR] [--session FILE]        open the workbench window
+    piwork -p PROMPT [...]                      run one prompt headless (see --help)
+    piwork inspect SESSION [--leaf ID] [--json] describe a session file
+    piwork resources [--cwd DIR] [--json]       list what the model would be told
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+# Subcommands: name -> module with ``main(argv: list[str]) -> int``.
+SUBCOMMANDS = {
+    "inspect": "piwork.commands.inspect",
+    "resources": "piwork.commands.resources",
+}
+HEADLESS_MODULE = "piwork.commands.headless"
+WINDOW_MODULE = "piwork.commands.window"
+HEADLESS_FLAGS = ("-p", "--print", "--prompt", "--mode")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in SUBCOMMANDS:
+        return _run(SUBCOMMANDS[args[0]], args[1:])
+    if any(a in HEADLESS_FLAGS or a.startswith(("--print=", "--prompt=", "--mode=")) for a in args):
+        return _run(HEADLESS_MODULE, args)
+    return _run(WINDOW_MODULE, args)
+
+
+def _run(module_name: str, args: list[str]) -> int:
+    module = importlib.import_module(module_name)
+    result: int = module.main(args)
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Command implementations behind ``piwork``: window, headless prompt, inspect, resources."""

@@ -1,0 +1,40 @@
+"""Where piwork's (and Pi's) files live, and canonical paths for trust keys."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
+
+
+def expand_home(path: str, env: Mapping[str, str] | None = None) -> str:
+    """Expand a leading ``~`` (alone or followed by a separator) to HOME."""
+    home = (env if env is not None else os.environ).get("HOME") or str(Path.home())
+    if path == "~":
+        return home
+    if path.startswith("~/"):
+        return os.path.join(home, path[2:])
+    return path
+
+
+def agent_dir(env: Mapping[str, str] | None = None) -> Path:
+    """``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``, shared with Pi."""
+    environ = env if env is not None else os.environ
+    override = environ.get(AGENT_DIR_ENV)
+    if override:
+        return Path(os.path.abspath(expand_home(override, environ)))
+    home = environ.get("HOME") or str(Path.home())
+    return Path(home) / ".pi" / "agent"
+
+
+def canonical_path(path: str | os.PathLike[str], cwd: str | None = None) -> str:
+    """Absolute, normalised, symlinks resolved where the path exists (trust keys use this)."""
+    text = expand_home(os.fspath(path))
+    absolute = os.path.normpath(os.path.join(cwd or os.getcwd(), text))
+    try:
+        return os.path.realpath(absolute, strict=True)
+    except OSError:
+        return absolute
