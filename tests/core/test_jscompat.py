@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from piwork.core.jscompat import (
+    js_json_stringify,
+    js_number_str,
+    js_sorted,
+    js_trim,
+    json_loads_js,
+    utf16_len,
+    utf16_slice,
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0, "0"),
+        (-0.0, "0"),
+        (1.5, "1.5"),
+        (1e-7, "1e-7"),
+        (1e-6, "0.000001"),
+        (1e21, "1e+21"),
+        (1e20, "100000000000000000000"),
+        (123.456, "123.456"),
+        (2**60, "1152921504606847000"),
+        (5e-324, "5e-324"),
+    ],
+)
+def test_numbers_print_like_javascript(value: float, text: str) -> None:
+    assert js_number_str(value) == text
+
+
+def test_stringify_matches_json_stringify() -> None:
+    value = {"a": [1, 2.0, "x\u2028é"], "b": None, "c": {"d": float("nan")}}
+    assert js_json_stringify(value) == '{"a":[1,2,"x\u2028é"],"b":null,"c":{"d":null}}'
+    assert js_json_stringify({"k": [1]}, indent=2) == '{\n  "k": [\n    1\n  ]\n}'
+    assert js_json_stringify("\ud800") == '"\\ud800"'
+
+
+def test_trim_keeps_characters_python_would_strip() -> None:
+    assert js_trim("\u0085 x \ufeff") == "\u0085 x"
+    assert js_trim("\x1c") == "\x1c"
+
+
+def test_sort_by_utf16_units() -> None:
+    assert js_sorted(["～", "😀", "a"]) == ["a", "😀", "～"]
+
+
+def test_utf16_length_and_slice() -> None:
+    assert utf16_len("a🙂") == 3
+    assert utf16_slice("a🙂b", 0, 2) == "a\ud83d"
+    assert utf16_slice("a🙂b", 1, 3) == "🙂"
+
+
+def test_json_parse_rejects_nan_and_rounds_big_integers() -> None:
+    with pytest.raises(ValueError):
+        json_loads_js("[NaN]")
+    assert json_loads_js("9007199254740993") == 9007199254740992.0
+    assert json_loads_js('{"a": 1}') == json.loads('{"a": 1}')
