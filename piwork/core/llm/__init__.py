@@ -1,0 +1,1 @@
+"""Model providers: wire protocols, model registry, credentials and offline token counting."""
