@@ -1,0 +1,238 @@
+"""The tool contract: what a tool is, what it receives, what it returns, and how calls are checked.
+
+A tool turns validated arguments into a :class:`ToolResult` (content for the model, ``details`` for the
+UI). Failures are raised as :class:`ToolError`; the registry turns them into error results whose text
+is the error message, keeping the error's ``details`` (piwork keeps tool metadata on failed calls).
+
+Cancellation is plain asyncio task cancellation. A tool that is cancelled stops its work, cleans up
+(bash kills its process group) and raises a :class:`ToolError` with ``aborted=True`` carrying the
+model-facing abort text (``Operation aborted``, or bash's output followed by ``Command aborted``).
+Run each call in its own task (as :meth:`ToolRegistry.run` callers do) and cancel that task to abort.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from piwork.core.errors import PiworkError
+from piwork.core.jscompat import js_json_stringify
+from piwork.core.tools.validation import Schema, check, prepare_arguments
+
+Content = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool hands back: content blocks for the model and free-form ``details`` for the UI."""
+
+    content: list[Content]
+    details: dict[str, Any] | None = None
+
+    @classmethod
+    def text(cls, text: str, details: dict[str, Any] | None = None) -> ToolResult:
+        return cls([{"type": "text", "text": text}], details)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"content": self.content}
+        if self.details is not None:
+            out["details"] = self.details
+        return out
+
+
+UpdateCallback = Callable[[ToolResult], None]
+"""Receives partial results while a tool runs (bash streams its output through it)."""
+
+
+class ToolError(PiworkError):
+    """A tool failed; ``str(err)`` is the model-facing text, ``details`` is kept for the UI."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None, *, aborted: bool = False) -> None:
+        super().__init__(message)
+        self.details = details
+        self.aborted = aborted
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Per-call environment.
+
+    ``cwd``: the session's working directory (relative paths resolve against it).
+    ``log_dir``: the session's full-output folder (``<agentDir>/logs/<session id>``); ``None`` means
+    spilled output goes to a private folder under the system temp dir.
+    ``session_env``: ``PI_SESSION_ID``, ``PI_SESSION_FILE``, ``PI_PROVIDER``, ``PI_MODEL``,
+    ``PI_REASONING_LEVEL`` values for commands (absent keys are removed from the environment).
+    ``model_supports_images``: when false, ``read`` notes that images will be omitted.
+    """
+
+    cwd: str
+    log_dir: Path | None = None
+    session_env: Mapping[str, str] = field(default_factory=dict)
+    model_supports_images: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What a provider needs to advertise a tool."""
+
+    name: str
+    description: str
+    parameters: Schema
+
+
+class Tool(abc.ABC):
+    """A built-in tool. Subclasses set the class attributes and implement :meth:`execute`."""
+
+    name: str
+    description: str
+    parameters: Schema
+    snippet: str
+    """One line for the system prompt's tool list."""
+    guidelines: tuple[str, ...] = ()
+    """Usage guidelines added to the system prompt when the tool is active."""
+
+    def prepare_arguments(self, arguments: Any) -> Any:
+        """Repair known malformed argument shapes before validation (identity by default)."""
+        return arguments
+
+    @abc.abstractmethod
+    async def execute(
+        self, call_id: str, args: dict[str, Any], ctx: ToolContext, on_update: UpdateCallback | None = None
+    ) -> ToolResult:
+        """Run with validated ``args``; raise :class:`ToolError` for failures."""
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """A finished call as the agent records it in a ``toolResult`` message."""
+
+    content: list[Content]
+    details: dict[str, Any] | None
+    is_error: bool
+    aborted: bool = False
+
+
+def error_outcome(
+    message: str, details: dict[str, Any] | None = None, *, aborted: bool = False
+) -> ToolOutcome:
+    return ToolOutcome(
+        [{"type": "text", "text": message}], details if details is not None else {}, True, aborted
+    )
+
+
+def unknown_tool_message(name: str) -> str:
+    return f"Tool {name} not found"
+
+
+def length_stopped_message(name: str) -> str:
+    """Error for tool calls of an assistant message that stopped on the output token limit."""
+    return (
+        f'Tool call "{name}" was not executed: the response hit the output token limit, so its arguments '
+        "may be truncated. Re-issue the tool call with complete arguments."
+    )
+
+
+class ToolValidationError(ToolError):
+    """Arguments do not match the tool's schema (message in Pi's format)."""
+
+
+def validation_message(tool_name: str, problems: Iterable[tuple[str, str]], received: Any) -> str:
+    lines = "\n".join(f"  - {path}: {message}" for path, message in problems) or "Unknown validation error"
+    received_text = js_json_stringify(received, indent=2) if received is not None else "undefined"
+    return f'Validation failed for tool "{tool_name}":\n{lines}\n\nReceived arguments:\n{received_text}'
+
+
+def validate_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
+    """Repair, convert and check ``arguments``; raise :class:`ToolValidationError` with Pi's text."""
+    prepared = tool.prepare_arguments(copy_json(arguments))
+    converted = prepare_arguments(tool.parameters, prepared)
+    problems = check(tool.parameters, converted)
+    if problems or not isinstance(converted, dict):
+        problems = problems or [("root", "must be object")]
+        raise ToolValidationError(validation_message(tool.name, problems, prepared))
+    return converted
+
+
+def copy_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: copy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_json(v) for v in value]
+    return value
+
+
+class ToolRegistry:
+    """The tools of a session: listing, lookup, system-prompt material, validation and execution."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Any:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def specs(self, names: Iterable[str] | None = None) -> list[ToolSpec]:
+        """Schemas for the provider, in registry order (optionally only ``names``)."""
+        wanted = set(names) if names is not None else None
+        return [t.spec() for t in self._tools.values() if wanted is None or t.name in wanted]
+
+    def snippets(self) -> dict[str, str]:
+        return {t.name: t.snippet for t in self._tools.values()}
+
+    def guidelines(self) -> dict[str, list[str]]:
+        return {t.name: list(t.guidelines) for t in self._tools.values()}
+
+    def validate(self, name: str, arguments: Any) -> dict[str, Any]:
+        """Validated arguments, or :class:`ToolError` (unknown tool / validation text)."""
+        tool = self._tools.get(name)
+        if tool is None:
+            raise ToolError(unknown_tool_message(name))
+        return validate_arguments(tool, arguments)
+
+    async def run(
+        self,
+        call_id: str,
+        name: str,
+        arguments: Any,
+        ctx: ToolContext,
+        on_update: UpdateCallback | None = None,
+    ) -> ToolOutcome:
+        """Validate and execute one call; every failure becomes an error outcome (never raises)."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return error_outcome(unknown_tool_message(name))
+        try:
+            args = validate_arguments(tool, arguments)
+            result = await tool.execute(call_id, args, ctx, on_update)
+        except ToolError as err:
+            return error_outcome(str(err), err.details, aborted=err.aborted)
+        except Exception as err:  # a tool bug still becomes a visible error result
+            return error_outcome(str(err) or type(err).__name__)
+        return ToolOutcome(result.content, result.details, False)
+
+
+def resolve_cwd(ctx: ToolContext) -> str:
+    return os.path.abspath(ctx.cwd)
