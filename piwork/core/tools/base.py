@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_json_stringify
@@ -87,12 +87,12 @@ class ToolSpec:
 class Tool(abc.ABC):
     """A built-in tool. Subclasses set the class attributes and implement :meth:`execute`."""
 
-    name: str
-    description: str
-    parameters: Schema
-    snippet: str
+    name: ClassVar[str]
+    description: ClassVar[str]
+    parameters: ClassVar[Schema]
+    snippet: ClassVar[str]
     """One line for the system prompt's tool list."""
-    guidelines: tuple[str, ...] = ()
+    guidelines: ClassVar[tuple[str, ...]] = ()
     """Usage guidelines added to the system prompt when the tool is active."""
 
     def prepare_arguments(self, arguments: Any) -> Any:

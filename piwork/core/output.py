@@ -1,0 +1,200 @@
+"""Streaming output accumulator: a bounded tail in memory, the full raw output spilled to a file.
+
+Command output can be gigabytes. The accumulator decodes chunks incrementally (a character split
+across chunks is completed by the next one, invalid bytes become U+FFFD), keeps only a rolling tail
+of the decoded text for display, counts lines and bytes of everything, and once the output exceeds
+the display limits writes every raw byte (ANSI codes and invalid UTF-8 included) to a spill file.
+Before that point the raw chunks (at most about ``max_bytes``) are held in memory.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from piwork.core.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
+
+SpillOpener = Callable[[], tuple[str, BinaryIO]]
+"""Creates the spill file on demand; returns its absolute path and a binary file open for writing."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSnapshot:
+    """The displayable tail of the output so far, with the truncation record and the spill path."""
+
+    content: str
+    truncation: TruncationResult
+    full_output_path: str | None
+
+
+class OutputAccumulator:
+    """Collects raw output chunks with bounded memory (see module docstring)."""
+
+    def __init__(
+        self,
+        open_spill: SpillOpener,
+        max_lines: int = DEFAULT_MAX_LINES,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
+        self.max_lines = max_lines
+        self.max_bytes = max_bytes
+        self._rolling_bytes = max(max_bytes * 2, 1)
+        self._open_spill = open_spill
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._raw_chunks: list[bytes] = []
+        self._tail_parts: list[str] = []
+        self._tail_bytes = 0
+        self._tail_at_line_start = True
+        self.total_raw_bytes = 0
+        self.total_decoded_bytes = 0
+        self._completed_lines = 0
+        self._open_line_bytes = 0
+        self._has_open_line = False
+        self._last_completed_line_bytes = 0
+        self._finished = False
+        self._spill_path: str | None = None
+        self._spill: BinaryIO | None = None
+
+    # -- feeding ---------------------------------------------------------------------------------
+
+    def append(self, data: bytes) -> None:
+        if self._finished:
+            raise RuntimeError("Cannot append to a finished output accumulator")
+        self.total_raw_bytes += len(data)
+        self._append_text(self._decoder.decode(data))
+        if self._spill is not None or self._over_limits():
+            self._ensure_spill()
+            if self._spill is not None:
+                self._spill.write(data)
+        elif data:
+            self._raw_chunks.append(bytes(data))
+
+    def finish(self) -> None:
+        """Flush the decoder; opens the spill file if the limits were exceeded. Idempotent."""
+        if self._finished:
+            return
+        self._finished = True
+        self._append_text(self._decoder.decode(b"", final=True))
+        if self._over_limits():
+            self._ensure_spill()
+
+    def close(self) -> None:
+        """Close the spill file (the file itself is kept)."""
+        spill, self._spill = self._spill, None
+        if spill is not None:
+            spill.close()
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def total_lines(self) -> int:
+        return self._completed_lines + (1 if self._has_open_line else 0)
+
+    @property
+    def full_output_path(self) -> str | None:
+        return self._spill_path
+
+    @property
+    def open_line_bytes(self) -> int:
+        """UTF-8 size of the unterminated last line (0 when the output ends with a newline)."""
+        return self._open_line_bytes
+
+    @property
+    def last_line_bytes(self) -> int:
+        """UTF-8 size of the last line, terminated or not (the line a partial view shows)."""
+        return self._open_line_bytes if self._has_open_line else self._last_completed_line_bytes
+
+    def snapshot(self, persist_if_truncated: bool = False) -> OutputSnapshot:
+        tail = truncate_tail(self._snapshot_text(), self.max_lines, self.max_bytes)
+        truncated = self.total_lines > self.max_lines or self.total_decoded_bytes > self.max_bytes
+        truncated_by = None
+        if truncated:
+            truncated_by = tail.truncated_by or (
+                "bytes" if self.total_decoded_bytes > self.max_bytes else "lines"
+            )
+        record = TruncationResult(
+            content=tail.content,
+            truncated=truncated,
+            truncated_by=truncated_by,
+            total_lines=self.total_lines,
+            total_bytes=self.total_decoded_bytes,
+            output_lines=tail.output_lines,
+            output_bytes=tail.output_bytes,
+            last_line_partial=tail.last_line_partial,
+            first_line_exceeds_limit=tail.first_line_exceeds_limit,
+            max_lines=self.max_lines,
+            max_bytes=self.max_bytes,
+        )
+        if persist_if_truncated and truncated:
+            self._ensure_spill()
+        return OutputSnapshot(tail.content, record, self._spill_path)
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _over_limits(self) -> bool:
+        return (
+            self.total_raw_bytes > self.max_bytes
+            or self.total_decoded_bytes > self.max_bytes
+            or self.total_lines > self.max_lines
+        )
+
+    def _append_text(self, text: str) -> None:
+        if not text:
+            return
+        size = len(text) if text.isascii() else len(text.encode("utf-8"))
+        self.total_decoded_bytes += size
+        self._tail_parts.append(text)
+        self._tail_bytes += size
+        if self._tail_bytes > self._rolling_bytes * 2:
+            self._trim_tail()
+        last_nl = text.rfind("\n")
+        if last_nl < 0:
+            self._open_line_bytes += size
+            self._has_open_line = True
+        else:
+            prev_nl = text.rfind("\n", 0, last_nl)
+            if prev_nl < 0:
+                self._last_completed_line_bytes = self._open_line_bytes + _utf8_size(text[:last_nl])
+            else:
+                self._last_completed_line_bytes = _utf8_size(text[prev_nl + 1 : last_nl])
+            self._completed_lines += text.count("\n")
+            rest = text[last_nl + 1 :]
+            self._open_line_bytes = _utf8_size(rest)
+            self._has_open_line = bool(rest)
+
+    def _trim_tail(self) -> None:
+        data = "".join(self._tail_parts).encode("utf-8")
+        if len(data) <= self._rolling_bytes:
+            self._tail_parts = [data.decode("utf-8")]
+            self._tail_bytes = len(data)
+            return
+        start = len(data) - self._rolling_bytes
+        while start < len(data) and (data[start] & 0xC0) == 0x80:
+            start += 1
+        if start > 0:
+            self._tail_at_line_start = data[start - 1] == 0x0A
+        kept = data[start:]
+        self._tail_parts = [kept.decode("utf-8")]
+        self._tail_bytes = len(kept)
+
+    def _snapshot_text(self) -> str:
+        text = "".join(self._tail_parts)
+        self._tail_parts = [text] if text else []
+        if self._tail_at_line_start:
+            return text
+        first_nl = text.find("\n")
+        return text if first_nl < 0 else text[first_nl + 1 :]
+
+    def _ensure_spill(self) -> None:
+        if self._spill_path is not None:
+            return
+        self._spill_path, self._spill = self._open_spill()
+        for chunk in self._raw_chunks:
+            self._spill.write(chunk)
+        self._raw_chunks = []
+
+
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))

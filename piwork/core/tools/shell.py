@@ -1,0 +1,177 @@
+"""Running a shell command in its own process group, streaming merged output, killing the group."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from piwork.core.tools.base import ToolError
+
+SESSION_ENV_KEYS = ("PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL", "PI_REASONING_LEVEL")
+EXIT_IDLE_GRACE = 0.1  # seconds without data after the shell exited before we stop reading
+EXIT_DRAIN_CAP = 5.0  # never keep reading for longer than this after the shell exited
+KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
+
+
+@dataclass(frozen=True, slots=True)
+class ShellConfig:
+    shell: str
+    args: tuple[str, ...]
+
+
+def shell_config(custom_shell_path: str | None = None) -> ShellConfig:
+    """``/bin/bash``, else ``bash`` on PATH, else ``sh``; a configured shell path wins."""
+    if custom_shell_path:
+        if os.path.exists(custom_shell_path):
+            return ShellConfig(custom_shell_path, ("-c",))
+        raise ToolError(f"Custom shell path not found: {custom_shell_path}")
+    if os.path.exists("/bin/bash"):
+        return ShellConfig("/bin/bash", ("-c",))
+    on_path = shutil.which("bash")
+    return ShellConfig(on_path, ("-c",)) if on_path else ShellConfig("sh", ("-c",))
+
+
+def shell_env(
+    bin_dir: str | None, session_env: Mapping[str, str], base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The user's environment, the agent ``bin`` dir first on PATH, session variables from the session."""
+    env = dict(base if base is not None else os.environ)
+    if bin_dir:
+        entries = [p for p in env.get("PATH", "").split(os.pathsep) if p]
+        if bin_dir not in entries:
+            env["PATH"] = os.pathsep.join([bin_dir, *entries])
+    for key in SESSION_ENV_KEYS:
+        env.pop(key, None)
+        value = session_env.get(key)
+        if value:
+            env[key] = value
+    return env
+
+
+@dataclass(frozen=True, slots=True)
+class ExitStatus:
+    code: int | None
+    signal_name: str | None
+    timed_out: bool
+    aborted: bool
+
+
+class _PipeProtocol(asyncio.SubprocessProtocol):
+    def __init__(self, on_data: Callable[[bytes], None]) -> None:
+        self._on_data = on_data
+        self.last_data = time.monotonic()
+        self.pipes_closed = asyncio.Event()
+        self.exited = asyncio.Event()
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        self.last_data = time.monotonic()
+        self._on_data(data if isinstance(data, bytes) else data.encode())
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self.pipes_closed.set()
+
+    def process_exited(self) -> None:
+        self.last_data = time.monotonic()  # the idle grace starts at exit at the earliest
+        self.exited.set()
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def _group_alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+async def kill_group(pid: int, grace: float = KILL_GRACE) -> None:
+    """SIGTERM the whole process group, then SIGKILL whatever is left after ``grace`` seconds."""
+    _signal_group(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while _group_alive(pid) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    if _group_alive(pid):
+        _signal_group(pid, signal.SIGKILL)
+
+
+async def run_shell(
+    command: str,
+    cwd: str,
+    env: Mapping[str, str],
+    on_data: Callable[[bytes], None],
+    config: ShellConfig,
+    timeout: float | None = None,
+    kill_grace: float = KILL_GRACE,
+) -> ExitStatus:
+    """Run ``command``; stdout and stderr arrive merged in order through ``on_data``.
+
+    Cancellation kills the process group and returns an aborted status instead of raising, so the
+    caller can still report the output gathered so far.
+    """
+    if not os.path.isdir(cwd):
+        raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _PipeProtocol(on_data),
+        config.shell,
+        *config.args,
+        command,
+        cwd=cwd,
+        env=dict(env),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
+    pid = transport.get_pid()
+    timed_out = False
+    aborted = False
+    try:
+        try:
+            await asyncio.wait_for(protocol.exited.wait(), timeout)
+        except TimeoutError:
+            timed_out = True
+            await kill_group(pid, kill_grace)
+            await protocol.exited.wait()
+        except asyncio.CancelledError:
+            aborted = True
+            await kill_group(pid, kill_grace)
+            await protocol.exited.wait()
+        await _drain(protocol)
+    finally:
+        transport.close()
+    code = transport.get_returncode()
+    if code is not None and code < 0:
+        try:
+            name: str | None = signal.Signals(-code).name
+        except ValueError:
+            name = f"SIG{-code}"
+        return ExitStatus(None, name, timed_out, aborted)
+    return ExitStatus(code, None, timed_out, aborted)
+
+
+async def _drain(protocol: _PipeProtocol) -> None:
+    """After exit, read until the pipe closes or falls idle (a daemon may hold it open)."""
+    cap = time.monotonic() + EXIT_DRAIN_CAP
+    while not protocol.pipes_closed.is_set():
+        now = time.monotonic()
+        wait = min(protocol.last_data + EXIT_IDLE_GRACE, cap) - now
+        if wait <= 0:
+            return
+        try:
+            await asyncio.wait_for(protocol.pipes_closed.wait(), wait)
+        except TimeoutError:
+            continue
