@@ -1,0 +1,259 @@
+"""Typed events the agent engine emits, and the small bus that delivers them.
+
+Every event is a frozen dataclass with a ``type`` literal. Messages travel as Pi-shaped dicts (snapshots: a
+listener may keep them, the engine never mutates a dict after emitting it, except the live ``message``
+of ``message_update`` which is re-snapshotted on each update).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Message = dict[str, Any]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class AgentStart:
+    type: Literal["agent_start"] = "agent_start"
+
+
+@dataclass(frozen=True)
+class AgentEnd:
+    messages: list[Message] = field(default_factory=list)
+    will_retry: bool = False
+    type: Literal["agent_end"] = "agent_end"
+
+
+@dataclass(frozen=True)
+class AgentSettled:
+    """The run, its retries and any post-run compaction have all finished; the session is idle."""
+
+    type: Literal["agent_settled"] = "agent_settled"
+
+
+@dataclass(frozen=True)
+class TurnStart:
+    type: Literal["turn_start"] = "turn_start"
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    message: Message
+    tool_results: list[Message] = field(default_factory=list)
+    type: Literal["turn_end"] = "turn_end"
+
+
+@dataclass(frozen=True)
+class MessageStart:
+    message: Message
+    type: Literal["message_start"] = "message_start"
+
+
+@dataclass(frozen=True)
+class MessageUpdate:
+    """A streaming assistant message changed; ``provider_event`` is the provider's delta event."""
+
+    message: Message
+    provider_event: Any
+    type: Literal["message_update"] = "message_update"
+
+
+@dataclass(frozen=True)
+class MessageEnd:
+    message: Message
+    type: Literal["message_end"] = "message_end"
+
+
+@dataclass(frozen=True)
+class ToolExecutionStart:
+    tool_call_id: str
+    tool_name: str
+    args: Any
+    type: Literal["tool_execution_start"] = "tool_execution_start"
+
+
+@dataclass(frozen=True)
+class ToolExecutionUpdate:
+    tool_call_id: str
+    tool_name: str
+    args: Any
+    partial_result: Any
+    type: Literal["tool_execution_update"] = "tool_execution_update"
+
+
+@dataclass(frozen=True)
+class ToolExecutionEnd:
+    tool_call_id: str
+    tool_name: str
+    result: dict[str, Any]
+    is_error: bool
+    type: Literal["tool_execution_end"] = "tool_execution_end"
+
+
+@dataclass(frozen=True)
+class QueueUpdate:
+    steering: list[str]
+    follow_up: list[str]
+    type: Literal["queue_update"] = "queue_update"
+
+
+CompactionReason = Literal["manual", "threshold", "overflow"]
+
+
+@dataclass(frozen=True)
+class CompactionStart:
+    reason: CompactionReason
+    type: Literal["compaction_start"] = "compaction_start"
+
+
+@dataclass(frozen=True)
+class CompactionEnd:
+    reason: CompactionReason
+    result: dict[str, Any] | None = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+    type: Literal["compaction_end"] = "compaction_end"
+
+
+@dataclass(frozen=True)
+class AutoRetryStart:
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+    type: Literal["auto_retry_start"] = "auto_retry_start"
+
+
+@dataclass(frozen=True)
+class AutoRetryEnd:
+    success: bool
+    attempt: int
+    final_error: str | None = None
+    type: Literal["auto_retry_end"] = "auto_retry_end"
+
+
+@dataclass(frozen=True)
+class ErrorNotice:
+    """Something went wrong that does not end the run (a hook failed, a skill file was unreadable...)."""
+
+    message: str
+    source: str = "agent"
+    type: Literal["error"] = "error"
+
+
+@dataclass(frozen=True)
+class ModelChanged:
+    provider: str
+    model_id: str
+    type: Literal["model_changed"] = "model_changed"
+
+
+@dataclass(frozen=True)
+class ThinkingLevelChanged:
+    level: str
+    type: Literal["thinking_level_changed"] = "thinking_level_changed"
+
+
+@dataclass(frozen=True)
+class TreeNavigated:
+    new_leaf_id: str | None
+    old_leaf_id: str | None
+    summary_entry: dict[str, Any] | None = None
+    type: Literal["session_tree"] = "session_tree"
+
+
+AgentEvent = (
+    AgentStart
+    | AgentEnd
+    | AgentSettled
+    | TurnStart
+    | TurnEnd
+    | MessageStart
+    | MessageUpdate
+    | MessageEnd
+    | ToolExecutionStart
+    | ToolExecutionUpdate
+    | ToolExecutionEnd
+    | QueueUpdate
+    | CompactionStart
+    | CompactionEnd
+    | AutoRetryStart
+    | AutoRetryEnd
+    | ErrorNotice
+    | ModelChanged
+    | ThinkingLevelChanged
+    | TreeNavigated
+)
+
+Listener = Callable[[AgentEvent], None]
+Emit = Listener
+
+
+class EventBus:
+    """Synchronous fan-out to listeners, in subscription order, on the caller's (the asyncio loop's) thread.
+
+    A listener that raises is logged and skipped: one broken view must not stop the engine.
+    """
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def emit(self, event: AgentEvent) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(event)
+            except Exception:
+                log.exception("event listener failed on %s", event.type)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def _plain(value: Any) -> Any:
+    """Dataclasses (provider events) to JSON-ready dicts with camelCase keys; dict/list pass through."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(value):
+            if f.name == "partial":  # the full partial message is redundant in a delta line
+                continue
+            out[_camel(f.name)] = _plain(getattr(value, f.name))
+        return out
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def event_to_json(event: AgentEvent) -> dict[str, Any]:
+    """A JSON-ready dict for one event (``--mode json``): Pi's camelCase field names, ``type`` first.
+
+    ``message_update`` carries only the usage and the provider delta, not the whole growing message,
+    so a long stream stays linear in size.
+    """
+    if isinstance(event, MessageUpdate):
+        return {
+            "type": event.type,
+            "usage": event.message.get("usage"),
+            "assistantMessageEvent": _plain(event.provider_event),
+        }
+    data = _plain(event)
+    return {"type": event.type, **{k: v for k, v in data.items() if k != "type"}}

@@ -1,0 +1,75 @@
+"""Agent-level retry: which failed runs are retried, after how long, and an abortable sleep."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RetrySettings:
+    """``retry.*`` settings (Pi's defaults)."""
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+    # retry.provider.maxRetryDelayMs: a server-requested delay above this is not waited for (0 = no cap).
+    max_retry_delay_ms: int = 60000
+
+    @classmethod
+    def from_mapping(cls, retry: Mapping[str, Any] | None) -> RetrySettings:
+        """Build from the merged settings' ``retry`` object, ignoring values of the wrong type."""
+        if not isinstance(retry, Mapping):
+            return cls()
+        provider = retry.get("provider")
+        provider = provider if isinstance(provider, Mapping) else {}
+
+        def num(value: object, default: int) -> int:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return default
+            return max(0, int(value))
+
+        enabled = retry.get("enabled")
+        return cls(
+            enabled=enabled if isinstance(enabled, bool) else True,
+            max_retries=num(retry.get("maxRetries"), 3),
+            base_delay_ms=num(retry.get("baseDelayMs"), 2000),
+            max_retry_delay_ms=num(provider.get("maxRetryDelayMs"), 60000),
+        )
+
+
+def backoff_delay_ms(attempt: int, settings: RetrySettings) -> int:
+    """``baseDelayMs · 2^(attempt−1)``: 2 s, 4 s, 8 s with the defaults."""
+    return int(settings.base_delay_ms * 2 ** max(0, attempt - 1))
+
+
+@dataclass(frozen=True)
+class RetryDecision:
+    retry: bool
+    delay_ms: int = 0
+    # Set when the server asked for a longer wait than we accept: the reason shown to the user.
+    refused_reason: str | None = None
+
+
+def decide_retry(attempt: int, settings: RetrySettings, retry_after_ms: int | None) -> RetryDecision:
+    """Whether attempt number ``attempt`` (1-based) may run, and after what delay.
+
+    A server ``Retry-After`` lengthens the backoff; one beyond ``max_retry_delay_ms`` refuses the retry.
+    """
+    if not settings.enabled or attempt > settings.max_retries:
+        return RetryDecision(False)
+    delay = backoff_delay_ms(attempt, settings)
+    if retry_after_ms is not None and retry_after_ms > 0:
+        cap = settings.max_retry_delay_ms
+        if cap > 0 and retry_after_ms > cap:
+            seconds = retry_after_ms / 1000
+            return RetryDecision(
+                False,
+                refused_reason=f"The provider asked to wait {seconds:.0f} s before retrying, "
+                f"longer than the {cap / 1000:.0f} s limit; try again later.",
+            )
+        delay = max(delay, retry_after_ms)
+    return RetryDecision(True, delay)
