@@ -1,0 +1,340 @@
+"""FullOutputView: opens a full-output log lazily and lets the user search, jump and pick lines.
+
+The file is never loaded whole: a worker builds a sparse line index (progress shown) while the
+first lines are already scrollable, rows are decoded only when painted, and search runs in another
+worker that streams matching line numbers in and can be cancelled by a new query or by closing.
+A missing or unreadable file is shown as an error, never as an empty log.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from typing import Any
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QFontDatabase, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from piwork.core.truncate import format_size
+from piwork.gui.logs.line_delegate import LogLineDelegate
+from piwork.gui.logs.line_index import LineIndex, LogFileError
+from piwork.gui.logs.lines_model import LogLinesModel
+from piwork.gui.logs.search import MAX_MATCHES, compile_search
+from piwork.gui.logs.workers import IndexWorker, SearchWorker
+
+
+class FullOutputView(QWidget):
+    send_to_chat = Signal(str)
+    index_finished = Signal()
+    search_finished = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._index: LineIndex | None = None
+        self._model: LogLinesModel | None = None
+        self._index_worker: IndexWorker | None = None
+        self._search_worker: SearchWorker | None = None
+        self._matches: list[int] = []
+        self.path: str | None = None
+        self.error_text = ""
+
+        self._status = QLabel()
+        self._status.setWordWrap(True)
+        self._status.setTextInteractionFlags(self._status.textInteractionFlags())
+        self._progress = QProgressBar()
+        self._progress.setRange(0, 1000)
+        self._progress.setFormat("Indexing lines… %p%")
+        self._progress.hide()
+
+        self.search_field = QLineEdit(placeholderText="Search (Enter for next match)")
+        self.regex_box = QCheckBox("Regex")
+        self.case_box = QCheckBox("Match case")
+        self._previous_button = QPushButton("Previous")
+        self._next_button = QPushButton("Next")
+        self.search_status = QLabel()
+        self.goto_field = QSpinBox(minimum=1, maximum=1, prefix="Line ")
+        goto_button = QPushButton("Go")
+        search_row = QHBoxLayout()
+        for widget in (
+            self.search_field,
+            self.regex_box,
+            self.case_box,
+            self._previous_button,
+            self._next_button,
+        ):
+            search_row.addWidget(widget)
+        search_row.addWidget(self.search_status, 1)
+        search_row.addWidget(self.goto_field)
+        search_row.addWidget(goto_button)
+
+        self.view = QListView()
+        self.view.setUniformItemSizes(True)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._delegate = LogLineDelegate(font, self.view)
+        self.view.setItemDelegate(self._delegate)
+        self.view.setFont(font)
+
+        copy_path = QPushButton("Copy path")
+        open_editor = QPushButton("Open in editor")
+        self._send_button = QPushButton("Send selected lines to chat")
+        actions = QHBoxLayout()
+        for widget in (copy_path, open_editor, self._send_button):
+            actions.addWidget(widget)
+        actions.addStretch(1)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._status)
+        layout.addWidget(self._progress)
+        layout.addLayout(search_row)
+        layout.addWidget(self.view, 1)
+        layout.addLayout(actions)
+
+        self.search_field.returnPressed.connect(self._on_search_enter)
+        self.search_field.textChanged.connect(lambda _text: self.start_search())
+        self.regex_box.toggled.connect(lambda _on: self.start_search())
+        self.case_box.toggled.connect(lambda _on: self.start_search())
+        self._next_button.clicked.connect(self.next_match)
+        self._previous_button.clicked.connect(self.previous_match)
+        goto_button.clicked.connect(lambda: self.go_to_line(self.goto_field.value()))
+        self.goto_field.editingFinished.connect(lambda: self.go_to_line(self.goto_field.value()))
+        copy_path.clicked.connect(self.copy_path)
+        open_editor.clicked.connect(self.open_in_editor)
+        self._send_button.clicked.connect(self.send_selection)
+        QShortcut(QKeySequence.StandardKey.Find, self, self.search_field.setFocus)
+        QShortcut(QKeySequence.StandardKey.Copy, self.view, self.copy_selection)
+        self._set_enabled(False)
+
+    # -- opening and indexing -------------------------------------------------------------------
+    @property
+    def model(self) -> LogLinesModel | None:
+        return self._model
+
+    @property
+    def index_complete(self) -> bool:
+        return self._index is not None and self._index.complete
+
+    def open_file(self, path: str) -> bool:
+        """Open `path`; returns False (and shows why) when it is missing or unreadable."""
+        self.close_file()
+        self.path = path
+        try:
+            self._index = LineIndex(path)
+        except LogFileError as exc:
+            self._show_error(str(exc))
+            return False
+        self.error_text = ""
+        self._model = LogLinesModel(self._index, self)
+        self.view.setModel(self._model)
+        self._set_enabled(True)
+        self._update_status()
+        if self._index.complete:
+            self._on_index_done()
+            return True
+        self._progress.setValue(0)
+        self._progress.show()
+        worker = IndexWorker(path, 0, self._index.block_count, self._index.size, self)
+        worker.batch.connect(self._on_index_batch)
+        worker.failed.connect(self._show_error)
+        worker.finished.connect(self._on_index_worker_finished)
+        self._index_worker = worker
+        worker.start()
+        return True
+
+    def close_file(self) -> None:
+        self._stop_search()
+        if self._index_worker is not None:
+            self._index_worker.stop()
+            self._index_worker.deleteLater()
+            self._index_worker = None
+        self.view.setModel(None)
+        if self._model is not None:
+            self._model.deleteLater()
+            self._model = None
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+        self._matches = []
+        self._progress.hide()
+        self.search_status.clear()
+        self._set_enabled(False)
+
+    def _show_error(self, message: str) -> None:
+        self.error_text = message
+        self._status.setText(f"<b>Full output unavailable.</b> {message}")
+        self._status.setStyleSheet("color: palette(bright-text); background: #a33; padding: 4px;")
+        self._progress.hide()
+
+    def _on_index_batch(self, counts: list[int], done: int) -> None:
+        if self._index is None or self._model is None or self.sender() is not self._index_worker:
+            return
+        self._index.add_block_counts(counts)
+        self._model.sync_rows()
+        self._progress.setValue(int(1000 * min(done, self._index.size) / max(1, self._index.size)))
+        self._delegate.gutter_digits = len(str(self._model.rowCount()))
+        if self._index.complete:
+            self._on_index_done()
+
+    def _on_index_worker_finished(self) -> None:
+        if self.sender() is not self._index_worker:
+            return
+        if self._index is not None and not self._index.complete and not self.error_text:
+            self._show_error("Indexing stopped before the end of the file.")
+
+    def _on_index_done(self) -> None:
+        assert self._model is not None
+        self._model.sync_rows()
+        self._delegate.gutter_digits = len(str(self._model.rowCount()))
+        self._progress.hide()
+        self._update_status()
+        self.goto_field.setMaximum(max(1, self._model.rowCount()))
+        self.index_finished.emit()
+
+    def _update_status(self) -> None:
+        if self._index is None:
+            return
+        lines = f"{self._index.line_count:,} lines" if self._index.complete else "counting lines…"
+        self._status.setStyleSheet("")
+        self._status.setText(f"{self._index.path} — {format_size(self._index.size)}, {lines}")
+
+    def _set_enabled(self, enabled: bool) -> None:
+        for widget in (self.search_field, self.regex_box, self.case_box, self.goto_field, self._send_button):
+            widget.setEnabled(enabled)
+
+    # -- search -----------------------------------------------------------------------------------
+    def start_search(self) -> None:
+        self._stop_search()
+        self._matches = []
+        if self._model is not None:
+            self._model.set_matches(set())
+        query = self.search_field.text()
+        if self._index is None or not query:
+            self.search_status.clear()
+            return
+        try:
+            regex = compile_search(query, self.regex_box.isChecked(), self.case_box.isChecked())
+        except re.error as exc:
+            self.search_status.setText(f"Invalid pattern: {exc}")
+            return
+        self.search_status.setText("Searching…")
+        worker = SearchWorker(self._index.path, regex, self._index.size, self)
+        worker.found.connect(self._on_found)
+        worker.completed.connect(self._on_search_completed)
+        worker.failed.connect(self.search_status.setText)
+        self._search_worker = worker
+        worker.start()
+
+    def _stop_search(self) -> None:
+        if self._search_worker is not None:
+            self._search_worker.stop()
+            self._search_worker.deleteLater()
+            self._search_worker = None
+
+    @property
+    def matches(self) -> list[int]:
+        """0-based line numbers of matches found so far (ascending)."""
+        return list(self._matches)
+
+    def _on_found(self, lines: list[int], done: int) -> None:
+        if self.sender() is not self._search_worker or self._model is None or self._index is None:
+            return
+        if lines:
+            first = not self._matches
+            self._matches.extend(lines)
+            self._model.add_matches(lines)
+            if first:
+                self._select_row(lines[0])
+        percent = 100 * done // max(1, self._index.size)
+        self.search_status.setText(f"{len(self._matches):,} matching lines… ({percent}%)")
+
+    def _on_search_completed(self, total: int, capped: bool, cancelled: bool) -> None:
+        if self.sender() is not self._search_worker or cancelled:
+            return
+        more = f" (stopped at {MAX_MATCHES:,})" if capped else ""
+        self.search_status.setText(f"{total:,} matching lines{more}" if total else "No match")
+        self.search_finished.emit(total)
+
+    def _on_search_enter(self) -> None:
+        if self._matches:
+            self.next_match()
+
+    def next_match(self) -> None:
+        if not self._matches:
+            return
+        position = bisect_right(self._matches, self.current_row())
+        self._select_row(self._matches[position % len(self._matches)])
+
+    def previous_match(self) -> None:
+        if not self._matches:
+            return
+        position = bisect_left(self._matches, self.current_row()) - 1
+        self._select_row(self._matches[position % len(self._matches)])
+
+    # -- navigation and selection ------------------------------------------------------------------
+    def current_row(self) -> int:
+        index = self.view.currentIndex()
+        return index.row() if index.isValid() else -1
+
+    def _select_row(self, row: int) -> None:
+        if self._model is None or not 0 <= row < self._model.rowCount():
+            return
+        index = self._model.index(row)
+        self.view.setCurrentIndex(index)
+        self.view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def go_to_line(self, line: int) -> None:
+        """Select 1-based `line` (clamped to the lines indexed so far)."""
+        if self._model is None or self._model.rowCount() == 0:
+            return
+        self._select_row(max(0, min(line - 1, self._model.rowCount() - 1)))
+
+    def selected_rows(self) -> list[int]:
+        return (
+            sorted(index.row() for index in self.view.selectionModel().selectedIndexes())
+            if self._model
+            else []
+        )
+
+    def selected_text(self) -> str:
+        if self._model is None:
+            return ""
+        return "\n".join(self._model.full_line_text(row) for row in self.selected_rows())
+
+    def copy_selection(self) -> None:
+        text = self.selected_text()
+        if text:
+            QGuiApplication.clipboard().setText(text)
+
+    def send_selection(self) -> None:
+        rows = self.selected_rows()
+        if not rows or self.path is None:
+            return
+        first, last = rows[0] + 1, rows[-1] + 1
+        where = f"line {first}" if first == last else f"lines {first}-{last}"
+        self.send_to_chat.emit(f"From {self.path} ({where}):\n```\n{self.selected_text()}\n```")
+
+    def copy_path(self) -> None:
+        if self.path:
+            QGuiApplication.clipboard().setText(self.path)
+
+    def open_in_editor(self) -> bool:
+        return bool(self.path) and QDesktopServices.openUrl(QUrl.fromLocalFile(self.path or ""))
+
+    def closeEvent(self, event: Any) -> None:
+        self.close_file()
+        super().closeEvent(event)

@@ -1,0 +1,180 @@
+"""A sparse line index over a (possibly huge) log file, so any line can be read without loading the file.
+
+The file is cut into fixed-size blocks; the index stores, per block, how many newlines come before it.
+Finding line N is a bisect over the blocks plus a scan of one block (the newline positions of recently
+used blocks are cached). Counting is done by `count_block_newlines` (run it in a worker) and fed to
+`LineIndex.add_block_counts` on the owning thread, so the index itself is single-threaded.
+
+Lines are split on "\\n" only; a final line without "\\n" counts once the whole file is indexed.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import threading
+from array import array
+from bisect import bisect_right
+from collections import OrderedDict
+from collections.abc import Callable
+
+BLOCK_SIZE = 1 << 16
+READ_CHUNK = 1 << 22  # 4 MiB per read, i.e. 64 blocks
+MAX_LINE_BYTES = 1 << 16  # longest prefix of a single line that is ever read for display
+_CACHED_BLOCKS = 64
+
+
+class LogFileError(Exception):
+    """The full-output file is missing or cannot be read (message is shown to the user)."""
+
+
+class LineIndex:
+    def __init__(self, path: str) -> None:
+        self.path = path
+        try:
+            self._file = open(path, "rb")  # noqa: SIM115 - kept open for the life of the index
+        except FileNotFoundError as exc:
+            raise LogFileError(f"The full output file no longer exists: {path}") from exc
+        except OSError as exc:
+            raise LogFileError(f"The full output file cannot be read: {path} ({exc.strerror})") from exc
+        self.size = os.fstat(self._file.fileno()).st_size
+        self._mm: mmap.mmap | None = None
+        if self.size:
+            try:
+                self._mm = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError) as exc:
+                self._file.close()
+                raise LogFileError(f"The full output file cannot be read: {path} ({exc})") from exc
+        self._newlines_before = array("q", [0])  # len == indexed blocks + 1
+        self._positions: OrderedDict[int, list[int]] = OrderedDict()
+        self._ends_with_newline = self._mm is not None and self._mm[self.size - 1 : self.size] == b"\n"
+
+    def close(self) -> None:
+        if self._mm is not None:
+            self._mm.close()
+            self._mm = None
+        self._file.close()
+
+    @property
+    def block_count(self) -> int:
+        return (self.size + BLOCK_SIZE - 1) // BLOCK_SIZE
+
+    @property
+    def indexed_blocks(self) -> int:
+        return len(self._newlines_before) - 1
+
+    @property
+    def indexed_bytes(self) -> int:
+        return min(self.size, self.indexed_blocks * BLOCK_SIZE)
+
+    @property
+    def complete(self) -> bool:
+        return self.indexed_blocks >= self.block_count
+
+    @property
+    def newline_count(self) -> int:
+        return self._newlines_before[-1]
+
+    @property
+    def line_count(self) -> int:
+        """Lines known so far (only complete lines while indexing is still running)."""
+        count = self.newline_count
+        if self.complete and self.size and not self._ends_with_newline:
+            count += 1
+        return count
+
+    def add_block_counts(self, counts: list[int]) -> None:
+        total = self._newlines_before[-1]
+        for count in counts:
+            total += count
+            self._newlines_before.append(total)
+
+    def index_all(self) -> None:
+        """Index synchronously (small files and tests)."""
+        self.add_block_counts(
+            count_block_newlines(self.path, self.indexed_blocks, self.block_count, self.size)
+        )
+
+    def _block_positions(self, block: int) -> list[int]:
+        cached = self._positions.get(block)
+        if cached is not None:
+            self._positions.move_to_end(block)
+            return cached
+        assert self._mm is not None
+        start = block * BLOCK_SIZE
+        end = min(self.size, start + BLOCK_SIZE)
+        positions: list[int] = []
+        find = self._mm.find
+        pos = find(b"\n", start, end)
+        while pos != -1:
+            positions.append(pos)
+            pos = find(b"\n", pos + 1, end)
+        self._positions[block] = positions
+        if len(self._positions) > _CACHED_BLOCKS:
+            self._positions.popitem(last=False)
+        return positions
+
+    def _newline_offset(self, k: int) -> int:
+        """File offset of the k-th newline (0-based); k must be < newline_count."""
+        block = bisect_right(self._newlines_before, k) - 1
+        return self._block_positions(block)[k - self._newlines_before[block]]
+
+    def line_span(self, line: int) -> tuple[int, int]:
+        """(start, end) byte offsets of `line` (0-based), end excluding the newline."""
+        if not 0 <= line < self.line_count:
+            raise IndexError(line)
+        start = 0 if line == 0 else self._newline_offset(line - 1) + 1
+        end = self._newline_offset(line) if line < self.newline_count else self.size
+        return start, end
+
+    def line_bytes(self, line: int, limit: int = MAX_LINE_BYTES) -> tuple[bytes, int]:
+        """The first `limit` bytes of a line and the line's full length in bytes."""
+        start, end = self.line_span(line)
+        assert self._mm is not None
+        return self._mm[start : min(end, start + limit)], end - start
+
+    def line_text(self, line: int, limit: int = MAX_LINE_BYTES) -> str:
+        data, _length = self.line_bytes(line, limit)
+        return data.decode("utf-8", errors="replace")
+
+    def line_of_offset(self, offset: int) -> int:
+        """The 0-based line containing byte `offset` (offset must be in the indexed part)."""
+        block = offset // BLOCK_SIZE
+        before = self._newlines_before[block]
+        positions = self._block_positions(block)
+        return before + bisect_right(positions, offset - 1)
+
+
+def count_block_newlines(
+    path: str,
+    first_block: int,
+    end_block: int,
+    size: int,
+    on_batch: Callable[[list[int], int], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> list[int]:
+    """Count newlines per block for blocks [first_block, end_block) of the first `size` bytes.
+
+    With `on_batch`, counts are handed over every read chunk (with the bytes done so far) and the
+    returned list is empty; otherwise they are returned. Stops early when `cancel` is set.
+    """
+    collected: list[int] = []
+    buffer = bytearray(READ_CHUNK)
+    view = memoryview(buffer)
+    with open(path, "rb") as handle:
+        handle.seek(first_block * BLOCK_SIZE)
+        block = first_block
+        while block < end_block:
+            if cancel is not None and cancel.is_set():
+                break
+            got = min(handle.readinto(view) or 0, size - block * BLOCK_SIZE)
+            if got <= 0:
+                break
+            counts = [buffer.count(b"\n", s, min(s + BLOCK_SIZE, got)) for s in range(0, got, BLOCK_SIZE)]
+            counts = counts[: end_block - block]
+            block += len(counts)
+            if on_batch is not None:
+                on_batch(counts, block * BLOCK_SIZE)
+            else:
+                collected.extend(counts)
+    return collected

@@ -1,0 +1,163 @@
+"""LogViewerPanel: every cut tool output of the session, what the model saw, and the full output.
+
+Usage from the main window::
+
+    panel = LogViewerPanel()
+    panel.set_messages(session_messages)      # AgentMessage dicts of the session (any order of roles)
+    panel.add_message(message)                # live: each new toolResult / bashExecution message
+    panel.open_log(path)                      # any log file (e.g. a spill file named in the chat)
+    panel.send_to_chat.connect(composer.insert_text)
+
+The left list shows the truncated results (newest last) with the command or path and what was cut;
+the right side shows the model's text and, lazily, the full output file (see FullOutputView).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLabel,
+    QListView,
+    QPlainTextEdit,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from piwork.gui.logs.full_output_view import FullOutputView
+from piwork.gui.logs.truncated_results import TruncatedOutput, collect_truncated_outputs
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+
+
+class TruncatedOutputsModel(QAbstractListModel):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.items: list[TruncatedOutput] = []
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.items)
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.items):
+            return None
+        item = self.items[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            title = item.title if len(item.title) <= 80 else item.title[:79] + "…"
+            return f"{item.tool_name}: {title}\n{item.cut_summary()}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{item.title}\n{item.full_output_path or 'no full output file'}"
+        return None
+
+    def replace_all(self, items: list[TruncatedOutput]) -> None:
+        self.beginResetModel()
+        self.items = items
+        self.endResetModel()
+
+    def append(self, items: list[TruncatedOutput]) -> None:
+        if items:
+            self.beginInsertRows(QModelIndex(), len(self.items), len(self.items) + len(items) - 1)
+            self.items.extend(items)
+            self.endInsertRows()
+
+
+class LogViewerPanel(QWidget):
+    send_to_chat = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._calls: dict[str, Mapping[str, Any]] = {}
+        self.outputs = TruncatedOutputsModel(self)
+        self.list_view = QListView()
+        self.list_view.setModel(self.outputs)
+        self.list_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.list_view.setWordWrap(True)
+        self.list_view.selectionModel().currentChanged.connect(self._on_current_changed)
+
+        self.title_label = QLabel("Select a cut output to inspect it.")
+        self.title_label.setWordWrap(True)
+        self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.cut_label = QLabel()
+        self.cut_label.setWordWrap(True)
+        self.model_text = QPlainTextEdit(readOnly=True)
+        self.model_text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.full_output = FullOutputView()
+        self.full_output.send_to_chat.connect(self.send_to_chat)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.full_output, "Full output")
+        self.tabs.addTab(self.model_text, "What the model saw")
+
+        details = QWidget()
+        details_layout = QVBoxLayout(details)
+        details_layout.addWidget(self.title_label)
+        details_layout.addWidget(self.cut_label)
+        details_layout.addWidget(self.tabs, 1)
+        splitter = QSplitter()
+        splitter.addWidget(self.list_view)
+        splitter.addWidget(details)
+        splitter.setStretchFactor(1, 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
+
+    def set_messages(self, messages: Iterable[Mapping[str, Any]]) -> None:
+        """Show the cut outputs among `messages` (replaces the list)."""
+        messages = list(messages)
+        self._remember_calls(messages)
+        self.outputs.replace_all(collect_truncated_outputs(self._with_calls(messages)))
+
+    def add_message(self, message: Mapping[str, Any]) -> None:
+        """Feed one new session message; cut outputs are appended to the list."""
+        self._remember_calls([message])
+        if message.get("role") in ("toolResult", "bashExecution"):
+            self.outputs.append(collect_truncated_outputs(self._with_calls([message])))
+
+    def _remember_calls(self, messages: list[Mapping[str, Any]]) -> None:
+        for message in messages:
+            if message.get("role") == "assistant" and isinstance(message.get("content"), list):
+                for block in message["content"]:
+                    if isinstance(block, dict) and block.get("type") == "toolCall":
+                        self._calls[str(block.get("id"))] = block
+
+    def _with_calls(self, messages: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """Prefix a synthetic assistant message so tool calls seen earlier name their results."""
+        calls = {"role": "assistant", "content": list(self._calls.values())}
+        return [calls, *messages]
+
+    def select_output(self, row: int) -> None:
+        self.list_view.setCurrentIndex(self.outputs.index(row))
+
+    def open_log(self, path: str) -> bool:
+        """Open any log file in the full output tab."""
+        self.tabs.setCurrentWidget(self.full_output)
+        return self.full_output.open_file(path)
+
+    def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not current.isValid():
+            return
+        item = self.outputs.items[current.row()]
+        self.title_label.setText(f"<b>{item.tool_name}</b> — {_escape(item.title)}")
+        status = " (failed)" if item.is_error else ""
+        self.cut_label.setText(item.cut_summary() + status)
+        self.model_text.setPlainText(item.model_text)
+        if item.full_output_path:
+            self.full_output.open_file(item.full_output_path)
+            self.tabs.setCurrentWidget(self.full_output)
+        else:
+            self.full_output.close_file()
+            self.tabs.setCurrentWidget(self.model_text)
+
+    def shutdown(self) -> None:
+        """Stop background readers (call before the window closes)."""
+        self.full_output.close_file()
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,157 @@
+"""The log viewer with real widgets: cut outputs listed from session messages, full files opened
+lazily (including a 1 GiB sparse log), search, go to line, send to chat, missing files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from piwork.gui.logs import FullOutputView, LogViewerPanel
+from piwork.gui.logs.lines_model import MATCH_ROLE, SPANS_ROLE
+from piwork.gui.logs.sgr import SgrStyle
+
+
+def _bash_session(log_path: str, total_lines: int) -> list[dict[str, Any]]:
+    truncation = {
+        "truncated": True, "truncatedBy": "lines", "totalLines": total_lines, "totalBytes": 30000,
+        "outputLines": 2000, "outputBytes": 20000, "lastLinePartial": False, "firstLineExceedsLimit": False,
+    }  # fmt: skip
+    return [
+        {"role": "user", "content": "build it", "timestamp": 1},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall", "id": "t1", "name": "bash", "arguments": {"command": "make all"}}
+            ],
+            "stopReason": "toolUse",
+            "timestamp": 2,
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "t1",
+            "toolName": "bash",
+            "isError": False,
+            "timestamp": 3,
+            "content": [{"type": "text", "text": "line 1001\n...\n[Showing lines 1001-3000 of 3000]"}],
+            "details": {"truncation": truncation, "fullOutputPath": log_path},
+        },
+    ]
+
+
+def _open_panel(qtbot: QtBot) -> LogViewerPanel:
+    panel = LogViewerPanel()
+    qtbot.addWidget(panel)
+    panel.resize(900, 600)
+    panel.show()
+    return panel
+
+
+def test_truncated_output_listed_and_full_file_opened(qtbot: QtBot, tmp_path: Path) -> None:
+    log = tmp_path / "bash-0123456789abcdef.log"
+    log.write_bytes(b"".join(b"line %d \x1b[32mok\x1b[0m\n" % i for i in range(1, 3001)))
+    panel = _open_panel(qtbot)
+    panel.set_messages(_bash_session(str(log), 3000))
+    assert panel.outputs.rowCount() == 1
+    with qtbot.waitSignal(panel.full_output.index_finished, timeout=5000):
+        panel.select_output(0)
+    assert "make all" in panel.title_label.text()
+    assert panel.cut_label.text() == "kept lines 1001–3000 of 3000, 19.5KB of 29.3KB (limit: lines)"
+    assert panel.model_text.toPlainText().startswith("line 1001")
+    model = panel.full_output.model
+    assert model is not None and model.rowCount() == 3000
+    first = model.index(0)
+    assert first.data() == "line 1 ok"
+    assert [s.style for s in first.data(SPANS_ROLE)][1] == SgrStyle(fg=2)
+
+    panel.full_output.go_to_line(2500)
+    assert panel.full_output.current_row() == 2499
+    panel.full_output.view.selectionModel().select(
+        model.index(2500), panel.full_output.view.selectionModel().SelectionFlag.Select
+    )
+    with qtbot.waitSignal(panel.send_to_chat) as sent:
+        panel.full_output.send_selection()
+    assert sent.args == [f"From {log} (lines 2500-2501):\n```\nline 2500 ok\nline 2501 ok\n```"]
+    panel.full_output.copy_path()
+    from PySide6.QtGui import QGuiApplication
+
+    assert QGuiApplication.clipboard().text() == str(log)
+
+
+def test_live_messages_are_appended(qtbot: QtBot, tmp_path: Path) -> None:
+    panel = _open_panel(qtbot)
+    messages = _bash_session(str(tmp_path / "x.log"), 3000)
+    panel.set_messages(messages[:2])
+    assert panel.outputs.rowCount() == 0
+    panel.add_message(messages[2])
+    assert panel.outputs.rowCount() == 1
+    assert panel.outputs.items[0].title == "make all"
+
+
+def test_missing_full_output_is_reported_not_shown_empty(qtbot: QtBot, tmp_path: Path) -> None:
+    panel = _open_panel(qtbot)
+    panel.set_messages(_bash_session(str(tmp_path / "deleted.log"), 3000))
+    panel.select_output(0)
+    assert "no longer exists" in panel.full_output.error_text
+    assert panel.full_output.model is None
+    assert not panel.full_output.search_field.isEnabled()
+
+
+def test_search_highlights_and_steps_through_matches(qtbot: QtBot, tmp_path: Path) -> None:
+    log = tmp_path / "out.log"
+    log.write_text("".join(f"{'ERROR' if i % 100 == 0 else 'info'} event {i}\n" for i in range(5000)))
+    view = FullOutputView()
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.index_finished, timeout=5000):
+        assert view.open_file(str(log))
+    with qtbot.waitSignal(view.search_finished, timeout=5000) as done:
+        view.search_field.setText("error")
+    assert done.args == [50]
+    assert view.matches[:3] == [0, 100, 200]
+    assert view.current_row() == 0
+    assert view.model is not None and view.model.index(100).data(MATCH_ROLE)
+    view.next_match()
+    assert view.current_row() == 100
+    view.previous_match()
+    view.previous_match()
+    assert view.current_row() == 4900  # wraps around
+    with qtbot.waitSignal(view.search_finished, timeout=5000) as done:
+        view.regex_box.setChecked(True)
+        view.search_field.setText(r"event 4\d{3}$")
+    assert done.args == [1000]
+    view.search_field.setText("(")
+    assert view.search_status.text().startswith("Invalid pattern")
+
+
+@pytest.fixture
+def sparse_gib_log(tmp_path: Path):  # type: ignore[no-untyped-def]
+    path = tmp_path / "huge.log"
+    with open(path, "wb") as handle:
+        handle.write(b"".join(b"head %d\n" % i for i in range(1000)))
+        handle.seek(1 << 30)
+        handle.write(b"\n" + b"".join(b"tail %d\n" % i for i in range(1000)))
+    yield path
+    os.unlink(path)
+
+
+def test_one_gib_log_opens_at_once_and_scrolls(qtbot: QtBot, sparse_gib_log: Path) -> None:
+    view = FullOutputView()
+    qtbot.addWidget(view)
+    view.resize(800, 500)
+    view.show()
+    with qtbot.waitSignal(view.index_finished, timeout=60000):
+        assert view.open_file(str(sparse_gib_log))
+        # the first lines are readable while the rest is still being indexed
+        qtbot.waitUntil(lambda: view.model is not None and view.model.rowCount() >= 1000, timeout=5000)
+        assert view.model is not None and view.model.index(999).data() == "head 999"
+    model = view.model
+    assert model.rowCount() == 2001  # 1000 head lines, one gigabyte-long line of zero bytes, 1000 tail lines
+    giant = model.index(1000).data()
+    assert giant is not None and len(giant) == 4000  # only a prefix of the giant line is decoded
+    assert model.index(2000).data() == "tail 999"
+    view.go_to_line(2001)
+    view.view.viewport().repaint()
+    assert view.current_row() == 2000
