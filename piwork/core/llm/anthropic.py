@@ -1,0 +1,241 @@
+"""Anthropic Messages adapter: SSE events → assistant events and the final message (spec §3)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from piwork.core.llm.anthropic_request import build_request
+from piwork.core.llm.errors import classify
+from piwork.core.llm.lenient_json import parse_tool_arguments
+from piwork.core.llm.sse import SseEvent
+from piwork.core.llm.transport import StreamFailure, stream_request
+from piwork.core.llm.types import (
+    AssistantEvent,
+    ErrorInfo,
+    ErrorKind,
+    LlmContext,
+    Message,
+    Model,
+    StreamOptions,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from piwork.core.llm.wire import finish_usage, new_assistant_message
+
+REDACTED_THINKING_TEXT = "[reasoning hidden by the provider]"
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "pause_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "toolUse",
+}
+_USAGE_FIELDS = (
+    ("input_tokens", "input"),
+    ("output_tokens", "output"),
+    ("cache_read_input_tokens", "cacheRead"),
+    ("cache_creation_input_tokens", "cacheWrite"),
+)
+
+
+class AnthropicParser:
+    """Builds one assistant message from Anthropic's stream events."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.message: Message = new_assistant_message(model)
+        self._blocks: dict[int, int] = {}  # event index -> content index
+        self._json: dict[int, str] = {}  # content index -> raw tool-argument JSON
+        self._started = False
+        self._stopped = False
+        self._raw_stop: str | None = None
+        self._failure: str | None = None
+
+    def feed(self, event: SseEvent) -> list[AssistantEvent]:
+        if event.event == "ping":
+            return []
+        if event.event == "error":
+            raise StreamFailure(event.data or "error event without details")
+        try:
+            data = json.loads(event.data) if event.data else {}
+        except ValueError:
+            raise StreamFailure(
+                f"Malformed stream: invalid JSON in a {event.event} event",
+                ErrorInfo(ErrorKind.MALFORMED_STREAM),
+            ) from None
+        if not isinstance(data, dict):
+            return []
+        kind = event.event if event.event != "message" else str(data.get("type", ""))
+        if kind == "error":
+            raise StreamFailure(event.data)
+        handler = getattr(self, "_on_" + kind, None)
+        return handler(data) if handler is not None else []
+
+    def finish(self) -> list[AssistantEvent]:
+        if not self._started:
+            raise StreamFailure(
+                "Malformed stream: it ended before message_start", ErrorInfo(ErrorKind.MALFORMED_STREAM)
+            )
+        if not self._stopped:
+            raise StreamFailure(
+                "stream ended before message_stop", ErrorInfo(ErrorKind.MALFORMED_STREAM, retryable=True)
+            )
+        if self._raw_stop is None:
+            raise StreamFailure(
+                "stream ended without a stop reason", ErrorInfo(ErrorKind.MALFORMED_STREAM, retryable=True)
+            )
+        if self._failure is not None:
+            info = (
+                ErrorInfo(ErrorKind.REFUSAL)
+                if self._raw_stop in ("refusal", "sensitive")
+                else classify(self._failure)
+            )
+            raise StreamFailure(self._failure, info)
+        return []
+
+    # ---- event handlers -----------------------------------------------------------------------
+
+    def _on_message_start(self, data: dict[str, Any]) -> list[AssistantEvent]:
+        self._started = True
+        msg = data.get("message") or {}
+        if msg.get("id"):
+            self.message["responseId"] = msg["id"]
+        if msg.get("model"):
+            self.message["responseModel"] = msg["model"]
+        self._apply_usage(msg.get("usage") or {})
+        return []
+
+    def _apply_usage(self, raw: dict[str, Any]) -> None:
+        usage = self.message["usage"]
+        for source, target in _USAGE_FIELDS:
+            value = raw.get(source)
+            if isinstance(value, int | float):
+                usage[target] = int(value)
+        creation = raw.get("cache_creation")
+        if isinstance(creation, dict) and isinstance(creation.get("ephemeral_1h_input_tokens"), int | float):
+            usage["cacheWrite1h"] = int(creation["ephemeral_1h_input_tokens"])
+        details = raw.get("output_tokens_details")
+        if isinstance(details, dict) and isinstance(details.get("thinking_tokens"), int | float):
+            usage["reasoning"] = int(details["thinking_tokens"])
+        finish_usage(self.model, usage)
+
+    def _on_content_block_start(self, data: dict[str, Any]) -> list[AssistantEvent]:
+        raw = data.get("content_block") or {}
+        kind = raw.get("type")
+        content = self.message["content"]
+        index = len(content)
+        block: dict[str, Any]
+        event: AssistantEvent
+        if kind == "text":
+            block = {"type": "text", "text": raw.get("text") or ""}
+            event = TextStartEvent(index, self.message)
+        elif kind == "thinking":
+            block = {
+                "type": "thinking",
+                "thinking": raw.get("thinking") or "",
+                "thinkingSignature": raw.get("signature") or "",
+            }
+            event = ThinkingStartEvent(index, self.message)
+        elif kind == "redacted_thinking":
+            block = {
+                "type": "thinking",
+                "thinking": REDACTED_THINKING_TEXT,
+                "thinkingSignature": raw.get("data") or "",
+                "redacted": True,
+            }
+            event = ThinkingStartEvent(index, self.message)
+        elif kind == "tool_use":
+            block = {
+                "type": "toolCall",
+                "id": raw.get("id") or "",
+                "name": raw.get("name") or "",
+                "arguments": {},
+            }
+            self._json[index] = ""
+            event = ToolCallStartEvent(index, self.message)
+        else:
+            return []
+        self._blocks[int(data.get("index", index))] = index
+        content.append(block)
+        return [event]
+
+    def _on_content_block_delta(self, data: dict[str, Any]) -> list[AssistantEvent]:
+        index = self._blocks.get(int(data.get("index", -1)))
+        if index is None:
+            return []
+        block = self.message["content"][index]
+        delta = data.get("delta") or {}
+        kind = delta.get("type")
+        if kind == "text_delta" and block["type"] == "text":
+            text = delta.get("text") or ""
+            block["text"] += text
+            return [TextDeltaEvent(index, text, self.message)]
+        if kind == "thinking_delta" and block["type"] == "thinking":
+            text = delta.get("thinking") or ""
+            block["thinking"] += text
+            return [ThinkingDeltaEvent(index, text, self.message)]
+        if kind == "signature_delta" and block["type"] == "thinking":
+            block["thinkingSignature"] = (block.get("thinkingSignature") or "") + (
+                delta.get("signature") or ""
+            )
+            return []
+        if kind == "input_json_delta" and block["type"] == "toolCall":
+            fragment = delta.get("partial_json") or ""
+            self._json[index] += fragment
+            block["arguments"] = parse_tool_arguments(self._json[index])
+            return [ToolCallDeltaEvent(index, fragment, self.message)]
+        return []
+
+    def _on_content_block_stop(self, data: dict[str, Any]) -> list[AssistantEvent]:
+        index = self._blocks.pop(int(data.get("index", -1)), None)
+        if index is None:
+            return []
+        block = self.message["content"][index]
+        if block["type"] == "text":
+            return [TextEndEvent(index, block["text"], self.message)]
+        if block["type"] == "thinking":
+            return [ThinkingEndEvent(index, block["thinking"], self.message)]
+        block["arguments"] = parse_tool_arguments(self._json.pop(index, ""))
+        return [ToolCallEndEvent(index, block, self.message)]
+
+    def _on_message_delta(self, data: dict[str, Any]) -> list[AssistantEvent]:
+        delta = data.get("delta") or {}
+        raw_stop = delta.get("stop_reason")
+        if raw_stop:
+            self._raw_stop = str(raw_stop)
+            self.message["rawStopReason"] = self._raw_stop
+            mapped = _STOP_REASONS.get(self._raw_stop)
+            if mapped is not None:
+                self.message["stopReason"] = mapped
+                self._failure = None
+            else:
+                details = delta.get("stop_details") or data.get("stop_details") or {}
+                explanation = details.get("explanation") if isinstance(details, dict) else None
+                self._failure = explanation or f"The model stopped with reason: {self._raw_stop}"
+        self._apply_usage(data.get("usage") or {})
+        return []
+
+    def _on_message_stop(self, data: dict[str, Any]) -> list[AssistantEvent]:
+        self._stopped = True
+        return []
+
+
+class AnthropicProvider:
+    def stream(
+        self, model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantEvent]:
+        return stream_request(
+            model, options, lambda: build_request(model, context, options), AnthropicParser(model)
+        )
+
+
+PROVIDER = AnthropicProvider()

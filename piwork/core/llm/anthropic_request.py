@@ -1,0 +1,239 @@
+"""Anthropic Messages: building the request (headers and JSON body) from a context (spec §3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from piwork import __version__
+from piwork.core.jscompat import js_trim
+from piwork.core.llm.estimate import clamp_max_tokens, estimate_context
+from piwork.core.llm.normalize import anthropic_tool_id, normalize_messages, strip_surrogates
+from piwork.core.llm.thinking import MIN_ANSWER_TOKENS, budget_for, mapped_value, resolve_level
+from piwork.core.llm.transport import HttpRequest
+from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions
+
+API_VERSION = "2023-06-01"
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
+IMAGE_ONLY_PLACEHOLDER = "(image attached)"
+_ADAPTIVE_EFFORT = {
+    "minimal": "low",
+    "low": "low",
+    "medium": "medium",
+    "high": "high",
+    "xhigh": "xhigh",
+    "max": "max",
+}
+
+
+def _image(block: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": block.get("mimeType"), "data": block.get("data")},
+    }
+
+
+def _user_content(content: Any) -> Any:
+    if isinstance(content, str):
+        return content if js_trim(content) else None
+    blocks: list[dict[str, Any]] = []
+    for block in content or []:
+        kind = block.get("type")
+        if kind == "text" and js_trim(block.get("text") or ""):
+            blocks.append({"type": "text", "text": block["text"]})
+        elif kind == "image":
+            blocks.append(_image(block))
+    return blocks or None
+
+
+def _assistant_content(message: Message, allow_empty_signature: bool) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for block in message.get("content") or []:
+        kind = block.get("type")
+        if kind == "text":
+            if js_trim(block.get("text") or ""):
+                blocks.append({"type": "text", "text": block["text"]})
+        elif kind == "thinking":
+            signature = block.get("thinkingSignature")
+            if block.get("redacted"):
+                blocks.append({"type": "redacted_thinking", "data": signature or ""})
+            elif signature or (allow_empty_signature and signature is not None):
+                blocks.append(
+                    {"type": "thinking", "thinking": block.get("thinking") or "", "signature": signature}
+                )
+            elif js_trim(block.get("thinking") or ""):
+                blocks.append({"type": "text", "text": block["thinking"]})
+        elif kind == "toolCall":
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": block.get("id"),
+                    "name": block.get("name"),
+                    "input": block.get("arguments") or {},
+                }
+            )
+    return blocks
+
+
+def _tool_result(message: Message) -> dict[str, Any]:
+    parts = [b for b in message.get("content") or [] if b.get("type") in ("text", "image")]
+    content: Any
+    if not any(b["type"] == "image" for b in parts):
+        content = "\n".join(b.get("text") or "" for b in parts)
+    else:
+        content = [
+            {"type": "text", "text": b.get("text") or ""} if b["type"] == "text" else _image(b) for b in parts
+        ]
+        if not any(b["type"] == "text" for b in parts):
+            content.insert(0, {"type": "text", "text": IMAGE_ONLY_PLACEHOLDER})
+    return {
+        "type": "tool_result",
+        "tool_use_id": message.get("toolCallId"),
+        "content": content,
+        "is_error": bool(message.get("isError")),
+    }
+
+
+def convert_messages(messages: list[Message], model: Model) -> list[dict[str, Any]]:
+    allow_empty = bool(model.compat.get("allowEmptySignature"))
+    result: list[dict[str, Any]] = []
+    for message in normalize_messages(messages, model, anthropic_tool_id):
+        role = message.get("role")
+        if role == "user":
+            content = _user_content(message.get("content"))
+            if content is not None:
+                result.append({"role": "user", "content": content})
+        elif role == "assistant":
+            blocks = _assistant_content(message, allow_empty)
+            if blocks:
+                result.append({"role": "assistant", "content": blocks})
+        elif role == "toolResult":
+            block = _tool_result(message)
+            last = result[-1] if result else None
+            if last is not None and last.get("_tool_results"):
+                last["content"].append(block)
+            else:
+                result.append({"role": "user", "content": [block], "_tool_results": True})
+    for item in result:
+        item.pop("_tool_results", None)
+    return result
+
+
+def _cache_control(model: Model, retention: str) -> dict[str, str] | None:
+    if retention == "none":
+        return None
+    if retention == "long" and model.compat.get("supportsLongCacheRetention", True) is not False:
+        return {"type": "ephemeral", "ttl": "1h"}
+    return {"type": "ephemeral"}
+
+
+def _mark_last_user(messages: list[dict[str, Any]], cache: dict[str, str]) -> None:
+    for item in reversed(messages):
+        if item["role"] != "user":
+            continue
+        if isinstance(item["content"], str):
+            item["content"] = [{"type": "text", "text": item["content"]}]
+        if item["content"]:
+            item["content"][-1]["cache_control"] = cache
+        return
+
+
+def _thinking(
+    model: Model, context: LlmContext, options: StreamOptions, base_max: int
+) -> tuple[dict[str, Any], int]:
+    """Thinking fields of the body and the final ``max_tokens``."""
+    level = resolve_level(model, options.thinking_level)
+    if not model.reasoning:
+        return {}, base_max
+    if level == "off":
+        map_ = model.thinking_level_map or {}
+        if "off" in map_ and map_["off"] is None:
+            return {}, base_max
+        return {"thinking": {"type": "disabled"}}, base_max
+    if model.compat.get("forceAdaptiveThinking"):
+        effort = mapped_value(model, level) or _ADAPTIVE_EFFORT[level]
+        return {
+            "thinking": {"type": "adaptive", "display": "summarized"},
+            "output_config": {"effort": effort},
+        }, base_max
+    budget = budget_for(level, options.thinking_budgets)
+    max_tokens = min(base_max + budget, model.max_tokens)
+    if max_tokens <= budget:
+        budget = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
+    max_tokens = clamp_max_tokens(model.context_window, estimate_context(context), max_tokens)
+    budget_tokens = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS)) or 1024
+    return {"thinking": {"type": "enabled", "budget_tokens": budget_tokens}}, max_tokens
+
+
+def build_request(model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
+    cache = _cache_control(model, options.cache_retention)
+    messages = convert_messages(context.messages, model)
+    if cache is not None:
+        _mark_last_user(messages, cache)
+    requested = options.max_tokens if options.max_tokens is not None else model.max_tokens
+    base_max = clamp_max_tokens(model.context_window, estimate_context(context), requested)
+    thinking, max_tokens = _thinking(model, context, options, base_max)
+    body: dict[str, Any] = {"model": model.id, "max_tokens": max_tokens, "stream": True}
+    if context.system_prompt:
+        system: dict[str, Any] = {"type": "text", "text": context.system_prompt}
+        if cache is not None:
+            system["cache_control"] = cache
+        body["system"] = [system]
+    body["messages"] = messages
+    eager = model.compat.get("supportsEagerToolInputStreaming", True) is not False
+    if context.tools:
+        tools: list[dict[str, Any]] = []
+        for tool in context.tools:
+            params = tool.parameters
+            schema = {"type": params.get("type", "object"), "properties": params.get("properties", {})}
+            if "required" in params:
+                schema["required"] = params["required"]
+            entry: dict[str, Any] = {
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": schema,
+            }
+            if eager:
+                entry["eager_input_streaming"] = True
+            tools.append(entry)
+        if cache is not None and model.compat.get("supportsCacheControlOnTools", True) is not False:
+            tools[-1]["cache_control"] = cache
+        body["tools"] = tools
+    thinking_on = thinking.get("thinking", {}).get("type") in ("enabled", "adaptive")
+    if (
+        options.temperature is not None
+        and not thinking_on
+        and model.compat.get("supportsTemperature", True) is not False
+    ):
+        body["temperature"] = options.temperature
+    body.update(thinking)
+    betas: list[str] = []
+    if context.tools and not eager:
+        betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
+    if thinking.get("thinking", {}).get("type") == "enabled":
+        betas.append(INTERLEAVED_THINKING_BETA)
+    return HttpRequest(
+        url=model.base_url.rstrip("/") + "/v1/messages",
+        headers=_headers(model, options, betas),
+        body=strip_surrogates(body),
+        secrets=(options.api_key,) if options.api_key else (),
+    )
+
+
+def _headers(model: Model, options: StreamOptions, betas: list[str]) -> dict[str, str]:
+    headers = {
+        "anthropic-version": API_VERSION,
+        "content-type": "application/json",
+        "accept": "text/event-stream",
+        "user-agent": f"piwork/{__version__}",
+    }
+    if options.api_key:
+        headers["x-api-key"] = options.api_key
+        if model.compat.get("authHeader"):
+            headers["authorization"] = f"Bearer {options.api_key}"
+    if betas:
+        headers["anthropic-beta"] = ",".join(betas)
+    for extra in (model.headers, options.headers or {}):
+        for name, value in extra.items():
+            headers[name.lower()] = value
+    return headers

@@ -1,0 +1,168 @@
+"""Request-side normalisation applied to every message list before it is serialised (spec §1.1)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from piwork.core.llm.types import Message, Model
+from piwork.core.llm.wire import now_ms
+
+USER_IMAGE_PLACEHOLDER = "[image left out: this model cannot read images]"
+TOOL_IMAGE_PLACEHOLDER = "[tool image left out: this model cannot read images]"
+MISSING_RESULT_TEXT = "No result was recorded for this tool call."
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_ANTHROPIC_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
+
+IdRewriter = Callable[[str], str]
+
+
+def anthropic_tool_id(tool_id: str) -> str:
+    return _ANTHROPIC_ID_BAD.sub("_", tool_id)[:64]
+
+
+def strip_surrogates(value: Any) -> Any:
+    """Drop unpaired surrogate code points from every string in a JSON-like value."""
+    if isinstance(value, str):
+        return _SURROGATES.sub("", value) if _has_surrogate(value) else value
+    if isinstance(value, dict):
+        return {strip_surrogates(k): strip_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [strip_surrogates(v) for v in value]
+    return value
+
+
+def _has_surrogate(text: str) -> bool:
+    if text.isascii():
+        return False
+    return _SURROGATES.search(text) is not None
+
+
+def _downgrade_images(content: list[Any], placeholder: str) -> list[Any]:
+    result: list[Any] = []
+    previous_placeholder = False
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "image":
+            if not previous_placeholder:
+                result.append({"type": "text", "text": placeholder})
+            previous_placeholder = True
+            continue
+        result.append(block)
+        previous_placeholder = isinstance(block, dict) and block.get("text") == placeholder
+    return result
+
+
+def _is_same_model(message: Message, model: Model) -> bool:
+    return (
+        message.get("provider") == model.provider
+        and message.get("api") == model.api
+        and message.get("model") == model.id
+    )
+
+
+def _assistant_content(
+    message: Message, model: Model, rewrite: IdRewriter | None, ids: dict[str, str]
+) -> list[Any]:
+    same = _is_same_model(message, model)
+    content: list[Any] = []
+    for block in message.get("content") or []:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "thinking":
+            if block.get("redacted"):
+                if same:
+                    content.append(block)
+                continue
+            if same and block.get("thinkingSignature"):
+                content.append(block)
+                continue
+            thinking = block.get("thinking") or ""
+            if not thinking.strip():
+                continue
+            content.append(block if same else {"type": "text", "text": thinking})
+        elif kind == "text":
+            content.append(block if same else {"type": "text", "text": block.get("text", "")})
+        elif kind == "toolCall":
+            call = block
+            if not same:
+                call = {k: v for k, v in block.items() if k != "thoughtSignature"}
+                if rewrite is not None:
+                    new_id = rewrite(str(block.get("id", "")))
+                    if new_id != block.get("id"):
+                        ids[str(block.get("id", ""))] = new_id
+                        call["id"] = new_id
+            content.append(call)
+        else:
+            content.append(block)
+    return content
+
+
+def normalize_messages(
+    messages: list[Message], model: Model, rewrite_id: IdRewriter | None = None
+) -> list[Message]:
+    """Return the message list a provider should serialise (inputs are never mutated)."""
+    ids: dict[str, str] = {}
+    transformed: list[Message] = []
+    for original in messages:
+        msg = dict(original)
+        if msg.get("content") is None:
+            msg["content"] = []
+        role = msg.get("role")
+        if not model.supports_images and isinstance(msg["content"], list):
+            if role == "user":
+                msg["content"] = _downgrade_images(msg["content"], USER_IMAGE_PLACEHOLDER)
+            elif role == "toolResult":
+                msg["content"] = _downgrade_images(msg["content"], TOOL_IMAGE_PLACEHOLDER)
+        if role == "toolResult":
+            mapped = ids.get(msg.get("toolCallId", ""))
+            if mapped:
+                msg["toolCallId"] = mapped
+        elif role == "assistant":
+            msg["content"] = _assistant_content(msg, model, rewrite_id, ids)
+        transformed.append(msg)
+    return _pair_tool_results(transformed)
+
+
+def _pair_tool_results(messages: list[Message]) -> list[Message]:
+    """Drop failed assistant turns and give every unanswered tool call a synthetic error result."""
+    result: list[Message] = []
+    pending: list[dict[str, Any]] = []
+    answered: set[str] = set()
+
+    def flush() -> None:
+        nonlocal pending, answered
+        for call in pending:
+            if call.get("id") not in answered:
+                result.append(
+                    {
+                        "role": "toolResult",
+                        "toolCallId": call.get("id"),
+                        "toolName": call.get("name"),
+                        "content": [{"type": "text", "text": MISSING_RESULT_TEXT}],
+                        "isError": True,
+                        "timestamp": now_ms(),
+                    }
+                )
+        pending, answered = [], set()
+
+    for msg in messages:
+        role = msg.get("role")
+        if role == "assistant":
+            flush()
+            if msg.get("stopReason") in ("error", "aborted"):
+                continue
+            calls = [b for b in msg["content"] if isinstance(b, dict) and b.get("type") == "toolCall"]
+            if calls:
+                pending, answered = calls, set()
+            result.append(msg)
+        elif role == "toolResult":
+            answered.add(msg.get("toolCallId", ""))
+            result.append(msg)
+        elif role == "user":
+            flush()
+            result.append(msg)
+        else:
+            result.append(msg)
+    flush()
+    return result

@@ -1,0 +1,111 @@
+"""Server-Sent Events decoding: a pure incremental decoder plus a thin async layer over byte chunks.
+
+The decoder follows the WHATWG event-stream rules that matter for model APIs: lines end with ``\\r\\n``,
+``\\r`` or ``\\n`` (a ``\\r\\n`` split across two chunks counts once); lines starting with ``:`` are
+comments; ``field: value`` drops one optional space after the colon; several ``data`` lines join with
+``\\n``; a blank line dispatches the event; ``finish()`` dispatches a trailing event that had no blank line.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    event: str  # "message" when the stream named none
+    data: str
+    id: str | None = None
+    retry: int | None = None
+
+
+class SseDecoder:
+    """Feed text (or bytes, decoded as UTF-8 incrementally); get complete events back."""
+
+    def __init__(self) -> None:
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._buffer = ""
+        self._skip_lf = False  # the previous chunk ended with "\r": a leading "\n" belongs to it
+        self._event = ""
+        self._data: list[str] = []
+        self._id: str | None = None
+        self._retry: int | None = None
+        self._has_fields = False
+
+    def feed(self, chunk: bytes | str) -> list[SseEvent]:
+        text = self._utf8.decode(chunk) if isinstance(chunk, bytes) else chunk
+        if self._skip_lf and text.startswith("\n"):
+            text = text[1:]
+        self._skip_lf = False
+        if not text:
+            return []
+        buffer = self._buffer + text
+        events: list[SseEvent] = []
+        start = 0
+        length = len(buffer)
+        while True:
+            cr = buffer.find("\r", start)
+            lf = buffer.find("\n", start)
+            if cr < 0 and lf < 0:
+                break
+            if cr < 0 or (0 <= lf < cr):
+                end, next_start = lf, lf + 1
+            elif cr + 1 < length:
+                end, next_start = cr, cr + 2 if buffer[cr + 1] == "\n" else cr + 1
+            else:  # "\r" is the last character: the line ends here, a "\n" may follow in the next chunk
+                end, next_start = cr, cr + 1
+                self._skip_lf = True
+            self._line(buffer[start:end], events)
+            start = next_start
+        self._buffer = buffer[start:]
+        return events
+
+    def finish(self) -> list[SseEvent]:
+        """End of stream: flush a last unterminated line and dispatch a pending event."""
+        events: list[SseEvent] = []
+        tail = self._buffer + self._utf8.decode(b"", final=True)
+        self._buffer = ""
+        if tail:
+            self._line(tail, events)
+        self._dispatch(events)
+        return events
+
+    def _line(self, line: str, events: list[SseEvent]) -> None:
+        if not line:
+            self._dispatch(events)
+            return
+        if line.startswith(":"):
+            return
+        name, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+            self._has_fields = True
+        elif name == "event":
+            self._event = value
+            self._has_fields = True
+        elif name == "id" and "\0" not in value:
+            self._id = value
+        elif name == "retry" and value.isdigit():
+            self._retry = int(value)
+
+    def _dispatch(self, events: list[SseEvent]) -> None:
+        if self._has_fields:
+            events.append(SseEvent(self._event or "message", "\n".join(self._data), self._id, self._retry))
+        self._event = ""
+        self._data = []
+        self._has_fields = False
+        self._retry = None
+
+
+async def aiter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[SseEvent]:
+    """Decode an async stream of byte chunks into events (a trailing event is dispatched at EOF)."""
+    decoder = SseDecoder()
+    async for chunk in chunks:
+        for event in decoder.feed(chunk):
+            yield event
+    for event in decoder.finish():
+        yield event

@@ -1,0 +1,334 @@
+"""HTTP for the wire adapters: one POST streamed as SSE, provider-level retries, abort and timeouts.
+
+``run_sse_request`` drives a protocol parser (Anthropic or OpenAI) over the response and turns every
+failure into a final ``ErrorEvent``: non-2xx answers (``"<status> <body>"``), transport errors, stream
+errors the parser reports, an abort (``StreamOptions.abort``) or the overall time limit. API keys are
+removed from every error text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import functools
+import json
+import random
+import ssl
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import httpx
+
+from piwork.core.llm.errors import classify
+from piwork.core.llm.sse import SseDecoder, SseEvent
+from piwork.core.llm.types import (
+    AssistantEvent,
+    DoneEvent,
+    ErrorEvent,
+    ErrorInfo,
+    ErrorKind,
+    Message,
+    Model,
+    StartEvent,
+    StreamOptions,
+)
+from piwork.core.llm.wire import error_message
+
+T = TypeVar("T")
+MAX_ERROR_BODY = 4000
+RETRY_STATUSES = frozenset({408, 409, 429})
+ABORTED_TEXT = "Request aborted: the response was stopped before it finished."
+
+
+class StreamFailure(Exception):
+    """Raised by parsers (and here) to end a stream with an error; ``text`` becomes ``errorMessage``."""
+
+    def __init__(self, text: str, info: ErrorInfo | None = None) -> None:
+        super().__init__(text)
+        self.text = text
+        self.info = info
+
+
+class StreamParser(Protocol):
+    """A protocol's event parser: turns SSE events into assistant events, building ``message``."""
+
+    message: Message
+
+    def feed(self, event: SseEvent) -> list[AssistantEvent]: ...
+
+    def finish(self) -> list[AssistantEvent]:
+        """The body ended: close blocks, settle the stop reason; raise ``StreamFailure`` if incomplete."""
+        ...
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    url: str
+    headers: Mapping[str, str]
+    body: Mapping[str, Any]
+    secrets: tuple[str, ...] = ()  # strings to scrub from any error text (the API key)
+
+
+class _Interrupted(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Interrupter:
+    """Stops network waits on abort or at the overall deadline, but never the consumer's own code.
+
+    The task iterating the stream is cancelled only while it is suspended inside ``wait`` (that is, inside
+    this module); the cancellation is then taken back (``uncancel``) and reported as ``_Interrupted``.
+    """
+
+    def __init__(self, abort: asyncio.Event | None, total_timeout: float | None) -> None:
+        self.reason: str | None = None
+        self._abort = abort
+        self._total_timeout = total_timeout
+        self._task: asyncio.Task[Any] | None = None
+        self._waiting = False
+        self._cancel_sent = False
+        self._watcher: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        if self._abort is not None:
+            if self._abort.is_set():
+                self.reason = "aborted"
+            else:
+                self._watcher = loop.create_task(self._watch(self._abort))
+        if self._total_timeout is not None and self._total_timeout > 0:
+            self._timer = loop.call_later(self._total_timeout, self._fire, "timeout")
+
+    def stop(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+        if self._timer is not None:
+            self._timer.cancel()
+
+    async def _watch(self, event: asyncio.Event) -> None:
+        await event.wait()
+        self._fire("aborted")
+
+    def _fire(self, reason: str) -> None:
+        if self.reason is not None:
+            return
+        self.reason = reason
+        if self._waiting and self._task is not None and not self._task.done():
+            self._cancel_sent = True
+            self._task.cancel()
+
+    async def wait(self, awaitable: Awaitable[T]) -> T:
+        if self.reason is not None:
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()
+            raise _Interrupted(self.reason)
+        self._waiting = True
+        try:
+            return await awaitable
+        except asyncio.CancelledError:
+            if self._cancel_sent and self._task is not None:
+                self._cancel_sent = False
+                if self._task.uncancel() == 0 and self.reason is not None:
+                    raise _Interrupted(self.reason) from None
+            raise
+        finally:
+            self._waiting = False
+
+
+@functools.lru_cache(maxsize=1)
+def _ssl_context() -> ssl.SSLContext:
+    # Building a verified context loads the CA bundle (tens of ms); one per process is enough.
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def make_client(options: StreamOptions, base_url: str) -> httpx.AsyncClient:
+    idle = options.idle_timeout if options.idle_timeout and options.idle_timeout > 0 else None
+    timeout = httpx.Timeout(
+        connect=options.connect_timeout, read=idle, write=idle, pool=options.connect_timeout
+    )
+    verify: ssl.SSLContext | bool = _ssl_context() if base_url.startswith("https:") else True
+    return httpx.AsyncClient(timeout=timeout, proxy=options.proxy, verify=verify, follow_redirects=False)
+
+
+def redact(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def retry_after_ms(headers: httpx.Headers, now: float | None = None) -> int | None:
+    """Server-requested delay from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0, int(float(raw_ms)))
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0, int(float(raw) * 1000))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0, int((when.timestamp() - (now if now is not None else time.time())) * 1000))
+
+
+def _should_retry(status: int | None, headers: httpx.Headers | None) -> bool:
+    flag = headers.get("x-should-retry") if headers is not None else None
+    if flag == "true":
+        return True
+    if flag == "false":
+        return False
+    return status is None or status in RETRY_STATUSES or status >= 500
+
+
+def _error_body(raw: bytes) -> str:
+    text = raw.decode("utf-8", errors="replace").strip()
+    if len(text) > MAX_ERROR_BODY:
+        text = f"{text[:MAX_ERROR_BODY]}… [truncated {len(text) - MAX_ERROR_BODY} chars]"
+    return text
+
+
+def transport_error_text(exc: httpx.HTTPError, options: StreamOptions) -> str:
+    detail = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"Connection timed out after {options.connect_timeout:g} s ({detail})"
+    if isinstance(exc, httpx.ReadTimeout):
+        return f"Timed out: no data from the server for {options.idle_timeout:g} s"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"Request timed out ({detail})"
+    if isinstance(exc, httpx.ConnectError):
+        return f"Connection error: {detail}"
+    if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
+        return f"Connection lost: {detail}"
+    return f"Network error: {detail}"
+
+
+async def _send(
+    client: httpx.AsyncClient, request: HttpRequest, options: StreamOptions, guard: _Interrupter
+) -> httpx.Response:
+    """POST with provider-level retries; returns an open 2xx streaming response or raises StreamFailure."""
+    content = json.dumps(request.body, ensure_ascii=False).encode("utf-8")
+    attempt = 0
+    while True:
+        status: int | None = None
+        headers: httpx.Headers | None = None
+        try:
+            http_request = client.build_request(
+                "POST", request.url, headers=dict(request.headers), content=content
+            )
+            response = await guard.wait(client.send(http_request, stream=True))
+            if response.is_success:
+                return response
+            status, headers = response.status_code, response.headers
+            try:
+                body = await guard.wait(response.aread())
+            finally:
+                await response.aclose()
+            text = f"{status} {_error_body(body)}" if body.strip() else f"{status} (no body)"
+        except httpx.HTTPError as exc:
+            text = transport_error_text(exc, options)
+        text = redact(text, request.secrets)
+        server_delay = retry_after_ms(headers) if headers is not None else None
+        if attempt >= options.max_retries or not _should_retry(status, headers):
+            raise StreamFailure(text, classify(text, status, server_delay))
+        cap = options.max_retry_delay_ms
+        if server_delay is not None and cap > 0 and server_delay > cap:
+            text = (
+                f"Server requested {-(-server_delay // 1000)}s retry delay (max: {-(-cap // 1000)}s). {text}"
+            )
+            raise StreamFailure(text, classify(text, status, server_delay))
+        delay_ms = (
+            server_delay
+            if server_delay is not None
+            else min(500 * 2**attempt, 8000) * (1 - random.random() * 0.25)
+        )
+        attempt += 1
+        await guard.wait(asyncio.sleep(delay_ms / 1000))
+
+
+async def run_sse_request(
+    model: Model, options: StreamOptions, request: HttpRequest, parser: StreamParser
+) -> AsyncIterator[AssistantEvent]:
+    """Send ``request`` and stream the parser's events; always ends with one done/error event."""
+    message = parser.message
+    yield StartEvent(message)
+    guard = _Interrupter(options.abort, options.total_timeout)
+    guard.start()
+    client = make_client(options, request.url)
+    response: httpx.Response | None = None
+    failure: StreamFailure | None = None
+    try:
+        response = await _send(client, request, options, guard)
+        decoder = SseDecoder()
+        chunks = response.aiter_bytes().__aiter__()
+        while True:
+            try:
+                chunk = await guard.wait(chunks.__anext__())
+            except StopAsyncIteration:
+                break
+            for sse in decoder.feed(chunk):
+                for event in parser.feed(sse):
+                    yield event
+        for sse in decoder.finish():
+            for event in parser.feed(sse):
+                yield event
+        for event in parser.finish():
+            yield event
+    except StreamFailure as exc:
+        failure = exc
+    except _Interrupted as exc:
+        if exc.reason == "aborted":
+            failure = StreamFailure(ABORTED_TEXT, ErrorInfo(ErrorKind.ABORTED))
+        else:
+            text = f"Request timed out after {options.total_timeout:g} s (overall time limit)"
+            failure = StreamFailure(text, ErrorInfo(ErrorKind.TIMEOUT, retryable=True))
+    except httpx.HTTPError as exc:
+        text = redact(transport_error_text(exc, options), request.secrets)
+        failure = StreamFailure(text, classify(text))
+    finally:
+        guard.stop()
+        if response is not None:
+            await response.aclose()
+        await client.aclose()
+    if failure is None:
+        yield DoneEvent(message["stopReason"], message)
+        return
+    text = redact(failure.text, request.secrets)
+    info = failure.info or classify(text)
+    aborted = info.kind is ErrorKind.ABORTED
+    yield ErrorEvent(
+        "aborted" if aborted else "error", error_message(model, text, aborted=aborted, base=message), info
+    )
+
+
+async def stream_request(
+    model: Model, options: StreamOptions, build: Callable[[], HttpRequest], parser: StreamParser
+) -> AsyncIterator[AssistantEvent]:
+    """Build the request (a failure to build becomes an error event too) and run it."""
+    try:
+        request = build()
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        message = parser.message
+        yield StartEvent(message)
+        text = redact(f"Could not build the request from this conversation: {exc}", (options.api_key or "",))
+        yield ErrorEvent(
+            "error", error_message(model, text, base=message), ErrorInfo(ErrorKind.INVALID_REQUEST)
+        )
+        return
+    async for event in run_sse_request(model, options, request, parser):
+        yield event
