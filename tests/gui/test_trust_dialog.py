@@ -1,0 +1,205 @@
+"""The trust dialog answered each way, with the engine's resolver writing trust.json."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from piwork.core.resources.trust import TrustOption, TrustRequest, TrustResolver
+from piwork.core.resources.trust_store import TrustStore
+from piwork.gui.trust_dialog import TrustDialog, ask_trust
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    root = tmp_path / "work" / "proj"
+    (root / ".pi" / "skills" / "deploy").mkdir(parents=True)
+    (root / ".pi" / "skills" / "deploy" / "SKILL.md").write_text("---\nname: deploy\n---\nShip it.\n")
+    (root / ".pi" / "settings.json").write_text('{"theme": "dark"}\n')
+    return root
+
+
+def _store(tmp_path: Path) -> TrustStore:
+    return TrustStore(tmp_path / "agent")
+
+
+def _saved(tmp_path: Path) -> dict[str, object] | None:
+    path = tmp_path / "agent" / "trust.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _answering(
+    qtbot: QtBot, act: Callable[[TrustDialog], None]
+) -> Callable[[TrustRequest], TrustOption | None]:
+    """An asker that shows the real dialog and lets `act` click in it."""
+
+    def ask(request: TrustRequest) -> TrustOption | None:
+        dialog = TrustDialog(request)
+        qtbot.addWidget(dialog)
+        QTimer.singleShot(0, lambda: act(dialog))
+        dialog.exec()
+        return dialog.chosen
+
+    return ask
+
+
+def _click(kind: str) -> Callable[[TrustDialog], None]:
+    return lambda dialog: dialog.option_buttons[kind].click()
+
+
+@pytest.mark.parametrize(
+    ("kind", "trusted", "saved"),
+    [
+        ("trust", True, {"{proj}": True}),
+        ("trust-parent", True, {"{parent}": True}),
+        ("trust-session", True, None),
+        ("distrust", False, {"{proj}": False}),
+        ("distrust-session", False, None),
+    ],
+)
+def test_each_answer_is_written_through_the_engine(
+    qtbot: QtBot, tmp_path: Path, project: Path, kind: str, trusted: bool, saved: dict[str, bool] | None
+) -> None:
+    resolver = TrustResolver(_store(tmp_path), ask=_answering(qtbot, _click(kind)))
+    state = asyncio.run(resolver.resolve(str(project)))
+    assert state.trusted is trusted
+    real = os.path.realpath(project)
+    expected = (
+        None
+        if saved is None
+        else {k.format(proj=real, parent=os.path.dirname(real)): v for k, v in saved.items()}
+    )
+    assert _saved(tmp_path) == expected
+
+
+def test_dismissing_saves_nothing_and_leaves_the_project_untrusted(
+    qtbot: QtBot, tmp_path: Path, project: Path
+) -> None:
+    resolver = TrustResolver(_store(tmp_path), ask=_answering(qtbot, lambda dialog: dialog.reject()))
+    state = asyncio.run(resolver.resolve(str(project)))
+    assert (state.trusted, state.source) == (False, "dismissed")
+    assert _saved(tmp_path) is None
+
+
+def test_dialog_names_folder_lists_resources_and_previews_them(
+    qtbot: QtBot, tmp_path: Path, project: Path
+) -> None:
+    seen: dict[str, object] = {}
+
+    def inspect(dialog: TrustDialog) -> None:
+        texts = [dialog.resource_list.item(i).text() for i in range(dialog.resource_list.count())]
+        seen["resources"] = texts
+        seen["labels"] = [b.text() for b in dialog.option_buttons.values()]
+        dialog.resource_list.setCurrentRow(0)
+        seen["first_preview"] = dialog.preview.toPlainText()
+        dialog.resource_list.setCurrentRow(1)
+        seen["second_preview"] = dialog.preview.toPlainText()
+        dialog.reject()
+
+    asyncio.run(TrustResolver(_store(tmp_path), ask=_answering(qtbot, inspect)).resolve(str(project)))
+    real = os.path.realpath(project)
+    assert seen["resources"] == [f"settings: {real}/.pi/settings.json", f"skills: {real}/.pi/skills"]
+    assert seen["labels"] == [
+        "Trust",
+        f"Trust parent folder ({os.path.dirname(real)})",
+        "Trust (this session only)",
+        "Do not trust",
+        "Do not trust (this session only)",
+    ]
+    assert seen["first_preview"] == '{"theme": "dark"}\n'
+    assert seen["second_preview"] == "deploy/SKILL.md"
+
+
+def test_settings_form_shows_inherited_decision_and_saves_choice(
+    qtbot: QtBot, tmp_path: Path, project: Path
+) -> None:
+    store = _store(tmp_path)
+    real = os.path.realpath(project)
+    from piwork.core.resources.trust_store import TrustUpdate
+
+    store.set_many([TrustUpdate(os.path.dirname(real), True)])
+    dialog = TrustDialog.for_saved_decision(str(project), store)
+    qtbot.addWidget(dialog)
+    parent = os.path.dirname(real)
+    assert dialog.saved_label.text() == f"Saved decision: trusted ({parent}) (inherited from {parent})"
+    assert dialog.option_buttons["trust-parent"].isDefault()
+    assert set(dialog.option_buttons) == {"trust", "trust-parent", "distrust"}
+    dialog.option_buttons["distrust"].click()
+    assert _saved(tmp_path) == {parent: True, real: False}
+    assert dialog.chosen is not None and dialog.chosen.kind == "distrust"
+
+
+def test_corrupt_store_is_reported_and_can_be_backed_up(qtbot: QtBot, tmp_path: Path, project: Path) -> None:
+    store = _store(tmp_path)
+    store.path.parent.mkdir(parents=True)
+    store.path.write_text("{not json")
+    dialog = TrustDialog.for_saved_decision(str(project), store)
+    qtbot.addWidget(dialog)
+    assert "not valid JSON" in dialog.store_error_label.text()
+    [reset] = [
+        b
+        for b in dialog.findChildren(type(dialog.option_buttons["trust"]))
+        if b.text() == "Back up and reset"
+    ]
+    reset.click()
+    backups = list(store.path.parent.glob("trust.json.corrupt-*"))
+    assert len(backups) == 1 and backups[0].read_text() == "{not json"
+    dialog.option_buttons["trust"].click()
+    assert _saved(tmp_path) == {os.path.realpath(project): True}
+
+
+def test_changed_resources_are_named(qtbot: QtBot, project: Path) -> None:
+    from piwork.core.resources.trust import trust_options, trust_resources
+
+    request = TrustRequest(
+        str(project), tuple(trust_resources(str(project))), tuple(trust_options(str(project)))
+    )
+    dialog = TrustDialog(request, changed=[f"{project}/.pi/extensions"])
+    qtbot.addWidget(dialog)
+    assert any(
+        "changed since your last decision" in label.text()
+        for label in dialog.findChildren(type(dialog.saved_label))
+    )
+
+
+def test_ask_trust_does_not_block_the_event_loop(qtbot: QtBot, project: Path) -> None:
+    import qasync
+
+    from piwork.core.resources.trust import trust_options, trust_resources
+
+    request = TrustRequest(
+        str(project), tuple(trust_resources(str(project))), tuple(trust_options(str(project), True))
+    )
+    loop = qasync.QEventLoop(QApplication.instance(), already_running=False)
+    ticks: list[int] = []
+
+    async def scenario() -> TrustOption | None:
+        asker = asyncio.ensure_future(ask_trust(request))
+        for i in range(3):  # the loop keeps running while the dialog is open
+            await asyncio.sleep(0)
+            ticks.append(i)
+        dialog = next(
+            w for w in QApplication.topLevelWidgets() if isinstance(w, TrustDialog) and w.isVisible()
+        )
+        dialog.option_buttons["trust-session"].click()
+        return await asker
+
+    try:
+        chosen = loop.run_until_complete(scenario())
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+    assert ticks == [0, 1, 2]
+    assert chosen is not None and chosen.kind == "trust-session"
