@@ -1,0 +1,244 @@
+"""YAML frontmatter of skills and prompt templates: a pure parser with Pi-compatible typing.
+
+The YAML is parsed by ruamel.yaml (a YAML 1.2 parser); only the scalar typing is done here, following
+the YAML 1.2 *core* schema exactly as the `yaml` npm package applies it (which is what Pi uses), so
+``yes``/``no`` stay strings, ``1_000`` is a string, ``0o17`` is 15, ``.inf``/``.nan`` are non-finite
+floats, ``<<`` is an ordinary key and keys that are collections become their flow text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.tag import Tag
+
+from piwork.core.errors import InputRejected
+from piwork.core.jscompat import js_number_str, js_trim
+
+_PLAIN = "tag:piwork,2024:plain"
+_YAML_TAG = "tag:yaml.org,2002:"
+_MAX_NODES = 100_000  # alias expansion guard ("billion laughs")
+_JS_SAFE_INT = 2**53
+
+_NULL_RE = re.compile(r"^(?:~|[Nn]ull|NULL)?$")
+_BOOL_RE = re.compile(r"^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$")
+_OCT_RE = re.compile(r"^0o[0-7]+$")
+_INT_RE = re.compile(r"^[-+]?[0-9]+$")
+_HEX_RE = re.compile(r"^0x[0-9a-fA-F]+$")
+_SPECIAL_FLOAT_RE = re.compile(r"^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$")
+_EXP_FLOAT_RE = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
+_FLOAT_RE = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$")
+_SURROGATE_PAIR_RE = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+class FrontmatterError(InputRejected):
+    """The frontmatter block is not valid YAML (message names the problem and its line)."""
+
+
+@dataclass(frozen=True)
+class Frontmatter:
+    """``data`` is usually a dict; a non-mapping YAML document is returned as it is."""
+
+    data: Any
+    body: str
+
+    def fields(self) -> dict[str, Any]:
+        """The frontmatter as a mapping; empty when the document is not one."""
+        return self.data if isinstance(self.data, dict) else {}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"frontmatter": self.data, "body": self.body}
+
+
+class _PlainMarkingResolver(VersionedResolver):
+    """Leaves untagged plain scalars for :func:`_resolve_plain` instead of ruamel's own rules."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is ScalarNode and implicit[0]:
+            return Tag(suffix=_PLAIN)
+        return super().resolve(kind, value, implicit)
+
+
+def _normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    """Return (yaml source or None, body), with Pi's exact delimiter rules and quirks."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    normalized = _normalize_newlines(text)
+    if not normalized.startswith("---"):
+        return None, normalized
+    end = normalized.find("\n---", 3)
+    if end == -1:
+        return None, normalized
+    return normalized[4:end], js_trim(normalized[end + 4 :])
+
+
+def parse_frontmatter(text: str) -> Frontmatter:
+    """Split ``text`` into frontmatter and body. Raises :class:`FrontmatterError` for invalid YAML."""
+    source, body = split_frontmatter(text)
+    if not source:
+        return Frontmatter({}, body)
+    data = parse_yaml(source)
+    return Frontmatter({} if data is None else data, body)
+
+
+def strip_frontmatter(text: str) -> str:
+    return parse_frontmatter(text).body
+
+
+def parse_yaml(source: str) -> Any:
+    """Parse one YAML document to JSON-like values with core-schema typing."""
+    yaml = YAML(typ="safe", pure=True)
+    yaml.Resolver = _PlainMarkingResolver
+    if not source.endswith("\n"):
+        source += "\n"  # a block scalar ending the document keeps its line break, as in `yaml`
+    try:
+        node = yaml.compose(source)
+    except YAMLError as exc:
+        raise FrontmatterError(f"invalid YAML frontmatter: {_one_line(exc)}") from exc
+    if node is None:
+        return None
+    return _Converter().value(node)
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+class _Converter:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def value(self, node: Node) -> Any:
+        self.count += 1
+        if self.count > _MAX_NODES:
+            raise FrontmatterError("invalid YAML frontmatter: too many aliases")
+        if isinstance(node, ScalarNode):
+            return _scalar(node)
+        if isinstance(node, SequenceNode):
+            return [self.value(item) for item in node.value]
+        if isinstance(node, MappingNode):
+            return self.mapping(node)
+        raise FrontmatterError("invalid YAML frontmatter: unsupported node")
+
+    def mapping(self, node: MappingNode) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        seen: list[Any] = []
+        for key_node, value_node in node.value:
+            if isinstance(key_node, ScalarNode):
+                key_value = _scalar(key_node)
+                identity = _js_identity(key_value)
+                if identity is not None and identity in seen:
+                    raise FrontmatterError(
+                        f"invalid YAML frontmatter: duplicate key {_key_text(key_value)!r}"
+                    )
+                if identity is not None:
+                    seen.append(identity)
+                key = _key_text(key_value)
+            else:
+                key = _flow_text(key_node)
+            result[key] = self.value(value_node)
+        return result
+
+
+def _tag(node: Node) -> str:
+    tag = node.tag
+    return str(tag.value if isinstance(tag, Tag) else tag)
+
+
+def _scalar(node: ScalarNode) -> Any:
+    tag = _tag(node)
+    text = str(node.value)
+    if getattr(node, "style", None) == '"':
+        text = _SURROGATE_PAIR_RE.sub(_join_pair, text)
+    if tag == _PLAIN:
+        return _resolve_plain(text)
+    if tag.startswith(_YAML_TAG):
+        kind = tag[len(_YAML_TAG) :]
+        if kind in ("int", "float", "bool", "null"):
+            resolved = _resolve_plain(text)
+            return resolved if not isinstance(resolved, str) else text
+    return text
+
+
+def _join_pair(match: re.Match[str]) -> str:
+    """``\\ud83d\\ude00`` escapes are UTF-16 halves in JavaScript: join them into one character."""
+    high, low = (ord(c) for c in match.group(0))
+    return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+
+
+def _resolve_plain(text: str) -> Any:
+    """YAML 1.2 core schema as the `yaml` npm package resolves plain scalars."""
+    if _NULL_RE.match(text):
+        return None
+    if _BOOL_RE.match(text):
+        return text[0] in "tT"
+    if _OCT_RE.match(text):
+        return _js_int(int(text[2:], 8))
+    if _INT_RE.match(text):
+        return _js_int(int(text, 10))
+    if _HEX_RE.match(text):
+        return _js_int(int(text[2:], 16))
+    if _SPECIAL_FLOAT_RE.match(text):
+        if text[-3:].lower() == "nan":
+            return math.nan
+        return -math.inf if text[0] == "-" else math.inf
+    if _EXP_FLOAT_RE.match(text) or _FLOAT_RE.match(text):
+        return float(text)
+    return text
+
+
+def _js_int(value: int) -> int | float:
+    """Numbers beyond 2^53 lose precision exactly as a JavaScript number does."""
+    return value if abs(value) <= _JS_SAFE_INT else float(value)
+
+
+def _js_identity(value: Any) -> Any:
+    """What JavaScript's ``===`` compares for a scalar key; None when never equal (NaN)."""
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        return None if value != value else ("n", float(value))
+    if value is None:
+        return ("z",)
+    return ("s", value)
+
+
+def _key_text(value: Any) -> str:
+    """JavaScript's ``String(key)`` for a scalar key (null becomes the empty string)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, (int, float)):
+        return js_number_str(value)
+    return str(value)
+
+
+def _flow_text(node: Node) -> str:
+    """A collection key written in flow style, the way `yaml` stringifies it for an object key."""
+    if isinstance(node, SequenceNode):
+        items = [_flow_text(item) for item in node.value]
+        return f"[ {', '.join(items)} ]" if items else "[]"
+    if isinstance(node, MappingNode):
+        pairs = [f"{_flow_text(k)}: {_flow_text(v)}" for k, v in node.value]
+        return f"{{ {', '.join(pairs)} }}" if pairs else "{}"
+    text = str(node.value)
+    style = getattr(node, "style", None)
+    if style == '"':
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if style == "'":
+        return "'" + text.replace("'", "''") + "'"
+    return text

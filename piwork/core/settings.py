@@ -1,0 +1,373 @@
+"""Settings shared with Pi: ``<agentDir>/settings.json`` (global) and ``<cwd>/.pi/settings.json`` (project).
+
+The project file is read only when the project is trusted. The effective view is the global object
+deep-merged with the project one (objects merge, anything else from the project replaces), except
+for global-only keys. A file that does not parse is reported, treated as ``{}``, and never written
+until it parses again. Writes change one key under a lock directory and replace the file atomically,
+keeping every key piwork does not know.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from piwork.core.errors import PiworkError
+from piwork.core.jscompat import js_json_stringify, json_loads_js
+from piwork.core.paths import expand_home
+from piwork.core.resources.dirlock import locked
+
+Scope = Literal["global", "project"]
+GLOBAL_ONLY_KEYS = ("defaultProjectTrust", "httpProxy")
+GLOBAL_ONLY_PIWORK_KEYS = ("credentials", "tokenizer")
+RESOURCE_KEYS = ("packages", "extensions", "skills", "prompts", "themes")
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+class SettingsWriteError(PiworkError):
+    """A setting could not be saved (file broken, project untrusted, or locked)."""
+
+
+@dataclass(frozen=True)
+class SettingsProblem:
+    scope: Scope
+    path: str | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scope": self.scope, "path": self.path, "error": self.message}
+
+
+class SettingsStorage(Protocol):
+    def location(self, scope: Scope) -> str | None: ...
+
+    def read(self, scope: Scope) -> str | None: ...
+
+    def update(self, scope: Scope, change: Callable[[str | None], str]) -> None: ...
+
+
+class FileSettingsStorage:
+    """The two settings files on disk; ``update`` is read-modify-write under ``<file>.lock``."""
+
+    def __init__(self, cwd: str, agent_dir: str) -> None:
+        self.paths: dict[Scope, Path] = {
+            "global": Path(os.path.abspath(expand_home(agent_dir))) / "settings.json",
+            "project": Path(os.path.abspath(expand_home(cwd))) / ".pi" / "settings.json",
+        }
+
+    def location(self, scope: Scope) -> str | None:
+        return str(self.paths[scope])
+
+    def read(self, scope: Scope) -> str | None:
+        path = self.paths[scope]
+        try:
+            return path.read_bytes().decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            return None
+
+    def update(self, scope: Scope, change: Callable[[str | None], str]) -> None:
+        path = self.paths[scope]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with locked(path):
+            text = change(self.read(scope))
+            fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                    fh.write(text)
+                os.replace(tmp, path)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+
+
+class MemorySettingsStorage:
+    """Settings held in memory (tests, previews)."""
+
+    def __init__(self, global_text: str | None = None, project_text: str | None = None) -> None:
+        self.texts: dict[Scope, str | None] = {"global": global_text, "project": project_text}
+
+    def location(self, scope: Scope) -> str | None:
+        return None
+
+    def read(self, scope: Scope) -> str | None:
+        return self.texts[scope]
+
+    def update(self, scope: Scope, change: Callable[[str | None], str]) -> None:
+        self.texts[scope] = change(self.texts[scope])
+
+
+def migrate_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """Pi's on-load migrations of older settings layouts."""
+    if "queueMode" in data and "steeringMode" not in data:
+        data["steeringMode"] = data.pop("queueMode")
+    if "transport" not in data and isinstance(data.get("websockets"), bool):
+        data["transport"] = "websocket" if data.pop("websockets") else "sse"
+    skills = data.get("skills")
+    if isinstance(skills, dict):
+        if skills.get("enableSkillCommands") is not None and data.get("enableSkillCommands") is None:
+            data["enableSkillCommands"] = skills["enableSkillCommands"]
+        dirs = skills.get("customDirectories")
+        if isinstance(dirs, list) and dirs:
+            data["skills"] = dirs
+        else:
+            del data["skills"]
+    retry = data.get("retry")
+    if isinstance(retry, dict):
+        provider = retry.get("provider") if isinstance(retry.get("provider"), dict) else None
+        max_delay = retry.get("maxDelayMs")
+        is_number = isinstance(max_delay, (int, float)) and not isinstance(max_delay, bool)
+        if is_number and (provider is None or provider.get("maxRetryDelayMs") is None):
+            retry["provider"] = {**(provider or {}), "maxRetryDelayMs": max_delay}
+        retry.pop("maxDelayMs", None)
+    return data
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    result = dict(base)
+    for key, value in override.items():
+        current = base.get(key)
+        if isinstance(current, dict) and isinstance(value, dict):
+            result[key] = deep_merge(current, value)
+        else:
+            result[key] = value
+    return result
+
+
+def _without_global_only(project: dict[str, Any]) -> dict[str, Any]:
+    cleaned = {k: v for k, v in project.items() if k not in GLOBAL_ONLY_KEYS}
+    piwork = cleaned.get("piwork")
+    if isinstance(piwork, dict):
+        cleaned["piwork"] = {k: v for k, v in piwork.items() if k not in GLOBAL_ONLY_PIWORK_KEYS}
+    return cleaned
+
+
+@dataclass
+class Settings:
+    """Global + project settings with typed getters. Create with :meth:`load` or :meth:`for_project`."""
+
+    storage: SettingsStorage
+    project_trusted: bool = False
+    global_data: dict[str, Any] = field(default_factory=dict)
+    project_data: dict[str, Any] = field(default_factory=dict)
+    problems: list[SettingsProblem] = field(default_factory=list)
+    _broken: set[Scope] = field(default_factory=set)
+    _type_warnings: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def for_project(cls, cwd: str, agent_dir: str, project_trusted: bool) -> Settings:
+        return cls.load(FileSettingsStorage(cwd, agent_dir), project_trusted)
+
+    @classmethod
+    def load(cls, storage: SettingsStorage, project_trusted: bool) -> Settings:
+        settings = cls(storage, project_trusted)
+        settings.reload()
+        return settings
+
+    def reload(self) -> None:
+        self.problems = []
+        self._broken = set()
+        self._type_warnings = {}
+        self.global_data = self._load("global")
+        self.project_data = self._load("project") if self.project_trusted else {}
+
+    def set_project_trusted(self, trusted: bool) -> None:
+        self.project_trusted = trusted
+        self.reload()
+
+    def _load(self, scope: Scope) -> dict[str, Any]:
+        location = self.storage.location(scope)
+        try:
+            text = self.storage.read(scope)
+        except OSError as exc:
+            self._problem(scope, location, f"cannot read the settings file: {exc.strerror or exc}")
+            return {}
+        if not text:
+            return {}
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        try:
+            data = json_loads_js(text)
+        except ValueError as exc:
+            self._problem(scope, location, f"the settings file is not valid JSON ({exc}); using defaults")
+            return {}
+        if not isinstance(data, dict):
+            self._problem(scope, location, "the settings file must hold a JSON object; using defaults")
+            return {}
+        return migrate_settings(data)
+
+    def _problem(self, scope: Scope, location: str | None, message: str) -> None:
+        self._broken.add(scope)
+        self.problems.append(SettingsProblem(scope, location, message))
+
+    # ----- views
+
+    @property
+    def effective(self) -> dict[str, Any]:
+        return deep_merge(self.global_data, _without_global_only(self.project_data))
+
+    def origin_of(self, key: str) -> Scope | None:
+        """Which file the effective top-level value of ``key`` comes from (project wins)."""
+        if key in self.project_data and key not in GLOBAL_ONLY_KEYS:
+            return "project"
+        return "global" if key in self.global_data else None
+
+    def scope_list(self, scope: Scope, key: str) -> list[str]:
+        """A resource array (``skills``, ``prompts``...) of one scope; non-strings are reported and dropped."""
+        data = self.global_data if scope == "global" else self.project_data
+        value = data.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self._warn_type(f"{scope}:{key}", f"{key} in {scope} settings must be a list of paths; ignored")
+            return []
+        return [item for item in value if isinstance(item, str)]
+
+    @property
+    def type_warnings(self) -> list[str]:
+        return list(self._type_warnings.values())
+
+    def _warn_type(self, key: str, message: str) -> None:
+        self._type_warnings.setdefault(key, message)
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        node: Any = self.effective
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def _typed(
+        self, dotted: str, kinds: tuple[type, ...], default: Any, source: dict[str, Any] | None = None
+    ) -> Any:
+        node: Any = self.effective if source is None else source
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or node.get(part) is None:
+                return default
+            node = node[part]
+        if isinstance(node, bool) and bool not in kinds:
+            node = None
+        if node is None or not isinstance(node, kinds):
+            self._warn_type(
+                dotted, f"setting {dotted} has the wrong type ({type(node).__name__}); using {default!r}"
+            )
+            return default
+        return node
+
+    # ----- typed getters (defaults as in Pi)
+
+    def compaction_enabled(self) -> bool:
+        return bool(self._typed("compaction.enabled", (bool,), True))
+
+    def compaction_reserve_tokens(self) -> int:
+        return int(self._typed("compaction.reserveTokens", (int, float), 16384))
+
+    def compaction_keep_recent_tokens(self) -> int:
+        return int(self._typed("compaction.keepRecentTokens", (int, float), 20000))
+
+    def compaction_settings(self) -> dict[str, Any]:
+        return {
+            "enabled": self.compaction_enabled(),
+            "reserveTokens": self.compaction_reserve_tokens(),
+            "keepRecentTokens": self.compaction_keep_recent_tokens(),
+        }
+
+    def branch_summary_settings(self) -> dict[str, Any]:
+        return {
+            "reserveTokens": int(self._typed("branchSummary.reserveTokens", (int, float), 16384)),
+            "skipPrompt": bool(self._typed("branchSummary.skipPrompt", (bool,), False)),
+        }
+
+    def retry_settings(self) -> dict[str, Any]:
+        return {
+            "enabled": bool(self._typed("retry.enabled", (bool,), True)),
+            "maxRetries": int(self._typed("retry.maxRetries", (int, float), 3)),
+            "baseDelayMs": int(self._typed("retry.baseDelayMs", (int, float), 2000)),
+            "maxRetryDelayMs": int(self._typed("retry.provider.maxRetryDelayMs", (int, float), 60000)),
+        }
+
+    def default_project_trust(self) -> str:
+        value = self.global_data.get("defaultProjectTrust")
+        return value if value in ("always", "never") else "ask"
+
+    def default_provider(self) -> str | None:
+        value = self._typed("defaultProvider", (str,), None)
+        return str(value) if value is not None else None
+
+    def default_model(self) -> str | None:
+        value = self._typed("defaultModel", (str,), None)
+        return str(value) if value is not None else None
+
+    def default_thinking_level(self) -> str | None:
+        value = self._typed("defaultThinkingLevel", (str,), None)
+        if value is not None and value not in THINKING_LEVELS:
+            self._warn_type("defaultThinkingLevel", f"unknown defaultThinkingLevel {value!r}; ignored")
+            return None
+        return str(value) if value is not None else None
+
+    def enable_skill_commands(self) -> bool:
+        return bool(self._typed("enableSkillCommands", (bool,), True))
+
+    def http_proxy(self) -> str | None:
+        value = self._typed("httpProxy", (str,), None, self.global_data)
+        return str(value) if value is not None else None
+
+    def context_files_enabled(self) -> bool:
+        return bool(self._typed("piwork.contextFiles.enabled", (bool,), True))
+
+    # ----- writing
+
+    def is_writable(self, scope: Scope) -> bool:
+        return scope not in self._broken and (scope == "global" or self.project_trusted)
+
+    def set_value(self, dotted: str, value: Any, scope: Scope = "global") -> None:
+        """Change one key (``a.b.c``) in one file, keeping everything else in it; ``None`` deletes."""
+        if scope == "project" and not self.project_trusted:
+            raise SettingsWriteError("Project settings cannot be changed while the project is not trusted.")
+        if scope in self._broken:
+            where = self.storage.location(scope) or scope
+            raise SettingsWriteError(
+                f"{where} could not be read, so it is not changed; fix or remove it first."
+            )
+        parts = dotted.split(".")
+
+        def change(current: str | None) -> str:
+            data: Any = {}
+            if current:
+                text = current[1:] if current.startswith("\ufeff") else current
+                try:
+                    data = json.loads(text)
+                except ValueError as exc:
+                    raise SettingsWriteError(
+                        "The settings file changed on disk and no longer parses."
+                    ) from exc
+                if not isinstance(data, dict):
+                    raise SettingsWriteError("The settings file no longer holds a JSON object.")
+            _assign(data, parts, value)
+            return js_json_stringify(data, indent=2)
+
+        self.storage.update(scope, change)
+        target = self.global_data if scope == "global" else self.project_data
+        _assign(target, parts, copy.deepcopy(value))
+
+
+def _assign(data: dict[str, Any], parts: list[str], value: Any) -> None:
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            if value is None:
+                return
+            child = {}
+            node[part] = child
+        node = child
+    if value is None:
+        node.pop(parts[-1], None)
+    else:
+        node[parts[-1]] = value
