@@ -1,0 +1,176 @@
+"""Token estimates (chars / 4) and the context size that decides when to compact.
+
+"Chars" are UTF-16 code units, as in Pi (an emoji outside the BMP counts 2). These numbers are a
+deliberately cheap heuristic: they only drive the compaction threshold and the cut point, never
+billing or the governor's occupancy figure.
+
+Message dicts are Pi's JSON objects. Structurally broken messages (``content`` missing or null,
+a tool call without ``arguments``) raise ``TypeError``/``KeyError``, like the reference fails on
+them; callers that read user files validate messages first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from piwork.core.compaction.settings import CompactionSettings
+from piwork.core.jscompat import js_json_stringify, utf16_len
+
+CHARS_PER_TOKEN = 4
+IMAGE_CHARS = 4800  # an image block counts as 1200 tokens
+
+_MISSING: Any = object()
+
+
+def _length(value: Any, what: str) -> int:
+    """JavaScript ``value.length`` for the values a message may hold."""
+    if isinstance(value, str):
+        return utf16_len(value)
+    if isinstance(value, list):
+        return len(value)
+    raise TypeError(f"{what} is not text")
+
+
+def _blocks(content: Any, what: str) -> list[Any]:
+    if not isinstance(content, list):
+        raise TypeError(f"{what} is not a list of content blocks")
+    return content
+
+
+def _block_type(block: Any) -> Any:
+    if block is None:
+        raise TypeError("content block is null")
+    return block.get("type") if isinstance(block, dict) else None
+
+
+def _text_and_image_chars(content: Any) -> int:
+    """User, tool-result and custom content: a string, or text and image blocks."""
+    if isinstance(content, str):
+        return utf16_len(content)
+    chars = 0
+    for block in _blocks(content, "message content"):
+        kind = _block_type(block)
+        if kind == "text":
+            text = block.get("text")
+            if text:
+                chars += _length(text, "text block")
+        elif kind == "image":
+            chars += IMAGE_CHARS
+    return chars
+
+
+def _assistant_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return 0  # iterating a string yields no typed blocks
+    chars = 0
+    for block in _blocks(content, "assistant content"):
+        kind = _block_type(block)
+        if kind == "text":
+            chars += _length(block.get("text", _MISSING), "text block")
+        elif kind == "thinking":
+            chars += _length(block.get("thinking", _MISSING), "thinking block")
+        elif kind == "toolCall":
+            name_len = _length(block.get("name", _MISSING), "tool call name")
+            if "arguments" not in block:
+                raise TypeError("tool call has no arguments")
+            chars += name_len + utf16_len(js_json_stringify(block["arguments"]))
+    return chars
+
+
+def _ceil_tokens(chars: int) -> int:
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+def estimate_tokens(message: Mapping[str, Any]) -> int:
+    """Estimated tokens of one AgentMessage (chars / 4, rounded up); unknown roles count 0."""
+    role = message.get("role")
+    if role in ("user", "custom", "toolResult"):
+        return _ceil_tokens(_text_and_image_chars(message.get("content", _MISSING)))
+    if role == "assistant":
+        return _ceil_tokens(_assistant_chars(message.get("content", _MISSING)))
+    if role == "bashExecution":
+        command = _length(message.get("command", _MISSING), "bash command")
+        return _ceil_tokens(command + _length(message.get("output", _MISSING), "bash output"))
+    if role in ("branchSummary", "compactionSummary"):
+        return _ceil_tokens(_length(message.get("summary", _MISSING), "summary"))
+    return 0
+
+
+def estimate_messages_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Sum of ``estimate_tokens`` (the "estimated tokens after" figure of a compaction)."""
+    return sum(estimate_tokens(m) for m in messages)
+
+
+def _field(usage: Mapping[str, Any], name: str) -> float:
+    value = usage.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return math.nan  # JavaScript: undefined + number
+    return value
+
+
+def calculate_context_tokens(usage: Mapping[str, Any]) -> float:
+    """Context size a provider reported: ``totalTokens`` when non-zero, else the four-field sum.
+
+    A missing field makes the sum NaN, which never passes a ``> 0`` or threshold test.
+    """
+    total = usage.get("totalTokens")
+    if isinstance(total, int | float) and not isinstance(total, bool) and total and total == total:
+        return total
+    return (
+        _field(usage, "input")
+        + _field(usage, "output")
+        + _field(usage, "cacheRead")
+        + _field(usage, "cacheWrite")
+    )
+
+
+def valid_usage(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The usage of an assistant message that may be trusted for context size, else None."""
+    if message.get("role") != "assistant" or "usage" not in message:
+        return None
+    if message.get("stopReason") in ("aborted", "error"):
+        return None
+    usage = message.get("usage")
+    if not usage or not isinstance(usage, Mapping):
+        return None
+    return usage if calculate_context_tokens(usage) > 0 else None
+
+
+@dataclass(frozen=True)
+class ContextEstimate:
+    """``tokens`` = provider-reported usage of the last valid response + estimates after it."""
+
+    tokens: float
+    usage_tokens: float
+    trailing_tokens: int
+    last_usage_index: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "usageTokens": self.usage_tokens,
+            "trailingTokens": self.trailing_tokens,
+            "lastUsageIndex": self.last_usage_index,
+        }
+
+
+def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> ContextEstimate:
+    """Context size of a message list, preferring the last valid provider usage."""
+    for index in range(len(messages) - 1, -1, -1):
+        usage = valid_usage(messages[index])
+        if usage is not None:
+            usage_tokens = calculate_context_tokens(usage)
+            trailing = estimate_messages_tokens(messages[index + 1 :])
+            return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
+    estimated = estimate_messages_tokens(messages)
+    return ContextEstimate(estimated, 0, estimated, None)
+
+
+def should_compact(context_tokens: float, context_window: float, settings: CompactionSettings) -> bool:
+    """Automatic compaction is due when the context exceeds ``window - reserveTokens`` (strictly)."""
+    if not settings.enabled:
+        return False
+    return context_tokens > context_window - settings.reserve_tokens
