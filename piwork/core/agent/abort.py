@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -34,13 +34,14 @@ class AbortSignal:
     async def wait(self) -> None:
         await self._event.wait()
 
-    async def run(self, coro: Coroutine[Any, Any, T]) -> T:
+    async def run(self, coro: Awaitable[T]) -> T:
         """Run ``coro`` in its own task that :meth:`abort` cancels; raises :class:`Aborted` if it was.
 
         Cancelling the task calling ``run`` still cancels the work and propagates normally.
         """
         if self._aborted:
-            coro.close()
+            if asyncio.iscoroutine(coro):
+                coro.close()
             raise Aborted()
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
@@ -51,6 +52,34 @@ class AbortSignal:
             raise
         finally:
             self._tasks.discard(task)
+        if task.cancelled():
+            raise Aborted()
+        return task.result()
+
+    @property
+    def event(self) -> asyncio.Event:
+        """Set when the signal fires (what providers take as ``StreamOptions.abort``)."""
+        return self._event
+
+    async def run_cooperative(self, coro: Awaitable[T], grace: float) -> T:
+        """Run ``coro``, which watches :attr:`event` itself and ends on its own when aborted.
+
+        After an abort it gets ``grace`` seconds to finish before it is cancelled (then :class:`Aborted`).
+        """
+        task = asyncio.ensure_future(coro)
+        waiter = asyncio.ensure_future(self._event.wait())
+        try:
+            await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if not task.done():
+                await asyncio.wait({task}, timeout=grace)
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task})
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            waiter.cancel()
         if task.cancelled():
             raise Aborted()
         return task.result()

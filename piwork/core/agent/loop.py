@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from piwork.core.agent.abort import Aborted, AbortSignal
 from piwork.core.agent.events import (
@@ -42,6 +42,8 @@ from piwork.core.tools.base import ToolContext, ToolRegistry
 
 StreamFn = Callable[[Model, LlmContext, StreamOptions], AsyncIterator[AssistantEvent]]
 ABORTED_MESSAGE = "The request was aborted."
+# After an abort a provider gets this long to close its response and report what had streamed.
+ABORT_GRACE_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class LoopConfig:
     before_tool_call: BeforeToolCall | None = None
     tool_execution: ToolExecution = "parallel"
     on_call: Callable[[CallRecord], None] | None = None
+    abort_grace_seconds: float = ABORT_GRACE_SECONDS
     now_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
 
 
@@ -201,10 +204,10 @@ class AgentLoop:
             setup.system_prompt, config.convert_to_llm(request_messages), list(setup.tools)
         )
         state = _StreamState(config.now_ms())
+        options = replace(setup.options, abort=self._signal.event)
         try:
-            await self._signal.run(
-                self._consume(config.stream_fn(setup.model, llm_context, setup.options), state)
-            )
+            events = config.stream_fn(setup.model, llm_context, options)
+            await self._signal.run_cooperative(self._consume(events, state), config.abort_grace_seconds)
         except Aborted:
             state.final = _aborted_message(setup.model, state.partial, config.now_ms())
         except Exception as exc:  # a provider bug: end the run with a readable error, keep the session sane

@@ -18,6 +18,8 @@ from piwork.core.llm.types import (
     AssistantEvent,
     DoneEvent,
     ErrorEvent,
+    ErrorInfo,
+    ErrorKind,
     LlmContext,
     Model,
     StartEvent,
@@ -60,12 +62,20 @@ def calls(*specs: tuple[str, str, dict[str, Any]], stop: str = "toolUse") -> Rep
     return Reply([{"type": "toolCall", "id": i, "name": n, "arguments": a} for i, n, a in specs], stop)
 
 
+async def _first(*aws: Any) -> None:
+    tasks = [asyncio.ensure_future(a) for a in aws]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for task in tasks:
+        task.cancel()
+
+
 class ScriptedProvider:
     def __init__(self, replies: list[Reply]) -> None:
         self.replies = list(replies)
         self.requests: list[LlmContext] = []
         self.options: list[StreamOptions] = []
         self.started = asyncio.Event()
+        self.ignore_abort = False  # behave like a provider that never looks at options.abort
 
     async def stream(
         self, model: Model, context: LlmContext, options: StreamOptions
@@ -100,7 +110,14 @@ class ScriptedProvider:
                     delta = word if n == 0 else " " + word
                     partial["content"][index]["text"] += delta
                     yield TextDeltaEvent(index, delta, partial)
-                    if reply.hold is not None:
+                    if reply.hold is not None and not self.ignore_abort and options.abort is not None:
+                        await _first(reply.hold.wait(), options.abort.wait())
+                        if options.abort.is_set():
+                            partial["stopReason"] = "aborted"
+                            partial["errorMessage"] = "Request aborted by the user."
+                            yield ErrorEvent("aborted", partial, ErrorInfo(ErrorKind.ABORTED))
+                            return
+                    elif reply.hold is not None:
                         await reply.hold.wait()
                 yield TextEndEvent(index, block["text"], partial)
             else:

@@ -204,9 +204,24 @@ async def test_abort_mid_stream_keeps_partial_as_aborted() -> None:
     h.signal.abort()
     added = await run
     final = added[-1]
-    assert final["stopReason"] == "aborted" and final["errorMessage"]
+    assert final["stopReason"] == "aborted" and final["errorMessage"] == "Request aborted by the user."
     assert final["content"][0]["text"] == "partial"
+    assert final["usage"]["input"] == 100  # what the provider reported before the abort is kept
     assert h.types()[-2:] == ["turn_end", "agent_end"]
+
+
+async def test_abort_cancels_a_provider_that_ignores_the_abort_event() -> None:
+    hold = asyncio.Event()
+    h = Harness(
+        [Reply([{"type": "text", "text": "partial words here"}], hold=hold)], abort_grace_seconds=0.01
+    )
+    h.provider.ignore_abort = True
+    run = asyncio.create_task(h.loop.run([user("go")], []))
+    while not any(e.type == "message_update" for e in h.events):
+        await asyncio.sleep(0)
+    h.signal.abort()
+    added = await run
+    assert added[-1]["stopReason"] == "aborted" and added[-1]["content"][0]["text"] == "partial"
 
 
 async def test_abort_mid_tool_gives_every_call_a_result() -> None:
