@@ -6,12 +6,6 @@ so the op must be removed from here). The list only ever shrinks.
 
 EXPECTED_FAILING_OPS: frozenset[str] = frozenset(
     {
-        # sessions
-        "parse_session",
-        "load_session_file",
-        "context_entries",
-        "session_context",
-        "session_tree",
         # resources
         "load_resources",
         "format_skills_for_prompt",

@@ -1,0 +1,180 @@
+"""What the model sees: the root→leaf path, the compaction range and the entry projection.
+
+These functions take plain entry dicts exactly as parsed from a file (no validation) and follow
+Pi's rules, including how it treats odd values; the session tree uses them on the entries of the
+active path. ``honour_retained_tail`` enables piwork's reading of a compaction's ``retainedTail``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from piwork.core.messages import LLM_ROLES
+from piwork.core.session.jsvalues import UNDEFINED, js_get, js_same, js_truthy, map_key
+from piwork.core.session.timestamps import js_date_ms
+
+Entry = Any  # a parsed JSON value, normally a dict
+DEFAULT_THINKING_LEVEL = "off"
+
+
+def build_entry_index(entries: Sequence[Entry]) -> dict[Any, Entry]:
+    """Entries by id; a later duplicate replaces an earlier one."""
+    index: dict[Any, Entry] = {}
+    for entry in entries:
+        index[map_key(js_get(entry, "id"))] = entry
+    return index
+
+
+def build_session_path(
+    entries: Sequence[Entry], leaf_id: Any = UNDEFINED, index: dict[Any, Entry] | None = None
+) -> list[Entry]:
+    """Root→leaf path. ``leaf_id=None`` gives ``[]``; absent, empty or unknown → the last entry."""
+    if leaf_id is None:
+        return []
+    by_id = build_entry_index(entries) if index is None else index
+    leaf: Any = UNDEFINED
+    if js_truthy(leaf_id):
+        leaf = by_id.get(map_key(leaf_id), UNDEFINED)
+    if leaf is UNDEFINED or leaf is None:
+        leaf = entries[-1] if entries else UNDEFINED
+    path: list[Entry] = []
+    seen: set[int] = set()
+    current = leaf
+    while js_truthy(current) and id(current) not in seen:
+        seen.add(id(current))
+        path.append(current)
+        parent_id = js_get(current, "parentId")
+        current = by_id.get(map_key(parent_id), UNDEFINED) if js_truthy(parent_id) else UNDEFINED
+    path.reverse()
+    return path
+
+
+def latest_compaction(path: Sequence[Entry]) -> Entry | None:
+    for entry in reversed(path):
+        if js_get(entry, "type") == "compaction":
+            return entry
+    return None
+
+
+@dataclass(frozen=True)
+class ContextSelection:
+    """The context entries of a path; ``retained`` holds a compaction's ``retainedTail`` messages."""
+
+    entries: list[Entry]
+    retained: list[Any]
+
+
+def select_context(path: Sequence[Entry], honour_retained_tail: bool = False) -> ContextSelection:
+    """Latest compaction first, then its kept entries (or retained tail), then what follows it."""
+    compaction = latest_compaction(path)
+    if compaction is None:
+        return ContextSelection(list(path), [])
+    compaction_id = js_get(compaction, "id")
+    position = next((i for i, e in enumerate(path) if js_same(js_get(e, "id"), compaction_id)), -1)
+    if position < 0:
+        return ContextSelection(list(path), [])
+    selected: list[Entry] = [compaction]
+    retained_tail = js_get(compaction, "retainedTail")
+    if honour_retained_tail and isinstance(retained_tail, list):
+        retained = list(retained_tail)
+    else:
+        retained = []
+        first_kept = js_get(compaction, "firstKeptEntryId")
+        found = False
+        for entry in path[:position]:
+            if not found and js_same(js_get(entry, "id"), first_kept):
+                found = True
+            if found:
+                selected.append(entry)
+    selected.extend(path[position + 1 :])
+    return ContextSelection(selected, retained)
+
+
+def build_context_entries(
+    entries: Sequence[Entry], leaf_id: Any = UNDEFINED, index: dict[Any, Entry] | None = None
+) -> list[Entry]:
+    """Pi's compaction-aware entry list for a leaf (``retainedTail`` ignored, as Pi does)."""
+    return select_context(build_session_path(entries, leaf_id, index)).entries
+
+
+def _put(target: dict[str, Any], key: str, value: Any) -> None:
+    if value is not UNDEFINED:
+        target[key] = value
+
+
+def entry_to_messages(entry: Entry) -> list[Any]:
+    """The projection of one entry: its message, a custom/summary message, or nothing."""
+    kind = js_get(entry, "type")
+    if kind == "message":
+        message = js_get(entry, "message")
+        role = js_get(message, "role")
+        if role in LLM_ROLES and js_get(message, "content") in (None, UNDEFINED):
+            return [{**message, "content": []}]
+        return [message]
+    if kind == "custom_message":
+        content = js_get(entry, "content")
+        custom: dict[str, Any] = {"role": "custom"}
+        _put(custom, "customType", js_get(entry, "customType"))
+        custom["content"] = [] if content in (None, UNDEFINED) else content
+        _put(custom, "display", js_get(entry, "display"))
+        _put(custom, "details", js_get(entry, "details"))
+        custom["timestamp"] = js_date_ms(js_get(entry, "timestamp"))
+        return [custom]
+    if kind == "branch_summary" and js_truthy(js_get(entry, "summary")):
+        branch: dict[str, Any] = {"role": "branchSummary", "summary": entry["summary"]}
+        _put(branch, "fromId", js_get(entry, "fromId"))
+        branch["timestamp"] = js_date_ms(js_get(entry, "timestamp"))
+        return [branch]
+    if kind == "compaction":
+        summary: dict[str, Any] = {"role": "compactionSummary"}
+        _put(summary, "summary", js_get(entry, "summary"))
+        _put(summary, "tokensBefore", js_get(entry, "tokensBefore"))
+        summary["timestamp"] = js_date_ms(js_get(entry, "timestamp"))
+        return [summary]
+    return []
+
+
+def context_settings(path: Sequence[Entry]) -> tuple[Any, dict[str, Any] | None]:
+    """Thinking level and model in effect at the end of ``path`` (``UNDEFINED`` level possible)."""
+    thinking_level: Any = DEFAULT_THINKING_LEVEL
+    model: dict[str, Any] | None = None
+    for entry in path:
+        kind = js_get(entry, "type")
+        if kind == "thinking_level_change":
+            thinking_level = js_get(entry, "thinkingLevel")
+        elif kind == "model_change":
+            model = {}
+            _put(model, "provider", js_get(entry, "provider"))
+            _put(model, "modelId", js_get(entry, "modelId"))
+        elif kind == "message":
+            message = js_get(entry, "message")
+            if js_get(message, "role") == "assistant":
+                model = {}
+                _put(model, "provider", js_get(message, "provider"))
+                _put(model, "modelId", js_get(message, "model"))
+    return thinking_level, model
+
+
+def build_session_context(
+    entries: Sequence[Entry],
+    leaf_id: Any = UNDEFINED,
+    honour_retained_tail: bool = False,
+    index: dict[Any, Entry] | None = None,
+) -> dict[str, Any]:
+    """``{messages, thinkingLevel, model}`` for a leaf, as the agent sends it to the model."""
+    by_id = build_entry_index(entries) if index is None else index
+    path = build_session_path(entries, leaf_id, by_id)
+    thinking_level, model = context_settings(path)
+    selection = select_context(path, honour_retained_tail)
+    messages: list[Any] = []
+    if selection.entries:
+        messages.extend(entry_to_messages(selection.entries[0]))
+        messages.extend(selection.retained)
+        for entry in selection.entries[1:]:
+            messages.extend(entry_to_messages(entry))
+    result: dict[str, Any] = {"messages": messages}
+    _put(result, "thinkingLevel", thinking_level)
+    result["model"] = model
+    return result

@@ -1,0 +1,165 @@
+"""Session format v3: constants, names and locations, serialization and the pure JSONL parser.
+
+The parser does no I/O: it takes the bytes (or text) of a file and returns the parsed values with
+their line numbers and byte offsets plus diagnostics, so the store, the session browser and the
+tests share one reading of the format.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from piwork.core.jscompat import js_json_stringify, js_trim, json_loads_js
+from piwork.core.session.timestamps import now_ms
+
+CURRENT_VERSION = 3
+HEADER_SCAN_LIMIT = 1024 * 1024
+SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+
+# Diagnostic kinds (spec: sessions §4).
+MALFORMED_JSON = "malformed_json"
+TORN_TAIL = "torn_tail"
+MISSING_ID = "missing_id"
+DUPLICATE_ID = "duplicate_id"
+DANGLING_PARENT = "dangling_parent"
+CYCLE = "cycle"
+BAD_HEADER = "bad_header"
+UNSUPPORTED_FORMAT = "unsupported_format"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A problem found in a session file; ``line`` is 1-based (0 when not tied to a line)."""
+
+    kind: str
+    line: int
+    byte_offset: int
+    message: str
+    entry_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "line": self.line,
+            "byteOffset": self.byte_offset,
+            "message": self.message,
+        }
+        if self.entry_id is not None:
+            out["entryId"] = self.entry_id
+        return out
+
+
+def new_session_id() -> str:
+    """A UUID v7 (48-bit millisecond time, then random bits), the form Pi uses for session ids."""
+    value = (now_ms() & ((1 << 48) - 1)) << 80
+    value |= 0x7 << 76
+    value |= secrets.randbits(12) << 64
+    value |= 0b10 << 62
+    value |= secrets.randbits(62)
+    return str(uuid.UUID(int=value))
+
+
+def is_valid_session_id(session_id: str) -> bool:
+    return SESSION_ID_PATTERN.fullmatch(session_id) is not None
+
+
+def encode_cwd(cwd: str) -> str:
+    """The per-cwd folder name: ``/home/ana/proj`` → ``--home-ana-proj--``."""
+    absolute = os.path.abspath(cwd)
+    if absolute[:1] in ("/", "\\"):
+        absolute = absolute[1:]
+    return "--" + re.sub(r"[/\\:]", "-", absolute) + "--"
+
+
+def sessions_root(agent_dir: str | os.PathLike[str]) -> Path:
+    return Path(agent_dir) / "sessions"
+
+
+def default_session_dir(cwd: str, agent_dir: str | os.PathLike[str]) -> Path:
+    return sessions_root(agent_dir) / encode_cwd(cwd)
+
+
+def session_file_name(header_timestamp: str, session_id: str) -> str:
+    return header_timestamp.replace(":", "-").replace(".", "-") + f"_{session_id}.jsonl"
+
+
+def serialize(value: Any) -> str:
+    """One JSONL line exactly as JavaScript's ``JSON.stringify`` writes it, with its newline."""
+    return js_json_stringify(value) + "\n"
+
+
+def is_header(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") == "session"
+
+
+def is_valid_header(value: Any) -> bool:
+    return is_header(value) and isinstance(value.get("id"), str)
+
+
+def is_v4_header(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("v") == 4 and value.get("kind") == "header"
+
+
+def parse_session_text(text: str) -> list[Any]:
+    """Pi's loose text parser: trim, split on ``\\n``, skip blank and unparseable lines.
+
+    Values that are valid JSON but not objects are kept, as the reference does.
+    """
+    values: list[Any] = []
+    for line in js_trim(text).split("\n"):
+        if not js_trim(line):
+            continue
+        try:
+            values.append(json_loads_js(line))
+        except ValueError:
+            continue
+    return values
+
+
+@dataclass(frozen=True)
+class ParsedLine:
+    """One parsed JSONL line: the value, its 1-based line number, byte offset and byte length."""
+
+    value: Any
+    line: int
+    offset: int
+    length: int
+
+
+def split_lines(data: bytes) -> Iterator[tuple[int, int, bytes]]:
+    """``(line number, byte offset, bytes)`` for every ``\\n``-separated piece, the tail included."""
+    start = 0
+    line = 0
+    size = len(data)
+    while start < size:
+        line += 1
+        end = data.find(b"\n", start)
+        if end < 0:
+            yield line, start, data[start:]
+            return
+        yield line, start, data[start:end]
+        start = end + 1
+
+
+def parse_line(raw: bytes) -> Any:
+    """A line's JSON value; raises ``ValueError`` when it is not JSON (blank lines are callers')."""
+    return json_loads_js(raw.decode("utf-8", "replace"))
+
+
+def is_blank(raw: bytes) -> bool:
+    if not raw.strip():
+        return True
+    return not js_trim(raw.decode("utf-8", "replace"))
+
+
+def ends_torn(data: bytes) -> bool:
+    """True when something follows the last newline (a crash mid-write leaves this)."""
+    return bool(data) and not data.endswith(b"\n")

@@ -1,0 +1,153 @@
+"""Reading a session file into header, light records and diagnostics, without writing anything.
+
+Lines are parsed one at a time; only the small fields of each entry are kept (see ``records.py``)
+unless ``keep_bodies`` is set, so a large file costs little memory. Bodies are read back by byte
+offset when needed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO, Literal
+
+from piwork.core.jscompat import json_loads_js
+from piwork.core.session.format import (
+    BAD_HEADER,
+    MALFORMED_JSON,
+    TORN_TAIL,
+    UNSUPPORTED_FORMAT,
+    Diagnostic,
+    is_blank,
+    is_header,
+    is_v4_header,
+    is_valid_header,
+)
+from piwork.core.session.records import EntryRecord, make_record
+
+Status = Literal["ok", "missing", "empty", "not_session", "unsupported"]
+READ_CHUNK = 1024 * 1024
+
+
+@dataclass
+class LoadedFile:
+    """What a session file holds. ``status`` tells whether it is a usable session at all."""
+
+    path: Path
+    status: Status
+    header: dict[str, Any] | None = None
+    records: list[EntryRecord] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    size: int = 0
+    mtime_ns: int = 0
+    torn: bool = False
+
+    @property
+    def version(self) -> Any:
+        if self.header is None:
+            return None
+        return self.header.get("version", 1)
+
+
+def _lines(handle: BinaryIO) -> Any:
+    """``(line number, offset, raw bytes without newline, ended by newline)`` for each line."""
+    offset = 0
+    for number, raw in enumerate(handle, start=1):
+        has_newline = raw.endswith(b"\n")
+        body = raw[:-1] if has_newline else raw
+        yield number, offset, body, has_newline
+        offset += len(raw)
+
+
+def read_session_file(
+    path: str | os.PathLike[str], keep_bodies: bool = False, keep_non_objects: bool = False
+) -> LoadedFile:
+    """Parse a session file. Never writes, never raises for bad content (only for I/O errors).
+
+    ``keep_non_objects`` keeps JSON lines that are not objects (``42``, ``null``) as entries, the
+    way the reference does; by default they are reported as ``malformed_json`` and skipped.
+    """
+    file_path = Path(path)
+    try:
+        stat = file_path.stat()
+    except FileNotFoundError:
+        return LoadedFile(file_path, "missing")
+    loaded = LoadedFile(file_path, "ok", size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+    if stat.st_size == 0:
+        loaded.status = "empty"
+        return loaded
+    first = True
+    with open(file_path, "rb", buffering=READ_CHUNK) as handle:
+        for number, offset, raw, has_newline in _lines(handle):
+            if is_blank(raw):
+                if not has_newline:
+                    loaded.torn = True
+                continue
+            if not has_newline:
+                loaded.torn = True
+            try:
+                value = json_loads_js(raw.decode("utf-8", "replace"))
+            except ValueError:
+                if first and is_v4_header(_loose_json(raw)):
+                    loaded.status = "unsupported"
+                    return loaded
+                kind = TORN_TAIL if not has_newline else MALFORMED_JSON
+                text = (
+                    "The last line is incomplete (the program writing it probably stopped); it is skipped"
+                    if kind == TORN_TAIL
+                    else "Line is not valid JSON; it is skipped"
+                )
+                loaded.diagnostics.append(Diagnostic(kind, number, offset, text))
+                continue
+            if first:
+                first = False
+                if is_v4_header(value):
+                    loaded.status = "unsupported"
+                    loaded.diagnostics.append(
+                        Diagnostic(
+                            UNSUPPORTED_FORMAT, number, offset, "This session uses the experimental v4 format"
+                        )
+                    )
+                    return loaded
+                if not is_valid_header(value):
+                    loaded.status = "not_session"
+                    loaded.diagnostics.append(
+                        Diagnostic(BAD_HEADER, number, offset, "The first entry is not a session header")
+                    )
+                    return loaded
+                loaded.header = value
+                continue
+            if not isinstance(value, dict) and not keep_non_objects:
+                loaded.diagnostics.append(
+                    Diagnostic(
+                        MALFORMED_JSON, number, offset, "Line is JSON but not an object; it is skipped"
+                    )
+                )
+                continue
+            if is_header(value) and not keep_non_objects:
+                loaded.diagnostics.append(
+                    Diagnostic(
+                        BAD_HEADER, number, offset, "A second session header inside the file is ignored"
+                    )
+                )
+            record = make_record(value, len(loaded.records), number, offset, len(raw))
+            if keep_bodies or not isinstance(value, dict):
+                record.body = value
+            loaded.records.append(record)
+    if first:
+        loaded.status = "not_session"
+    return loaded
+
+
+def _loose_json(raw: bytes) -> Any:
+    try:
+        return json_loads_js(raw.decode("utf-8", "replace").strip())
+    except ValueError:
+        return None
+
+
+def read_body(fd: int, record: EntryRecord) -> Any:
+    """Parse one entry again from the file by its byte offset."""
+    data = os.pread(fd, record.length, record.offset)
+    return json_loads_js(data.decode("utf-8", "replace"))

@@ -1,0 +1,153 @@
+"""The light per-entry index the tree is built from: ids, type, time and a short preview.
+
+A record keeps what navigation, the tree view and context selection need, so a large file is
+indexed once and message bodies are parsed again only for the entries a caller asks for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from piwork.core.jscompat import UNDEFINED, js_trim
+from piwork.core.session.timestamps import js_date_ms
+
+PREVIEW_CHARS = 120
+
+# Small fields copied into ``EntryRecord.meta`` per entry type (everything else stays in the body).
+_META_FIELDS: dict[str, tuple[str, ...]] = {
+    "label": ("targetId", "label"),
+    "session_info": ("name",),
+    "compaction": ("firstKeptEntryId", "tokensBefore"),
+    "model_change": ("provider", "modelId"),
+    "thinking_level_change": ("thinkingLevel",),
+    "branch_summary": ("fromId",),
+    "custom_message": ("customType", "display"),
+    "custom": ("customType",),
+}
+
+
+@dataclass(slots=True, eq=False)
+class EntryRecord:
+    """One entry of a session file, indexed without keeping its body in memory."""
+
+    seq: int
+    id: Any
+    parent_id: Any
+    type: Any
+    timestamp: Any
+    line: int = 0
+    offset: int = -1
+    length: int = 0
+    role: str | None = None
+    preview: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+    body: Any = None
+
+    @property
+    def time_ms(self) -> float:
+        return js_date_ms(self.timestamp)
+
+    @property
+    def key(self) -> str | None:
+        return self.id if isinstance(self.id, str) else None
+
+
+def _short(text: str) -> str:
+    text = " ".join(js_trim(text).split())
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif kind == "toolCall" and isinstance(block.get("name"), str):
+                parts.append(f"{block['name']}(…)")
+            elif kind == "image":
+                parts.append("[image]")
+            if sum(len(p) for p in parts) > PREVIEW_CHARS * 2:
+                break
+        return " ".join(parts)
+    return ""
+
+
+def _message_meta(message: dict[str, Any], meta: dict[str, Any]) -> str:
+    role = message.get("role")
+    if role == "assistant":
+        for key in ("provider", "model", "stopReason"):
+            if key in message:
+                meta[key] = message[key]
+        content = message.get("content")
+        meta["hasText"] = isinstance(content, list) and any(
+            isinstance(b, dict)
+            and b.get("type") == "text"
+            and isinstance(b.get("text"), str)
+            and js_trim(b["text"])
+            for b in content
+        )
+    if role == "bashExecution":
+        return f"!{message.get('command', '')}"
+    if role in ("branchSummary", "compactionSummary"):
+        summary = message.get("summary")
+        return summary if isinstance(summary, str) else ""
+    return _content_text(message.get("content"))
+
+
+def make_record(value: Any, seq: int, line: int = 0, offset: int = -1, length: int = 0) -> EntryRecord:
+    """Index one parsed entry (any JSON value); the caller decides whether to keep ``body``."""
+    if not isinstance(value, dict):
+        return EntryRecord(seq, UNDEFINED, UNDEFINED, UNDEFINED, UNDEFINED, line, offset, length, body=value)
+    kind = value.get("type")
+    record = EntryRecord(
+        seq,
+        value.get("id", UNDEFINED),
+        value.get("parentId", UNDEFINED),
+        kind,
+        value.get("timestamp", UNDEFINED),
+        line,
+        offset,
+        length,
+    )
+    meta = record.meta
+    for key in _META_FIELDS.get(kind, ()) if isinstance(kind, str) else ():
+        if key in value:
+            meta[key] = value[key]
+    preview = ""
+    if kind == "message":
+        message = value.get("message")
+        if isinstance(message, dict):
+            role = message.get("role")
+            record.role = role if isinstance(role, str) else None
+            preview = _message_meta(message, meta)
+    elif kind == "compaction":
+        meta["hasRetainedTail"] = isinstance(value.get("retainedTail"), list)
+        summary_text = value.get("summary")
+        preview = summary_text if isinstance(summary_text, str) else ""
+    elif kind == "branch_summary":
+        summary = value.get("summary")
+        meta["hasSummary"] = (isinstance(summary, str) and summary != "") or (
+            not isinstance(summary, str) and bool(summary)
+        )
+        preview = summary if isinstance(summary, str) else ""
+    elif kind == "custom_message":
+        preview = _content_text(value.get("content"))
+    elif kind == "label":
+        preview = str(value.get("label") or "")
+    elif kind == "session_info":
+        preview = str(value.get("name") or "")
+    elif kind == "model_change":
+        preview = f"{value.get('provider', '')}/{value.get('modelId', '')}"
+    elif kind == "thinking_level_change":
+        preview = str(value.get("thinkingLevel", ""))
+    elif kind == "custom":
+        preview = str(value.get("customType", ""))
+    record.preview = _short(preview)
+    return record

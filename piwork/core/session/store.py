@@ -1,0 +1,373 @@
+"""Session files on disk: open, create, append durably, migrate safely, lock against a second writer.
+
+``Session`` joins a ``SessionTree`` to its JSONL file. Writes follow Pi's rules (lazy first write,
+one line per entry, the file created only once an assistant message exists) plus piwork's own:
+each entry is one ``write()`` on an ``O_APPEND`` descriptor, ``fsync`` after assistant messages,
+compactions, branch summaries and on close; an advisory lock keeps a second piwork writer out;
+an append by another program is noticed (size and mtime) and reloaded before piwork appends;
+a legacy file is migrated only through a backup and an atomic rename.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from piwork.core.errors import InputRejected, PiworkError
+from piwork.core.ids import IdFactory, random_entry_id
+from piwork.core.session.format import (
+    CURRENT_VERSION,
+    default_session_dir,
+    new_session_id,
+    serialize,
+    session_file_name,
+)
+from piwork.core.session.migrate import migrate_to_current, version_at_least
+from piwork.core.session.reader import LoadedFile, read_body, read_session_file
+from piwork.core.session.records import EntryRecord
+from piwork.core.session.timestamps import iso_now
+from piwork.core.session.tree import SessionTree, tree_from_values
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+DURABLE_TYPES = frozenset({"compaction", "branch_summary"})
+
+
+class NotASessionFile(InputRejected):
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"Session file is not a valid pi session: {path}")
+        self.path = path
+
+
+class UnsupportedSessionFormat(InputRejected):
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"Session file uses a newer format piwork cannot open: {path}")
+        self.path = path
+
+
+class SessionReadOnly(PiworkError):
+    def __init__(self, path: Path | None) -> None:
+        super().__init__(f"This session is open read-only (another piwork window is writing it): {path}")
+
+
+def new_header(cwd: str, session_id: str | None = None, parent_session: str | None = None) -> dict[str, Any]:
+    header: dict[str, Any] = {
+        "type": "session",
+        "version": CURRENT_VERSION,
+        "id": session_id or new_session_id(),
+        "timestamp": iso_now(),
+        "cwd": cwd,
+    }
+    if parent_session is not None:
+        header["parentSession"] = parent_session
+    return header
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _backup_path(path: Path, old_version: Any) -> Path:
+    base = path.with_name(f"{path.name}.bak-v{old_version}")
+    candidate = base
+    counter = 1
+    while candidate.exists():
+        counter += 1
+        candidate = base.with_name(f"{base.name}.{counter}")
+    return candidate
+
+
+def rewrite_atomically(path: Path, values: list[Any], backup_suffix_version: Any) -> Path:
+    """Copy the original to a backup, write ``values`` to a temp file, fsync, rename over it."""
+    backup = _backup_path(path, backup_suffix_version)
+    with open(path, "rb") as src, open(backup, "xb") as dst:
+        while chunk := src.read(1024 * 1024):
+            dst.write(chunk)
+        dst.flush()
+        os.fsync(dst.fileno())
+    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(temp, "wb") as out:
+        out.write("".join(serialize(v) for v in values).encode("utf-8"))
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temp, path)
+    _fsync_dir(path.parent)
+    return backup
+
+
+class Session:
+    """A session tree bound to its file (or to nothing, for an in-memory session)."""
+
+    def __init__(
+        self,
+        tree: SessionTree,
+        path: Path | None,
+        cwd: str,
+        session_dir: Path | None,
+        *,
+        flushed: bool,
+        read_only: bool = False,
+    ) -> None:
+        self.tree = tree
+        self.path = path
+        self.cwd = cwd
+        self.session_dir = session_dir
+        self.read_only = read_only
+        self.flushed = flushed
+        self.notices: list[str] = []
+        self.on_notice: Callable[[str], None] | None = None
+        self._append_fd: int | None = None
+        self._read_fd: int | None = None
+        self._expected: tuple[int, int] | None = None
+        self._needs_newline = False
+        tree.sink = self
+        tree._load_body = self._load_body
+
+    # ------------------------------------------------------------------ state
+    @property
+    def header(self) -> dict[str, Any] | None:
+        return self.tree.header
+
+    @property
+    def session_id(self) -> str:
+        return str((self.header or {}).get("id", ""))
+
+    @property
+    def persisted(self) -> bool:
+        return self.path is not None
+
+    def _load_body(self, record: EntryRecord) -> Any:
+        if self.path is None:
+            return record.body
+        if self._read_fd is None:
+            self._read_fd = os.open(self.path, os.O_RDONLY)
+        return read_body(self._read_fd, record)
+
+    # ------------------------------------------------------------------ locking
+    def acquire_lock(self) -> bool:
+        """Take the writer lock; ``False`` (and read-only) if another piwork holds it."""
+        if self.path is None or self._append_fd is not None:
+            return True
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                self.read_only = True
+                return False
+        self._append_fd = fd
+        return True
+
+    def _remember_file_state(self) -> None:
+        if self.path is not None and self.path.exists():
+            st = self.path.stat()
+            self._expected = (st.st_size, st.st_mtime_ns)
+
+    # ------------------------------------------------------------------ sink
+    def before_append(self, tree: SessionTree) -> None:
+        if self.read_only:
+            raise SessionReadOnly(self.path)
+        if not self.flushed or self.path is None or self._expected is None:
+            return
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return
+        if (st.st_size, st.st_mtime_ns) == self._expected:
+            return
+        loaded = read_session_file(self.path)
+        if loaded.status == "ok":
+            tree.replace_records(loaded.header, loaded.records, loaded.diagnostics)
+            self._needs_newline = loaded.torn
+            self._notice(
+                "The session file was changed by another program; piwork reloaded it before writing."
+            )
+        self._expected = (st.st_size, st.st_mtime_ns)
+
+    def after_append(self, tree: SessionTree, record: EntryRecord) -> None:
+        if self.path is None:
+            return
+        if not tree.has_assistant:
+            if self.flushed:
+                self._append_line(serialize(record.body), durable=False)
+            return
+        if not self.flushed:
+            self._write_new_file()
+            return
+        durable = record.type in DURABLE_TYPES or record.role == "assistant"
+        self._append_line(serialize(record.body), durable)
+
+    def _notice(self, text: str) -> None:
+        self.notices.append(text)
+        if self.on_notice is not None:
+            self.on_notice(text)
+
+    # ------------------------------------------------------------------ writing
+    def _write_new_file(self) -> None:
+        """Lazy first write: header and every entry at once, refusing to overwrite a file."""
+        assert self.path is not None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lines = [serialize(self.tree.header)] + [serialize(self.tree.body(r)) for r in self.tree.records]
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, "".join(lines).encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.flushed = True
+        self.acquire_lock()
+        self._remember_file_state()
+
+    def _append_line(self, line: str, durable: bool) -> None:
+        if self._append_fd is None and not self.acquire_lock():
+            raise SessionReadOnly(self.path)
+        assert self._append_fd is not None
+        data = line.encode("utf-8")
+        if self._needs_newline:
+            data = b"\n" + data
+            self._needs_newline = False
+        written = os.write(self._append_fd, data)
+        while written < len(data):  # a short write is rare on local files; finish the same line
+            written += os.write(self._append_fd, data[written:])
+        if durable:
+            os.fsync(self._append_fd)
+        self._remember_file_state()
+
+    def repair_torn_tail(self) -> None:
+        """Write the pending newline after a torn last line now (Pi does this right on open)."""
+        if self._needs_newline and self.acquire_lock() and self._append_fd is not None:
+            os.write(self._append_fd, b"\n")
+            self._needs_newline = False
+            self._remember_file_state()
+
+    def close(self) -> None:
+        for name in ("_append_fd", "_read_fd"):
+            fd = getattr(self, name)
+            if fd is not None:
+                if name == "_append_fd":
+                    with contextlib.suppress(OSError):
+                        os.fsync(fd)
+                os.close(fd)
+                setattr(self, name, None)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ---------------------------------------------------------------------- constructors
+def in_memory_session(cwd: str | None = None, *, new_id: IdFactory = random_entry_id) -> Session:
+    """A session that never touches the disk (tests, previews)."""
+    folder = os.path.abspath(cwd or os.getcwd())
+    return Session(SessionTree(new_header(folder), new_id=new_id), None, folder, None, flushed=False)
+
+
+def create_session(
+    cwd: str,
+    session_dir: str | os.PathLike[str] | None = None,
+    *,
+    agent_dir: str | os.PathLike[str] | None = None,
+    parent_session: str | None = None,
+    session_id: str | None = None,
+    new_id: IdFactory = random_entry_id,
+) -> Session:
+    """A new session in ``session_dir`` (default: the per-cwd folder); written on first reply."""
+    from piwork.core.paths import agent_dir as default_agent_dir
+
+    folder = os.path.abspath(cwd)
+    directory = (
+        Path(session_dir) if session_dir else default_session_dir(folder, agent_dir or default_agent_dir())
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    header = new_header(folder, session_id, parent_session)
+    path = directory / session_file_name(header["timestamp"], header["id"])
+    return Session(SessionTree(header, new_id=new_id), path, folder, directory, flushed=False)
+
+
+def open_session(
+    path: str | os.PathLike[str],
+    *,
+    cwd: str | None = None,
+    writable: bool = True,
+    new_id: IdFactory = random_entry_id,
+    repair_now: bool = False,
+    keep_non_objects: bool = False,
+) -> Session:
+    """Open a session file as Pi's ``--session`` does, with piwork's safety rules.
+
+    Missing file: a new session bound to that path. Empty file: a fresh header is written (when
+    writable). Not a session: ``NotASessionFile``, the file untouched. A v1/v2 file is migrated; when
+    writable the original is kept as ``<file>.bak-v<N>`` and replaced atomically.
+    ``keep_non_objects`` keeps non-object JSON lines as entries, as the reference does.
+    """
+    file_path = Path(os.path.abspath(path))
+    loaded = read_session_file(file_path, keep_non_objects=keep_non_objects)
+    if loaded.status == "missing":
+        folder = os.path.abspath(cwd or os.getcwd())
+        tree = SessionTree(new_header(folder), new_id=new_id)
+        return Session(tree, file_path, folder, file_path.parent, flushed=False, read_only=not writable)
+    if loaded.status == "empty":
+        folder = os.path.abspath(cwd or os.getcwd())
+        tree = SessionTree(new_header(folder), new_id=new_id)
+        session = Session(tree, file_path, folder, file_path.parent, flushed=True, read_only=not writable)
+        if writable and session.acquire_lock():
+            session._append_line(serialize(tree.header), durable=True)
+        return session
+    if loaded.status == "unsupported":
+        raise UnsupportedSessionFormat(file_path)
+    if loaded.status == "not_session":
+        raise NotASessionFile(file_path)
+    if not _is_current(loaded):
+        loaded = _migrate(loaded, writable, new_id, keep_non_objects)
+    header_cwd = (loaded.header or {}).get("cwd")
+    chosen_cwd = cwd
+    if chosen_cwd is None and isinstance(header_cwd, str) and header_cwd:
+        chosen_cwd = header_cwd
+    session_cwd = os.path.abspath(chosen_cwd or os.getcwd())
+    tree = SessionTree(loaded.header, loaded.records, new_id=new_id, diagnostics=loaded.diagnostics)
+    session = Session(tree, file_path, session_cwd, file_path.parent, flushed=True, read_only=not writable)
+    session._needs_newline = loaded.torn
+    if writable:
+        session.acquire_lock()
+        session._remember_file_state()
+        if repair_now and not session.read_only:
+            session.repair_torn_tail()
+    return session
+
+
+def _is_current(loaded: LoadedFile) -> bool:
+    return version_at_least((loaded.header or {}).get("version", 1), CURRENT_VERSION)
+
+
+def _migrate(loaded: LoadedFile, writable: bool, new_id: IdFactory, keep_non_objects: bool) -> LoadedFile:
+    """Migrate a legacy file: in memory for viewing, or through backup + atomic rename."""
+    full = read_session_file(loaded.path, keep_bodies=True, keep_non_objects=keep_non_objects)
+    values: list[Any] = [full.header] + [r.body for r in full.records]
+    old_version = (full.header or {}).get("version", 1)
+    migrate_to_current(values, new_id)
+    if writable:
+        rewrite_atomically(loaded.path, values, old_version)
+        return read_session_file(loaded.path, keep_non_objects=keep_non_objects)
+    tree_values = values[1:]
+    migrated = tree_from_values(tree_values)
+    full.header = values[0]
+    full.records = migrated.records
+    return full

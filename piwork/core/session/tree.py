@@ -1,0 +1,579 @@
+"""The session tree: index, leaf, labels, name, navigation, appends and context building.
+
+``SessionTree`` holds one session's entries as light records (see ``records.py``) and loads a
+message body only when asked, so a 100 MB file opens quickly. It knows nothing about files: an
+optional *sink* (the store) is told about every appended entry. Problems in the entry graph
+(missing or duplicate ids, dangling parents, cycles) become diagnostics and never loop.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cmp_to_key
+from typing import Any, Literal, Protocol
+
+from piwork.core.errors import PiworkError
+from piwork.core.ids import IdFactory, random_entry_id
+from piwork.core.jscompat import js_trim
+from piwork.core.session.context import DEFAULT_THINKING_LEVEL, entry_to_messages
+from piwork.core.session.format import CYCLE, DANGLING_PARENT, DUPLICATE_ID, MISSING_ID, Diagnostic
+from piwork.core.session.jsvalues import UNDEFINED, js_same, js_truthy, map_key
+from piwork.core.session.migrate import unique_id
+from piwork.core.session.records import EntryRecord, make_record
+from piwork.core.session.timestamps import iso_now
+
+BodyLoader = Callable[[EntryRecord], Any]
+EventKind = Literal["append", "leaf", "label", "reload"]
+
+
+class EntrySink(Protocol):
+    """Where appended entries go (the store): checked before and told after every append."""
+
+    def before_append(self, tree: SessionTree) -> None: ...
+
+    def after_append(self, tree: SessionTree, record: EntryRecord) -> None: ...
+
+
+class EntryNotFound(PiworkError):
+    def __init__(self, entry_id: Any) -> None:
+        super().__init__(f"Entry {entry_id} not found")
+        self.entry_id = entry_id
+
+
+@dataclass(frozen=True)
+class TreeEvent:
+    """What changed: an entry was appended, the leaf moved, a label changed, or all was reloaded."""
+
+    kind: EventKind
+    entry_id: str | None
+
+
+@dataclass
+class TreeNode:
+    """A node of ``SessionTree.tree()``: children sorted by time, current label attached."""
+
+    record: EntryRecord
+    children: list[TreeNode] = field(default_factory=list)
+    label: str | None = None
+    label_timestamp: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.record.id}
+        if self.label is not None:
+            out["label"] = self.label
+        if self.label_timestamp is not None:
+            out["labelTimestamp"] = self.label_timestamp
+        out["children"] = [child.to_json() for child in self.children]
+        return out
+
+
+@dataclass(frozen=True)
+class NodeSummary:
+    """Cheap per-entry facts for a tree view row (no message body is parsed)."""
+
+    id: str
+    parent_id: str | None
+    type: str
+    role: str | None
+    preview: str
+    label: str | None
+    label_timestamp: str | None
+    timestamp: Any
+    is_leaf: bool
+
+
+@dataclass
+class SessionContext:
+    """The messages sent to the model for a leaf, with the model and thinking level in effect."""
+
+    messages: list[Any]
+    thinking_level: Any
+    model: dict[str, Any] | None
+    entry_ids: list[Any]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"messages": self.messages}
+        if self.thinking_level is not UNDEFINED:
+            out["thinkingLevel"] = self.thinking_level
+        out["model"] = self.model
+        return out
+
+
+_CURRENT: Any = object()
+
+
+def _compare_time(a: EntryRecord, b: EntryRecord) -> int:
+    ta, tb = a.time_ms, b.time_ms
+    if ta != ta or tb != tb:  # NaN compares equal to everything, like a JS comparator returning NaN
+        return 0
+    return -1 if ta < tb else (1 if ta > tb else 0)
+
+
+class SessionTree:
+    """One session's entry tree (header excluded) with Pi's append and navigation semantics."""
+
+    def __init__(
+        self,
+        header: dict[str, Any] | None,
+        records: Iterable[EntryRecord] = (),
+        *,
+        load_body: BodyLoader | None = None,
+        new_id: IdFactory = random_entry_id,
+        clock: Callable[[], str] = iso_now,
+        diagnostics: Iterable[Diagnostic] = (),
+    ) -> None:
+        self.header = header
+        self._records: list[EntryRecord] = list(records)
+        self._load_body = load_body
+        self._new_id = new_id
+        self._clock = clock
+        self._file_diagnostics = list(diagnostics)
+        self._listeners: list[Callable[[TreeEvent], None]] = []
+        self.sink: EntrySink | None = None
+        self._reindex()
+
+    # ----------------------------------------------------------------- index
+    def _reindex(self) -> None:
+        self._by_key: dict[Any, EntryRecord] = {}
+        self._children: dict[Any, list[EntryRecord]] = {}
+        self._labels: dict[Any, tuple[str, Any]] = {}
+        self._graph_diagnostics: list[Diagnostic] = []
+        self._name_record: EntryRecord | None = None
+        self._has_assistant = False
+        self.leaf_id: Any = None
+        for record in self._records:
+            self._index_record(record, reindexing=True)
+        self._check_graph()
+
+    def _index_record(self, record: EntryRecord, reindexing: bool = False) -> None:
+        if record.type == "session":
+            return
+        key = map_key(record.id)
+        if reindexing and record.type is not UNDEFINED and not isinstance(record.id, str):
+            self._graph_diagnostics.append(
+                Diagnostic(MISSING_ID, record.line, record.offset, "Entry has no id; shown but not linkable")
+            )
+        if key in self._by_key and isinstance(record.id, str):
+            self._graph_diagnostics.append(
+                Diagnostic(
+                    DUPLICATE_ID,
+                    record.line,
+                    record.offset,
+                    f"Entry id {record.id} is used more than once; the later entry wins",
+                    record.id,
+                )
+            )
+        self._by_key[key] = record
+        self._children.setdefault(map_key(record.parent_id), []).append(record)
+        self.leaf_id = record.id if record.id is not UNDEFINED else None
+        if record.type == "label":
+            target = map_key(record.meta.get("targetId", UNDEFINED))
+            label = record.meta.get("label", UNDEFINED)
+            if js_truthy(label):
+                self._labels[target] = (label, record.timestamp)
+            else:
+                self._labels.pop(target, None)
+        elif record.type == "session_info":
+            self._name_record = record
+        elif record.type == "message" and record.role == "assistant":
+            self._has_assistant = True
+
+    def _check_graph(self) -> None:
+        """Dangling parents and parent cycles, found in one pass (no chain is walked twice)."""
+        state: dict[int, int] = {}  # id(record) -> 1 on the current walk, 2 finished
+        for start in self._records:
+            if id(start) in state or start.type == "session":
+                continue
+            walk: list[EntryRecord] = []
+            current: EntryRecord | None = start
+            while current is not None and id(current) not in state:
+                state[id(current)] = 1
+                walk.append(current)
+                parent_id = current.parent_id
+                if not js_truthy(parent_id) or js_same(parent_id, current.id):
+                    current = None
+                    break
+                parent = self._by_key.get(map_key(parent_id))
+                if parent is None:
+                    self._graph_diagnostics.append(
+                        Diagnostic(
+                            DANGLING_PARENT,
+                            current.line,
+                            current.offset,
+                            f"Parent {parent_id} of entry {current.id} does not exist; shown as a root",
+                            current.key,
+                        )
+                    )
+                current = parent
+            if current is not None and state.get(id(current)) == 1:
+                self._graph_diagnostics.append(
+                    Diagnostic(
+                        CYCLE,
+                        current.line,
+                        current.offset,
+                        f"Entry {current.id} is its own ancestor; the parent chain stops there",
+                        current.key,
+                    )
+                )
+            for record in walk:
+                state[id(record)] = 2
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return self._file_diagnostics + self._graph_diagnostics
+
+    # ----------------------------------------------------------------- reading
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @property
+    def records(self) -> list[EntryRecord]:
+        return self._records
+
+    @property
+    def has_assistant(self) -> bool:
+        return self._has_assistant
+
+    def record(self, entry_id: Any) -> EntryRecord | None:
+        return self._by_key.get(map_key(entry_id))
+
+    def has(self, entry_id: Any) -> bool:
+        return map_key(entry_id) in self._by_key
+
+    def body(self, record: EntryRecord) -> Any:
+        if record.body is not None or self._load_body is None:
+            return record.body
+        return self._load_body(record)
+
+    def entry(self, entry_id: Any) -> Any:
+        record = self.record(entry_id)
+        return None if record is None else self.body(record)
+
+    def entries(self) -> list[Any]:
+        """Every entry body in file order (loads them all: for small sessions and tools)."""
+        return [self.body(r) for r in self._records if r.type != "session"]
+
+    def children(self, entry_id: Any) -> list[EntryRecord]:
+        """Direct children in file order."""
+        return list(self._children.get(map_key(entry_id), ()))
+
+    def sorted_children(self, entry_id: Any) -> list[EntryRecord]:
+        """Direct children by time stamp, oldest first (stable), as the tree view lists them."""
+        return sorted(self._children.get(map_key(entry_id), ()), key=cmp_to_key(_compare_time))
+
+    def label(self, entry_id: Any) -> str | None:
+        found = self._labels.get(map_key(entry_id))
+        return None if found is None else found[0]
+
+    def label_timestamp(self, entry_id: Any) -> Any:
+        found = self._labels.get(map_key(entry_id))
+        return None if found is None else found[1]
+
+    def labels(self) -> dict[str, str]:
+        """Current labels of existing entries, in file order of the entries."""
+        out: dict[str, str] = {}
+        for record in self._records:
+            label = self.label(record.id)
+            if label is not None and record.type != "session":
+                out[str(record.id)] = label
+        return out
+
+    @property
+    def name(self) -> str | None:
+        """Latest ``session_info`` name in file order; blank means unnamed."""
+        if self._name_record is None:
+            return None
+        name = self._name_record.meta.get("name")
+        if not isinstance(name, str):
+            return None
+        return js_trim(name) or None
+
+    def path(self, leaf_id: Any = _CURRENT) -> list[EntryRecord]:
+        """Root→entry path following ``parentId``; ``[]`` for an unknown id or a null leaf."""
+        start_id = self.leaf_id if leaf_id is _CURRENT else leaf_id
+        current = self._by_key.get(map_key(start_id)) if js_truthy(start_id) else None
+        path: list[EntryRecord] = []
+        seen: set[int] = set()
+        while current is not None and id(current) not in seen:
+            seen.add(id(current))
+            path.append(current)
+            parent_id = current.parent_id
+            current = self._by_key.get(map_key(parent_id)) if js_truthy(parent_id) else None
+        path.reverse()
+        return path
+
+    def roots(self) -> list[EntryRecord]:
+        """Entries with no parent, their own parent, or an unknown parent, in file order."""
+        out = []
+        for record in self._records:
+            if record.type == "session":
+                continue
+            parent = record.parent_id
+            if parent is None or js_same(parent, record.id) or map_key(parent) not in self._by_key:
+                out.append(record)
+        return out
+
+    def tree(self) -> list[TreeNode]:
+        """The whole tree (Pi's ``getTree``): roots in file order, children sorted by time."""
+        nodes: dict[Any, TreeNode] = {}
+        visible = [r for r in self._records if r.type != "session"]
+        for record in visible:
+            label = self._labels.get(map_key(record.id))
+            nodes[map_key(record.id)] = TreeNode(
+                record, [], None if label is None else label[0], None if label is None else label[1]
+            )
+        roots: list[TreeNode] = []
+        for record in visible:
+            node = nodes[map_key(record.id)]
+            parent_id = record.parent_id
+            if parent_id is None or js_same(parent_id, record.id):
+                roots.append(node)
+                continue
+            parent = nodes.get(map_key(parent_id))
+            if parent is None or parent is node:
+                roots.append(node)
+            else:
+                parent.children.append(node)
+
+        def by_time(a: TreeNode, b: TreeNode) -> int:
+            return _compare_time(a.record, b.record)
+
+        key = cmp_to_key(by_time)
+        stack = list(roots)
+        seen: set[int] = set()
+        while stack:
+            node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            node.children.sort(key=key)
+            stack.extend(node.children)
+        return roots
+
+    def summary(self, record: EntryRecord) -> NodeSummary:
+        label = self._labels.get(map_key(record.id))
+        return NodeSummary(
+            id=str(record.id),
+            parent_id=record.parent_id if isinstance(record.parent_id, str) else None,
+            type=str(record.type),
+            role=record.role,
+            preview=record.preview,
+            label=None if label is None else label[0],
+            label_timestamp=None if label is None else label[1],
+            timestamp=record.timestamp,
+            is_leaf=js_same(record.id, self.leaf_id),
+        )
+
+    # ----------------------------------------------------------------- context
+    def build_context(self, leaf_id: Any = _CURRENT, honour_retained_tail: bool = True) -> SessionContext:
+        """Messages, model and thinking level for a leaf (default: the current leaf).
+
+        ``None`` means an empty context (a reset leaf). ``retainedTail`` is honoured by default.
+        """
+        target = self.leaf_id if leaf_id is _CURRENT else leaf_id
+        path = [] if target is None else self.path(target)
+        thinking_level: Any = DEFAULT_THINKING_LEVEL
+        model: dict[str, Any] | None = None
+        compaction_at = -1
+        for i, record in enumerate(path):
+            if record.type == "thinking_level_change":
+                thinking_level = record.meta.get("thinkingLevel", UNDEFINED)
+            elif record.type == "model_change":
+                model = {
+                    k: record.meta[m]
+                    for k, m in (("provider", "provider"), ("modelId", "modelId"))
+                    if m in record.meta
+                }
+            elif record.type == "message" and record.role == "assistant":
+                model = {
+                    k: record.meta[m]
+                    for k, m in (("provider", "provider"), ("modelId", "model"))
+                    if m in record.meta
+                }
+            elif record.type == "compaction":
+                compaction_at = i
+        selected: list[EntryRecord]
+        retained: list[Any] = []
+        if compaction_at < 0:
+            selected = path
+        else:
+            compaction = path[compaction_at]
+            selected = [compaction]
+            if honour_retained_tail and compaction.meta.get("hasRetainedTail"):
+                retained = list(self.body(compaction)["retainedTail"])
+            else:
+                first_kept = compaction.meta.get("firstKeptEntryId", UNDEFINED)
+                found = False
+                for record in path[:compaction_at]:
+                    found = found or js_same(record.id, first_kept)
+                    if found:
+                        selected.append(record)
+            selected.extend(path[compaction_at + 1 :])
+        messages: list[Any] = []
+        for i, record in enumerate(selected):
+            messages.extend(entry_to_messages(self.body(record)))
+            if i == 0 and retained:
+                messages.extend(retained)
+        return SessionContext(messages, thinking_level, model, [r.id for r in selected])
+
+    # ----------------------------------------------------------------- events
+    def subscribe(self, callback: Callable[[TreeEvent], None]) -> Callable[[], None]:
+        """Call ``callback`` on every change; returns a function that unsubscribes it."""
+        self._listeners.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._listeners:
+                self._listeners.remove(callback)
+
+        return unsubscribe
+
+    def _emit(self, kind: EventKind, entry_id: Any) -> None:
+        event = TreeEvent(kind, entry_id if isinstance(entry_id, str) else None)
+        for callback in list(self._listeners):
+            callback(event)
+
+    def replace_records(
+        self,
+        header: dict[str, Any] | None,
+        records: Iterable[EntryRecord],
+        diagnostics: Iterable[Diagnostic] = (),
+    ) -> None:
+        """Swap in a freshly read file (after another program appended); keeps a still-valid leaf."""
+        previous_leaf = self.leaf_id
+        self.header = header
+        self._records = list(records)
+        self._file_diagnostics = list(diagnostics)
+        self._reindex()
+        if previous_leaf is not None and self.has(previous_leaf):
+            self.leaf_id = previous_leaf
+        self._emit("reload", None)
+
+    # ----------------------------------------------------------------- writing
+    def new_entry_id(self) -> str:
+        return unique_id(lambda candidate: candidate in self._by_key, self._new_id)
+
+    def _base(self, kind: str) -> dict[str, Any]:
+        if self.sink is not None:
+            self.sink.before_append(self)
+        return {"type": kind, "id": self.new_entry_id(), "parentId": self.leaf_id, "timestamp": self._clock()}
+
+    def append_raw(self, entry: dict[str, Any]) -> str:
+        """Append a complete entry dict (its id and parentId already set); it becomes the leaf."""
+        if self.sink is not None:
+            self.sink.before_append(self)
+        record = make_record(entry, len(self._records))
+        record.body = entry
+        self._records.append(record)
+        self._index_record(record)
+        if self.sink is not None:
+            self.sink.after_append(self, record)
+        self._emit("append", record.id)
+        return str(record.id)
+
+    def append_message(self, message: dict[str, Any]) -> str:
+        return self.append_raw({**self._base("message"), "message": message})
+
+    def append_thinking_level_change(self, thinking_level: str) -> str:
+        return self.append_raw({**self._base("thinking_level_change"), "thinkingLevel": thinking_level})
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        return self.append_raw({**self._base("model_change"), "provider": provider, "modelId": model_id})
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str | None,
+        tokens_before: int,
+        details: Any = None,
+        from_hook: bool | None = None,
+        usage: Any = None,
+    ) -> str:
+        entry = {**self._base("compaction"), "summary": summary}
+        _set(entry, "firstKeptEntryId", first_kept_entry_id)
+        entry["tokensBefore"] = tokens_before
+        _set(entry, "details", details)
+        _set(entry, "usage", usage)
+        _set(entry, "fromHook", from_hook)
+        return self.append_raw(entry)
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        entry: dict[str, Any] = {"type": "custom", "customType": custom_type}
+        _set(entry, "data", data)
+        base = self._base("custom")
+        entry.update(id=base["id"], parentId=base["parentId"], timestamp=base["timestamp"])
+        return self.append_raw(entry)
+
+    def append_custom_message(
+        self, custom_type: str, content: Any, display: bool, details: Any = None
+    ) -> str:
+        entry: dict[str, Any] = {"type": "custom_message", "customType": custom_type, "content": content}
+        entry["display"] = display
+        _set(entry, "details", details)
+        base = self._base("custom_message")
+        entry.update(id=base["id"], parentId=base["parentId"], timestamp=base["timestamp"])
+        return self.append_raw(entry)
+
+    def set_name(self, name: str) -> str:
+        """Append a ``session_info`` entry; line breaks become one space, ends are trimmed."""
+        clean = js_trim(re.sub(r"[\r\n]+", " ", name))
+        return self.append_raw({**self._base("session_info"), "name": clean})
+
+    def set_label(self, target_id: str, label: str | None) -> str:
+        """Set (or with an empty/None label, clear) a label; the label entry becomes the leaf."""
+        if not self.has(target_id):
+            raise EntryNotFound(target_id)
+        entry = {**self._base("label"), "targetId": target_id}
+        _set(entry, "label", label)
+        entry_id = self.append_raw(entry)
+        self._emit("label", target_id)
+        return entry_id
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to an existing entry; nothing is written."""
+        if not self.has(entry_id):
+            raise EntryNotFound(entry_id)
+        self.leaf_id = entry_id
+        self._emit("leaf", entry_id)
+
+    def reset_leaf(self) -> None:
+        """Leaf = none: the next append starts a new root."""
+        self.leaf_id = None
+        self._emit("leaf", None)
+
+    def branch_with_summary(
+        self,
+        target_id: str | None,
+        summary: str,
+        details: Any = None,
+        from_hook: bool | None = None,
+        usage: Any = None,
+    ) -> str:
+        """Append a ``branch_summary`` under ``target_id`` recording the abandoned leaf."""
+        if target_id is not None and not self.has(target_id):
+            raise EntryNotFound(target_id)
+        from_id = self.leaf_id if self.leaf_id is not None else "root"
+        self.leaf_id = target_id
+        entry = {**self._base("branch_summary"), "fromId": from_id, "summary": summary}
+        _set(entry, "details", details)
+        _set(entry, "usage", usage)
+        _set(entry, "fromHook", from_hook)
+        return self.append_raw(entry)
+
+
+def _set(target: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        target[key] = value
+
+
+def tree_from_values(
+    values: Iterable[Any], header: dict[str, Any] | None = None, **kwargs: Any
+) -> SessionTree:
+    """An in-memory tree over parsed entries (bodies kept); header values are skipped."""
+    records: list[EntryRecord] = []
+    for value in values:
+        record = make_record(value, len(records))
+        record.body = value
+        records.append(record)
+    return SessionTree(header, records, **kwargs)
