@@ -1,0 +1,510 @@
+"""AgentSession: one conversation bound to a session file, a model, tools and a system prompt.
+
+It owns the run lifecycle around the low-level loop: persisting every message as it ends, the steering and
+follow-up queues, agent-level retry with backoff, the compaction checkpoints (via :mod:`.checkpoints`),
+model and thinking-level changes (recorded in the session file), and abort. Events go to subscribers on
+the running asyncio loop; the GUI, headless mode and tests all drive this same object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from piwork.core.agent.abort import Aborted, AbortSignal
+from piwork.core.agent.events import (
+    AgentEnd,
+    AgentEvent,
+    AgentSettled,
+    AutoRetryEnd,
+    AutoRetryStart,
+    ErrorNotice,
+    EventBus,
+    Listener,
+    Message,
+    MessageEnd,
+    MessageStart,
+    ModelChanged,
+    QueueUpdate,
+    ThinkingLevelChanged,
+)
+from piwork.core.agent.loop import AgentLoop, CallRecord, CompletedTurn, LoopConfig, RequestSetup, StreamFn
+from piwork.core.agent.queues import MessageQueue, parse_queue_mode
+from piwork.core.agent.retry import RetrySettings, decide_retry
+from piwork.core.agent.telemetry import UsageTelemetry
+from piwork.core.agent.tool_calls import BeforeToolCall, ToolExecution
+from piwork.core.errors import PiworkError
+from piwork.core.llm.errors import is_context_overflow, is_retryable_text
+from piwork.core.llm.thinking import resolve_level
+from piwork.core.llm.types import ErrorInfo, Model, StreamOptions, ThinkingLevel
+from piwork.core.llm.types import ToolSpec as LlmToolSpec
+from piwork.core.messages import convert_to_llm
+from piwork.core.tools.base import ToolContext, ToolRegistry
+
+StreamingBehavior = Literal["steer", "follow_up"]
+COMPACTION_BUSY = (
+    "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
+)
+BUSY = (
+    "The agent is already working. Queue the message as steering or as a follow-up, or wait for it to finish."
+)
+
+
+class AgentBusy(PiworkError):
+    """A prompt was submitted while a run (or a compaction) is in progress."""
+
+
+class NoModel(PiworkError):
+    """No model is selected, or it has no usable credentials."""
+
+
+class SessionRecorder(Protocol):
+    """The part of the session store AgentSession writes to (see ``piwork.core.session``)."""
+
+    def append_message(self, message: Message) -> Any: ...
+
+    def append_model_change(self, provider: str, model_id: str) -> Any: ...
+
+    def append_thinking_level_change(self, level: str) -> Any: ...
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class AgentSessionOptions:
+    """Everything an AgentSession is built from; the caller (GUI, headless, tests) assembles it."""
+
+    recorder: SessionRecorder
+    registry: ToolRegistry
+    cwd: str
+    model: Model | None
+    api_key_for: Callable[[Model], str | None]
+    system_prompt_for: Callable[[Sequence[str]], str]
+    messages: list[Message] = field(default_factory=list)  # the session's current context
+    thinking_level: ThinkingLevel = "off"
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    active_tools: Sequence[str] | None = None  # None = every registered tool
+    expand_input: Callable[[str], str] = lambda text: text  # /skill: and prompt templates
+    stream_fn: StreamFn | None = None  # None = piwork.core.llm.streaming.stream
+    base_options: StreamOptions = field(default_factory=StreamOptions)
+    session_id: str | None = None
+    session_file: Path | None = None
+    log_dir: Path | None = None
+    tool_execution: ToolExecution = "parallel"
+    before_tool_call: BeforeToolCall | None = None
+    transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
+    telemetry: UsageTelemetry | None = None
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    now_ms: Callable[[], int] = _now_ms
+
+
+class AgentSession:
+    def __init__(self, options: AgentSessionOptions) -> None:
+        self._opts = options
+        self._bus = EventBus()
+        self._messages: list[Message] = list(options.messages)
+        self._model = options.model
+        self._thinking_level: ThinkingLevel = options.thinking_level
+        self._active_tools = list(options.active_tools) if options.active_tools is not None else None
+        self.retry_settings = RetrySettings.from_mapping(options.settings.get("retry"))
+        self._steering = MessageQueue(parse_queue_mode(options.settings.get("steeringMode")))
+        self._follow_up = MessageQueue(parse_queue_mode(options.settings.get("followUpMode")))
+        self._steering_texts: list[str] = []
+        self._follow_up_texts: list[str] = []
+        self.telemetry = options.telemetry or UsageTelemetry()
+        self._run_signal: AbortSignal | None = None
+        self._retry_signal: AbortSignal | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._retry_attempt = 0
+        self._last_assistant: Message | None = None
+        self._last_error: ErrorInfo | None = None
+        from piwork.core.agent.checkpoints import CompactionCheckpoints
+
+        self.checkpoints = CompactionCheckpoints(self)
+
+    # ---- observation -------------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Receive every event; returns the unsubscribe callable."""
+        return self._bus.subscribe(listener)
+
+    def emit(self, event: AgentEvent) -> None:
+        self._bus.emit(event)
+
+    @property
+    def messages(self) -> list[Message]:
+        """The in-memory context (what the next request is built from), as a copy."""
+        return list(self._messages)
+
+    def replace_messages(self, messages: list[Message]) -> None:
+        self._messages = list(messages)
+
+    @property
+    def model(self) -> Model | None:
+        return self._model
+
+    @property
+    def thinking_level(self) -> ThinkingLevel:
+        return self._thinking_level
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        return self._opts.settings
+
+    @property
+    def recorder(self) -> SessionRecorder:
+        return self._opts.recorder
+
+    @property
+    def is_streaming(self) -> bool:
+        return not self._idle.is_set()
+
+    @property
+    def retry_attempt(self) -> int:
+        return self._retry_attempt
+
+    @property
+    def queued(self) -> tuple[list[str], list[str]]:
+        return list(self._steering_texts), list(self._follow_up_texts)
+
+    def tool_names(self) -> list[str]:
+        names = self._opts.registry.names()
+        return names if self._active_tools is None else [n for n in self._active_tools if n in names]
+
+    def set_active_tools(self, names: Sequence[str]) -> None:
+        """Takes effect on the next provider request."""
+        self._active_tools = list(names)
+
+    def system_prompt(self) -> str:
+        return self._opts.system_prompt_for(self.tool_names())
+
+    def session_cost(self) -> dict[str, float]:
+        """Tokens and USD of the assistant messages in the current context plus this process's calls."""
+        return self.telemetry.totals()
+
+    async def wait_for_idle(self) -> None:
+        await self._idle.wait()
+
+    # ---- prompting ---------------------------------------------------------------------------------
+
+    async def prompt(
+        self, text: str, images: Sequence[Message] = (), *, behavior: StreamingBehavior | None = None
+    ) -> None:
+        """Send a user prompt and run until the agent settles; while busy, queue it per ``behavior``."""
+        if self.checkpoints.manual_running:
+            raise AgentBusy(COMPACTION_BUSY)
+        expanded = self._expand(text)
+        if self.is_streaming:
+            if behavior is None:
+                raise AgentBusy(BUSY)
+            self._enqueue(expanded, images, follow_up=behavior == "follow_up")
+            return
+        self.require_model()
+        self._idle.clear()
+        try:
+            last = self._last_assistant_in_context()
+            if last is not None:
+                await self.checkpoints.check(last, skip_aborted=False)
+            content: list[Message] = [{"type": "text", "text": expanded}, *images]
+            user = {"role": "user", "content": content, "timestamp": self._opts.now_ms()}
+            await self._run([user])
+        finally:
+            self._settle()
+
+    async def steer(self, text: str, images: Sequence[Message] = ()) -> None:
+        """Deliver after the current tool calls finish, before the next model call."""
+        self._enqueue(self._expand(text), images, follow_up=False)
+
+    async def follow_up(self, text: str, images: Sequence[Message] = ()) -> None:
+        """Deliver only when the agent would otherwise stop."""
+        self._enqueue(self._expand(text), images, follow_up=True)
+
+    def clear_queues(self) -> tuple[list[str], list[str]]:
+        steering, follow_up = self.queued
+        self._steering.clear()
+        self._follow_up.clear()
+        self._steering_texts.clear()
+        self._follow_up_texts.clear()
+        self._emit_queue()
+        return steering, follow_up
+
+    async def abort(self) -> None:
+        """Stop the current run, retry wait and compaction; returns once the session is idle."""
+        if self._retry_signal is not None:
+            self._retry_signal.abort()
+        self.checkpoints.abort()
+        if self._run_signal is not None:
+            self._run_signal.abort()
+        await self.wait_for_idle()
+
+    # ---- model and thinking level ------------------------------------------------------------------
+
+    def require_model(self) -> Model:
+        model = self._model
+        if model is None:
+            raise NoModel("No model selected. Choose a model (and its provider) first.")
+        if not self._has_credentials(model):
+            raise NoModel(
+                f"No API key for {model.provider}. Set it in the keyring or the provider's environment variable."
+            )
+        return model
+
+    def _has_credentials(self, model: Model) -> bool:
+        return bool(self._opts.api_key_for(model)) or _is_loopback(model.base_url)
+
+    def set_model(self, model: Model) -> None:
+        if not self._has_credentials(model):
+            raise NoModel(f"No API key for {model.provider}/{model.id}")
+        self._model = model
+        self._opts.recorder.append_model_change(model.provider, model.id)
+        self.emit(ModelChanged(model.provider, model.id))
+        self.set_thinking_level(self._thinking_level)
+
+    def set_thinking_level(self, level: ThinkingLevel) -> ThinkingLevel:
+        """Clamp to what the model supports; records a change in the session file."""
+        effective = resolve_level(self._model, level) if self._model is not None else level
+        if effective != self._thinking_level:
+            self._thinking_level = effective
+            self._opts.recorder.append_thinking_level_change(effective)
+            self.emit(ThinkingLevelChanged(effective))
+        return effective
+
+    # ---- run lifecycle -----------------------------------------------------------------------------
+
+    async def _run(self, prompts: list[Message]) -> None:
+        await self._run_loop(prompts)
+        while await self._after_run():
+            await self._run_loop(None)
+
+    async def continue_run(self) -> None:
+        """Run again from the current context (used after compaction recovery or a retry)."""
+        self._idle.clear()
+        try:
+            await self._run_loop(None)
+            while await self._after_run():
+                await self._run_loop(None)
+        finally:
+            self._settle()
+
+    async def _run_loop(self, prompts: list[Message] | None) -> None:
+        signal = self._run_signal = AbortSignal()
+        loop = AgentLoop(self._loop_config(), self._on_loop_event, signal)
+        try:
+            if prompts is not None:
+                await loop.run(prompts, list(self._messages))
+            elif self._messages and self._messages[-1].get("role") == "assistant":
+                queued = self._steering.drain() or self._follow_up.drain()
+                if queued:
+                    await loop.run(queued, list(self._messages), skip_initial_steering=True)
+            else:
+                await loop.resume(list(self._messages))
+        finally:
+            self._last_error = loop.last_error
+            self._run_signal = None
+
+    def _loop_config(self) -> LoopConfig:
+        return LoopConfig(
+            stream_fn=self._opts.stream_fn or _default_stream_fn(),
+            setup=self._request_setup,
+            convert_to_llm=convert_to_llm,
+            get_steering=self._steering.drain,
+            get_follow_up=self._follow_up.drain,
+            transform_context=self._opts.transform_context,
+            prepare_next_turn=self._prepare_next_turn,
+            before_tool_call=self._opts.before_tool_call,
+            tool_execution=self._opts.tool_execution,
+            on_call=self._on_call,
+            now_ms=self._opts.now_ms,
+        )
+
+    async def _request_setup(self) -> RequestSetup:
+        model = self.require_model()
+        names = self.tool_names()
+        registry = self._opts.registry
+        specs = [LlmToolSpec(s.name, s.description, s.parameters) for s in registry.specs(names)]
+        active = ToolRegistry(t for t in registry if t.name in set(names))
+        options = replace(
+            self._opts.base_options,
+            api_key=self._opts.api_key_for(model),
+            thinking_level=self._thinking_level,
+            session_id=self._opts.session_id,
+        )
+        context = ToolContext(
+            cwd=self._opts.cwd,
+            log_dir=self._opts.log_dir,
+            session_env=self._session_env(model),
+            model_supports_images=model.supports_images,
+        )
+        return RequestSetup(model, self.system_prompt(), specs, options, active, context)
+
+    def _session_env(self, model: Model) -> dict[str, str]:
+        env = {
+            "PI_PROVIDER": model.provider,
+            "PI_MODEL": model.id,
+            "PI_REASONING_LEVEL": self._thinking_level,
+        }
+        if self._opts.session_id:
+            env["PI_SESSION_ID"] = self._opts.session_id
+        if self._opts.session_file is not None:
+            env["PI_SESSION_FILE"] = str(self._opts.session_file)
+        return env
+
+    async def _prepare_next_turn(self, turn: CompletedTurn) -> list[Message] | None:
+        return await self.checkpoints.before_next_request(turn)
+
+    def _on_call(self, record: CallRecord) -> None:
+        self.telemetry.record_call(record)
+
+    def _on_loop_event(self, event: AgentEvent) -> None:
+        if isinstance(event, MessageStart) and event.message.get("role") == "user":
+            self.checkpoints.reset_overflow_attempt()
+            self._dequeue_text(event.message)
+        if isinstance(event, AgentEnd):
+            event = AgentEnd(event.messages, self._will_retry(event.messages))
+        self.emit(event)
+        if isinstance(event, MessageEnd):
+            self._record(event.message)
+
+    def _record(self, message: Message) -> None:
+        role = message.get("role")
+        self._messages.append(message)
+        if role in ("user", "assistant", "toolResult"):
+            self._opts.recorder.append_message(message)
+        if role != "assistant":
+            return
+        self._last_assistant = message
+        stop = message.get("stopReason")
+        if stop not in ("error", "length"):
+            self.checkpoints.reset_overflow_attempt()
+        if stop != "error" and self._retry_attempt > 0:
+            self.emit(AutoRetryEnd(True, self._retry_attempt))
+            self._retry_attempt = 0
+
+    async def _after_run(self) -> bool:
+        """After a low-level run: retry a transient failure, else compaction checkpoint B, else queued input."""
+        message, self._last_assistant = self._last_assistant, None
+        if message is None:
+            return False
+        if self.is_retryable(message) and await self._prepare_retry(message):
+            return True
+        if message.get("stopReason") == "error" and self._retry_attempt > 0:
+            self.emit(AutoRetryEnd(False, self._retry_attempt, message.get("errorMessage")))
+            self._retry_attempt = 0
+        if await self.checkpoints.check(message, skip_aborted=True):
+            return True
+        return bool(self._steering) or bool(self._follow_up)
+
+    def is_retryable(self, message: Message) -> bool:
+        if message.get("stopReason") != "error":
+            return False
+        window = self._model.context_window if self._model is not None else 0
+        if is_context_overflow(message, window):
+            return False
+        return is_retryable_text(str(message.get("errorMessage") or ""))
+
+    def _will_retry(self, new_messages: list[Message]) -> bool:
+        settings = self.retry_settings
+        if not settings.enabled or self._retry_attempt >= settings.max_retries:
+            return False
+        for message in reversed(new_messages):
+            if message.get("role") == "assistant":
+                return self.is_retryable(message)
+        return False
+
+    async def _prepare_retry(self, message: Message) -> bool:
+        retry_after = self._last_error.retry_after_ms if self._last_error is not None else None
+        decision = decide_retry(self._retry_attempt + 1, self.retry_settings, retry_after)
+        if decision.refused_reason is not None:
+            self.emit(ErrorNotice(decision.refused_reason, "retry"))
+        if not decision.retry:
+            return False
+        self._retry_attempt += 1
+        self.emit(
+            AutoRetryStart(
+                self._retry_attempt,
+                self.retry_settings.max_retries,
+                decision.delay_ms,
+                str(message.get("errorMessage") or "Unknown error"),
+            )
+        )
+        if self._messages and self._messages[-1].get("role") == "assistant":
+            self._messages.pop()  # the failed reply stays in the file, not in the next request
+        signal = self._retry_signal = AbortSignal()
+        try:
+            await signal.run(self._opts.sleep(decision.delay_ms / 1000))
+        except Aborted:
+            attempt, self._retry_attempt = self._retry_attempt, 0
+            self.emit(AutoRetryEnd(False, attempt, "Retry cancelled"))
+            return False
+        finally:
+            self._retry_signal = None
+        return True
+
+    def _settle(self) -> None:
+        self._idle.set()
+        self.emit(AgentSettled())
+
+    # ---- helpers -----------------------------------------------------------------------------------
+
+    def _expand(self, text: str) -> str:
+        try:
+            return self._opts.expand_input(text)
+        except Exception as err:  # a broken skill file must not lose what the user typed
+            self.emit(
+                ErrorNotice(f"Could not expand {text.split()[0] if text.split() else text!r}: {err}", "skill")
+            )
+            return text
+
+    def _enqueue(self, text: str, images: Sequence[Message], *, follow_up: bool) -> None:
+        content: list[Message] = [{"type": "text", "text": text}, *images]
+        message = {"role": "user", "content": content, "timestamp": self._opts.now_ms()}
+        if follow_up:
+            self._follow_up.enqueue(message)
+            self._follow_up_texts.append(text)
+        else:
+            self._steering.enqueue(message)
+            self._steering_texts.append(text)
+        self._emit_queue()
+
+    def _dequeue_text(self, message: Message) -> None:
+        content = message.get("content")
+        if isinstance(content, str):
+            text = content
+        else:
+            text = "".join(
+                b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
+            )
+        for texts in (self._steering_texts, self._follow_up_texts):
+            if text in texts:
+                texts.remove(text)
+                self._emit_queue()
+                return
+
+    def _emit_queue(self) -> None:
+        self.emit(QueueUpdate(list(self._steering_texts), list(self._follow_up_texts)))
+
+    def _last_assistant_in_context(self) -> Message | None:
+        for message in reversed(self._messages):
+            if message.get("role") == "assistant":
+                return message
+        return None
+
+
+def _is_loopback(base_url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
+
+
+def _default_stream_fn() -> StreamFn:
+    from piwork.core.llm.streaming import stream
+
+    return stream

@@ -1,0 +1,216 @@
+"""AgentSession against a real loopback provider and a real session file."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from piwork.core.agent.session import AgentBusy, NoModel
+from tests.support.loopback_server import Failure, LoopbackServer, Text, ToolCall, Turn
+
+from .sessions_support import file_entries, file_messages, make_session
+
+pytestmark = pytest.mark.anyio
+
+OVERLOADED = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+
+
+@pytest.fixture
+def server() -> Any:
+    with LoopbackServer() as srv:
+        yield srv
+
+
+@pytest.mark.parametrize("protocol", ["anthropic", "openai"])
+async def test_two_tool_calls_conversation_is_recorded(
+    server: LoopbackServer, tmp_path: Path, protocol: str
+) -> None:
+    model = server.anthropic_model() if protocol == "anthropic" else server.openai_model()
+    server.script(
+        Turn(
+            [
+                Text("Checking both."),
+                ToolCall("gate", {"text": "a"}, id="c1"),
+                ToolCall("gate", {"text": "b"}, id="c2"),
+            ]
+        ),
+        Turn([Text("Both ok.")]),
+    )
+    session, store, rec, _ = make_session(model, tmp_path)
+    await session.prompt("check a and b")
+    roles = [m["role"] for m in file_messages(store)]
+    assert roles == ["user", "assistant", "toolResult", "toolResult", "assistant"]
+    results = [m for m in file_messages(store) if m["role"] == "toolResult"]
+    assert [r["content"][0]["text"] for r in results] == ["ok:a", "ok:b"]
+    assert file_messages(store)[-1]["content"][0]["text"] == "Both ok."
+    assert [m["role"] for m in session.messages] == roles
+    assert rec.of("agent_settled") and not session.is_streaming
+    # the second request carried the tool results
+    assert len(server.requests) == 2
+    assert "test-key" not in store.path.read_text()  # type: ignore[union-attr]
+    assert len(session.telemetry.records) == 2 and session.telemetry.records[0].stop_reason == "toolUse"
+
+
+async def test_transient_error_is_retried_with_backoff(server: LoopbackServer, tmp_path: Path) -> None:
+    server.script(
+        Turn(failure=Failure.http(529, OVERLOADED)),
+        Turn(failure=Failure.http(529, OVERLOADED)),
+        Turn([Text("Finally.")]),
+    )
+    session, store, rec, _ = make_session(server.anthropic_model(), tmp_path)
+    await session.prompt("hello")
+    assert rec.sleeps == [2.0, 4.0]
+    starts = rec.of("auto_retry_start")
+    assert [(s.attempt, s.delay_ms) for s in starts] == [(1, 2000), (2, 4000)]
+    assert "529" in starts[0].error_message
+    ends = rec.of("auto_retry_end")
+    assert len(ends) == 1 and ends[0].success and ends[0].attempt == 2
+    stops = [m.get("stopReason") for m in file_messages(store) if m["role"] == "assistant"]
+    assert stops == ["error", "error", "stop"]  # failures stay in the file...
+    assert [m["role"] for m in session.messages] == ["user", "assistant"]  # ...not in the context
+    assert [e.will_retry for e in rec.of("agent_end")] == [True, True, False]
+
+
+async def test_retries_exhausted_reports_final_error(server: LoopbackServer, tmp_path: Path) -> None:
+    server.script(*[Turn(failure=Failure.http(529, OVERLOADED)) for _ in range(4)])
+    session, _, rec, _ = make_session(server.anthropic_model(), tmp_path)
+    await session.prompt("hello")
+    assert rec.sleeps == [2.0, 4.0, 8.0]
+    end = rec.of("auto_retry_end")[-1]
+    assert not end.success and end.attempt == 3 and "529" in end.final_error
+    assert session.messages[-1]["stopReason"] == "error"
+
+
+async def test_retry_after_lengthens_the_delay(server: LoopbackServer, tmp_path: Path) -> None:
+    body = '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'
+    server.script(Turn(failure=Failure.http(429, body, {"retry-after": "5"})), Turn([Text("ok")]))
+    session, _, rec, _ = make_session(server.anthropic_model(), tmp_path)
+    await session.prompt("hello")
+    assert rec.sleeps == [5.0]
+
+
+async def test_retry_after_beyond_the_cap_is_not_waited_for(server: LoopbackServer, tmp_path: Path) -> None:
+    body = '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'
+    server.script(Turn(failure=Failure.http(429, body, {"retry-after": "3600"})))
+    session, _, rec, _ = make_session(server.anthropic_model(), tmp_path)
+    await session.prompt("hello")
+    assert rec.sleeps == [] and not rec.of("auto_retry_start")
+    notices = rec.of("error")
+    assert notices and "3600 s" in notices[0].message
+
+
+async def test_non_retryable_error_stops_at_once(server: LoopbackServer, tmp_path: Path) -> None:
+    body = '{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'
+    server.script(Turn(failure=Failure.http(401, body)))
+    session, _, rec, _ = make_session(server.anthropic_model(), tmp_path)
+    await session.prompt("hello")
+    assert not rec.of("auto_retry_start")
+    assert session.messages[-1]["stopReason"] == "error" and "401" in session.messages[-1]["errorMessage"]
+
+
+async def test_abort_during_retry_wait(server: LoopbackServer, tmp_path: Path) -> None:
+    server.script(Turn(failure=Failure.http(529, OVERLOADED)))
+    waiting = asyncio.Event()
+
+    async def slow_sleep(seconds: float) -> None:
+        waiting.set()
+        await asyncio.Event().wait()
+
+    session, _, rec, _ = make_session(server.anthropic_model(), tmp_path, sleep=slow_sleep)
+    run = asyncio.create_task(session.prompt("hello"))
+    await waiting.wait()
+    await session.abort()
+    await run
+    end = rec.of("auto_retry_end")[-1]
+    assert not end.success and end.final_error == "Retry cancelled"
+
+
+async def test_abort_mid_stream_records_aborted_message(server: LoopbackServer, tmp_path: Path) -> None:
+    words = " ".join(f"w{i}" for i in range(200))
+    server.script(Turn([Text(words)], drip=0.02))
+    session, store, rec, _ = make_session(server.anthropic_model(), tmp_path)
+    run = asyncio.create_task(session.prompt("talk"))
+    while len(rec.of("message_update")) < 3:
+        await asyncio.sleep(0.01)
+    await session.abort()
+    await run
+    last = file_messages(store)[-1]
+    assert last["role"] == "assistant" and last["stopReason"] == "aborted" and last["errorMessage"]
+    assert last["content"][0]["text"].startswith("w0")
+    assert len(rec.of("auto_retry_start")) == 0
+
+
+async def test_abort_mid_tool_gives_every_call_a_result(server: LoopbackServer, tmp_path: Path) -> None:
+    server.script(
+        Turn([ToolCall("gate", {"text": "slow"}, id="c1"), ToolCall("gate", {"text": "fast"}, id="c2")])
+    )
+    session, store, _, gate = make_session(server.anthropic_model(), tmp_path)
+    gate.gates["slow"] = asyncio.Event()
+    run = asyncio.create_task(session.prompt("go"))
+    while "slow" not in gate.started:
+        await asyncio.sleep(0.01)
+    await session.abort()
+    await run
+    messages = file_messages(store)
+    assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "toolResult"]
+    assert messages[2]["isError"] and messages[2]["content"][0]["text"] == "Operation aborted"
+    assert messages[3]["content"][0]["text"] == "ok:fast"
+    assert len(server.requests) == 1
+
+
+async def test_steering_and_follow_up_queues(server: LoopbackServer, tmp_path: Path) -> None:
+    server.script(
+        Turn([ToolCall("gate", {"text": "wait"}, id="c1")]),
+        Turn([Text("steered")]),
+        Turn([Text("followed")]),
+    )
+    session, store, rec, gate = make_session(server.anthropic_model(), tmp_path)
+    gate.gates["wait"] = release = asyncio.Event()
+    run = asyncio.create_task(session.prompt("start"))
+    while "wait" not in gate.started:
+        await asyncio.sleep(0.01)
+    await session.follow_up("after everything")
+    await session.steer("change course")
+    with pytest.raises(AgentBusy):
+        await session.prompt("plain prompt while busy")
+    await session.prompt("queued via prompt", behavior="follow_up")
+    assert session.queued == (["change course"], ["after everything", "queued via prompt"])
+    release.set()
+    await run
+    users = [m["content"][0]["text"] for m in file_messages(store) if m["role"] == "user"]
+    assert users == ["start", "change course", "after everything", "queued via prompt"]
+    assert session.queued == ([], [])
+    assert rec.of("queue_update")[-1].steering == [] and rec.of("queue_update")[-1].follow_up == []
+
+
+async def test_model_and_thinking_changes_are_recorded(server: LoopbackServer, tmp_path: Path) -> None:
+    server.script(Turn([Text("hi")]))
+    session, store, rec, _ = make_session(server.anthropic_model(), tmp_path)
+    await session.prompt("hello")
+    other = server.anthropic_model(id="other-model", reasoning=False)
+    session.set_model(other)
+    assert session.thinking_level == "off"
+    reasoning = server.anthropic_model(id="thinker")
+    session.set_model(reasoning)
+    assert session.set_thinking_level("high") == "high"
+    assert session.set_thinking_level("max") == "high"  # clamped to what the model supports
+    kinds = [(e["type"], e.get("modelId") or e.get("thinkingLevel")) for e in file_entries(store)[2:]]
+    assert kinds == [
+        ("model_change", "other-model"),
+        ("model_change", "thinker"),
+        ("thinking_level_change", "high"),
+    ]
+    assert [e.type for e in rec.events if e.type in ("model_changed", "thinking_level_changed")] == [
+        "model_changed", "model_changed", "thinking_level_changed"
+    ]  # fmt: skip
+
+
+async def test_no_model_or_no_key_is_a_clear_error(server: LoopbackServer, tmp_path: Path) -> None:
+    session, _, _, _ = make_session(server.anthropic_model(base_url="https://api.example.invalid"), tmp_path,
+                                    api_key_for=lambda _m: None)  # fmt: skip
+    with pytest.raises(NoModel, match="No API key for anthropic"):
+        await session.prompt("hello")
+    assert not session.is_streaming
