@@ -1,0 +1,147 @@
+"""The ``edit`` tool: exact-text replacements in one file, with a diff for the UI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from typing import Any, ClassVar
+
+from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
+from piwork.core.tools.diff import display_diff, unified_patch
+from piwork.core.tools.edit_match import (
+    apply_edits,
+    detect_line_ending,
+    normalize_to_lf,
+    restore_line_endings,
+)
+from piwork.core.tools.fs_errors import describe_os_error, error_code
+from piwork.core.tools.mutation import PathLocks, abort_checkpoint, finish_then_abort, write_atomic
+from piwork.core.tools.paths import resolve_to_cwd
+
+_EDIT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["oldText", "newText"],
+    "properties": {
+        "oldText": {
+            "type": "string",
+            "description": "Text to replace, exactly as in the file; unique in the file and not "
+            "overlapping any other edit of this call",
+        },
+        "newText": {"type": "string", "description": "The text that replaces oldText"},
+    },
+}
+
+
+def _is_single_edit(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("oldText"), str)
+        and isinstance(value.get("newText"), str)
+    )
+
+
+def _check_access(absolute: str, path: str) -> None:
+    try:
+        os.stat(absolute)
+        if not os.access(absolute, os.R_OK | os.W_OK):
+            raise PermissionError(13, "Permission denied", absolute)
+    except OSError as err:
+        raise ToolError(f"Could not edit file: {path}. Error code: {error_code(err)}.") from None
+
+
+def _read(absolute: str) -> str:
+    try:
+        with open(absolute, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except IsADirectoryError as err:
+        raise ToolError(describe_os_error(err, "read")) from None
+    except OSError as err:
+        raise ToolError(describe_os_error(err, "open", absolute)) from None
+
+
+class EditTool(Tool):
+    name = "edit"
+    description = (
+        "Change a file by replacing exact text. Each edits[].oldText must appear exactly once in the "
+        "original file and must not overlap another edit; all edits are matched against the original "
+        "file. Combine changes to nearby lines into one edit, and keep oldText short but unique."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "required": ["path", "edits"],
+        "properties": {
+            "path": {"type": "string", "description": "File to edit (absolute, or relative to the cwd)"},
+            "edits": {
+                "type": "array",
+                "items": _EDIT_SCHEMA,
+                "description": "One or more disjoint replacements, each matched against the original file",
+            },
+        },
+    }
+    snippet = "Edit files by exact text replacement (several disjoint changes per call)"
+    guidelines = (
+        "Use edit for targeted changes; edits[].oldText must match the file exactly.",
+        "For several changes in one file, send one edit call with several entries in edits[].",
+        "Every edits[].oldText is matched against the original file, not after earlier edits; "
+        "never send overlapping or nested edits, merge nearby changes instead.",
+        "Keep each oldText as small as it can be while staying unique in the file.",
+    )
+
+    def __init__(self, locks: PathLocks | None = None) -> None:
+        self.locks = locks or PathLocks()
+
+    def prepare_arguments(self, arguments: Any) -> Any:
+        """Accept ``edits`` as a JSON string or a single object, and legacy top-level oldText/newText."""
+        if not isinstance(arguments, dict):
+            return arguments
+        args = dict(arguments)
+        edits = args.get("edits")
+        if isinstance(edits, str):
+            try:
+                parsed = json.loads(edits)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, list):
+                args["edits"] = parsed
+            elif _is_single_edit(parsed):
+                args["edits"] = [parsed]
+        elif _is_single_edit(edits):
+            args["edits"] = [edits]
+        if not isinstance(args.get("oldText"), str) or not isinstance(args.get("newText"), str):
+            return args
+        merged = list(args["edits"]) if isinstance(args.get("edits"), list) else []
+        merged.append({"oldText": args.pop("oldText"), "newText": args.pop("newText")})
+        args["edits"] = merged
+        return args
+
+    async def execute(
+        self, call_id: str, args: dict[str, Any], ctx: ToolContext, on_update: UpdateCallback | None = None
+    ) -> ToolResult:
+        path: str = args["path"]
+        edits: list[dict[str, str]] = args["edits"]
+        if not edits:
+            raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
+        absolute = resolve_to_cwd(path, ctx.cwd)
+        async with self.locks.hold(absolute):
+            await abort_checkpoint()
+            _check_access(absolute, path)
+            raw = await finish_then_abort(asyncio.to_thread(_read, absolute))
+            bom = "\ufeff" if raw.startswith("\ufeff") else ""
+            text = raw[len(bom) :]
+            ending = detect_line_ending(text)
+            base = normalize_to_lf(text)
+            new = apply_edits(base, edits, path)
+            await abort_checkpoint()
+            data = (bom + restore_line_endings(new, ending)).encode("utf-8", "replace")
+            try:
+                await finish_then_abort(asyncio.to_thread(write_atomic, absolute, data))
+            except OSError as err:
+                raise ToolError(describe_os_error(err, "open", absolute)) from None
+        shown = display_diff(base, new)
+        details = {
+            "diff": shown.diff,
+            "patch": unified_patch(path, base, new),
+            "firstChangedLine": shown.first_changed_line,
+        }
+        return ToolResult.text(f"Successfully replaced {len(edits)} block(s) in {path}.", details)

@@ -1,0 +1,189 @@
+"""Where grep finds its matches: ripgrep when available, otherwise an equivalent Python search.
+
+Both return the same :class:`SearchOutcome`: matching lines in order (path, 1-based line number, line
+text when known), whether the match limit stopped the search, and error lines for files that could
+not be searched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+
+import pathspec
+
+from piwork.core.tools.base import ToolError
+from piwork.core.tools.walk import IgnoreMatcher, walk
+
+BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class GrepQuery:
+    pattern: str
+    path: str  # absolute file or folder
+    is_dir: bool
+    glob: str | None
+    ignore_case: bool
+    literal: bool
+    limit: int
+
+
+@dataclass(slots=True)
+class Match:
+    path: str
+    line_number: int
+    text: str | None
+
+
+@dataclass(slots=True)
+class SearchOutcome:
+    matches: list[Match] = field(default_factory=list)
+    limit_reached: bool = False
+    errors: list[str] = field(default_factory=list)
+
+
+def find_ripgrep(bin_dir: str | None = None) -> str | None:
+    """``rg`` from PATH, else from the agent's ``bin`` folder; never downloaded."""
+    found = shutil.which("rg")
+    if found:
+        return found
+    if bin_dir:
+        candidate = os.path.join(bin_dir, "rg")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+# -- ripgrep ---------------------------------------------------------------------------------------
+
+
+def _rg_text(field_value: object) -> str | None:
+    if not isinstance(field_value, dict):
+        return None
+    if isinstance(field_value.get("text"), str):
+        return str(field_value["text"])
+    if isinstance(field_value.get("bytes"), str):
+        return base64.b64decode(field_value["bytes"]).decode("utf-8", "replace")
+    return None
+
+
+async def search_with_ripgrep(rg: str, query: GrepQuery) -> SearchOutcome:
+    args = ["--json", "--line-number", "--color=never", "--hidden", "--glob", "!.git"]
+    if query.ignore_case:
+        args.append("--ignore-case")
+    if query.literal:
+        args.append("--fixed-strings")
+    if query.glob:
+        args += ["--glob", query.glob]
+    args += ["--", query.pattern, query.path]
+    proc = await asyncio.create_subprocess_exec(
+        rg,
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        limit=1 << 24,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    stderr_task = asyncio.ensure_future(proc.stderr.read())
+    outcome = SearchOutcome()
+    try:
+        async for raw in proc.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(event, dict) or event.get("type") != "match":
+                continue
+            data = event.get("data") or {}
+            path = _rg_text(data.get("path"))
+            line_number = data.get("line_number")
+            if path and isinstance(line_number, int):
+                outcome.matches.append(Match(path, line_number, _rg_text(data.get("lines"))))
+            if len(outcome.matches) >= query.limit:
+                outcome.limit_reached = True
+                proc.kill()
+                break
+        code = await proc.wait()
+        stderr = (await stderr_task).decode("utf-8", "replace").strip()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        stderr_task.cancel()
+    if outcome.limit_reached or code in (0, 1):
+        if stderr and outcome.matches:
+            outcome.errors = stderr.splitlines()
+        return outcome
+    if outcome.matches:
+        outcome.errors = stderr.splitlines() or [f"ripgrep exited with code {code}"]
+        return outcome
+    raise ToolError(stderr or f"ripgrep exited with code {code}")
+
+
+# -- Python ----------------------------------------------------------------------------------------
+
+
+def compile_pattern(query: GrepQuery) -> re.Pattern[str]:
+    source = re.escape(query.pattern) if query.literal else query.pattern
+    try:
+        return re.compile(source, re.IGNORECASE if query.ignore_case else 0)
+    except re.error as err:
+        raise ToolError(f"regex parse error:\n    {query.pattern}\nerror: {err}") from None
+
+
+def _glob_filter(glob: str | None) -> tuple[pathspec.GitIgnoreSpec | None, bool]:
+    if not glob:
+        return None, True
+    negated = glob.startswith("!")
+    spec = pathspec.GitIgnoreSpec.from_lines([glob[1:] if negated else glob])
+    return spec, not negated
+
+
+def _candidate_files(query: GrepQuery) -> list[tuple[str, str]]:
+    """(absolute path, path relative to the search folder) of every file to search."""
+    if not query.is_dir:
+        return [(query.path, os.path.basename(query.path))]
+    spec, wanted = _glob_filter(query.glob)
+    files: list[tuple[str, str]] = []
+    for entry in walk(query.path, IgnoreMatcher(query.path, ".rgignore", require_git=True)):
+        if entry.is_dir:
+            continue
+        if spec is not None and spec.match_file(entry.rel) != wanted:
+            continue
+        files.append((entry.path, entry.rel))
+    return files
+
+
+def search_in_python(query: GrepQuery, cancelled: list[bool]) -> SearchOutcome:
+    """Search with Python's ``re`` (blocking; checks ``cancelled[0]`` between files)."""
+    regex = compile_pattern(query)
+    outcome = SearchOutcome()
+    for absolute, _rel in _candidate_files(query):
+        if cancelled[0]:
+            break
+        try:
+            with open(absolute, "rb") as handle:
+                data = handle.read()
+        except OSError as err:
+            reason = err.strerror or str(err)
+            outcome.errors.append(f"rg: {absolute}: {reason} (os error {err.errno})")
+            continue
+        if b"\0" in data[:BINARY_SNIFF_BYTES] or (query.is_dir and b"\0" in data):
+            continue
+        lines = data.decode("utf-8", "replace").split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        for number, line in enumerate(lines, 1):
+            if regex.search(line):
+                outcome.matches.append(Match(absolute, number, line + "\n"))
+                if len(outcome.matches) >= query.limit:
+                    outcome.limit_reached = True
+                    return outcome
+    return outcome

@@ -1,0 +1,106 @@
+"""Serialising file mutations per real path, and writing files atomically."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import stat
+from collections.abc import AsyncIterator, Awaitable
+from typing import TypeVar
+
+from piwork.core.tools.base import ToolError
+
+T = TypeVar("T")
+
+
+def mutation_key(absolute_path: str) -> str:
+    """The real path when it exists (so links to one file share a queue), else the absolute path."""
+    try:
+        return os.path.realpath(absolute_path, strict=True)
+    except OSError:
+        return absolute_path
+
+
+class PathLocks:
+    """One asyncio lock per file: writes and edits to the same file run one after another."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._users: dict[str, int] = {}
+
+    @contextlib.asynccontextmanager
+    async def hold(self, absolute_path: str) -> AsyncIterator[None]:
+        key = mutation_key(absolute_path)
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        self._users[key] = self._users.get(key, 0) + 1
+        try:
+            async with lock:
+                yield
+        finally:
+            self._users[key] -= 1
+            if self._users[key] == 0:
+                del self._users[key]
+                del self._locks[key]
+
+
+def write_atomic(path: str, data: bytes) -> bool:
+    """Write ``data`` to ``path`` (following symlinks); returns whether the file was created.
+
+    The content goes to a temporary file in the same folder, is flushed to disk and renamed over the
+    target, keeping its permission bits, so a crash never leaves a half-written file. A file with
+    several hard links is rewritten in place instead, so every link keeps seeing the new content.
+    """
+    target = os.path.realpath(path)
+    try:
+        info: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        info = None
+    if info is not None and info.st_nlink > 1:
+        with open(target, "wb") as out:
+            out.write(data)
+        return False
+    folder = os.path.dirname(target) or "."
+    tmp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")
+    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        if info is not None:
+            with contextlib.suppress(OSError):
+                os.chown(tmp, info.st_uid, info.st_gid)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return info is None
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+async def abort_checkpoint() -> None:
+    """Turn a pending cancellation into the model-facing abort error between filesystem steps."""
+    try:
+        await asyncio.sleep(0)
+    except asyncio.CancelledError:
+        raise ToolError("Operation aborted", aborted=True) from None
+
+
+async def finish_then_abort(step: Awaitable[T]) -> T:
+    """Run one filesystem step to its end even if the call is aborted meanwhile, then report the abort."""
+    task = asyncio.ensure_future(step)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task  # the step is in flight: never leave it half done
+        raise ToolError("Operation aborted", aborted=True) from None

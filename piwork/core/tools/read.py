@@ -1,0 +1,149 @@
+"""The ``read`` tool: a text file's lines from ``offset`` within the output limits, or an image."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import shlex
+from typing import Any, ClassVar
+
+from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
+from piwork.core.tools.fs_errors import describe_os_error
+from piwork.core.tools.images import (
+    MAX_BASE64_BYTES,
+    MAX_DIMENSION,
+    SNIFF_BYTES,
+    base64_size,
+    detect_image_mime,
+    image_size,
+)
+from piwork.core.tools.paths import resolve_read_path
+from piwork.core.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
+
+BINARY_SNIFF_BYTES = 8192
+NO_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
+TOO_LARGE_NOTE = "[Image omitted: could not be resized below the inline image size limit.]"
+UNSUPPORTED_NOTE = "[Image omitted: could not be converted to a supported inline image format.]"
+
+
+def _check_count(name: str, value: Any, minimum: int) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
+        raise ToolError(f"Invalid {name}: must be a whole number")
+    if value < minimum:
+        raise ToolError(f"Invalid {name}: must be {minimum} or more")
+    return int(value)
+
+
+def _read_file(path: str) -> bytes:
+    if not os.access(path, os.R_OK):
+        # access() reports the real reason (missing, permission) like a read would.
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as err:
+            raise ToolError(describe_os_error(err, "access", path)) from None
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except IsADirectoryError as err:
+        raise ToolError(describe_os_error(err, "read")) from None
+    except OSError as err:
+        raise ToolError(describe_os_error(err, "open", path)) from None
+
+
+class ReadTool(Tool):
+    name = "read"
+    description = (
+        "Read a file. Text files come back as lines; images (jpg, png, gif, webp) come back as image "
+        f"attachments. Text output stops after {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB, "
+        "whichever comes first, and then says which offset continues the file. Use offset and limit to "
+        "read a large file in parts."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "required": ["path"],
+        "properties": {
+            "path": {"type": "string", "description": "File to read (absolute, or relative to the cwd)"},
+            "offset": {"type": "number", "description": "First line to read, counting from 1"},
+            "limit": {"type": "number", "description": "How many lines to read at most"},
+        },
+    }
+    snippet = "Read text files and images"
+    guidelines = ("Prefer read over cat, head or sed for looking at files.",)
+
+    async def execute(
+        self, call_id: str, args: dict[str, Any], ctx: ToolContext, on_update: UpdateCallback | None = None
+    ) -> ToolResult:
+        try:
+            return await asyncio.to_thread(self._read, args, ctx)
+        except asyncio.CancelledError:
+            raise ToolError("Operation aborted", aborted=True) from None
+
+    def _read(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path: str = args["path"]
+        offset = _check_count("offset", args.get("offset"), 0)
+        limit = _check_count("limit", args.get("limit"), 1)
+        absolute = resolve_read_path(path, ctx.cwd)
+        data = _read_file(absolute)
+        mime = detect_image_mime(data[:SNIFF_BYTES])
+        if mime is not None:
+            return self._image(data, mime, ctx)
+        if b"\0" in data[:BINARY_SNIFF_BYTES]:
+            raise ToolError(
+                f"Cannot read {path}: it is a binary file, not text or a supported image "
+                "(jpg, png, gif, webp). Use bash (for example `file` or `xxd | head`) to inspect it."
+            )
+        return self._text(data.decode("utf-8", "replace"), path, offset, limit)
+
+    def _image(self, data: bytes, mime: str, ctx: ToolContext) -> ToolResult:
+        note = "" if ctx.model_supports_images else f"\n{NO_VISION_NOTE}"
+        if mime == "image/bmp":
+            return ToolResult.text(f"Read image file [{mime}]\n{UNSUPPORTED_NOTE}{note}")
+        size = image_size(data, mime)
+        fits = (
+            size is not None
+            and size[0] <= MAX_DIMENSION
+            and size[1] <= MAX_DIMENSION
+            and base64_size(len(data)) < MAX_BASE64_BYTES
+        )
+        if not fits:
+            return ToolResult.text(f"Read image file [{mime}]\n{TOO_LARGE_NOTE}{note}")
+        encoded = base64.b64encode(data).decode("ascii")
+        return ToolResult(
+            [
+                {"type": "text", "text": f"Read image file [{mime}]{note}"},
+                {"type": "image", "data": encoded, "mimeType": mime},
+            ]
+        )
+
+    def _text(self, text: str, path: str, offset: int | None, limit: int | None) -> ToolResult:
+        lines = text.split("\n")
+        total = len(lines)  # a trailing newline counts as one more (empty) line, as Pi counts
+        start = max(0, offset - 1) if offset else 0
+        if start >= total:
+            raise ToolError(f"Offset {offset} is beyond end of file ({total} lines total)")
+        end = min(start + limit, total) if limit is not None else total
+        truncation = truncate_head("\n".join(lines[start:end]))
+        first = start + 1
+        if truncation.first_line_exceeds_limit:
+            size = format_size(len(lines[start].encode("utf-8")))
+            quoted = shlex.quote(path)
+            message = (
+                f"[Line {first} is {size}, exceeds {format_size(DEFAULT_MAX_BYTES)} limit. "
+                f"Use bash: sed -n '{first}p' {quoted} | head -c {DEFAULT_MAX_BYTES}]"
+            )
+            return ToolResult.text(message, {"truncation": truncation.to_json()})
+        if truncation.truncated:
+            last = first + truncation.output_lines - 1
+            limit_note = (
+                "" if truncation.truncated_by == "lines" else f" ({format_size(DEFAULT_MAX_BYTES)} limit)"
+            )
+            notice = f"\n\n[Showing lines {first}-{last} of {total}{limit_note}. Use offset={last + 1} to continue.]"
+            return ToolResult.text(truncation.content + notice, {"truncation": truncation.to_json()})
+        if limit is not None and end < total:
+            notice = f"\n\n[{total - end} more lines in file. Use offset={end + 1} to continue.]"
+            return ToolResult.text(truncation.content + notice)
+        return ToolResult.text(truncation.content)

@@ -1,0 +1,71 @@
+"""Building the built-in tool set used by the agent loop and the GUI."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from piwork.core.tools.base import Tool, ToolRegistry
+from piwork.core.tools.bash import BashOptions, BashTool
+from piwork.core.tools.edit import EditTool
+from piwork.core.tools.find import FindTool
+from piwork.core.tools.grep import GrepTool
+from piwork.core.tools.logs import DEFAULT_LOGS_MAX_TOTAL_MB
+from piwork.core.tools.ls import LsTool
+from piwork.core.tools.mutation import PathLocks
+from piwork.core.tools.read import ReadTool
+from piwork.core.tools.write import WriteTool
+
+ALL_TOOL_NAMES = ("read", "bash", "edit", "write", "grep", "find", "ls")
+DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOptions:
+    """Settings the built-in tools read (``shellPath``, ``shellCommandPrefix``, ``logs.maxTotalMB``)."""
+
+    agent_dir: Path | None = None
+    shell_path: str | None = None
+    shell_command_prefix: str | None = None
+    logs_max_total_mb: float = DEFAULT_LOGS_MAX_TOTAL_MB
+    use_ripgrep: bool = True
+
+
+def create_all_tools(options: ToolOptions | None = None, locks: PathLocks | None = None) -> list[Tool]:
+    """One instance of every built-in tool; edit and write share one per-file lock table."""
+    opts = options or ToolOptions()
+    shared_locks = locks or PathLocks()
+    bin_dir = str(opts.agent_dir / "bin") if opts.agent_dir is not None else None
+    bash = BashOptions(
+        shell_path=opts.shell_path,
+        command_prefix=opts.shell_command_prefix,
+        bin_dir=bin_dir,
+        logs_max_total_mb=opts.logs_max_total_mb,
+    )
+    return [
+        ReadTool(),
+        BashTool(bash),
+        EditTool(shared_locks),
+        WriteTool(shared_locks),
+        GrepTool(bin_dir, opts.use_ripgrep),
+        FindTool(),
+        LsTool(),
+    ]
+
+
+def create_default_tools(
+    names: Iterable[str] | None = None,
+    options: ToolOptions | None = None,
+    locks: PathLocks | None = None,
+) -> ToolRegistry:
+    """A registry of the built-in tools called ``names`` (default: read, bash, edit, write).
+
+    The working directory is not fixed here: each call's :class:`ToolContext` carries it.
+    """
+    wanted = list(names) if names is not None else list(DEFAULT_ACTIVE_TOOLS)
+    unknown = [n for n in wanted if n not in ALL_TOOL_NAMES]
+    if unknown:
+        raise ValueError(f"Unknown built-in tool(s): {', '.join(unknown)}")
+    by_name = {tool.name: tool for tool in create_all_tools(options, locks)}
+    return ToolRegistry(by_name[name] for name in wanted)
