@@ -6,9 +6,5 @@ so the op must be removed from here). The list only ever shrinks.
 
 EXPECTED_FAILING_OPS: frozenset[str] = frozenset(
     {
-        # resources
-        "load_resources",
-        "format_skills_for_prompt",
-        "build_system_prompt",
     }
 )

@@ -35,6 +35,10 @@ _HEX_RE = re.compile(r"^0x[0-9a-fA-F]+$")
 _SPECIAL_FLOAT_RE = re.compile(r"^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$")
 _EXP_FLOAT_RE = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
 _FLOAT_RE = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$")
+# YAML 1.2 treats U+2028, U+2029 and U+0085 as ordinary characters, ruamel as line breaks: hide them
+# behind private-use stand-ins while parsing and put them back in every string.
+_HIDDEN_BREAKS = {"\u2028": "\U0010ff28", "\u2029": "\U0010ff29", "\x85": "\U0010ff85"}
+_RESTORE = str.maketrans({v: k for k, v in _HIDDEN_BREAKS.items()})
 _SURROGATE_PAIR_RE = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
@@ -100,6 +104,10 @@ def parse_yaml(source: str) -> Any:
     """Parse one YAML document to JSON-like values with core-schema typing."""
     yaml = YAML(typ="safe", pure=True)
     yaml.Resolver = _PlainMarkingResolver
+    hide = not any(stand_in in source for stand_in in _HIDDEN_BREAKS.values())
+    if hide:
+        for char, stand_in in _HIDDEN_BREAKS.items():
+            source = source.replace(char, stand_in)
     if not source.endswith("\n"):
         source += "\n"  # a block scalar ending the document keeps its line break, as in `yaml`
     try:
@@ -108,7 +116,7 @@ def parse_yaml(source: str) -> Any:
         raise FrontmatterError(f"invalid YAML frontmatter: {_one_line(exc)}") from exc
     if node is None:
         return None
-    return _Converter().value(node)
+    return _Converter(hide).value(node)
 
 
 def _one_line(exc: Exception) -> str:
@@ -116,15 +124,16 @@ def _one_line(exc: Exception) -> str:
 
 
 class _Converter:
-    def __init__(self) -> None:
+    def __init__(self, restore: bool) -> None:
         self.count = 0
+        self.restore = restore
 
     def value(self, node: Node) -> Any:
         self.count += 1
         if self.count > _MAX_NODES:
             raise FrontmatterError("invalid YAML frontmatter: too many aliases")
         if isinstance(node, ScalarNode):
-            return _scalar(node)
+            return self.scalar(node)
         if isinstance(node, SequenceNode):
             return [self.value(item) for item in node.value]
         if isinstance(node, MappingNode):
@@ -136,7 +145,7 @@ class _Converter:
         seen: list[Any] = []
         for key_node, value_node in node.value:
             if isinstance(key_node, ScalarNode):
-                key_value = _scalar(key_node)
+                key_value = self.scalar(key_node)
                 identity = _js_identity(key_value)
                 if identity is not None and identity in seen:
                     raise FrontmatterError(
@@ -146,9 +155,16 @@ class _Converter:
                     seen.append(identity)
                 key = _key_text(key_value)
             else:
-                key = _flow_text(key_node)
+                key = self.text(_flow_text(key_node))
             result[key] = self.value(value_node)
         return result
+
+    def scalar(self, node: ScalarNode) -> Any:
+        value = _scalar(node)
+        return self.text(value) if isinstance(value, str) else value
+
+    def text(self, value: str) -> str:
+        return value.translate(_RESTORE) if self.restore else value
 
 
 def _tag(node: Node) -> str:
