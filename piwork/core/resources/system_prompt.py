@@ -8,8 +8,9 @@ the skills index (only with a file-reading tool) and the working directory, in t
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_trim
@@ -18,6 +19,9 @@ from piwork.core.resources.context_files import ContextFile
 from piwork.core.resources.frontmatter import FrontmatterError, strip_frontmatter
 from piwork.core.resources.skills import Skill
 from piwork.core.resources.textfiles import read_text
+
+if TYPE_CHECKING:
+    from piwork.core.resources.loader import LoadedResources
 
 DEFAULT_TOOLS = ("read", "bash", "edit", "write")
 
@@ -180,3 +184,25 @@ def expand_skill_command(text: str, skills: Sequence[Skill]) -> str:
     )
     args = js_trim(match.group(2) or "")
     return f"{block}\n\n{args}" if args else block
+
+
+def prompt_input_for(
+    resources: LoadedResources,
+    active_tools: Sequence[str],
+    tool_snippets: Mapping[str, str],
+    tool_guidelines: Mapping[str, Sequence[str]],
+    docs_dir: str | None = None,
+) -> SystemPromptInput:
+    """The prompt inputs for a loaded project and the active tools (guidelines in active-tool order)."""
+    guidelines = [g for name in active_tools for g in tool_guidelines.get(name, ())]
+    return SystemPromptInput(
+        cwd=resources.cwd,
+        active_tools=tuple(active_tools),
+        tool_snippets={name: tool_snippets[name] for name in active_tools if name in tool_snippets},
+        tool_guidelines=guidelines,
+        custom_prompt=resources.system_prompt,
+        append_text=resources.append_text or None,
+        context_files=tuple(resources.context_files),
+        skills=tuple(resources.skills),
+        docs_dir=docs_dir,
+    )

@@ -1,0 +1,98 @@
+"""Fingerprints of the trust-gated resources a user was shown, so piwork can ask again when they change.
+
+Kept in piwork's own ``<agentDir>/piwork-trust-fingerprints.json`` (``{canonical folder: sha256}``)
+beside ``trust.json``, which stays exactly Pi's format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from piwork.core.paths import canonical_path
+from piwork.core.resources.dirlock import locked
+from piwork.core.resources.trust import TrustResource
+
+FINGERPRINT_FILE_NAME = "piwork-trust-fingerprints.json"
+MAX_FILES = 20_000
+MAX_HASHED_BYTES = 1_000_000  # larger files count by size and modification time
+
+
+def compute_fingerprint(resources: Sequence[TrustResource]) -> str:
+    """A digest over every gated entry: relative file paths and their contents (or size+mtime if big)."""
+    digest = hashlib.sha256()
+    count = 0
+    for resource in sorted(resources, key=lambda r: r.path):
+        digest.update(f"{resource.kind}\0{resource.path}\0".encode("utf-8", "surrogateescape"))
+        for path in _files(resource.path):
+            count += 1
+            if count > MAX_FILES:
+                digest.update(b"\0truncated")
+                return digest.hexdigest()
+            digest.update(os.path.relpath(path, resource.path).encode("utf-8", "surrogateescape") + b"\0")
+            digest.update(_file_digest(path))
+    return digest.hexdigest()
+
+
+def _files(root: str) -> list[str]:
+    if os.path.isfile(root):
+        return [root]
+    found: list[str] = []
+    seen: set[str] = set()
+    for directory, dirnames, filenames in os.walk(root, followlinks=True):
+        real = os.path.realpath(directory)
+        if real in seen:
+            dirnames[:] = []
+            continue
+        seen.add(real)
+        dirnames.sort()
+        found.extend(os.path.join(directory, name) for name in sorted(filenames))
+        if len(found) > MAX_FILES:
+            break
+    return found
+
+
+def _file_digest(path: str) -> bytes:
+    try:
+        stat = os.stat(path)
+        if stat.st_size > MAX_HASHED_BYTES:
+            return f"{stat.st_size}:{stat.st_mtime_ns}".encode()
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).digest()
+    except OSError:
+        return b"unreadable"
+
+
+class FingerprintStore:
+    def __init__(self, agent_dir: str | os.PathLike[str]) -> None:
+        self.path = Path(canonical_path(os.fspath(agent_dir))) / FINGERPRINT_FILE_NAME
+
+    def _read(self) -> dict[str, str]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+    def recorded(self, folder: str) -> str | None:
+        return self._read().get(canonical_path(folder))
+
+    def record(self, folder: str, fingerprint: str) -> None:
+        with locked(self.path):
+            data = self._read()
+            data[canonical_path(folder)] = fingerprint
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".fingerprints.", dir=self.path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(dict(sorted(data.items())), fh, indent=2, ensure_ascii=False)
+                fh.write("\n")
+            os.replace(tmp, self.path)
+
+    def changed(self, folder: str, resources: Sequence[TrustResource]) -> bool:
+        """True when a fingerprint was recorded for ``folder`` and the resources no longer match it."""
+        recorded = self.recorded(folder)
+        return recorded is not None and recorded != compute_fingerprint(resources)
