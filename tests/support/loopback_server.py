@@ -362,7 +362,7 @@ class LoopbackServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, name="loopback-provider", daemon=True
+            target=self._httpd.serve_forever, args=(0.05,), name="loopback-provider", daemon=True
         )
         self._thread.start()
         return self
@@ -454,6 +454,11 @@ class LoopbackServer:
 class _Handler(BaseHTTPRequestHandler):
     owner: LoopbackServer
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        # Events are small writes; without this, Nagle + delayed ACKs add ~40 ms per event.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass

@@ -154,7 +154,7 @@ def make_client(options: StreamOptions, base_url: str) -> httpx.AsyncClient:
     timeout = httpx.Timeout(
         connect=options.connect_timeout, read=idle, write=idle, pool=options.connect_timeout
     )
-    verify: ssl.SSLContext | bool = _ssl_context() if base_url.startswith("https:") else True
+    verify = _ssl_context()
     return httpx.AsyncClient(timeout=timeout, proxy=options.proxy, verify=verify, follow_redirects=False)
 
 

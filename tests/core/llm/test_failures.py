@@ -1,0 +1,218 @@
+"""Every failure ends the stream with one error event (never a raise, never a hang), for both protocols."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+import pytest
+
+from piwork.core.llm.streaming import complete, stream
+from piwork.core.llm.types import ErrorEvent, ErrorKind, Model, StreamOptions
+from tests.core.llm.helpers import collect, context
+from tests.support import Failure, LoopbackServer, Text, ToolCall, Turn
+
+PROTOCOLS = ["anthropic", "openai"]
+ANTHROPIC_429 = '{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests exceeded"}}'
+ANTHROPIC_529 = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+OVERFLOW = '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}'
+
+
+def model_for(server: LoopbackServer, protocol: str) -> Model:
+    return server.anthropic_model() if protocol == "anthropic" else server.openai_model()
+
+
+def final_error(server: LoopbackServer, protocol: str, options: StreamOptions | None = None) -> ErrorEvent:
+    events = collect(model_for(server, protocol), context(), options or StreamOptions(api_key="sk-test"))
+    assert events[0].type == "start"
+    assert [e.type for e in events].count("error") == 1 and events[-1].type == "error"
+    final = events[-1]
+    assert isinstance(final, ErrorEvent)
+    return final
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_429_with_retry_after(loopback: LoopbackServer, protocol: str) -> None:
+    loopback.script(Turn(failure=Failure.http(429, ANTHROPIC_429, {"retry-after": "7"})))
+    final = final_error(loopback, protocol)
+    assert final.message["stopReason"] == "error"
+    assert (
+        final.message["errorMessage"].startswith("429 ")
+        and "rate_limit_error" in final.message["errorMessage"]
+    )
+    assert final.error.kind is ErrorKind.RATE_LIMIT and final.error.retryable
+    assert final.error.retry_after_ms == 7000 and final.error.status == 429
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_529_overloaded(loopback: LoopbackServer, protocol: str) -> None:
+    loopback.script(Turn(failure=Failure.http(529, ANTHROPIC_529)))
+    final = final_error(loopback, protocol)
+    assert final.error.kind is ErrorKind.OVERLOADED and final.error.retryable
+
+
+def test_context_overflow_is_classified_and_not_retryable(loopback: LoopbackServer) -> None:
+    loopback.script(Turn(failure=Failure.http(400, OVERFLOW)))
+    final = final_error(loopback, "anthropic")
+    assert final.error.kind is ErrorKind.CONTEXT_OVERFLOW and not final.error.retryable
+
+
+def test_401_is_auth_and_the_key_never_appears(loopback: LoopbackServer) -> None:
+    key = "sk-ant-SECRET-0123456789"
+    loopback.script(Turn(failure=Failure.http(401, f'{{"error": "invalid x-api-key {key}"}}')))
+    final = final_error(loopback, "anthropic", StreamOptions(api_key=key))
+    assert final.error.kind is ErrorKind.AUTH
+    assert key not in repr(final) and "***" in final.message["errorMessage"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_error_body_is_truncated(loopback: LoopbackServer, protocol: str) -> None:
+    loopback.script(Turn(failure=Failure.http(500, "x" * 10000)))
+    text = final_error(loopback, protocol).message["errorMessage"]
+    assert text.startswith("500 ") and text.endswith("… [truncated 6000 chars]")
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("abrupt", [True, False])
+def test_stream_cut_mid_message_keeps_what_arrived(
+    loopback: LoopbackServer, protocol: str, abrupt: bool
+) -> None:
+    loopback.script(
+        Turn([Text("one two three four five")], failure=Failure.cut(after_events=5, abrupt=abrupt))
+    )
+    final = final_error(loopback, protocol)
+    text = final.message["errorMessage"]
+    if abrupt:
+        assert text.startswith("Connection lost")
+        assert final.error.kind is ErrorKind.NETWORK
+    elif protocol == "anthropic":
+        assert text == "stream ended before message_stop"
+    else:
+        assert text == "stream ended without finish_reason"
+    assert final.error.retryable
+    assert final.message["content"] and final.message["content"][0]["type"] == "text"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_malformed_event_line(loopback: LoopbackServer, protocol: str) -> None:
+    loopback.script(Turn([Text("a b c")], failure=Failure.malformed(after_events=3, line='{"type": broken')))
+    final = final_error(loopback, protocol)
+    assert final.error.kind is ErrorKind.MALFORMED_STREAM
+    assert "Malformed stream" in final.message["errorMessage"]
+
+
+def test_anthropic_error_event_mid_stream(loopback: LoopbackServer) -> None:
+    loopback.script(Turn([Text("partial answer")], failure=Failure.error_event(4, ANTHROPIC_529)))
+    final = final_error(loopback, "anthropic")
+    assert final.message["errorMessage"] == ANTHROPIC_529
+    assert final.error.kind is ErrorKind.OVERLOADED and final.error.retryable
+
+
+def test_openai_error_chunk_mid_stream(loopback: LoopbackServer) -> None:
+    body = '{"error": {"message": "Rate limit reached", "type": "rate_limit_exceeded"}}'
+    loopback.script(Turn([Text("partial answer")], failure=Failure.error_event(2, body)))
+    final = final_error(loopback, "openai")
+    assert "Rate limit reached" in final.message["errorMessage"]
+    assert final.error.kind is ErrorKind.RATE_LIMIT
+
+
+def test_openai_missing_finish_reason_is_inferred_when_compat_says_so(loopback: LoopbackServer) -> None:
+    loopback.script(Turn([ToolCall("read", {"path": "a"})], omit_finish_reason=True))
+    model = loopback.openai_model(compat={"supportsFinishReason": False})
+    final = collect(model)[-1]
+    assert final.type == "done" and final.message["stopReason"] == "toolUse"  # type: ignore[union-attr]
+    loopback.script(Turn([Text("x")], omit_finish_reason=True))
+    assert final_error(loopback, "openai").message["errorMessage"] == "stream ended without finish_reason"
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_idle_timeout_when_the_server_hangs(loopback: LoopbackServer, protocol: str) -> None:
+    loopback.script(Turn(failure=Failure.hang()))
+    final = final_error(loopback, protocol, StreamOptions(api_key="k", idle_timeout=0.3))
+    assert final.error.kind is ErrorKind.TIMEOUT and final.error.retryable
+    assert "Timed out" in final.message["errorMessage"]
+
+
+def test_total_timeout_during_a_slow_drip(loopback: LoopbackServer) -> None:
+    loopback.script(Turn([Text("w " * 200)], drip=0.05))
+    final = final_error(loopback, "anthropic", StreamOptions(api_key="k", total_timeout=0.4))
+    assert final.error.kind is ErrorKind.TIMEOUT
+    assert "overall time limit" in final.message["errorMessage"]
+    assert final.message["content"], "what arrived before the limit is kept"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_connection_refused(loopback: LoopbackServer, protocol: str) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}"
+    model = (
+        loopback.anthropic_model(base_url=url)
+        if protocol == "anthropic"
+        else loopback.openai_model(base_url=url)
+    )
+    final = collect(model)[-1]
+    assert isinstance(final, ErrorEvent)
+    assert final.message["errorMessage"].startswith("Connection error")
+    assert final.error.kind is ErrorKind.NETWORK and final.error.retryable
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_abort_mid_stream_ends_with_aborted_message(loopback: LoopbackServer, protocol: str) -> None:
+    loopback.script(Turn([Text("word " * 500)], drip=0.01))
+    model = model_for(loopback, protocol)
+
+    async def run() -> list[object]:
+        abort = asyncio.Event()
+        seen = []
+        async for event in stream(model, context(), StreamOptions(api_key="k", abort=abort)):
+            seen.append(event)
+            if event.type == "text_delta" and len(seen) > 6:
+                abort.set()
+        return seen
+
+    events = asyncio.run(asyncio.wait_for(run(), 20))
+    final = events[-1]
+    assert isinstance(final, ErrorEvent) and final.reason == "aborted"
+    assert final.message["stopReason"] == "aborted" and final.error.kind is ErrorKind.ABORTED
+    assert final.message["content"][0]["text"].startswith("word word")
+
+
+def test_abort_while_waiting_for_the_server(loopback: LoopbackServer) -> None:
+    loopback.script(Turn(failure=Failure.hang()))
+    model = loopback.anthropic_model()
+
+    async def run() -> dict[str, object]:
+        abort = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.2, abort.set)
+        started = time.monotonic()
+        message = await complete(model, context(), StreamOptions(api_key="k", abort=abort))
+        assert time.monotonic() - started < 5
+        return message
+
+    message = asyncio.run(asyncio.wait_for(run(), 20))
+    assert message["stopReason"] == "aborted"
+
+
+def test_plain_task_cancellation_propagates_and_closes_the_stream(loopback: LoopbackServer) -> None:
+    loopback.script(Turn([Text("word " * 500)], drip=0.01))
+    model = loopback.anthropic_model()
+
+    async def run() -> None:
+        task = asyncio.create_task(complete(model, context(), StreamOptions(api_key="k")))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(asyncio.wait_for(run(), 20))
+
+
+def test_unsupported_api_is_an_error_event(loopback: LoopbackServer) -> None:
+    final = collect(loopback.anthropic_model(api="google-generative-ai"))[-1]
+    assert isinstance(final, ErrorEvent) and "google-generative-ai" in final.message["errorMessage"]

@@ -1,0 +1,310 @@
+"""Request bodies and headers for both protocols (snapshots of what goes on the wire)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from piwork.core.llm import anthropic_request, openai_request
+from piwork.core.llm.types import (
+    ANTHROPIC_MESSAGES,
+    OPENAI_COMPLETIONS,
+    LlmContext,
+    Model,
+    StreamOptions,
+    ToolSpec,
+)
+
+TOOL = ToolSpec(
+    "read",
+    "Read a file",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"], "$schema": "x"},
+)
+CLAUDE = Model("claude-sonnet-4-5", "Claude", ANTHROPIC_MESSAGES, "anthropic", "https://api.anthropic.com",
+               reasoning=True, input=("text", "image"), context_window=200000, max_tokens=64000)  # fmt: skip
+GPT = Model("gpt-5.4", "GPT", OPENAI_COMPLETIONS, "openai", "https://api.openai.com/v1",
+            reasoning=True, input=("text", "image"), context_window=400000, max_tokens=128000)  # fmt: skip
+
+
+def assistant(model: Model, *blocks: dict[str, Any], stop: str = "toolUse") -> dict[str, Any]:
+    return {"role": "assistant", "content": list(blocks), "api": model.api, "provider": model.provider,
+            "model": model.id, "stopReason": stop, "usage": {}, "timestamp": 2}  # fmt: skip
+
+
+def result(call_id: str, text: str, *, images: int = 0, error: bool = False) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content += [{"type": "image", "data": "AAAA", "mimeType": "image/png"}] * images
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": "read",
+        "content": content,
+        "isError": error,
+        "timestamp": 3,
+    }
+
+
+def call(call_id: str, path: str = "t.py") -> dict[str, Any]:
+    return {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": path}}
+
+
+HISTORY = [
+    {"role": "user", "content": "Fix the test", "timestamp": 1},
+    assistant(CLAUDE, {"type": "thinking", "thinking": "look", "thinkingSignature": "SIG"},
+              {"type": "text", "text": "Reading."}, {"type": "text", "text": "  "}, call("toolu_1"), call("toolu_2", "u.py")),
+    result("toolu_1", "line1"),
+    result("toolu_2", "a\nb"),
+]  # fmt: skip
+
+
+# ---- Anthropic -----------------------------------------------------------------------------------
+
+
+def test_anthropic_body_snapshot() -> None:
+    request = anthropic_request.build_request(
+        CLAUDE, LlmContext("SYS", HISTORY, [TOOL]), StreamOptions(api_key="sk-ant-x", thinking_level="medium")
+    )
+    assert request.url == "https://api.anthropic.com/v1/messages"
+    body = request.body
+    assert body["system"] == [{"type": "text", "text": "SYS", "cache_control": {"type": "ephemeral"}}]
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 8192}
+    assert body["max_tokens"] == 64000 and body["stream"] is True and "temperature" not in body
+    assert body["messages"] == [
+        {"role": "user", "content": "Fix the test"},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "look", "signature": "SIG"},
+            {"type": "text", "text": "Reading."},
+            {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "t.py"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "read", "input": {"path": "u.py"}}]},
+        {"role": "user", "content": [  # consecutive tool results merge into one user message
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "line1", "is_error": False},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "a\nb", "is_error": False,
+             "cache_control": {"type": "ephemeral"}}]},
+    ]  # fmt: skip
+    assert body["tools"] == [{"name": "read", "description": "Read a file", "eager_input_streaming": True,
+                              "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+                              "cache_control": {"type": "ephemeral"}}]  # fmt: skip
+    headers = request.headers
+    assert headers["x-api-key"] == "sk-ant-x" and headers["anthropic-version"] == "2023-06-01"
+    assert headers["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+    assert headers["user-agent"].startswith("piwork/")
+
+
+def test_anthropic_thinking_off_long_cache_and_temperature() -> None:
+    ctx = LlmContext("S", [{"role": "user", "content": "hi", "timestamp": 1}], [TOOL])
+    body = anthropic_request.build_request(
+        CLAUDE, ctx, StreamOptions(thinking_level="off", cache_retention="long", temperature=0.2)
+    ).body
+    assert body["thinking"] == {"type": "disabled"} and body["temperature"] == 0.2
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        }
+    ]
+    none = anthropic_request.build_request(CLAUDE, ctx, StreamOptions(cache_retention="none")).body
+    assert "cache_control" not in str(none)
+
+
+def test_anthropic_adaptive_thinking_and_beta_for_tools_without_eager_streaming() -> None:
+    model = Model(
+        **{
+            **CLAUDE.__dict__,
+            "compat": {"forceAdaptiveThinking": True, "supportsEagerToolInputStreaming": False},
+        }
+    )
+    ctx = LlmContext("S", [{"role": "user", "content": "hi", "timestamp": 1}], [TOOL])
+    request = anthropic_request.build_request(
+        model, ctx, StreamOptions(thinking_level="low", temperature=1.0)
+    )
+    assert request.body["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert request.body["output_config"] == {"effort": "low"} and "temperature" not in request.body
+    assert request.headers["anthropic-beta"] == "fine-grained-tool-streaming-2025-05-14"
+    assert "eager_input_streaming" not in request.body["tools"][0]
+    caller = anthropic_request.build_request(model, ctx, StreamOptions(headers={"Anthropic-Beta": "mine"}))
+    assert caller.headers["anthropic-beta"] == "mine"
+
+
+def test_anthropic_budget_fits_a_small_max_tokens() -> None:
+    ctx = LlmContext("S", [{"role": "user", "content": "hi", "timestamp": 1}])
+    body = anthropic_request.build_request(
+        CLAUDE, ctx, StreamOptions(max_tokens=1000, thinking_level="high")
+    ).body
+    assert body["max_tokens"] == 17384 and body["thinking"]["budget_tokens"] == 16360
+    small = Model(**{**CLAUDE.__dict__, "max_tokens": 4000})
+    body = anthropic_request.build_request(small, ctx, StreamOptions(thinking_level="high")).body
+    assert body["max_tokens"] == 4000 and body["thinking"]["budget_tokens"] == 2976
+
+
+def test_anthropic_max_tokens_clamped_to_the_context_window() -> None:
+    model = Model(**{**CLAUDE.__dict__, "context_window": 10000, "reasoning": False})
+    ctx = LlmContext("", [{"role": "user", "content": "x" * 8000, "timestamp": 1}])  # ~2000 tokens
+    assert (
+        anthropic_request.build_request(model, ctx, StreamOptions()).body["max_tokens"] == 10000 - 2000 - 4096
+    )
+
+
+def test_anthropic_cross_model_history_is_normalised() -> None:
+    other = Model("gpt-5.4", "GPT", OPENAI_COMPLETIONS, "openai", "https://api.openai.com/v1")
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": " "}], "timestamp": 1},
+        assistant(other, {"type": "thinking", "thinking": "reasoned", "thinkingSignature": "reasoning_content"},
+                  {"type": "thinking", "thinking": "", "thinkingSignature": "x"}, call("call|weird/id")),
+        result("call|weird/id", "ok"),
+        assistant(CLAUDE, {"type": "text", "text": "broken"}, stop="error"),
+        assistant(CLAUDE, call("toolu_orphan")),
+        {"role": "user", "content": "next", "timestamp": 5},
+    ]  # fmt: skip
+    messages = anthropic_request.build_request(
+        CLAUDE, LlmContext("", history), StreamOptions(cache_retention="none")
+    ).body["messages"]
+    assert messages[0] == {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    assert messages[1]["content"] == [{"type": "text", "text": "reasoned"},
+                                      {"type": "tool_use", "id": "call_weird_id", "name": "read", "input": {"path": "t.py"}}]  # fmt: skip
+    assert messages[2]["content"][0]["tool_use_id"] == "call_weird_id"
+    assert messages[3]["content"][0]["id"] == "toolu_orphan"  # the errored assistant message is gone
+    synthetic = messages[4]["content"][0]
+    assert synthetic["tool_use_id"] == "toolu_orphan" and synthetic["is_error"] is True
+    assert messages[5] == {"role": "user", "content": "next"}
+
+
+def test_anthropic_tool_result_images() -> None:
+    history = [
+        {"role": "user", "content": "x", "timestamp": 1},
+        assistant(CLAUDE, call("t1")),
+        result("t1", "", images=1),
+    ]
+    messages = anthropic_request.build_request(
+        CLAUDE, LlmContext("", history), StreamOptions(cache_retention="none")
+    ).body["messages"]
+    content = messages[2]["content"][0]["content"]
+    assert content[0]["type"] == "text" and content[1]["type"] == "image"
+    text_only = Model(**{**CLAUDE.__dict__, "input": ("text",)})
+    messages = anthropic_request.build_request(
+        text_only, LlmContext("", history), StreamOptions(cache_retention="none")
+    ).body["messages"]
+    assert "cannot read images" in messages[2]["content"][0]["content"]
+
+
+def test_unpaired_surrogates_are_removed() -> None:
+    ctx = LlmContext("a\ud800b", [{"role": "user", "content": "ok 🐍 \udfff!", "timestamp": 1}])
+    body = anthropic_request.build_request(CLAUDE, ctx, StreamOptions(cache_retention="none")).body
+    assert body["system"][0]["text"] == "ab" and body["messages"][0]["content"] == "ok 🐍 !"
+
+
+# ---- OpenAI --------------------------------------------------------------------------------------
+
+
+def gpt_history() -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": [{"type": "text", "text": "Fix it"}, {"type": "image", "data": "QQ==", "mimeType": "image/png"}], "timestamp": 1},
+        assistant(GPT, {"type": "thinking", "thinking": "r1", "thinkingSignature": "reasoning_content"},
+                  {"type": "text", "text": "Reading."}, {"type": "text", "text": " Now."}, call("call_1")),
+        result("call_1", "contents", images=1),
+        {"role": "user", "content": "thanks", "timestamp": 4},
+    ]  # fmt: skip
+
+
+def test_openai_body_snapshot() -> None:
+    request = openai_request.build_request(
+        GPT,
+        LlmContext("SYS", gpt_history(), [TOOL]),
+        StreamOptions(api_key="sk-o", thinking_level="medium", session_id="s" * 80),
+    )
+    assert request.url == "https://api.openai.com/v1/chat/completions"
+    body = request.body
+    assert body["messages"] == [
+        {"role": "developer", "content": "SYS"},
+        {"role": "user", "content": [{"type": "text", "text": "Fix it"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,QQ=="}}]},
+        {"role": "assistant", "content": "Reading. Now.", "reasoning_content": "r1",
+         "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read", "arguments": '{"path":"t.py"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "contents"},
+        {"role": "user", "content": [{"type": "text", "text": "Images returned by the tool:"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]},
+        {"role": "user", "content": "thanks"},
+    ]  # fmt: skip
+    assert body["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "read",
+                "description": "Read a file",
+                "parameters": dict(TOOL.parameters),
+                "strict": False,
+            },
+        }
+    ]
+    assert body["max_completion_tokens"] == 128000 and "max_tokens" not in body
+    assert body["reasoning_effort"] == "medium" and body["store"] is False
+    assert body["prompt_cache_key"] == "s" * 64
+    assert body["stream_options"] == {"include_usage": True}
+    assert request.headers["authorization"] == "Bearer sk-o"
+
+
+def test_openai_non_reasoning_model_uses_system_role() -> None:
+    model = Model(**{**GPT.__dict__, "reasoning": False})
+    body = openai_request.build_request(
+        model, LlmContext("SYS", [{"role": "user", "content": "x", "timestamp": 1}]), StreamOptions()
+    ).body
+    assert body["messages"][0] == {"role": "system", "content": "SYS"} and "reasoning_effort" not in body
+
+
+def test_local_server_defaults_are_conservative() -> None:
+    local = Model("qwen", "Qwen", OPENAI_COMPLETIONS, "ollama", "http://localhost:11434/v1", reasoning=True)
+    request = openai_request.build_request(
+        local, LlmContext("SYS", gpt_history()[3:]), StreamOptions(thinking_level="high")
+    )
+    body = request.body
+    assert body["messages"][0]["role"] == "system"
+    assert "store" not in body and "reasoning_effort" not in body and "prompt_cache_key" not in body
+    assert body["max_tokens"] == 16384 and "max_completion_tokens" not in body
+    assert "authorization" not in request.headers
+
+
+def test_local_compat_flags() -> None:
+    compat = {"requiresToolResultName": True, "requiresAssistantAfterToolResult": True,
+              "thinkingTokenBudgetField": "thinking_budget_tokens", "supportsReasoningEffort": True}  # fmt: skip
+    local = Model("qwen", "Qwen", OPENAI_COMPLETIONS, "llama", "http://127.0.0.1:8080/v1", reasoning=True,
+                  max_tokens=4096, compat=compat, sampling_params={"top_k": 20, "temperature": 0.6})  # fmt: skip
+    body = openai_request.build_request(
+        local,
+        LlmContext("", gpt_history()[1:]),
+        StreamOptions(thinking_level="medium", sampling_params={"top_k": 40}),
+    ).body
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["assistant", "tool", "assistant", "user"]
+    assert body["messages"][1]["name"] == "read"
+    assert body["thinking_budget_tokens"] == 4096 - 1024 and body["reasoning_effort"] == "medium"
+    assert body["top_k"] == 40 and body["temperature"] == 0.6
+    assert body["tools"] == []  # tool calls in history but no active tools
+
+
+def test_openrouter_anthropic_models_get_cache_markers_and_reasoning_object() -> None:
+    model = Model("anthropic/claude-sonnet-4.5", "C", OPENAI_COMPLETIONS, "openrouter", "https://openrouter.ai/api/v1",
+                  reasoning=True, compat={"openRouterRouting": {"order": ["anthropic"]}})  # fmt: skip
+    ctx = LlmContext("SYS", [{"role": "user", "content": "hi", "timestamp": 1}], [TOOL])
+    body = openai_request.build_request(model, ctx, StreamOptions(thinking_level="off")).body
+    assert body["messages"][0] == {
+        "role": "developer",
+        "content": [{"type": "text", "text": "SYS", "cache_control": {"type": "ephemeral"}}],
+    }
+    assert body["messages"][1]["content"] == [
+        {"type": "text", "text": "hi", "cache_control": {"type": "ephemeral"}}
+    ]
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert body["reasoning"] == {"effort": "none"} and body["provider"] == {"order": ["anthropic"]}
+    assert "store" not in body and body["max_completion_tokens"] == 16384
+
+
+def test_thinking_level_map_and_fallback_to_a_supported_level() -> None:
+    model = Model(**{**GPT.__dict__, "thinking_level_map": {"minimal": None, "xhigh": "xhigh"}})
+    ctx = LlmContext("", [{"role": "user", "content": "x", "timestamp": 1}])
+    assert (
+        openai_request.build_request(model, ctx, StreamOptions(thinking_level="minimal")).body[
+            "reasoning_effort"
+        ]
+        == "low"
+    )
+    assert (
+        openai_request.build_request(model, ctx, StreamOptions(thinking_level="max")).body["reasoning_effort"]
+        == "xhigh"
+    )
