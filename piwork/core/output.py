@@ -185,7 +185,11 @@ class OutputAccumulator:
         if self._tail_at_line_start:
             return text
         first_nl = text.find("\n")
-        return text if first_nl < 0 else text[first_nl + 1 :]
+        # Dropping the cut line must not drop everything: when the only newline ends the text, the cut
+        # line is also the last one, so its tail is what to show (Pi would show nothing here).
+        if first_nl < 0 or first_nl == len(text) - 1:
+            return text
+        return text[first_nl + 1 :]
 
     def _ensure_spill(self) -> None:
         if self._spill_path is not None:

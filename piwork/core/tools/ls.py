@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import unicodedata
 from typing import Any, ClassVar
 
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
@@ -38,6 +39,13 @@ class LsTool(Tool):
         return await run_aborting(lambda: _list(folder, limit))
 
 
+def _sort_key(name: str) -> tuple[str, str, str]:
+    """Case-insensitive, accents compared after letters (close to locale collation: é sorts with e)."""
+    folded = name.casefold()
+    base = "".join(c for c in unicodedata.normalize("NFD", folded) if not unicodedata.combining(c))
+    return base, folded, name
+
+
 def _list(folder: str, limit: int) -> ToolResult:
     if not os.path.exists(folder):
         raise ToolError(f"Path not found: {folder}")
@@ -47,7 +55,7 @@ def _list(folder: str, limit: int) -> ToolResult:
         names = os.listdir(folder)
     except OSError as err:
         raise ToolError(f"Cannot read directory: {err.strerror or err}") from None
-    names.sort(key=lambda n: (n.casefold(), n))
+    names.sort(key=_sort_key)
     results: list[str] = []
     limit_reached = False
     for name in names:
