@@ -8,7 +8,7 @@ extra room), and gathers the file lists — including those carried by earlier b
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,33 +28,38 @@ class BranchEntries:
     common_ancestor_id: str | None
 
 
-def _path_ids(index: Mapping[Any, Entry], leaf_id: Any) -> list[Any]:
+Lookup = Callable[[Any], Entry | None]
+
+
+def _path_ids(lookup: Lookup, leaf_id: Any) -> list[Any]:
     """Ids from the root to ``leaf_id`` (empty when unknown); stops at a parent cycle."""
     ids: list[Any] = []
     seen: set[int] = set()
-    current = index.get(map_key(leaf_id)) if js_truthy(leaf_id) else None
+    current = lookup(leaf_id) if js_truthy(leaf_id) else None
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         ids.append(js_get(current, "id"))
         parent = js_get(current, "parentId")
-        current = index.get(map_key(parent)) if js_truthy(parent) else None
+        current = lookup(parent) if js_truthy(parent) else None
     ids.reverse()
     return ids
 
 
 def collect_branch_entries(
-    entries: Sequence[Entry],
-    old_leaf_id: str | None,
-    target_id: str,
-    index: Mapping[Any, Entry] | None = None,
+    entries: Sequence[Entry], old_leaf_id: str | None, target_id: str
 ) -> BranchEntries:
     """Entries from ``old_leaf_id`` back to (excluding) its common ancestor with ``target_id``."""
+    index = build_entry_index(entries)
+    return collect_branch_entries_with(lambda entry_id: index.get(map_key(entry_id)), old_leaf_id, target_id)
+
+
+def collect_branch_entries_with(lookup: Lookup, old_leaf_id: str | None, target_id: str) -> BranchEntries:
+    """``collect_branch_entries`` over any id → entry lookup (e.g. a ``SessionTree``)."""
     if not old_leaf_id:
         return BranchEntries([], None)
-    by_id = build_entry_index(entries) if index is None else index
-    old_path = {map_key(i) for i in _path_ids(by_id, old_leaf_id)}
+    old_path = {map_key(i) for i in _path_ids(lookup, old_leaf_id)}
     common: Any = None
-    for entry_id in reversed(_path_ids(by_id, target_id)):
+    for entry_id in reversed(_path_ids(lookup, target_id)):
         if map_key(entry_id) in old_path:
             common = entry_id
             break
@@ -62,7 +67,7 @@ def collect_branch_entries(
     seen: set[int] = set()
     current: Any = old_leaf_id
     while js_truthy(current) and not (common is not None and current == common):
-        entry = by_id.get(map_key(current))
+        entry = lookup(current)
         if entry is None or id(entry) in seen:
             break
         seen.add(id(entry))

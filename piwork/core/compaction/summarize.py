@@ -1,0 +1,258 @@
+"""One summarization request: prompt in, checked summary text and usage out.
+
+The model is reached through a ``CompleteFn`` (``piwork.core.llm.streaming.complete`` in the app,
+any coroutine with the same signature in tests), so this module never needs a network.
+
+A response is accepted only when it ended normally: an ``error`` stop, a ``length`` stop (the
+summary would be cut off) or a tool call make the request fail with ``SummaryFailed`` and nothing
+is written by the callers. An ``aborted`` stop raises ``SummaryCancelled``. Transient provider
+errors are retried with the agent's retry settings; each retry is reported to ``on_retry``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from piwork.core.compaction import prompts
+from piwork.core.compaction.serialize import serialize_conversation
+from piwork.core.errors import PiworkError
+from piwork.core.llm.errors import is_retryable_text
+from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions, ThinkingLevel
+from piwork.core.messages import convert_to_llm
+
+CompleteFn = Callable[[Model, LlmContext, StreamOptions], Awaitable[Message]]
+SummarySource = Literal["compaction", "branchSummary"]
+
+
+class SummaryFailed(PiworkError):
+    """The summarizer could not produce a usable summary; the message is written for users."""
+
+
+class SummaryCancelled(PiworkError):
+    """The request was aborted (by the user or a hook) before a summary arrived."""
+
+    def __init__(self, message: str = "Summarization cancelled") -> None:
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """The ``retry.*`` settings that apply to summary requests (Pi's defaults)."""
+
+    enabled: bool = True
+    max_retries: int = 3
+    base_delay_ms: int = 2000
+
+    @classmethod
+    def from_settings(cls, retry: Mapping[str, Any] | None) -> RetryPolicy:
+        """Read the settings' ``retry`` object; ill-typed values keep their defaults."""
+        data = retry if isinstance(retry, Mapping) else {}
+
+        def count(value: Any, default: int) -> int:
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                return default
+            return max(0, int(value))
+
+        enabled = data.get("enabled")
+        return cls(
+            enabled=enabled if isinstance(enabled, bool) else True,
+            max_retries=count(data.get("maxRetries"), 3),
+            base_delay_ms=count(data.get("baseDelayMs"), 2000),
+        )
+
+
+@dataclass(frozen=True)
+class SummaryRetry:
+    """A failed summary request will be tried again after ``delay_ms``."""
+
+    source: SummarySource
+    attempt: int
+    max_attempts: int
+    delay_ms: int
+    error_message: str
+
+
+async def _sleep_seconds(seconds: float) -> None:
+    await asyncio.sleep(seconds)
+
+
+@dataclass(frozen=True)
+class Summarizer:
+    """Everything needed to ask a model for a summary.
+
+    ``base_options`` carries transport settings (timeouts, proxy); the summarizer sets the output
+    cap, reasoning level, api key/headers, disables prompt caching and uses a fresh session id per
+    request.
+    """
+
+    model: Model
+    complete: CompleteFn
+    api_key: str | None = None
+    headers: Mapping[str, str] | None = None
+    thinking_level: ThinkingLevel = "off"
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    on_retry: Callable[[SummaryRetry], None] | None = None
+    base_options: StreamOptions = field(default_factory=StreamOptions)
+    sleep: Callable[[float], Awaitable[None]] = _sleep_seconds
+
+
+@dataclass(frozen=True)
+class SummaryText:
+    text: str
+    usage: dict[str, Any] | None
+
+
+def output_cap(fraction_of_reserve: float, reserve_tokens: int, model: Model) -> int:
+    """``min(floor(fraction × reserve), model.max_tokens if > 0)``."""
+    cap = math.floor(fraction_of_reserve * reserve_tokens)
+    return min(cap, model.max_tokens) if model.max_tokens > 0 else cap
+
+
+def _request_context(prompt_text: str) -> LlmContext:
+    user = {
+        "role": "user",
+        "content": [{"type": "text", "text": prompt_text}],
+        "timestamp": int(time.time() * 1000),
+    }
+    return LlmContext(system_prompt=prompts.SYSTEM_PROMPT, messages=[user], tools=[])
+
+
+def _options(summarizer: Summarizer, max_tokens: int, use_reasoning: bool) -> StreamOptions:
+    level: ThinkingLevel = "off"
+    if use_reasoning and summarizer.model.reasoning and summarizer.thinking_level != "off":
+        level = summarizer.thinking_level
+    return replace(
+        summarizer.base_options,
+        api_key=summarizer.api_key,
+        headers=summarizer.headers,
+        max_tokens=max(1, max_tokens),
+        thinking_level=level,
+        cache_retention="none",
+        session_id=str(uuid.uuid4()),
+    )
+
+
+async def _complete_with_retry(
+    summarizer: Summarizer, context: LlmContext, options: StreamOptions, source: SummarySource
+) -> Message:
+    policy = summarizer.retry
+    max_attempts = policy.max_retries if policy.enabled else 0
+    attempt = 0
+    while True:
+        response = await summarizer.complete(summarizer.model, context, options)
+        if response.get("stopReason") != "error" or attempt >= max_attempts:
+            return response
+        error_text = str(response.get("errorMessage") or "")
+        if not is_retryable_text(error_text):
+            return response
+        attempt += 1
+        delay_ms = int(policy.base_delay_ms * 2 ** (attempt - 1))
+        if summarizer.on_retry is not None:
+            summarizer.on_retry(
+                SummaryRetry(source, attempt, max_attempts, delay_ms, error_text or "Unknown error")
+            )
+        await summarizer.sleep(delay_ms / 1000)
+
+
+def check_response(response: Mapping[str, Any], label: str) -> str:
+    """The summary text of an acceptable response; raises for anything that must not be saved."""
+    stop = response.get("stopReason")
+    if stop == "aborted":
+        raise SummaryCancelled()
+    if stop == "error":
+        raise SummaryFailed(f"{label} failed: {response.get('errorMessage') or 'Unknown error'}")
+    if stop == "length":
+        raise SummaryFailed(f"{label} failed: generation hit the token cap and the summary is incomplete")
+    content = response.get("content")
+    blocks = content if isinstance(content, list) else []
+    if any(isinstance(b, Mapping) and b.get("type") == "toolCall" for b in blocks):
+        raise SummaryFailed(f"{label} attempted to call a tool")
+    if isinstance(content, str):
+        return content
+    return "\n".join(
+        b["text"]
+        for b in blocks
+        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+async def request_summary(
+    summarizer: Summarizer,
+    prompt_text: str,
+    *,
+    max_tokens: int,
+    label: str,
+    source: SummarySource,
+    use_reasoning: bool,
+) -> SummaryText:
+    """Send one summary request and return its checked text and usage."""
+    context = _request_context(prompt_text)
+    options = _options(summarizer, max_tokens, use_reasoning)
+    response = await _complete_with_retry(summarizer, context, options, source)
+    text = check_response(response, label)
+    usage = response.get("usage")
+    return SummaryText(text, dict(usage) if isinstance(usage, Mapping) else None)
+
+
+# ---- prompt assembly (pure) ---------------------------------------------------------------------
+
+
+def serialize_messages(messages: Sequence[Mapping[str, Any]]) -> str:
+    """Agent messages → LLM messages → summarizer text."""
+    return serialize_conversation(convert_to_llm([dict(m) for m in messages]))
+
+
+def history_prompt(
+    messages: Sequence[Mapping[str, Any]], custom_instructions: str | None, previous_summary: str | None
+) -> str:
+    """Prompt of a compaction summary: first checkpoint, or an update of ``previous_summary``."""
+    instructions = prompts.UPDATE_INSTRUCTIONS if previous_summary else prompts.COMPACTION_INSTRUCTIONS
+    return (
+        prompts.conversation_block(serialize_messages(messages))
+        + prompts.previous_summary_block(previous_summary)
+        + instructions
+        + prompts.focus_suffix(custom_instructions)
+    )
+
+
+def turn_prefix_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
+    return prompts.conversation_block(serialize_messages(messages)) + prompts.TURN_PREFIX_INSTRUCTIONS
+
+
+def branch_prompt(
+    messages: Sequence[Mapping[str, Any]], custom_instructions: str | None, replace_instructions: bool
+) -> str:
+    return prompts.conversation_block(serialize_messages(messages)) + prompts.branch_instructions(
+        custom_instructions, replace_instructions
+    )
+
+
+def combine_usage(first: Mapping[str, Any] | None, second: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Field-by-field sum of two usages (optional fields only when either side has them)."""
+    if first is None or second is None:
+        source = first if first is not None else second
+        return dict(source) if source is not None else None
+
+    def num(usage: Mapping[str, Any], key: str) -> float:
+        value = usage.get(key)
+        return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+    total: dict[str, Any] = {
+        k: num(first, k) + num(second, k) for k in ("input", "output", "cacheRead", "cacheWrite")
+    }
+    for optional in ("cacheWrite1h", "reasoning"):
+        if optional in first or optional in second:
+            total[optional] = num(first, optional) + num(second, optional)
+    total["totalTokens"] = num(first, "totalTokens") + num(second, "totalTokens")
+    cost_a: Mapping[str, Any] = first["cost"] if isinstance(first.get("cost"), Mapping) else {}
+    cost_b: Mapping[str, Any] = second["cost"] if isinstance(second.get("cost"), Mapping) else {}
+    total["cost"] = {
+        k: num(cost_a, k) + num(cost_b, k) for k in ("input", "output", "cacheRead", "cacheWrite", "total")
+    }
+    return total

@@ -1,0 +1,43 @@
+"""Ask the reference implementation (if installed) how it reads a session file.
+
+Located through ``PI_ORACLE_DIR`` (default ``/tmp/pi-oracle``): Node 22 at ``node22/package/bin/node``
+and the package under ``pi/node_modules/@earendil-works/pi-coding-agent``. Tests using it skip with
+a visible reason when it is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_ROOT = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
+NODE = _ROOT / "node22" / "package" / "bin" / "node"
+PI_DIST = _ROOT / "pi" / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist"
+
+_SCRIPT = """
+const { SessionManager } = await import(process.argv[1] + "/core/session-manager.js");
+const session = SessionManager.open(process.argv[2]);
+process.stdout.write(JSON.stringify({leafId: session.getLeafId(), context: session.buildSessionContext()}));
+"""
+
+
+def reference_context(session_file: Path) -> dict[str, Any]:
+    """``{leafId, context: {messages, thinkingLevel, model}}`` as Pi builds it after opening the file."""
+    if not NODE.exists() or not (PI_DIST / "core" / "session-manager.js").exists():
+        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+    done = subprocess.run(
+        [str(NODE), "--input-type=module", "-e", _SCRIPT, str(PI_DIST), str(session_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "TZ": "UTC"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
