@@ -50,8 +50,6 @@ def _load_in(root: Path, args: dict[str, Any], env: CaseEnv) -> Any:
     path.write_bytes(args["text"].encode("utf-8", "surrogatepass"))
     session = open_session(path, new_id=env.ids, repair_now=True, keep_non_objects=True)
     try:
-        if any(r.body is None and r.type is UNDEFINED for r in session.tree.records):
-            raise TypeError("a null entry cannot be indexed")
         header = session.tree.header
         result: dict[str, Any] = {
             "header": dict(header) if header is not None else None,

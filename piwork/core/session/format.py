@@ -7,6 +7,8 @@ tests share one reading of the format.
 
 from __future__ import annotations
 
+import json
+import json.scanner
 import os
 import re
 import secrets
@@ -91,9 +93,26 @@ def session_file_name(header_timestamp: str, session_id: str) -> str:
     return header_timestamp.replace(":", "-").replace(".", "-") + f"_{session_id}.jsonl"
 
 
+def _is_array_index(key: str) -> bool:
+    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
+
+
+def js_property_order(value: Any) -> Any:
+    """Reorder object keys as JavaScript enumerates them: array-index keys first, ascending."""
+    if isinstance(value, list):
+        return [js_property_order(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    items = [(k, js_property_order(v)) for k, v in value.items()]
+    if any(_is_array_index(k) for k, _ in items):
+        indexed = sorted(((k, v) for k, v in items if _is_array_index(k)), key=lambda kv: int(kv[0]))
+        items = indexed + [(k, v) for k, v in items if not _is_array_index(k)]
+    return dict(items)
+
+
 def serialize(value: Any) -> str:
     """One JSONL line exactly as JavaScript's ``JSON.stringify`` writes it, with its newline."""
-    return js_json_stringify(value) + "\n"
+    return js_json_stringify(js_property_order(value)) + "\n"
 
 
 def is_header(value: Any) -> bool:
@@ -106,6 +125,36 @@ def is_valid_header(value: Any) -> bool:
 
 def is_v4_header(value: Any) -> bool:
     return isinstance(value, dict) and value.get("v") == 4 and value.get("kind") == "header"
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"invalid JSON literal {name}")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_C_SCAN = json.scanner.make_scanner(_DECODER)
+_JSON_SPACE = (" ", "\t", "\n", "\r", "")
+
+
+def json_loads(text: str) -> Any:
+    """``JSON.parse`` rules (no NaN/Infinity, no BOM) at the speed of the C decoder.
+
+    Integers keep full precision here; JavaScript's rounding beyond 2**53 happens when they are
+    written back (``js_json_stringify``), so files come out byte-identical.
+    """
+    if text[:1] in _JSON_SPACE:
+        return _DECODER.decode(text)
+    value, end = _scan_once(text, 0)
+    if end != len(text) and text[end:].strip(" \t\n\r"):
+        raise ValueError("Extra data after the JSON value")
+    return value
+
+
+def _scan_once(text: str, index: int) -> tuple[Any, int]:
+    try:
+        return _C_SCAN(text, index)  # type: ignore[no-any-return]
+    except StopIteration as stop:
+        raise ValueError("Expecting value") from stop
 
 
 def parse_session_text(text: str) -> list[Any]:

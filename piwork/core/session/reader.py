@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from piwork.core.jscompat import json_loads_js
+from piwork.core.session.format import json_loads
 from piwork.core.session.format import (
     BAD_HEADER,
     MALFORMED_JSON,
@@ -24,7 +24,8 @@ from piwork.core.session.format import (
     is_v4_header,
     is_valid_header,
 )
-from piwork.core.session.records import EntryRecord, make_record
+from piwork.core.session.jsvalues import js_truthy
+from piwork.core.session.records import EntryRecord, light_record, make_record, paused_gc
 
 Status = Literal["ok", "missing", "empty", "not_session", "unsupported"]
 READ_CHUNK = 1024 * 1024
@@ -65,10 +66,14 @@ def read_session_file(
 ) -> LoadedFile:
     """Parse a session file. Never writes, never raises for bad content (only for I/O errors).
 
-    ``keep_non_objects`` keeps JSON lines that are not objects (``42``, ``null``) as entries, the
+    ``keep_non_objects`` keeps JSON lines that are not objects (``42``, ``"x"``) as entries, the
     way the reference does; by default they are reported as ``malformed_json`` and skipped.
     """
-    file_path = Path(path)
+    with paused_gc():
+        return _read(Path(path), keep_bodies, keep_non_objects)
+
+
+def _read(file_path: Path, keep_bodies: bool, keep_non_objects: bool) -> LoadedFile:
     try:
         stat = file_path.stat()
     except FileNotFoundError:
@@ -80,15 +85,22 @@ def read_session_file(
     first = True
     with open(file_path, "rb", buffering=READ_CHUNK) as handle:
         for number, offset, raw, has_newline in _lines(handle):
-            if is_blank(raw):
+            if not raw.strip():
                 if not has_newline:
                     loaded.torn = True
                 continue
             if not has_newline:
                 loaded.torn = True
+            elif not first and not keep_bodies:
+                light = light_record(raw, len(loaded.records), number, offset)
+                if light is not None:
+                    loaded.records.append(light)
+                    continue
             try:
-                value = json_loads_js(raw.decode("utf-8", "replace"))
+                value = json_loads(raw.decode("utf-8", "replace"))
             except ValueError:
+                if is_blank(raw):
+                    continue
                 if first and is_v4_header(_loose_json(raw)):
                     loaded.status = "unsupported"
                     return loaded
@@ -100,6 +112,8 @@ def read_session_file(
                 )
                 loaded.diagnostics.append(Diagnostic(kind, number, offset, text))
                 continue
+            if keep_non_objects and not js_truthy(value):
+                continue  # the reference drops null/0/false/"" lines before looking at them
             if first:
                 first = False
                 if is_v4_header(value):
@@ -142,7 +156,7 @@ def read_session_file(
 
 def _loose_json(raw: bytes) -> Any:
     try:
-        return json_loads_js(raw.decode("utf-8", "replace").strip())
+        return json_loads(raw.decode("utf-8", "replace").strip())
     except ValueError:
         return None
 
@@ -150,4 +164,4 @@ def _loose_json(raw: bytes) -> Any:
 def read_body(fd: int, record: EntryRecord) -> Any:
     """Parse one entry again from the file by its byte offset."""
     data = os.pread(fd, record.length, record.offset)
-    return json_loads_js(data.decode("utf-8", "replace"))
+    return json_loads(data.decode("utf-8", "replace"))

@@ -6,7 +6,12 @@ indexed once and message bodies are parsed again only for the entries a caller a
 
 from __future__ import annotations
 
+import gc
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from piwork.core.jscompat import UNDEFINED, js_trim
@@ -27,9 +32,29 @@ _META_FIELDS: dict[str, tuple[str, ...]] = {
 }
 
 
+NO_META: Mapping[str, Any] = MappingProxyType({})
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cycle collector while building many small objects (JSON parsing creates no
+    cycles, and collection passes over a growing heap would dominate the time)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 @dataclass(slots=True, eq=False)
 class EntryRecord:
-    """One entry of a session file, indexed without keeping its body in memory."""
+    """One entry of a session file, indexed without keeping its body in memory.
+
+    ``preview`` is ``None`` and ``meta`` empty until the body has been looked at (message lines of
+    a large file are indexed from their first bytes only; see ``light_record``).
+    """
 
     seq: int
     id: Any
@@ -40,8 +65,8 @@ class EntryRecord:
     offset: int = -1
     length: int = 0
     role: str | None = None
-    preview: str = ""
-    meta: dict[str, Any] = field(default_factory=dict)
+    preview: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=lambda: NO_META)
     body: Any = None
 
     @property
@@ -54,7 +79,7 @@ class EntryRecord:
 
 
 def _short(text: str) -> str:
-    text = " ".join(js_trim(text).split())
+    text = " ".join(js_trim(text[: PREVIEW_CHARS * 4]).split())
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
@@ -116,7 +141,14 @@ def make_record(value: Any, seq: int, line: int = 0, offset: int = -1, length: i
         offset,
         length,
     )
-    meta = record.meta
+    fill_details(record, value)
+    return record
+
+
+def fill_details(record: EntryRecord, value: dict[str, Any]) -> None:
+    """Compute ``meta`` and ``preview`` of a record from its parsed body."""
+    kind = record.type
+    meta: dict[str, Any] = {}
     for key in _META_FIELDS.get(kind, ()) if isinstance(kind, str) else ():
         if key in value:
             meta[key] = value[key]
@@ -149,5 +181,35 @@ def make_record(value: Any, seq: int, line: int = 0, offset: int = -1, length: i
         preview = str(value.get("thinkingLevel", ""))
     elif kind == "custom":
         preview = str(value.get("customType", ""))
+    record.meta = meta
     record.preview = _short(preview)
-    return record
+
+
+# Pi writes message entries as {"type":"message","id":…,"parentId":…,"timestamp":…,"message":{"role":…
+_MESSAGE_PREFIX = re.compile(
+    rb'\{"type":"message","id":"([A-Za-z0-9._-]+)","parentId":(?:null|"([A-Za-z0-9._-]+)"),'
+    rb'"timestamp":"([0-9TZ:.+-]+)","message":\{"role":"([A-Za-z]+)"'
+)
+
+
+def light_record(raw: bytes, seq: int, line: int, offset: int) -> EntryRecord | None:
+    """Index a message line from its first bytes (no JSON parse), or ``None`` if it is not one.
+
+    Only lines in the exact layout Pi and piwork write, ending with ``}``, qualify; anything else
+    is parsed in full by the caller.
+    """
+    match = _MESSAGE_PREFIX.match(raw)
+    if match is None or not raw.rstrip(b"\r").endswith(b"}"):
+        return None
+    entry_id, parent_id, timestamp, role = match.groups()
+    return EntryRecord(
+        seq,
+        entry_id.decode("ascii"),
+        None if parent_id is None else parent_id.decode("ascii"),
+        "message",
+        timestamp.decode("ascii"),
+        line,
+        offset,
+        len(raw),
+        role.decode("ascii"),
+    )

@@ -20,6 +20,8 @@ from piwork.core.errors import InputRejected, PiworkError
 from piwork.core.ids import IdFactory, random_entry_id
 from piwork.core.session.format import (
     CURRENT_VERSION,
+    MALFORMED_JSON,
+    Diagnostic,
     default_session_dir,
     new_session_id,
     serialize,
@@ -156,7 +158,15 @@ class Session:
             return record.body
         if self._read_fd is None:
             self._read_fd = os.open(self.path, os.O_RDONLY)
-        return read_body(self._read_fd, record)
+        try:
+            return read_body(self._read_fd, record)
+        except ValueError:
+            self.tree.add_diagnostic(
+                Diagnostic(
+                    MALFORMED_JSON, record.line, record.offset, "Line is not valid JSON; it is skipped"
+                )
+            )
+            return None
 
     # ------------------------------------------------------------------ locking
     def acquire_lock(self) -> bool:

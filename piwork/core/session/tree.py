@@ -9,7 +9,7 @@ optional *sink* (the store) is told about every appended entry. Problems in the 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any, Literal, Protocol
@@ -21,7 +21,7 @@ from piwork.core.session.context import DEFAULT_THINKING_LEVEL, entry_to_message
 from piwork.core.session.format import CYCLE, DANGLING_PARENT, DUPLICATE_ID, MISSING_ID, Diagnostic
 from piwork.core.session.jsvalues import UNDEFINED, js_same, js_truthy, map_key
 from piwork.core.session.migrate import unique_id
-from piwork.core.session.records import EntryRecord, make_record
+from piwork.core.session.records import EntryRecord, fill_details, make_record, paused_gc
 from piwork.core.session.timestamps import iso_now
 
 BodyLoader = Callable[[EntryRecord], Any]
@@ -136,6 +136,10 @@ class SessionTree:
 
     # ----------------------------------------------------------------- index
     def _reindex(self) -> None:
+        with paused_gc():
+            self._reindex_all()
+
+    def _reindex_all(self) -> None:
         self._by_key: dict[Any, EntryRecord] = {}
         self._children: dict[Any, list[EntryRecord]] = {}
         self._labels: dict[Any, tuple[str, Any]] = {}
@@ -148,44 +152,79 @@ class SessionTree:
         self._check_graph()
 
     def _index_record(self, record: EntryRecord, reindexing: bool = False) -> None:
-        if record.type == "session":
+        kind = record.type
+        if kind == "session":
             return
-        key = map_key(record.id)
-        if reindexing and record.type is not UNDEFINED and not isinstance(record.id, str):
-            self._graph_diagnostics.append(
-                Diagnostic(MISSING_ID, record.line, record.offset, "Entry has no id; shown but not linkable")
-            )
-        if key in self._by_key and isinstance(record.id, str):
-            self._graph_diagnostics.append(
-                Diagnostic(
-                    DUPLICATE_ID,
-                    record.line,
-                    record.offset,
-                    f"Entry id {record.id} is used more than once; the later entry wins",
-                    record.id,
+        entry_id = record.id
+        if type(entry_id) is str:
+            key: Any = entry_id
+            if key in self._by_key:
+                self._graph_diagnostics.append(
+                    Diagnostic(
+                        DUPLICATE_ID,
+                        record.line,
+                        record.offset,
+                        f"Entry id {entry_id} is used more than once; the later entry wins",
+                        entry_id,
+                    )
                 )
-            )
+        else:
+            key = map_key(entry_id)
+            if reindexing and kind is not UNDEFINED:
+                self._graph_diagnostics.append(
+                    Diagnostic(
+                        MISSING_ID, record.line, record.offset, "Entry has no id; shown but not linkable"
+                    )
+                )
         self._by_key[key] = record
-        self._children.setdefault(map_key(record.parent_id), []).append(record)
-        self.leaf_id = record.id if record.id is not UNDEFINED else None
-        if record.type == "label":
+        parent_id = record.parent_id
+        parent_key = parent_id if type(parent_id) is str else map_key(parent_id)
+        siblings = self._children.get(parent_key)
+        if siblings is None:
+            self._children[parent_key] = [record]
+        else:
+            siblings.append(record)
+        self.leaf_id = entry_id if entry_id is not UNDEFINED else None
+        if kind == "message":
+            if record.role == "assistant":
+                self._has_assistant = True
+        elif kind == "label":
             target = map_key(record.meta.get("targetId", UNDEFINED))
             label = record.meta.get("label", UNDEFINED)
             if js_truthy(label):
                 self._labels[target] = (label, record.timestamp)
             else:
                 self._labels.pop(target, None)
-        elif record.type == "session_info":
+        elif kind == "session_info":
             self._name_record = record
-        elif record.type == "message" and record.role == "assistant":
-            self._has_assistant = True
 
     def _check_graph(self) -> None:
-        """Dangling parents and parent cycles, found in one pass (no chain is walked twice)."""
-        state: dict[int, int] = {}  # id(record) -> 1 on the current walk, 2 finished
-        for start in self._records:
-            if id(start) in state or start.type == "session":
+        """Dangling parents and parent cycles, without walking any chain more than once.
+
+        A parent written before its child (the normal case) cannot close a cycle, so only chains
+        that contain a link to a later line are walked.
+        """
+        by_key = self._by_key
+        suspects: list[EntryRecord] = []
+        for record in self._records:
+            parent_id = record.parent_id
+            if record.type == "session" or not js_truthy(parent_id) or js_same(parent_id, record.id):
                 continue
+            parent = by_key.get(parent_id if type(parent_id) is str else map_key(parent_id))
+            if parent is None:
+                self._graph_diagnostics.append(
+                    Diagnostic(
+                        DANGLING_PARENT,
+                        record.line,
+                        record.offset,
+                        f"Parent {parent_id} of entry {record.id} does not exist; shown as a root",
+                        record.key,
+                    )
+                )
+            elif parent.seq >= record.seq:
+                suspects.append(record)
+        state: dict[int, int] = {}  # id(record) -> 1 on the current walk, 2 finished
+        for start in suspects:
             walk: list[EntryRecord] = []
             current: EntryRecord | None = start
             while current is not None and id(current) not in state:
@@ -195,18 +234,7 @@ class SessionTree:
                 if not js_truthy(parent_id) or js_same(parent_id, current.id):
                     current = None
                     break
-                parent = self._by_key.get(map_key(parent_id))
-                if parent is None:
-                    self._graph_diagnostics.append(
-                        Diagnostic(
-                            DANGLING_PARENT,
-                            current.line,
-                            current.offset,
-                            f"Parent {parent_id} of entry {current.id} does not exist; shown as a root",
-                            current.key,
-                        )
-                    )
-                current = parent
+                current = by_key.get(map_key(parent_id))
             if current is not None and state.get(id(current)) == 1:
                 self._graph_diagnostics.append(
                     Diagnostic(
@@ -219,6 +247,9 @@ class SessionTree:
                 )
             for record in walk:
                 state[id(record)] = 2
+
+    def add_diagnostic(self, diagnostic: Diagnostic) -> None:
+        self._file_diagnostics.append(diagnostic)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -353,13 +384,14 @@ class SessionTree:
         return roots
 
     def summary(self, record: EntryRecord) -> NodeSummary:
+        self.details(record)
         label = self._labels.get(map_key(record.id))
         return NodeSummary(
             id=str(record.id),
             parent_id=record.parent_id if isinstance(record.parent_id, str) else None,
             type=str(record.type),
             role=record.role,
-            preview=record.preview,
+            preview=record.preview or "",
             label=None if label is None else label[0],
             label_timestamp=None if label is None else label[1],
             timestamp=record.timestamp,
@@ -372,28 +404,14 @@ class SessionTree:
 
         ``None`` means an empty context (a reset leaf). ``retainedTail`` is honoured by default.
         """
+        with paused_gc():
+            return self._build_context(leaf_id, honour_retained_tail)
+
+    def _build_context(self, leaf_id: Any, honour_retained_tail: bool) -> SessionContext:
         target = self.leaf_id if leaf_id is _CURRENT else leaf_id
         path = [] if target is None else self.path(target)
-        thinking_level: Any = DEFAULT_THINKING_LEVEL
-        model: dict[str, Any] | None = None
-        compaction_at = -1
-        for i, record in enumerate(path):
-            if record.type == "thinking_level_change":
-                thinking_level = record.meta.get("thinkingLevel", UNDEFINED)
-            elif record.type == "model_change":
-                model = {
-                    k: record.meta[m]
-                    for k, m in (("provider", "provider"), ("modelId", "modelId"))
-                    if m in record.meta
-                }
-            elif record.type == "message" and record.role == "assistant":
-                model = {
-                    k: record.meta[m]
-                    for k, m in (("provider", "provider"), ("modelId", "model"))
-                    if m in record.meta
-                }
-            elif record.type == "compaction":
-                compaction_at = i
+        thinking_level, model = self._settings(path)
+        compaction_at = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), -1)
         selected: list[EntryRecord]
         retained: list[Any] = []
         if compaction_at < 0:
@@ -413,10 +431,38 @@ class SessionTree:
             selected.extend(path[compaction_at + 1 :])
         messages: list[Any] = []
         for i, record in enumerate(selected):
-            messages.extend(entry_to_messages(self.body(record)))
+            body = self.body(record)
+            if body is not None:  # a line that turned out unreadable is reported, not fatal
+                messages.extend(entry_to_messages(body))
             if i == 0 and retained:
                 messages.extend(retained)
         return SessionContext(messages, thinking_level, model, [r.id for r in selected])
+
+    def _settings(self, path: list[EntryRecord]) -> tuple[Any, dict[str, Any] | None]:
+        """Thinking level and model from the last entries on the path that set them."""
+        thinking_level: Any = DEFAULT_THINKING_LEVEL
+        for record in reversed(path):
+            if record.type == "thinking_level_change":
+                thinking_level = record.meta.get("thinkingLevel", UNDEFINED)
+                break
+        for record in reversed(path):
+            if record.type == "model_change":
+                return thinking_level, _pick(record.meta, ("provider", "provider"), ("modelId", "modelId"))
+            if record.type == "message" and record.role == "assistant":
+                body = self.body(record)
+                message = body.get("message") if isinstance(body, dict) else None
+                return thinking_level, _pick(message, ("provider", "provider"), ("modelId", "model"))
+        return thinking_level, None
+
+    def details(self, record: EntryRecord) -> EntryRecord:
+        """Make sure ``preview`` and ``meta`` are filled (parses the body once if needed)."""
+        if record.preview is None:
+            body = self.body(record)
+            if isinstance(body, dict):
+                fill_details(record, body)
+            else:
+                record.preview = ""
+        return record
 
     # ----------------------------------------------------------------- events
     def subscribe(self, callback: Callable[[TreeEvent], None]) -> Callable[[], None]:
@@ -560,6 +606,12 @@ class SessionTree:
         _set(entry, "usage", usage)
         _set(entry, "fromHook", from_hook)
         return self.append_raw(entry)
+
+
+def _pick(source: Any, *pairs: tuple[str, str]) -> dict[str, Any]:
+    if not isinstance(source, Mapping):
+        return {}
+    return {out: source[key] for out, key in pairs if key in source}
 
 
 def _set(target: dict[str, Any], key: str, value: Any) -> None:
