@@ -132,7 +132,7 @@ def _reject_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_C_SCAN = json.scanner.make_scanner(_DECODER)
+_C_SCAN: Any = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]
 _JSON_SPACE = (" ", "\t", "\n", "\r", "")
 
 
@@ -152,7 +152,8 @@ def json_loads(text: str) -> Any:
 
 def _scan_once(text: str, index: int) -> tuple[Any, int]:
     try:
-        return _C_SCAN(text, index)  # type: ignore[no-any-return]
+        result: tuple[Any, int] = _C_SCAN(text, index)
+        return result
     except StopIteration as stop:
         raise ValueError("Expecting value") from stop
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from piwork.core.session.format import json_loads
 from piwork.core.session.format import (
     BAD_HEADER,
     MALFORMED_JSON,
@@ -23,6 +22,7 @@ from piwork.core.session.format import (
     is_header,
     is_v4_header,
     is_valid_header,
+    json_loads,
 )
 from piwork.core.session.jsvalues import js_truthy
 from piwork.core.session.records import EntryRecord, light_record, make_record, paused_gc
