@@ -1,0 +1,274 @@
+"""The model registry: built-in models plus custom providers and models from ``<agentDir>/models.json``.
+
+``models.json`` follows Pi's format (spec §2.1). A file that cannot be read, parsed or validated is
+rejected as a whole with one diagnostic and the built-in models stay usable. ``reload()`` re-reads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from piwork.core.llm.catalog import BUILTIN_MODELS
+from piwork.core.llm.config_values import ValueResolver
+from piwork.core.llm.models_schema import strip_json_comments, validate_models_config
+from piwork.core.llm.types import CostTier, Model, ModelCost
+
+MODELS_FILE = "models.json"
+PREFERRED_DEFAULTS: tuple[tuple[str, str], ...] = (("anthropic", "claude-sonnet-4-6"), ("openai", "gpt-5.4"))
+_MODEL_DEFAULTS: dict[str, Any] = {
+    "reasoning": False,
+    "input": ["text"],
+    "contextWindow": 128000,
+    "maxTokens": 16384,
+    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+}
+
+
+@dataclass(frozen=True)
+class ModelDiagnostic:
+    path: str
+    message: str
+
+
+def model_from_json(data: Mapping[str, Any]) -> Model:
+    cost = data.get("cost") or {}
+    tiers = tuple(
+        CostTier(
+            input_tokens_above=int(t.get("inputTokensAbove", 0)),
+            input=float(t.get("input", 0)),
+            output=float(t.get("output", 0)),
+            cache_read=float(t.get("cacheRead", 0)),
+            cache_write=float(t.get("cacheWrite", 0)),
+        )
+        for t in cost.get("tiers") or []
+    )
+    return Model(
+        id=str(data["id"]),
+        name=str(data.get("name") or data["id"]),
+        api=str(data["api"]),
+        provider=str(data["provider"]),
+        base_url=str(data["baseUrl"]),
+        reasoning=bool(data.get("reasoning", False)),
+        input=tuple(data.get("input") or ("text",)),
+        context_window=int(data.get("contextWindow", 128000)),
+        max_tokens=int(data.get("maxTokens", 16384)),
+        cost=ModelCost(
+            input=float(cost.get("input", 0)),
+            output=float(cost.get("output", 0)),
+            cache_read=float(cost.get("cacheRead", 0)),
+            cache_write=float(cost.get("cacheWrite", 0)),
+            tiers=tiers,
+        ),
+        headers=dict(data.get("headers") or {}),
+        compat=dict(data.get("compat") or {}),
+        thinking_level_map=dict(data["thinkingLevelMap"])
+        if data.get("thinkingLevelMap") is not None
+        else None,
+        sampling_params=dict(data.get("samplingParams") or {}),
+    )
+
+
+def model_to_json(model: Model) -> dict[str, Any]:
+    cost: dict[str, Any] = {
+        "input": model.cost.input,
+        "output": model.cost.output,
+        "cacheRead": model.cost.cache_read,
+        "cacheWrite": model.cost.cache_write,
+    }
+    if model.cost.tiers:
+        cost["tiers"] = [
+            {"inputTokensAbove": t.input_tokens_above, "input": t.input, "output": t.output,
+             "cacheRead": t.cache_read, "cacheWrite": t.cache_write}
+            for t in model.cost.tiers
+        ]  # fmt: skip
+    data: dict[str, Any] = {
+        "id": model.id, "name": model.name, "api": model.api, "provider": model.provider, "baseUrl": model.base_url,
+        "reasoning": model.reasoning, "input": list(model.input), "contextWindow": model.context_window,
+        "maxTokens": model.max_tokens, "cost": cost,
+    }  # fmt: skip
+    if model.thinking_level_map is not None:
+        data["thinkingLevelMap"] = dict(model.thinking_level_map)
+    for key, value in (
+        ("headers", model.headers),
+        ("compat", model.compat),
+        ("samplingParams", model.sampling_params),
+    ):
+        if value:
+            data[key] = dict(value)
+    return data
+
+
+def _patch(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    merged = {**base, **patch}
+    for key in ("cost", "samplingParams", "compat", "headers"):
+        if isinstance(base.get(key), dict) and isinstance(patch.get(key), dict):
+            merged[key] = {**base[key], **patch[key]}
+    return merged
+
+
+class ModelRegistry:
+    """Built-in and custom models; construct with the agent dir (``models.json`` is read at once)."""
+
+    def __init__(self, agent_dir: Path | None, resolver: ValueResolver | None = None) -> None:
+        self._path = agent_dir / MODELS_FILE if agent_dir is not None else None
+        self._resolver = resolver or ValueResolver()
+        self._models: list[Model] = []
+        self._providers: dict[str, dict[str, Any]] = {}
+        self.diagnostics: list[ModelDiagnostic] = []
+        self.reload()
+
+    @property
+    def models(self) -> list[Model]:
+        return list(self._models)
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
+    def reload(self) -> None:
+        self.diagnostics = []
+        config = self._read_config()
+        self._providers = config
+        by_key: dict[tuple[str, str], dict[str, Any]] = {}
+        for builtin in BUILTIN_MODELS:
+            by_key[(builtin["provider"], builtin["id"])] = dict(builtin)
+        builtin_by_id = {m["id"]: m for m in BUILTIN_MODELS}
+        for provider_id, provider in config.items():
+            self._apply_provider(provider_id, provider, by_key, builtin_by_id)
+        self._models = [model_from_json(data) for data in by_key.values()]
+
+    def _read_config(self) -> dict[str, dict[str, Any]]:
+        if self._path is None or not self._path.exists():
+            return {}
+        where = str(self._path)
+        try:
+            text = self._path.read_bytes().decode("utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.diagnostics.append(ModelDiagnostic(where, f"Could not read models.json: {exc}"))
+            return {}
+        try:
+            data = json.loads(strip_json_comments(text))
+        except ValueError as exc:
+            self.diagnostics.append(ModelDiagnostic(where, f"models.json is not valid JSON: {exc}"))
+            return {}
+        errors = validate_models_config(data)
+        if errors:
+            listing = "\n".join(f"  - {e}" for e in errors)
+            message = f"models.json was ignored (custom models are unavailable):\n{listing}"
+            self.diagnostics.append(ModelDiagnostic(where, message))
+            return {}
+        providers: dict[str, dict[str, Any]] = data["providers"]
+        return providers
+
+    def _apply_provider(
+        self,
+        provider_id: str,
+        provider: dict[str, Any],
+        by_key: dict[tuple[str, str], dict[str, Any]],
+        builtin_by_id: dict[str, dict[str, Any]],
+    ) -> None:
+        shared: dict[str, Any] = {}
+        if "baseUrl" in provider:
+            shared["baseUrl"] = provider["baseUrl"]
+        compat = dict(provider.get("compat") or {})
+        if provider.get("authHeader"):
+            compat["authHeader"] = True
+        headers = dict(provider.get("headers") or {})
+        for key, data in list(by_key.items()):
+            if key[0] != provider_id:
+                continue
+            patched = {**data, **shared}
+            if compat:
+                patched["compat"] = {**(data.get("compat") or {}), **compat}
+            if headers:
+                patched["headers"] = {**(data.get("headers") or {}), **headers}
+            by_key[key] = patched
+        for model_id, override in (provider.get("modelOverrides") or {}).items():
+            if (provider_id, model_id) in by_key:
+                by_key[(provider_id, model_id)] = _patch(by_key[(provider_id, model_id)], override)
+        for entry in provider.get("models") or []:
+            same_id = builtin_by_id.get(entry["id"], {})
+            data = {**_MODEL_DEFAULTS, "name": entry["id"], "provider": provider_id}
+            api = entry.get("api") or provider.get("api") or same_id.get("api")
+            base_url = entry.get("baseUrl") or provider.get("baseUrl") or same_id.get("baseUrl")
+            data.update({k: v for k, v in entry.items() if k not in ("compat", "headers")})
+            data["api"], data["baseUrl"] = api, base_url
+            data["compat"] = {**compat, **(entry.get("compat") or {})}
+            data["headers"] = {**headers, **(entry.get("headers") or {})}
+            if not api or not base_url:
+                missing = "api" if not api else "baseUrl"
+                self.diagnostics.append(
+                    ModelDiagnostic(
+                        str(self._path), f'Model "{provider_id}/{entry["id"]}" has no {missing}; skipped.'
+                    )
+                )
+                continue
+            by_key[(provider_id, entry["id"])] = data
+
+    # ---- queries -------------------------------------------------------------------------------
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        for model in self._models:
+            if model.provider == provider and model.id == model_id:
+                return model
+        return None
+
+    def find_ref(self, ref: str) -> Model | None:
+        """``provider/id`` (exact) or a bare id (first match; ids may themselves contain ``/``)."""
+        if "/" in ref:
+            provider, _, model_id = ref.partition("/")
+            found = self.find(provider, model_id)
+            if found is not None:
+                return found
+        return next((m for m in self._models if m.id == ref), None)
+
+    def providers(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for model in self._models:
+            seen.setdefault(model.provider, None)
+        return list(seen)
+
+    def provider_name(self, provider: str) -> str:
+        return str(self._providers.get(provider, {}).get("name") or provider)
+
+    def config_api_key(self, provider: str) -> str | None:
+        """The provider's ``apiKey`` from models.json, resolved (``$VAR``, ``!command``); None if unset."""
+        raw = self._providers.get(provider, {}).get("apiKey")
+        return self._resolver.resolve(raw) if isinstance(raw, str) else None
+
+    def with_resolved_headers(self, model: Model) -> Model:
+        """The model with ``$VAR``/``!command`` header values resolved (unresolvable ones dropped)."""
+        if not model.headers:
+            return model
+        resolved = {}
+        for name, value in model.headers.items():
+            result = self._resolver.resolve(value) if isinstance(value, str) else None
+            if result is not None:
+                resolved[name] = result
+        return dataclasses.replace(model, headers=resolved)
+
+
+def default_model(
+    registry: ModelRegistry,
+    has_credentials: Callable[[str], bool],
+    default_provider: str | None = None,
+    default_model_id: str | None = None,
+) -> Model | None:
+    """Settings' choice when it exists; else a preferred model of a provider with credentials."""
+    if default_provider and default_model_id:
+        chosen = registry.find(default_provider, default_model_id)
+        if chosen is not None:
+            return chosen
+    for provider, model_id in PREFERRED_DEFAULTS:
+        candidate = registry.find(provider, model_id)
+        if candidate is not None and has_credentials(provider):
+            return candidate
+    for model in registry.models:
+        if model.api_supported and has_credentials(model.provider):
+            return model
+    return None

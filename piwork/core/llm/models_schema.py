@@ -1,0 +1,124 @@
+"""Checks for ``models.json``: comment stripping and a schema validator that lists every problem."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_PROVIDER_KEYS = ("baseUrl", "headers", "compat", "modelOverrides", "models", "apiKey")
+_STRING_FIELDS = ("name", "baseUrl", "api", "apiKey")
+
+
+def strip_json_comments(text: str) -> str:
+    """Remove ``//`` and ``/* */`` comments outside strings (line breaks are kept for error positions)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_string = False
+    while i < n:
+        ch = text[i]
+        if in_string:
+            out.append(ch)
+            if ch == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 2
+                continue
+            if ch == '"':
+                in_string = False
+            i += 1
+            continue
+        if ch == '"':
+            in_string = True
+            out.append(ch)
+            i += 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            comment = text[i : n if end < 0 else end + 2]
+            out.append("\n" * comment.count("\n"))
+            i = n if end < 0 else end + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_model(where: str, model: Any, errors: list[str], *, needs_id: bool) -> None:
+    if not isinstance(model, dict):
+        errors.append(f"{where}: must be an object")
+        return
+    if needs_id and (not isinstance(model.get("id"), str) or not model.get("id")):
+        errors.append(f"{where}.id: must be a non-empty string")
+    for key in ("name", "api", "baseUrl"):
+        if key in model and not isinstance(model[key], str):
+            errors.append(f"{where}.{key}: must be a string")
+    if "reasoning" in model and not isinstance(model["reasoning"], bool):
+        errors.append(f"{where}.reasoning: must be true or false")
+    if "input" in model and (
+        not isinstance(model["input"], list) or any(v not in ("text", "image") for v in model["input"])
+    ):
+        errors.append(f'{where}.input: must be a list of "text" and "image"')
+    for key in ("contextWindow", "maxTokens"):
+        if key in model and (not _is_number(model[key]) or model[key] <= 0):
+            errors.append(f"{where}.{key}: must be a positive number")
+    cost = model.get("cost")
+    if cost is not None:
+        if not isinstance(cost, dict):
+            errors.append(f"{where}.cost: must be an object")
+        else:
+            for key, value in cost.items():
+                if key == "tiers":
+                    if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+                        errors.append(f"{where}.cost.tiers: must be a list of objects")
+                elif not _is_number(value):
+                    errors.append(f"{where}.cost.{key}: must be a number")
+    for key in ("compat", "headers", "samplingParams", "thinkingLevelMap"):
+        if key in model and not isinstance(model[key], dict):
+            errors.append(f"{where}.{key}: must be an object")
+
+
+def validate_models_config(data: Any) -> list[str]:
+    """Every schema problem, as ``path: message`` lines; empty when the file is usable."""
+    if not isinstance(data, dict):
+        return ["(root): must be an object"]
+    providers = data.get("providers")
+    if not isinstance(providers, dict):
+        return ["providers: must be an object"]
+    errors: list[str] = []
+    for provider_id, provider in providers.items():
+        where = f"providers.{provider_id}"
+        if not isinstance(provider, dict):
+            errors.append(f"{where}: must be an object")
+            continue
+        if not any(key in provider for key in _PROVIDER_KEYS):
+            errors.append(f"{where}: set at least one of {', '.join(_PROVIDER_KEYS)}")
+        for key in _STRING_FIELDS:
+            if key in provider and not isinstance(provider[key], str):
+                errors.append(f"{where}.{key}: must be a string")
+        if "authHeader" in provider and not isinstance(provider["authHeader"], bool):
+            errors.append(f"{where}.authHeader: must be true or false")
+        for key in ("headers", "compat"):
+            if key in provider and not isinstance(provider[key], dict):
+                errors.append(f"{where}.{key}: must be an object")
+        headers = provider.get("headers")
+        if isinstance(headers, dict) and any(not isinstance(v, str) for v in headers.values()):
+            errors.append(f"{where}.headers: values must be strings")
+        models = provider.get("models")
+        if models is not None:
+            if not isinstance(models, list):
+                errors.append(f"{where}.models: must be a list")
+            else:
+                for index, model in enumerate(models):
+                    _check_model(f"{where}.models[{index}]", model, errors, needs_id=True)
+        overrides = provider.get("modelOverrides")
+        if overrides is not None:
+            if not isinstance(overrides, dict):
+                errors.append(f"{where}.modelOverrides: must be an object")
+            else:
+                for model_id, override in overrides.items():
+                    _check_model(f"{where}.modelOverrides.{model_id}", override, errors, needs_id=False)
+    return errors
