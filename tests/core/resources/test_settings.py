@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from piwork.core.settings import FileSettingsStorage, MemorySettingsStorage, Settings, SettingsWriteError
+
+from .conftest import Tree
+
+
+def test_merge_rules_and_global_only_keys() -> None:
+    storage = MemorySettingsStorage(
+        json.dumps(
+            {
+                "compaction": {"enabled": False, "reserveTokens": 100},
+                "defaultProjectTrust": "always",
+                "piwork": {"tokenizer": {"x": 1}, "contextFiles": {"enabled": True}},
+            }
+        ),
+        json.dumps(
+            {
+                "compaction": {"reserveTokens": 5},
+                "defaultProjectTrust": "never",
+                "piwork": {"tokenizer": {"x": 2}, "contextFiles": {"enabled": False}},
+            }
+        ),
+    )
+    settings = Settings.load(storage, project_trusted=True)
+    assert settings.compaction_settings() == {"enabled": False, "reserveTokens": 5, "keepRecentTokens": 20000}
+    assert settings.default_project_trust() == "always"
+    assert settings.get("piwork.tokenizer.x") == 1 and settings.context_files_enabled() is False
+    assert settings.origin_of("compaction") == "project"
+
+
+def test_project_null_wipes_the_global_object() -> None:
+    storage = MemorySettingsStorage('{"compaction": {"reserveTokens": 7}}', '{"compaction": null}')
+    assert Settings.load(storage, project_trusted=True).compaction_reserve_tokens() == 16384
+    assert Settings.load(storage, project_trusted=False).compaction_reserve_tokens() == 7
+
+
+def test_migrations() -> None:
+    storage = MemorySettingsStorage(
+        json.dumps(
+            {
+                "queueMode": "all",
+                "websockets": True,
+                "skills": {"enableSkillCommands": False, "customDirectories": ["~/s"]},
+                "retry": {"maxDelayMs": 9},
+            }
+        )
+    )
+    data = Settings.load(storage, project_trusted=False).global_data
+    assert data == {
+        "steeringMode": "all",
+        "transport": "websocket",
+        "skills": ["~/s"],
+        "enableSkillCommands": False,
+        "retry": {"provider": {"maxRetryDelayMs": 9}},
+    }
+
+
+def test_wrong_types_fall_back_with_a_warning() -> None:
+    settings = Settings.load(
+        MemorySettingsStorage('{"retry": {"maxRetries": "lots"}, "defaultModel": 3}'), False
+    )
+    assert settings.retry_settings()["maxRetries"] == 3 and settings.default_model() is None
+    assert any("retry.maxRetries" in w for w in settings.type_warnings)
+
+
+def test_broken_file_is_reported_and_never_written(tree: Tree) -> None:
+    path = tree.write("home/.pi/agent/settings.json", "{ not json")
+    settings = Settings.for_project(str(tree.root), str(tree.agent), project_trusted=False)
+    assert settings.problems and settings.problems[0].path == str(path)
+    assert settings.compaction_enabled() is True
+    with pytest.raises(SettingsWriteError):
+        settings.set_value("defaultModel", "m")
+    assert path.read_text() == "{ not json"
+
+
+def test_writer_changes_one_key_and_keeps_the_rest(tree: Tree) -> None:
+    path = tree.write(
+        "home/.pi/agent/settings.json", '{"unknownKey": {"a": 1}, "compaction": {"enabled": true}}'
+    )
+    settings = Settings.for_project(str(tree.root), str(tree.agent), project_trusted=False)
+    settings.set_value("compaction.reserveTokens", 1234)
+    data = json.loads(path.read_text())
+    assert data == {"unknownKey": {"a": 1}, "compaction": {"enabled": True, "reserveTokens": 1234}}
+    assert not path.read_text().endswith("\n")
+    assert settings.compaction_reserve_tokens() == 1234
+    assert not (tree.agent / "settings.json.lock").exists()
+
+
+def test_project_writes_refused_while_untrusted(tree: Tree) -> None:
+    settings = Settings.for_project(str(tree.root / "p"), str(tree.agent), project_trusted=False)
+    with pytest.raises(SettingsWriteError, match="not trusted"):
+        settings.set_value("defaultModel", "x", scope="project")
+    assert not (tree.root / "p/.pi").exists()
+    storage = FileSettingsStorage(str(tree.root / "p"), str(tree.agent))
+    trusted = Settings.load(storage, project_trusted=True)
+    trusted.set_value("defaultModel", "x", scope="project")
+    assert json.loads((tree.root / "p/.pi/settings.json").read_text()) == {"defaultModel": "x"}
