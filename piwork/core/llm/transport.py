@@ -22,6 +22,7 @@ from typing import Any, Protocol, TypeVar
 import httpx
 
 from piwork.core.llm.errors import classify
+from piwork.core.llm.redaction import redact_text
 from piwork.core.llm.sse import SseDecoder, SseEvent
 from piwork.core.llm.types import (
     AssistantEvent,
@@ -159,10 +160,7 @@ def make_client(options: StreamOptions, base_url: str) -> httpx.AsyncClient:
 
 
 def redact(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
+    return redact_text(text, secrets)
 
 
 def retry_after_ms(headers: httpx.Headers, now: float | None = None) -> int | None:

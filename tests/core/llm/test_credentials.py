@@ -1,0 +1,169 @@
+"""Credentials: keyring present/absent/locked, resolution order, import from Pi, and no key leaks."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import keyring.backend
+import keyring.errors
+import pytest
+from keyring.backends import fail
+
+from piwork.core.llm.credentials import (
+    SERVICE,
+    CredentialError,
+    CredentialStore,
+    KeyringStatus,
+    KeySource,
+    env_vars_for,
+)
+from piwork.core.llm.redaction import redact_headers, redact_text
+from piwork.core.llm.streaming import complete
+from piwork.core.llm.types import StreamOptions
+from tests.core.llm.helpers import context
+from tests.support import Failure, LoopbackServer, Text, Turn
+
+KEY = "sk-ant-api03-PLANTED-KEY-7f3a9c"
+
+
+class MemoryKeyring(keyring.backend.KeyringBackend):
+    """A real keyring backend that keeps passwords in a dict (no OS service needed)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.store.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.store[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if (service, username) not in self.store:
+            raise keyring.errors.PasswordDeleteError("not found")
+        del self.store[(service, username)]
+
+
+class LockedKeyring(MemoryKeyring):
+    def get_password(self, service: str, username: str) -> str | None:
+        raise keyring.errors.KeyringLocked("locked")
+
+
+def test_no_backend_is_reported_plainly_and_storing_fails_without_the_key() -> None:
+    store = CredentialStore(fail.Keyring(), env={})
+    state = store.keyring_state()
+    assert state.status is KeyringStatus.NO_BACKEND and not state.usable
+    assert "environment variable" in state.message and "session only" in state.message
+    with pytest.raises(CredentialError) as info:
+        store.store_key("anthropic", KEY)
+    assert KEY not in str(info.value)
+    assert store.resolve("anthropic") is None
+
+
+def test_this_machine_default_backend_does_not_crash() -> None:
+    state = CredentialStore(env={}).keyring_state()
+    assert state.status in KeyringStatus and state.message
+
+
+def test_locked_keyring() -> None:
+    store = CredentialStore(LockedKeyring(), env={"ANTHROPIC_API_KEY": "env-key"})
+    assert store.keyring_state().status is KeyringStatus.LOCKED
+    resolved = store.resolve("anthropic")
+    assert resolved is not None and resolved.source is KeySource.ENVIRONMENT
+
+
+def test_resolution_order() -> None:
+    backend = MemoryKeyring()
+    env = {"ANTHROPIC_API_KEY": "env-key", "MY_LOCAL_API_KEY": "local-env"}
+    store = CredentialStore(backend, env=env, config_key=lambda p: "cfg-key" if p == "ollama" else None)
+    resolved = store.resolve("anthropic")
+    assert resolved is not None and (resolved.value, resolved.source, resolved.detail) == (
+        "env-key", KeySource.ENVIRONMENT, "ANTHROPIC_API_KEY",
+    )  # fmt: skip
+    store.store_key("anthropic", f"  {KEY}\n")
+    assert backend.store[(SERVICE, "anthropic")] == KEY
+    assert store.resolve("anthropic").source is KeySource.KEYRING  # type: ignore[union-attr]
+    store.set_session_key("anthropic", "one-run")
+    assert store.api_key("anthropic") == "one-run"
+    store.clear_session_key("anthropic")
+    store.delete_key("anthropic")
+    store.delete_key("anthropic")  # deleting twice is fine
+    assert store.api_key("anthropic") == "env-key"
+    assert store.api_key("my-local") == "local-env"  # generic <PROVIDER>_API_KEY
+    assert store.resolve("ollama").source is KeySource.MODELS_JSON  # type: ignore[union-attr]
+    assert not store.has_credentials("nobody")
+
+
+def test_empty_environment_values_are_ignored() -> None:
+    assert CredentialStore(MemoryKeyring(), env={"OPENAI_API_KEY": "  "}).resolve("openai") is None
+    assert env_vars_for("openrouter") == ("OPENROUTER_API_KEY",)
+
+
+def test_resolved_key_repr_hides_the_value() -> None:
+    store = CredentialStore(MemoryKeyring(), env={"OPENAI_API_KEY": KEY})
+    assert KEY not in repr(store.resolve("openai"))
+
+
+def test_import_from_pi_copies_api_keys_only(tmp_path: Path) -> None:
+    auth = tmp_path / "auth.json"
+    content = {
+        "anthropic": {"type": "api_key", "key": KEY},
+        "openai": {"type": "oauth", "access": "tok"},
+        "groq": {"type": "api_key", "key": "!pass groq"},
+    }
+    auth.write_text(json.dumps(content))
+    before = auth.read_bytes()
+    backend = MemoryKeyring()
+    report = CredentialStore(backend, env={}).import_from_pi(auth)
+    assert report.imported == ["anthropic"] and sorted(report.skipped) == ["groq", "openai"]
+    assert backend.store == {(SERVICE, "anthropic"): KEY}
+    assert auth.read_bytes() == before  # Pi's file is never written
+    no_keyring = CredentialStore(fail.Keyring(), env={}).import_from_pi(auth)
+    assert no_keyring.imported == [] and no_keyring.problems and KEY not in " ".join(no_keyring.problems)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{nope")
+    assert CredentialStore(backend, env={}).import_from_pi(broken).problems
+
+
+def test_redaction_helpers() -> None:
+    headers = {"Authorization": f"Bearer {KEY}", "x-api-key": KEY, "x-note": f"key={KEY}", "accept": "x"}
+    assert redact_headers(headers, [KEY]) == {
+        "Authorization": "***",
+        "x-api-key": "***",
+        "x-note": "key=***",
+        "accept": "x",
+    }
+    assert redact_text(f"a {KEY} b", [KEY, "ab"]) == "a *** b"
+
+
+def test_planted_key_never_reaches_errors_logs_or_files(
+    loopback: LoopbackServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import asyncio
+
+    caplog.set_level(logging.DEBUG)
+    loopback.script(
+        Turn(failure=Failure.http(401, f'{{"error": {{"message": "Incorrect API key provided: {KEY}"}}}}')),
+        Turn([Text(f"echo {KEY[:6]}")], failure=Failure.cut(3)),
+        Turn(failure=Failure.http(400, f"bad header x-api-key: {KEY}")),
+    )
+    store = CredentialStore(MemoryKeyring(), env={})
+    store.store_key("anthropic", KEY)
+    options = StreamOptions(api_key=store.api_key("anthropic"))
+    outputs = []
+    for model in (loopback.openai_model(), loopback.anthropic_model(), loopback.anthropic_model()):
+        message = asyncio.run(complete(model, context(), options))
+        outputs.append(json.dumps(message))
+    assert all(KEY not in text for text in outputs)
+    assert "***" in outputs[0] and "***" in outputs[2]
+    assert KEY not in caplog.text
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert all(KEY.encode() not in p.read_bytes() for p in written)
+    # The key did travel to the server, in the right header for each protocol.
+    assert loopback.requests[0].headers["authorization"] == f"Bearer {KEY}"
+    assert loopback.requests[1].headers["x-api-key"] == KEY
