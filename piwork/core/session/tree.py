@@ -302,6 +302,15 @@ class SessionTree:
         found = self._labels.get(map_key(entry_id))
         return None if found is None else found[1]
 
+    @property
+    def id_factory(self) -> IdFactory:
+        return self._new_id
+
+    def label_items(self) -> list[tuple[Any, str, Any]]:
+        """``(target, label, label time stamp)`` in the order the labels were set (a cleared and
+        set again label moves to the end), targets of other types as their index keys."""
+        return [(target, label, stamp) for target, (label, stamp) in self._labels.items()]
+
     def labels(self) -> dict[str, str]:
         """Current labels of existing entries, in file order of the entries."""
         out: dict[str, str] = {}

@@ -1,0 +1,179 @@
+"""``piwork inspect SESSION [--leaf ID] [--json]``: describe a session file without changing it.
+
+Shows the header, entry counts, the shape of the tree (roots, branch points, leaves, labels),
+compactions and branch summaries, the context the model would get at the leaf (messages by role
+and a token estimate) and every problem found in the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from piwork.core.errors import PiworkError
+from piwork.core.jscompat import js_json_stringify
+from piwork.core.session.store import Session, open_session
+from piwork.core.session.tree import SessionTree
+
+PREVIEW = 80
+
+
+def _estimate_tokens(message: Mapping[str, Any]) -> int:
+    """chars/4 rounded up, as the compaction engine estimates; malformed messages count 0."""
+    from piwork.core.compaction.tokens import estimate_tokens
+
+    try:
+        return estimate_tokens(message)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return 0
+
+
+def _short(text: str | None) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= PREVIEW else text[: PREVIEW - 1] + "…"
+
+
+def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
+    """Everything ``inspect`` reports, as JSON-ready data."""
+    tree = session.tree
+    header = tree.header or {}
+    records = [r for r in tree.records if r.type != "session"]
+    types = Counter(str(r.type) for r in records)
+    roles = Counter(str(r.role) for r in records if r.type == "message")
+    with_children = {r.parent_id for r in records if isinstance(r.parent_id, str)}
+    leaves = [r.id for r in records if r.id not in with_children and isinstance(r.id, str)]
+    branch_points = [r.id for r in records if isinstance(r.id, str) and len(tree.children(r.id)) > 1]
+    target = leaf_id if leaf_id is not None else tree.leaf_id
+    context = tree.build_context(target) if target is not None else tree.build_context(None)
+    by_role = Counter(str(m.get("role")) if isinstance(m, dict) else "?" for m in context.messages)
+    return {
+        "file": {"path": str(session.path), "size": session.path.stat().st_size if session.path else 0},
+        "header": header,
+        "name": tree.name,
+        "entries": {"total": len(records), "byType": dict(types), "messagesByRole": dict(roles)},
+        "tree": {
+            "roots": [r.id for r in tree.roots()],
+            "leaves": len(leaves),
+            "branchPoints": branch_points,
+            "leafId": tree.leaf_id,
+            "depth": len(tree.path(tree.leaf_id)) if tree.leaf_id is not None else 0,
+            "labels": tree.labels(),
+        },
+        "compactions": [_compaction(tree, r) for r in records if r.type == "compaction"],
+        "branchSummaries": [_branch_summary(tree, r) for r in records if r.type == "branch_summary"],
+        "context": {
+            "leafId": target,
+            "messages": len(context.messages),
+            "byRole": dict(by_role),
+            "estimatedTokens": sum(_estimate_tokens(m) for m in context.messages if isinstance(m, dict)),
+            "thinkingLevel": context.thinking_level if isinstance(context.thinking_level, str) else None,
+            "model": context.model,
+        },
+        "diagnostics": [d.to_json() for d in tree.diagnostics],
+    }
+
+
+def _compaction(tree: SessionTree, record: Any) -> dict[str, Any]:
+    body = tree.body(record) or {}
+    return {
+        "id": record.id,
+        "tokensBefore": body.get("tokensBefore"),
+        "firstKeptEntryId": body.get("firstKeptEntryId"),
+        "summary": _short(body.get("summary") if isinstance(body.get("summary"), str) else ""),
+    }
+
+
+def _branch_summary(tree: SessionTree, record: Any) -> dict[str, Any]:
+    body = tree.body(record) or {}
+    return {
+        "id": record.id,
+        "parentId": record.parent_id,
+        "fromId": body.get("fromId"),
+        "summary": _short(body.get("summary") if isinstance(body.get("summary"), str) else ""),
+    }
+
+
+def render_text(report: dict[str, Any]) -> str:
+    header = report["header"]
+    lines = [
+        f"Session {header.get('id')}  (format v{header.get('version', 1)})",
+        f"  file     {report['file']['path']}  ({report['file']['size']} bytes)",
+        f"  cwd      {header.get('cwd', '')}",
+        f"  created  {header.get('timestamp', '')}",
+    ]
+    if header.get("parentSession"):
+        lines.append(f"  parent   {header['parentSession']}")
+    if report["name"]:
+        lines.append(f"  name     {report['name']}")
+    entries = report["entries"]
+    lines.append(f"\nEntries: {entries['total']}")
+    for kind, count in sorted(entries["byType"].items()):
+        lines.append(f"  {kind:<24}{count}")
+    if entries["messagesByRole"]:
+        roles = ", ".join(f"{role} {n}" for role, n in sorted(entries["messagesByRole"].items()))
+        lines.append(f"  messages by role: {roles}")
+    tree = report["tree"]
+    lines.append(
+        f"\nTree: {len(tree['roots'])} root(s), {tree['leaves']} leaf/leaves, "
+        f"{len(tree['branchPoints'])} branch point(s); leaf {tree['leafId']} at depth {tree['depth']}"
+    )
+    for entry_id, label in tree["labels"].items():
+        lines.append(f"  label {entry_id}: {label}")
+    if report["compactions"]:
+        lines.append("\nCompactions:")
+        for c in report["compactions"]:
+            lines.append(
+                f"  {c['id']}  before {c['tokensBefore']} tokens, keeps from {c['firstKeptEntryId']}: {c['summary']}"
+            )
+    if report["branchSummaries"]:
+        lines.append("\nBranch summaries:")
+        for b in report["branchSummaries"]:
+            lines.append(f"  {b['id']}  from {b['fromId']} under {b['parentId']}: {b['summary']}")
+    context = report["context"]
+    roles = ", ".join(f"{role} {n}" for role, n in sorted(context["byRole"].items())) or "none"
+    model = context["model"] or {}
+    lines.append(
+        f"\nContext at {context['leafId']}: {context['messages']} message(s) ({roles}), "
+        f"about {context['estimatedTokens']} tokens"
+    )
+    lines.append(
+        f"  model {model.get('provider', '-')}/{model.get('modelId', '-')}, thinking {context['thinkingLevel']}"
+    )
+    diagnostics = report["diagnostics"]
+    lines.append(f"\nProblems: {len(diagnostics) or 'none'}")
+    for d in diagnostics:
+        lines.append(f"  line {d['line']} (byte {d['byteOffset']}): {d['kind']}: {d['message']}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="piwork inspect", description="Describe a session file (read only)."
+    )
+    parser.add_argument("session", help="path of a session .jsonl file")
+    parser.add_argument("--leaf", help="entry id to build the context for (default: the last entry)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    ns = parser.parse_args(argv)
+    path = Path(ns.session)
+    if not path.is_file():
+        print(f"piwork inspect: no such session file: {path}", file=sys.stderr)
+        return 1
+    try:
+        session = open_session(path, writable=False)
+    except PiworkError as err:
+        print(f"piwork inspect: {err}", file=sys.stderr)
+        return 1
+    with session:
+        if ns.leaf is not None and not session.tree.has(ns.leaf):
+            print(f"piwork inspect: Entry {ns.leaf} not found", file=sys.stderr)
+            return 1
+        report = describe(session, ns.leaf)
+    if ns.json:
+        sys.stdout.write(js_json_stringify(report, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    return 0
