@@ -74,7 +74,7 @@ def _rg_text(field_value: object) -> str | None:
 
 
 async def search_with_ripgrep(rg: str, query: GrepQuery) -> SearchOutcome:
-    args = ["--json", "--line-number", "--color=never", "--hidden", "--glob", "!.git"]
+    args = ["--json", "--line-number", "--color=never", "--hidden", "--sort", "path", "--glob", "!.git"]
     if query.ignore_case:
         args.append("--ignore-case")
     if query.literal:
