@@ -1,0 +1,75 @@
+"""``piwork`` with no subcommand: open the workbench window."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from piwork import __version__
+
+EXIT_NO_DISPLAY = 3
+
+NO_DISPLAY_MESSAGE = """\
+piwork: cannot open the window: {reason}.
+Run piwork inside a desktop session, or use a headless command:
+  piwork -p "PROMPT"         run one prompt and print the reply
+  piwork inspect SESSION     describe a session file
+  piwork resources           list what the model would be told
+(Set QT_QPA_PLATFORM=offscreen to run the window without a screen.)"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="piwork",
+        description="Open the piwork workbench window for a project folder.",
+        epilog="Headless commands: piwork -p PROMPT, piwork inspect SESSION, piwork resources.",
+    )
+    parser.add_argument("--version", action="version", version=f"piwork {__version__}")
+    parser.add_argument(
+        "--cwd", metavar="DIR", default=None, help="project folder (default: the current folder)"
+    )
+    parser.add_argument("--session", metavar="FILE", default=None, help="open this session file (.jsonl)")
+    trust = parser.add_mutually_exclusive_group()
+    trust.add_argument(
+        "--approve",
+        "-a",
+        dest="approve",
+        action="store_const",
+        const=True,
+        default=None,
+        help="trust the project's resources for this run only (nothing is saved)",
+    )
+    trust.add_argument(
+        "--no-approve",
+        "-na",
+        dest="approve",
+        action="store_const",
+        const=False,
+        help="do not load the project's resources for this run (nothing is saved)",
+    )
+    parser.add_argument("--smoke-test", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    cwd = os.path.abspath(os.path.expanduser(args.cwd or os.getcwd()))
+    if not os.path.isdir(cwd):
+        print(f"piwork: --cwd {args.cwd}: not a folder", file=sys.stderr)
+        return 2
+    session = os.path.abspath(os.path.expanduser(args.session)) if args.session else None
+    if session is not None and not os.path.isfile(session):
+        print(f"piwork: --session {args.session}: no such file", file=sys.stderr)
+        return 2
+
+    from piwork.gui.compat import display_problem  # Qt is imported only when a window is wanted
+
+    problem = display_problem(os.environ, sys.platform)
+    if problem is not None:
+        print(NO_DISPLAY_MESSAGE.format(reason=problem), file=sys.stderr)
+        return EXIT_NO_DISPLAY
+
+    from piwork.gui.app import WindowOptions, run
+
+    return run(WindowOptions(cwd=cwd, session_file=session, approve=args.approve, smoke_test=args.smoke_test))

@@ -1,0 +1,56 @@
+"""Every main action of the window with its menu and shortcut, in one table (Help lists it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    id: str
+    text: str
+    shortcut: str
+    menu: str
+    tip: str = ""
+    checkable: bool = False
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("open_session", "&Open Session File…", "Ctrl+O", "File", "Open a session file (.jsonl)"),
+    ActionSpec("new_session", "&New Session", "Ctrl+N", "File", "Start a new session in this project"),
+    ActionSpec("sessions_browser", "&Sessions…", "Ctrl+Shift+O", "File", "Browse, search and open sessions"),
+    ActionSpec("settings", "Se&ttings…", "Ctrl+,", "File", "Providers, default model, compaction, trust"),
+    ActionSpec("quit", "&Quit", "Ctrl+Q", "File"),
+    ActionSpec(
+        "focus_composer", "Focus &Composer", "Ctrl+L", "View", "Move the cursor to the message editor"
+    ),
+    ActionSpec(
+        "toggle_theme", "&Dark Palette", "Ctrl+Shift+D", "View", "Switch between light and dark", True
+    ),
+    ActionSpec("stop", "&Stop", "Ctrl+.", "Session", "Stop the agent (Esc in the editor)"),
+    ActionSpec("compact", "&Compact Now…", "Ctrl+Shift+K", "Session", "Summarise older messages (/compact)"),
+    ActionSpec("name_session", "&Name Session…", "F2", "Session", "Give this session a name (/name)"),
+    ActionSpec("session_tree", "Session &Tree", "Ctrl+T", "Session", "Branch from an earlier point (/tree)"),
+    ActionSpec("pick_model", "Choose &Model", "Ctrl+M", "Session", "Open the model picker"),
+    ActionSpec(
+        "cycle_thinking", "Cycle T&hinking Level", "Ctrl+Shift+M", "Session", "off → minimal → … → max"
+    ),
+    ActionSpec("trust", "&Trust…", "Ctrl+Shift+J", "Project", "Decide whether project resources may load"),
+    ActionSpec(
+        "reload_resources", "&Reload Resources", "Ctrl+R", "Project", "Re-read skills, prompts, AGENTS.md"
+    ),
+    ActionSpec("shortcuts", "&Keyboard Shortcuts", "F1", "Help"),
+    ActionSpec("about", "&About piwork", "", "Help"),
+)
+
+# Keys that work inside the chat rather than as window actions.
+EDITOR_KEYS: tuple[tuple[str, str], ...] = (
+    ("Enter", "Send the message (steers the agent while it works)"),
+    ("Shift+Enter", "New line in the message"),
+    ("Up / Down", "Previous / next message from history (on the first / last line)"),
+    ("Esc", "Stop the agent"),
+    ("/", "Commands: /compact [focus], /tree, /name, /new, /skill:name args"),
+    ("Ctrl+C", "Copy the selected chat rows"),
+)
+
+MENUS = ("File", "View", "Session", "Project", "Help")

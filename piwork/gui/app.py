@@ -1,0 +1,96 @@
+"""Application boot: QApplication, palette, notification hooks, main window, and the qasync loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication
+
+from piwork import __version__
+from piwork.gui import compat
+from piwork.gui.assets import APP_ID, resource_path
+from piwork.gui.main_window import MainWindow
+from piwork.gui.notifications import NotificationCenter
+from piwork.gui.theme import ThemeManager
+
+CONFIG_DIR_ENV = "PIWORK_CONFIG_DIR"  # where window layout is remembered (tests point it at a tmp dir)
+THEME_ENV = "PIWORK_THEME"  # "light" or "dark" forces a palette
+
+
+@dataclass(frozen=True)
+class WindowOptions:
+    cwd: str
+    session_file: str | None = None
+    approve: bool | None = None  # one-run trust override: True trusted, False untrusted, None = ask/saved
+    smoke_test: bool = False  # show the window, then quit at once (checks a build can start its GUI)
+
+
+def config_dir(env: Mapping[str, str] | None = None) -> Path:
+    environ = env if env is not None else os.environ
+    override = environ.get(CONFIG_DIR_ENV)
+    if override:
+        return Path(override)
+    location = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation)
+    return Path(location or Path.home() / ".config") / "piwork"
+
+
+def ui_settings(env: Mapping[str, str] | None = None) -> QSettings:
+    """Window geometry and dock layout (not engine settings: those are Pi's settings.json)."""
+    return QSettings(str(config_dir(env) / "window.ini"), QSettings.Format.IniFormat)
+
+
+def create_application(argv: list[str]) -> QApplication:
+    existing = QApplication.instance()
+    if isinstance(existing, QApplication):
+        return existing
+    app = QApplication(argv)
+    app.setApplicationName("piwork")
+    app.setOrganizationName("piwork")
+    app.setOrganizationDomain("piwork.dev")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName(APP_ID)
+    app.setWindowIcon(QIcon(str(resource_path("icons", "piwork.svg"))))
+    app.setStyle("Fusion")  # the palettes are designed for Fusion; native styles ignore parts of them
+    return app
+
+
+def build_window(
+    app: QApplication, options: WindowOptions
+) -> tuple[MainWindow, ThemeManager, NotificationCenter]:
+    forced = os.environ.get(THEME_ENV) if os.environ.get(THEME_ENV) in ("light", "dark") else None
+    themes = ThemeManager(app, forced)
+    window = MainWindow(ui_settings(), themes.theme)
+    themes.changed.connect(window.set_theme)
+    window.themeToggled.connect(lambda dark: themes.force("dark" if dark else "light"))
+    notifications = NotificationCenter(window)
+    window.set_session_title(None, options.cwd)
+    return window, themes, notifications
+
+
+def run(options: WindowOptions) -> int:
+    app = create_application([sys.argv[0] if sys.argv else "piwork"])
+    window, _themes, notifications = build_window(app, options)
+
+    async def main(quit_event: asyncio.Event) -> int:
+        notifications.install(asyncio.get_running_loop())
+        try:
+            window.restore_layout()
+            window.show()
+            if options.smoke_test:
+                await asyncio.sleep(0.05)  # let the window map and lay out once
+                print(f"piwork: window ok ({app.platformName()})")
+                app.quit()
+            await quit_event.wait()
+        finally:
+            window.save_layout()
+            notifications.uninstall()
+        return 0
+
+    return compat.run_until_quit(app, main)

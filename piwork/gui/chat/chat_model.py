@@ -1,0 +1,134 @@
+"""The conversation as a list model over ``ChatRow`` objects.
+
+Lazy by design: a long conversation exposes only its last ``window`` rows plus a "show earlier" row at the top,
+so opening a session with thousands of messages lays out a few hundred rows, and streaming a delta touches one
+row (``dataChanged``) instead of rebuilding anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+
+from piwork.gui.chat.rows import ChatRow, RowKind
+
+RowRole = Qt.ItemDataRole.UserRole + 1
+KindRole = Qt.ItemDataRole.UserRole + 2
+RevisionRole = Qt.ItemDataRole.UserRole + 3
+
+DEFAULT_WINDOW = 300
+PAGE = 200
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class ChatModel(QAbstractListModel):
+    rowChangedInPlace = Signal(int)  # visible row number whose content (and maybe height) changed
+
+    def __init__(self, window: int = DEFAULT_WINDOW) -> None:
+        super().__init__()
+        self._rows: list[ChatRow] = []
+        self._first = 0  # index into _rows of the first exposed row
+        self._more_visible = False  # the "show earlier" row sits at visible row 0
+        self._position: dict[int, int] = {}  # row key -> index in _rows
+        self._window = window
+        self._more = ChatRow(RowKind.MORE)
+
+    # ---- Qt model API ------------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        if parent.isValid():
+            return 0
+        return len(self._rows) - self._first + (1 if self._more_visible else 0)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < self.rowCount():
+            return None
+        row = self.row_at(index.row())
+        if role == Qt.ItemDataRole.DisplayRole:
+            if row.kind is RowKind.MORE:
+                return f"Show {self._first} earlier item{'s' if self._first != 1 else ''}"
+            return row.plain_text()
+        if role == RowRole:
+            return row
+        if role == KindRole:
+            return str(row.kind)
+        if role == RevisionRole:
+            return row.revision
+        if role == Qt.ItemDataRole.ToolTipRole and row.tool is not None:
+            return row.tool.args_summary()
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    # ---- rows --------------------------------------------------------------------------------
+
+    def row_at(self, visible: int) -> ChatRow:
+        if self._more_visible:
+            if visible == 0:
+                return self._more
+            return self._rows[self._first + visible - 1]
+        return self._rows[self._first + visible]
+
+    def visible_index_of(self, row: ChatRow) -> int | None:
+        i = self._position.get(row.key)
+        if i is None or i < self._first:
+            return None
+        return i - self._first + (1 if self._more_visible else 0)
+
+    def all_rows(self) -> list[ChatRow]:
+        return list(self._rows)
+
+    @property
+    def hidden_count(self) -> int:
+        return self._first
+
+    def reset_rows(self, rows: list[ChatRow]) -> None:
+        self.beginResetModel()
+        self._rows = list(rows)
+        self._position = {row.key: i for i, row in enumerate(self._rows)}
+        self._first = max(0, len(self._rows) - self._window)
+        self._more_visible = self._first > 0
+        self.endResetModel()
+
+    def append_rows(self, rows: list[ChatRow]) -> None:
+        if not rows:
+            return
+        start = self.rowCount()
+        self.beginInsertRows(QModelIndex(), start, start + len(rows) - 1)
+        for row in rows:
+            self._position[row.key] = len(self._rows)
+            self._rows.append(row)
+        self.endInsertRows()
+
+    def clear(self) -> None:
+        self.reset_rows([])
+
+    def show_earlier(self, count: int = PAGE) -> int:
+        """Expose up to ``count`` more of the older rows; returns how many were added."""
+        if not self._first:
+            return 0
+        count = min(count, self._first)
+        self.beginInsertRows(QModelIndex(), 1, count)
+        self._first -= count
+        self.endInsertRows()
+        if self._first == 0:
+            self.beginRemoveRows(QModelIndex(), 0, 0)
+            self._more_visible = False
+            self.endRemoveRows()
+        else:
+            self.dataChanged.emit(self.index(0), self.index(0))
+        return count
+
+    def notify_changed(self, row: ChatRow) -> None:
+        """``row`` changed in place (``row.revision`` already bumped)."""
+        visible = self.visible_index_of(row)
+        if visible is None:
+            return
+        index = self.index(visible)
+        self.dataChanged.emit(index, index)
+        self.rowChangedInPlace.emit(visible)

@@ -1,0 +1,155 @@
+"""The conversation view: a QListView over ``ChatModel`` painted by ``ChatDelegate``.
+
+It follows the bottom while new content arrives (unless the person scrolled up), re-lays out only when a
+row's height changed, and offers copy from a context menu and Ctrl+C.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication, QKeySequence, QResizeEvent
+from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionViewItem, QWidget
+
+from piwork.gui.chat.chat_model import ChatModel, RowRole
+from piwork.gui.chat.delegate import ChatDelegate, forget_row_caches
+from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.theme import Theme
+
+
+class ChatView(QListView):
+    openLogRequested = Signal(str)
+
+    def __init__(self, model: ChatModel, theme: Theme | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("chatView")
+        self.setModel(model)
+        self._chat_model = model
+        self.chat_delegate = ChatDelegate(self, theme)
+        self.setItemDelegate(self.chat_delegate)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.verticalScrollBar().setSingleStep(24)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setUniformItemSizes(False)
+        self.setWordWrap(True)
+        self.setMouseTracking(False)
+        self.setSpacing(0)
+        self._follow_bottom = True
+        self._relayout = QTimer(self)
+        self._relayout.setSingleShot(True)
+        self._relayout.setInterval(0)
+        self._relayout.timeout.connect(self._do_relayout)
+        self.verticalScrollBar().valueChanged.connect(self._on_scrolled)
+        self.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
+        model.rowChangedInPlace.connect(self._on_row_changed)
+        model.rowsInserted.connect(lambda *_: self._schedule_follow())
+        model.modelReset.connect(self._on_reset)
+        self.chat_delegate.toggleRequested.connect(self.toggle_row)
+        self.chat_delegate.showEarlierRequested.connect(self._show_earlier)
+        self.chat_delegate.openLogRequested.connect(self.openLogRequested)
+        copy = QAction("Copy", self)
+        copy.setShortcut(QKeySequence.StandardKey.Copy)
+        copy.triggered.connect(self.copy_selection)
+        self.addAction(copy)
+        self._copy_action = copy
+
+    # ---- follow the bottom -------------------------------------------------------------------
+
+    def _on_scrolled(self, value: int) -> None:
+        self._follow_bottom = value >= self.verticalScrollBar().maximum() - 4
+
+    def _on_range_changed(self, _minimum: int, maximum: int) -> None:
+        if self._follow_bottom:
+            self.verticalScrollBar().setValue(maximum)
+
+    def _schedule_follow(self) -> None:
+        if self._follow_bottom:
+            QTimer.singleShot(0, self, self.scrollToBottom)
+
+    def _on_reset(self) -> None:
+        self._follow_bottom = True
+        self._schedule_follow()
+
+    def is_following(self) -> bool:
+        return self._follow_bottom
+
+    # ---- in-place changes --------------------------------------------------------------------
+
+    def _on_row_changed(self, visible_row: int) -> None:
+        index = self._chat_model.index(visible_row)
+        old = self.visualRect(index).height()
+        new = self.chat_delegate.sizeHint(self._item_option(), index).height()
+        if old != new:
+            self._relayout.start()  # coalesce: many rows may change in one flush
+        else:
+            self.viewport().update(self.visualRect(index))
+
+    def _item_option(self) -> QStyleOptionViewItem:
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        return option
+
+    def _do_relayout(self) -> None:
+        self.scheduleDelayedItemsLayout()
+        if self._follow_bottom:
+            QTimer.singleShot(0, self, self.scrollToBottom)
+
+    def toggle_row(self, row: ChatRow) -> None:
+        row.collapsed = not row.collapsed
+        row.touch()
+        forget_row_caches(self.chat_delegate, row)
+        self._chat_model.notify_changed(row)
+
+    def _show_earlier(self) -> None:
+        self._follow_bottom = False
+        self._chat_model.show_earlier()
+        self.scrollToTop()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._follow_bottom:
+            QTimer.singleShot(0, self, self.scrollToBottom)
+
+    def set_theme(self, theme: Theme) -> None:
+        self.chat_delegate.set_theme(theme)
+        self.scheduleDelayedItemsLayout()
+
+    # ---- copy --------------------------------------------------------------------------------
+
+    def selected_text(self) -> str:
+        rows = sorted(self.selectionModel().selectedIndexes(), key=QModelIndex.row)
+        parts = []
+        for index in rows:
+            row = index.data(RowRole)
+            if isinstance(row, ChatRow) and row.kind is not RowKind.MORE:
+                parts.append(row.plain_text())
+        return "\n\n".join(parts)
+
+    def copy_selection(self) -> None:
+        text = self.selected_text()
+        if text:
+            QGuiApplication.clipboard().setText(text)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        index = self.indexAt(event.pos())
+        if index.isValid() and not self.selectionModel().isSelected(index):
+            self.selectionModel().select(index, self.selectionModel().SelectionFlag.ClearAndSelect)
+        menu = QMenu(self)
+        menu.addAction(self._copy_action)
+        row = index.data(RowRole) if index.isValid() else None
+        if isinstance(row, ChatRow) and row.kind in (RowKind.THINKING, RowKind.TOOL, RowKind.NOTICE):
+            menu.addAction("Collapse" if not row.collapsed else "Expand", lambda: self.toggle_row(row))
+        if isinstance(row, ChatRow) and row.tool is not None and row.tool.full_output_path:
+            path = row.tool.full_output_path
+            menu.addAction("Open full output log", lambda: self.openLogRequested.emit(path))
+        menu.exec(event.globalPos())
+
+    def click_row(self, visible_row: int, pos_in_row: QPoint) -> bool:
+        """Click inside a row at a position relative to its top-left (keyboard/test helper)."""
+        index = self._chat_model.index(visible_row)
+        rect = self.visualRect(index)
+        row = index.data(RowRole)
+        if not isinstance(row, ChatRow):
+            return False
+        return self.chat_delegate.click(row, rect, rect.topLeft() + pos_in_row)

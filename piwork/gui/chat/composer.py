@@ -1,0 +1,143 @@
+"""The message editor: Enter sends, Shift+Enter breaks the line, Up/Down walk the history, Esc asks to stop."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, QStringListModel, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QTextCursor
+from PySide6.QtWidgets import QCompleter, QPlainTextEdit, QWidget
+
+from piwork.gui.chat.slash_commands import COMMANDS
+
+MAX_HISTORY = 200
+
+
+class Composer(QPlainTextEdit):
+    submitted = Signal(str)
+    stopRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("composer")
+        self.setPlaceholderText("Message the agent — Enter sends, Shift+Enter adds a line, / for commands")
+        self.setTabChangesFocus(True)
+        self.history: list[str] = []
+        self._history_pos: int | None = None  # index into history while browsing it
+        self._draft = ""
+        self._completer = QCompleter(self)
+        self._completer.setModel(QStringListModel(["/" + name for name in COMMANDS], self._completer))
+        self._completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self._completer.setWidget(self)
+        self._completer.activated.connect(self._insert_completion)
+        self.textChanged.connect(self._maybe_complete)
+
+    def sizeHint(self) -> QSize:
+        line = self.fontMetrics().lineSpacing()
+        return QSize(400, line * 3 + 16)
+
+    def set_extra_commands(self, names: list[str]) -> None:
+        """Add skill and prompt-template commands (e.g. ``skill:review``) to the completer."""
+        words = ["/" + name for name in COMMANDS] + ["/" + n for n in names]
+        self._completer.setModel(QStringListModel(sorted(set(words)), self._completer))
+
+    # ---- keys --------------------------------------------------------------------------------
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        mods = event.modifiers()
+        popup = self._completer.popup()
+        if (
+            popup is not None
+            and popup.isVisible()
+            and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab)
+        ):
+            event.ignore()  # the completer handles it
+            return
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if mods & Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+                return
+            if not mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier):
+                self.submit()
+                return
+        if key == Qt.Key.Key_Escape and not mods:
+            self.stopRequested.emit()
+            return
+        if key == Qt.Key.Key_Up and not mods and self._on_first_line() and self.history_back():
+            return
+        if key == Qt.Key.Key_Down and not mods and self._on_last_line() and self.history_forward():
+            return
+        super().keyPressEvent(event)
+
+    def submit(self) -> None:
+        text = self.toPlainText()
+        if not text.strip():
+            return
+        self.remember(text)
+        self.clear()
+        self.submitted.emit(text)
+
+    def remember(self, text: str) -> None:
+        if not self.history or self.history[-1] != text:
+            self.history.append(text)
+            del self.history[:-MAX_HISTORY]
+        self._history_pos = None
+        self._draft = ""
+
+    # ---- history -----------------------------------------------------------------------------
+
+    def _on_first_line(self) -> bool:
+        return self.textCursor().block().blockNumber() == 0
+
+    def _on_last_line(self) -> bool:
+        return self.textCursor().block().blockNumber() == self.document().blockCount() - 1
+
+    def history_back(self) -> bool:
+        if not self.history:
+            return False
+        if self._history_pos is None:
+            self._draft = self.toPlainText()
+            self._history_pos = len(self.history)
+        if self._history_pos == 0:
+            return True
+        self._history_pos -= 1
+        self._show(self.history[self._history_pos])
+        return True
+
+    def history_forward(self) -> bool:
+        if self._history_pos is None:
+            return False
+        self._history_pos += 1
+        if self._history_pos >= len(self.history):
+            self._history_pos = None
+            self._show(self._draft)
+        else:
+            self._show(self.history[self._history_pos])
+        return True
+
+    def _show(self, text: str) -> None:
+        self.setPlainText(text)
+        self.moveCursor(QTextCursor.MoveOperation.End)
+
+    def set_text(self, text: str) -> None:
+        """Put ``text`` in the editor for editing (e.g. a message picked in the tree)."""
+        self._history_pos = None
+        self._show(text)
+        self.setFocus()
+
+    # ---- completion --------------------------------------------------------------------------
+
+    def _maybe_complete(self) -> None:
+        text = self.toPlainText()
+        if text.startswith("/") and " " not in text and "\n" not in text and len(text) >= 1:
+            self._completer.setCompletionPrefix(text)
+            if self._completer.completionCount() and self.hasFocus():
+                rect = self.cursorRect()
+                rect.setWidth(260)
+                self._completer.complete(rect)
+                return
+        popup = self._completer.popup()
+        if popup is not None:
+            popup.hide()
+
+    def _insert_completion(self, completion: str) -> None:
+        self._show(completion + ("" if completion.endswith(":") else " "))

@@ -1,0 +1,423 @@
+"""Paints chat rows: bubbles, Markdown text, collapsible thinking, tool cards with status and badges.
+
+Each row's body is a QTextDocument kept in a small LRU cache keyed by the row's revision and the width.
+A streaming row's document is *appended to* (never re-set) until the message ends, when it is rendered once as
+Markdown. Heights are cached on the same key, so laying out thousands of rows costs a dict lookup each.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from PySide6.QtCore import (
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QPoint,
+    QRect,
+    QSize,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QColor,
+    QFont,
+    QFontDatabase,
+    QFontMetrics,
+    QImage,
+    QMouseEvent,
+    QPainter,
+    QPalette,
+    QPixmap,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+
+from piwork.gui.chat.chat_model import RowRole
+from piwork.gui.chat.markdown import render_markdown
+from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.theme import Theme, load_theme
+
+MARGIN_X = 10
+MARGIN_Y = 4
+PAD = 8
+IMAGE_MAX_HEIGHT = 160
+DOC_CACHE_SIZE = 400
+
+STATUS_GLYPHS = {
+    "preparing": ("…", "running"),
+    "pending": ("○", "running"),
+    "running": ("◐", "running"),
+    "done": ("✓", "ok"),
+    "error": ("✗", "fail"),
+    "aborted": ("■", "fail"),
+}
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+@dataclass
+class _Doc:
+    doc: QTextDocument
+    revision: int
+    width: int
+    streamed: int  # characters of row.text appended so far (streaming rows only)
+    final: bool
+
+
+@dataclass
+class RowGeometry:
+    card: QRect
+    header: QRect
+    body: QRect
+    badge: QRect
+    images: list[QRect]
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 1:
+        return f"{int(seconds * 1000)} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+
+
+class ChatDelegate(QStyledItemDelegate):
+    toggleRequested = Signal(object)  # ChatRow
+    openLogRequested = Signal(str)  # full output path
+    showEarlierRequested = Signal()
+
+    def __init__(self, view: QAbstractItemView, theme: Theme | None = None) -> None:
+        super().__init__(view)
+        self._view = view
+        self.theme = theme or load_theme("light")
+        self._docs: OrderedDict[int, _Doc] = OrderedDict()
+        self._heights: dict[int, tuple[int, int, int]] = {}  # key -> (revision, width, height)
+        self._pixmaps: dict[int, list[QPixmap]] = {}
+        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+    def set_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self._docs.clear()
+        self._heights.clear()
+
+    # ---- geometry ----------------------------------------------------------------------------
+
+    def _content_width(self) -> int:
+        return max(120, self._view.viewport().width() - 2 * MARGIN_X - 2 * PAD)
+
+    def _header_height(self, row: ChatRow) -> int:
+        if row.kind in (RowKind.TEXT,):
+            return 0
+        return QFontMetrics(self._view.font()).height() + 6
+
+    def _has_body(self, row: ChatRow) -> bool:
+        if row.kind is RowKind.MORE:
+            return False
+        if row.kind is RowKind.THINKING:
+            return not row.collapsed
+        if row.kind is RowKind.TOOL:
+            return bool(row.tool and (row.tool.result_text or not row.collapsed))
+        if row.kind is RowKind.NOTICE:
+            return bool(row.text) and (not row.collapsed or len(row.text) <= 400)
+        return True
+
+    def geometry(self, row: ChatRow, rect: QRect) -> RowGeometry:
+        card = rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        header_h = self._header_height(row)
+        header = QRect(card.left() + PAD, card.top() + PAD // 2, card.width() - 2 * PAD, header_h)
+        body_top = header.bottom() + 1 + PAD // 2
+        body_h = self._doc(row).size().height() if self._has_body(row) else 0
+        body = QRect(card.left() + PAD, body_top, card.width() - 2 * PAD, int(body_h))
+        badge = QRect()
+        if row.tool is not None and row.tool.truncated:
+            fm = QFontMetrics(self._small_font())
+            w = fm.horizontalAdvance("truncated · open log") + 12
+            badge = QRect(header.right() - w - 90, header.top() + 2, w, header_h - 4)
+        images = []
+        x, y = body.left(), body.bottom() + 1 + (4 if body_h else 0)
+        for pixmap in self._pixmaps_for(row):
+            images.append(QRect(x, y, pixmap.width(), pixmap.height()))
+            x += pixmap.width() + 6
+        return RowGeometry(card, header, body, badge, images)
+
+    def _height(self, row: ChatRow, width: int) -> int:
+        cached = self._heights.get(row.key)
+        if cached and cached[0] == row.revision and cached[1] == width:
+            return cached[2]
+        geo = self.geometry(row, QRect(0, 0, width, 10_000))
+        bottom = geo.body.bottom() if geo.body.height() else geo.header.bottom()
+        if geo.images:
+            bottom = max(r.bottom() for r in geo.images)
+        height = bottom + PAD // 2 + MARGIN_Y + (PAD // 2 if row.kind is not RowKind.TEXT else 0)
+        self._heights[row.key] = (row.revision, width, height)
+        return height
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
+        row = index.data(RowRole)
+        if not isinstance(row, ChatRow):
+            return QSize(0, 0)
+        width = self._view.viewport().width()
+        return QSize(width, self._height(row, width))
+
+    # ---- documents ---------------------------------------------------------------------------
+
+    def _small_font(self) -> QFont:
+        font = QFont(self._view.font())
+        font.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
+        return font
+
+    def _doc(self, row: ChatRow) -> QTextDocument:
+        width = self._content_width()
+        entry = self._docs.get(row.key)
+        if entry is not None:
+            self._docs.move_to_end(row.key)
+            if entry.revision == row.revision and entry.width == width:
+                return entry.doc
+            if row.streaming and not entry.final and entry.streamed <= len(row.text):
+                self._append_streamed(entry, row, width)
+                return entry.doc
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(self._view.font())
+        self._fill(doc, row)
+        doc.setTextWidth(width)
+        final = not row.streaming
+        self._docs[row.key] = _Doc(doc, row.revision, width, len(row.text), final)
+        while len(self._docs) > DOC_CACHE_SIZE:
+            self._docs.popitem(last=False)
+        return doc
+
+    def _append_streamed(self, entry: _Doc, row: ChatRow, width: int) -> None:
+        chunk = row.text[entry.streamed :]
+        if chunk:
+            cursor = QTextCursor(entry.doc)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertText(chunk)
+        if entry.width != width:
+            entry.doc.setTextWidth(width)
+        entry.streamed = len(row.text)
+        entry.revision = row.revision
+        entry.width = width
+
+    def _fill(self, doc: QTextDocument, row: ChatRow) -> None:
+        dark = self.theme.dark
+        if row.kind is RowKind.TEXT and not row.streaming:
+            render_markdown(doc, row.text, dark, self.theme.accent("code"))
+        elif row.kind is RowKind.TOOL and row.tool is not None:
+            doc.setDefaultFont(self._mono)
+            parts = []
+            if not row.collapsed and row.tool.args:
+                parts.append(json.dumps(row.tool.args, indent=2, ensure_ascii=False))
+            if row.tool.result_text:
+                parts.append(row.tool.preview(expanded=not row.collapsed))
+            doc.setPlainText("\n\n".join(parts))
+        elif row.kind is RowKind.THINKING:
+            font = QFont(self._view.font())
+            font.setItalic(True)
+            doc.setDefaultFont(font)
+            doc.setPlainText(row.text)
+        elif row.kind is RowKind.NOTICE and not row.streaming:
+            render_markdown(doc, row.text + (f"\n\n*{row.hint}*" if row.hint else ""), dark)
+        elif row.kind is RowKind.ERROR:
+            doc.setPlainText(row.text)
+            if row.hint:
+                cursor = QTextCursor(doc)
+                cursor.movePosition(QTextCursor.MoveOperation.End)
+                cursor.insertBlock()
+                fmt = cursor.charFormat()
+                fmt.setFontItalic(True)
+                cursor.insertText(row.hint, fmt)
+        else:
+            doc.setPlainText(row.text)
+
+    def _pixmaps_for(self, row: ChatRow) -> list[QPixmap]:
+        if not row.images:
+            return []
+        cached = self._pixmaps.get(row.key)
+        if cached is None:
+            cached = []
+            for _mime, data in row.images:
+                image = QImage()
+                try:
+                    image.loadFromData(base64.b64decode(data, validate=False))
+                except (ValueError, TypeError):
+                    image = QImage()
+                if image.isNull():
+                    continue
+                if image.height() > IMAGE_MAX_HEIGHT:
+                    image = image.scaledToHeight(IMAGE_MAX_HEIGHT, Qt.TransformationMode.SmoothTransformation)
+                cached.append(QPixmap.fromImage(image))
+            self._pixmaps[row.key] = cached
+        return cached
+
+    # ---- painting ----------------------------------------------------------------------------
+
+    def _background(self, row: ChatRow, palette: QPalette) -> QColor | None:
+        if row.kind is RowKind.USER:
+            return self.theme.accent("user")
+        if row.kind is RowKind.TOOL:
+            return self.theme.accent("tool")
+        if row.kind is RowKind.ERROR:
+            return self.theme.accent("error")
+        if row.kind is RowKind.NOTICE:
+            return self.theme.accent("notice")
+        if row.kind is RowKind.MORE:
+            return palette.color(QPalette.ColorRole.AlternateBase)
+        return None
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        row = index.data(RowRole)
+        if not isinstance(row, ChatRow):
+            return
+        palette = option.palette
+        rect: QRect = option.rect
+        geo = self.geometry(row, rect)
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        background = self._background(row, palette)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        if background is not None:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(background)
+            painter.drawRoundedRect(geo.card, 8, 8)
+        if selected:
+            painter.setPen(palette.color(QPalette.ColorRole.Highlight))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(geo.card.adjusted(0, 0, -1, -1), 8, 8)
+        self._paint_header(painter, row, geo, palette)
+        if geo.body.height():
+            self._paint_doc(painter, row, geo.body.topLeft(), palette)
+        for pixmap, target in zip(self._pixmaps_for(row), geo.images, strict=False):
+            painter.drawPixmap(target.topLeft(), pixmap)
+        painter.restore()
+
+    def _paint_doc(self, painter: QPainter, row: ChatRow, origin: QPoint, palette: QPalette) -> None:
+        doc = self._doc(row)
+        painter.save()
+        painter.translate(origin)
+        context = QAbstractTextDocumentLayout.PaintContext()
+        text_color = palette.color(QPalette.ColorRole.Text)
+        if row.kind is RowKind.THINKING:
+            text_color = self.theme.accent("thinking")
+        context.palette.setColor(QPalette.ColorRole.Text, text_color)
+        doc.documentLayout().draw(painter, context)
+        painter.restore()
+
+    def _paint_header(self, painter: QPainter, row: ChatRow, geo: RowGeometry, palette: QPalette) -> None:
+        if not geo.header.height():
+            return
+        header = geo.header
+        text_color = palette.color(QPalette.ColorRole.Text)
+        painter.setFont(self._view.font())
+        fm = QFontMetrics(self._view.font())
+        right = header.right()
+        if row.kind is RowKind.USER:
+            label = "You"
+        elif row.kind is RowKind.MORE:
+            label = str(self._view.model().data(self._view.model().index(0, 0)) or "Show earlier")
+        elif row.kind is RowKind.THINKING:
+            arrow = "▸" if row.collapsed else "▾"
+            first = row.text.strip().splitlines()[0] if row.text.strip() else ""
+            label = f"{arrow} Thinking" + (f" — {first}" if row.collapsed and first else "")
+            text_color = self.theme.accent("thinking")
+        elif row.kind is RowKind.TOOL and row.tool is not None:
+            glyph, colour_key = STATUS_GLYPHS.get(row.tool.status, ("?", "running"))
+            painter.setPen(self.theme.accent(colour_key))
+            painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, glyph)
+            header = header.adjusted(fm.horizontalAdvance(glyph) + 6, 0, 0, 0)
+            duration = format_duration(row.tool.duration)
+            if duration:
+                painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+                painter.setFont(self._small_font())
+                painter.drawText(
+                    header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, duration
+                )
+                painter.setFont(self._view.font())
+                right -= 90
+            if not geo.badge.isNull():
+                self._paint_badge(painter, geo.badge)
+                right = geo.badge.left() - 6
+            bold = QFont(self._view.font())
+            bold.setBold(True)
+            painter.setFont(bold)
+            painter.setPen(text_color)
+            name = row.tool.name + (f" ({row.title})" if row.title else "")
+            painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, name)
+            offset = QFontMetrics(bold).horizontalAdvance(name) + 8
+            painter.setFont(self._view.font())
+            painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+            args_rect = QRect(
+                header.left() + offset, header.top(), max(0, right - header.left() - offset), header.height()
+            )
+            summary = fm.elidedText(
+                row.tool.args_summary().replace("\n", " "), Qt.TextElideMode.ElideRight, args_rect.width()
+            )
+            painter.drawText(args_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, summary)
+            return
+        else:
+            label = row.title or str(row.kind).capitalize()
+            if row.kind is RowKind.ERROR:
+                text_color = self.theme.accent("fail")
+            if row.kind is RowKind.NOTICE and len(row.text) > 400:
+                label = ("▸ " if row.collapsed else "▾ ") + label
+        bold = QFont(self._view.font())
+        bold.setBold(row.kind in (RowKind.USER, RowKind.ERROR, RowKind.NOTICE))
+        painter.setFont(bold)
+        painter.setPen(text_color)
+        elided = QFontMetrics(bold).elidedText(label, Qt.TextElideMode.ElideRight, header.width())
+        painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, elided)
+
+    def _paint_badge(self, painter: QPainter, rect: QRect) -> None:
+        painter.save()
+        colour = self.theme.accent("badge")
+        painter.setPen(colour)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(rect, 6, 6)
+        painter.setFont(self._small_font())
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, "truncated · open log")
+        painter.restore()
+
+    # ---- clicks ------------------------------------------------------------------------------
+
+    def editorEvent(self, event: QEvent, model: object, option: QStyleOptionViewItem, index: Index) -> bool:
+        if event.type() != QEvent.Type.MouseButtonRelease or not isinstance(event, QMouseEvent):
+            return False
+        if event.button() != Qt.MouseButton.LeftButton:
+            return False
+        row = index.data(RowRole)
+        if not isinstance(row, ChatRow):
+            return False
+        return self.click(row, option.rect, event.position().toPoint())
+
+    def click(self, row: ChatRow, rect: QRect, pos: QPoint) -> bool:
+        """Act on a click at ``pos`` inside ``rect`` (the row's rect); True when it did something."""
+        if row.kind is RowKind.MORE:
+            self.showEarlierRequested.emit()
+            return True
+        geo = self.geometry(row, rect)
+        if not geo.badge.isNull() and geo.badge.contains(pos) and row.tool is not None:
+            self.openLogRequested.emit(row.tool.full_output_path or "")
+            return True
+        toggles = row.kind in (RowKind.THINKING, RowKind.TOOL) or (
+            row.kind is RowKind.NOTICE and len(row.text) > 400
+        )
+        if toggles and geo.header.contains(pos):
+            self.toggleRequested.emit(row)
+            return True
+        return False
+
+
+def forget_row_caches(delegate: QObject, row: ChatRow) -> None:
+    if isinstance(delegate, ChatDelegate):
+        delegate._docs.pop(row.key, None)
+        delegate._heights.pop(row.key, None)
+        delegate._pixmaps.pop(row.key, None)

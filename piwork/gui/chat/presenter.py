@@ -1,0 +1,367 @@
+"""Turns the engine's agent events into chat rows, batching streamed deltas.
+
+The engine calls :meth:`ChatPresenter.handle` for every event (on the GUI thread: the agent runs on the qasync
+loop). Text and thinking deltas are collected and applied at most every ``FLUSH_MS`` milliseconds by appending
+to the streaming row; everything else updates the one row it concerns.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from piwork.gui.chat.chat_model import ChatModel
+from piwork.gui.chat.rows import (
+    ChatRow,
+    RowKind,
+    ToolCard,
+    apply_tool_result,
+    assistant_rows,
+    error_hint,
+    rows_for_message,
+    stop_rows,
+    text_of,
+)
+
+FLUSH_MS = 50
+TICK_MS = 500
+
+
+class ChatPresenter(QObject):
+    busyChanged = Signal(bool)
+    assistantFinished = Signal(dict)  # the final assistant message (usage, cost, model)
+    queueChanged = Signal(list, list)  # steering texts, follow-up texts
+    modelChanged = Signal(str, str)  # provider, model id
+    thinkingLevelChanged = Signal(str)
+    treeNavigated = Signal()
+    compactionFinished = Signal()
+    tick = Signal()  # running tools: durations need repainting
+    flushed = Signal()
+
+    def __init__(self, model: ChatModel, flush_ms: int = FLUSH_MS) -> None:
+        super().__init__()
+        self.model = model
+        self.busy = False
+        self._cards: dict[str, ToolCard] = {}
+        self._card_rows: dict[str, ChatRow] = {}
+        self._stream_rows: dict[int, ChatRow] = {}
+        self._pending: dict[int, tuple[ChatRow, list[str]]] = {}
+        self._dirty: dict[int, ChatRow] = {}
+        self._retry_row: ChatRow | None = None
+        self._compaction_row: ChatRow | None = None
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(flush_ms)
+        self._flush_timer.timeout.connect(self.flush)
+        self._tick_timer = QTimer(self)
+        self._tick_timer.setInterval(TICK_MS)
+        self._tick_timer.timeout.connect(self._on_tick)
+
+    # ---- whole conversation ------------------------------------------------------------------
+
+    def show_messages(self, messages: list[dict[str, Any]]) -> None:
+        """Replace the conversation with ``messages`` (a session's context, oldest first)."""
+        self.flush()
+        self._cards.clear()
+        self._card_rows.clear()
+        self._stream_rows.clear()
+        rows: list[ChatRow] = []
+        for message in messages:
+            new_rows = rows_for_message(message, self._cards)
+            for row in new_rows:
+                if row.tool is not None and row.tool.call_id:
+                    self._card_rows[row.tool.call_id] = row
+            rows.extend(new_rows)
+        self.model.reset_rows(rows)
+
+    def add_notice(self, title: str, text: str = "", hint: str = "", error: bool = False) -> ChatRow:
+        row = ChatRow(
+            RowKind.ERROR if error else RowKind.NOTICE, text, title=title, hint=hint, collapsed=False
+        )
+        self.model.append_rows([row])
+        return row
+
+    # ---- events ------------------------------------------------------------------------------
+
+    def handle(self, event: Any) -> None:
+        handler = getattr(self, "_on_" + str(getattr(event, "type", "")), None)
+        if handler is not None:
+            handler(event)
+
+    def _on_agent_start(self, _event: Any) -> None:
+        self._set_busy(True)
+
+    def _on_agent_settled(self, _event: Any) -> None:
+        self.flush()
+        self._set_busy(False)
+
+    def _on_agent_end(self, event: Any) -> None:
+        self.flush()
+
+    def _on_message_start(self, event: Any) -> None:
+        message = event.message
+        if message.get("role") == "user":
+            self._append(rows_for_message(message, self._cards))
+        elif message.get("role") == "assistant":
+            self._stream_rows = {}
+
+    def _on_message_update(self, event: Any) -> None:
+        provider_event = event.provider_event
+        kind = getattr(provider_event, "type", "")
+        index = getattr(provider_event, "content_index", -1)
+        row: ChatRow | None
+        if kind in ("text_start", "thinking_start"):
+            row_kind = RowKind.TEXT if kind == "text_start" else RowKind.THINKING
+            new_row = ChatRow(row_kind, streaming=True)
+            self._stream_rows[index] = new_row
+            self._append([new_row])
+        elif kind in ("text_delta", "thinking_delta"):
+            row = self._stream_rows.get(index)
+            if row is not None:
+                self._queue_delta(row, provider_event.delta)
+        elif kind in ("text_end", "thinking_end"):
+            row = self._stream_rows.get(index)
+            if row is not None:
+                self._finish_stream_row(row, provider_event.content)
+        elif kind == "toolcall_start":
+            block = _block(event.message, index)
+            card = ToolCard(str(block.get("id", "")), str(block.get("name", "tool")), status="preparing")
+            card_row = ChatRow(RowKind.TOOL, tool=card, streaming=True)
+            self._stream_rows[index] = card_row
+            self._register_card(card, card_row)
+            self._append([card_row])
+        elif kind == "toolcall_delta":
+            row = self._stream_rows.get(index)
+            if row is not None and row.tool is not None:
+                arguments = _block(event.message, index).get("arguments")
+                if isinstance(arguments, dict):
+                    row.tool.args = dict(arguments)
+                self._mark_dirty(row)
+        elif kind == "toolcall_end":
+            row = self._stream_rows.get(index)
+            call = getattr(provider_event, "tool_call", {}) or {}
+            if row is not None and row.tool is not None:
+                row.tool.args = dict(call.get("arguments") or row.tool.args)
+                if row.tool.call_id != call.get("id", row.tool.call_id):
+                    self._cards.pop(row.tool.call_id, None)
+                    row.tool.call_id = str(call.get("id"))
+                    self._register_card(row.tool, row)
+                row.tool.status = "pending"
+                row.streaming = False
+                self._changed(row)
+
+    def _on_message_end(self, event: Any) -> None:
+        message = event.message
+        role = message.get("role")
+        self.flush()
+        if role == "assistant":
+            if self._stream_rows:
+                self._finish_streamed_message(message)
+            else:
+                new_rows = assistant_rows(message, self._cards)
+                for new_row in new_rows:
+                    if new_row.tool is not None:
+                        self._card_rows[new_row.tool.call_id] = new_row
+                self._append(new_rows)
+            self._stream_rows = {}
+            self.assistantFinished.emit(message)
+        elif role == "toolResult":
+            call_id = str(message.get("toolCallId"))
+            card = self._cards.get(call_id)
+            if card is not None:
+                apply_tool_result(card, message)
+                card_row = self._card_rows.get(call_id)
+                if card_row is not None:
+                    self._changed(card_row)
+            else:
+                self._append(rows_for_message(message, self._cards))
+        elif role != "user":
+            self._append(rows_for_message(message, self._cards))
+
+    def _finish_streamed_message(self, message: dict[str, Any]) -> None:
+        content = message.get("content") or []
+        for index, row in self._stream_rows.items():
+            block = content[index] if 0 <= index < len(content) and isinstance(content[index], dict) else {}
+            if row.kind is RowKind.TEXT and row.streaming:
+                self._finish_stream_row(row, str(block.get("text", row.text)))
+            elif row.kind is RowKind.THINKING and row.streaming:
+                self._finish_stream_row(row, str(block.get("thinking", row.text)))
+            elif row.tool is not None and row.streaming:
+                row.streaming = False
+                if message.get("stopReason") in ("error", "aborted"):
+                    row.tool.status = "aborted"
+                self._changed(row)
+        self._append(stop_rows(message))
+
+    def _on_tool_execution_start(self, event: Any) -> None:
+        card = self._cards.get(event.tool_call_id)
+        if card is None:
+            card = ToolCard(event.tool_call_id, event.tool_name, dict(event.args or {}))
+            row = ChatRow(RowKind.TOOL, tool=card)
+            self._register_card(card, row)
+            self._append([row])
+        card.status = "running"
+        card.started_at = time.monotonic()
+        self._changed(self._card_rows[event.tool_call_id])
+        if not self._tick_timer.isActive():
+            self._tick_timer.start()
+
+    def _on_tool_execution_update(self, event: Any) -> None:
+        card = self._cards.get(event.tool_call_id)
+        partial = event.partial_result
+        if card is None or not isinstance(partial, dict):
+            return
+        card.result_text = text_of(partial.get("content"))
+        self._mark_dirty(self._card_rows[event.tool_call_id])
+
+    def _on_tool_execution_end(self, event: Any) -> None:
+        card = self._cards.get(event.tool_call_id)
+        if card is None:
+            return
+        card.finished_at = time.monotonic()
+        card.status = "error" if event.is_error else "done"
+        result = event.result if isinstance(event.result, dict) else {}
+        card.result_text = text_of(result.get("content")) or card.result_text
+        self._changed(self._card_rows[event.tool_call_id])
+        if not any(c.status == "running" for c in self._cards.values()):
+            self._tick_timer.stop()
+
+    def _on_queue_update(self, event: Any) -> None:
+        self.queueChanged.emit(list(event.steering), list(event.follow_up))
+
+    def _on_compaction_start(self, event: Any) -> None:
+        reasons = {
+            "manual": "as you asked",
+            "threshold": "the context is nearly full",
+            "overflow": "the model ran out of room",
+        }
+        text = f"Summarising older messages ({reasons.get(event.reason, event.reason)})…"
+        self._compaction_row = self.add_notice("Compacting conversation", text)
+
+    def _on_compaction_end(self, event: Any) -> None:
+        row = self._compaction_row or self.add_notice("Compaction")
+        self._compaction_row = None
+        if event.error_message:
+            row.kind = RowKind.ERROR
+            row.title = "Compaction failed"
+            row.text = event.error_message
+            row.hint = "You can keep working; run /compact again later or start a new session."
+        elif event.aborted:
+            row.title = "Compaction cancelled"
+            row.text = "The conversation was left as it was."
+        else:
+            result = event.result or {}
+            tokens = result.get("tokensBefore")
+            row.title = "Conversation compacted" + (
+                f" (was {tokens:,} tokens)" if isinstance(tokens, int) else ""
+            )
+            row.text = str(result.get("summary", ""))
+            row.collapsed = True
+        self._changed(row)
+        self.compactionFinished.emit()
+
+    def _on_auto_retry_start(self, event: Any) -> None:
+        seconds = event.delay_ms / 1000
+        title = f"Retrying in {seconds:g} s (attempt {event.attempt} of {event.max_attempts})"
+        if self._retry_row is None:
+            self._retry_row = self.add_notice(
+                title, event.error_message, hint="Press Stop to cancel the retry."
+            )
+        else:
+            self._retry_row.title = title
+            self._retry_row.text = event.error_message
+            self._changed(self._retry_row)
+
+    def _on_auto_retry_end(self, event: Any) -> None:
+        row = self._retry_row or self.add_notice("Retry")
+        self._retry_row = None
+        if event.success:
+            row.title = f"Retry succeeded (attempt {event.attempt})"
+            row.hint = ""
+        else:
+            row.kind = RowKind.ERROR
+            row.title = f"Gave up after {event.attempt} attempt{'s' if event.attempt != 1 else ''}"
+            row.text = event.final_error or row.text
+            row.hint = error_hint(row.text)
+        self._changed(row)
+
+    def _on_error(self, event: Any) -> None:
+        self.add_notice(f"Warning ({event.source})", event.message)
+
+    def _on_model_changed(self, event: Any) -> None:
+        self.modelChanged.emit(event.provider, event.model_id)
+
+    def _on_thinking_level_changed(self, event: Any) -> None:
+        self.thinkingLevelChanged.emit(event.level)
+
+    def _on_session_tree(self, _event: Any) -> None:
+        self.treeNavigated.emit()
+
+    # ---- batching ----------------------------------------------------------------------------
+
+    def _queue_delta(self, row: ChatRow, delta: str) -> None:
+        entry = self._pending.get(row.key)
+        if entry is None:
+            self._pending[row.key] = (row, [delta])
+        else:
+            entry[1].append(delta)
+        self._start_flush_timer()
+
+    def _mark_dirty(self, row: ChatRow) -> None:
+        self._dirty[row.key] = row
+        self._start_flush_timer()
+
+    def _start_flush_timer(self) -> None:
+        if not self._flush_timer.isActive():  # never postpone a flush that is already due
+            self._flush_timer.start()
+
+    def flush(self) -> None:
+        self._flush_timer.stop()
+        pending, self._pending = self._pending, {}
+        dirty, self._dirty = self._dirty, {}
+        for row, parts in pending.values():
+            row.text += "".join(parts)
+            dirty[row.key] = row
+        for row in dirty.values():
+            self._changed(row)
+        if dirty:
+            self.flushed.emit()
+
+    def _finish_stream_row(self, row: ChatRow, final_text: str) -> None:
+        entry = self._pending.pop(row.key, None)
+        if entry is not None:
+            row.text += "".join(entry[1])
+        row.text = final_text or row.text
+        row.streaming = False
+        self._changed(row)
+
+    # ---- helpers -----------------------------------------------------------------------------
+
+    def _register_card(self, card: ToolCard, row: ChatRow) -> None:
+        self._cards[card.call_id] = card
+        self._card_rows[card.call_id] = row
+
+    def _append(self, rows: list[ChatRow]) -> None:
+        self.model.append_rows(rows)
+
+    def _changed(self, row: ChatRow) -> None:
+        row.touch()
+        self.model.notify_changed(row)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self.busy:
+            self.busy = busy
+            self.busyChanged.emit(busy)
+
+    def _on_tick(self) -> None:
+        self.tick.emit()
+
+
+def _block(message: dict[str, Any], index: int) -> dict[str, Any]:
+    content = message.get("content") or []
+    if 0 <= index < len(content) and isinstance(content[index], dict):
+        block: dict[str, Any] = content[index]
+        return block
+    return {}

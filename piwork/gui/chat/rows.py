@@ -1,0 +1,245 @@
+"""What the chat shows, one row per visible piece: a user prompt, a block of assistant text, a thinking block,
+a tool call card, a notice or an error. Rows are plain objects; ``revision`` changes whenever what is drawn
+changes, so renderers can cache by it. Building rows from Pi-shaped messages lives here too (no Qt).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from piwork.core.llm.errors import classify
+from piwork.core.llm.types import ErrorKind
+
+PREVIEW_LINES = 8  # result lines shown on a collapsed tool card
+PREVIEW_CHARS = 4000
+EXPANDED_LINES = 400
+
+_keys = itertools.count(1)
+
+
+class RowKind(StrEnum):
+    USER = "user"
+    TEXT = "text"
+    THINKING = "thinking"
+    TOOL = "tool"
+    NOTICE = "notice"
+    ERROR = "error"
+    MORE = "more"  # "show earlier messages" at the top of a long conversation
+
+
+@dataclass(eq=False)
+class ToolCard:
+    call_id: str
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    status: str = "pending"  # preparing | pending | running | done | error | aborted
+    started_at: float | None = None
+    finished_at: float | None = None
+    result_text: str = ""
+    truncated: bool = False
+    full_output_path: str | None = None
+
+    @property
+    def duration(self) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.finished_at if self.finished_at is not None else time.monotonic()
+        return max(0.0, end - self.started_at)
+
+    def args_summary(self) -> str:
+        """One line: the argument people care about first (command, path, pattern), then the rest."""
+        for key in ("command", "path", "file_path", "pattern", "query", "url"):
+            value = self.args.get(key)
+            if isinstance(value, str) and value:
+                return value.splitlines()[0] if value.strip() else value
+        try:
+            text = json.dumps(self.args, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = str(self.args)
+        return text if text != "{}" else ""
+
+    def preview(self, expanded: bool) -> str:
+        text = self.result_text[: PREVIEW_CHARS * (20 if expanded else 1)]
+        lines = text.splitlines()
+        limit = EXPANDED_LINES if expanded else PREVIEW_LINES
+        if len(lines) > limit:
+            hidden = len(lines) - limit
+            lines = [*lines[:limit], f"… {hidden} more line{'s' if hidden != 1 else ''}"]
+        return "\n".join(lines)
+
+
+@dataclass(eq=False)
+class ChatRow:
+    kind: RowKind
+    text: str = ""
+    title: str = ""
+    streaming: bool = False
+    collapsed: bool = True
+    hint: str = ""
+    images: list[tuple[str, str]] = field(default_factory=list)  # (mimeType, base64 data)
+    tool: ToolCard | None = None
+    key: int = field(default_factory=lambda: next(_keys))
+    revision: int = 0
+
+    def touch(self) -> None:
+        self.revision += 1
+
+    def plain_text(self) -> str:
+        """What copying the row gives."""
+        if self.tool is not None:
+            head = f"{self.tool.name} {self.tool.args_summary()}".strip()
+            return f"{head}\n{self.tool.result_text}".rstrip()
+        if self.title and self.kind in (RowKind.NOTICE, RowKind.ERROR):
+            return f"{self.title}\n{self.text}".rstrip()
+        return self.text
+
+
+def text_of(content: Any, separator: str = "\n") -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return separator.join(
+        str(block.get("text", ""))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+def images_of(content: Any) -> list[tuple[str, str]]:
+    if not isinstance(content, list):
+        return []
+    return [
+        (str(block.get("mimeType", "image/png")), str(block.get("data", "")))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "image" and block.get("data")
+    ]
+
+
+ERROR_HINTS = {
+    ErrorKind.AUTH: "Check the provider's API key in Settings → Providers (or its environment variable).",
+    ErrorKind.QUOTA: "The provider account is out of credit or quota; check billing with the provider.",
+    ErrorKind.CONTEXT_OVERFLOW: "The conversation no longer fits the model: run /compact, or start a new session.",
+    ErrorKind.RATE_LIMIT: "The provider is rate-limiting; wait a little and send again.",
+    ErrorKind.OVERLOADED: "The provider is overloaded; wait a little and send again.",
+    ErrorKind.SERVER: "The provider had a server error; send again in a moment.",
+    ErrorKind.INVALID_REQUEST: "The provider refused the request; check the model's settings or pick another model.",
+    ErrorKind.NETWORK: "Check the network connection and the provider's base URL, then send again.",
+    ErrorKind.TIMEOUT: "The provider stopped answering; check the connection and send again.",
+    ErrorKind.MALFORMED_STREAM: "The reply stream broke off; send again.",
+    ErrorKind.ABORTED: "Stopped. Send a message to continue from here.",
+}
+
+
+def error_hint(message: str) -> str:
+    """What the person can do about a failed reply, from the engine's classification of the error text."""
+    kind = ErrorKind.ABORTED if message == "aborted" else classify(message).kind
+    return ERROR_HINTS.get(kind, "Send again to retry, or pick another model.")
+
+
+def tool_result_details(message: dict[str, Any]) -> tuple[bool, str | None]:
+    """(truncated, full output path) from a toolResult's ``details``."""
+    details = message.get("details")
+    if not isinstance(details, dict):
+        return False, None
+    truncation = details.get("truncation")
+    truncated = bool(isinstance(truncation, dict) and truncation.get("truncated"))
+    path = details.get("fullOutputPath") or details.get("full_output_path")
+    return truncated or bool(path), str(path) if path else None
+
+
+def apply_tool_result(card: ToolCard, message: dict[str, Any]) -> None:
+    card.result_text = text_of(message.get("content"))
+    if not card.result_text and images_of(message.get("content")):
+        card.result_text = "[image]"
+    card.status = "error" if message.get("isError") else "done"
+    card.truncated, card.full_output_path = tool_result_details(message)
+
+
+def rows_for_message(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -> list[ChatRow]:
+    """Rows for one finished message. Tool results attach to the card of their call (in ``tool_cards``)."""
+    role = message.get("role")
+    if role == "user":
+        return [
+            ChatRow(RowKind.USER, text_of(message.get("content")), images=images_of(message.get("content")))
+        ]
+    if role == "assistant":
+        return assistant_rows(message, tool_cards)
+    if role == "toolResult":
+        card = tool_cards.get(str(message.get("toolCallId")))
+        if card is None:
+            card = ToolCard(str(message.get("toolCallId", "")), str(message.get("toolName", "tool")))
+            apply_tool_result(card, message)
+            return [ChatRow(RowKind.TOOL, tool=card, images=images_of(message.get("content")))]
+        apply_tool_result(card, message)
+        return []
+    if role == "bashExecution":
+        card = ToolCard("", "bash", {"command": message.get("command", "")}, status="done")
+        card.result_text = str(message.get("output", ""))
+        if message.get("cancelled") or (message.get("exitCode") not in (0, None)):
+            card.status = "error"
+        card.truncated = bool(message.get("truncated")) or bool(message.get("fullOutputPath"))
+        card.full_output_path = message.get("fullOutputPath")
+        return [ChatRow(RowKind.TOOL, tool=card, title="user shell")]
+    if role == "compactionSummary":
+        tokens = message.get("tokensBefore")
+        title = f"Conversation compacted (was {tokens:,} tokens)" if isinstance(tokens, int) else "Compacted"
+        return [ChatRow(RowKind.NOTICE, str(message.get("summary", "")), title=title)]
+    if role == "branchSummary":
+        return [ChatRow(RowKind.NOTICE, str(message.get("summary", "")), title="Summary of the branch left")]
+    if role == "custom":
+        if message.get("display") is False:
+            return []
+        return [
+            ChatRow(RowKind.NOTICE, text_of(message.get("content")), title=str(message.get("customType", "")))
+        ]
+    return []
+
+
+def assistant_rows(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -> list[ChatRow]:
+    rows: list[ChatRow] = []
+    for block in message.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and str(block.get("text", "")).strip():
+            rows.append(ChatRow(RowKind.TEXT, str(block["text"])))
+        elif kind == "thinking" and str(block.get("thinking", "")).strip():
+            rows.append(ChatRow(RowKind.THINKING, str(block["thinking"])))
+        elif kind == "toolCall":
+            card = ToolCard(
+                str(block.get("id", "")), str(block.get("name", "tool")), _dict(block.get("arguments"))
+            )
+            tool_cards[card.call_id] = card
+            rows.append(ChatRow(RowKind.TOOL, tool=card))
+    rows.extend(stop_rows(message))
+    return rows
+
+
+def stop_rows(message: dict[str, Any]) -> list[ChatRow]:
+    reason = message.get("stopReason")
+    if reason == "error":
+        text = str(message.get("errorMessage") or "The provider reported an error.")
+        return [ChatRow(RowKind.ERROR, text, title="The reply failed", hint=error_hint(text))]
+    if reason == "aborted":
+        text = str(message.get("errorMessage") or "Stopped by you.")
+        return [ChatRow(RowKind.ERROR, text, title="Stopped", hint=error_hint("aborted"))]
+    if reason == "length":
+        return [
+            ChatRow(
+                RowKind.NOTICE,
+                "The reply hit the output token limit and was cut short.",
+                title="Reply truncated",
+                hint="Ask the model to continue, or raise max tokens for this model.",
+            )
+        ]
+    return []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,98 @@
+"""Everything qasync-specific lives here, so the rest of the GUI sees plain asyncio.
+
+Quirks handled:
+- qasync picks its Qt binding from what is already imported, so PySide6 is imported first (and QT_API set).
+- Python 3.11 has no ``asyncio.run(loop_factory=...)``; ``asyncio.Runner(loop_factory=...)`` is the way.
+- When the application quits before the main coroutine has seen it, qasync raises
+  ``RuntimeError("Event loop stopped before Future completed.")``: that is a normal exit, not a crash.
+- Tests drive widgets with pytest-qt's own event loop; :func:`attach_loop` installs a qasync loop that
+  runs on whatever Qt event loop is spinning, so asyncio tasks progress inside ``qtbot.waitUntil``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import Awaitable, Callable, Mapping
+
+import PySide6  # noqa: F401  (must precede qasync so it binds to PySide6)
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+os.environ.setdefault("QT_API", "pyside6")
+
+import qasync
+
+asyncSlot = qasync.asyncSlot  # re-exported: the one place the GUI gets it from
+QEventLoop = qasync.QEventLoop
+
+# Platforms that need no display server.
+HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "eglfs", "linuxfb")
+
+
+def display_problem(env: Mapping[str, str], platform: str) -> str | None:
+    """Why no window can be shown here, or None when a display (or a headless Qt platform) is available."""
+    if not platform.startswith("linux") and not platform.startswith("freebsd"):
+        return None  # Windows and macOS always have their native platform
+    qpa = env.get("QT_QPA_PLATFORM", "").split(":", 1)[0].strip().lower()
+    if qpa in HEADLESS_PLATFORMS:
+        return None
+    has_x11 = bool(env.get("DISPLAY"))
+    has_wayland = bool(env.get("WAYLAND_DISPLAY"))
+    if qpa == "xcb" and not has_x11:
+        return "QT_QPA_PLATFORM is xcb but DISPLAY is not set"
+    if qpa == "wayland" and not has_wayland:
+        return "QT_QPA_PLATFORM is wayland but WAYLAND_DISPLAY is not set"
+    if not qpa and not has_x11 and not has_wayland:
+        return "neither DISPLAY nor WAYLAND_DISPLAY is set"
+    return None
+
+
+def run_until_quit(app: QApplication, main: Callable[[asyncio.Event], Awaitable[int]]) -> int:
+    """Run ``main(quit_event)`` on a qasync loop until it returns; ``quit_event`` is set on ``aboutToQuit``."""
+
+    async def wrapper() -> int:
+        quit_event = asyncio.Event()
+        app.aboutToQuit.connect(quit_event.set)
+        return await main(quit_event)
+
+    # Ctrl+C in the terminal: Python only runs signal handlers between bytecodes, which never happens while
+    # Qt sleeps in its own loop; a light timer wakes the interpreter so the handler can quit the app.
+    previous = signal.signal(signal.SIGINT, lambda *_: app.quit())
+    waker = QTimer()
+    waker.start(250)
+    waker.timeout.connect(lambda: None)
+
+    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+        try:
+            return runner.run(wrapper())
+        except RuntimeError as err:
+            if "stopped before Future completed" in str(err):
+                return 0
+            raise
+        finally:
+            waker.stop()
+            signal.signal(signal.SIGINT, previous)
+
+
+def attach_loop(app: QApplication) -> asyncio.AbstractEventLoop:
+    """Install a qasync loop that runs on the Qt event loop already spinning (tests, embedding)."""
+    loop: asyncio.AbstractEventLoop = qasync.QEventLoop(app, already_running=True)
+    asyncio.set_event_loop(loop)
+    return loop
+
+
+def detach_loop(loop: asyncio.AbstractEventLoop, app: QApplication) -> None:
+    """Undo :func:`attach_loop`: cancel what is left (and let it finish), forget the running loop, close it."""
+    tasks = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in tasks:
+        task.cancel()
+    for _ in range(100):
+        if all(task.done() for task in tasks):
+            break
+        app.processEvents()
+    loop.stop()  # qasync's documented cleanup for an ``already_running`` loop: stop() then close()
+    asyncio.events._set_running_loop(None)
+    loop.close()
+    asyncio.set_event_loop(None)

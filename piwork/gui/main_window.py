@@ -1,0 +1,190 @@
+"""The main window: lays out the chat, the docks, menus and status bar, and wires the window-level actions.
+
+Everything that talks to the engine lives in the session controller; this class only arranges widgets,
+remembers geometry and dock layout (QSettings), and exposes actions and docks for the controller to wire.
+"""
+
+from __future__ import annotations
+
+import platform
+
+from PySide6 import __version__ as pyside_version
+from PySide6.QtCore import QByteArray, QSettings, Qt, Signal, qVersion
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QWidget
+
+from piwork import __version__
+from piwork.gui.actions import ACTIONS, MENUS
+from piwork.gui.assets import resource_path
+from piwork.gui.chat.chat_panel import ChatPanel
+from piwork.gui.logs.panel import LogViewerPanel
+from piwork.gui.shortcuts_dialog import ShortcutsDialog
+from piwork.gui.status_bar import WorkbenchStatusBar
+from piwork.gui.theme import Theme, load_theme
+
+GEOMETRY_KEY = "mainWindow/geometry"
+STATE_KEY = "mainWindow/state"
+STATE_VERSION = 1
+
+
+class MainWindow(QMainWindow):
+    closing = Signal()
+    themeToggled = Signal(bool)  # True = dark
+
+    def __init__(
+        self, ui_state: QSettings, theme: Theme | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("mainWindow")
+        self.setWindowTitle("piwork")
+        self.setWindowIcon(QIcon(str(resource_path("icons", "piwork.svg"))))
+        self.setDockOptions(
+            QMainWindow.DockOption.AnimatedDocks
+            | QMainWindow.DockOption.AllowNestedDocks
+            | QMainWindow.DockOption.AllowTabbedDocks
+        )
+        self.ui_state = ui_state
+        self.theme = theme or load_theme("light")
+        self.chat = ChatPanel(self.theme, self)
+        self.setCentralWidget(self.chat)
+        self.status = WorkbenchStatusBar(self)
+        self.setStatusBar(self.status)
+        self.action_map: dict[str, QAction] = {}
+        self.menus: dict[str, object] = {}
+        self.docks: dict[str, QDockWidget] = {}
+        self._build_menus()
+        self.log_panel = LogViewerPanel(self)
+        self.add_dock(
+            "logs", "Tool Output Logs", self.log_panel, Qt.DockWidgetArea.BottomDockWidgetArea, "Alt+3"
+        )
+        self.docks["logs"].hide()
+        self._wire_window_actions()
+        self.resize(1100, 780)
+
+    # ---- building ----------------------------------------------------------------------------
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        for name in MENUS:
+            self.menus[name] = bar.addMenu("&" + name)
+        for spec in ACTIONS:
+            action = QAction(spec.text, self)
+            action.setObjectName("action_" + spec.id)
+            if spec.shortcut:
+                action.setShortcut(QKeySequence(spec.shortcut))
+                action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            if spec.tip:
+                action.setStatusTip(spec.tip)
+                action.setToolTip(spec.tip)
+            action.setCheckable(spec.checkable)
+            if spec.id == "quit":
+                action.setMenuRole(QAction.MenuRole.QuitRole)
+            if spec.id == "about":
+                action.setMenuRole(QAction.MenuRole.AboutRole)
+            menu = self.menus[spec.menu]
+            if spec.id in ("quit", "settings", "focus_composer", "trust", "stop"):
+                menu.addSeparator()  # type: ignore[attr-defined]
+            menu.addAction(action)  # type: ignore[attr-defined]
+            self.action_map[spec.id] = action
+        self.menus["View"].addSeparator()  # type: ignore[attr-defined]
+
+    def add_dock(
+        self, dock_id: str, title: str, widget: QWidget, area: Qt.DockWidgetArea, shortcut: str = ""
+    ) -> QDockWidget:
+        """Dock ``widget``; its show/hide toggle goes in the View menu. Layout is remembered by ``dock_id``."""
+        dock = QDockWidget(title, self)
+        dock.setObjectName("dock_" + dock_id)
+        dock.setWidget(widget)
+        dock.setFeatures(
+            QDockWidget.DockWidgetFeature.DockWidgetMovable
+            | QDockWidget.DockWidgetFeature.DockWidgetClosable
+            | QDockWidget.DockWidgetFeature.DockWidgetFloatable
+        )
+        self.addDockWidget(area, dock)
+        toggle = dock.toggleViewAction()
+        toggle.setObjectName("action_toggle_" + dock_id)
+        if shortcut:
+            toggle.setShortcut(QKeySequence(shortcut))
+        self.menus["View"].addAction(toggle)  # type: ignore[attr-defined]
+        self.docks[dock_id] = dock
+        return dock
+
+    def _wire_window_actions(self) -> None:
+        a = self.action_map
+        a["quit"].triggered.connect(self.close)
+        a["about"].triggered.connect(self.show_about)
+        a["shortcuts"].triggered.connect(self.show_shortcuts)
+        a["focus_composer"].triggered.connect(lambda: self.chat.composer.setFocus())
+        a["stop"].triggered.connect(self.chat.stopRequested)
+        a["pick_model"].triggered.connect(self.chat.footer.model_picker.showPopup)
+        a["cycle_thinking"].triggered.connect(self.chat.footer.thinking_picker.cycle)
+        a["toggle_theme"].setChecked(self.theme.dark)
+        a["toggle_theme"].toggled.connect(self.themeToggled)
+        self.chat.view.openLogRequested.connect(self.open_log)
+
+    # ---- behaviour ---------------------------------------------------------------------------
+
+    def open_log(self, path: str) -> None:
+        dock = self.docks["logs"]
+        dock.show()
+        dock.raise_()
+        if path:
+            self.log_panel.open_log(path)
+
+    def set_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self.chat.set_theme(theme)
+        action = self.action_map["toggle_theme"]
+        action.blockSignals(True)
+        action.setChecked(theme.dark)
+        action.blockSignals(False)
+
+    def show_about(self) -> QMessageBox:
+        box = QMessageBox(self)
+        box.setWindowTitle("About piwork")
+        box.setIconPixmap(QIcon(str(resource_path("icons", "piwork.svg"))).pixmap(64, 64))
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.setText(
+            f"<h3>piwork {__version__}</h3>"
+            "<p>A desktop workbench for coding-agent sessions. It reads and writes Pi's session and resource "
+            "files, so the same sessions open in both.</p>"
+            f"<p>Python {platform.python_version()} · Qt {qVersion()} · PySide6 {pyside_version}</p>"
+            "<p>MIT licence.</p>"
+        )
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.setModal(False)
+        box.show()
+        return box
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        dialog = ShortcutsDialog(parent=self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    def set_session_title(self, name: str | None, cwd: str) -> None:
+        self.setWindowTitle(f"{name} — piwork" if name else f"{cwd} — piwork")
+
+    # ---- layout persistence ------------------------------------------------------------------
+
+    def restore_layout(self) -> bool:
+        """Restore geometry and dock layout saved by an earlier run; False when there was none."""
+        geometry = self.ui_state.value(GEOMETRY_KEY)
+        state = self.ui_state.value(STATE_KEY)
+        restored = False
+        if isinstance(geometry, QByteArray | bytes) and geometry:
+            restored = self.restoreGeometry(QByteArray(geometry))
+        if isinstance(state, QByteArray | bytes) and state:
+            restored = self.restoreState(QByteArray(state), STATE_VERSION) or restored
+        return restored
+
+    def save_layout(self) -> None:
+        self.ui_state.setValue(GEOMETRY_KEY, self.saveGeometry())
+        self.ui_state.setValue(STATE_KEY, self.saveState(STATE_VERSION))
+        self.ui_state.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_layout()
+        self.closing.emit()
+        self.log_panel.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,53 @@
+"""Help → Keyboard Shortcuts: every window action and editor key, from the one action table."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from piwork.gui.actions import ACTIONS, EDITOR_KEYS
+
+
+def shortcut_rows() -> list[tuple[str, str, str]]:
+    """(where, action, keys) for every action with a shortcut, then the editor keys."""
+    rows = []
+    for spec in ACTIONS:
+        if spec.shortcut:
+            keys = QKeySequence(spec.shortcut).toString(QKeySequence.SequenceFormat.NativeText)
+            rows.append((spec.menu, spec.text.replace("&", "").rstrip("…"), keys))
+    rows += [("Chat", what, keys) for keys, what in EDITOR_KEYS]
+    return rows
+
+
+class ShortcutsDialog(QDialog):
+    def __init__(
+        self, extra: list[tuple[str, str, str]] | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard Shortcuts")
+        rows = shortcut_rows() + (extra or [])
+        table = QTableWidget(len(rows), 3, self)
+        table.setObjectName("shortcutsTable")
+        table.setHorizontalHeaderLabels(["Where", "Action", "Keys"])
+        for r, (where, what, keys) in enumerate(rows):
+            for c, text in enumerate((where, what, keys)):
+                table.setItem(r, c, QTableWidgetItem(text))
+        table.verticalHeader().hide()
+        table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        table.resizeColumnsToContents()
+        self.table = table
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(table)
+        layout.addWidget(buttons)
+        self.resize(620, 560)

@@ -1,0 +1,68 @@
+"""``piwork`` (the window command) as a real subprocess: no-display message, version, help, smoke start."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from piwork import __version__
+from piwork.commands.window import EXIT_NO_DISPLAY
+from piwork.gui.compat import display_problem
+
+
+def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "piwork", *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+
+
+def _bare_env(tmp_path: Path) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+
+
+def test_without_a_display_it_explains_and_exits_cleanly(tmp_path: Path) -> None:
+    result = _run([], _bare_env(tmp_path), tmp_path)
+    assert result.returncode == EXIT_NO_DISPLAY
+    assert "cannot open the window" in result.stderr
+    assert "DISPLAY" in result.stderr and "piwork -p" in result.stderr
+    assert "Aborted" not in result.stderr and "qt.qpa" not in result.stderr
+
+
+def test_version_and_help_need_no_display(tmp_path: Path) -> None:
+    version = _run(["--version"], _bare_env(tmp_path), tmp_path)
+    assert version.returncode == 0 and version.stdout.strip() == f"piwork {__version__}"
+    helptext = _run(["--help"], _bare_env(tmp_path), tmp_path)
+    assert helptext.returncode == 0
+    for flag in ("--cwd", "--session", "--approve", "--no-approve"):
+        assert flag in helptext.stdout
+
+
+def test_bad_arguments_are_reported(tmp_path: Path) -> None:
+    env = _bare_env(tmp_path)
+    missing = _run(["--cwd", str(tmp_path / "nope")], env, tmp_path)
+    assert missing.returncode == 2 and "not a folder" in missing.stderr
+    both = _run(["--approve", "--no-approve"], env, tmp_path)
+    assert both.returncode == 2 and "not allowed with" in both.stderr
+
+
+def test_window_starts_offscreen_and_remembers_its_layout(tmp_path: Path) -> None:
+    env = {**_bare_env(tmp_path), "QT_QPA_PLATFORM": "offscreen", "PIWORK_CONFIG_DIR": str(tmp_path / "cfg")}
+    env["PI_CODING_AGENT_DIR"] = str(tmp_path / "agent")
+    result = _run(["--smoke-test", "--cwd", str(tmp_path)], env, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "window ok (offscreen)" in result.stdout
+    assert "geometry=" in (tmp_path / "cfg" / "window.ini").read_text()
+
+
+def test_display_detection_rules() -> None:
+    assert display_problem({}, "linux") is not None
+    assert display_problem({"DISPLAY": ":0"}, "linux") is None
+    assert display_problem({"WAYLAND_DISPLAY": "wayland-0"}, "linux") is None
+    assert display_problem({"QT_QPA_PLATFORM": "offscreen"}, "linux") is None
+    assert display_problem({"QT_QPA_PLATFORM": "minimal"}, "linux") is None
+    assert display_problem({"QT_QPA_PLATFORM": "xcb", "WAYLAND_DISPLAY": "w"}, "linux") is not None
+    assert display_problem({"QT_QPA_PLATFORM": "wayland", "DISPLAY": ":0"}, "linux") is not None
+    assert display_problem({}, "win32") is None
+    assert display_problem({}, "darwin") is None

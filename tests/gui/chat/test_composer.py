@@ -1,0 +1,104 @@
+"""Composer keys: Enter sends, Shift+Enter breaks, Up/Down history, Esc stops; slash commands."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from piwork.gui.chat.chat_panel import ChatPanel
+from piwork.gui.chat.composer import Composer
+from piwork.gui.chat.slash_commands import parse_slash
+
+
+def _composer(qtbot: QtBot) -> Composer:
+    composer = Composer()
+    qtbot.addWidget(composer)
+    composer.show()
+    composer.setFocus()
+    return composer
+
+
+def test_enter_sends_and_shift_enter_adds_a_line(qtbot: QtBot) -> None:
+    composer = _composer(qtbot)
+    qtbot.keyClicks(composer, "first")
+    qtbot.keyClick(composer, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(composer, "second")
+    with qtbot.waitSignal(composer.submitted) as sent:
+        qtbot.keyClick(composer, Qt.Key.Key_Return)
+    assert sent.args == ["first\nsecond"]
+    assert composer.toPlainText() == ""
+
+
+def test_blank_text_is_not_sent(qtbot: QtBot) -> None:
+    composer = _composer(qtbot)
+    with qtbot.assertNotEmitted(composer.submitted):
+        qtbot.keyClicks(composer, "   ")
+        qtbot.keyClick(composer, Qt.Key.Key_Return)
+
+
+def test_up_and_down_walk_the_history_and_keep_the_draft(qtbot: QtBot) -> None:
+    composer = _composer(qtbot)
+    for text in ("one", "two"):
+        qtbot.keyClicks(composer, text)
+        qtbot.keyClick(composer, Qt.Key.Key_Return)
+    qtbot.keyClicks(composer, "draft")
+    qtbot.keyClick(composer, Qt.Key.Key_Up)
+    assert composer.toPlainText() == "two"
+    qtbot.keyClick(composer, Qt.Key.Key_Up)
+    assert composer.toPlainText() == "one"
+    qtbot.keyClick(composer, Qt.Key.Key_Up)
+    assert composer.toPlainText() == "one"
+    qtbot.keyClick(composer, Qt.Key.Key_Down)
+    qtbot.keyClick(composer, Qt.Key.Key_Down)
+    assert composer.toPlainText() == "draft"
+
+
+def test_up_inside_a_multiline_message_moves_the_cursor(qtbot: QtBot) -> None:
+    composer = _composer(qtbot)
+    composer.remember("old")
+    composer.set_text("line 1\nline 2")
+    qtbot.keyClick(composer, Qt.Key.Key_Up)
+    assert composer.toPlainText() == "line 1\nline 2"
+
+
+def test_escape_and_stop_button_stop_only_while_busy(qtbot: QtBot) -> None:
+    panel = ChatPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    with qtbot.assertNotEmitted(panel.stopRequested):
+        qtbot.keyClick(panel.composer, Qt.Key.Key_Escape)
+    panel.set_busy(True)
+    with qtbot.waitSignal(panel.stopRequested):
+        qtbot.keyClick(panel.composer, Qt.Key.Key_Escape)
+    with qtbot.waitSignal(panel.stopRequested):
+        panel.send_button.click()
+    with qtbot.waitSignal(panel.promptSubmitted) as steer:
+        panel.composer.set_text("also check tests")
+        panel.send_button.click()
+    assert steer.args == ["also check tests"]
+
+
+def test_slash_commands_are_routed(qtbot: QtBot) -> None:
+    panel = ChatPanel()
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.commandSubmitted) as command:
+        panel.composer.set_text("/compact keep the API decisions")
+        panel.composer.submit()
+    assert command.args[0].name == "compact" and command.args[0].args == "keep the API decisions"
+    with qtbot.waitSignal(panel.promptSubmitted) as prompt:
+        panel.composer.set_text("/skill:review src/app.py")
+        panel.composer.submit()
+    assert prompt.args == ["/skill:review src/app.py"]
+
+
+def test_parse_slash() -> None:
+    assert parse_slash("hello") is None
+    assert parse_slash("/") is None
+    assert parse_slash("// not a command") is None
+    assert parse_slash("/ spaced") is None
+    tree = parse_slash("/tree")
+    assert tree is not None and tree.name == "tree" and tree.args == "" and tree.known
+    skill = parse_slash("/skill:lint  fix all ")
+    assert skill is not None and skill.name == "skill" and skill.skill == "lint" and skill.args == "fix all"
+    template = parse_slash("/review the diff")
+    assert template is not None and not template.known

@@ -1,0 +1,70 @@
+"""GUI test harness: offscreen Qt, per-test agent dir and window settings, a qasync loop on pytest-qt's
+event loop, and a check that no test leaves a top-level window behind."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before any QApplication exists
+os.environ.setdefault("QT_API", "pyside6")
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QCoreApplication
+from PySide6.QtWidgets import QApplication, QWidget
+
+from piwork.gui import compat
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Agent dir, window settings, HOME and key-free env in a private tmp dir (``tmp_path`` stays the test's)."""
+    base = tmp_path_factory.mktemp("isolated")
+    home = base / "home"
+    (home / ".pi" / "agent").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(home / ".pi" / "agent"))
+    monkeypatch.setenv("PIWORK_CONFIG_DIR", str(base / "config"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(base / "xdg-data"))
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.setenv("PIWORK_THEME", "light")
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+def _flush_deletes() -> None:
+    QCoreApplication.processEvents()
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_windows(qapp: QApplication) -> Iterator[None]:
+    """Fail a test that leaves a top-level window open (checked after qtbot has closed its widgets).
+
+    Closed widgets still waiting for their deferred deletion are not counted: forcing DeferredDelete here
+    crashes PySide6 at interpreter exit (a refcount bug in shiboken), so only visible windows are leaks."""
+    before = {id(w) for w in QApplication.topLevelWidgets()}
+    yield
+    _flush_deletes()
+    leaked: list[QWidget] = [
+        w for w in QApplication.topLevelWidgets() if id(w) not in before and w.isVisible()
+    ]
+    for widget in leaked:
+        widget.close()
+        widget.deleteLater()
+    _flush_deletes()
+    if leaked:
+        names = ", ".join(f"{type(w).__name__}({w.objectName() or w.windowTitle()!r})" for w in leaked)
+        pytest.fail(f"test left top-level widgets open: {names}")
+
+
+@pytest.fixture
+def qloop(qapp: QApplication) -> Iterator[asyncio.AbstractEventLoop]:
+    """A qasync loop running on the Qt event loop: tasks advance inside qtbot.waitUntil/waitSignal."""
+    loop = compat.attach_loop(qapp)
+    yield loop
+    compat.detach_loop(loop, qapp)

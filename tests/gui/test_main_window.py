@@ -1,0 +1,104 @@
+"""The main window: menus and shortcuts, remembered layout, About, shortcuts help, palettes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from piwork import __version__
+from piwork.gui.actions import ACTIONS
+from piwork.gui.app import ui_settings
+from piwork.gui.main_window import MainWindow
+from piwork.gui.theme import load_theme
+
+
+def _window(qtbot: QtBot, settings: QSettings | None = None) -> MainWindow:
+    window = MainWindow(settings or ui_settings(), load_theme("light"))
+    qtbot.addWidget(window)
+    return window
+
+
+def test_every_action_is_in_its_menu_with_a_unique_shortcut(qtbot: QtBot) -> None:
+    window = _window(qtbot)
+    seen: dict[str, str] = {}
+    for spec in ACTIONS:
+        action = window.action_map[spec.id]
+        menu = window.menus[spec.menu]
+        assert action in menu.actions()  # type: ignore[attr-defined]
+        if spec.shortcut:
+            keys = action.shortcut().toString()
+            assert keys == QKeySequence(spec.shortcut).toString()
+            assert keys not in seen, f"{spec.id} and {seen.get(keys)} share {keys}"
+            seen[keys] = spec.id
+    toggle = window.docks["logs"].toggleViewAction()
+    assert toggle in window.menus["View"].actions()  # type: ignore[attr-defined]
+
+
+def test_layout_and_dock_state_are_restored_in_the_next_run(qtbot: QtBot, tmp_path: Path) -> None:
+    settings = QSettings(str(tmp_path / "window.ini"), QSettings.Format.IniFormat)
+    first = _window(qtbot, settings)
+    first.show()
+    qtbot.waitExposed(first)
+    first.resize(760, 700)  # the offscreen screen is 800x800; restoreGeometry keeps windows on screen
+    first.docks["logs"].show()
+    first.addDockWidget(Qt.DockWidgetArea.TopDockWidgetArea, first.docks["logs"])
+    qtbot.waitUntil(lambda: first.docks["logs"].isVisible())
+    saved_size = first.size()
+    first.close()
+
+    again = QSettings(str(tmp_path / "window.ini"), QSettings.Format.IniFormat)
+    second = _window(qtbot, again)
+    assert second.restore_layout()
+    second.show()
+    qtbot.waitExposed(second)
+    assert second.size() == saved_size
+    assert second.docks["logs"].isVisible()
+    assert second.dockWidgetArea(second.docks["logs"]) == Qt.DockWidgetArea.TopDockWidgetArea
+
+
+def test_no_saved_layout_means_defaults(qtbot: QtBot) -> None:
+    window = _window(qtbot)
+    assert not window.restore_layout()
+    assert not window.docks["logs"].isVisible()
+
+
+def test_about_box_names_the_version(qtbot: QtBot) -> None:
+    window = _window(qtbot)
+    box = window.show_about()
+    assert isinstance(box, QMessageBox)
+    assert __version__ in box.text()
+    box.close()
+
+
+def test_shortcuts_help_lists_every_shortcut(qtbot: QtBot) -> None:
+    window = _window(qtbot)
+    dialog = window.show_shortcuts()
+    listed = {dialog.table.item(r, 2).text() for r in range(dialog.table.rowCount())}
+    for spec in ACTIONS:
+        if spec.shortcut:
+            assert QKeySequence(spec.shortcut).toString(QKeySequence.SequenceFormat.NativeText) in listed
+    assert "Shift+Enter" in listed
+    dialog.close()
+
+
+def test_dark_palette_toggle_reaches_the_chat(qtbot: QtBot) -> None:
+    window = _window(qtbot)
+    with qtbot.waitSignal(window.themeToggled) as blocker:
+        window.action_map["toggle_theme"].trigger()
+    assert blocker.args == [True]
+    dark = load_theme("dark")
+    window.set_theme(dark)
+    assert window.chat.view.chat_delegate.theme.dark
+    assert dark.palette.color(dark.palette.ColorRole.Window).lightness() < 80
+
+
+def test_truncated_badge_opens_the_log_dock(qtbot: QtBot, tmp_path: Path) -> None:
+    window = _window(qtbot)
+    log = tmp_path / "out.log"
+    log.write_text("line\n" * 10)
+    window.open_log(str(log))
+    assert window.docks["logs"].isVisibleTo(window)
