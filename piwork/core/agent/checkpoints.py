@@ -1,8 +1,10 @@
-"""When AgentSession compacts: the three checkpoints, overflow recovery and manual compaction.
+"""When AgentSession compacts: the three checkpoints, overflow recovery, manual compaction, navigation.
 
 A: between a tool batch and the next request (threshold only). B: after a low-level run ends (overflow
 recovery with one retry, or threshold). C: before a new user prompt (same checks, never continues). The
-summarizing itself is done by the compaction engine behind :class:`CompactionPort`.
+decisions come from :mod:`piwork.core.compaction.triggers`; summarizing and writing the entry from
+:func:`piwork.core.compaction.compact.run_compaction`. This module turns outcomes into events and keeps
+the in-memory context in step with the session file.
 """
 
 from __future__ import annotations
@@ -11,22 +13,20 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from piwork.core.agent.events import CompactionEnd, CompactionReason, CompactionStart, Message
-from piwork.core.compaction.settings import CompactionSettings
-from piwork.core.compaction.tokens import calculate_context_tokens, estimate_context_tokens, should_compact
+from piwork.core.agent.events import CompactionEnd, CompactionReason, CompactionStart, Message, TreeNavigated
+from piwork.core.compaction.hooks import CompactionHooks
+from piwork.core.compaction.navigate import NavigationResult, navigate_tree
+from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
+from piwork.core.compaction.summarize import Summarizer
+from piwork.core.compaction.triggers import check_after_response, due_before_next_response
 from piwork.core.errors import PiworkError
-from piwork.core.llm.errors import is_context_overflow
 
 if TYPE_CHECKING:
     from piwork.core.agent.loop import CompletedTurn
     from piwork.core.agent.session import AgentSession
 
-OVERFLOW_RETRY_FAILED = (
-    "Context overflow recovery failed after one compact-and-retry attempt. "
-    "Try reducing context or switching to a larger-context model."
-)
-LENGTH_RETRY_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
 NO_MODEL = "No model selected. Choose a model before compacting."
+NO_ENGINE = "Compaction is not available in this session."
 
 
 class CompactionCancelled(PiworkError):
@@ -66,158 +66,152 @@ class CompactionPort(Protocol):
 
 
 class CompactionCheckpoints:
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(
+        self,
+        session: AgentSession,
+        port: CompactionPort | None = None,
+        summarizer_for: Any = None,
+        hooks: CompactionHooks | None = None,
+    ) -> None:
         self._session = session
-        self.port: CompactionPort | None = None
+        self.port = port
+        self.summarizer_for = summarizer_for  # () -> Summarizer | None, for branch summaries
+        self.hooks = hooks
         self.manual_running = False
-        self._overflow_attempted = False
+        self.last_error: str | None = None
+        self._recovery_attempted = False
         self._active: CompactionRequest | None = None
+        self._nav_cancel: asyncio.Event | None = None
 
     @property
     def settings(self) -> CompactionSettings:
         return CompactionSettings.from_settings(self._session.settings)
 
     def reset_overflow_attempt(self) -> None:
-        self._overflow_attempted = False
+        self._recovery_attempted = False
 
     def abort(self) -> None:
         if self._active is not None:
             self._active.cancel.set()
+        if self._nav_cancel is not None:
+            self._nav_cancel.set()
 
-    def _window(self) -> int:
-        model = self._session.model
-        return model.context_window if model is not None else 0
+    def latest_compaction_ms(self) -> float | None:
+        return self.port.latest_compaction_ms() if self.port is not None else None
 
-    # ---- checkpoint A ------------------------------------------------------------------------------
+    # ---- checkpoints -------------------------------------------------------------------------------
 
     async def before_next_request(self, turn: CompletedTurn) -> list[Message] | None:
-        window = self._window()
-        if not turn.will_continue or self.port is None or window <= 0:
+        """Checkpoint A; returns the rebuilt context when a compaction was written."""
+        if not turn.will_continue:
             return None
-        if not should_compact(estimate_context_tokens(turn.messages).tokens, window, self.settings):
+        if not due_before_next_response(turn.messages, self._session.model, self.settings):
             return None
-        outcome = await self._auto("threshold", will_retry=False)
-        return list(outcome.messages) if outcome is not None else None
-
-    # ---- checkpoints B and C -----------------------------------------------------------------------
+        if await self._run("threshold", will_retry=False):
+            return self._session.messages
+        return None
 
     async def check(self, message: Message, *, skip_aborted: bool) -> bool:
-        """Compact if needed after ``message``; True when the run should continue (overflow retry or
-        queued messages)."""
-        settings = self.settings
-        window = self._window()
-        model = self._session.model
-        if not settings.enabled or self.port is None or model is None or window <= 0:
-            return False
-        if skip_aborted and message.get("stopReason") == "aborted":
-            return False
-        latest = self.port.latest_compaction_ms()
-        timestamp = message.get("timestamp")
-        if latest is not None and isinstance(timestamp, int | float) and timestamp <= latest:
-            return False
-        same_model = message.get("provider") == model.provider and message.get("model") == model.id
-        overflow = same_model and is_context_overflow(message, window)
-        usage = message.get("usage")
-        usage = usage if isinstance(usage, dict) else {}
-        recoverable_length = (
-            same_model
-            and message.get("stopReason") == "length"
-            and model.max_tokens > 0
-            and (usage.get("output") or 0) < model.max_tokens
+        """Checkpoints B/C. True when the run should continue (overflow retry, or queued input)."""
+        decision = check_after_response(
+            message,
+            model=self._session.model,
+            settings=self.settings,
+            messages=self._session.messages,
+            latest_compaction_ms=self.latest_compaction_ms(),
+            skip_aborted=skip_aborted,
+            recovery_attempted=self._recovery_attempted,
         )
-        if overflow or recoverable_length:
-            return await self._recover(message, overflow)
-        return await self._threshold(message, latest)
-
-    async def _recover(self, message: Message, overflow: bool) -> bool:
-        if message.get("stopReason") == "stop":
-            outcome = await self._auto("overflow", will_retry=False)
-            return outcome is not None and self._has_queued()
-        if self._overflow_attempted:
-            text = OVERFLOW_RETRY_FAILED if overflow else LENGTH_RETRY_FAILED
-            self._session.emit(CompactionEnd("overflow", None, False, False, text))
+        if decision.action == "recovery_failed":
+            self._session.emit(CompactionEnd("overflow", None, False, False, decision.error_message))
             return False
-        self._overflow_attempted = True
-        self._drop_trailing_failure(any_assistant=True)
-        outcome = await self._auto("overflow", will_retry=True)
-        if outcome is None:
+        if decision.action != "compact":
             return False
-        self._drop_trailing_failure(any_assistant=False)
-        return True
-
-    async def _threshold(self, message: Message, latest: float | None) -> bool:
-        usage = message.get("usage")
-        direct = calculate_context_tokens(usage) if isinstance(usage, dict) else 0
-        tokens: float = direct
-        if message.get("stopReason") == "error" or direct == 0:
-            messages = self._session.messages
-            estimate = estimate_context_tokens(messages)
-            if estimate.last_usage_index is not None and latest is not None:
-                source = messages[estimate.last_usage_index]
-                stamp = source.get("timestamp")
-                if source.get("role") == "assistant" and isinstance(stamp, int | float) and stamp <= latest:
-                    return False
-            tokens = estimate.tokens
-        if not should_compact(tokens, self._window(), self.settings):
+        if decision.will_retry:
+            self._recovery_attempted = True
+        if decision.drop_failed_message:
+            self._drop_trailing_assistant(only_failed=False)
+        compacted = await self._run(decision.reason, will_retry=decision.will_retry)
+        if not compacted:
             return False
-        outcome = await self._auto("threshold", will_retry=False)
-        return outcome is not None and self._has_queued()
-
-    def _has_queued(self) -> bool:
+        if decision.will_retry:
+            self._drop_trailing_assistant(only_failed=True)  # the rebuild may have restored it
+            return True
         steering, follow_up = self._session.queued
         return bool(steering or follow_up)
 
-    def _drop_trailing_failure(self, *, any_assistant: bool) -> None:
+    def _drop_trailing_assistant(self, *, only_failed: bool) -> None:
         messages = self._session.messages
         last = messages[-1] if messages else None
-        if (
-            last is not None
-            and last.get("role") == "assistant"
-            and (any_assistant or last.get("stopReason") in ("error", "length"))
-        ):
-            self._session.replace_messages(messages[:-1])
+        if last is None or last.get("role") != "assistant":
+            return
+        if only_failed and last.get("stopReason") not in ("error", "length"):
+            return
+        self._session.replace_messages(messages[:-1])
 
-    # ---- running a compaction ----------------------------------------------------------------------
+    # ---- running ------------------------------------------------------------------------------------
 
-    async def _auto(self, reason: CompactionReason, *, will_retry: bool) -> CompactionOutcome | None:
+    async def _run(self, reason: CompactionReason, *, will_retry: bool, focus: str | None = None) -> bool:
+        """One compaction; emits start/end. Automatic runs with nothing to compact do nothing."""
         port = self.port
-        if port is None or not port.can_compact():
-            return None
+        self.last_error = None
+        if reason != "manual" and (port is None or self._session.model is None or not port.can_compact()):
+            return False
         self._session.emit(CompactionStart(reason))
-        request = self._active = CompactionRequest(reason, will_retry, None)
+        request = self._active = CompactionRequest(reason, will_retry, focus)
         try:
+            if port is None:
+                raise PiworkError(NO_ENGINE)
+            if self._session.model is None:
+                raise PiworkError(NO_MODEL)
             outcome = await port.compact(request)
         except CompactionCancelled:
             self._session.emit(CompactionEnd(reason, None, True, False))
-            return None
+            return False
         except PiworkError as err:
-            prefix = "Context overflow recovery failed" if reason == "overflow" else "Auto-compaction failed"
-            self._session.emit(CompactionEnd(reason, None, False, False, f"{prefix}: {err}"))
-            return None
+            prefix = {
+                "manual": "Compaction failed",
+                "threshold": "Auto-compaction failed",
+                "overflow": "Context overflow recovery failed",
+            }[reason]
+            self.last_error = f"{prefix}: {err}"
+            self._session.emit(CompactionEnd(reason, None, False, False, self.last_error))
+            return False
         finally:
             self._active = None
         self._session.replace_messages(outcome.messages)
         self._session.emit(CompactionEnd(reason, outcome.result, False, will_retry))
-        return outcome
+        return True
 
-    async def manual(self, custom_instructions: str | None) -> dict[str, Any]:
-        """``/compact [focus]``: raises :class:`PiworkError` with the reason when it cannot compact."""
-        self._session.emit(CompactionStart("manual"))
+    async def manual(self, focus: str | None) -> bool:
+        """``/compact [focus]``; the outcome arrives as ``compaction_end`` (``last_error`` on failure)."""
         self.manual_running = True
-        request = self._active = CompactionRequest("manual", False, custom_instructions)
         try:
-            if self.port is None or self._session.model is None:
-                raise PiworkError(NO_MODEL)
-            outcome = await self.port.compact(request)
-        except CompactionCancelled:
-            self._session.emit(CompactionEnd("manual", None, True, False))
-            raise
-        except PiworkError as err:
-            self._session.emit(CompactionEnd("manual", None, False, False, f"Compaction failed: {err}"))
-            raise
+            return await self._run("manual", will_retry=False, focus=focus)
         finally:
-            self._active = None
             self.manual_running = False
-        self._session.replace_messages(outcome.messages)
-        self._session.emit(CompactionEnd("manual", outcome.result, False, False))
-        return outcome.result
+
+    async def navigate(
+        self, target_id: str, *, summarize: bool, focus: str | None, label: str | None
+    ) -> NavigationResult:
+        tree = self._session.tree
+        summarizer: Summarizer | None = self.summarizer_for() if summarize and self.summarizer_for else None
+        cancel = self._nav_cancel = asyncio.Event()
+        try:
+            result = await navigate_tree(
+                tree,
+                target_id,
+                summarize=summarize,
+                custom_instructions=focus,
+                label=label,
+                summarizer=summarizer,
+                settings=BranchSummarySettings.from_settings(self._session.settings),
+                hooks=self.hooks,
+                cancel=cancel,
+            )
+        finally:
+            self._nav_cancel = None
+        if not result.cancelled:
+            self._session.replace_messages(tree.build_context().messages)
+            self._session.emit(TreeNavigated(result.new_leaf_id, result.old_leaf_id, result.summary_entry))
+        return result

@@ -13,15 +13,17 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from piwork.core.agent.abort import Aborted, AbortSignal
+from piwork.core.agent.checkpoints import CompactionCheckpoints, CompactionPort
 from piwork.core.agent.events import (
     AgentEnd,
     AgentEvent,
     AgentSettled,
     AutoRetryEnd,
     AutoRetryStart,
+    CompactionEnd,
     ErrorNotice,
     EventBus,
     Listener,
@@ -37,12 +39,24 @@ from piwork.core.agent.queues import MessageQueue, parse_queue_mode
 from piwork.core.agent.retry import RetrySettings, decide_retry
 from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.agent.tool_calls import BeforeToolCall, ToolExecution
+from piwork.core.compaction.hooks import CompactionHooks
+from piwork.core.compaction.navigate import NavigationResult
+from piwork.core.compaction.summarize import RetryPolicy, Summarizer
 from piwork.core.errors import PiworkError
 from piwork.core.llm.errors import is_context_overflow, is_retryable_text
 from piwork.core.llm.thinking import resolve_level
-from piwork.core.llm.types import ErrorInfo, Model, StreamOptions, ThinkingLevel
+from piwork.core.llm.types import (
+    DoneEvent,
+    ErrorEvent,
+    ErrorInfo,
+    LlmContext,
+    Model,
+    StreamOptions,
+    ThinkingLevel,
+)
 from piwork.core.llm.types import ToolSpec as LlmToolSpec
 from piwork.core.messages import convert_to_llm
+from piwork.core.session.tree import SessionTree
 from piwork.core.tools.base import ToolContext, ToolRegistry
 
 StreamingBehavior = Literal["steer", "follow_up"]
@@ -62,16 +76,6 @@ class NoModel(PiworkError):
     """No model is selected, or it has no usable credentials."""
 
 
-class SessionRecorder(Protocol):
-    """The part of the session store AgentSession writes to (see ``piwork.core.session``)."""
-
-    def append_message(self, message: Message) -> Any: ...
-
-    def append_model_change(self, provider: str, model_id: str) -> Any: ...
-
-    def append_thinking_level_change(self, level: str) -> Any: ...
-
-
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -80,7 +84,7 @@ def _now_ms() -> int:
 class AgentSessionOptions:
     """Everything an AgentSession is built from; the caller (GUI, headless, tests) assembles it."""
 
-    recorder: SessionRecorder
+    tree: SessionTree  # the session being continued; messages, model and thinking changes go here
     registry: ToolRegistry
     cwd: str
     model: Model | None
@@ -100,6 +104,9 @@ class AgentSessionOptions:
     before_tool_call: BeforeToolCall | None = None
     transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
     telemetry: UsageTelemetry | None = None
+    hooks: CompactionHooks | None = None
+    # None = the built-in engine over ``tree`` (piwork.core.compaction.port.SessionCompactionPort)
+    compaction: CompactionPort | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     now_ms: Callable[[], int] = _now_ms
 
@@ -125,9 +132,14 @@ class AgentSession:
         self._retry_attempt = 0
         self._last_assistant: Message | None = None
         self._last_error: ErrorInfo | None = None
-        from piwork.core.agent.checkpoints import CompactionCheckpoints
+        self._last_compaction_result: dict[str, Any] | None = None
+        self.checkpoints = CompactionCheckpoints(self, options.compaction, self.summarizer, options.hooks)
+        if options.compaction is None:
+            from piwork.core.agent.compaction_port import TreeCompactionPort
 
-        self.checkpoints = CompactionCheckpoints(self)
+            self.checkpoints.port = TreeCompactionPort(
+                options.tree, self.summarizer, lambda: self.checkpoints.settings, options.hooks
+            )
 
     # ---- observation -------------------------------------------------------------------------------
 
@@ -136,6 +148,8 @@ class AgentSession:
         return self._bus.subscribe(listener)
 
     def emit(self, event: AgentEvent) -> None:
+        if isinstance(event, CompactionEnd) and event.result is not None:
+            self._last_compaction_result = event.result
         self._bus.emit(event)
 
     @property
@@ -159,8 +173,39 @@ class AgentSession:
         return self._opts.settings
 
     @property
-    def recorder(self) -> SessionRecorder:
-        return self._opts.recorder
+    def tree(self) -> SessionTree:
+        return self._opts.tree
+
+    @property
+    def stream_fn(self) -> StreamFn:
+        return self._opts.stream_fn or _default_stream_fn()
+
+    @property
+    def base_options(self) -> StreamOptions:
+        return self._opts.base_options
+
+    @property
+    def sleep(self) -> Callable[[float], Awaitable[None]]:
+        return self._opts.sleep
+
+    def api_key(self, model: Model) -> str | None:
+        return self._opts.api_key_for(model)
+
+    def summarizer(self) -> Summarizer | None:
+        """A summarizer on the current model and provider (compaction and branch summaries)."""
+        model = self._model
+        if model is None:
+            return None
+        retry = self._opts.settings.get("retry")
+        return Summarizer(
+            model=model,
+            complete=_complete_through(self.stream_fn),
+            api_key=self.api_key(model),
+            thinking_level=self._thinking_level,
+            retry=RetryPolicy.from_settings(retry if isinstance(retry, Mapping) else None),
+            base_options=self._opts.base_options,
+            sleep=self._opts.sleep,
+        )
 
     @property
     def is_streaming(self) -> bool:
@@ -186,7 +231,7 @@ class AgentSession:
         return self._opts.system_prompt_for(self.tool_names())
 
     def session_cost(self) -> dict[str, float]:
-        """Tokens and USD of the assistant messages in the current context plus this process's calls."""
+        """Billed tokens and USD of the provider calls made through this session object."""
         return self.telemetry.totals()
 
     async def wait_for_idle(self) -> None:
@@ -244,6 +289,33 @@ class AgentSession:
             self._run_signal.abort()
         await self.wait_for_idle()
 
+    # ---- compaction and tree navigation ------------------------------------------------------------
+
+    async def compact(self, focus: str | None = None) -> dict[str, Any] | None:
+        """Manual compaction (stops the current run first). Returns the ``compaction_end`` result, ``None``
+        when cancelled; raises :class:`PiworkError` with the reason when nothing could be compacted."""
+        await self.abort()
+        self._idle.clear()
+        try:
+            done = await self.checkpoints.manual(focus)
+        finally:
+            self._settle()
+        if not done and self.checkpoints.last_error:
+            raise PiworkError(self.checkpoints.last_error)
+        return self._last_compaction_result if done else None
+
+    async def navigate(
+        self, target_id: str, *, summarize: bool = False, focus: str | None = None, label: str | None = None
+    ) -> NavigationResult:
+        """Move to another point of the session tree, optionally summarizing the branch left behind."""
+        if self.is_streaming:
+            raise AgentBusy("Wait for the agent to finish (or stop it) before moving in the session tree.")
+        self._idle.clear()
+        try:
+            return await self.checkpoints.navigate(target_id, summarize=summarize, focus=focus, label=label)
+        finally:
+            self._settle()
+
     # ---- model and thinking level ------------------------------------------------------------------
 
     def require_model(self) -> Model:
@@ -263,7 +335,7 @@ class AgentSession:
         if not self._has_credentials(model):
             raise NoModel(f"No API key for {model.provider}/{model.id}")
         self._model = model
-        self._opts.recorder.append_model_change(model.provider, model.id)
+        self._opts.tree.append_model_change(model.provider, model.id)
         self.emit(ModelChanged(model.provider, model.id))
         self.set_thinking_level(self._thinking_level)
 
@@ -272,7 +344,7 @@ class AgentSession:
         effective = resolve_level(self._model, level) if self._model is not None else level
         if effective != self._thinking_level:
             self._thinking_level = effective
-            self._opts.recorder.append_thinking_level_change(effective)
+            self._opts.tree.append_thinking_level_change(effective)
             self.emit(ThinkingLevelChanged(effective))
         return effective
 
@@ -311,7 +383,7 @@ class AgentSession:
 
     def _loop_config(self) -> LoopConfig:
         return LoopConfig(
-            stream_fn=self._opts.stream_fn or _default_stream_fn(),
+            stream_fn=self.stream_fn,
             setup=self._request_setup,
             convert_to_llm=convert_to_llm,
             get_steering=self._steering.drain,
@@ -376,7 +448,7 @@ class AgentSession:
         role = message.get("role")
         self._messages.append(message)
         if role in ("user", "assistant", "toolResult"):
-            self._opts.recorder.append_message(message)
+            self._opts.tree.append_message(message)
         if role != "assistant":
             return
         self._last_assistant = message
@@ -508,3 +580,20 @@ def _default_stream_fn() -> StreamFn:
     from piwork.core.llm.streaming import stream
 
     return stream
+
+
+def _complete_through(
+    stream_fn: StreamFn,
+) -> Callable[[Model, LlmContext, StreamOptions], Awaitable[Message]]:
+    """``complete`` over the session's stream function, so summaries use the same provider path."""
+
+    async def complete(model: Model, context: LlmContext, options: StreamOptions) -> Message:
+        final: Message | None = None
+        async for event in stream_fn(model, context, options):
+            if isinstance(event, DoneEvent | ErrorEvent):
+                final = event.message
+        if final is None:
+            return {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "No reply"}
+        return final
+
+    return complete

@@ -73,7 +73,7 @@ def make_session(
     recorder = Recorder()
     context = store.tree.build_context()
     fields: dict[str, Any] = {
-        "recorder": store.tree,
+        "tree": store.tree,
         "registry": ToolRegistry([gate]),
         "cwd": store.cwd,
         "model": model,

@@ -1,0 +1,131 @@
+"""Compaction checkpoints, overflow recovery, manual compaction and navigation through AgentSession."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from piwork.core.errors import PiworkError
+from tests.support.loopback_server import Failure, LoopbackServer, Text, ToolCall, Turn, Usage
+
+from .sessions_support import file_entries, make_session
+
+pytestmark = pytest.mark.anyio
+
+SMALL = {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 100}}
+TOO_LONG = '{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 5000 tokens > 4000 maximum"}}'
+LONG = "word " * 60
+
+
+@pytest.fixture
+def server() -> Any:
+    with LoopbackServer() as srv:
+        yield srv
+
+
+def summary_turn(text: str = "## Goal\nKeep going.") -> Turn:
+    return Turn([Text(text)], usage=Usage(input=50, output=10))
+
+
+async def warm_up(session: Any, server: LoopbackServer, rounds: int = 2) -> None:
+    for i in range(rounds):
+        server.script(Turn([Text(f"answer {i} {LONG}")], usage=Usage(input=100, output=50)))
+        await session.prompt(f"question {i} {LONG}")
+
+
+async def test_overflow_compacts_and_retries_once(server: LoopbackServer, tmp_path: Path) -> None:
+    session, store, rec, _ = make_session(
+        server.anthropic_model(context_window=4000), tmp_path, settings=SMALL
+    )
+    await warm_up(session, server)
+    server.script(Turn(failure=Failure.http(400, TOO_LONG)), summary_turn(), Turn([Text("recovered")]))
+    await session.prompt("one more")
+    kinds = [e["type"] for e in file_entries(store)]
+    assert "compaction" in kinds
+    starts, ends = rec.of("compaction_start"), rec.of("compaction_end")
+    assert [s.reason for s in starts] == ["overflow"]
+    assert ends[0].will_retry and ends[0].result["summary"].startswith("## Goal")
+    assert session.messages[0]["role"] == "compactionSummary"
+    assert session.messages[-1]["content"][0]["text"] == "recovered"
+    assert not any(m.get("stopReason") == "error" for m in session.messages)
+    stops = [e["message"].get("stopReason") for e in file_entries(store) if e["type"] == "message"]
+    assert "error" in stops  # the failed reply is kept in the file
+    assert not rec.of("auto_retry_start")  # overflow is not a transient error
+
+
+async def test_second_overflow_after_recovery_gives_up(server: LoopbackServer, tmp_path: Path) -> None:
+    session, _, rec, _ = make_session(server.anthropic_model(context_window=4000), tmp_path, settings=SMALL)
+    await warm_up(session, server)
+    server.script(
+        Turn(failure=Failure.http(400, TOO_LONG)), summary_turn(), Turn(failure=Failure.http(400, TOO_LONG))
+    )
+    await session.prompt("one more")
+    last = rec.of("compaction_end")[-1]
+    assert last.result is None and "after one compact-and-retry attempt" in last.error_message
+    assert session.messages[-1]["stopReason"] == "error"
+    assert server.pending == 0
+
+
+async def test_threshold_compaction_after_the_run(server: LoopbackServer, tmp_path: Path) -> None:
+    session, store, rec, _ = make_session(
+        server.anthropic_model(context_window=4000), tmp_path, settings=SMALL
+    )
+    await warm_up(session, server)
+    server.script(Turn([Text("big context")], usage=Usage(input=3500, output=10)), summary_turn())
+    await session.prompt("grow")
+    assert [s.reason for s in rec.of("compaction_start")] == ["threshold"]
+    assert rec.of("compaction_end")[-1].will_retry is False
+    assert file_entries(store)[-1]["type"] == "compaction"
+    assert rec.events[-1].type == "agent_settled"
+
+
+async def test_threshold_compaction_between_tool_batch_and_next_request(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    session, store, rec, _ = make_session(
+        server.anthropic_model(context_window=4000), tmp_path, settings=SMALL
+    )
+    await warm_up(session, server)
+    server.script(
+        Turn([ToolCall("gate", {"text": "x"}, id="t1")], usage=Usage(input=3500, output=10)),
+        summary_turn(),
+        Turn([Text("after compaction")], usage=Usage(input=300, output=5)),
+    )
+    await session.prompt("use a tool")
+    assert [s.reason for s in rec.of("compaction_start")] == ["threshold"]
+    last_request = server.requests[-1].body["messages"]
+    assert "compacted" in str(last_request[0]["content"])  # starts with the summary
+    assert session.messages[-1]["content"][0]["text"] == "after compaction"
+    assert [e["type"] for e in file_entries(store)].count("compaction") == 1
+
+
+async def test_manual_compaction_and_its_errors(server: LoopbackServer, tmp_path: Path) -> None:
+    session, store, rec, _ = make_session(server.anthropic_model(), tmp_path, settings=SMALL)
+    with pytest.raises(PiworkError, match="Nothing to compact"):
+        await session.compact()
+    await warm_up(session, server)
+    server.script(summary_turn("## Goal\nFocused summary."))
+    result = await session.compact("focus on tests")
+    assert result is not None and result["summary"].startswith("## Goal\nFocused summary.")
+    assert "focus on tests" in str(server.requests[-1].body["messages"])
+    assert file_entries(store)[-1]["type"] == "compaction"
+    with pytest.raises(PiworkError, match="Already compacted"):
+        await session.compact()
+    assert [e.reason for e in rec.of("compaction_start")] == ["manual", "manual", "manual"]
+
+
+async def test_navigate_with_branch_summary(server: LoopbackServer, tmp_path: Path) -> None:
+    session, store, rec, _ = make_session(server.anthropic_model(), tmp_path, settings=SMALL)
+    await warm_up(session, server)
+    first_user = next(
+        e for e in file_entries(store) if e["type"] == "message" and e["message"]["role"] == "user"
+    )
+    server.script(summary_turn("## Goal\nBranch explored."))
+    result = await session.navigate(first_user["id"], summarize=True)
+    assert not result.cancelled and result.summary_entry is not None
+    entry = file_entries(store)[-1]
+    assert entry["type"] == "branch_summary" and "Branch explored." in entry["summary"]
+    assert rec.of("session_tree")[-1].summary_entry is not None
+    assert [m["role"] for m in session.messages] == ["branchSummary"]
