@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 
 from piwork.core.resources.trust import TrustOption, TrustRequest, trust_options, trust_resources
 from piwork.core.resources.trust_store import TrustEntry, TrustStore, TrustStoreError, strict_canonical
+from piwork.gui.tree import emit_refcount_fix  # noqa: F401  (before any signal is emitted)
 
 PREVIEW_BYTES = 64 * 1024
 PREVIEW_FILES = 200

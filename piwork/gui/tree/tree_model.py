@@ -1,0 +1,248 @@
+"""SessionTreeModel: a QAbstractItemModel over the engine's `SessionTree`.
+
+Rows come from `DisplayTree` (display_tree.py); a QModelIndex's internal id is the entry's record
+number (`EntryRecord.seq`), so parent lookups are dictionary hits. Engine change events drive the
+model: an entry appended at the leaf (the common case while the agent works) is inserted with
+`beginInsertRows`, and a pure tool-call turn that stops being the leaf is swapped out in place;
+navigation, filter and search changes rebuild the display tree (one O(n) pass) inside a reset.
+
+No `canFetchMore`/`fetchMore`: with uniform row heights a view handles 100k rows of one list, and
+the leaf (where a session opens) is at the end of the longest list, which would force every batch
+to be fetched at once anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+
+from piwork.core.session.records import EntryRecord
+from piwork.core.session.tree import SessionTree, TreeEvent
+from piwork.gui.tree.display_tree import (
+    DisplayTree,
+    Visibility,
+    build_display_tree,
+    entry_title,
+    is_pure_tool_call_turn,
+    normalize_mode,
+)
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+ENTRY_ID_ROLE = Qt.ItemDataRole.UserRole + 1
+ACTIVE_ROLE = Qt.ItemDataRole.UserRole + 2
+LEAF_ROLE = Qt.ItemDataRole.UserRole + 3
+LABEL_ROLE = Qt.ItemDataRole.UserRole + 4
+TYPE_ROLE = Qt.ItemDataRole.UserRole + 5
+ROLE_ROLE = Qt.ItemDataRole.UserRole + 6
+
+_ACTIVE_BACKGROUND = QBrush(QColor(80, 140, 230, 40))
+_KIND_COLOURS = {
+    "compaction": QColor(176, 120, 20),
+    "branch_summary": QColor(40, 140, 120),
+    "toolResult": QColor(120, 120, 120),
+}
+
+
+class SessionTreeModel(QAbstractItemModel):
+    rebuilt = Signal()
+
+    def __init__(self, tree: SessionTree, mode: str = "default", parent: Any = None) -> None:
+        super().__init__(parent)
+        self._tree = tree
+        self._mode = normalize_mode(mode)
+        self._query = ""
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self._display = build_display_tree(tree, self._mode, self._query)
+        self._leaf_seq = self._current_leaf_seq()
+        self._unsubscribe: Callable[[], None] | None = tree.subscribe(self._on_tree_event)
+
+    # -- public API ---------------------------------------------------------------------------
+    @property
+    def tree(self) -> SessionTree:
+        return self._tree
+
+    @property
+    def display(self) -> DisplayTree:
+        return self._display
+
+    @property
+    def filter_mode(self) -> str:
+        return self._mode
+
+    def set_filter_mode(self, mode: str) -> None:
+        mode = normalize_mode(mode)
+        if mode != self._mode:
+            self._mode = mode
+            self.rebuild()
+
+    def set_search(self, query: str) -> None:
+        if query != self._query:
+            self._query = query
+            self.rebuild()
+
+    def rebuild(self) -> None:
+        self.beginResetModel()
+        self._display = build_display_tree(self._tree, self._mode, self._query)
+        self._leaf_seq = self._current_leaf_seq()
+        self.endResetModel()
+        self.rebuilt.emit()
+
+    def detach(self) -> None:
+        """Stop following the engine's tree (call before dropping the model)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def record_at(self, index: AnyIndex) -> EntryRecord | None:
+        return self._tree.records[index.internalId()] if index.isValid() else None
+
+    def index_of_seq(self, seq: int | None) -> QModelIndex:
+        if seq is None or seq not in self._display.row:
+            return QModelIndex()
+        return self.createIndex(self._display.row[seq], 0, seq)
+
+    def index_of_id(self, entry_id: str | None) -> QModelIndex:
+        record = self._tree.record(entry_id) if entry_id is not None else None
+        return self.index_of_seq(record.seq if record is not None else None)
+
+    def landing_index(self) -> QModelIndex:
+        """The row that stands for the leaf (its nearest shown ancestor when the leaf is hidden)."""
+        return self.index_of_seq(self._display.landing)
+
+    # -- Qt model interface ---------------------------------------------------------------------
+    def index(self, row: int, column: int = 0, parent: AnyIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if column != 0 or row < 0:
+            return QModelIndex()
+        container = parent.internalId() if parent.isValid() else None
+        rows = self._display.rows.get(container)
+        if rows is None or row >= len(rows):
+            return QModelIndex()
+        return self.createIndex(row, 0, rows[row])
+
+    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid():
+            return QModelIndex()
+        container = self._display.container.get(index.internalId())
+        if container is None:
+            return QModelIndex()
+        return self.createIndex(self._display.row[container], 0, container)
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        if parent.column() > 0:
+            return 0
+        container = parent.internalId() if parent.isValid() else None
+        return len(self._display.rows.get(container, ()))
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 1
+
+    def hasChildren(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
+        return self.rowCount(parent) > 0
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        seq = index.internalId()
+        record = self._tree.records[seq]
+        if role == Qt.ItemDataRole.DisplayRole:
+            label = self._tree.label(record.id)
+            marker = "● " if seq == self._display.landing else ""
+            tag = f"[{label}] " if label else ""
+            return f"{marker}{tag}{entry_title(record, self._tree)}"
+        if role == ENTRY_ID_ROLE:
+            return record.id
+        if role == ACTIVE_ROLE:
+            return seq in self._display.active
+        if role == LEAF_ROLE:
+            return seq == self._display.landing
+        if role == LABEL_ROLE:
+            return self._tree.label(record.id)
+        if role == TYPE_ROLE:
+            return record.type
+        if role == ROLE_ROLE:
+            return record.role
+        if role == Qt.ItemDataRole.FontRole and seq == self._display.landing:
+            return self._bold
+        if role == Qt.ItemDataRole.BackgroundRole and seq in self._display.active:
+            return _ACTIVE_BACKGROUND
+        if role == Qt.ItemDataRole.ForegroundRole:
+            colour = _KIND_COLOURS.get(record.role or "") or _KIND_COLOURS.get(str(record.type))
+            return QBrush(colour) if colour is not None else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{record.type} {record.id} · {record.timestamp}"
+        return None
+
+    # -- engine events ------------------------------------------------------------------------
+    def _current_leaf_seq(self) -> int | None:
+        record = self._tree.record(self._tree.leaf_id) if self._tree.leaf_id is not None else None
+        return record.seq if record is not None else None
+
+    def _on_tree_event(self, event: TreeEvent) -> None:
+        if event.kind == "append" and self._append_in_place(event.entry_id):
+            return
+        if event.kind == "label" and self._mode != "labeled-only" and not self._query:
+            self._refresh_seq(self._seq_of(event.entry_id))
+            return
+        self.rebuild()
+
+    def _seq_of(self, entry_id: str | None) -> int | None:
+        record = self._tree.record(entry_id) if entry_id is not None else None
+        return record.seq if record is not None else None
+
+    def _refresh_seq(self, seq: int | None) -> None:
+        index = self.index_of_seq(seq)
+        if index.isValid():
+            self.dataChanged.emit(index, index)
+
+    def _append_in_place(self, entry_id: str | None) -> bool:
+        """Show an entry appended under the previous leaf without a reset; False means "rebuild"."""
+        display = self._display
+        records = self._tree.records
+        new = self._tree.record(entry_id) if entry_id is not None else None
+        old = records[self._leaf_seq] if self._leaf_seq is not None else None
+        if new is None or old is None or new.seq != len(records) - 1 or new.parent_id != old.id:
+            return False
+        old_shown = old.seq in display.container
+        drop_old = old_shown and is_pure_tool_call_turn(old)  # shown only while it was the leaf
+        parent: int | None
+        if old_shown:
+            if display.shown_children.get(old.seq, 0):
+                return False  # a new branch appears
+            parent = display.shown_parent[old.seq] if drop_old else old.seq
+            if drop_old and (
+                display.rows[display.container[old.seq]][-1] != old.seq
+                or display.shown_children.get(parent) != 1
+            ):
+                return False
+        else:
+            parent = display.landing
+        shows = Visibility(self._tree, self._mode, self._query, new.seq).shows(new)
+        if shows and not drop_old and display.shown_children.get(parent, 0):
+            return False
+        previous_landing = display.landing
+        if drop_old:
+            container = display.container[old.seq]
+            position = display.row[old.seq]
+            self.beginRemoveRows(self.index_of_seq(container), position, position)
+            display.remove_last(old.seq)
+            self.endRemoveRows()
+        if shows:
+            container, position = display.place(new.seq, parent, is_head=False)
+            self.beginInsertRows(self.index_of_seq(container), position, position)
+            display.add(new.seq, parent, is_head=False)
+            self.endInsertRows()
+        display.active.add(new.seq)
+        display.landing = new.seq if shows else parent
+        self._leaf_seq = new.seq
+        self._refresh_seq(previous_landing)
+        self._refresh_seq(display.landing)
+        return True
