@@ -1,0 +1,267 @@
+"""The session browser dialog: scope, search, sort, named-only; open, rename, delete (to the trash)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QFile, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from piwork.core.errors import PiworkError
+from piwork.core.session.listing import SessionInfo
+from piwork.core.session.store import open_session
+from piwork.gui.sessions.listing_worker import SessionListing
+from piwork.gui.sessions.session_model import (
+    COL_CREATED,
+    COL_MODIFIED,
+    InfoRole,
+    SessionFilterProxy,
+    SessionListModel,
+    title_of,
+)
+
+Confirm = Callable[[str, str], bool]  # (title, question) -> yes?
+AskName = Callable[[str], str | None]  # current name -> new name, None = cancelled
+
+
+def _ask_yes_no(parent: QWidget) -> Confirm:
+    def confirm(title: str, question: str) -> bool:
+        answer = QMessageBox.question(parent, title, question)
+        return answer == QMessageBox.StandardButton.Yes
+
+    return confirm
+
+
+def _ask_name(parent: QWidget) -> AskName:
+    def ask(current: str) -> str | None:
+        text, ok = QInputDialog.getText(parent, "Rename Session", "Session name:", text=current)
+        return text if ok else None
+
+    return ask
+
+
+def delete_session_file(path: str, confirm: Confirm) -> str:
+    """Move ``path`` to the trash, or delete it after a second confirmation; returns what happened."""
+    result = QFile.moveToTrash(path)  # PySide6 returns a bool or (bool, path in trash) depending on version
+    if result[0] if isinstance(result, tuple) else result:
+        return "trashed"
+    if not confirm("Delete Permanently?", f"There is no trash here. Delete this file for good?\n\n{path}"):
+        return "kept"
+    os.remove(path)
+    return "deleted"
+
+
+class SessionBrowser(QDialog):
+    sessionChosen = Signal(str)  # path
+
+    def __init__(
+        self,
+        cwd: str,
+        agent_dir: Path,
+        session_dir: Path | None = None,
+        parent: QWidget | None = None,
+        *,
+        confirm: Confirm | None = None,
+        ask_name: AskName | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Sessions")
+        self.setObjectName("sessionBrowser")
+        self.cwd = cwd
+        self._confirm = confirm or _ask_yes_no(self)
+        self._ask_name = ask_name or _ask_name(self)
+        self.listing = SessionListing(agent_dir, session_dir)
+        self.model = SessionListModel()
+        self.proxy = SessionFilterProxy()
+        self.proxy.setSourceModel(self.model)
+
+        self.scope = QComboBox(self)
+        self.scope.addItem("This project", "project")
+        self.scope.addItem("All projects", "all")
+        self.search = QLineEdit(self)
+        self.search.setPlaceholderText("Search names and messages…")
+        self.search.setClearButtonEnabled(True)
+        self.sort = QComboBox(self)
+        self.sort.addItem("Newest modified", COL_MODIFIED)
+        self.sort.addItem("Newest created", COL_CREATED)
+        self.named_only = QCheckBox("Named only", self)
+        self.table = QTableView(self)
+        self.table.setObjectName("sessionTable")
+        self.table.setModel(self.proxy)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setSortingEnabled(False)
+        self.progress = QProgressBar(self)
+        self.progress.setMaximumHeight(14)
+        self.status = QLabel(self)
+        self.open_button = QPushButton("Open", self)
+        self.open_button.setDefault(True)
+        self.rename_button = QPushButton("Rename…", self)
+        self.delete_button = QPushButton("Delete…", self)
+        close_button = QPushButton("Close", self)
+
+        top = QHBoxLayout()
+        top.addWidget(self.scope)
+        top.addWidget(self.search, 1)
+        top.addWidget(self.sort)
+        top.addWidget(self.named_only)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.status, 1)
+        bottom.addWidget(self.progress)
+        bottom.addWidget(self.open_button)
+        bottom.addWidget(self.rename_button)
+        bottom.addWidget(self.delete_button)
+        bottom.addWidget(close_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(bottom)
+        self.resize(900, 560)
+
+        self.scope.currentIndexChanged.connect(lambda _i: self.refresh())
+        self.search.textChanged.connect(self._on_query)
+        self.named_only.toggled.connect(self._on_named_only)
+        self.sort.currentIndexChanged.connect(lambda _i: self._apply_sort())
+        self.table.doubleClicked.connect(lambda _index: self.open_selected())
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
+        self.open_button.clicked.connect(self.open_selected)
+        self.rename_button.clicked.connect(self.rename_selected)
+        self.delete_button.clicked.connect(self.delete_selected)
+        close_button.clicked.connect(self.reject)
+        self.listing.progress.connect(self._on_progress)
+        self.listing.finished.connect(self._on_listed)
+        self.listing.failed.connect(self._on_failed)
+        self._update_buttons()
+
+    # ---- listing -----------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        self.progress.setRange(0, 0)
+        self.progress.show()
+        self.status.setText("Reading sessions…")
+        self.listing.start(self.cwd if self.scope.currentData() == "project" else None)
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self.progress.setRange(0, max(1, total))
+        self.progress.setValue(done)
+
+    def _on_listed(self, infos: list[SessionInfo]) -> None:
+        self.model.set_sessions(infos)
+        self.progress.hide()
+        mismatched = sum(1 for i in infos if i.cwd_mismatch)
+        text = f"{len(infos)} session{'s' if len(infos) != 1 else ''}"
+        if mismatched:
+            text += f" · {mismatched} started in another folder (⚠)"
+        self.status.setText(text)
+        self._apply_sort()
+        if self.proxy.rowCount():
+            self.table.selectRow(0)
+        self._update_buttons()
+
+    def _on_failed(self, message: str) -> None:
+        self.progress.hide()
+        self.status.setText(message)
+
+    # ---- filtering and sorting ---------------------------------------------------------------
+
+    def _on_query(self, text: str) -> None:
+        self.model.fetch_all()
+        self.proxy.set_query(text)
+        self._update_buttons()
+
+    def _on_named_only(self, on: bool) -> None:
+        self.model.fetch_all()
+        self.proxy.set_named_only(on)
+        self._update_buttons()
+
+    def _apply_sort(self) -> None:
+        column = int(self.sort.currentData())
+        if column != COL_MODIFIED:
+            self.model.fetch_all()
+        self.proxy.sort(column, Qt.SortOrder.DescendingOrder)
+
+    # ---- actions -----------------------------------------------------------------------------
+
+    def selected_info(self) -> SessionInfo | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        info = rows[0].data(InfoRole)
+        return info if isinstance(info, SessionInfo) else None
+
+    def select_path(self, path: str) -> bool:
+        for row in range(self.proxy.rowCount()):
+            index = self.proxy.index(row, 0)
+            info = index.data(InfoRole)
+            if isinstance(info, SessionInfo) and str(info.path) == path:
+                self.table.selectRow(row)
+                return True
+        return False
+
+    def _update_buttons(self) -> None:
+        has = self.selected_info() is not None
+        for button in (self.open_button, self.rename_button, self.delete_button):
+            button.setEnabled(has)
+
+    def open_selected(self) -> None:
+        info = self.selected_info()
+        if info is None:
+            return
+        self.sessionChosen.emit(str(info.path))
+        self.accept()
+
+    def rename_selected(self) -> None:
+        info = self.selected_info()
+        if info is None:
+            return
+        name = self._ask_name(info.name or "")
+        if name is None:
+            return
+        try:
+            session = open_session(info.path)
+            try:
+                session.tree.set_name(name)
+            finally:
+                session.close()
+        except (PiworkError, OSError) as err:
+            QMessageBox.warning(self, "Rename failed", str(err))
+            return
+        self.model.rename_path(str(info.path), " ".join(name.split()))
+
+    def delete_selected(self) -> None:
+        info = self.selected_info()
+        if info is None:
+            return
+        question = f"Move this session to the trash?\n\n{title_of(info)}\n{info.path}"
+        if not self._confirm("Delete Session", question):
+            return
+        try:
+            outcome = delete_session_file(str(info.path), self._confirm)
+        except OSError as err:
+            QMessageBox.warning(self, "Delete failed", str(err))
+            return
+        if outcome != "kept":
+            self.model.remove_path(str(info.path))
+            self.status.setText(f"Session {'moved to the trash' if outcome == 'trashed' else 'deleted'}.")
+        self._update_buttons()

@@ -1,0 +1,135 @@
+"""Session browser over real session files: listing off the GUI thread, search, filters, open, rename, delete."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from piwork.core.paths import agent_dir
+from piwork.core.session.listing import session_info
+from piwork.core.session.store import create_session
+from piwork.gui.sessions.session_browser import SessionBrowser
+
+
+def _write_session(cwd: Path, prompt: str, reply: str, name: str | None = None) -> Path:
+    session = create_session(str(cwd), agent_dir=agent_dir())
+    session.tree.append_message(
+        {"role": "user", "content": [{"type": "text", "text": prompt}], "timestamp": 1}
+    )
+    session.tree.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": reply}],
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": "m",
+            "usage": {
+                "input": 1,
+                "output": 1,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 2,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            },
+            "stopReason": "stop",
+            "timestamp": 2,
+        }
+    )
+    if name:
+        session.tree.set_name(name)
+    assert session.path is not None
+    path = session.path
+    session.close()
+    return path
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> tuple[Path, Path, list[Path]]:
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    files = [
+        _write_session(here, "fix the parser bug", "done with the parser"),
+        _write_session(here, "write the release notes", "notes written", name="Release"),
+        _write_session(there, "refactor the http client", "refactored"),
+    ]
+    return here, there, files
+
+
+def _browser(qtbot: QtBot, cwd: Path, **kwargs: object) -> SessionBrowser:
+    browser = SessionBrowser(str(cwd), agent_dir(), **kwargs)  # type: ignore[arg-type]
+    qtbot.addWidget(browser)
+    with qtbot.waitSignal(browser.listing.finished, timeout=10_000):
+        browser.refresh()
+    return browser
+
+
+def test_lists_this_project_then_all_projects(qtbot: QtBot, projects: tuple[Path, Path, list[Path]]) -> None:
+    here, _there, _files = projects
+    browser = _browser(qtbot, here)
+    assert browser.proxy.rowCount() == 2
+    assert "2 sessions" in browser.status.text()
+    with qtbot.waitSignal(browser.listing.finished, timeout=10_000):
+        browser.scope.setCurrentIndex(1)
+    assert browser.proxy.rowCount() == 3
+
+
+def test_search_and_named_only(qtbot: QtBot, projects: tuple[Path, Path, list[Path]]) -> None:
+    here, _there, _files = projects
+    browser = _browser(qtbot, here)
+    browser.search.setText("PARSER bug")
+    assert browser.proxy.rowCount() == 1
+    browser.search.setText("parser release")
+    assert browser.proxy.rowCount() == 0
+    browser.search.clear()
+    browser.named_only.setChecked(True)
+    assert browser.proxy.rowCount() == 1
+    assert browser.proxy.index(0, 0).data() == "Release"
+
+
+def test_open_emits_the_path(qtbot: QtBot, projects: tuple[Path, Path, list[Path]]) -> None:
+    here, _there, files = projects
+    browser = _browser(qtbot, here)
+    assert browser.select_path(str(files[0]))
+    with qtbot.waitSignal(browser.sessionChosen) as chosen:
+        browser.open_button.click()
+    assert chosen.args == [str(files[0])]
+
+
+def test_rename_appends_a_session_info_entry(qtbot: QtBot, projects: tuple[Path, Path, list[Path]]) -> None:
+    here, _there, files = projects
+    browser = _browser(qtbot, here, ask_name=lambda current: "Parser work")
+    assert browser.select_path(str(files[0]))
+    before = files[0].read_text()
+    browser.rename_selected()
+    after = files[0].read_text()
+    assert after.startswith(before)  # appended, never rewritten
+    info = session_info(files[0])
+    assert info is not None and info.name == "Parser work"
+    browser.search.setText("")
+    browser.named_only.setChecked(True)
+    assert browser.proxy.rowCount() == 2
+
+
+def test_delete_asks_first_and_then_removes(qtbot: QtBot, projects: tuple[Path, Path, list[Path]]) -> None:
+    here, _there, files = projects
+    answers = iter([False, True, True])
+    browser = _browser(qtbot, here, confirm=lambda _title, _question: next(answers))
+    assert browser.select_path(str(files[0]))
+    browser.delete_selected()  # refused
+    assert files[0].exists() and browser.proxy.rowCount() == 2
+    browser.delete_selected()  # accepted: trash, or permanent delete after the second question
+    assert not files[0].exists()
+    assert browser.proxy.rowCount() == 1
+
+
+def test_unreadable_files_are_skipped(qtbot: QtBot, projects: tuple[Path, Path, list[Path]]) -> None:
+    here, _there, files = projects
+    junk = files[0].parent / "junk.jsonl"
+    junk.write_bytes(b"\xff\xfe not json\n")
+    os.utime(junk)
+    browser = _browser(qtbot, here)
+    assert browser.proxy.rowCount() == 2
