@@ -1,0 +1,89 @@
+"""Request-side normalisation (spec §1.1), independent of either wire format."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from piwork.core.llm.normalize import (
+    MISSING_RESULT_TEXT,
+    USER_IMAGE_PLACEHOLDER,
+    anthropic_tool_id,
+    normalize_messages,
+    strip_surrogates,
+)
+from piwork.core.llm.types import ANTHROPIC_MESSAGES, Model
+
+TARGET = Model("claude-x", "X", ANTHROPIC_MESSAGES, "anthropic", "https://a", input=("text",))
+IMAGE = {"type": "image", "data": "AA==", "mimeType": "image/png"}
+
+
+def assistant(model_id: str, *blocks: dict[str, Any], stop: str = "stop") -> dict[str, Any]:
+    return {"role": "assistant", "content": list(blocks), "api": ANTHROPIC_MESSAGES, "provider": "anthropic",
+            "model": model_id, "stopReason": stop}  # fmt: skip
+
+
+def test_same_model_keeps_signed_thinking_even_if_empty_and_redacted() -> None:
+    blocks = [
+        {"type": "thinking", "thinking": "", "thinkingSignature": "sig"},
+        {"type": "thinking", "thinking": "[hidden]", "thinkingSignature": "opaque", "redacted": True},
+        {"type": "thinking", "thinking": "   "},
+    ]
+    out = normalize_messages([assistant("claude-x", *blocks)], TARGET)
+    assert out[0]["content"] == blocks[:2]
+
+
+def test_other_model_thinking_becomes_text_and_redacted_is_dropped() -> None:
+    blocks = [
+        {"type": "thinking", "thinking": "idea", "thinkingSignature": "sig"},
+        {"type": "thinking", "thinking": "[hidden]", "thinkingSignature": "opaque", "redacted": True},
+        {"type": "thinking", "thinking": ""},
+        {"type": "text", "text": "answer", "textSignature": "t"},
+    ]
+    out = normalize_messages([assistant("other", *blocks)], TARGET)
+    assert out[0]["content"] == [{"type": "text", "text": "idea"}, {"type": "text", "text": "answer"}]
+
+
+def test_images_runs_become_one_placeholder_and_inputs_are_not_mutated() -> None:
+    messages = [
+        {"role": "user", "content": [IMAGE, IMAGE, {"type": "text", "text": "see"}, IMAGE]},
+        {"role": "user"},
+    ]
+    before = copy.deepcopy(messages)
+    out = normalize_messages(messages, TARGET)
+    assert out[0]["content"] == [
+        {"type": "text", "text": USER_IMAGE_PLACEHOLDER},
+        {"type": "text", "text": "see"},
+        {"type": "text", "text": USER_IMAGE_PLACEHOLDER},
+    ]
+    assert out[1]["content"] == []
+    assert messages == before
+
+
+def test_orphan_tool_calls_get_synthetic_results_in_place() -> None:
+    call = {"type": "toolCall", "id": "a", "name": "read", "arguments": {}}
+    call_b = {"type": "toolCall", "id": "b", "name": "ls", "arguments": {}}
+    messages = [
+        assistant("claude-x", call, call_b, stop="toolUse"),
+        {"role": "toolResult", "toolCallId": "b", "toolName": "ls", "content": [], "isError": False},
+        {"role": "user", "content": "go on"},
+        assistant("claude-x", {**call, "id": "c"}, stop="toolUse"),
+    ]
+    out = normalize_messages(messages, TARGET)
+    assert [m["role"] for m in out] == [
+        "assistant",
+        "toolResult",
+        "toolResult",
+        "user",
+        "assistant",
+        "toolResult",
+    ]
+    assert out[2]["toolCallId"] == "a" and out[2]["isError"] is True
+    assert out[2]["content"] == [{"type": "text", "text": MISSING_RESULT_TEXT}]
+    assert out[5]["toolCallId"] == "c"
+
+
+def test_id_rewriting_and_surrogates() -> None:
+    assert anthropic_tool_id("call|" + "x" * 100) == "call_" + "x" * 59
+    assert strip_surrogates({"k\ud800": ["a\udc00b", 1, None]}) == {"k": ["ab", 1, None]}
+    assert strip_surrogates("🐍") == "🐍"
