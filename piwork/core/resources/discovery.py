@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from piwork.core.paths import canonical_path
 from piwork.core.resources.globmatch import glob_match
 from piwork.core.resources.ignore_rules import IgnoreRules, rel_posix
+from piwork.core.resources.realpaths import RealPaths
 from piwork.core.resources.skills import collect_skill_entries, resolve_user_path
 
 ResourceType = Literal["skills", "prompts"]
@@ -158,15 +158,16 @@ def _collect_md(
             found.append(path)
 
 
-def _files_from_entries(paths: Sequence[str], kind: ResourceType) -> list[str]:
+def _files_from_entries(paths: Sequence[str], kind: ResourceType, realpaths: RealPaths) -> list[str]:
     files: list[str] = []
     for path in paths:
         if os.path.isfile(path):
             files.append(path)
         elif os.path.isdir(path):
-            files.extend(
-                collect_skill_entries(path, "pi") if kind == "skills" else collect_markdown_files(path)
-            )
+            if kind == "skills":
+                files.extend(collect_skill_entries(path, "pi", realpaths))
+            else:
+                files.extend(collect_markdown_files(path))
     return files
 
 
@@ -214,8 +215,10 @@ def discover(
     project_trusted: bool,
     user: ScopeEntries,
     project: ScopeEntries,
+    realpaths: RealPaths | None = None,
 ) -> dict[ResourceType, list[DiscoveredPath]]:
     """Every candidate file per kind, sorted by rank, canonical duplicates removed (first kept)."""
+    realpaths = realpaths or RealPaths()
     project_base = os.path.join(cwd, ".pi")
     found: dict[ResourceType, dict[str, DiscoveredPath]] = {"skills": {}, "prompts": {}}
 
@@ -230,7 +233,7 @@ def discover(
         ):
             plain = [resolve_user_path(e, base) for e in entries if not _is_pattern(e)]
             patterns = [e for e in entries if _is_pattern(e)]
-            files = _files_from_entries(plain, kind)
+            files = _files_from_entries(plain, kind, realpaths)
             enabled = apply_patterns(files, patterns, base)
             for f in files:
                 add(kind, f, origin, f in enabled)
@@ -246,7 +249,7 @@ def discover(
     if project_trusted:
         add_auto(
             "skills",
-            collect_skill_entries(os.path.join(project_base, "skills"), "pi"),
+            collect_skill_entries(os.path.join(project_base, "skills"), "pi", realpaths),
             project_origin,
             project.skills,
         )
@@ -254,7 +257,7 @@ def discover(
             if os.path.normpath(agents_dir) == os.path.normpath(user_agents):
                 continue
             origin = Origin("auto", "project", base_dir=os.path.dirname(agents_dir))
-            add_auto("skills", collect_skill_entries(agents_dir, "agents"), origin, project.skills)
+            add_auto("skills", collect_skill_entries(agents_dir, "agents", realpaths), origin, project.skills)
         add_auto(
             "prompts",
             collect_prompt_entries(os.path.join(project_base, "prompts")),
@@ -262,10 +265,13 @@ def discover(
             project.prompts,
         )
     add_auto(
-        "skills", collect_skill_entries(os.path.join(agent_dir, "skills"), "pi"), user_origin, user.skills
+        "skills",
+        collect_skill_entries(os.path.join(agent_dir, "skills"), "pi", realpaths),
+        user_origin,
+        user.skills,
     )
     agents_origin = Origin("auto", "user", base_dir=os.path.dirname(user_agents))
-    add_auto("skills", collect_skill_entries(user_agents, "agents"), agents_origin, user.skills)
+    add_auto("skills", collect_skill_entries(user_agents, "agents", realpaths), agents_origin, user.skills)
     add_auto("prompts", collect_prompt_entries(os.path.join(agent_dir, "prompts")), user_origin, user.prompts)
 
     result: dict[ResourceType, list[DiscoveredPath]] = {}
@@ -274,7 +280,7 @@ def discover(
         seen: set[str] = set()
         unique = []
         for item in ordered:
-            canonical = canonical_path(item.path)
+            canonical = realpaths.canonical(item.path)
             if canonical not in seen:
                 seen.add(canonical)
                 unique.append(item)

@@ -102,6 +102,62 @@ def strip_frontmatter(text: str) -> str:
 
 def parse_yaml(source: str) -> Any:
     """Parse one YAML document to JSON-like values with core-schema typing."""
+    simple = parse_simple_mapping(source)
+    if simple is not None:
+        return simple
+    return parse_yaml_full(source)
+
+
+_SIMPLE_LINE = re.compile(r"^([A-Za-z0-9_-]+):(?: +(.*))?$")
+_INDICATORS = "-?:,[]{}#&*!|>'\"%@`"
+
+
+def parse_simple_mapping(source: str) -> dict[str, Any] | None:
+    """Fast path for the common frontmatter shape: flat ``key: scalar`` lines and nothing else.
+
+    Returns None as soon as anything falls outside that subset (comments, indentation, flow or block
+    collections, escapes, indicators, tabs, unusual characters), and the full parser takes over.
+    """
+    result: dict[str, Any] = {}
+    seen: list[Any] = []
+    for line in source.split("\n"):
+        if not line:
+            continue
+        match = _SIMPLE_LINE.match(line)
+        if match is None:
+            return None
+        value = _simple_value((match.group(2) or "").rstrip(" "))
+        if value is _NOT_SIMPLE:
+            return None
+        key_value = _resolve_plain(match.group(1))
+        identity = _js_identity(key_value)
+        if identity is not None and identity in seen:
+            return None  # the full parser reports the duplicate key
+        seen.append(identity)
+        result[_key_text(key_value)] = value
+    return result
+
+
+_NOT_SIMPLE = object()
+
+
+def _simple_value(text: str) -> Any:
+    if not text:
+        return None
+    if not text.isprintable():
+        return _NOT_SIMPLE
+    if text[0] in "\"'" and len(text) >= 2 and text[-1] == text[0]:
+        inner = text[1:-1]
+        if text[0] in inner or "\\" in inner:
+            return _NOT_SIMPLE
+        return inner
+    if text[0] in _INDICATORS or ": " in text or " #" in text or text.endswith(":"):
+        return _NOT_SIMPLE
+    return _resolve_plain(text)
+
+
+def parse_yaml_full(source: str) -> Any:
+    """The general path: ruamel.yaml composes the nodes, typing is applied here."""
     yaml = YAML(typ="safe", pure=True)
     yaml.Resolver = _PlainMarkingResolver
     hide = not any(stand_in in source for stand_in in _HIDDEN_BREAKS.values())

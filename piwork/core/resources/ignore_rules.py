@@ -35,10 +35,18 @@ class IgnoreRules:
         self._lines: list[str] = []
         self._spec: pathspec.GitIgnoreSpec | None = None
 
-    def add_from_dir(self, directory: str, root: str) -> None:
+    @property
+    def active(self) -> bool:
+        return bool(self._lines)
+
+    def add_from_dir(self, directory: str, root: str, names: set[str] | None = None) -> None:
+        """Read the ignore files of ``directory`` (``names``: its listing, when already known)."""
+        present = [n for n in IGNORE_FILE_NAMES if names is None or n in names]
+        if not present:
+            return
         rel = os.path.relpath(directory, root)
         prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-        for name in IGNORE_FILE_NAMES:
+        for name in present:
             path = os.path.join(directory, name)
             if not os.path.isfile(path):
                 continue

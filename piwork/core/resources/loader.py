@@ -11,12 +11,13 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from piwork.core.paths import canonical_path, expand_home
+from piwork.core.paths import expand_home
 from piwork.core.resources.context_files import ContextFile, load_context_files
 from piwork.core.resources.diagnostics import Diagnostic
 from piwork.core.resources.discovery import DiscoveredPath, Origin, ScopeEntries, discover
 from piwork.core.resources.panel import ResourceRow, build_rows
 from piwork.core.resources.prompts import PromptsResult, PromptTemplate, dedupe_prompts, load_prompt_templates
+from piwork.core.resources.realpaths import RealPaths
 from piwork.core.resources.skills import (
     Skill,
     SkillsResult,
@@ -79,12 +80,12 @@ class LoadedResources:
         return next((s for s in self.skills if s.name == name), None)
 
 
-def _merge_paths(paths: Sequence[str], cwd: str) -> list[str]:
+def _merge_paths(paths: Sequence[str], cwd: str, realpaths: RealPaths) -> list[str]:
     merged: list[str] = []
     seen: set[str] = set()
     for path in paths:
         resolved = resolve_user_path(path, cwd)
-        canonical = canonical_path(resolved)
+        canonical = realpaths.canonical(resolved)
         if canonical not in seen:
             seen.add(canonical)
             merged.append(resolved)
@@ -133,7 +134,8 @@ def load_resources(
     project = ScopeEntries(
         settings.scope_list("project", "skills"), settings.scope_list("project", "prompts")
     )
-    found = discover(cwd, agent_dir, home, trusted, user, project)
+    realpaths = RealPaths()
+    found = discover(cwd, agent_dir, home, trusted, user, project, realpaths)
     loaded.discovered = {kind: list(items) for kind, items in found.items()}
     origins: dict[str, Origin] = {}
     for items in found.values():
@@ -142,12 +144,12 @@ def load_resources(
 
     enabled_skills = [_map_skill_path(i, origins) for i in found["skills"] if i.enabled]
     skill_paths = _merge_paths(
-        [*([] if options.no_skills else enabled_skills), *options.additional_skill_paths], cwd
+        [*([] if options.no_skills else enabled_skills), *options.additional_skill_paths], cwd, realpaths
     )
     if options.no_skills and not skill_paths:
         skills_result = SkillsResult()
     else:
-        skills_result = load_skills(cwd, agent_dir, skill_paths, include_defaults=False)
+        skills_result = load_skills(cwd, agent_dir, skill_paths, include_defaults=False, realpaths=realpaths)
     if options.skills_override:
         skills_result = options.skills_override(skills_result)
     loaded.skills = [
@@ -161,7 +163,9 @@ def load_resources(
 
     enabled_prompts = [i.path for i in found["prompts"] if i.enabled]
     prompt_paths = _merge_paths(
-        [*([] if options.no_prompt_templates else enabled_prompts), *options.additional_prompt_paths], cwd
+        [*([] if options.no_prompt_templates else enabled_prompts), *options.additional_prompt_paths],
+        cwd,
+        realpaths,
     )
     if options.no_prompt_templates and not prompt_paths:
         prompts_result = PromptsResult()

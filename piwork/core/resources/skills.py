@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from piwork.core.jscompat import js_trim, utf16_len
-from piwork.core.paths import canonical_path, expand_home
+from piwork.core.paths import expand_home
 from piwork.core.resources.diagnostics import Collision, Diagnostic
 from piwork.core.resources.frontmatter import FrontmatterError, parse_frontmatter
 from piwork.core.resources.ignore_rules import IgnoreRules, rel_posix
+from piwork.core.resources.realpaths import RealPaths
 from piwork.core.resources.textfiles import read_text
 
 MAX_NAME_LENGTH = 64
@@ -155,15 +157,31 @@ def _kind(entry: os.DirEntry[str]) -> tuple[bool, bool] | None:
         return None
 
 
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=True)
+    except OSError:
+        return False
+
+
+def _ignored(rules: IgnoreRules, path: str, root: str, is_dir: bool) -> bool:
+    if not rules.active:
+        return False
+    rel = rel_posix(path, root)
+    return rules.ignores(f"{rel}/" if is_dir else rel)
+
+
 def _broken(entry: os.DirEntry[str]) -> bool:
     return entry.is_symlink() and not os.path.exists(entry.path)
 
 
-def scan_skill_dir(directory: str, source: SkillSource) -> SkillsResult:
+def scan_skill_dir(directory: str, source: SkillSource, realpaths: RealPaths | None = None) -> SkillsResult:
     """Load skills under one directory given as a path (root ``.md`` files count)."""
     result = SkillsResult()
     if os.path.exists(directory):
-        _scan(directory, source, True, IgnoreRules(), directory, result, frozenset())
+        _scan(
+            directory, source, True, IgnoreRules(), directory, result, frozenset(), realpaths or RealPaths()
+        )
     return result
 
 
@@ -175,20 +193,21 @@ def _scan(
     root: str,
     result: SkillsResult,
     ancestors: frozenset[str],
+    realpaths: RealPaths,
 ) -> None:
-    real = os.path.realpath(directory)
+    real = realpaths.canonical(directory)
     if real in ancestors:
         return  # a symlink loop back into a folder being scanned
     ancestors = ancestors | {real}
-    rules.add_from_dir(directory, root)
     try:
         entries = _entries(directory)
     except OSError:
         return
+    rules.add_from_dir(directory, root, {e.name for e in entries})
     for entry in entries:
         if entry.name != "SKILL.md" or _broken(entry):
             continue
-        if os.path.isfile(entry.path) and not rules.ignores(rel_posix(entry.path, root)):
+        if _is_file(entry) and not _ignored(rules, entry.path, root, False):
             skill, diagnostics = load_skill_file(entry.path, source)
             if skill:
                 result.skills.append(skill)
@@ -201,11 +220,10 @@ def _scan(
         if kind is None or _broken(entry):
             continue
         is_dir, is_file = kind
-        rel = rel_posix(entry.path, root)
-        if rules.ignores(f"{rel}/" if is_dir else rel):
+        if _ignored(rules, entry.path, root, is_dir):
             continue
         if is_dir:
-            _scan(entry.path, source, False, rules, root, result, ancestors)
+            _scan(entry.path, source, False, rules, root, result, ancestors, realpaths)
         elif is_file and include_root_files and entry.name.endswith(".md"):
             skill, diagnostics = load_skill_file(entry.path, source)
             if skill:
@@ -213,30 +231,36 @@ def _scan(
             result.diagnostics.extend(diagnostics)
 
 
-def collect_skill_entries(directory: str, mode: ScanMode) -> list[str]:
+def collect_skill_entries(directory: str, mode: ScanMode, realpaths: RealPaths | None = None) -> list[str]:
     """Candidate skill files under an auto-discovered or settings-listed root."""
     found: list[str] = []
     if os.path.exists(directory):
-        _collect(directory, mode, IgnoreRules(), directory, found, frozenset())
+        _collect(directory, mode, IgnoreRules(), directory, found, frozenset(), realpaths or RealPaths())
     return found
 
 
 def _collect(
-    directory: str, mode: ScanMode, rules: IgnoreRules, root: str, found: list[str], ancestors: frozenset[str]
+    directory: str,
+    mode: ScanMode,
+    rules: IgnoreRules,
+    root: str,
+    found: list[str],
+    ancestors: frozenset[str],
+    realpaths: RealPaths,
 ) -> None:
-    real = os.path.realpath(directory)
+    real = realpaths.canonical(directory)
     if real in ancestors:
         return
     ancestors = ancestors | {real}
-    rules.add_from_dir(directory, root)
     try:
         entries = _entries(directory)
     except OSError:
         return
+    rules.add_from_dir(directory, root, {e.name for e in entries})
     for entry in entries:
         if entry.name != "SKILL.md" or _broken(entry):
             continue
-        if os.path.isfile(entry.path) and not rules.ignores(rel_posix(entry.path, root)):
+        if _is_file(entry) and not _ignored(rules, entry.path, root, False):
             found.append(entry.path)
             return
     at_root = directory == root
@@ -247,14 +271,18 @@ def _collect(
         if kind is None or _broken(entry):
             continue
         is_dir, is_file = kind
-        rel = rel_posix(entry.path, root)
         wanted_md = (mode == "pi" and at_root) or (mode == "agents" and not at_root)
-        if is_file and entry.name.endswith(".md") and not rules.ignores(rel) and wanted_md:
+        if (
+            is_file
+            and entry.name.endswith(".md")
+            and wanted_md
+            and not _ignored(rules, entry.path, root, False)
+        ):
             found.append(entry.path)
             continue
-        if not is_dir or rules.ignores(f"{rel}/"):
+        if not is_dir or _ignored(rules, entry.path, root, True):
             continue
-        _collect(entry.path, mode, rules, root, found, ancestors)
+        _collect(entry.path, mode, rules, root, found, ancestors, realpaths)
 
 
 def _under(target: str, root: str) -> bool:
@@ -265,7 +293,8 @@ def _under(target: str, root: str) -> bool:
 class SkillCollector:
     """Adds skills in order: a symlink twin of a loaded file is dropped, a taken name is a collision."""
 
-    def __init__(self) -> None:
+    def __init__(self, realpaths: RealPaths | None = None) -> None:
+        self.realpaths = realpaths or RealPaths()
         self.by_name: dict[str, Skill] = {}
         self.real_paths: set[str] = set()
         self.diagnostics: list[Diagnostic] = []
@@ -274,7 +303,7 @@ class SkillCollector:
     def add(self, result: SkillsResult) -> None:
         self.diagnostics.extend(result.diagnostics)
         for skill in result.skills:
-            real = canonical_path(skill.file_path)
+            real = self.realpaths.canonical(skill.file_path)
             if real in self.real_paths:
                 continue
             existing = self.by_name.get(skill.name)
@@ -294,20 +323,29 @@ class SkillCollector:
 
 
 def load_skills(
-    cwd: str, agent_dir: str, skill_paths: list[str] | None = None, include_defaults: bool = True
+    cwd: str,
+    agent_dir: str,
+    skill_paths: list[str] | None = None,
+    include_defaults: bool = True,
+    realpaths: RealPaths | None = None,
 ) -> SkillsResult:
     """Pi's ``loadSkills``: default folders (optional) then each explicit path in order."""
     resolved_cwd = os.path.abspath(expand_home(cwd))
     resolved_agent = os.path.abspath(expand_home(agent_dir))
     user_dir = os.path.join(resolved_agent, "skills")
     project_dir = os.path.join(resolved_cwd, ".pi", "skills")
-    collector = SkillCollector()
+    realpaths = realpaths or RealPaths()
+    collector = SkillCollector(realpaths)
     if include_defaults:
-        collector.add(scan_skill_dir(user_dir, "user"))
-        collector.add(scan_skill_dir(project_dir, "project"))
+        collector.add(scan_skill_dir(user_dir, "user", realpaths))
+        collector.add(scan_skill_dir(project_dir, "project", realpaths))
     for raw in skill_paths or []:
         path = resolve_user_path(raw, resolved_cwd)
-        if not os.path.exists(path):
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = None
+        if mode is None:
             collector.diagnostics.append(
                 Diagnostic("warning", "skill path does not exist", path, "path_not_found")
             )
@@ -318,9 +356,9 @@ def load_skills(
                 source = "user"
             elif _under(path, project_dir):
                 source = "project"
-        if os.path.isdir(path):
-            collector.add(scan_skill_dir(path, source))
-        elif os.path.isfile(path) and path.endswith(".md"):
+        if stat.S_ISDIR(mode):
+            collector.add(scan_skill_dir(path, source, realpaths))
+        elif stat.S_ISREG(mode) and path.endswith(".md"):
             skill, diagnostics = load_skill_file(path, source)
             if skill:
                 collector.add(SkillsResult([skill], diagnostics))

@@ -51,3 +51,51 @@ def test_yaml_1_2_line_separators_are_ordinary_characters() -> None:
 
 def test_block_scalar_at_document_end_keeps_its_newline() -> None:
     assert parse_frontmatter("---\nd: |\n  one\n  two\n---\n").data == {"d": "one\ntwo\n"}
+
+
+FAST_PATH_SAMPLES = [
+    "name: x\ndescription: plain text here",
+    "name: \"quoted\"\ndescription: 'single'\nflag: true\nn: 0x1F\nempty:",
+    "a: 1.50\nb: -3\nc: +.5e3\nd: ~\ne: NULL\nf: yes\ng: 2024-01-01",
+    "x: a#b\ny: trailing spaces   \nz: {not flow",
+    "1: one\ntrue: t\nnull: n",
+    "k: a: b",
+    "k: x # comment",
+    "k: 'it''s'",
+    'k: "esc \\t"',
+    "k: - item",
+    "k: v\nk: w",
+    "k: \u00a0nbsp",
+    "k:\tv",
+]
+
+
+def test_fast_path_agrees_with_the_full_parser() -> None:
+    import json
+    from pathlib import Path
+
+    from piwork.core.resources.frontmatter import (
+        FrontmatterError,
+        parse_simple_mapping,
+        parse_yaml_full,
+        split_frontmatter,
+    )
+
+    fixture = Path(__file__).parents[2] / "conformance" / "frontmatter.json"
+    sources = list(FAST_PATH_SAMPLES)
+    for case in json.loads(fixture.read_text(encoding="utf-8"))["cases"]:
+        source, _ = split_frontmatter(case["args"]["text"])
+        if source:
+            sources.append(source)
+    taken = 0
+    for source in sources:
+        fast = parse_simple_mapping(source)
+        if fast is None:
+            continue
+        taken += 1
+        try:
+            full = parse_yaml_full(source)
+        except FrontmatterError:
+            raise AssertionError(f"fast path accepted invalid YAML: {source!r}") from None
+        assert json.dumps(fast, sort_keys=True) == json.dumps(full or {}, sort_keys=True), source
+    assert taken >= 8
