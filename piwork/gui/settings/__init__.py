@@ -1,0 +1,1 @@
+"""Settings and credentials: provider keys (keyring, env vars, session-only), default model, compaction, trust."""

@@ -1,0 +1,117 @@
+"""Settings dialog: keys go to a real keyring backend (or are refused plainly), settings go to settings.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import keyring
+import keyring.backend
+from keyring.backends import fail
+from pytestqt.qtbot import QtBot
+
+from piwork.core.llm.credentials import SERVICE, CredentialStore
+from piwork.core.llm.models import ModelRegistry
+from piwork.core.paths import agent_dir
+from piwork.core.settings import Settings
+from piwork.gui.settings.settings_dialog import SettingsDialog
+
+
+class DictKeyring(keyring.backend.KeyringBackend):
+    """A working keyring backend that keeps passwords in memory (no OS service in tests)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passwords: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.passwords.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.passwords[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if (service, username) not in self.passwords:
+            raise keyring.errors.PasswordDeleteError("not found")
+        del self.passwords[(service, username)]
+
+
+def _dialog(
+    qtbot: QtBot, tmp_path: Path, backend: keyring.backend.KeyringBackend, env: dict[str, str] | None = None
+) -> SettingsDialog:
+    adir = agent_dir()
+    settings = Settings.for_project(str(tmp_path), str(adir), project_trusted=False)
+    registry = ModelRegistry(adir)
+    credentials = CredentialStore(backend, env=env or {}, config_key=registry.config_api_key)
+    dialog = SettingsDialog(settings, credentials, registry, adir)
+    qtbot.addWidget(dialog)
+    return dialog
+
+
+def test_key_is_saved_in_the_keyring_and_never_in_settings(qtbot: QtBot, tmp_path: Path) -> None:
+    backend = DictKeyring()
+    dialog = _dialog(qtbot, tmp_path, backend)
+    page = dialog.providers_page
+    assert page.select_provider("anthropic")
+    assert "No key" in page.status.text() and "ANTHROPIC_API_KEY" in page.status.text()
+    page.key_edit.setText("sk-ant-secret-123")
+    page.save_button.click()
+    assert backend.passwords[(SERVICE, "anthropic")] == "sk-ant-secret-123"
+    assert page.key_edit.text() == ""
+    assert "keyring" in page.status.text()
+    dialog.save()
+    settings_file = agent_dir() / "settings.json"
+    assert not settings_file.exists() or "sk-ant-secret-123" not in settings_file.read_text()
+    page.remove_button.click()
+    assert (SERVICE, "anthropic") not in backend.passwords
+
+
+def test_without_a_keyring_it_says_so_and_offers_the_alternatives(qtbot: QtBot, tmp_path: Path) -> None:
+    dialog = _dialog(qtbot, tmp_path, fail.Keyring(), env={"OPENAI_API_KEY": "sk-from-env"})
+    page = dialog.providers_page
+    assert "No system keyring" in page.keyring_banner.text()
+    assert not page.save_button.isEnabled()
+    assert page.select_provider("openai")
+    assert "environment (OPENAI_API_KEY)" in page.status.text()
+    assert page.select_provider("anthropic")
+    page.key_edit.setText("sk-session-only")
+    page.session_button.click()
+    assert "session only" in page.status.text()
+    assert page.credentials.api_key("anthropic") == "sk-session-only"
+
+
+def test_settings_are_written_to_global_settings_json(qtbot: QtBot, tmp_path: Path) -> None:
+    settings_file = agent_dir() / "settings.json"
+    settings_file.write_text('{\n  "theme": "dark",\n  "compaction": {"enabled": true}\n}\n')
+    dialog = _dialog(qtbot, tmp_path, DictKeyring())
+    dialog.compaction_enabled.setChecked(False)
+    dialog.reserve_tokens.setValue(8192)
+    dialog.skip_branch_prompt.setChecked(True)
+    dialog.default_trust.setCurrentIndex(dialog.default_trust.findData("never"))
+    for i in range(dialog.default_model.count()):
+        data = dialog.default_model.itemData(i)
+        if data and data[0] == "anthropic":
+            dialog.default_model.setCurrentIndex(i)
+            break
+    with qtbot.waitSignal(dialog.settingsSaved):
+        dialog.save()
+    data = json.loads(settings_file.read_text())
+    assert data["theme"] == "dark"  # untouched keys are kept
+    assert data["compaction"] == {"enabled": False, "reserveTokens": 8192}
+    assert data["branchSummary"] == {"skipPrompt": True}
+    assert data["defaultProjectTrust"] == "never"
+    assert data["defaultProvider"] == "anthropic" and data["defaultModel"]
+
+
+def test_unreadable_settings_file_is_reported_and_not_overwritten(qtbot: QtBot, tmp_path: Path) -> None:
+    settings_file = agent_dir() / "settings.json"
+    settings_file.write_text("{ not json")
+    dialog = _dialog(qtbot, tmp_path, DictKeyring())
+    assert "not valid JSON" in dialog.error.text()
+    dialog.compaction_enabled.setChecked(False)
+    dialog.save()
+    assert settings_file.read_text() == "{ not json"
+    assert "not changed" in dialog.error.text()
+    assert dialog.isVisible() is False or dialog.result() == 0
