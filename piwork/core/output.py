@@ -16,6 +16,8 @@ from typing import BinaryIO
 
 from piwork.core.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
+SPILL_BATCH_BYTES = 1 << 20  # raw output is written to the spill file in batches of about this size
+
 SpillOpener = Callable[[], tuple[str, BinaryIO]]
 """Creates the spill file on demand; returns its absolute path and a binary file open for writing."""
 
@@ -56,6 +58,8 @@ class OutputAccumulator:
         self._finished = False
         self._spill_path: str | None = None
         self._spill: BinaryIO | None = None
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
 
     # -- feeding ---------------------------------------------------------------------------------
 
@@ -63,11 +67,14 @@ class OutputAccumulator:
         if self._finished:
             raise RuntimeError("Cannot append to a finished output accumulator")
         self.total_raw_bytes += len(data)
-        self._append_text(self._decoder.decode(data))
+        # A newline byte always decodes to itself at once, so counting raw bytes is exact (and cheaper).
+        self._append_text(self._decoder.decode(data), data.count(b"\n"))
         if self._spill is not None or self._over_limits():
             self._ensure_spill()
-            if self._spill is not None:
-                self._spill.write(data)
+            self._pending.append(data)
+            self._pending_bytes += len(data)
+            if self._pending_bytes >= SPILL_BATCH_BYTES:
+                self.flush()
         elif data:
             self._raw_chunks.append(bytes(data))
 
@@ -76,12 +83,22 @@ class OutputAccumulator:
         if self._finished:
             return
         self._finished = True
-        self._append_text(self._decoder.decode(b"", final=True))
+        rest = self._decoder.decode(b"", final=True)
+        self._append_text(rest, rest.count("\n"))
         if self._over_limits():
             self._ensure_spill()
 
+    def flush(self) -> None:
+        """Write buffered raw output to the spill file (done in batches, and before every snapshot)."""
+        if self._spill is not None and self._pending:
+            self._spill.write(b"".join(self._pending))
+            self._spill.flush()
+        self._pending = []
+        self._pending_bytes = 0
+
     def close(self) -> None:
-        """Close the spill file (the file itself is kept)."""
+        """Write what is buffered and close the spill file (the file itself is kept)."""
+        self.flush()
         spill, self._spill = self._spill, None
         if spill is not None:
             spill.close()
@@ -129,6 +146,7 @@ class OutputAccumulator:
         )
         if persist_if_truncated and truncated:
             self._ensure_spill()
+        self.flush()
         return OutputSnapshot(tail.content, record, self._spill_path)
 
     # -- internals -------------------------------------------------------------------------------
@@ -140,7 +158,7 @@ class OutputAccumulator:
             or self.total_lines > self.max_lines
         )
 
-    def _append_text(self, text: str) -> None:
+    def _append_text(self, text: str, newlines: int) -> None:
         if not text:
             return
         size = len(text) if text.isascii() else len(text.encode("utf-8"))
@@ -159,13 +177,19 @@ class OutputAccumulator:
                 self._last_completed_line_bytes = self._open_line_bytes + _utf8_size(text[:last_nl])
             else:
                 self._last_completed_line_bytes = _utf8_size(text[prev_nl + 1 : last_nl])
-            self._completed_lines += text.count("\n")
+            self._completed_lines += newlines
             rest = text[last_nl + 1 :]
             self._open_line_bytes = _utf8_size(rest)
             self._has_open_line = bool(rest)
 
     def _trim_tail(self) -> None:
-        data = "".join(self._tail_parts).encode("utf-8")
+        text = "".join(self._tail_parts)
+        if text.isascii():  # one byte per character: cut the string directly
+            self._tail_at_line_start = text[-self._rolling_bytes - 1] == "\n"
+            self._tail_parts = [text[-self._rolling_bytes :]]
+            self._tail_bytes = self._rolling_bytes
+            return
+        data = text.encode("utf-8")
         if len(data) <= self._rolling_bytes:
             self._tail_parts = [data.decode("utf-8")]
             self._tail_bytes = len(data)

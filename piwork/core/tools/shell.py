@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import shutil
 import signal
@@ -17,6 +18,7 @@ SESSION_ENV_KEYS = ("PI_SESSION_ID", "PI_SESSION_FILE", "PI_PROVIDER", "PI_MODEL
 EXIT_IDLE_GRACE = 0.1  # seconds without data after the shell exited before we stop reading
 EXIT_DRAIN_CAP = 5.0  # never keep reading for longer than this after the shell exited
 KILL_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
+PIPE_SIZE = 1 << 20  # bytes of pipe buffer asked for (Linux); bigger reads, fewer wake-ups
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,23 +64,33 @@ class ExitStatus:
     aborted: bool
 
 
-class _PipeProtocol(asyncio.SubprocessProtocol):
+class _OutputReader(asyncio.Protocol):
+    """Receives the merged output pipe; remembers when data last arrived and when the pipe closed."""
+
     def __init__(self, on_data: Callable[[bytes], None]) -> None:
         self._on_data = on_data
         self.last_data = time.monotonic()
-        self.pipes_closed = asyncio.Event()
-        self.exited = asyncio.Event()
+        self.closed = asyncio.Event()
 
-    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+    def data_received(self, data: bytes) -> None:
         self.last_data = time.monotonic()
-        self._on_data(data if isinstance(data, bytes) else data.encode())
+        self._on_data(data)
 
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        self.pipes_closed.set()
+    def eof_received(self) -> bool | None:
+        return None
 
-    def process_exited(self) -> None:
-        self.last_data = time.monotonic()  # the idle grace starts at exit at the earliest
-        self.exited.set()
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed.set()
+
+
+def _output_pipe() -> tuple[int, int]:
+    """A pipe for the command's stdout and stderr, enlarged on Linux so reads come in bigger chunks."""
+    read_fd, write_fd = os.pipe()
+    if hasattr(fcntl, "F_SETPIPE_SZ"):
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(read_fd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    os.set_inheritable(read_fd, False)
+    return read_fd, write_fd
 
 
 def _signal_group(pid: int, sig: int) -> None:
@@ -124,36 +136,48 @@ async def run_shell(
     if not os.path.isdir(cwd):
         raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
     loop = asyncio.get_running_loop()
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _PipeProtocol(on_data),
-        config.shell,
-        *config.args,
-        command,
-        cwd=cwd,
-        env=dict(env),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
+    read_fd, write_fd = _output_pipe()
+    try:
+        process = await asyncio.create_subprocess_exec(
+            config.shell,
+            *config.args,
+            command,
+            cwd=cwd,
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=write_fd,  # one pipe for both keeps their arrival order
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    transport, reader = await loop.connect_read_pipe(
+        lambda: _OutputReader(on_data), os.fdopen(read_fd, "rb", 0)
     )
-    pid = transport.get_pid()
+    pid = process.pid
     timed_out = False
     aborted = False
     try:
         try:
-            await asyncio.wait_for(protocol.exited.wait(), timeout)
+            await asyncio.wait_for(process.wait(), timeout)
         except TimeoutError:
             timed_out = True
             await kill_group(pid, kill_grace)
-            await protocol.exited.wait()
+            await process.wait()
         except asyncio.CancelledError:
             aborted = True
             await kill_group(pid, kill_grace)
-            await protocol.exited.wait()
-        await _drain(protocol)
+            await process.wait()
+        reader.last_data = max(reader.last_data, time.monotonic())  # the idle grace starts at exit
+        await _drain(reader)
     finally:
         transport.close()
-    code = transport.get_returncode()
+        if process.returncode is None:
+            _signal_group(pid, signal.SIGKILL)
+    code = process.returncode
     if code is not None and code < 0:
         try:
             name: str | None = signal.Signals(-code).name
@@ -163,15 +187,15 @@ async def run_shell(
     return ExitStatus(code, None, timed_out, aborted)
 
 
-async def _drain(protocol: _PipeProtocol) -> None:
+async def _drain(reader: _OutputReader) -> None:
     """After exit, read until the pipe closes or falls idle (a daemon may hold it open)."""
     cap = time.monotonic() + EXIT_DRAIN_CAP
-    while not protocol.pipes_closed.is_set():
+    while not reader.closed.is_set():
         now = time.monotonic()
-        wait = min(protocol.last_data + EXIT_IDLE_GRACE, cap) - now
+        wait = min(reader.last_data + EXIT_IDLE_GRACE, cap) - now
         if wait <= 0:
             return
         try:
-            await asyncio.wait_for(protocol.pipes_closed.wait(), wait)
+            await asyncio.wait_for(reader.closed.wait(), wait)
         except TimeoutError:
             continue
