@@ -57,10 +57,9 @@ def _assistant_content(message: Message, allow_empty_signature: bool) -> list[di
             signature = block.get("thinkingSignature")
             if block.get("redacted"):
                 blocks.append({"type": "redacted_thinking", "data": signature or ""})
-            elif signature or (allow_empty_signature and signature is not None):
-                blocks.append(
-                    {"type": "thinking", "thinking": block.get("thinking") or "", "signature": signature}
-                )
+            elif signature or allow_empty_signature:
+                thinking = block.get("thinking") or ""
+                blocks.append({"type": "thinking", "thinking": thinking, "signature": signature or ""})
             elif js_trim(block.get("thinking") or ""):
                 blocks.append({"type": "text", "text": block["thinking"]})
         elif kind == "toolCall":

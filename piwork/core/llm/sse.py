@@ -9,8 +9,11 @@ comments; ``field: value`` drops one optional space after the colon; several ``d
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import AsyncIterable, AsyncIterator
 from dataclasses import dataclass
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -41,24 +44,15 @@ class SseDecoder:
         self._skip_lf = False
         if not text:
             return []
-        buffer = self._buffer + text
+        buffer = self._buffer + text if self._buffer else text
         events: list[SseEvent] = []
         start = 0
-        length = len(buffer)
-        while True:
-            cr = buffer.find("\r", start)
-            lf = buffer.find("\n", start)
-            if cr < 0 and lf < 0:
-                break
-            if cr < 0 or (0 <= lf < cr):
-                end, next_start = lf, lf + 1
-            elif cr + 1 < length:
-                end, next_start = cr, cr + 2 if buffer[cr + 1] == "\n" else cr + 1
-            else:  # "\r" is the last character: the line ends here, a "\n" may follow in the next chunk
-                end, next_start = cr, cr + 1
-                self._skip_lf = True
-            self._line(buffer[start:end], events)
-            start = next_start
+        last: re.Match[str] | None = None
+        for last in _LINE_END.finditer(buffer):
+            self._line(buffer[start : last.start()], events)
+            start = last.end()
+        # A "\r" that ends the chunk may be the first half of a "\r\n" split across chunks.
+        self._skip_lf = last is not None and last.group() == "\r" and start == len(buffer)
         self._buffer = buffer[start:]
         return events
 
