@@ -180,8 +180,8 @@ def load_resources(
     )
 
     enabled_context = not options.no_context_files and settings.context_files_enabled()
-    context = load_context_files(cwd, agent_dir, enabled_context)
-    loaded.context_files = context.files
+    context = load_context_files(cwd, agent_dir)
+    loaded.context_files = context.files if enabled_context else []
     if options.context_files_override:
         loaded.context_files = options.context_files_override(list(loaded.context_files))
     loaded.context_diagnostics = context.diagnostics

@@ -46,6 +46,7 @@ TrustSource = Literal[
     "dismissed",
     "store-error",
     "unresolvable-path",
+    "new-project-resources",
 ]
 OptionKind = Literal["trust", "trust-parent", "trust-session", "distrust", "distrust-session"]
 
@@ -130,6 +131,7 @@ class TrustState:
             "dismissed": "the trust prompt was dismissed",
             "store-error": "the trust store could not be read",
             "unresolvable-path": "the folder's real path could not be resolved",
+            "new-project-resources": "new project resources appeared during this session; decide whether to trust them",
         }
         return f"{self.label}: {texts[self.source]}"
 
@@ -261,7 +263,16 @@ class TrustResolver:
     async def resolve(self, cwd: str, override: bool | None = None) -> TrustState:
         key = strict_canonical(cwd)
         if override is None and key and key in self._cache:
-            return self._cache[key]
+            cached = self._cache[key]
+            if cached.source != "no-project-resources":
+                return cached
+            # Never trust implicitly: resources that appeared since stay off until someone decides.
+            appeared = tuple(trust_resources(cwd, self.include_piwork_resources))
+            if not appeared:
+                return cached
+            state = TrustState(key, False, "new-project-resources", resources=appeared)
+            self._cache[key] = state
+            return state
         state = await self._decide(cwd, key, override)
         if key and override is None:
             self._cache[key] = state

@@ -213,3 +213,16 @@ def test_fingerprint_changes_when_gated_files_change(tree: Tree) -> None:
     assert store.changed(str(project), trust_resources(str(project)))
     tree.write("p/.pi/SYSTEM.md", "new")
     assert store.changed(str(project), trust_resources(str(project)))
+
+
+def test_resources_appearing_mid_session_are_not_trusted_implicitly(tree: Tree) -> None:
+    project = tree.mkdir("p")
+    resolver = TrustResolver(TrustStore(tree.agent), ask=lambda r: r.options[0])
+    assert resolve(resolver, project).source == "no-project-resources"
+    tree.write("p/.pi/extensions/x.ts", "code")
+    state = resolve(resolver, project)
+    assert state.source == "new-project-resources" and not state.trusted
+    assert [r.kind for r in state.resources] == ["extensions"]
+    assert not TrustStore(tree.agent).path.exists()
+    resolver.forget(str(project))
+    assert resolve(resolver, project).source == "prompt"
