@@ -39,7 +39,7 @@ def is_loopback(base_url: str) -> bool:
 def detect_compat(model: Model) -> dict[str, Any]:
     """Defaults by endpoint (OpenAI, OpenRouter, any other host); explicit ``model.compat`` wins."""
     host = _host(model.base_url)
-    is_openai = host == "api.openai.com" or (model.provider == "openai" and not host)
+    is_openai = host == "api.openai.com" or model.provider == "openai"
     is_openrouter = model.provider == "openrouter" or host.endswith("openrouter.ai")
     detected: dict[str, Any] = {
         "supportsStore": False,

@@ -72,11 +72,14 @@ class Model:
     context_window: int = 128000
     max_tokens: int = 16384
     cost: ModelCost = field(default_factory=ModelCost)
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)  # may carry credentials
     compat: Mapping[str, Any] = field(default_factory=dict)
     # Level -> provider value (str), None = unsupported; a missing level uses the default mapping.
     thinking_level_map: Mapping[str, str | None] | None = None
     sampling_params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __hash__(self) -> int:  # the mapping fields are not hashable; identity is enough for sets/dicts
+        return hash((self.provider, self.id, self.api, self.base_url))
 
     @property
     def supports_images(self) -> bool:
@@ -109,12 +112,12 @@ class LlmContext:
 class StreamOptions:
     """Per-request options. Times are seconds; ``None`` disables that limit."""
 
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     max_tokens: int | None = None  # None = the model's maxTokens (clamped to the context window)
     thinking_level: ThinkingLevel = "off"
     thinking_budgets: Mapping[str, int] | None = None  # minimal/low/medium/high overrides
     temperature: float | None = None
-    headers: Mapping[str, str] | None = None  # caller headers win over model/provider headers
+    headers: Mapping[str, str] | None = field(default=None, repr=False)  # caller headers win over the model's
     sampling_params: Mapping[str, Any] | None = None
     session_id: str | None = None  # OpenAI prompt_cache_key
     cache_retention: CacheRetention = "short"

@@ -167,3 +167,9 @@ def test_planted_key_never_reaches_errors_logs_or_files(
     # The key did travel to the server, in the right header for each protocol.
     assert loopback.requests[0].headers["authorization"] == f"Bearer {KEY}"
     assert loopback.requests[1].headers["x-api-key"] == KEY
+
+
+def test_options_and_model_reprs_hide_keys_and_headers(loopback: LoopbackServer) -> None:
+    options = StreamOptions(api_key=KEY, headers={"authorization": f"Bearer {KEY}"})
+    model = loopback.openai_model(headers={"x-api-key": KEY})
+    assert KEY not in repr(options) and KEY not in repr(model)

@@ -308,3 +308,15 @@ def test_thinking_level_map_and_fallback_to_a_supported_level() -> None:
         openai_request.build_request(model, ctx, StreamOptions(thinking_level="max")).body["reasoning_effort"]
         == "xhigh"
     )
+
+
+def test_openai_provider_behind_a_proxy_keeps_openai_defaults() -> None:
+    proxied = Model(**{**GPT.__dict__, "base_url": "https://proxy.example.com/v1"})
+    body = openai_request.build_request(
+        proxied, LlmContext("S", [{"role": "user", "content": "x", "timestamp": 1}]), StreamOptions()
+    ).body
+    assert (
+        "max_completion_tokens" in body
+        and body["messages"][0]["role"] == "developer"
+        and body["store"] is False
+    )
