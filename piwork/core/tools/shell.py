@@ -154,10 +154,14 @@ async def run_shell(
         raise
     finally:
         os.close(write_fd)
-    transport, reader = await loop.connect_read_pipe(
-        lambda: _OutputReader(on_data), os.fdopen(read_fd, "rb", 0)
-    )
     pid = process.pid
+    pipe = os.fdopen(read_fd, "rb", 0)
+    try:
+        transport, reader = await loop.connect_read_pipe(lambda: _OutputReader(on_data), pipe)
+    except BaseException:
+        pipe.close()
+        _signal_group(pid, signal.SIGKILL)
+        raise
     timed_out = False
     aborted = False
     try:

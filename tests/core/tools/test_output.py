@@ -143,3 +143,12 @@ def test_spill_opener_is_called_once(tmp_path: Path) -> None:
     acc.finish()
     assert len(opened) == 1 and opened[0].getvalue() == b"abc" * 10
     assert os.path.basename(acc.full_output_path or "") == "spill.log"
+
+
+def test_a_huge_last_line_ending_in_newline_still_shows_its_tail(tmp_path: Path) -> None:
+    acc = _accumulator(tmp_path)
+    _feed(acc, b"z" * 300_000 + b"\n", 65536)
+    snap = acc.snapshot(persist_if_truncated=True)
+    acc.close()
+    assert snap.content == "z" * 51200 and snap.truncation.last_line_partial
+    assert acc.last_line_bytes == 300_000 and acc.open_line_bytes == 0
