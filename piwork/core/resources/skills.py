@@ -11,6 +11,7 @@ import re
 import stat
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
+from urllib.parse import unquote, urlparse
 
 from piwork.core.jscompat import js_trim, utf16_len
 from piwork.core.paths import expand_home
@@ -376,8 +377,6 @@ def resolve_user_path(raw: str, base_dir: str) -> str:
     text = js_trim(raw)
     text = expand_home(text)
     if text.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
         text = unquote(urlparse(text).path)
     return os.path.normpath(os.path.join(base_dir, text))
 

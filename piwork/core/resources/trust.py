@@ -153,7 +153,7 @@ def _home() -> str:
 
 
 def _exists(path: str) -> bool:
-    return os.path.lexists(path) and os.path.exists(path)
+    return os.path.exists(path)  # follows symlinks: a broken link does not count, as in Pi
 
 
 def trust_resources(cwd: str, include_piwork: bool = True) -> list[TrustResource]:
