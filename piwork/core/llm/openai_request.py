@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -24,16 +23,6 @@ BRIDGE_AFTER_TOOL_RESULTS = "Tool results received."
 
 def _host(base_url: str) -> str:
     return (urlsplit(base_url).hostname or "").lower()
-
-
-def is_loopback(base_url: str) -> bool:
-    host = _host(base_url)
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def detect_compat(model: Model) -> dict[str, Any]:

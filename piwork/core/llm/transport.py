@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import functools
+import ipaddress
 import json
 import random
 import ssl
@@ -18,6 +19,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -150,13 +152,30 @@ def _ssl_context() -> ssl.SSLContext:
     return ssl.create_default_context(cafile=certifi.where())
 
 
-def make_client(options: StreamOptions, base_url: str) -> httpx.AsyncClient:
+def is_loopback(url: str) -> bool:
+    """True for localhost and loopback addresses (local model servers)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def make_client(options: StreamOptions, url: str) -> httpx.AsyncClient:
     idle = options.idle_timeout if options.idle_timeout and options.idle_timeout > 0 else None
     timeout = httpx.Timeout(
         connect=options.connect_timeout, read=idle, write=idle, pool=options.connect_timeout
     )
-    verify = _ssl_context()
-    return httpx.AsyncClient(timeout=timeout, proxy=options.proxy, verify=verify, follow_redirects=False)
+    # Proxy variables from the environment apply to remote hosts only: a local server is never proxied.
+    return httpx.AsyncClient(
+        timeout=timeout,
+        proxy=options.proxy,
+        verify=_ssl_context(),
+        follow_redirects=False,
+        trust_env=not is_loopback(url),
+    )
 
 
 def redact(text: str, secrets: tuple[str, ...]) -> str:

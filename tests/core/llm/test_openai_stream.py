@@ -69,3 +69,13 @@ def test_split_bytes_do_not_change_the_result(loopback: LoopbackServer) -> None:
     first = collect(loopback.openai_model())[-1].message["content"]  # type: ignore[union-attr]
     second = collect(loopback.openai_model())[-1].message["content"]  # type: ignore[union-attr]
     assert first == second and second[1]["text"] == "naïve café ☕ ok"
+
+
+def test_local_servers_are_never_proxied(loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.setenv(var, "http://127.0.0.1:9")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    loopback.script(Turn([Text("direct")]))
+    final = collect(loopback.openai_model(base_url=f"http://localhost:{loopback.port}/v1"))[-1]
+    assert final.type == "done" and final.message["content"][0]["text"] == "direct"  # type: ignore[union-attr]
