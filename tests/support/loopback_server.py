@@ -72,6 +72,7 @@ class Usage:
     output: int | None = None  # default: the number of streamed pieces
     cache_read: int = 0
     cache_write: int = 0
+    cache_write_1h: int = 0  # Anthropic: the part of cache_write written with a 1-hour TTL
     reasoning: int | None = None
 
 
@@ -184,6 +185,10 @@ def anthropic_events(turn: Turn, model: str, seq: int) -> Iterator[tuple[str, di
                     "output_tokens": 1,
                     "cache_read_input_tokens": usage.cache_read,
                     "cache_creation_input_tokens": usage.cache_write,
+                    "cache_creation": {
+                        "ephemeral_5m_input_tokens": usage.cache_write - usage.cache_write_1h,
+                        "ephemeral_1h_input_tokens": usage.cache_write_1h,
+                    },
                 },
             },
         },

@@ -128,3 +128,20 @@ def test_messages_with_images_are_sent_as_base64_sources(loopback: LoopbackServe
         "source": {"type": "base64", "media_type": "image/png", "data": "aGVsbG8="},
         "cache_control": {"type": "ephemeral"},  # the last block of the last user message
     }
+
+
+def test_one_hour_cache_writes_cost_twice_the_input_rate(loopback: LoopbackServer) -> None:
+    loopback.script(
+        Turn([Text("x")], usage=Usage(input=100, output=10, cache_write=1000, cache_write_1h=400))
+    )
+    model = loopback.anthropic_model(cost=ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75))
+    usage = collect(model)[-1].message["usage"]  # type: ignore[union-attr]
+    assert usage["cacheWrite"] == 1000 and usage["cacheWrite1h"] == 400
+    assert usage["cost"]["cacheWrite"] == pytest.approx(600 * 3.75e-6 + 400 * 2 * 3e-6)
+
+
+def test_message_delta_usage_overwrites_only_non_null_fields(loopback: LoopbackServer) -> None:
+    # message_start reports input 100 and output 1; message_delta reports only the final output count.
+    loopback.script(Turn([Text("a b c")], usage=Usage(input=100, output=42)))
+    usage = collect(loopback.anthropic_model())[-1].message["usage"]  # type: ignore[union-attr]
+    assert (usage["input"], usage["output"], usage["totalTokens"]) == (100, 42, 142)

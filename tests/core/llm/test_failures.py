@@ -181,6 +181,8 @@ def test_abort_mid_stream_ends_with_aborted_message(loopback: LoopbackServer, pr
     assert isinstance(final, ErrorEvent) and final.reason == "aborted"
     assert final.message["stopReason"] == "aborted" and final.error.kind is ErrorKind.ABORTED
     assert final.message["content"][0]["text"].startswith("word word")
+    if protocol == "anthropic":  # usage from message_start survives the abort
+        assert final.message["usage"]["input"] == 100 and final.message["usage"]["totalTokens"] >= 100
 
 
 def test_abort_while_waiting_for_the_server(loopback: LoopbackServer) -> None:
