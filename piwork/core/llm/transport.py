@@ -278,6 +278,18 @@ async def _send(
         await guard.wait(asyncio.sleep(delay_ms / 1000))
 
 
+def _parse(parser: StreamParser, sse: SseEvent) -> list[AssistantEvent]:
+    """The parser's events; well-formed JSON of an unexpected shape is a malformed stream, not a crash."""
+    try:
+        return parser.feed(sse)
+    except StreamFailure:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        shown = sse.data if len(sse.data) <= 200 else sse.data[:200] + "…"
+        text = f"Malformed stream: unexpected {sse.event} event ({type(exc).__name__}): {shown}"
+        raise StreamFailure(text, ErrorInfo(ErrorKind.MALFORMED_STREAM)) from None
+
+
 async def run_sse_request(
     model: Model, options: StreamOptions, request: HttpRequest, parser: StreamParser
 ) -> AsyncIterator[AssistantEvent]:
@@ -299,10 +311,10 @@ async def run_sse_request(
             except StopAsyncIteration:
                 break
             for sse in decoder.feed(chunk):
-                for event in parser.feed(sse):
+                for event in _parse(parser, sse):
                     yield event
         for sse in decoder.finish():
-            for event in parser.feed(sse):
+            for event in _parse(parser, sse):
                 yield event
         for event in parser.finish():
             yield event

@@ -218,3 +218,19 @@ def test_plain_task_cancellation_propagates_and_closes_the_stream(loopback: Loop
 def test_unsupported_api_is_an_error_event(loopback: LoopbackServer) -> None:
     final = collect(loopback.anthropic_model(api="google-generative-ai"))[-1]
     assert isinstance(final, ErrorEvent) and "google-generative-ai" in final.message["errorMessage"]
+
+
+@pytest.mark.parametrize(
+    ("protocol", "line"),
+    [
+        ("anthropic", '{"type": "content_block_delta", "index": "first", "delta": 5}'),
+        ("anthropic", '{"type": "message_delta", "delta": "stop", "usage": []}'),
+        ("openai", '{"choices": [{"delta": {"tool_calls": [{"index": 0, "function": "oops"}]}}]}'),
+    ],
+)
+def test_valid_json_of_the_wrong_shape_is_a_malformed_stream(
+    loopback: LoopbackServer, protocol: str, line: str
+) -> None:
+    loopback.script(Turn([Text("a b c")], failure=Failure.malformed(after_events=3, line=line)))
+    final = final_error(loopback, protocol)
+    assert final.error.kind is ErrorKind.MALFORMED_STREAM
