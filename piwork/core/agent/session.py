@@ -63,6 +63,8 @@ StreamingBehavior = Literal["steer", "follow_up"]
 COMPACTION_BUSY = (
     "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
 )
+# errorMessage openings of transport failures that happen before any byte reached the server
+NEVER_CONNECTED_PREFIXES = ("Connection error:", "Connection timed out after")
 BUSY = (
     "The agent is already working. Queue the message as steering or as a follow-up, or wait for it to finish."
 )
@@ -130,6 +132,7 @@ class AgentSession:
         self._idle = asyncio.Event()
         self._idle.set()
         self._retry_attempt = 0
+        self._reached_provider = False
         self._last_assistant: Message | None = None
         self._last_error: ErrorInfo | None = None
         self._last_compaction_result: dict[str, Any] | None = None
@@ -432,6 +435,9 @@ class AgentSession:
         return await self.checkpoints.before_next_request(turn)
 
     def _on_call(self, record: CallRecord) -> None:
+        text = str(record.message.get("errorMessage") or "")
+        if record.message.get("stopReason") != "error" or not text.startswith(NEVER_CONNECTED_PREFIXES):
+            self._reached_provider = True
         self.telemetry.record_call(record)
 
     def _on_loop_event(self, event: AgentEvent) -> None:
@@ -474,12 +480,17 @@ class AgentSession:
         return bool(self._steering) or bool(self._follow_up)
 
     def is_retryable(self, message: Message) -> bool:
+        """Transient provider failures, except (piwork) a server this session has never reached: a
+        refused or unresolvable address is a setup problem, reported at once instead of after 14 s."""
         if message.get("stopReason") != "error":
             return False
         window = self._model.context_window if self._model is not None else 0
         if is_context_overflow(message, window):
             return False
-        return is_retryable_text(str(message.get("errorMessage") or ""))
+        text = str(message.get("errorMessage") or "")
+        if not self._reached_provider and text.startswith(NEVER_CONNECTED_PREFIXES):
+            return False
+        return is_retryable_text(text)
 
     def _will_retry(self, new_messages: list[Message]) -> bool:
         settings = self.retry_settings

@@ -1,0 +1,193 @@
+"""``piwork -p PROMPT``: run one prompt without a window and print the answer (or every event as JSON).
+
+    piwork -p PROMPT [--provider P] [--model [P/]ID] [--base-url URL] [--thinking LEVEL] [--cwd DIR]
+                     [--session FILE | --continue | --no-session] [--approve | --no-approve]
+                     [--mode text|json] [--api-key KEY]
+
+``-p -`` (or ``-p`` without text, or ``--mode json`` without ``-p``) reads the prompt from stdin.
+Text mode prints the final answer; json mode prints the session header, then one JSON object per
+event. The exit code is 0 on success, 1 when the run failed (reason on stderr), 2 for bad arguments,
+130/143 when interrupted. API keys are never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from typing import Any, TextIO
+
+from piwork.core.agent.events import AgentEvent, event_to_json
+from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
+from piwork.core.errors import PiworkError
+from piwork.core.llm.types import THINKING_LEVELS, ThinkingLevel
+from piwork.core.paths import agent_dir as default_agent_dir
+
+STDIN = "-"
+
+
+class UsageError(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="piwork", description="Run one prompt headless.", add_help=True)
+    parser.add_argument("-p", "--print", "--prompt", dest="prompt", nargs="?", const=STDIN, default=None)
+    parser.add_argument("--provider")
+    parser.add_argument("--model", help="model id, or provider/id")
+    parser.add_argument("--base-url", help="send requests to this server instead of the model's")
+    parser.add_argument("--thinking", choices=THINKING_LEVELS)
+    parser.add_argument("--cwd", default=os.getcwd())
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--session", metavar="FILE", help="continue (or create) this session file")
+    where.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_recent",
+        action="store_true",
+        help="continue the latest session of the folder",
+    )
+    where.add_argument("--no-session", action="store_true", help="keep nothing on disk")
+    trust = parser.add_mutually_exclusive_group()
+    trust.add_argument("-a", "--approve", action="store_true", help="trust the project for this run")
+    trust.add_argument(
+        "-na", "--no-approve", action="store_true", help="do not trust the project for this run"
+    )
+    parser.add_argument("--mode", choices=("text", "json"), default="text")
+    parser.add_argument("--api-key", help="API key for this run only (kept in memory)")
+    parser.add_argument("messages", nargs="*", help="further prompts, sent one after another")
+    return parser
+
+
+def _read_prompt(value: str | None, mode: str, stdin: TextIO) -> str:
+    if value is None and mode != "json":
+        raise UsageError("no prompt given (use -p TEXT, or -p - to read it from stdin)")
+    if value is None or value == STDIN:
+        if stdin.isatty():
+            raise UsageError("no prompt given: stdin is a terminal, pass -p TEXT")
+        text = stdin.read()
+        if not text.strip():
+            raise UsageError("the prompt read from stdin is empty")
+        return text
+    return value
+
+
+def main(
+    argv: list[str], stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
+    try:
+        ns = _parser().parse_args(argv)
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    try:
+        prompt = _read_prompt(ns.prompt, ns.mode, stdin)
+    except UsageError as err:
+        print(f"piwork: {err}", file=stderr)
+        return 2
+    options = RuntimeOptions(
+        cwd=os.path.abspath(ns.cwd),
+        agent_dir=default_agent_dir(),
+        provider=ns.provider,
+        model=ns.model,
+        base_url=ns.base_url,
+        thinking=_thinking(ns.thinking),
+        session_file=ns.session,
+        continue_recent=ns.continue_recent,
+        no_session=ns.no_session,
+        trust_override=True if ns.approve else False if ns.no_approve else None,
+        api_key=ns.api_key,
+    )
+    return asyncio.run(_run(options, [prompt, *ns.messages], ns.mode, stdout, stderr))
+
+
+def _thinking(value: str | None) -> ThinkingLevel | None:
+    return next((level for level in THINKING_LEVELS if level == value), None)
+
+
+async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: TextIO, err: TextIO) -> int:
+    try:
+        runtime = await create_runtime(options)
+    except PiworkError as error:
+        print(f"piwork: {error}", file=err)
+        return 1
+    session = runtime.session
+    interrupted: list[int] = []
+    aborting: set[asyncio.Task[None]] = set()
+    loop = asyncio.get_running_loop()
+
+    def interrupt(code: int) -> None:
+        interrupted.append(code)
+        task = loop.create_task(session.abort())
+        aborting.add(task)
+        task.add_done_callback(aborting.discard)
+
+    for signum, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not on the main thread
+            loop.add_signal_handler(signum, interrupt, code)
+    unsubscribe = session.subscribe(_json_writer(out)) if mode == "json" else None
+    try:
+        if mode == "json" and runtime.store.header is not None:
+            _write_line(out, runtime.store.header)
+        for text in prompts:
+            await session.prompt(text)
+            if interrupted or _failed(runtime):
+                break
+    except PiworkError as error:
+        print(f"piwork: {error}", file=err)
+        return 1
+    finally:
+        if unsubscribe is not None:
+            unsubscribe()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signum)
+        runtime.store.close()
+    if interrupted:
+        print("piwork: interrupted", file=err)
+        return interrupted[0]
+    return _finish(runtime, mode, out, err)
+
+
+def _failed(runtime: AgentRuntime) -> bool:
+    last = _last_assistant(runtime)
+    return last is not None and last.get("stopReason") in ("error", "aborted")
+
+
+def _last_assistant(runtime: AgentRuntime) -> dict[str, Any] | None:
+    for message in reversed(runtime.session.messages):
+        if message.get("role") == "assistant":
+            return message
+    return None
+
+
+def _finish(runtime: AgentRuntime, mode: str, out: TextIO, err: TextIO) -> int:
+    last = _last_assistant(runtime)
+    if last is None:
+        print("piwork: the model gave no answer", file=err)
+        return 1
+    if last.get("stopReason") in ("error", "aborted"):
+        print(f"piwork: {last.get('errorMessage') or 'the request ' + str(last.get('stopReason'))}", file=err)
+        return 1
+    if mode == "text":
+        for block in last.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "text":
+                out.write(str(block.get("text", "")) + "\n")
+        out.flush()
+    return 0
+
+
+def _write_line(out: TextIO, value: Any) -> None:
+    out.write(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str) + "\n")
+    out.flush()
+
+
+def _json_writer(out: TextIO) -> Any:
+    def write(event: AgentEvent) -> None:
+        _write_line(out, event_to_json(event))
+
+    return write

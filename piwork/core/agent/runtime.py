@@ -1,0 +1,266 @@
+"""Assembling an AgentSession for a folder: trust and resources, settings, session file, model, key, tools.
+
+Headless mode and the window both start here. Project trust is resolved before any project resource is
+read (``load_project``); the model comes from the flags, else the continued session, else settings, else
+the first provider with credentials.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from piwork.core.agent.session import AgentSession, AgentSessionOptions
+from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
+from piwork.core.errors import PiworkError
+from piwork.core.llm.credentials import CredentialStore
+from piwork.core.llm.models import ModelRegistry, default_model
+from piwork.core.llm.thinking import resolve_level
+from piwork.core.llm.types import OPENAI_COMPLETIONS, THINKING_LEVELS, Model, StreamOptions, ThinkingLevel
+from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
+from piwork.core.resources.prompts import expand_prompt_template
+from piwork.core.resources.system_prompt import build_system_prompt, expand_skill_command, prompt_input_for
+from piwork.core.resources.trust import TrustAsker, TrustResolver
+from piwork.core.resources.trust_store import TrustStore
+from piwork.core.session.listing import most_recent_session
+from piwork.core.session.store import Session, create_session, in_memory_session, open_session
+from piwork.core.tools.logs import session_log_dir
+from piwork.core.tools.registry import ALL_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, ToolOptions, create_default_tools
+
+SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
+
+
+class SetupError(PiworkError):
+    """The run cannot start (unknown model, missing folder, unreadable session file...)."""
+
+
+@dataclass
+class RuntimeOptions:
+    cwd: str
+    agent_dir: Path
+    provider: str | None = None
+    model: str | None = None  # "id" or "provider/id"
+    base_url: str | None = None
+    thinking: ThinkingLevel | None = None
+    session_file: str | None = None
+    continue_recent: bool = False
+    no_session: bool = False
+    trust_override: bool | None = None  # --approve / --no-approve
+    ask_trust: TrustAsker | None = None  # None: nobody to ask (headless)
+    api_key: str | None = None  # one-run key, memory only
+    credentials: CredentialStore | None = None
+    loader: LoaderOptions = field(default_factory=LoaderOptions)
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+@dataclass
+class AgentRuntime:
+    session: AgentSession
+    store: Session
+    resources: LoadedResources
+    models: ModelRegistry
+    credentials: CredentialStore
+
+
+async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
+    cwd = os.path.abspath(options.cwd)
+    if not os.path.isdir(cwd):
+        raise SetupError(f"The folder {cwd} does not exist.")
+    agent_dir = options.agent_dir
+    resolver = TrustResolver(TrustStore(str(agent_dir)), ask=options.ask_trust)
+    resources = await load_project(
+        cwd, str(agent_dir), resolver, options.loader, override=options.trust_override
+    )
+    settings = resources.settings.effective
+    models = ModelRegistry(agent_dir)
+    credentials = options.credentials or CredentialStore(env=options.env, config_key=models.config_api_key)
+    store = _open_store(options, cwd, agent_dir, settings)
+    context = store.tree.build_context()
+    model = _choose_model(options, models, credentials, settings, context.model)
+    if options.api_key and model is not None:
+        credentials.set_session_key(model.provider, options.api_key)
+    thinking = _choose_thinking(options, settings, context.thinking_level)
+    if model is not None:
+        thinking = resolve_level(model, thinking)
+    _record_initial_state(store, context, model, thinking)
+    registry = create_default_tools(ALL_TOOL_NAMES, _tool_options(agent_dir, settings))
+
+    def system_prompt_for(names: Any) -> str:
+        tools = registry
+        prompt_input = prompt_input_for(resources, list(names), tools.snippets(), tools.guidelines())
+        return build_system_prompt(prompt_input)
+
+    def expand(text: str) -> str:
+        return expand_prompt_template(expand_skill_command(text, resources.skills), resources.prompts)
+
+    session_id = store.session_id
+    persisted = store.path is not None
+    session = AgentSession(
+        AgentSessionOptions(
+            tree=store.tree,
+            registry=registry,
+            cwd=store.cwd,
+            model=model,
+            thinking_level=thinking,
+            api_key_for=lambda m: credentials.api_key(m.provider),
+            system_prompt_for=system_prompt_for,
+            messages=list(context.messages),
+            settings=settings,
+            active_tools=list(DEFAULT_ACTIVE_TOOLS),
+            expand_input=expand,
+            base_options=_stream_options(settings),
+            session_id=session_id,
+            session_file=store.path,
+            log_dir=session_log_dir(agent_dir, session_id) if persisted else None,
+            telemetry=UsageTelemetry(telemetry_path(agent_dir, session_id) if persisted else None),
+        )
+    )
+    return AgentRuntime(session, store, resources, models, credentials)
+
+
+def _tool_options(agent_dir: Path, settings: Mapping[str, Any]) -> ToolOptions:
+    shell = settings.get("shellPath")
+    prefix = settings.get("shellCommandPrefix")
+    return ToolOptions(
+        agent_dir=agent_dir,
+        shell_path=shell if isinstance(shell, str) and shell else None,
+        shell_command_prefix=prefix if isinstance(prefix, str) and prefix else None,
+    )
+
+
+def _stream_options(settings: Mapping[str, Any]) -> StreamOptions:
+    idle = settings.get("httpIdleTimeoutMs")
+    retry = _section(settings, "retry")
+    provider = _section(retry, "provider")
+
+    def number(value: Any) -> float | None:
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+    idle_ms = number(idle)
+    total_ms = number(provider.get("timeoutMs"))
+    max_retries = number(provider.get("maxRetries"))
+    max_delay = number(provider.get("maxRetryDelayMs"))
+    proxy = settings.get("httpProxy")
+    return StreamOptions(
+        idle_timeout=300.0 if idle_ms is None else (None if idle_ms <= 0 else idle_ms / 1000),
+        total_timeout=None if total_ms is None or total_ms <= 0 else total_ms / 1000,
+        max_retries=int(max_retries) if max_retries is not None and max_retries > 0 else 0,
+        max_retry_delay_ms=int(max_delay) if max_delay is not None and max_delay >= 0 else 60000,
+        proxy=proxy if isinstance(proxy, str) and proxy else None,
+    )
+
+
+def _section(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _open_store(options: RuntimeOptions, cwd: str, agent_dir: Path, settings: Mapping[str, Any]) -> Session:
+    if options.no_session:
+        return in_memory_session(cwd)
+    if options.session_file:
+        try:
+            return open_session(options.session_file, cwd=cwd)
+        except PiworkError as err:
+            raise SetupError(str(err)) from err
+    session_dir = _session_dir(options, settings)
+    if options.continue_recent:
+        from piwork.core.session.format import default_session_dir
+
+        folder = Path(session_dir) if session_dir else default_session_dir(cwd, agent_dir)
+        recent = most_recent_session(folder) if folder.is_dir() else None
+        if recent is not None:
+            return open_session(recent, cwd=cwd)
+    return create_session(cwd, session_dir, agent_dir=agent_dir)
+
+
+def _session_dir(options: RuntimeOptions, settings: Mapping[str, Any]) -> str | None:
+    from_env = options.env.get(SESSION_DIR_ENV)
+    if from_env:
+        return from_env
+    configured = settings.get("sessionDir")
+    return configured if isinstance(configured, str) and configured else None
+
+
+def _choose_model(
+    options: RuntimeOptions,
+    models: ModelRegistry,
+    credentials: CredentialStore,
+    settings: Mapping[str, Any],
+    session_model: Mapping[str, Any] | None,
+) -> Model | None:
+    provider, model_id = options.provider, options.model
+    if model_id and "/" in model_id and not provider:
+        provider, model_id = model_id.split("/", 1)
+    if model_id:
+        model = _find(models, provider, model_id)
+        if model is None:
+            if not options.base_url:
+                where = f"{provider}/{model_id}" if provider else model_id
+                raise SetupError(
+                    f"Unknown model {where}. Check the id, or pass --base-url for a custom server."
+                )
+            model = _custom_model(models, provider or "custom", model_id, options.base_url)
+    elif session_model and isinstance(session_model.get("provider"), str):
+        model = models.find(str(session_model["provider"]), str(session_model.get("modelId", "")))
+    else:
+        model = None
+    if model is None and provider and not model_id:
+        model = next((m for m in models.models if m.provider == provider and m.api_supported), None)
+        if model is None:
+            raise SetupError(f"Unknown provider {provider}.")
+    if model is None:
+        default_provider = settings.get("defaultProvider")
+        default_id = settings.get("defaultModel")
+        model = default_model(
+            models,
+            lambda p: credentials.has_credentials(p) or bool(options.api_key),
+            default_provider if isinstance(default_provider, str) else None,
+            default_id if isinstance(default_id, str) else None,
+        )
+    if model is not None and options.base_url:
+        model = dataclasses.replace(model, base_url=options.base_url)
+    return models.with_resolved_headers(model) if model is not None else None
+
+
+def _find(models: ModelRegistry, provider: str | None, model_id: str) -> Model | None:
+    if provider:
+        return models.find(provider, model_id)
+    return next((m for m in models.models if m.id == model_id), None)
+
+
+def _custom_model(models: ModelRegistry, provider: str, model_id: str, base_url: str) -> Model:
+    """A model the registry does not know, on a server given by ``--base-url``."""
+    known = next((m for m in models.models if m.provider == provider), None)
+    api = known.api if known is not None else OPENAI_COMPLETIONS
+    return Model(id=model_id, name=model_id, api=api, provider=provider, base_url=base_url)
+
+
+def _choose_thinking(
+    options: RuntimeOptions, settings: Mapping[str, Any], session_level: Any
+) -> ThinkingLevel:
+    for candidate in (options.thinking, session_level, settings.get("defaultThinkingLevel")):
+        for level in THINKING_LEVELS:
+            if candidate == level:
+                return level
+    return "off"
+
+
+def _record_initial_state(store: Session, context: Any, model: Model | None, thinking: ThinkingLevel) -> None:
+    """Like Pi: a new session starts with its model and thinking level; a resumed one records changes."""
+    tree = store.tree
+    is_new = len(tree) == 0
+    previous = context.model if isinstance(context.model, Mapping) else None
+    if model is not None and (
+        is_new
+        or previous is None
+        or (previous.get("provider"), previous.get("modelId")) != (model.provider, model.id)
+    ):
+        tree.append_model_change(model.provider, model.id)
+    has_thinking_entry = any(r.type == "thinking_level_change" for r in tree.path())
+    if is_new or not has_thinking_entry or context.thinking_level != thinking:
+        tree.append_thinking_level_change(thinking)
