@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from piwork.core.tools.base import Tool, ToolRegistry
 from piwork.core.tools.bash import BashOptions, BashTool
@@ -30,6 +31,21 @@ class ToolOptions:
     shell_command_prefix: str | None = None
     logs_max_total_mb: float = DEFAULT_LOGS_MAX_TOTAL_MB
     use_ripgrep: bool = True
+
+    @classmethod
+    def from_settings(cls, agent_dir: Path | None, settings: Mapping[str, Any]) -> ToolOptions:
+        """Options from merged settings; values of the wrong type are ignored (defaults apply)."""
+        shell = settings.get("shellPath")
+        prefix = settings.get("shellCommandPrefix")
+        logs = settings.get("logs")
+        cap = logs.get("maxTotalMB") if isinstance(logs, Mapping) else None
+        valid = isinstance(cap, int | float) and not isinstance(cap, bool) and cap > 0
+        return cls(
+            agent_dir=agent_dir,
+            shell_path=shell if isinstance(shell, str) and shell else None,
+            shell_command_prefix=prefix if isinstance(prefix, str) and prefix else None,
+            logs_max_total_mb=float(cap) if valid and cap is not None else DEFAULT_LOGS_MAX_TOTAL_MB,
+        )
 
 
 def create_all_tools(options: ToolOptions | None = None, locks: PathLocks | None = None) -> list[Tool]:

@@ -84,3 +84,16 @@ def test_edit_and_write_share_one_lock_table(tmp_path: Path) -> None:
     registry = create_default_tools(["edit", "write"])
     assert registry.get("edit").locks is registry.get("write").locks  # type: ignore[union-attr]
     assert not call("write", {"path": "x.txt", "content": "1"}, tmp_path).is_error
+
+
+def test_tool_options_from_settings(tmp_path: Path) -> None:
+    options = ToolOptions.from_settings(
+        tmp_path, {"shellPath": "/bin/sh", "shellCommandPrefix": "set -e", "logs": {"maxTotalMB": 64}}
+    )
+    assert (options.shell_path, options.shell_command_prefix, options.logs_max_total_mb) == (
+        "/bin/sh",
+        "set -e",
+        64,
+    )
+    fallback = ToolOptions.from_settings(None, {"shellPath": 3, "logs": {"maxTotalMB": "lots"}})
+    assert fallback.shell_path is None and fallback.logs_max_total_mb == 512
