@@ -8,6 +8,7 @@ of ``message_update`` which is re-snapshotted on each update).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -222,6 +223,7 @@ class EventBus:
                 log.exception("event listener failed on %s", event.type)
 
 
+@functools.lru_cache(maxsize=256)
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.capitalize() for part in rest)
@@ -230,12 +232,9 @@ def _camel(name: str) -> str:
 def _plain(value: Any) -> Any:
     """Dataclasses (provider events) to JSON-ready dicts with camelCase keys; dict/list pass through."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(value):
-            if f.name == "partial":  # the full partial message is redundant in a delta line
-                continue
-            out[_camel(f.name)] = _plain(getattr(value, f.name))
-        return out
+        fields = value.__dict__ if hasattr(value, "__dict__") else dataclasses.asdict(value)
+        # the full partial message is redundant in a delta line
+        return {_camel(k): _plain(v) for k, v in fields.items() if k != "partial"}
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
