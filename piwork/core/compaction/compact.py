@@ -111,8 +111,11 @@ async def generate_compaction(
     model = summarizer.model
 
     async def history() -> tuple[str, dict[str, Any] | None]:
-        prompt = history_prompt(
-            preparation.messages_to_summarize, custom_instructions, preparation.previous_summary
+        prompt = await asyncio.to_thread(
+            history_prompt,
+            preparation.messages_to_summarize,
+            custom_instructions,
+            preparation.previous_summary,
         )
         reply = await request_summary(
             summarizer,
@@ -130,9 +133,10 @@ async def generate_compaction(
             history_text, usage = await history()
         elif not strict_pi and preparation.previous_summary:
             history_text = preparation.previous_summary
+        prefix_prompt = await asyncio.to_thread(turn_prefix_prompt, preparation.turn_prefix_messages)
         prefix = await request_summary(
             summarizer,
-            turn_prefix_prompt(preparation.turn_prefix_messages),
+            prefix_prompt,
             max_tokens=output_cap(TURN_PREFIX_CAP, reserve, model),
             label="Turn prefix summarization",
             source="compaction",
@@ -203,9 +207,10 @@ async def compact_session(
     "Compaction cancelled" with ``aborted=True``), ``SummaryFailed`` (the model's reply was
     unusable). ``preparation`` may be passed when the caller already planned it.
     """
-    entries = path_entries(tree)
+    # Reading and planning a long path takes a while: keep it off the event loop.
+    entries = await asyncio.to_thread(path_entries, tree)
     if preparation is None:
-        preparation = prepare_compaction(entries, settings, strict_pi=False)
+        preparation = await asyncio.to_thread(prepare_compaction, entries, settings, strict_pi=False)
     if preparation is None:
         last_is_compaction = bool(entries) and entries[-1].get("type") == "compaction"
         raise CompactionError(ALREADY_COMPACTED if last_is_compaction else NOTHING_TO_COMPACT)
@@ -242,7 +247,7 @@ async def compact_session(
         from_hook,
         generated.usage,
     )
-    messages = tree.build_context().messages
+    messages = (await asyncio.to_thread(tree.build_context)).messages
     result = CompactionResult(
         entry_id=entry_id,
         summary=generated.summary,
@@ -303,7 +308,7 @@ async def run_compaction(
     """
     preparation: CompactionPreparation | None = None
     if reason != "manual":
-        preparation = plan_compaction(tree, settings)
+        preparation = await asyncio.to_thread(plan_compaction, tree, settings)
         if preparation is None:
             return CompactionOutcome(reason, started=False)
     if on_start is not None:

@@ -36,29 +36,56 @@ def _is_compaction(entry: Any) -> bool:
     return bool(js_get(entry, "type") == "compaction")
 
 
-def _roles(entry: Any) -> list[Any]:
-    return [js_get(m, "role") for m in entry_to_messages(entry)]
+class ProjectedEntries:
+    """The entries' projected messages, each computed at most once per cut-point search."""
+
+    def __init__(self, entries: Sequence[Any]) -> None:
+        self.entries = entries
+        self._messages: dict[int, list[Any]] = {}
+
+    def messages(self, i: int) -> list[Any]:
+        found = self._messages.get(i)
+        if found is None:
+            found = self._messages[i] = entry_to_messages(self.entries[i])
+        return found
+
+    def has_role(self, i: int, roles: frozenset[str]) -> bool:
+        if _is_compaction(self.entries[i]):
+            return False
+        return any(js_get(m, "role") in roles for m in self.messages(i))
+
+    def is_cut_point(self, i: int) -> bool:
+        return self.has_role(i, _CUT_POINT_ROLES)
+
+    def is_turn_start(self, i: int) -> bool:
+        return self.has_role(i, _TURN_START_ROLES)
+
+    def tokens(self, i: int) -> int:
+        return sum(estimate_tokens(m) for m in self.messages(i))
+
+    def turn_start_before(self, entry_index: int, start_index: int) -> int:
+        for i in range(entry_index, start_index - 1, -1):
+            if self.is_turn_start(i):
+                return i
+        return -1
 
 
 def is_cut_point_entry(entry: Any) -> bool:
-    return not _is_compaction(entry) and any(r in _CUT_POINT_ROLES for r in _roles(entry))
+    return ProjectedEntries([entry]).is_cut_point(0)
 
 
 def is_turn_start_entry(entry: Any) -> bool:
-    return not _is_compaction(entry) and any(r in _TURN_START_ROLES for r in _roles(entry))
+    return ProjectedEntries([entry]).is_turn_start(0)
 
 
 def entry_tokens(entry: Any) -> int:
     """Estimated tokens of an entry's projected messages (a compaction counts its summary)."""
-    return sum(estimate_tokens(m) for m in entry_to_messages(entry))
+    return ProjectedEntries([entry]).tokens(0)
 
 
 def find_turn_start_index(entries: Sequence[Any], entry_index: int, start_index: int) -> int:
     """Nearest turn start at or before ``entry_index`` (not before ``start_index``), else -1."""
-    for i in range(entry_index, start_index - 1, -1):
-        if is_turn_start_entry(entries[i]):
-            return i
-    return -1
+    return ProjectedEntries(entries).turn_start_before(entry_index, start_index)
 
 
 @dataclass(frozen=True)
@@ -76,11 +103,11 @@ class CutPoint:
 
 
 def _budget_cut(
-    entries: Sequence[Any], cut_points: list[int], start: int, end: int, keep: float, strict_pi: bool
+    projected: ProjectedEntries, cut_points: list[int], start: int, end: int, keep: float, strict_pi: bool
 ) -> int:
     accumulated = 0
     for i in range(end - 1, start - 1, -1):
-        tokens = entry_tokens(entries[i])
+        tokens = projected.tokens(i)
         if tokens == 0:
             continue
         accumulated += tokens
@@ -94,15 +121,12 @@ def _budget_cut(
     return cut_points[0]
 
 
-def _starts_turn(entries: Sequence[Any], cut: int, end: int, strict_pi: bool) -> bool:
-    if strict_pi:
-        return is_turn_start_entry(entries[cut])
-    for i in range(cut, max(end, cut + 1)):
-        if i >= len(entries):
-            break
-        if _is_compaction(entries[i]) or entry_to_messages(entries[i]):
-            return is_turn_start_entry(entries[i])
-    return is_turn_start_entry(entries[cut])
+def _starts_turn(projected: ProjectedEntries, cut: int, end: int, strict_pi: bool) -> bool:
+    if not strict_pi:
+        for i in range(cut, min(end, len(projected.entries))):
+            if _is_compaction(projected.entries[i]) or projected.messages(i):
+                return projected.is_turn_start(i)
+    return projected.is_turn_start(cut)
 
 
 def find_cut_point(
@@ -112,19 +136,23 @@ def find_cut_point(
     keep_recent_tokens: float,
     *,
     strict_pi: bool = True,
+    projected: ProjectedEntries | None = None,
 ) -> CutPoint:
-    """Cut for keeping about ``keep_recent_tokens`` of ``entries[start_index:end_index]``."""
-    cut_points = [i for i in range(start_index, end_index) if is_cut_point_entry(entries[i])]
+    """Cut for keeping about ``keep_recent_tokens`` of ``entries[start_index:end_index]``.
+
+    ``projected`` may carry projections the caller already computed for the same entries.
+    """
+    projected = ProjectedEntries(entries) if projected is None else projected
+    cut_points = [i for i in range(start_index, end_index) if projected.is_cut_point(i)]
     if not cut_points:
         return CutPoint(start_index, -1, False)
-    cut = _budget_cut(entries, cut_points, start_index, end_index, keep_recent_tokens, strict_pi)
+    cut = _budget_cut(projected, cut_points, start_index, end_index, keep_recent_tokens, strict_pi)
     # Metadata entries just before the cut (model changes, labels...) stay with the kept part.
     while cut > start_index:
-        previous = entries[cut - 1]
-        if _is_compaction(previous) or entry_to_messages(previous):
+        if _is_compaction(entries[cut - 1]) or projected.messages(cut - 1):
             break
         cut -= 1
-    if _starts_turn(entries, cut, end_index, strict_pi):
+    if _starts_turn(projected, cut, end_index, strict_pi):
         return CutPoint(cut, -1, False)
-    turn_start = find_turn_start_index(entries, cut, start_index)
+    turn_start = projected.turn_start_before(cut, start_index)
     return CutPoint(cut, turn_start, turn_start != -1)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from piwork.core.compaction import prompts
-from piwork.core.compaction.branch_entries import collect_branch_entries_with, prepare_branch_entries
+from piwork.core.compaction.branch_entries import BranchEntries, prepare_branch_entries
 from piwork.core.compaction.cancel import Cancelled, until_cancelled
 from piwork.core.compaction.file_ops import compute_file_lists, format_file_lists
 from piwork.core.compaction.hooks import AfterTreeEvent, BeforeTreeEvent, CompactionHooks, TreePreparation
@@ -34,7 +34,7 @@ from piwork.core.compaction.settings import (
 from piwork.core.compaction.summarize import Summarizer, SummaryCancelled, branch_prompt, request_summary
 from piwork.core.errors import PiworkError
 from piwork.core.messages import message_text
-from piwork.core.session.jsvalues import js_get
+from piwork.core.session.jsvalues import js_get, js_same, map_key
 from piwork.core.session.tree import EntryNotFound, SessionTree
 
 NO_MODEL = "No model available for summarization"
@@ -90,12 +90,15 @@ async def generate_branch_summary(
 ) -> BranchSummary | None:
     """Summary of abandoned ``entries`` (oldest first); ``None`` when they hold no message."""
     window = summarizer.model.context_window or BRANCH_FALLBACK_CONTEXT_WINDOW
-    prepared = prepare_branch_entries(entries, window - settings.reserve_tokens)
+    prepared = await asyncio.to_thread(prepare_branch_entries, entries, window - settings.reserve_tokens)
     if not prepared.messages:
         return None
+    prompt = await asyncio.to_thread(
+        branch_prompt, prepared.messages, custom_instructions, replace_instructions
+    )
     reply = await request_summary(
         summarizer,
-        branch_prompt(prepared.messages, custom_instructions, replace_instructions),
+        prompt,
         max_tokens=branch_output_cap(summarizer),
         label="Branch summarization",
         source="branchSummary",
@@ -104,6 +107,26 @@ async def generate_branch_summary(
     lists = compute_file_lists(prepared.file_ops)
     text = prompts.BRANCH_SUMMARY_PREAMBLE + reply.text + format_file_lists(lists)
     return BranchSummary(text, reply.usage, lists.to_details())
+
+
+def collect_from_tree(tree: SessionTree, old_leaf_id: str | None, target_id: str) -> BranchEntries:
+    """``collect_branch_entries`` on a tree: paths from the index, bodies only for what is collected."""
+    if not old_leaf_id:
+        return BranchEntries([], None)
+    old_path = tree.path(old_leaf_id)
+    on_old_path = {map_key(record.id) for record in old_path}
+    common: Any = None
+    for record in reversed(tree.path(target_id)):
+        if map_key(record.id) in on_old_path:
+            common = record.id
+            break
+    abandoned = []
+    for record in reversed(old_path):
+        if common is not None and js_same(record.id, common):
+            break
+        abandoned.append(record)
+    abandoned.reverse()
+    return BranchEntries([tree.body(record) for record in abandoned], common)
 
 
 def _editor_text(entry: Any) -> str | None:
@@ -153,7 +176,7 @@ async def navigate_tree(
     target = tree.entry(target_id)
     if target is None:
         raise EntryNotFound(target_id)
-    collected = collect_branch_entries_with(tree.entry, old_leaf_id, target_id)
+    collected = await asyncio.to_thread(collect_from_tree, tree, old_leaf_id, target_id)  # off the event loop
     if on_progress is not None:
         on_progress(BranchSummaryProgress("collected", len(collected.entries)))
 

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from piwork.core.compaction.cut_point import find_cut_point
+from piwork.core.compaction.cut_point import ProjectedEntries, find_cut_point
 from piwork.core.compaction.file_ops import FileLists, FileOps, compute_file_lists, extract_file_ops
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.tokens import estimate_context_tokens
-from piwork.core.session.context import build_session_context, entry_to_messages
+from piwork.core.session.context import build_session_context, select_context
 from piwork.core.session.jsvalues import UNDEFINED, js_get, js_same, js_truthy
 
 Entry = Any
@@ -60,16 +60,34 @@ def _is_compaction(entry: Entry) -> bool:
     return bool(js_get(entry, "type") == "compaction")
 
 
-def _summary_messages(entries: Sequence[Entry]) -> list[dict[str, Any]]:
-    """The first projected message of every non-compaction entry."""
+def _summary_messages(projected: ProjectedEntries, start: int, end: int) -> list[dict[str, Any]]:
+    """The first projected message of every non-compaction entry in ``[start, end)``."""
     out = []
-    for entry in entries:
-        if _is_compaction(entry):
+    for i in range(start, end):
+        if _is_compaction(projected.entries[i]):
             continue
-        messages = entry_to_messages(entry)
+        messages = projected.messages(i)
         if messages:
             out.append(messages[0])
     return out
+
+
+def _context_messages(path: Sequence[Entry], projected: ProjectedEntries, strict_pi: bool) -> list[Any]:
+    """Messages the model sees at the end of ``path``.
+
+    The reference rebuilds the path from the entries' parent links; piwork's engine already holds
+    the path, so it selects the compaction range directly and reuses the projections.
+    """
+    if strict_pi:
+        return list(build_session_context(list(path))["messages"])
+    selection = select_context(path, honour_retained_tail=True)
+    position = {id(entry): i for i, entry in enumerate(path)}
+    messages: list[Any] = []
+    for n, entry in enumerate(selection.entries):
+        messages.extend(projected.messages(position[id(entry)]))
+        if n == 0:
+            messages.extend(selection.retained)
+    return messages
 
 
 def _retained_tail(compaction: Entry) -> list[dict[str, Any]]:
@@ -105,10 +123,15 @@ def prepare_compaction(
         if not strict_pi and kept_index < 0:
             carried = _retained_tail(previous)
 
-    context = build_session_context(list(path_entries), honour_retained_tail=not strict_pi)
-    tokens_before = estimate_context_tokens(context["messages"]).tokens
+    projected = ProjectedEntries(path_entries)
+    tokens_before = estimate_context_tokens(_context_messages(path_entries, projected, strict_pi)).tokens
     cut = find_cut_point(
-        path_entries, boundary_start, len(path_entries), settings.keep_recent_tokens, strict_pi=strict_pi
+        path_entries,
+        boundary_start,
+        len(path_entries),
+        settings.keep_recent_tokens,
+        strict_pi=strict_pi,
+        projected=projected,
     )
     first_kept_entry = (
         path_entries[cut.first_kept_entry_index] if cut.first_kept_entry_index < len(path_entries) else None
@@ -118,9 +141,9 @@ def prepare_compaction(
         return None
 
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
-    to_summarize = carried + _summary_messages(path_entries[boundary_start:history_end])
+    to_summarize = carried + _summary_messages(projected, boundary_start, history_end)
     turn_prefix = (
-        _summary_messages(path_entries[cut.turn_start_index : cut.first_kept_entry_index])
+        _summary_messages(projected, cut.turn_start_index, cut.first_kept_entry_index)
         if cut.is_split_turn
         else []
     )

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from piwork.core.jscompat import js_json_stringify, js_number_str, utf16_len, utf16_slice
+from piwork.core.compaction.tokens import utf16_units
+from piwork.core.jscompat import js_json_stringify, js_number_str, utf16_slice
 
 TOOL_RESULT_MAX_CHARS = 2000
 _UNDEFINED_TEXT = "undefined"  # how a template literal prints a missing field
@@ -45,7 +46,7 @@ def _text_of(content: Any, separator: str) -> str:
 
 
 def cap_tool_result(text: str, max_chars: int = TOOL_RESULT_MAX_CHARS) -> str:
-    length = utf16_len(text)
+    length = utf16_units(text)
     if length <= max_chars:
         return text
     return f"{utf16_slice(text, 0, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
@@ -60,7 +61,7 @@ def _argument_pairs(args: Any) -> list[tuple[str, Any]]:
     if isinstance(args, list):
         return [(str(i), v) for i, v in enumerate(args)]
     if isinstance(args, str):
-        return [(str(i), utf16_slice(args, i, i + 1)) for i in range(utf16_len(args))]
+        return [(str(i), utf16_slice(args, i, i + 1)) for i in range(utf16_units(args))]
     return []
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from piwork.core.compaction.settings import CompactionSettings
-from piwork.core.jscompat import js_json_stringify, utf16_len
+from piwork.core.jscompat import js_json_stringify
 
 CHARS_PER_TOKEN = 4
 IMAGE_CHARS = 4800  # an image block counts as 1200 tokens
@@ -25,10 +25,15 @@ IMAGE_CHARS = 4800  # an image block counts as 1200 tokens
 _MISSING: Any = object()
 
 
+def utf16_units(text: str) -> int:
+    """JavaScript ``text.length``; encodes in C, which matters on long non-ASCII tool output."""
+    return len(text) if text.isascii() else len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
 def _length(value: Any, what: str) -> int:
     """JavaScript ``value.length`` for the values a message may hold."""
     if isinstance(value, str):
-        return utf16_len(value)
+        return utf16_units(value)
     if isinstance(value, list):
         return len(value)
     raise TypeError(f"{what} is not text")
@@ -49,7 +54,7 @@ def _block_type(block: Any) -> Any:
 def _text_and_image_chars(content: Any) -> int:
     """User, tool-result and custom content: a string, or text and image blocks."""
     if isinstance(content, str):
-        return utf16_len(content)
+        return utf16_units(content)
     chars = 0
     for block in _blocks(content, "message content"):
         kind = _block_type(block)
@@ -76,7 +81,7 @@ def _assistant_chars(content: Any) -> int:
             name_len = _length(block.get("name", _MISSING), "tool call name")
             if "arguments" not in block:
                 raise TypeError("tool call has no arguments")
-            chars += name_len + utf16_len(js_json_stringify(block["arguments"]))
+            chars += name_len + utf16_units(js_json_stringify(block["arguments"]))
     return chars
 
 

@@ -14,10 +14,12 @@ from piwork.core.compaction.compact import CompactionError, compact_session, run
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import SummaryFailed, SummaryRetry
+from piwork.core.compaction.tokens import estimate_messages_tokens
 from piwork.core.session.store import open_session
 from tests.support.loopback_server import Failure, LoopbackServer, Text, ToolCall, Turn, Usage
 
 from .engine_helpers import conversation_session, request_text, summarizer
+from .pi_reference import reference_context
 
 pytestmark = pytest.mark.anyio
 
@@ -61,6 +63,18 @@ async def test_summary_over_http_is_appended_to_the_session_file(
     context = reopened.tree.build_context()
     assert context.messages[0]["role"] == "compactionSummary"
     assert context.messages[0]["summary"] == result.summary
+    assert result.estimated_tokens_after == estimate_messages_tokens(context.messages)
+
+
+async def test_reference_reads_the_compacted_session_the_same_way(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    session = conversation_session(tmp_path)
+    assert session.path is not None
+    loopback.script(Turn([Text(SUMMARY)]))
+    await compact_session(session.tree, summarizer(loopback), KEEP_SMALL)
+    pi = reference_context(session.path)
+    assert pi["context"] == open_session(session.path, writable=False).tree.build_context().to_json()
 
 
 @pytest.mark.parametrize(
