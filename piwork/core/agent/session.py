@@ -37,6 +37,7 @@ from piwork.core.agent.events import (
 from piwork.core.agent.loop import AgentLoop, CallRecord, CompletedTurn, LoopConfig, RequestSetup, StreamFn
 from piwork.core.agent.queues import MessageQueue, parse_queue_mode
 from piwork.core.agent.retry import RetrySettings, decide_retry
+from piwork.core.agent.stats import ContextUsage, SessionStats, context_usage, session_stats
 from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.agent.tool_calls import BeforeToolCall, ToolExecution
 from piwork.core.compaction.hooks import CompactionHooks
@@ -233,9 +234,20 @@ class AgentSession:
     def system_prompt(self) -> str:
         return self._opts.system_prompt_for(self.tool_names())
 
+    def context_usage(self) -> ContextUsage | None:
+        """Tokens the next request holds versus the model's context window (None: no window known)."""
+        tree = self._opts.tree
+        return context_usage(self._model, self._messages, [tree.body(r) for r in tree.path()])
+
     def session_cost(self) -> dict[str, float]:
-        """Billed tokens and USD of the provider calls made through this session object."""
-        return self.telemetry.totals()
+        """Billed tokens (``input``, ``output``, ``cacheRead``, ``cacheWrite``) and USD (``cost``) of the
+        whole session file, so a reopened session shows what it has cost so far."""
+        stats = self.session_stats()
+        return {**stats.tokens, "cost": stats.cost["total"]}
+
+    def session_stats(self) -> SessionStats:
+        """Message counts, billed tokens and cost over the whole session file (every branch)."""
+        return session_stats(self._opts.tree.entries())
 
     async def wait_for_idle(self) -> None:
         await self._idle.wait()

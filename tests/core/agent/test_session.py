@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from piwork.core.agent.session import AgentBusy, NoModel
-from tests.support.loopback_server import Failure, LoopbackServer, Text, ToolCall, Turn
+from piwork.core.llm.types import ModelCost
+from piwork.core.session.store import open_session
+from tests.support.loopback_server import Failure, LoopbackServer, Text, ToolCall, Turn, Usage
 
 from .sessions_support import file_entries, file_messages, make_session
 
@@ -214,3 +216,53 @@ async def test_no_model_or_no_key_is_a_clear_error(server: LoopbackServer, tmp_p
     with pytest.raises(NoModel, match="No API key for anthropic"):
         await session.prompt("hello")
     assert not session.is_streaming
+
+
+async def test_context_usage_and_session_stats(server: LoopbackServer, tmp_path: Path) -> None:
+    server.script(
+        Turn([ToolCall("gate", {"text": "a"}, id="c1")], usage=Usage(input=1000, output=20)),
+        Turn([Text("done")], usage=Usage(input=1100, output=30, cache_read=50)),
+    )
+    session, _, _, _ = make_session(server.anthropic_model(context_window=10000), tmp_path)
+    assert session.context_usage() is not None and session.context_usage().tokens == 0  # type: ignore[union-attr]
+    await session.prompt("go")
+    usage = session.context_usage()
+    assert usage is not None and usage.tokens == 1100 + 30 + 50 and usage.context_window == 10000
+    assert usage.percent == pytest.approx(11.8)
+    stats = session.session_stats()
+    assert (stats.user_messages, stats.assistant_messages, stats.tool_calls, stats.tool_results) == (
+        1,
+        2,
+        1,
+        1,
+    )
+    assert stats.tokens["input"] == 2100 and stats.tokens["cacheRead"] == 50
+    assert session.telemetry.totals()["input"] == 2100
+
+
+async def test_telemetry_file_is_outside_the_transcript(server: LoopbackServer, tmp_path: Path) -> None:
+    from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
+
+    path = telemetry_path(tmp_path / "agent", "s1")
+    seen: list[Any] = []
+    telemetry = UsageTelemetry(path, seen.append)
+    server.script(Turn([Text("hi")], usage=Usage(input=10, output=2)))
+    session, store, _, _ = make_session(server.anthropic_model(), tmp_path, telemetry=telemetry)
+    await session.prompt("hello")
+    import json
+
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 1 and lines[0]["usage"]["input"] == 10 and lines[0]["stop_reason"] == "stop"
+    assert lines[0]["duration_ms"] >= 0 and seen[0].provider == "anthropic"
+    assert "duration_ms" not in store.path.read_text()  # type: ignore[union-attr]
+
+
+async def test_session_cost_covers_the_whole_file(server: LoopbackServer, tmp_path: Path) -> None:
+    model = server.anthropic_model(cost=ModelCost(input=3, output=15))
+    server.script(Turn([Text("one")], usage=Usage(input=1000, output=100)))
+    session, store, _, _ = make_session(model, tmp_path)
+    await session.prompt("hello")
+    reopened, _, _, _ = make_session(model, store=open_session(store.path, cwd=str(tmp_path)))  # type: ignore[arg-type]
+    cost = reopened.session_cost()
+    assert cost["input"] == 1000 and cost["output"] == 100
+    assert cost["cost"] == pytest.approx(3 * 1000 / 1e6 + 15 * 100 / 1e6)

@@ -1,0 +1,108 @@
+"""What a session has used: context occupancy against the model's window, and billed tokens and cost."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from piwork.core.compaction.tokens import calculate_context_tokens, estimate_context_tokens
+from piwork.core.llm.types import Model
+
+USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
+COST_KEYS = ("input", "output", "cacheRead", "cacheWrite", "total")
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    """``tokens`` is None right after a compaction, until a newer reply reports usage (shown as "—")."""
+
+    tokens: float | None
+    context_window: int
+    percent: float | None
+
+
+@dataclass
+class SessionStats:
+    user_messages: int = 0
+    assistant_messages: int = 0
+    tool_calls: int = 0
+    tool_results: int = 0
+    tokens: dict[str, float] = field(default_factory=lambda: dict.fromkeys(USAGE_KEYS, 0.0))
+    cost: dict[str, float] = field(default_factory=lambda: dict.fromkeys(COST_KEYS, 0.0))
+
+    @property
+    def total_tokens(self) -> float:
+        return sum(self.tokens.values())
+
+    def add_usage(self, usage: Any) -> None:
+        if not isinstance(usage, Mapping):
+            return
+        for key in USAGE_KEYS:
+            self.tokens[key] += _number(usage.get(key))
+        cost = usage.get("cost")
+        if isinstance(cost, Mapping):
+            for key in COST_KEYS:
+                self.cost[key] += _number(cost.get(key))
+
+
+def _number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def context_usage(
+    model: Model | None, messages: Sequence[Mapping[str, Any]], branch: Sequence[Mapping[str, Any]]
+) -> ContextUsage | None:
+    """Occupancy of the next request (usage of the last valid reply plus estimates after it).
+
+    ``branch`` is the active path's entries: after its latest compaction the figure is unknown until a
+    reply newer than the compaction reports non-zero usage.
+    """
+    if model is None or model.context_window <= 0:
+        return None
+    window = model.context_window
+    last_compaction = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=None)
+    if last_compaction is not None and not any(
+        _valid_reply(entry) for entry in branch[last_compaction + 1 :]
+    ):
+        return ContextUsage(None, window, None)
+    tokens = estimate_context_tokens(messages).tokens
+    return ContextUsage(tokens, window, tokens / window * 100)
+
+
+def _valid_reply(entry: Mapping[str, Any]) -> bool:
+    message = entry.get("message") if entry.get("type") == "message" else None
+    if not isinstance(message, Mapping) or message.get("role") != "assistant":
+        return False
+    usage = message.get("usage")
+    if message.get("stopReason") in ("aborted", "error") or not isinstance(usage, Mapping):
+        return False
+    return calculate_context_tokens(usage) > 0
+
+
+def session_stats(entries: Iterable[Mapping[str, Any]]) -> SessionStats:
+    """Counts and billed usage over every entry of the file (all branches), summaries included."""
+    stats = SessionStats()
+    for entry in entries:
+        kind = entry.get("type")
+        if kind in ("compaction", "branch_summary"):
+            stats.add_usage(entry.get("usage"))
+            continue
+        message = entry.get("message") if kind == "message" else None
+        if not isinstance(message, Mapping):
+            continue
+        role = message.get("role")
+        if role == "user":
+            stats.user_messages += 1
+        elif role == "toolResult":
+            stats.tool_results += 1
+            stats.add_usage(message.get("usage"))
+        elif role == "assistant":
+            stats.assistant_messages += 1
+            content = message.get("content")
+            if isinstance(content, list):
+                stats.tool_calls += sum(
+                    1 for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"
+                )
+            stats.add_usage(message.get("usage"))
+    return stats
