@@ -59,3 +59,18 @@ def test_summary_entries_get_extra_room_below_ninety_percent() -> None:
     assert prepared.total_tokens == 300
     prepared = prepare_branch_entries(chain.entries, token_budget=105)  # 100 >= 0.9 * 105
     assert [m["role"] for m in prepared.messages] == ["user"]
+
+
+def test_only_branch_summary_details_are_carried_not_compaction_details() -> None:
+    chain = Chain()
+    chain.add("compaction", summary="c", tokensBefore=1, details={"readFiles": ["from-compaction.md"]})
+    chain.add(
+        "branch_summary",
+        fromId="x",
+        summary="b",
+        details={"readFiles": ["nested.md"], "modifiedFiles": ["m.py"]},
+    )
+    chain.add("branch_summary", fromId="y", summary="h", fromHook=True, details={"readFiles": ["hook.md"]})
+    chain.msg(assistant("", call("read", path="late.md")))
+    ops = prepare_branch_entries(chain.entries).file_ops.to_json()
+    assert ops == {"read": ["nested.md", "late.md"], "written": [], "edited": ["m.py"]}

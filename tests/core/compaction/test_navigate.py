@@ -172,6 +172,16 @@ async def test_nothing_to_summarize_writes_no_entry(tmp_path: Path, loopback: Lo
     assert loopback.requests == [] and session.path.read_bytes() == before
     assert session.tree.leaf_id == ids["a_call"] != extra
 
+    # The reference writes its placeholder text as a summary the model then reads.
+    session.tree.branch(extra)
+    outcome = await navigate_tree(
+        session.tree, ids["a_call"], summarize=True, summarizer=summarizer(loopback), strict_pi=True
+    )
+    assert (
+        outcome.summary_entry is not None
+        and outcome.summary_entry["summary"] == prompts.NO_CONTENT_TO_SUMMARIZE
+    )
+
 
 async def test_length_stopped_branch_summary_writes_nothing(tmp_path: Path, loopback: LoopbackServer) -> None:
     session, ids = _branching_session(tmp_path)
