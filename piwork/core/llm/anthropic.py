@@ -109,8 +109,8 @@ class AnthropicParser:
         msg = data.get("message") or {}
         if msg.get("id"):
             self.message["responseId"] = msg["id"]
-        if msg.get("model"):
-            self.message["responseModel"] = msg["model"]
+        if msg.get("model") and msg["model"] != self.model.id:
+            self.message["responseModel"] = msg["model"]  # e.g. a dated snapshot behind an alias
         self._apply_usage(msg.get("usage") or {})
         return []
 

@@ -145,3 +145,10 @@ def test_message_delta_usage_overwrites_only_non_null_fields(loopback: LoopbackS
     loopback.script(Turn([Text("a b c")], usage=Usage(input=100, output=42)))
     usage = collect(loopback.anthropic_model())[-1].message["usage"]  # type: ignore[union-attr]
     assert (usage["input"], usage["output"], usage["totalTokens"]) == (100, 42, 142)
+
+
+def test_response_model_is_recorded_only_when_it_differs(loopback: LoopbackServer) -> None:
+    loopback.script(Turn([Text("a")]), Turn([Text("b")], model="claude-snapshot-20250929"))
+    assert "responseModel" not in collect(loopback.anthropic_model())[-1].message  # type: ignore[union-attr]
+    second = collect(loopback.anthropic_model())[-1].message  # type: ignore[union-attr]
+    assert second["responseModel"] == "claude-snapshot-20250929" and second["model"] == "loopback-model"
