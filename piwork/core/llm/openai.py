@@ -158,7 +158,8 @@ class OpenAIParser:
         events: list[AssistantEvent] = []
         key: Any = call.get("index")
         if key is None:
-            key = call.get("id") or len(self._calls)
+            # No index: match by id; a fragment with neither continues the latest call.
+            key = call.get("id") or (next(reversed(self._calls)) if self._calls else 0)
         function = call.get("function") or {}
         content = self.message["content"]
         index = self._calls.get(key)

@@ -79,3 +79,34 @@ def test_local_servers_are_never_proxied(loopback: LoopbackServer, monkeypatch: 
     loopback.script(Turn([Text("direct")]))
     final = collect(loopback.openai_model(base_url=f"http://localhost:{loopback.port}/v1"))[-1]
     assert final.type == "done" and final.message["content"][0]["text"] == "direct"  # type: ignore[union-attr]
+
+
+def test_tool_call_fragments_without_index_are_matched_by_id_or_continue_the_last_call() -> None:
+    from piwork.core.llm.openai import OpenAIParser
+    from piwork.core.llm.sse import SseEvent
+    from piwork.core.llm.types import OPENAI_COMPLETIONS, Model
+
+    parser = OpenAIParser(Model("m", "m", OPENAI_COMPLETIONS, "p", "http://x"))
+    chunks = [
+        {
+            "choices": [
+                {"delta": {"tool_calls": [{"id": "c1", "function": {"name": "read", "arguments": '{"pa'}}]}}
+            ]
+        },
+        {"choices": [{"delta": {"tool_calls": [{"function": {"arguments": 'th": 1}'}}]}}]},
+        {
+            "choices": [
+                {"delta": {"tool_calls": [{"id": "c2", "function": {"name": "ls", "arguments": "{}"}}]}}
+            ]
+        },
+        {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    import json
+
+    for chunk in chunks:
+        parser.feed(SseEvent("message", json.dumps(chunk)))
+    parser.finish()
+    assert parser.message["content"] == [
+        {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": 1}},
+        {"type": "toolCall", "id": "c2", "name": "ls", "arguments": {}},
+    ]
