@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from piwork.core.session.records import EntryRecord
+from piwork.core.session.records import EntryRecord, paused_gc
 from piwork.core.session.tree import SessionTree
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
@@ -49,7 +49,7 @@ def is_pure_tool_call_turn(record: EntryRecord) -> bool:
 
 
 def search_text(record: EntryRecord, label: str | None) -> str:
-    parts = [str(record.type), record.role or "", record.preview, label or ""]
+    parts = [str(record.type), record.role or "", record.preview or "", label or ""]
     for key in ("customType", "model", "modelId", "provider", "name"):
         value = record.meta.get(key)
         if isinstance(value, str):
@@ -86,10 +86,12 @@ class Visibility:
                 return False
             if mode == "no-tools" and record.type == "message" and record.role == "toolResult":
                 return False
+        if record.role == "assistant" and record.preview is None:
+            self.tree.details(record)  # a lightly indexed line: its text and stop reason are needed
         if is_pure_tool_call_turn(record) and record.seq != self.leaf_seq:
             return False
         if self._tokens:
-            text = search_text(record, self.tree.label(record.id))
+            text = search_text(self.tree.details(record), self.tree.label(record.id))
             return all(token in text for token in self._tokens)
         return True
 
@@ -139,6 +141,9 @@ class DisplayTree:
 
 
 def _ordered_children(tree: SessionTree, record: EntryRecord, active: set[int]) -> list[EntryRecord]:
+    children = tree.children(record.id)
+    if len(children) < 2:
+        return children
     children = tree.sorted_children(record.id)
     for i, child in enumerate(children):
         if child.seq in active:
@@ -158,38 +163,69 @@ def _ordered_roots(tree: SessionTree, active: set[int]) -> list[EntryRecord]:
 
 
 def build_display_tree(tree: SessionTree, mode: str = "default", query: str = "") -> DisplayTree:
+    with paused_gc():
+        return _build(tree, mode, query)
+
+
+def _build(tree: SessionTree, mode: str, query: str) -> DisplayTree:
     path = tree.path()
     active = {r.seq for r in path}
     leaf_seq = path[-1].seq if path else None
-    visibility = Visibility(tree, mode, query, leaf_seq)
+    shows = Visibility(tree, mode, query, leaf_seq).shows
     # Pass 1: shown entries in display order, each with its nearest shown ancestor.
     order: list[tuple[int, Container]] = []
     seen: set[int] = set()
     stack: list[tuple[EntryRecord, Container]] = [(r, None) for r in reversed(_ordered_roots(tree, active))]
     # Entries caught in a parent cycle are reachable from no root: they follow as extra roots.
     unreached = (r for r in tree.records if isinstance(r.id, str) and r.type != "session")
+    pop, push, note, mark = stack.pop, stack.append, order.append, seen.add
     while True:
         if not stack:
             extra = next((r for r in unreached if r.seq not in seen), None)
             if extra is None:
                 break
-            stack.append((extra, None))
-        record, shown_ancestor = stack.pop()
-        if record.seq in seen:
+            push((extra, None))
+        record, shown_ancestor = pop()
+        seq = record.seq
+        if seq in seen:
             continue
-        seen.add(record.seq)
-        if visibility.shows(record):
-            order.append((record.seq, shown_ancestor))
-            shown_ancestor = record.seq
+        mark(seq)
+        if shows(record):
+            note((seq, shown_ancestor))
+            shown_ancestor = seq
         children = _ordered_children(tree, record, active)
-        stack.extend((child, shown_ancestor) for child in reversed(children))
+        if len(children) == 1:
+            push((children[0], shown_ancestor))
+        else:
+            for child in reversed(children):
+                push((child, shown_ancestor))
     counts: dict[Container, int] = {}
     for _seq, parent in order:
         counts[parent] = counts.get(parent, 0) + 1
-    # Pass 2: rows. A parent with two or more shown children is a branch point.
-    display = DisplayTree(active=active)
+    # Pass 2: rows. A parent with two or more shown children is a branch point: its children are
+    # heads; any other child continues its parent's list (see DisplayTree.place).
+    display = DisplayTree(active=active, shown_children=counts)
+    rows, container_of, row_of, heads, shown_parent = (
+        display.rows,
+        display.container,
+        display.row,
+        display.head,
+        display.shown_parent,
+    )
     for seq, parent in order:
-        display.add(seq, parent, is_head=counts[parent] >= 2)
+        if parent is None or counts[parent] >= 2:
+            container = parent
+            if counts[parent] >= 2:
+                heads.add(seq)
+        else:
+            container = parent if parent in heads else container_of[parent]
+        listed = rows.get(container)
+        if listed is None:
+            listed = rows[container] = []
+        row_of[seq] = len(listed)
+        listed.append(seq)
+        container_of[seq] = container
+        shown_parent[seq] = parent
     display.landing = _landing(display, path)
     return display
 
@@ -205,7 +241,7 @@ def _landing(display: DisplayTree, path: Iterable[EntryRecord]) -> int | None:
 def entry_title(record: EntryRecord, tree: SessionTree) -> str:
     """One-line text of a row."""
     kind = record.type
-    preview = record.preview
+    preview = tree.details(record).preview or ""
     if kind == "message":
         role = record.role or "?"
         if role == "toolResult":

@@ -49,14 +49,22 @@ _KIND_COLOURS = {
 class SessionTreeModel(QAbstractItemModel):
     rebuilt = Signal()
 
-    def __init__(self, tree: SessionTree, mode: str = "default", parent: Any = None) -> None:
+    def __init__(
+        self,
+        tree: SessionTree,
+        mode: str = "default",
+        parent: Any = None,
+        *,
+        display: DisplayTree | None = None,
+    ) -> None:
+        """`display`: a display tree already built for `mode` (e.g. in a loading thread)."""
         super().__init__(parent)
         self._tree = tree
         self._mode = normalize_mode(mode)
         self._query = ""
         self._bold = QFont()
         self._bold.setBold(True)
-        self._display = build_display_tree(tree, self._mode, self._query)
+        self._display = display if display is not None else build_display_tree(tree, self._mode, self._query)
         self._leaf_seq = self._current_leaf_seq()
         self._unsubscribe: Callable[[], None] | None = tree.subscribe(self._on_tree_event)
 

@@ -1,0 +1,100 @@
+"""BranchChoiceDialog: how to leave the current branch when moving elsewhere in the tree.
+
+Choices: no summary, summarize, or summarize with the user's focus (optionally replacing the default
+instructions); an optional label; and "don't ask again", which the panel saves as
+`branchSummary.skipPrompt` (meaning: never summarize, never ask).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+@dataclass(frozen=True)
+class BranchChoice:
+    summarize: bool
+    focus: str | None = None
+    replace_instructions: bool = False
+    label: str | None = None
+    dont_ask_again: bool = False
+
+
+class BranchChoiceDialog(QDialog):
+    def __init__(self, abandoned_entries: int, target_text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Leave this branch")
+        intro = QLabel(
+            f"Moving to: <i>{target_text}</i><br>The branch you leave holds {abandoned_entries} "
+            "entr"
+            + ("y" if abandoned_entries == 1 else "ies")
+            + ". It stays in the session file either way; a "
+            "summary lets the model know what happened there."
+        )
+        intro.setWordWrap(True)
+        self.no_summary = QRadioButton("No summary")
+        self.summarize = QRadioButton("Summarize the branch")
+        self.focused = QRadioButton("Summarize with my focus")
+        group = QButtonGroup(self)
+        for button in (self.no_summary, self.summarize, self.focused):
+            group.addButton(button)
+        self.no_summary.setChecked(True)
+        self.focus_text = QPlainTextEdit()
+        self.focus_text.setPlaceholderText("What the summary should concentrate on")
+        self.focus_text.setMaximumHeight(90)
+        self.replace_box = QCheckBox("Use only my text (replace the default summary instructions)")
+        self.label_field = QLineEdit(placeholderText="Optional label for the new position")
+        self.dont_ask = QCheckBox("Don't ask again (always move without a summary)")
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        layout = QVBoxLayout(self)
+        for widget in (
+            intro,
+            self.no_summary,
+            self.summarize,
+            self.focused,
+            self.focus_text,
+            self.replace_box,
+        ):
+            layout.addWidget(widget)
+        layout.addWidget(self.label_field)
+        layout.addWidget(self.dont_ask)
+        layout.addWidget(buttons)
+        self.focused.toggled.connect(self._update)
+        self.no_summary.toggled.connect(self._update)
+        self.focus_text.textChanged.connect(self._update)
+        self._update()
+
+    def _update(self) -> None:
+        focused = self.focused.isChecked()
+        self.focus_text.setEnabled(focused)
+        self.replace_box.setEnabled(focused)
+        self.dont_ask.setEnabled(self.no_summary.isChecked())
+        if not self.no_summary.isChecked():
+            self.dont_ask.setChecked(False)
+        self.ok_button.setEnabled(not focused or bool(self.focus_text.toPlainText().strip()))
+
+    def choice(self) -> BranchChoice:
+        label = self.label_field.text().strip() or None
+        if self.no_summary.isChecked():
+            return BranchChoice(False, label=label, dont_ask_again=self.dont_ask.isChecked())
+        if self.summarize.isChecked():
+            return BranchChoice(True, label=label)
+        focus = self.focus_text.toPlainText().strip()
+        return BranchChoice(True, focus, self.replace_box.isChecked(), label)

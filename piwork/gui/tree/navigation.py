@@ -1,0 +1,117 @@
+"""How the tree panel moves the session: a small protocol with two implementations.
+
+- `AgentNavigator` drives a live `AgentSession` (refuses while it streams, updates its context).
+- `TreeNavigator` drives the engine's `navigate_tree` on a bare `SessionTree` (a session opened for
+  browsing, or tests), with an optional summarizer.
+
+Both run until done or until their task is cancelled (nothing is written then).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, navigate_tree
+from piwork.core.compaction.settings import BranchSummarySettings
+from piwork.core.compaction.summarize import Summarizer
+from piwork.core.session.tree import SessionTree
+
+ProgressFn = Callable[[BranchSummaryProgress], None]
+STREAMING_REFUSAL = "Wait for the current response to finish before navigating the session tree."
+
+
+class Navigator(Protocol):
+    @property
+    def is_streaming(self) -> bool: ...
+
+    @property
+    def can_summarize(self) -> bool: ...
+
+    async def navigate(
+        self,
+        target_id: str,
+        *,
+        summarize: bool,
+        focus: str | None,
+        replace_instructions: bool,
+        label: str | None,
+        on_progress: ProgressFn | None = None,
+    ) -> NavigationResult: ...
+
+
+class TreeNavigator:
+    def __init__(
+        self,
+        tree: SessionTree,
+        summarizer: Summarizer | None = None,
+        settings: BranchSummarySettings | None = None,
+    ) -> None:
+        self.tree = tree
+        self.summarizer = summarizer
+        self.settings = settings
+
+    @property
+    def is_streaming(self) -> bool:
+        return False
+
+    @property
+    def can_summarize(self) -> bool:
+        return self.summarizer is not None
+
+    async def navigate(
+        self,
+        target_id: str,
+        *,
+        summarize: bool,
+        focus: str | None,
+        replace_instructions: bool,
+        label: str | None,
+        on_progress: ProgressFn | None = None,
+    ) -> NavigationResult:
+        return await navigate_tree(
+            self.tree,
+            target_id,
+            summarize=summarize,
+            custom_instructions=focus,
+            replace_instructions=replace_instructions,
+            label=label,
+            summarizer=self.summarizer,
+            settings=self.settings,
+            on_progress=on_progress,
+        )
+
+
+class AgentNavigator:
+    """Adapter over `AgentSession.navigate` (passes the options its signature accepts)."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self._accepts = set(inspect.signature(agent.navigate).parameters)
+
+    @property
+    def is_streaming(self) -> bool:
+        return bool(self.agent.is_streaming)
+
+    @property
+    def can_summarize(self) -> bool:
+        return self.agent.model is not None
+
+    async def navigate(
+        self,
+        target_id: str,
+        *,
+        summarize: bool,
+        focus: str | None,
+        replace_instructions: bool,
+        label: str | None,
+        on_progress: ProgressFn | None = None,
+    ) -> NavigationResult:
+        options: dict[str, Any] = {"summarize": summarize, "focus": focus, "label": label}
+        if "replace_instructions" in self._accepts:
+            options["replace_instructions"] = replace_instructions
+        if "on_progress" in self._accepts:
+            options["on_progress"] = on_progress
+        result: NavigationResult = await self.agent.navigate(target_id, **options)
+        return result

@@ -1,0 +1,454 @@
+"""SessionTreePanel: the session's entry tree, with navigation, labels, fork and clone.
+
+Usage from the main window::
+
+    panel = SessionTreePanel(settings=settings)          # piwork.core.settings.Settings (optional)
+    panel.set_session(session, AgentNavigator(agent))    # a live session, or:
+    await panel.open_file(path)                          # browse a file (read-only, loaded off-thread)
+    panel.editor_text_requested.connect(composer.set_text)
+    panel.session_created.connect(window.switch_to_session)  # fork / clone results (Session, editor text)
+    panel.navigated.connect(...)                         # NavigationResult after each move
+
+Selecting an entry (Enter, double-click or "Go to entry") follows the session rules: a user or custom
+message moves the leaf to its parent and puts its text in the composer; anything else becomes the
+leaf. Unless `branchSummary.skipPrompt` is set, a dialog asks whether to summarize the branch being
+left; summarizing shows progress and can be cancelled. Ctrl+L sets a label, Ctrl+Shift+L clears it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QPlainTextEdit,
+    QProgressDialog,
+    QPushButton,
+    QSplitter,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from piwork.core.compaction.branch_entries import collect_branch_entries_with
+from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
+from piwork.core.errors import PiworkError
+from piwork.core.session.branching import clone_session, create_branched_session, fork_session
+from piwork.core.session.store import Session
+from piwork.core.session.tree import SessionTree
+from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog
+from piwork.gui.tree.display_tree import FILTER_MODES, DisplayTree, entry_title, normalize_mode
+from piwork.gui.tree.entry_details import entry_detail_text
+from piwork.gui.tree.loading import load_for_view
+from piwork.gui.tree.navigation import STREAMING_REFUSAL, Navigator
+from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, SessionTreeModel
+
+_SEARCH_DELAY_MS = 250
+
+
+class SessionTreePanel(QWidget):
+    editor_text_requested = Signal(str)
+    navigated = Signal(object)  # NavigationResult
+    session_created = Signal(object, str)  # new Session from fork/clone, text for the composer
+    status_changed = Signal(str)
+    loaded = Signal()
+
+    def __init__(self, parent: QWidget | None = None, *, settings: Any = None) -> None:
+        super().__init__(parent)
+        self._settings = settings
+        self.session: Session | None = None
+        self.tree: SessionTree | None = None
+        self.navigator: Navigator | None = None
+        self.model: SessionTreeModel | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._navigation: asyncio.Task[Any] | None = None
+        self.progress: QProgressDialog | None = None
+        self.branch_dialog: BranchChoiceDialog | None = None
+
+        self.filter_box = QComboBox()
+        self.filter_box.addItems(list(FILTER_MODES))
+        self.filter_box.setCurrentText(normalize_mode(self._setting("treeFilterMode", "default")))
+        self.search_field = QLineEdit(placeholderText="Search entries (all words must match)")
+        self._search_timer = QTimer(self, singleShot=True, interval=_SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self._apply_search)
+        self.go_button = QPushButton("Go to entry")
+        top = QHBoxLayout()
+        top.addWidget(self.filter_box)
+        top.addWidget(self.search_field, 1)
+        top.addWidget(self.go_button)
+
+        self.view = QTreeView()
+        self.view.setHeaderHidden(True)
+        self.view.setUniformRowHeights(True)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.setExpandsOnDoubleClick(False)
+        self.detail = QPlainTextEdit(readOnly=True)
+        self.detail.setPlaceholderText("Select an entry to read it in full.")
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.diagnostics_label = QLabel()
+        self.diagnostics_label.setWordWrap(True)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.view)
+        splitter.addWidget(self.detail)
+        splitter.setStretchFactor(0, 3)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.diagnostics_label)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.status)
+        self.diagnostics_label.hide()
+
+        self.filter_box.currentTextChanged.connect(self._on_filter_changed)
+        self.search_field.textChanged.connect(lambda _t: self._search_timer.start())
+        self.go_button.clicked.connect(self.activate_current)
+        self.view.activated.connect(lambda _index: self.activate_current())
+        self.view.customContextMenuRequested.connect(self._context_menu)
+        QShortcut(QKeySequence("Ctrl+L"), self.view, self.prompt_label)
+        QShortcut(QKeySequence("Ctrl+Shift+L"), self.view, self.clear_label)
+
+    # -- settings -------------------------------------------------------------------------------
+    def _setting(self, dotted: str, default: Any) -> Any:
+        if self._settings is None:
+            return default
+        return self._settings.get(dotted, default)
+
+    def _skip_prompt(self) -> bool:
+        return bool(self._setting("branchSummary.skipPrompt", False))
+
+    def _remember_skip_prompt(self) -> None:
+        if self._settings is None:
+            return
+        try:
+            self._settings.set_value("branchSummary.skipPrompt", True, "global")
+        except PiworkError as exc:
+            self._set_status(f"The preference could not be saved: {exc}")
+
+    # -- session ----------------------------------------------------------------------------------
+    def set_session(
+        self, session: Session, navigator: Navigator | None = None, display: DisplayTree | None = None
+    ) -> None:
+        """Show `session`; without a navigator the tree can be browsed but not moved."""
+        self._detach()
+        self.session = session
+        self.tree = session.tree
+        self.navigator = navigator
+        self.model = SessionTreeModel(session.tree, self.filter_box.currentText(), self, display=display)
+        self.view.setModel(self.model)
+        self.view.selectionModel().currentChanged.connect(self._on_current_changed)
+        self.model.rebuilt.connect(self.reveal_leaf)
+        self.model.rowsInserted.connect(self._on_rows_inserted)
+        self._show_diagnostics()
+        self.reveal_leaf()
+
+    async def open_file(self, path: str, writable: bool = False) -> None:
+        """Load a session file in a worker thread, then show it (browse only)."""
+        self._set_status(f"Opening {path}…")
+        try:
+            loaded = await asyncio.to_thread(load_for_view, path, self.filter_box.currentText(), writable)
+        except (PiworkError, OSError) as exc:
+            self._set_status(f"Cannot open {path}: {exc}")
+            return
+        self.set_session(
+            loaded.session, None, loaded.display if loaded.mode == self.filter_box.currentText() else None
+        )
+        self._set_status("")
+        self.loaded.emit()
+
+    def _detach(self) -> None:
+        if self.model is not None:
+            self.model.detach()
+            self.view.setModel(None)
+            self.model.deleteLater()
+            self.model = None
+
+    def _show_diagnostics(self) -> None:
+        problems = self.tree.diagnostics if self.tree is not None else []
+        if not problems:
+            self.diagnostics_label.hide()
+            return
+        lines = [f"line {d.line}: {d.message}" for d in problems[:50]]
+        self.diagnostics_label.setText(f"{len(problems)} problem(s) in this session file (hover for details)")
+        self.diagnostics_label.setToolTip("\n".join(lines))
+        self.diagnostics_label.show()
+
+    def reveal_leaf(self) -> None:
+        """Expand down to the leaf's row, select it and scroll it into view."""
+        if self.model is None:
+            return
+        index = self.model.landing_index()
+        if not index.isValid():
+            return
+        parent = index.parent()
+        chain = []
+        while parent.isValid():
+            chain.append(parent)
+            parent = parent.parent()
+        for ancestor in reversed(chain):
+            self.view.expand(ancestor)
+        self.view.setCurrentIndex(index)
+        self.view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def _on_rows_inserted(self, *_args: Any) -> None:
+        QTimer.singleShot(0, self.reveal_leaf)
+
+    def _on_filter_changed(self, mode: str) -> None:
+        if self.model is not None:
+            self.model.set_filter_mode(mode)
+
+    def _apply_search(self) -> None:
+        if self.model is not None:
+            self.model.set_search(self.search_field.text())
+
+    def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self.tree is None or not current.isValid():
+            self.detail.clear()
+            return
+        self.detail.setPlainText(entry_detail_text(self.tree.entry(current.data(ENTRY_ID_ROLE))))
+
+    def current_entry_id(self) -> str | None:
+        index = self.view.currentIndex()
+        return str(index.data(ENTRY_ID_ROLE)) if index.isValid() else None
+
+    def select_entry(self, entry_id: str) -> bool:
+        if self.model is None:
+            return False
+        index = self.model.index_of_id(entry_id)
+        if index.isValid():
+            self.view.setCurrentIndex(index)
+        return index.isValid()
+
+    def _set_status(self, text: str) -> None:
+        self.status.setText(text)
+        self.status_changed.emit(text)
+
+    # -- labels --------------------------------------------------------------------------------
+    def set_label(self, entry_id: str, label: str | None) -> bool:
+        if self.tree is None:
+            return False
+        try:
+            self.tree.set_label(entry_id, label or None)
+        except PiworkError as exc:
+            self._set_status(f"Label not saved: {exc}")
+            return False
+        return True
+
+    def prompt_label(self) -> None:
+        entry_id = self.current_entry_id()
+        if entry_id is None or self.tree is None:
+            return
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Label")
+        dialog.setLabelText("Label for this entry (empty clears it):")
+        dialog.setTextValue(self.tree.label(entry_id) or "")
+        dialog.textValueSelected.connect(lambda text: self.set_label(entry_id, text.strip() or None))
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+        self.label_dialog = dialog
+
+    def clear_label(self) -> None:
+        entry_id = self.current_entry_id()
+        if entry_id is not None and self.tree is not None and self.tree.label(entry_id):
+            self.set_label(entry_id, None)
+
+    # -- context menu, fork and clone ------------------------------------------------------------
+    def _context_menu(self, position: QPoint) -> None:
+        index = self.view.indexAt(position)
+        if not index.isValid():
+            return
+        self.view.setCurrentIndex(index)
+        menu = self.build_context_menu()
+        menu.popup(self.view.viewport().mapToGlobal(position))
+
+    def build_context_menu(self) -> QMenu:
+        menu = QMenu(self)
+        entry_id = self.current_entry_id()
+        record = self.tree.record(entry_id) if self.tree is not None and entry_id else None
+        actions: list[tuple[str, Any, bool]] = [
+            ("Go to entry", self.activate_current, self.navigator is not None),
+            ("Set label…", self.prompt_label, True),
+            ("Clear label", self.clear_label, bool(record and self.tree and self.tree.label(record.id))),
+            ("Fork from here", self.fork_current, bool(record and record.role == "user")),
+            ("Clone up to here", self.clone_current, record is not None),
+            ("Copy entry id", lambda: QGuiApplication.clipboard().setText(entry_id or ""), True),
+        ]
+        for text, slot, enabled in actions:
+            action = QAction(text, menu)
+            action.setEnabled(enabled)
+            action.triggered.connect(slot)
+            menu.addAction(action)
+        return menu
+
+    def fork_current(self) -> None:
+        entry_id = self.current_entry_id()
+        if self.session is None or entry_id is None:
+            return
+        try:
+            result = fork_session(self.session, entry_id)
+        except PiworkError as exc:
+            self._set_status(str(exc))
+            return
+        self.session_created.emit(result.session, result.editor_text)
+
+    def clone_current(self) -> None:
+        entry_id = self.current_entry_id()
+        if self.session is None or entry_id is None:
+            return
+        try:
+            if entry_id == self.session.tree.leaf_id:
+                created = clone_session(self.session)
+            else:
+                created = create_branched_session(self.session, entry_id)
+        except PiworkError as exc:
+            self._set_status(str(exc))
+            return
+        self.session_created.emit(created, "")
+
+    # -- navigation ------------------------------------------------------------------------------
+    def activate_current(self) -> None:
+        entry_id = self.current_entry_id()
+        if entry_id is not None:
+            self.navigate_to(entry_id)
+
+    def navigate_to(self, entry_id: str) -> asyncio.Task[Any] | None:
+        """Start moving to `entry_id` (asks about a summary first unless skipPrompt is set)."""
+        if self.tree is None or self.navigator is None:
+            self._set_status("This session is open for browsing only.")
+            return None
+        if self.navigator.is_streaming:
+            self._set_status(STREAMING_REFUSAL)
+            return None
+        if entry_id == self.tree.leaf_id or self._navigation is not None:
+            return None
+        task = asyncio.ensure_future(self._navigate(entry_id))
+        self._navigation = task
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if task is self._navigation:
+            self._navigation = None
+        if not task.cancelled() and task.exception() is not None:
+            self._set_status(f"Navigation failed: {task.exception()}")
+
+    async def _ask_choice(self, entry_id: str) -> BranchChoice | None:
+        assert self.tree is not None
+        if self._skip_prompt():
+            return BranchChoice(False)
+        abandoned = len(collect_branch_entries_with(self.tree.entry, self.tree.leaf_id, entry_id).entries)
+        record = self.tree.record(entry_id)
+        title = entry_title(record, self.tree) if record is not None else entry_id
+        dialog = BranchChoiceDialog(abandoned, title, self)
+        can_summarize = self.navigator is not None and self.navigator.can_summarize
+        dialog.summarize.setEnabled(can_summarize)
+        dialog.focused.setEnabled(can_summarize)
+        if not can_summarize:
+            dialog.summarize.setToolTip("No model available for summarization")
+        self.branch_dialog = dialog
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        def settle(result: int) -> None:
+            if not future.done():
+                future.set_result(result)
+
+        dialog.finished.connect(settle)
+        dialog.open()
+        try:
+            accepted = await future
+        finally:
+            self.branch_dialog = None
+            dialog.deleteLater()
+        if not accepted:
+            return None
+        choice = dialog.choice()
+        if choice.dont_ask_again:
+            self._remember_skip_prompt()
+        return choice
+
+    async def _navigate(self, entry_id: str) -> None:
+        try:
+            await self._navigate_steps(entry_id)
+        finally:
+            self._navigation = None  # listeners of the signals below may start the next move
+
+    async def _navigate_steps(self, entry_id: str) -> None:
+        choice = await self._ask_choice(entry_id)
+        if choice is None or self.navigator is None:
+            return
+        if choice.summarize:
+            self._show_progress()
+        try:
+            result: NavigationResult = await self.navigator.navigate(
+                entry_id,
+                summarize=choice.summarize,
+                focus=choice.focus,
+                replace_instructions=choice.replace_instructions,
+                label=choice.label,
+                on_progress=self._on_progress,
+            )
+        except asyncio.CancelledError:
+            self._set_status("Navigation cancelled; nothing was changed.")
+            raise
+        except PiworkError as exc:
+            self._set_status(str(exc))
+            return
+        finally:
+            self._hide_progress()
+        if result.cancelled:
+            self._set_status("Navigation cancelled; nothing was changed.")
+            return
+        self._navigation = None
+        self._set_status(result.notice or "")
+        if result.editor_text is not None:
+            self.editor_text_requested.emit(result.editor_text)
+        self.navigated.emit(result)
+
+    def _show_progress(self) -> None:
+        dialog = QProgressDialog("Summarizing the branch you are leaving…", "Cancel", 0, 0, self)
+        dialog.setWindowTitle("Branch summary")
+        dialog.setMinimumDuration(0)
+        dialog.canceled.connect(self.cancel_navigation)
+        dialog.show()
+        self.progress = dialog
+
+    def _hide_progress(self) -> None:
+        if self.progress is not None:
+            self.progress.canceled.disconnect(self.cancel_navigation)
+            self.progress.close()
+            self.progress.deleteLater()
+            self.progress = None
+
+    def _on_progress(self, progress: BranchSummaryProgress) -> None:
+        if self.progress is not None:
+            texts = {
+                "collected": f"Collected {progress.entry_count} entries of the branch…",
+                "summarizing": f"Asking the model to summarize {progress.entry_count} entries…",
+                "written": "Summary written.",
+            }
+            self.progress.setLabelText(texts.get(progress.stage, ""))
+
+    def cancel_navigation(self) -> None:
+        if self._navigation is not None:
+            self._navigation.cancel()
+
+    def shutdown(self) -> None:
+        """Cancel background work (call before the window closes)."""
+        for task in list(self._tasks):
+            task.cancel()
+        with contextlib.suppress(RuntimeError):
+            self._detach()

@@ -1,0 +1,251 @@
+"""SessionTreePanel with real widgets, a real session file, the engine's navigation and the loopback
+provider: each summary choice, cancellation, the don't-ask preference, labels, fork and clone, and
+opening a file off the GUI thread."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtWidgets import QPushButton
+from pytestqt.qtbot import QtBot
+
+from piwork.core.compaction.settings import BranchSummarySettings
+from piwork.core.compaction.summarize import RetryPolicy, Summarizer
+from piwork.core.llm.streaming import complete
+from piwork.core.session.store import Session, create_session
+from piwork.core.settings import MemorySettingsStorage, Settings
+from piwork.gui.tree.navigation import TreeNavigator
+from piwork.gui.tree.tree_panel import SessionTreePanel
+from tests.support.loopback_server import Failure, LoopbackServer, Text, Turn
+
+
+@pytest.fixture
+def loopback() -> Any:
+    with LoopbackServer() as server:
+        yield server
+
+
+def _summarizer(server: LoopbackServer) -> Summarizer:
+    async def no_wait(_seconds: float) -> None:
+        return None
+
+    return Summarizer(
+        model=server.anthropic_model(), complete=complete, api_key="test-key",
+        retry=RetryPolicy(enabled=False, max_retries=0, base_delay_ms=0), sleep=no_wait,
+    )  # fmt: skip
+
+
+def _message(role: str, text: str, ts: int) -> dict[str, Any]:
+    if role == "assistant":
+        return {"role": "assistant", "content": [{"type": "text", "text": text}], "api": "anthropic-messages",
+                "provider": "anthropic", "model": "m", "usage": {}, "stopReason": "stop", "timestamp": ts}  # fmt: skip
+    return {"role": "user", "content": text, "timestamp": ts}
+
+
+def _session(tmp_path: Path) -> tuple[Session, dict[str, str]]:
+    """u1 → a1 → u2 → a2 (leaf), all on disk."""
+    session = create_session(str(tmp_path), tmp_path / "sessions")
+    tree = session.tree
+    ids = {
+        "u1": tree.append_message(_message("user", "plan the parser", 1)),
+        "a1": tree.append_message(_message("assistant", "here is a plan", 2)),
+        "u2": tree.append_message(_message("user", "now write it in Rust", 3)),
+        "a2": tree.append_message(_message("assistant", "rust version written", 4)),
+    }
+    return session, ids
+
+
+def _lines(session: Session) -> list[dict[str, Any]]:
+    assert session.path is not None
+    return [json.loads(line) for line in session.path.read_text().splitlines()]
+
+
+def _panel(qtbot: QtBot, session: Session, server: LoopbackServer | None, settings: Settings | None = None):  # type: ignore[no-untyped-def]
+    panel = SessionTreePanel(settings=settings)
+    qtbot.addWidget(panel)
+    panel.resize(700, 600)
+    panel.show()
+    summarizer = _summarizer(server) if server is not None else None
+    panel.set_session(session, TreeNavigator(session.tree, summarizer, BranchSummarySettings()))
+    return panel
+
+
+def _answer_dialog(qtbot: QtBot, panel: SessionTreePanel, choose: str, focus: str = "", replace: bool = False,
+                   label: str = "", dont_ask: bool = False) -> None:  # fmt: skip
+    qtbot.waitUntil(
+        lambda: (
+            (panel.branch_dialog is not None and panel.branch_dialog.isVisible()) or panel.status.text() != ""
+        )
+    )
+    assert panel.status.text() == ""
+    dialog = panel.branch_dialog
+    assert dialog is not None
+    {"none": dialog.no_summary, "summary": dialog.summarize, "focus": dialog.focused}[choose].setChecked(True)
+    dialog.focus_text.setPlainText(focus)
+    dialog.replace_box.setChecked(replace)
+    dialog.label_field.setText(label)
+    dialog.dont_ask.setChecked(dont_ask)
+    dialog.ok_button.click()
+
+
+def test_selecting_a_user_message_moves_to_its_parent_and_fills_the_composer(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    session, ids = _session(tmp_path)
+    before = _lines(session)
+    panel = _panel(qtbot, session, None)
+    assert panel.current_entry_id() == ids["a2"]  # the leaf is selected when the session is shown
+    assert panel.select_entry(ids["u2"])
+    assert "now write it in Rust" in panel.detail.toPlainText()
+    with qtbot.waitSignal(panel.editor_text_requested) as editor, qtbot.waitSignal(panel.navigated):
+        panel.activate_current()
+        _answer_dialog(qtbot, panel, "none")
+    assert editor.args == ["now write it in Rust"]
+    assert session.tree.leaf_id == ids["a1"]
+    assert _lines(session) == before  # moving the leaf writes nothing
+    assert panel.model is not None and panel.model.landing_index().data() == "● assistant: here is a plan"
+
+
+def test_summarize_writes_a_branch_summary_with_label(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    session, ids = _session(tmp_path)
+    loopback.script(Turn([Text("## Goal\nPort the parser to Rust.")]))
+    panel = _panel(qtbot, session, loopback)
+    panel.select_entry(ids["a1"])
+    with qtbot.waitSignal(panel.navigated, timeout=10000) as moved:
+        panel.activate_current()
+        _answer_dialog(qtbot, panel, "summary", label="rust attempt")
+    result = moved.args[0]
+    written = _lines(session)[-2:]
+    summary, label = written
+    assert summary["type"] == "branch_summary" and summary["parentId"] == ids["a1"]
+    assert summary["fromId"] == ids["a2"]
+    assert summary["summary"].endswith("## Goal\nPort the parser to Rust.")
+    assert label == {**label, "type": "label", "targetId": summary["id"], "label": "rust attempt"}
+    assert result.summary_entry["id"] == summary["id"]
+    assert panel.progress is None
+    request = loopback.requests[-1].body
+    assert "now write it in Rust" in json.dumps(request["messages"])
+
+
+def test_summarize_with_focus_replacing_the_instructions(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    session, ids = _session(tmp_path)
+    loopback.script(Turn([Text("Only the API names.")]), Turn([Text("Focused, with defaults.")]))
+    panel = _panel(qtbot, session, loopback)
+    panel.select_entry(ids["a1"])
+    with qtbot.waitSignal(panel.navigated, timeout=10000):
+        panel.activate_current()
+        _answer_dialog(qtbot, panel, "focus", focus="List only the API names", replace=True)
+    prompt = json.dumps(loopback.requests[-1].body["messages"])
+    assert "List only the API names" in prompt and "## Constraints" not in prompt
+    assert _lines(session)[-1]["summary"].endswith("Only the API names.")
+    panel.select_entry(ids["u2"])  # back to the abandoned branch's user message, focus added to defaults
+    with qtbot.waitSignal(panel.navigated, timeout=10000):
+        panel.activate_current()
+        _answer_dialog(qtbot, panel, "focus", focus="Mention file names")
+    prompt = json.dumps(loopback.requests[-1].body["messages"])
+    assert "Additional focus: Mention file names" in prompt and "## Constraints" in prompt
+
+
+def test_cancelling_a_summary_writes_nothing(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    session, ids = _session(tmp_path)
+    before = _lines(session)
+    loopback.script(Turn(failure=Failure.hang()))
+    panel = _panel(qtbot, session, loopback)
+    panel.select_entry(ids["a1"])
+    task = None
+
+    def start() -> None:
+        nonlocal task
+        panel.activate_current()
+        task = panel._navigation
+
+    start()
+    _answer_dialog(qtbot, panel, "summary")
+    qtbot.waitUntil(lambda: panel.progress is not None and panel.progress.isVisible())
+    qtbot.waitUntil(lambda: len(loopback.requests) == 1, timeout=5000)
+    assert panel.progress is not None
+    panel.progress.findChild(QPushButton).click()  # the dialog's Cancel button
+    qtbot.waitUntil(lambda: task is not None and task.done(), timeout=5000)
+    assert task is not None and task.cancelled()
+    assert panel.status.text() == "Navigation cancelled; nothing was changed."
+    assert _lines(session) == before
+    assert session.tree.leaf_id == ids["a2"]
+
+
+def test_dont_ask_again_is_saved_and_then_honoured(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    storage = MemorySettingsStorage()
+    settings = Settings.load(storage, project_trusted=True)
+    session, ids = _session(tmp_path)
+    panel = _panel(qtbot, session, None, settings)
+    panel.select_entry(ids["a1"])
+    with qtbot.waitSignal(panel.navigated):
+        panel.activate_current()
+        _answer_dialog(qtbot, panel, "none", dont_ask=True)
+    assert json.loads(storage.read("global") or "{}")["branchSummary"]["skipPrompt"] is True
+    assert settings.get("branchSummary.skipPrompt") is True
+    panel.select_entry(ids["a2"])
+    with qtbot.waitSignal(panel.navigated):
+        panel.activate_current()  # no dialog this time
+    assert panel.branch_dialog is None
+    assert session.tree.leaf_id == ids["a2"]
+
+
+def test_labels_fork_and_clone(qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path) -> None:
+    session, ids = _session(tmp_path)
+    panel = _panel(qtbot, session, None)
+    panel.select_entry(ids["u1"])
+    panel.prompt_label()
+    panel.label_dialog.setTextValue("start here")
+    panel.label_dialog.accept()
+    last = _lines(session)[-1]
+    assert (last["type"], last["targetId"], last["label"]) == ("label", ids["u1"], "start here")
+    assert panel.model is not None
+    assert panel.model.index_of_id(ids["u1"]).data() == "[start here] user: plan the parser"
+    panel.select_entry(ids["u1"])
+    panel.clear_label()
+    assert "label" not in _lines(session)[-1]
+    menu = panel.build_context_menu()
+    assert [a.text() for a in menu.actions() if a.isEnabled()] == [
+        "Go to entry", "Set label…", "Fork from here", "Clone up to here", "Copy entry id",
+    ]  # fmt: skip
+    panel.select_entry(ids["u2"])
+    with qtbot.waitSignal(panel.session_created) as forked:
+        panel.fork_current()
+    fork, text = forked.args
+    assert text == "now write it in Rust"
+    assert [r.id for r in fork.tree.path()] == [ids["u1"], ids["a1"]]
+    assert fork.header["parentSession"] == str(session.path)
+    panel.select_entry(ids["a1"])
+    with qtbot.waitSignal(panel.session_created) as cloned:
+        panel.clone_current()
+    assert [r.id for r in cloned.args[0].tree.path()][:2] == [ids["u1"], ids["a1"]]
+
+
+def test_open_file_off_the_gui_thread_shows_diagnostics(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    session, ids = _session(tmp_path)
+    assert session.path is not None
+    with open(session.path, "a") as handle:
+        handle.write("{not json\n")
+    session.close()
+    panel = SessionTreePanel()
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.loaded, timeout=10000):
+        qloop.create_task(panel.open_file(str(session.path)))
+    assert panel.current_entry_id() == ids["a2"]
+    assert panel.diagnostics_label.isVisibleTo(panel) and "1 problem" in panel.diagnostics_label.text()
+    panel.navigate_to(ids["a1"])
+    assert panel.status.text() == "This session is open for browsing only."
