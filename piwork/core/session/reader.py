@@ -8,6 +8,7 @@ offset when needed.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -31,6 +32,44 @@ Status = Literal["ok", "missing", "empty", "not_session", "unsupported"]
 READ_CHUNK = 1024 * 1024
 
 
+class FileBodySource:
+    """Reads entry bodies back from a session file by byte offset (one descriptor, opened lazily)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.on_error: Callable[[EntryRecord], None] | None = None
+        self._fd: int | None = None
+
+    def load(self, record: EntryRecord) -> Any:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        try:
+            return read_body(self._fd, record)
+        except ValueError:
+            if self.on_error is not None:
+                self.on_error(record)
+            return None
+
+    def load_many(self, records: list[EntryRecord]) -> list[Any]:
+        """Bodies of several entries parsed in one go; ``None`` for any that cannot be read."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        fd = self._fd
+        data = b"[" + b",".join(os.pread(fd, r.length, r.offset) for r in records) + b"]"
+        try:
+            values = json_loads(data.decode("utf-8", "replace"))
+            if isinstance(values, list) and len(values) == len(records):
+                return values
+        except ValueError:
+            pass
+        return [self.load(r) for r in records]
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 @dataclass
 class LoadedFile:
     """What a session file holds. ``status`` tells whether it is a usable session at all."""
@@ -43,6 +82,7 @@ class LoadedFile:
     size: int = 0
     mtime_ns: int = 0
     torn: bool = False
+    source: FileBodySource | None = None
 
     @property
     def version(self) -> Any:
@@ -79,6 +119,7 @@ def _read(file_path: Path, keep_bodies: bool, keep_non_objects: bool) -> LoadedF
     except FileNotFoundError:
         return LoadedFile(file_path, "missing")
     loaded = LoadedFile(file_path, "ok", size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+    source = loaded.source = FileBodySource(file_path)
     if stat.st_size == 0:
         loaded.status = "empty"
         return loaded
@@ -94,6 +135,7 @@ def _read(file_path: Path, keep_bodies: bool, keep_non_objects: bool) -> LoadedF
             elif not first and not keep_bodies:
                 light = light_record(raw, len(loaded.records), number, offset)
                 if light is not None:
+                    light.source = source
                     loaded.records.append(light)
                     continue
             try:

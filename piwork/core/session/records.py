@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from piwork.core.jscompat import UNDEFINED, js_trim
 from piwork.core.session.timestamps import js_date_ms
@@ -48,12 +48,19 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+class BodySource(Protocol):
+    """Reads an entry's body back from where it was indexed (``None`` if it is unreadable)."""
+
+    def load(self, record: EntryRecord) -> Any: ...
+
+
 @dataclass(slots=True, eq=False)
 class EntryRecord:
     """One entry of a session file, indexed without keeping its body in memory.
 
-    ``preview`` is ``None`` and ``meta`` empty until the body has been looked at (message lines of
-    a large file are indexed from their first bytes only; see ``light_record``).
+    Message lines of a large file are indexed from their bytes only (see ``light_record``): their
+    ``preview`` is computed from the body the first time it is asked for, and ``meta`` holds only
+    ``stopReason``/``hasText`` for assistant messages until then.
     """
 
     seq: int
@@ -65,9 +72,25 @@ class EntryRecord:
     offset: int = -1
     length: int = 0
     role: str | None = None
-    preview: str | None = None
+    cached_preview: str | None = None
     meta: Mapping[str, Any] = field(default_factory=lambda: NO_META)
     body: Any = None
+    source: BodySource | None = None
+
+    @property
+    def preview(self) -> str:
+        """A short one-line text for lists and search (reads the body once if needed)."""
+        if self.cached_preview is None:
+            value = self.body if self.body is not None or self.source is None else self.source.load(self)
+            if isinstance(value, dict):
+                fill_details(self, value)
+            if self.cached_preview is None:
+                self.cached_preview = ""
+        return self.cached_preview
+
+    @property
+    def has_details(self) -> bool:
+        return self.cached_preview is not None
 
     @property
     def time_ms(self) -> float:
@@ -182,7 +205,7 @@ def fill_details(record: EntryRecord, value: dict[str, Any]) -> None:
     elif kind == "custom":
         preview = str(value.get("customType", ""))
     record.meta = meta
-    record.preview = _short(preview)
+    record.cached_preview = _short(preview)
 
 
 # Pi writes message entries as {"type":"message","id":…,"parentId":…,"timestamp":…,"message":{"role":…
@@ -192,8 +215,38 @@ _MESSAGE_PREFIX = re.compile(
 )
 
 
+_ROLES = {r.encode(): r for r in ("user", "assistant", "toolResult", "bashExecution", "custom")}
+_TEXT_BLOCK = b'{"type":"text","text":"'
+# UTF-8 lead bytes of the non-ASCII characters JavaScript's trim() removes.
+_UNICODE_SPACES = (
+    b"\xc2\xa0",
+    b"\xe1\x9a\x80",
+    b"\xe2\x80",
+    b"\xe2\x81\x9f",
+    b"\xe3\x80\x80",
+    b"\xef\xbb\xbf",
+)
+_BLANK_START = re.compile(rb"(?:[ \t]|\\[nrt])*")
+
+
+def _has_text(raw: bytes) -> bool | None:
+    """Whether an assistant line has a non-blank text block; ``None`` when that needs a parse."""
+    position = raw.find(_TEXT_BLOCK)
+    while position >= 0:
+        start = position + len(_TEXT_BLOCK)
+        blank = _BLANK_START.match(raw, start)
+        end = blank.end() if blank is not None else start
+        following = raw[end : end + 1]
+        if following != b'"':
+            if following == b"\\" or raw.startswith(_UNICODE_SPACES, end):
+                return None  # an escape or a Unicode space: let the full parse decide
+            return True
+        position = raw.find(_TEXT_BLOCK, end)
+    return False
+
+
 def light_record(raw: bytes, seq: int, line: int, offset: int) -> EntryRecord | None:
-    """Index a message line from its first bytes (no JSON parse), or ``None`` if it is not one.
+    """Index a message line from its bytes without a JSON parse, or ``None`` if not possible.
 
     Only lines in the exact layout Pi and piwork write, ending with ``}``, qualify; anything else
     is parsed in full by the caller.
@@ -201,8 +254,9 @@ def light_record(raw: bytes, seq: int, line: int, offset: int) -> EntryRecord | 
     match = _MESSAGE_PREFIX.match(raw)
     if match is None or not raw.rstrip(b"\r").endswith(b"}"):
         return None
-    entry_id, parent_id, timestamp, role = match.groups()
-    return EntryRecord(
+    entry_id, parent_id, timestamp, role_bytes = match.groups()
+    role = _ROLES.get(role_bytes) or role_bytes.decode("ascii")
+    record = EntryRecord(
         seq,
         entry_id.decode("ascii"),
         None if parent_id is None else parent_id.decode("ascii"),
@@ -211,5 +265,15 @@ def light_record(raw: bytes, seq: int, line: int, offset: int) -> EntryRecord | 
         line,
         offset,
         len(raw),
-        role.decode("ascii"),
+        role,
     )
+    if role == "assistant":
+        has_text = _has_text(raw)
+        if has_text is None:
+            return None
+        meta: dict[str, Any] = {"hasText": has_text}
+        stop = raw.rfind(b'"stopReason":"')
+        if stop >= 0:
+            meta["stopReason"] = raw[stop + 14 : raw.find(b'"', stop + 14)].decode("utf-8", "replace")
+        record.meta = meta
+    return record

@@ -28,7 +28,7 @@ from piwork.core.session.format import (
     session_file_name,
 )
 from piwork.core.session.migrate import migrate_to_current, version_at_least
-from piwork.core.session.reader import LoadedFile, read_body, read_session_file
+from piwork.core.session.reader import FileBodySource, LoadedFile, read_session_file
 from piwork.core.session.records import EntryRecord
 from piwork.core.session.timestamps import iso_now
 from piwork.core.session.tree import SessionTree, tree_from_values
@@ -134,7 +134,7 @@ class Session:
         self.notices: list[str] = []
         self.on_notice: Callable[[str], None] | None = None
         self._append_fd: int | None = None
-        self._read_fd: int | None = None
+        self._source: FileBodySource | None = None
         self._expected: tuple[int, int] | None = None
         self._needs_newline = False
         tree.sink = self
@@ -154,19 +154,28 @@ class Session:
         return self.path is not None
 
     def _load_body(self, record: EntryRecord) -> Any:
+        if record.source is not None:
+            return record.source.load(record)
         if self.path is None:
             return record.body
-        if self._read_fd is None:
-            self._read_fd = os.open(self.path, os.O_RDONLY)
-        try:
-            return read_body(self._read_fd, record)
-        except ValueError:
-            self.tree.add_diagnostic(
-                Diagnostic(
-                    MALFORMED_JSON, record.line, record.offset, "Line is not valid JSON; it is skipped"
-                )
-            )
-            return None
+        if self._source is None or self._source.path != self.path:
+            self.use_source(FileBodySource(self.path))
+        assert self._source is not None
+        return self._source.load(record)
+
+    def use_source(self, source: FileBodySource | None) -> None:
+        """Read bodies through ``source`` (the reader's), reporting unreadable lines as diagnostics."""
+        if source is None:
+            return
+        if self._source is not None and self._source is not source:
+            self._source.close()
+        self._source = source
+        source.on_error = self._unreadable
+
+    def _unreadable(self, record: EntryRecord) -> None:
+        self.tree.add_diagnostic(
+            Diagnostic(MALFORMED_JSON, record.line, record.offset, "Line is not valid JSON; it is skipped")
+        )
 
     # ------------------------------------------------------------------ locking
     def acquire_lock(self) -> bool:
@@ -203,6 +212,7 @@ class Session:
             return
         loaded = read_session_file(self.path)
         if loaded.status == "ok":
+            self.use_source(loaded.source)
             tree.replace_records(loaded.header, loaded.records, loaded.diagnostics)
             self._needs_newline = loaded.torn
             self._notice(
@@ -267,14 +277,13 @@ class Session:
             self._remember_file_state()
 
     def close(self) -> None:
-        for name in ("_append_fd", "_read_fd"):
-            fd = getattr(self, name)
-            if fd is not None:
-                if name == "_append_fd":
-                    with contextlib.suppress(OSError):
-                        os.fsync(fd)
-                os.close(fd)
-                setattr(self, name, None)
+        if self._append_fd is not None:
+            with contextlib.suppress(OSError):
+                os.fsync(self._append_fd)
+            os.close(self._append_fd)
+            self._append_fd = None
+        if self._source is not None:
+            self._source.close()
 
     def __enter__(self) -> Session:
         return self
@@ -354,6 +363,7 @@ def open_session(
     session_cwd = os.path.abspath(chosen_cwd or os.getcwd())
     tree = SessionTree(loaded.header, loaded.records, new_id=new_id, diagnostics=loaded.diagnostics)
     session = Session(tree, file_path, session_cwd, file_path.parent, flushed=True, read_only=not writable)
+    session.use_source(loaded.source)
     session._needs_newline = loaded.torn
     if writable:
         session.acquire_lock()

@@ -102,6 +102,7 @@ class SessionContext:
 
 
 _CURRENT: Any = object()
+BATCH = 2000
 
 
 def _compare_time(a: EntryRecord, b: EntryRecord) -> int:
@@ -132,6 +133,7 @@ class SessionTree:
         self._file_diagnostics = list(diagnostics)
         self._listeners: list[Callable[[TreeEvent], None]] = []
         self.sink: EntrySink | None = None
+        self._preloaded: dict[int, Any] = {}
         self._reindex()
 
     # ----------------------------------------------------------------- index
@@ -141,7 +143,7 @@ class SessionTree:
 
     def _reindex_all(self) -> None:
         self._by_key: dict[Any, EntryRecord] = {}
-        self._children: dict[Any, list[EntryRecord]] = {}
+        self._children: dict[Any, EntryRecord | list[EntryRecord]] = {}
         self._labels: dict[Any, tuple[str, Any]] = {}
         self._graph_diagnostics: list[Diagnostic] = []
         self._name_record: EntryRecord | None = None
@@ -179,11 +181,17 @@ class SessionTree:
         self._by_key[key] = record
         parent_id = record.parent_id
         parent_key = parent_id if type(parent_id) is str else map_key(parent_id)
+        if type(parent_id) is str:
+            parent = self._by_key.get(parent_id)
+            if parent is not None:
+                record.parent_id = parent.id  # share one string object per id
         siblings = self._children.get(parent_key)
         if siblings is None:
-            self._children[parent_key] = [record]
-        else:
+            self._children[parent_key] = record  # most entries have one child: no list for them
+        elif isinstance(siblings, list):
             siblings.append(record)
+        else:
+            self._children[parent_key] = [siblings, record]
         self.leaf_id = entry_id if entry_id is not UNDEFINED else None
         if kind == "message":
             if record.role == "assistant":
@@ -288,11 +296,14 @@ class SessionTree:
 
     def children(self, entry_id: Any) -> list[EntryRecord]:
         """Direct children in file order."""
-        return list(self._children.get(map_key(entry_id), ()))
+        found = self._children.get(map_key(entry_id))
+        if found is None:
+            return []
+        return list(found) if isinstance(found, list) else [found]
 
     def sorted_children(self, entry_id: Any) -> list[EntryRecord]:
         """Direct children by time stamp, oldest first (stable), as the tree view lists them."""
-        return sorted(self._children.get(map_key(entry_id), ()), key=cmp_to_key(_compare_time))
+        return sorted(self.children(entry_id), key=cmp_to_key(_compare_time))
 
     def label(self, entry_id: Any) -> str | None:
         found = self._labels.get(map_key(entry_id))
@@ -400,7 +411,7 @@ class SessionTree:
             parent_id=record.parent_id if isinstance(record.parent_id, str) else None,
             type=str(record.type),
             role=record.role,
-            preview=record.preview or "",
+            preview=record.preview,
             label=None if label is None else label[0],
             label_timestamp=None if label is None else label[1],
             timestamp=record.timestamp,
@@ -438,14 +449,32 @@ class SessionTree:
                     if found:
                         selected.append(record)
             selected.extend(path[compaction_at + 1 :])
+        self._preload(selected)
         messages: list[Any] = []
         for i, record in enumerate(selected):
-            body = self.body(record)
+            body = self._preloaded.pop(id(record), None) if self._preloaded else None
+            if body is None:
+                body = self.body(record)
             if body is not None:  # a line that turned out unreadable is reported, not fatal
                 messages.extend(entry_to_messages(body))
             if i == 0 and retained:
                 messages.extend(retained)
         return SessionContext(messages, thinking_level, model, [r.id for r in selected])
+
+    def _preload(self, records: list[EntryRecord]) -> None:
+        """Read many bodies in batches (shared key strings, fewer calls) when the source can."""
+        self._preloaded = {}
+        pending = [r for r in records if r.body is None and r.source is not None]
+        while pending:
+            source = pending[0].source
+            batch = [r for r in pending[:BATCH] if r.source is source]
+            load_many = getattr(source, "load_many", None)
+            if load_many is None:
+                break
+            for record, body in zip(batch, load_many(batch), strict=True):
+                self._preloaded[id(record)] = body
+            done = {id(r) for r in batch}
+            pending = [r for r in pending if id(r) not in done]
 
     def _settings(self, path: list[EntryRecord]) -> tuple[Any, dict[str, Any] | None]:
         """Thinking level and model from the last entries on the path that set them."""
@@ -464,13 +493,13 @@ class SessionTree:
         return thinking_level, None
 
     def details(self, record: EntryRecord) -> EntryRecord:
-        """Make sure ``preview`` and ``meta`` are filled (parses the body once if needed)."""
-        if record.preview is None:
+        """Make sure ``preview`` and ``meta`` are complete (parses the body once if needed)."""
+        if not record.has_details:
             body = self.body(record)
             if isinstance(body, dict):
                 fill_details(record, body)
             else:
-                record.preview = ""
+                record.cached_preview = ""
         return record
 
     # ----------------------------------------------------------------- events

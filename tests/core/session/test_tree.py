@@ -103,7 +103,8 @@ def test_summary_is_cheap_and_lazy(tmp_path: Path) -> None:
     path = write_session(tmp_path / "s.jsonl", conversation(1))
     with open_session(path, writable=False) as session:
         record = session.tree.record("a0")
-        assert record is not None and record.preview is None  # indexed from its first bytes only
+        assert record is not None and record.body is None  # indexed from its bytes, body not kept
+        assert record.meta == {"stopReason": "stop", "hasText": True}
         summary = session.tree.summary(record)
         assert (summary.type, summary.role, summary.preview, summary.is_leaf) == (
             "message",

@@ -1,0 +1,120 @@
+"""Session engine figures on a ~100 MB, 100k-entry branched session. Prints one JSON line.
+
+Each measurement runs in a fresh Python process so peak memory (``ru_maxrss``) belongs to it:
+``open_s`` (open + index the file), ``context_s`` (build the context of the deepest leaf),
+``peak_rss_mb`` and its ratio to the file size, ``list_1000_s`` (listing 1,000 session files).
+Targets: open + context under 2 s, peak memory under 3x the file size. When the reference
+implementation is installed (``$PI_ORACLE_DIR``, default /tmp/pi-oracle), the same open + context
+is also timed in it, whole process against whole process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.benchmarks.session_fixture import write_large_session, write_small_sessions  # noqa: E402
+
+MEASURE = """
+import json, resource, sys, time
+from piwork.core.session.store import open_session
+path, leaf = sys.argv[1], sys.argv[2]
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+session = open_session(path, writable=False)
+t1 = time.perf_counter()
+context = session.tree.build_context(leaf)
+t2 = time.perf_counter()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"open_s": t1 - t0, "context_s": t2 - t1, "messages": len(context.messages),
+                  "peak_rss_mb": peak / 1024, "base_rss_mb": base / 1024}))
+"""
+
+LIST = """
+import json, sys, time
+from piwork.core.session.listing import list_all_sessions
+t0 = time.perf_counter()
+infos = list_all_sessions(agent_dir=sys.argv[1])
+print(json.dumps({"list_s": time.perf_counter() - t0, "count": len(infos)}))
+"""
+
+PI_SCRIPT = """
+const sm = await import(process.argv[2] + "/core/session-manager.js");
+const s = sm.SessionManager.open(process.argv[3]);
+const ctx = sm.buildSessionContext(s.getEntries(), process.argv[4]);
+console.log(ctx.messages.length);
+"""
+
+
+def _python(code: str, *args: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    return json.loads(out.stdout)
+
+
+def _reference(path: Path, leaf: str, tmp: Path) -> dict | None:
+    oracle = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
+    node = oracle / "node22" / "package" / "bin" / "node"
+    dist = oracle / "pi" / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist"
+    if not node.exists() or not dist.exists():
+        return None
+    script = tmp / "pi_open.mjs"
+    script.write_text(PI_SCRIPT, encoding="utf-8")
+    t0 = time.perf_counter()
+    subprocess.run(
+        [str(node), str(script), str(dist), str(path), leaf],
+        capture_output=True,
+        check=True,
+        env={**os.environ, "PI_CODING_AGENT_DIR": str(tmp / "pi-agent")},
+    )
+    pi_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    _python(MEASURE, str(path), leaf)
+    return {"reference_process_s": round(pi_s, 3), "piwork_process_s": round(time.perf_counter() - t0, 3)}
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="piwork-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        big = tmp / "big.jsonl"
+        t0 = time.perf_counter()
+        facts = write_large_session(big)
+        generate_s = time.perf_counter() - t0
+        size_mb = big.stat().st_size / 1e6
+        measured = _python(MEASURE, str(big), facts["deepest_leaf"])
+        agent = tmp / "agent"
+        write_small_sessions(agent / "sessions" / "--home-user-project--", 1000)
+        listed = _python(LIST, str(agent))
+        result = {
+            "bench": "sessions",
+            "file_mb": round(size_mb, 1),
+            "entries": facts["entries"],
+            "deepest_path": facts["deepest_depth"],
+            "open_s": round(measured["open_s"], 3),
+            "context_s": round(measured["context_s"], 3),
+            "open_plus_context_s": round(measured["open_s"] + measured["context_s"], 3),
+            "context_messages": measured["messages"],
+            "peak_rss_mb": round(measured["peak_rss_mb"], 1),
+            "peak_over_file": round(measured["peak_rss_mb"] * 1.048576 / size_mb, 2),
+            "list_1000_s": round(listed["list_s"], 3),
+            "listed": listed["count"],
+            "generate_s": round(generate_s, 1),
+            "load_average": round(os.getloadavg()[0], 2),
+        }
+        reference = _reference(big, facts["deepest_leaf"], tmp)
+        if reference is not None:
+            result.update(reference)
+        print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
