@@ -213,10 +213,24 @@ def _should_retry(status: int | None, headers: httpx.Headers | None) -> bool:
     return status is None or status in RETRY_STATUSES or status >= 500
 
 
-def _error_body(raw: bytes) -> str:
+async def _read_limited(response: httpx.Response, limit: int) -> tuple[bytes, bool]:
+    """At most ``limit`` bytes of an error body (and whether more was left unread)."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(parts)[:limit], True
+    return b"".join(parts), False
+
+
+def _error_body(raw: bytes, more: bool = False) -> str:
     text = raw.decode("utf-8", errors="replace").strip()
-    if len(text) > MAX_ERROR_BODY:
-        text = f"{text[:MAX_ERROR_BODY]}… [truncated {len(text) - MAX_ERROR_BODY} chars]"
+    if len(text) > MAX_ERROR_BODY or more:
+        cut = len(text) - MAX_ERROR_BODY
+        dropped = f"{cut}+" if more else str(cut)
+        text = f"{text[:MAX_ERROR_BODY]}… [truncated {dropped} chars]"
     return text
 
 
@@ -253,10 +267,11 @@ async def _send(
                 return response
             status, headers = response.status_code, response.headers
             try:
-                body = await guard.wait(response.aread())
+                body = await guard.wait(_read_limited(response, MAX_ERROR_BODY * 8))
             finally:
                 await response.aclose()
-            text = f"{status} {_error_body(body)}" if body.strip() else f"{status} (no body)"
+            raw, more = body
+            text = f"{status} {_error_body(raw, more)}" if raw.strip() else f"{status} (no body)"
         except httpx.HTTPError as exc:
             text = transport_error_text(exc, options)
         text = redact(text, request.secrets)

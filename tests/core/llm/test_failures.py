@@ -234,3 +234,9 @@ def test_valid_json_of_the_wrong_shape_is_a_malformed_stream(
     loopback.script(Turn([Text("a b c")], failure=Failure.malformed(after_events=3, line=line)))
     final = final_error(loopback, protocol)
     assert final.error.kind is ErrorKind.MALFORMED_STREAM
+
+
+def test_huge_error_body_is_read_only_in_part(loopback: LoopbackServer) -> None:
+    loopback.script(Turn(failure=Failure.http(502, "y" * 5_000_000)))
+    text = final_error(loopback, "openai").message["errorMessage"]
+    assert len(text) < 4100 and text.endswith("+ chars]")
