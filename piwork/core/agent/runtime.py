@@ -253,6 +253,8 @@ def _choose_thinking(
 def _record_initial_state(store: Session, context: Any, model: Model | None, thinking: ThinkingLevel) -> None:
     """Like Pi: a new session starts with its model and thinking level; a resumed one records changes."""
     tree = store.tree
+    if store.read_only:  # another window holds the file: it is only being looked at
+        return
     is_new = len(tree) == 0
     previous = context.model if isinstance(context.model, Mapping) else None
     if model is not None and (

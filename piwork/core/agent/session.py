@@ -15,14 +15,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from piwork.core.agent.abort import Aborted, AbortSignal
+from piwork.core.agent.abort import AbortSignal
+from piwork.core.agent.auto_retry import AutoRetry
 from piwork.core.agent.checkpoints import CompactionCheckpoints, CompactionPort
 from piwork.core.agent.events import (
     AgentEnd,
     AgentEvent,
     AgentSettled,
-    AutoRetryEnd,
-    AutoRetryStart,
     CompactionEnd,
     ErrorNotice,
     EventBus,
@@ -35,8 +34,8 @@ from piwork.core.agent.events import (
     ThinkingLevelChanged,
 )
 from piwork.core.agent.loop import AgentLoop, CallRecord, CompletedTurn, LoopConfig, RequestSetup, StreamFn
-from piwork.core.agent.queues import MessageQueue, parse_queue_mode
-from piwork.core.agent.retry import RetrySettings, decide_retry
+from piwork.core.agent.queues import PromptQueues, parse_queue_mode
+from piwork.core.agent.retry import RetrySettings
 from piwork.core.agent.stats import ContextUsage, SessionStats, context_usage, session_stats
 from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.agent.tool_calls import BeforeToolCall, ToolExecution
@@ -44,12 +43,10 @@ from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.compaction.navigate import NavigationResult
 from piwork.core.compaction.summarize import RetryPolicy, Summarizer
 from piwork.core.errors import PiworkError
-from piwork.core.llm.errors import is_context_overflow, is_retryable_text
 from piwork.core.llm.thinking import resolve_level
 from piwork.core.llm.types import (
     DoneEvent,
     ErrorEvent,
-    ErrorInfo,
     LlmContext,
     Model,
     StreamOptions,
@@ -64,8 +61,6 @@ StreamingBehavior = Literal["steer", "follow_up"]
 COMPACTION_BUSY = (
     "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
 )
-# errorMessage openings of transport failures that happen before any byte reached the server
-NEVER_CONNECTED_PREFIXES = ("Connection error:", "Connection timed out after")
 BUSY = (
     "The agent is already working. Queue the message as steering or as a follow-up, or wait for it to finish."
 )
@@ -123,19 +118,17 @@ class AgentSession:
         self._thinking_level: ThinkingLevel = options.thinking_level
         self._active_tools = list(options.active_tools) if options.active_tools is not None else None
         self.retry_settings = RetrySettings.from_mapping(options.settings.get("retry"))
-        self._steering = MessageQueue(parse_queue_mode(options.settings.get("steeringMode")))
-        self._follow_up = MessageQueue(parse_queue_mode(options.settings.get("followUpMode")))
-        self._steering_texts: list[str] = []
-        self._follow_up_texts: list[str] = []
+        self.queues = PromptQueues(
+            parse_queue_mode(options.settings.get("steeringMode")),
+            parse_queue_mode(options.settings.get("followUpMode")),
+            lambda steering, follow_up: self.emit(QueueUpdate(steering, follow_up)),
+        )
         self.telemetry = options.telemetry or UsageTelemetry()
+        self.retry = AutoRetry(self)
         self._run_signal: AbortSignal | None = None
-        self._retry_signal: AbortSignal | None = None
         self._idle = asyncio.Event()
         self._idle.set()
-        self._retry_attempt = 0
-        self._reached_provider = False
         self._last_assistant: Message | None = None
-        self._last_error: ErrorInfo | None = None
         self._last_compaction_result: dict[str, Any] | None = None
         self.checkpoints = CompactionCheckpoints(self, options.compaction, self.summarizer, options.hooks)
         if options.compaction is None:
@@ -217,11 +210,12 @@ class AgentSession:
 
     @property
     def retry_attempt(self) -> int:
-        return self._retry_attempt
+        return self.retry.attempt
 
     @property
     def queued(self) -> tuple[list[str], list[str]]:
-        return list(self._steering_texts), list(self._follow_up_texts)
+        """Texts waiting as (steering, follow-up)."""
+        return self.queues.texts
 
     def tool_names(self) -> list[str]:
         names = self._opts.registry.names()
@@ -264,7 +258,7 @@ class AgentSession:
         if self.is_streaming:
             if behavior is None:
                 raise AgentBusy(BUSY)
-            self._enqueue(expanded, images, follow_up=behavior == "follow_up")
+            self.queues.add(expanded, images, self._opts.now_ms(), follow_up=behavior == "follow_up")
             return
         self.require_model()
         self._idle.clear()
@@ -280,25 +274,19 @@ class AgentSession:
 
     async def steer(self, text: str, images: Sequence[Message] = ()) -> None:
         """Deliver after the current tool calls finish, before the next model call."""
-        self._enqueue(self._expand(text), images, follow_up=False)
+        self.queues.add(self._expand(text), images, self._opts.now_ms(), follow_up=False)
 
     async def follow_up(self, text: str, images: Sequence[Message] = ()) -> None:
         """Deliver only when the agent would otherwise stop."""
-        self._enqueue(self._expand(text), images, follow_up=True)
+        self.queues.add(self._expand(text), images, self._opts.now_ms(), follow_up=True)
 
     def clear_queues(self) -> tuple[list[str], list[str]]:
-        steering, follow_up = self.queued
-        self._steering.clear()
-        self._follow_up.clear()
-        self._steering_texts.clear()
-        self._follow_up_texts.clear()
-        self._emit_queue()
-        return steering, follow_up
+        """Drop everything queued; returns the texts that were waiting (to put back in the editor)."""
+        return self.queues.clear()
 
     async def abort(self) -> None:
         """Stop the current run, retry wait and compaction; returns once the session is idle."""
-        if self._retry_signal is not None:
-            self._retry_signal.abort()
+        self.retry.abort()
         self.checkpoints.abort()
         if self._run_signal is not None:
             self._run_signal.abort()
@@ -387,13 +375,12 @@ class AgentSession:
             if prompts is not None:
                 await loop.run(prompts, list(self._messages))
             elif self._messages and self._messages[-1].get("role") == "assistant":
-                queued = self._steering.drain() or self._follow_up.drain()
+                queued = self.queues.steering.drain() or self.queues.follow_up.drain()
                 if queued:
                     await loop.run(queued, list(self._messages), skip_initial_steering=True)
             else:
                 await loop.resume(list(self._messages))
         finally:
-            self._last_error = loop.last_error
             self._run_signal = None
 
     def _loop_config(self) -> LoopConfig:
@@ -401,8 +388,8 @@ class AgentSession:
             stream_fn=self.stream_fn,
             setup=self._request_setup,
             convert_to_llm=convert_to_llm,
-            get_steering=self._steering.drain,
-            get_follow_up=self._follow_up.drain,
+            get_steering=self.queues.steering.drain,
+            get_follow_up=self.queues.follow_up.drain,
             transform_context=self._opts.transform_context,
             prepare_next_turn=self._prepare_next_turn,
             before_tool_call=self._opts.before_tool_call,
@@ -447,17 +434,15 @@ class AgentSession:
         return await self.checkpoints.before_next_request(turn)
 
     def _on_call(self, record: CallRecord) -> None:
-        text = str(record.message.get("errorMessage") or "")
-        if record.message.get("stopReason") != "error" or not text.startswith(NEVER_CONNECTED_PREFIXES):
-            self._reached_provider = True
+        self.retry.note_call(record)
         self.telemetry.record_call(record)
 
     def _on_loop_event(self, event: AgentEvent) -> None:
         if isinstance(event, MessageStart) and event.message.get("role") == "user":
             self.checkpoints.reset_overflow_attempt()
-            self._dequeue_text(event.message)
+            self.queues.delivered(event.message)
         if isinstance(event, AgentEnd):
-            event = AgentEnd(event.messages, self._will_retry(event.messages))
+            event = AgentEnd(event.messages, self.retry.will_retry(event.messages))
         self.emit(event)
         if isinstance(event, MessageEnd):
             self._record(event.message)
@@ -473,74 +458,18 @@ class AgentSession:
         stop = message.get("stopReason")
         if stop not in ("error", "length"):
             self.checkpoints.reset_overflow_attempt()
-        if stop != "error" and self._retry_attempt > 0:
-            self.emit(AutoRetryEnd(True, self._retry_attempt))
-            self._retry_attempt = 0
+        self.retry.on_reply(message)
 
     async def _after_run(self) -> bool:
         """After a low-level run: retry a transient failure, else compaction checkpoint B, else queued input."""
         message, self._last_assistant = self._last_assistant, None
         if message is None:
             return False
-        if self.is_retryable(message) and await self._prepare_retry(message):
+        if await self.retry.handle(message):
             return True
-        if message.get("stopReason") == "error" and self._retry_attempt > 0:
-            self.emit(AutoRetryEnd(False, self._retry_attempt, message.get("errorMessage")))
-            self._retry_attempt = 0
         if await self.checkpoints.check(message, skip_aborted=True):
             return True
-        return bool(self._steering) or bool(self._follow_up)
-
-    def is_retryable(self, message: Message) -> bool:
-        """Transient provider failures, except (piwork) a server this session has never reached: a
-        refused or unresolvable address is a setup problem, reported at once instead of after 14 s."""
-        if message.get("stopReason") != "error":
-            return False
-        window = self._model.context_window if self._model is not None else 0
-        if is_context_overflow(message, window):
-            return False
-        text = str(message.get("errorMessage") or "")
-        if not self._reached_provider and text.startswith(NEVER_CONNECTED_PREFIXES):
-            return False
-        return is_retryable_text(text)
-
-    def _will_retry(self, new_messages: list[Message]) -> bool:
-        settings = self.retry_settings
-        if not settings.enabled or self._retry_attempt >= settings.max_retries:
-            return False
-        for message in reversed(new_messages):
-            if message.get("role") == "assistant":
-                return self.is_retryable(message)
-        return False
-
-    async def _prepare_retry(self, message: Message) -> bool:
-        retry_after = self._last_error.retry_after_ms if self._last_error is not None else None
-        decision = decide_retry(self._retry_attempt + 1, self.retry_settings, retry_after)
-        if decision.refused_reason is not None:
-            self.emit(ErrorNotice(decision.refused_reason, "retry"))
-        if not decision.retry:
-            return False
-        self._retry_attempt += 1
-        self.emit(
-            AutoRetryStart(
-                self._retry_attempt,
-                self.retry_settings.max_retries,
-                decision.delay_ms,
-                str(message.get("errorMessage") or "Unknown error"),
-            )
-        )
-        if self._messages and self._messages[-1].get("role") == "assistant":
-            self._messages.pop()  # the failed reply stays in the file, not in the next request
-        signal = self._retry_signal = AbortSignal()
-        try:
-            await signal.run(self._opts.sleep(decision.delay_ms / 1000))
-        except Aborted:
-            attempt, self._retry_attempt = self._retry_attempt, 0
-            self.emit(AutoRetryEnd(False, attempt, "Retry cancelled"))
-            return False
-        finally:
-            self._retry_signal = None
-        return True
+        return bool(self.queues)
 
     def _settle(self) -> None:
         self._idle.set()
@@ -556,34 +485,6 @@ class AgentSession:
                 ErrorNotice(f"Could not expand {text.split()[0] if text.split() else text!r}: {err}", "skill")
             )
             return text
-
-    def _enqueue(self, text: str, images: Sequence[Message], *, follow_up: bool) -> None:
-        content: list[Message] = [{"type": "text", "text": text}, *images]
-        message = {"role": "user", "content": content, "timestamp": self._opts.now_ms()}
-        if follow_up:
-            self._follow_up.enqueue(message)
-            self._follow_up_texts.append(text)
-        else:
-            self._steering.enqueue(message)
-            self._steering_texts.append(text)
-        self._emit_queue()
-
-    def _dequeue_text(self, message: Message) -> None:
-        content = message.get("content")
-        if isinstance(content, str):
-            text = content
-        else:
-            text = "".join(
-                b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"
-            )
-        for texts in (self._steering_texts, self._follow_up_texts):
-            if text in texts:
-                texts.remove(text)
-                self._emit_queue()
-                return
-
-    def _emit_queue(self) -> None:
-        self.emit(QueueUpdate(list(self._steering_texts), list(self._follow_up_texts)))
 
     def _last_assistant_in_context(self) -> Message | None:
         for message in reversed(self._messages):
