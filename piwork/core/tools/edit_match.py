@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from piwork.core.jscompat import js_trim_end
+from piwork.core.jscompat import js_trim_end, utf16_len
 from piwork.core.tools.base import ToolError
 
 _SINGLE_QUOTES = re.compile("[\u2018\u2019\u201a\u201b]")
@@ -64,6 +64,13 @@ def _find(content: str, old: str) -> tuple[int, int, bool]:
     return (fuzzy, len(fuzzy_old), True) if fuzzy != -1 else (-1, 0, False)
 
 
+def _occurrences(text: str, needle: str) -> int:
+    """Occurrences as Pi counts them (``text.split(needle).length - 1``, in UTF-16 units for "")."""
+    if needle:
+        return text.count(needle)
+    return utf16_len(text) - 1  # an empty needle (e.g. only spaces, trimmed away) "occurs" everywhere
+
+
 def _not_found(path: str, i: int, total: int) -> ToolError:
     if total == 1:
         return ToolError(
@@ -106,7 +113,7 @@ def apply_edits(content: str, edits: list[dict[str, str]], path: str) -> str:
         index, length, _fuzzy = _find(base, old)
         if index == -1:
             raise _not_found(path, i, total)
-        count = normalize_fuzzy(base).count(normalize_fuzzy(old))
+        count = _occurrences(normalize_fuzzy(base), normalize_fuzzy(old))
         if count > 1:
             raise _duplicate(path, i, total, count)
         matches.append(_Match(i, index, length, new))

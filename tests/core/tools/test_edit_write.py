@@ -87,6 +87,13 @@ def test_multiple_edits_are_matched_against_the_original(tmp_path: Path) -> None
             "No changes made to f.txt. The replacements produced identical content.",
         ),
         ("abc", [], "Edit tool input is invalid. edits must contain at least one replacement."),
+        (
+            "dash – 🙂",
+            [{"oldText": "  ", "newText": "y"}, {"oldText": "zz", "newText": "y"}],
+            # whitespace-only text is empty once normalised; Pi then counts UTF-16 units minus one
+            "Found 8 occurrences of edits[0] in f.txt. Each oldText must be unique. Please provide more context "
+            "to make it unique.",
+        ),
     ],
 )
 def test_error_texts(tmp_path: Path, content: str, edits: Any, message: str) -> None:
