@@ -48,6 +48,9 @@ TURN_PREFIX_CAP = 0.5
 ALREADY_COMPACTED = "Already compacted"
 NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
 COMPACTION_CANCELLED = "Compaction cancelled"
+LEAF_MOVED = (
+    "the conversation moved to another point of the tree while the summary was written; nothing was saved"
+)
 
 
 class CompactionError(PiworkError):
@@ -184,9 +187,18 @@ def path_entries(tree: SessionTree) -> list[dict[str, Any]]:
     return [tree.body(record) for record in tree.path()]
 
 
+Planned = tuple[list[dict[str, Any]], CompactionPreparation | None]
+
+
+def read_and_plan(tree: SessionTree, settings: CompactionSettings) -> Planned:
+    """The active path's entries and ``prepare_compaction`` on them, with piwork's corrections."""
+    entries = path_entries(tree)
+    return entries, prepare_compaction(entries, settings, strict_pi=False)
+
+
 def plan_compaction(tree: SessionTree, settings: CompactionSettings) -> CompactionPreparation | None:
-    """``prepare_compaction`` on the active path with piwork's corrections."""
-    return prepare_compaction(path_entries(tree), settings, strict_pi=False)
+    """What a compaction of the active path would summarize, or ``None`` when there is nothing to do."""
+    return read_and_plan(tree, settings)[1]
 
 
 async def compact_session(
@@ -199,18 +211,20 @@ async def compact_session(
     will_retry: bool = False,
     hooks: CompactionHooks | None = None,
     cancel: asyncio.Event | None = None,
-    preparation: CompactionPreparation | None = None,
+    planned: Planned | None = None,
 ) -> CompactionResult:
     """Compact the active path and append the ``compaction`` entry; raises when nothing is written.
 
     Errors: ``CompactionError`` ("Already compacted", "Nothing to compact (session too small)",
-    "Compaction cancelled" with ``aborted=True``), ``SummaryFailed`` (the model's reply was
-    unusable). ``preparation`` may be passed when the caller already planned it.
+    "Compaction cancelled" with ``aborted=True``, or the leaf moved while the summary was being
+    written), ``SummaryFailed`` (the model's reply was unusable). ``planned`` is the result of
+    ``read_and_plan`` when the caller already has it.
     """
+    leaf_before = tree.leaf_id
     # Reading and planning a long path takes a while: keep it off the event loop.
-    entries = await asyncio.to_thread(path_entries, tree)
-    if preparation is None:
-        preparation = await asyncio.to_thread(prepare_compaction, entries, settings, strict_pi=False)
+    entries, preparation = (
+        planned if planned is not None else await asyncio.to_thread(read_and_plan, tree, settings)
+    )
     if preparation is None:
         last_is_compaction = bool(entries) and entries[-1].get("type") == "compaction"
         raise CompactionError(ALREADY_COMPACTED if last_is_compaction else NOTHING_TO_COMPACT)
@@ -238,6 +252,8 @@ async def compact_session(
         raise
     if cancel is not None and cancel.is_set():
         raise CompactionError(COMPACTION_CANCELLED, aborted=True)
+    if tree.leaf_id != leaf_before:
+        raise CompactionError(LEAF_MOVED)
 
     entry_id = tree.append_compaction(
         generated.summary,
@@ -306,10 +322,10 @@ async def run_compaction(
     with ``started=False`` without calling ``on_start``. The ``compact_failed`` hooks hear about
     every failure or cancellation of a started compaction.
     """
-    preparation: CompactionPreparation | None = None
+    planned = None
     if reason != "manual":
-        preparation = await asyncio.to_thread(plan_compaction, tree, settings)
-        if preparation is None:
+        planned = await asyncio.to_thread(read_and_plan, tree, settings)
+        if planned[1] is None:
             return CompactionOutcome(reason, started=False)
     if on_start is not None:
         on_start()
@@ -323,7 +339,7 @@ async def run_compaction(
             will_retry=will_retry,
             hooks=hooks,
             cancel=cancel,
-            preparation=preparation,
+            planned=planned,
         )
     except PiworkError as error:
         aborted = isinstance(error, CompactionError) and error.aborted

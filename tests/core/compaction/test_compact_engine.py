@@ -285,3 +285,24 @@ async def test_cancel_event_stops_a_hanging_request_and_writes_nothing(
     await presser
     assert outcome.started and outcome.aborted and outcome.error_message is None and outcome.result is None
     assert session.path.read_bytes() == before
+
+
+async def test_moving_the_leaf_during_the_summary_writes_nothing(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    session = conversation_session(tmp_path)
+    assert session.path is not None
+    loopback.script(Turn([Text("slow summary " * 20)], drip=0.02))
+    first_entry = session.tree.path()[0].id
+
+    async def navigate_meanwhile() -> None:
+        while not loopback.requests:
+            await asyncio.sleep(0.01)
+        session.tree.branch(first_entry)
+
+    mover = asyncio.create_task(navigate_meanwhile())
+    before = session.path.read_bytes()
+    with pytest.raises(CompactionError, match="moved to another point"):
+        await compact_session(session.tree, summarizer(loopback), KEEP_SMALL)
+    await mover
+    assert session.path.read_bytes() == before
