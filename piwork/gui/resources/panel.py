@@ -1,0 +1,135 @@
+"""ResourcePanel: what the engine loaded for this project, in precedence order, and why.
+
+Usage from the main window::
+
+    panel = ResourcePanel()
+    panel.set_resources(loaded)                    # piwork.core.resources.loader.LoadedResources
+    panel.set_system_prompt(parts, counter)        # system_prompt_parts(prompt_input_for(...)), TokenCounter
+
+The header shows the trust state and how it was decided, plus the entries that need trust. The
+tree lists context files, skills, prompt templates and system prompt files with rank, scope, state
+and path (blocked or losing rows greyed, the reason in the tooltip, shadowed skills naming the
+winner); selecting a row previews its file. The second tab shows the assembled system prompt with
+a token count per part.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTabWidget,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from piwork.core.llm.tokens import TokenCounter
+from piwork.core.resources.loader import LoadedResources
+from piwork.core.resources.system_prompt import PromptPart
+from piwork.gui.resources.prompt_view import SystemPromptView
+from piwork.gui.resources.rows_model import ResourceRowsModel, state_reason
+from piwork.gui.trust_dialog import preview_text
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class ResourcePanel(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.loaded: LoadedResources | None = None
+        self.trust_label = QLabel("No project loaded.")
+        self.trust_label.setWordWrap(True)
+        self.trust_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.model = ResourceRowsModel(self)
+        self.view = QTreeView()
+        self.view.setModel(self.model)
+        self.view.setUniformRowHeights(True)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.selectionModel().currentChanged.connect(self._on_current_changed)
+        self.reason_label = QLabel()
+        self.reason_label.setWordWrap(True)
+        self.preview = QPlainTextEdit(readOnly=True)
+        self.preview.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.preview.setPlaceholderText("Select a resource to preview its file.")
+        details = QWidget()
+        details_layout = QVBoxLayout(details)
+        details_layout.setContentsMargins(0, 0, 0, 0)
+        details_layout.addWidget(self.reason_label)
+        details_layout.addWidget(self.preview, 1)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.view)
+        splitter.addWidget(details)
+        self.prompt_view = SystemPromptView()
+        self.tabs = QTabWidget()
+        self.tabs.addTab(splitter, "Resources")
+        self.tabs.addTab(self.prompt_view, "System prompt")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.trust_label)
+        layout.addWidget(self.tabs, 1)
+
+    def set_resources(self, loaded: LoadedResources) -> None:
+        self.loaded = loaded
+        self.trust_label.setText(self._trust_text(loaded))
+        self.model.set_rows(loaded.rows)
+        self.view.expandAll()
+        for column in range(self.model.columnCount() - 1):
+            self.view.resizeColumnToContents(column)
+
+    def set_system_prompt(self, parts: Sequence[PromptPart], counter: TokenCounter) -> None:
+        self.prompt_view.set_parts(parts, counter)
+
+    @staticmethod
+    def _trust_text(loaded: LoadedResources) -> str:
+        state = loaded.trust
+        if state is None:
+            word = "trusted" if loaded.project_trusted else "untrusted"
+            return f"<b>Project {word}</b> — {_escape(loaded.cwd)}"
+        lines = [f"<b>Project {state.label}</b> ({_escape(state.describe())}) — {_escape(state.cwd)}"]
+        if state.resources:
+            entries = ", ".join(
+                f"<code>{_escape(os.path.relpath(r.path, state.cwd))}</code>" for r in state.resources
+            )
+            lines.append(f"Entries that need trust: {entries}")
+        lines.extend(f"⚠ {_escape(w)}" for w in state.warnings)
+        return "<br>".join(lines)
+
+    def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        row = self.model.row_at(current.siblingAtColumn(0)) if current.isValid() else None
+        if row is None:
+            self.reason_label.clear()
+            self.preview.clear()
+            return
+        warnings = "".join(f"<br>⚠ {_escape(d.message)}" for d in row.diagnostics)
+        self.reason_label.setText(
+            f"<code>{_escape(row.path)}</code><br>{_escape(state_reason(row))}{warnings}"
+        )
+        if row.state == "blocked-untrusted":
+            self.preview.setPlainText("(not read: the project is not trusted)")
+        elif os.path.exists(row.path):
+            self.preview.setPlainText(preview_text(row.path))
+        else:
+            self.preview.setPlainText(f"(no file at {row.path})")
+
+    def select_row(self, kind: str, position: int) -> None:
+        for group in range(self.model.rowCount()):
+            parent = self.model.index(group, 0)
+            first = self.model.index(0, 0, parent)
+            row = self.model.row_at(first)
+            if row is not None and row.kind == kind:
+                self.view.setCurrentIndex(self.model.index(position, 0, parent))
+                return
+
+    def shutdown(self) -> None:
+        self.prompt_view.shutdown()

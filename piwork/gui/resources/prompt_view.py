@@ -1,0 +1,114 @@
+"""SystemPromptView: the assembled system prompt, part by part, with a token count for each.
+
+Counting runs in a worker thread (a tokenizer on a long prompt is not free); results come back
+through a queued signal. With no tokenizer file available the counter estimates (chars/4) and the
+column header says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QLabel,
+    QPlainTextEdit,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from piwork.core.llm.tokens import TokenCounter
+from piwork.core.resources.system_prompt import PromptPart
+
+PART_TITLES = {
+    "custom": "Replacement prompt (SYSTEM.md or option)",
+    "role": "Role",
+    "tools": "Tools",
+    "guidelines": "Guidelines",
+    "docs": "Documentation",
+    "append": "Appended text (APPEND_SYSTEM.md or option)",
+    "project_context": "Project context files",
+    "skills": "Skills",
+    "cwd": "Working directory",
+}
+
+
+class _Results(QObject):
+    counted = Signal(int, object, int)  # generation, per-part counts, total
+
+
+class SystemPromptView(QWidget):
+    counted = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.parts: list[PromptPart] = []
+        self.counts: list[int] = []
+        self.total = 0
+        self._generation = 0
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prompt-tokens")
+        self._results = _Results(self)
+        self._results.counted.connect(self._on_counted)
+        self.summary = QLabel("No system prompt assembled yet.")
+        self.table = QTableWidget(0, 3)
+        self.table.setHorizontalHeaderLabels(["Part", "Tokens", "Characters"])
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.text = QPlainTextEdit(readOnly=True)
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.table.currentCellChanged.connect(lambda row, *_a: self._show_part(row))
+        splitter = QSplitter()
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.text)
+        splitter.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.summary)
+        layout.addWidget(splitter, 1)
+
+    def set_parts(self, parts: Sequence[PromptPart], counter: TokenCounter) -> None:
+        """Show `parts` (their concatenation is the prompt) and count their tokens in the background."""
+        self._generation += 1
+        self.parts = list(parts)
+        self.counts = []
+        unit = f"Tokens ({counter.info.label})"
+        self.table.setHorizontalHeaderLabels(["Part", unit, "Characters"])
+        self.table.setRowCount(len(self.parts))
+        for row, part in enumerate(self.parts):
+            self.table.setItem(row, 0, QTableWidgetItem(PART_TITLES.get(part.name, part.name)))
+            self.table.setItem(row, 1, QTableWidgetItem("…"))
+            self.table.setItem(row, 2, QTableWidgetItem(f"{len(part.text):,}"))
+        full = "".join(p.text for p in self.parts)
+        self.text.setPlainText(full)
+        self.summary.setText(f"{len(full):,} characters; counting tokens…")
+        generation, texts = self._generation, [p.text for p in self.parts]
+        self._pool.submit(self._count, generation, texts, full, counter)
+
+    def _count(self, generation: int, texts: list[str], full: str, counter: TokenCounter) -> None:
+        counts = [counter.count(text) for text in texts]
+        self._results.counted.emit(generation, counts, counter.count(full))
+
+    def _on_counted(self, generation: int, counts: list[int], total: int) -> None:
+        if generation != self._generation:
+            return  # a newer prompt replaced this one meanwhile
+        self.counts, self.total = counts, total
+        for row, count in enumerate(counts):
+            self.table.setItem(row, 1, QTableWidgetItem(f"{count:,}"))
+        length = sum(len(p.text) for p in self.parts)
+        self.summary.setText(f"{total:,} tokens, {length:,} characters in {len(self.parts)} parts")
+        self.counted.emit()
+
+    def _show_part(self, row: int) -> None:
+        if 0 <= row < len(self.parts):
+            self.text.setPlainText(self.parts[row].text)
+
+    def shutdown(self, *_args: Any) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)

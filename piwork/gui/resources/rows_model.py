@@ -1,0 +1,160 @@
+"""ResourceRowsModel: the engine's resource-panel rows grouped by kind, in precedence order.
+
+Top-level rows are the kinds (context files, skills, prompt templates, system prompt, appended
+prompt); their children are the engine's `ResourceRow`s in the order the engine gives (first =
+highest precedence). Rows that do not reach the model (blocked, disabled, shadowed, losers) are
+greyed, and their tooltip says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+
+from piwork.core.resources.panel import ResourceRow
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+KINDS = (
+    ("context", "Context files"),
+    ("skill", "Skills"),
+    ("prompt", "Prompt templates"),
+    ("system", "System prompt"),
+    ("append", "Appended system prompt"),
+    ("settings", "Settings files"),
+)
+COLUMNS = ("Rank", "Name", "Scope", "State", "Path")
+INACTIVE_STATES = {"not-selected", "shadowed", "collision-loser", "disabled", "blocked-untrusted", "error"}
+_GREY = QBrush(QColor(140, 140, 140))
+_WARNING = QBrush(QColor(190, 110, 0))
+_NO_GROUP = 0xFFFFFFFF  # internal id of group rows
+
+
+def state_reason(row: ResourceRow) -> str:
+    """Why a row is (not) in effect, in words."""
+    reasons = {
+        "active": "In effect.",
+        "not-selected": "Another file in the same folder was chosen (only one context file per folder).",
+        "shadowed": "Shadowed by a file with higher precedence"
+        + (f": {row.winner_path}" if row.winner_path else "."),
+        "collision-loser": f"A skill or template with this name already loaded from {row.winner_path or 'elsewhere'}.",
+        "disabled": "Disabled by a setting or a command-line switch.",
+        "blocked-untrusted": "Not loaded: this project folder is not trusted.",
+        "error": "Could not be loaded (see warnings).",
+    }
+    text = reasons.get(row.state, row.state)
+    if row.kind == "skill" and row.state == "active" and not row.model_visible:
+        text += " Hidden from the model (disable-model-invocation); usable as /skill:" + row.name
+    return text
+
+
+class ResourceRowsModel(QAbstractItemModel):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._groups: list[tuple[str, str, list[ResourceRow]]] = []
+        self._bold = QFont()
+        self._bold.setBold(True)
+
+    def set_rows(self, rows: Sequence[ResourceRow]) -> None:
+        self.beginResetModel()
+        self._groups = []
+        for kind, title in KINDS:
+            members = [r for r in rows if r.kind == kind]
+            if members:
+                self._groups.append((kind, title, members))
+        known = {k for k, _t in KINDS}
+        extra = [r for r in rows if r.kind not in known]
+        if extra:
+            self._groups.append(("other", "Other", extra))
+        self.endResetModel()
+
+    def group_rows(self, kind: str) -> list[ResourceRow]:
+        return next((members for k, _t, members in self._groups if k == kind), [])
+
+    def row_at(self, index: AnyIndex) -> ResourceRow | None:
+        if not index.isValid() or index.internalId() == _NO_GROUP:
+            return None
+        return self._groups[index.internalId()][2][index.row()]
+
+    def index(self, row: int, column: int = 0, parent: AnyIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if not 0 <= column < len(COLUMNS) or row < 0:
+            return QModelIndex()
+        if not parent.isValid():
+            return self.createIndex(row, column, _NO_GROUP) if row < len(self._groups) else QModelIndex()
+        if parent.internalId() != _NO_GROUP:
+            return QModelIndex()
+        group = parent.row()
+        if row >= len(self._groups[group][2]):
+            return QModelIndex()
+        return self.createIndex(row, column, group)
+
+    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid() or index.internalId() == _NO_GROUP:
+            return QModelIndex()
+        return self.createIndex(index.internalId(), 0, _NO_GROUP)
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        if not parent.isValid():
+            return len(self._groups)
+        if parent.internalId() == _NO_GROUP and parent.column() == 0:
+            return len(self._groups[parent.row()][2])
+        return 0
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if index.internalId() == _NO_GROUP:
+            _kind, title, members = self._groups[index.row()]
+            if role == Qt.ItemDataRole.DisplayRole and index.column() == 0:
+                active = sum(1 for r in members if r.state == "active")
+                return f"{title} ({active} of {len(members)} in effect)"
+            if role == Qt.ItemDataRole.FontRole:
+                return self._bold
+            return None
+        row = self._groups[index.internalId()][2][index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._cell(row, index.row(), index.column())
+        if role == ROW_ROLE:
+            return row
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if row.state in INACTIVE_STATES:
+                return _GREY
+            return _WARNING if row.diagnostics else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            warnings = "\n".join(f"⚠ {d.message}" for d in row.diagnostics)
+            gate = "\nNeeds project trust." if row.trust_gated else ""
+            return f"{row.path}\n{state_reason(row)}{gate}" + (f"\n{warnings}" if warnings else "")
+        return None
+
+    @staticmethod
+    def _cell(row: ResourceRow, position: int, column: int) -> str:
+        if column == 0:
+            return str(row.rank if row.rank is not None else position + 1)
+        if column == 1:
+            warn = " ⚠" if row.diagnostics else ""
+            if row.state == "collision-loser" and row.winner_path:
+                return f"{row.name} (loses to {row.winner_path}){warn}"
+            return row.name + warn
+        if column == 2:
+            return row.scope + (f" ({row.settings_scope} settings)" if row.settings_scope else "")
+        if column == 3:
+            return row.state
+        return row.path

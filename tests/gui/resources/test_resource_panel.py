@@ -1,0 +1,144 @@
+"""ResourcePanel over the engine's loader for a planted project: order, greying, winners, previews,
+and the assembled system prompt with token counts."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from piwork.core.llm.tokens import Tokenizers
+from piwork.core.resources.loader import LoadedResources, load_resources
+from piwork.core.resources.system_prompt import prompt_input_for, system_prompt_parts
+from piwork.core.resources.trust import TrustResolver
+from piwork.core.resources.trust_store import TrustStore
+from piwork.core.settings import FileSettingsStorage, Settings
+from piwork.gui.resources import ResourcePanel
+from piwork.gui.resources.rows_model import ROW_ROLE
+
+SKILL = "---\nname: {name}\ndescription: {text}\n---\nBody of {name}.\n"
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> tuple[str, str, str]:
+    home = os.environ["HOME"]
+    agent = os.environ["PI_CODING_AGENT_DIR"]
+    _write(Path(agent) / "AGENTS.md", "global rules\n")
+    _write(Path(agent) / "skills" / "alpha" / "SKILL.md", SKILL.format(name="alpha", text="global alpha"))
+    _write(Path(agent) / "skills" / "beta" / "SKILL.md", SKILL.format(name="beta", text="global beta"))
+    _write(Path(agent) / "prompts" / "review.md", "Review $1\n")
+    work = tmp_path / "work"
+    project = work / "proj"
+    _write(work / "AGENTS.md", "workspace rules\n")
+    _write(project / "AGENTS.md", "project rules\n")
+    _write(project / "CLAUDE.md", "claude rules\n")
+    _write(
+        project / ".pi" / "skills" / "alpha" / "SKILL.md", SKILL.format(name="alpha", text="project alpha")
+    )
+    _write(project / ".pi" / "SYSTEM.md", "You are the project's assistant.\n")
+    return home, agent, os.path.realpath(project)
+
+
+def _load(planted: tuple[str, str, str], trusted: bool) -> LoadedResources:
+    home, agent, cwd = planted
+    policy = "always" if trusted else "never"
+    state = asyncio.run(TrustResolver(TrustStore(agent), default_policy=policy).resolve(cwd))
+    settings = Settings.load(FileSettingsStorage(cwd, agent), project_trusted=state.trusted)
+    return load_resources(cwd, agent, settings, trust=state, home=home)
+
+
+def _panel(qtbot: QtBot, loaded: LoadedResources) -> ResourcePanel:
+    panel = ResourcePanel()
+    qtbot.addWidget(panel)
+    panel.set_resources(loaded)
+    return panel
+
+
+def _shown(panel: ResourcePanel) -> list[tuple[str, str, str]]:
+    out = []
+    for group in range(panel.model.rowCount()):
+        parent = panel.model.index(group, 0)
+        for row in range(panel.model.rowCount(parent)):
+            r = panel.model.index(row, 0, parent).data(ROW_ROLE)
+            out.append((r.kind, r.path, r.state))
+    return out
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_rows_follow_the_engine_order(qtbot: QtBot, planted: tuple[str, str, str], trusted: bool) -> None:
+    loaded = _load(planted, trusted)
+    panel = _panel(qtbot, loaded)
+    kinds = [
+        k
+        for k in ("context", "skill", "prompt", "system", "append", "settings")
+        if any(r.kind == k for r in loaded.rows)
+    ]
+    expected = [(r.kind, r.path, r.state) for k in kinds for r in loaded.rows if r.kind == k]
+    assert _shown(panel) == expected
+    contexts = [(os.path.basename(os.path.dirname(p)), s) for k, p, s in expected if k == "context"]
+    assert contexts[0][1] == "active" and ("proj", "not-selected") in contexts
+
+
+def test_untrusted_project_rows_are_greyed_with_the_reason(
+    qtbot: QtBot, planted: tuple[str, str, str]
+) -> None:
+    loaded = _load(planted, trusted=False)
+    panel = _panel(qtbot, loaded)
+    header = panel.trust_label.text()
+    assert header.startswith("<b>Project untrusted</b> (untrusted: the defaultProjectTrust setting)")
+    assert "Entries that need trust: <code>.pi/skills</code>, <code>.pi/SYSTEM.md</code>" in header
+    blocked = [
+        panel.model.index(row, 0, panel.model.index(group, 0))
+        for group in range(panel.model.rowCount())
+        for row in range(panel.model.rowCount(panel.model.index(group, 0)))
+        if panel.model.index(row, 0, panel.model.index(group, 0)).data(ROW_ROLE).state == "blocked-untrusted"
+    ]
+    assert blocked, "the project's skills folder and SYSTEM.md are listed as blocked"
+    for index in blocked:
+        assert index.data(Qt.ItemDataRole.ForegroundRole) is not None
+        assert "not trusted" in index.data(Qt.ItemDataRole.ToolTipRole)
+    panel.view.setCurrentIndex(blocked[0])
+    assert panel.preview.toPlainText() == "(not read: the project is not trusted)"
+
+
+def test_shadowed_skill_names_the_winner_and_previews(qtbot: QtBot, planted: tuple[str, str, str]) -> None:
+    loaded = _load(planted, trusted=True)
+    panel = _panel(qtbot, loaded)
+    skills = panel.model.group_rows("skill")
+    loser = next(r for r in skills if r.state == "collision-loser")
+    winner = next(r for r in skills if r.name == "alpha" and r.state == "active")
+    assert ".pi/skills/alpha" in winner.path and loser.winner_path == winner.path
+    group = next(
+        g for g in range(panel.model.rowCount()) if panel.model.index(g, 0).data().startswith("Skills")
+    )
+    position = skills.index(loser)
+    index = panel.model.index(position, 1, panel.model.index(group, 0))
+    assert index.data() == f"alpha (loses to {winner.path}) ⚠"  # the collision warning is flagged too
+    panel.view.setCurrentIndex(index)
+    assert panel.preview.toPlainText() == SKILL.format(name="alpha", text="global alpha")
+    assert "already loaded from" in panel.reason_label.text()
+
+
+def test_system_prompt_parts_with_token_counts(qtbot: QtBot, planted: tuple[str, str, str]) -> None:
+    loaded = _load(planted, trusted=True)
+    panel = _panel(qtbot, loaded)
+    parts = system_prompt_parts(prompt_input_for(loaded, ["read", "bash"], {"read": "Read files"}, {}))
+    counter = Tokenizers(None, use_package_data=False, use_offline_package=False).counter_for("gpt-4o")
+    with qtbot.waitSignal(panel.prompt_view.counted, timeout=5000):
+        panel.set_system_prompt(parts, counter)
+    view = panel.prompt_view
+    assert view.parts[0].name == "custom"  # the trusted project's SYSTEM.md replaces the default
+    assert view.counts == [counter.count(p.text) for p in parts]
+    assert view.total == counter.count("".join(p.text for p in parts))
+    assert view.table.item(0, 1).text() == f"{view.counts[0]:,}"
+    assert "chars/4" in view.table.horizontalHeaderItem(1).text()
+    panel.shutdown()
