@@ -13,13 +13,16 @@ do not trust, pre-selects the saved decision, names where it is inherited from, 
 choice through `TrustStore.set_many` when the user picks one. A corrupt trust.json is reported and
 can be backed up and reset from the dialog; it is never overwritten silently.
 
-When the set of gated resources changed since the last decision, pass `changed=[paths]`: the dialog
-says why it asks again.
+Fingerprints (asking again when gated resources changed): `TrustPrompter` wraps the startup asker
+and records, through the engine's `FingerprintStore`, a fingerprint of the resources the user decided
+on. `TrustPrompter.recheck(state)` takes a saved decision and, when those resources changed since,
+asks again (naming the changed situation) and writes the new answer through `TrustStore`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Sequence
 
@@ -39,7 +42,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.resources.trust import TrustOption, TrustRequest, trust_options, trust_resources
+from piwork.core.errors import PiworkError
+from piwork.core.resources.trust import (
+    TrustOption,
+    TrustRequest,
+    TrustState,
+    trust_options,
+    trust_resources,
+)
+from piwork.core.resources.trust_fingerprint import FingerprintStore, compute_fingerprint
 from piwork.core.resources.trust_store import TrustEntry, TrustStore, TrustStoreError, strict_canonical
 from piwork.gui.tree import emit_refcount_fix  # noqa: F401  (before any signal is emitted)
 
@@ -227,8 +238,12 @@ class TrustDialog(QDialog):
 
 async def ask_trust(request: TrustRequest, parent: QWidget | None = None) -> TrustOption | None:
     """Show the dialog without blocking the event loop; the chosen option, or None if dismissed."""
-    dialog = TrustDialog(request, parent)
-    dialog.setWindowModality(Qt.WindowModality.WindowModal if parent else Qt.WindowModality.ApplicationModal)
+    return await _show(TrustDialog(request, parent))
+
+
+async def _show(dialog: TrustDialog) -> TrustOption | None:
+    modal = Qt.WindowModality.WindowModal if dialog.parent() else Qt.WindowModality.ApplicationModal
+    dialog.setWindowModality(modal)
     future: asyncio.Future[TrustOption | None] = asyncio.get_running_loop().create_future()
 
     def settle(_result: int) -> None:
@@ -242,3 +257,53 @@ async def ask_trust(request: TrustRequest, parent: QWidget | None = None) -> Tru
     finally:
         dialog.close()
         dialog.deleteLater()
+
+
+class TrustPrompter:
+    """The GUI's trust asker with fingerprints: give `prompter.ask` to the engine's TrustResolver."""
+
+    def __init__(
+        self, store: TrustStore, fingerprints: FingerprintStore, parent: QWidget | None = None
+    ) -> None:
+        self.store = store
+        self.fingerprints = fingerprints
+        self.parent = parent
+
+    async def ask(self, request: TrustRequest, changed: Sequence[str] = ()) -> TrustOption | None:
+        option = await _show(TrustDialog(request, self.parent, changed=changed))
+        if option is not None and option.updates:
+            self._record(request)
+        return option
+
+    def _record(self, request: TrustRequest) -> None:
+        # Without a fingerprint piwork simply will not notice later changes; the decision still holds.
+        with contextlib.suppress(OSError, PiworkError):
+            self.fingerprints.record(request.folder, compute_fingerprint(request.resources))
+
+    def needs_recheck(self, state: TrustState) -> bool:
+        """A saved decision whose gated resources changed since the user last decided."""
+        return state.source == "saved" and self.fingerprints.changed(state.cwd, state.resources)
+
+    async def recheck(self, state: TrustState) -> TrustState:
+        """Ask again if `needs_recheck`; the answer is saved through the engine's store."""
+        if not self.needs_recheck(state):
+            return state
+        request = TrustRequest(
+            state.cwd, state.resources, tuple(trust_options(state.cwd, include_session_only=True))
+        )
+        paths = [resource.path for resource in state.resources]
+        option = await self.ask(request, changed=paths)
+        if option is None:
+            return TrustState(state.cwd, False, "dismissed", None, state.resources, state.warnings)
+        if not option.updates:
+            return TrustState(
+                state.cwd, option.trusted, "session-only", None, state.resources, state.warnings
+            )
+        try:
+            self.store.set_many(option.updates)
+        except (TrustStoreError, OSError) as exc:
+            warnings = (*state.warnings, f"The trust decision could not be saved: {exc}")
+            return TrustState(state.cwd, option.trusted, "prompt", None, state.resources, warnings)
+        return TrustState(
+            state.cwd, option.trusted, "prompt", option.saved_path, state.resources, state.warnings
+        )

@@ -203,3 +203,56 @@ def test_ask_trust_does_not_block_the_event_loop(qtbot: QtBot, project: Path) ->
         asyncio.set_event_loop(None)
     assert ticks == [0, 1, 2]
     assert chosen is not None and chosen.kind == "trust-session"
+
+
+def _run(coroutine_factory: Callable[[], object]) -> object:
+    """Run a coroutine on a qasync loop of its own (exec/exit pairs keep later Qt loops working)."""
+    import qasync
+
+    loop = qasync.QEventLoop(QApplication.instance(), already_running=False)
+    try:
+        return loop.run_until_complete(coroutine_factory())  # type: ignore[arg-type]
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+def _click_when_shown(kind: str, changed_note: list[str]) -> None:
+    def poll() -> None:
+        dialogs = [w for w in QApplication.topLevelWidgets() if isinstance(w, TrustDialog) and w.isVisible()]
+        if not dialogs:
+            QTimer.singleShot(10, poll)
+            return
+        labels = [label.text() for label in dialogs[0].findChildren(type(dialogs[0].saved_label))]
+        changed_note.extend(t for t in labels if "changed since your last decision" in t)
+        dialogs[0].option_buttons[kind].click()
+
+    QTimer.singleShot(0, poll)
+
+
+def test_changed_resources_after_a_saved_decision_ask_again(
+    qtbot: QtBot, tmp_path: Path, project: Path
+) -> None:
+    from piwork.core.resources.trust_fingerprint import FingerprintStore
+    from piwork.gui.trust_dialog import TrustPrompter
+
+    store = _store(tmp_path)
+    prompter = TrustPrompter(store, FingerprintStore(tmp_path / "agent"))
+    resolver = TrustResolver(store, ask=prompter.ask)
+    notes: list[str] = []
+    _click_when_shown("trust", notes)
+    first = _run(lambda: resolver.resolve(str(project)))
+    assert first.trusted and notes == []  # type: ignore[attr-defined]
+    again = asyncio.run(TrustResolver(store, ask=None).resolve(str(project)))
+    assert again.source == "saved" and not prompter.needs_recheck(again)
+    # The project gains an extension: the saved "trust" no longer covers what the user saw.
+    (project / ".pi" / "extensions").mkdir()
+    (project / ".pi" / "extensions" / "hook.ts").write_text("export default () => {}\n")
+    changed = asyncio.run(TrustResolver(store, ask=None).resolve(str(project)))
+    assert changed.source == "saved" and prompter.needs_recheck(changed)
+    _click_when_shown("distrust", notes)
+    decided = _run(lambda: prompter.recheck(changed))
+    assert (decided.trusted, decided.source) == (False, "prompt")  # type: ignore[attr-defined]
+    assert notes and _saved(tmp_path) == {os.path.realpath(project): False}
+    latest = asyncio.run(TrustResolver(store, ask=None).resolve(str(project)))
+    assert not prompter.needs_recheck(latest)  # the new answer covers the new resources
