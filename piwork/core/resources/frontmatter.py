@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,8 +159,7 @@ def _simple_value(text: str) -> Any:
 
 def parse_yaml_full(source: str) -> Any:
     """The general path: ruamel.yaml composes the nodes, typing is applied here."""
-    yaml = YAML(typ="safe", pure=True)
-    yaml.Resolver = _PlainMarkingResolver
+    yaml = _parser()
     hide = not any(stand_in in source for stand_in in _HIDDEN_BREAKS.values())
     if hide:
         for char, stand_in in _HIDDEN_BREAKS.items():
@@ -173,6 +173,19 @@ def parse_yaml_full(source: str) -> Any:
     if node is None:
         return None
     return _Converter(hide).value(node)
+
+
+_local = threading.local()
+
+
+def _parser() -> YAML:
+    """One configured parser per thread (building one costs more than parsing a small document)."""
+    parser: YAML | None = getattr(_local, "parser", None)
+    if parser is None:
+        parser = YAML(typ="safe", pure=True)
+        parser.Resolver = _PlainMarkingResolver
+        _local.parser = parser
+    return parser
 
 
 def _one_line(exc: Exception) -> str:
