@@ -505,7 +505,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner._stopping.wait()
             self.close_connection = True
             return
-        anthropic = request.path.rstrip("/").endswith("/v1/messages")
+        anthropic = request.path.split("?", 1)[0].rstrip("/").endswith("/v1/messages")  # SDKs add ?beta=true
         model = (
             str((request.body or {}).get("model") or self.owner.model)
             if isinstance(request.body, dict)
@@ -540,7 +540,8 @@ class _Handler(BaseHTTPRequestHandler):
                 raise _Cut
             return
         if failure.mode == "malformed":
-            self._write(f"data: {failure.line}\n\n".encode(), None)
+            name = "event: content_block_delta\n" if anthropic else ""
+            self._write(f"{name}data: {failure.line}\n\n".encode(), None)
         elif failure.mode == "error_event":
             frame = f"event: error\ndata: {failure.body}\n\n" if anthropic else f"data: {failure.body}\n\n"
             self._write(frame.encode(), None)

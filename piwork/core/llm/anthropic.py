@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from piwork.core.llm.anthropic_request import build_request
@@ -39,6 +39,16 @@ _STOP_REASONS = {
     "max_tokens": "length",
     "tool_use": "toolUse",
 }
+_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
 _USAGE_FIELDS = (
     ("input_tokens", "input"),
     ("output_tokens", "output"),
@@ -61,24 +71,30 @@ class AnthropicParser:
         self._failure: str | None = None
 
     def feed(self, event: SseEvent) -> list[AssistantEvent]:
-        if event.event == "ping":
-            return []
         if event.event == "error":
             raise StreamFailure(event.data or "error event without details")
+        named = event.event != "message"
+        if named and event.event not in _EVENTS:
+            return []  # ping and event types this version does not know
         try:
             data = json.loads(event.data) if event.data else {}
         except ValueError:
+            if not named:
+                return []  # an unnamed event is not part of this protocol: ignore it
             raise StreamFailure(
                 f"Malformed stream: invalid JSON in a {event.event} event",
                 ErrorInfo(ErrorKind.MALFORMED_STREAM),
             ) from None
         if not isinstance(data, dict):
             return []
-        kind = event.event if event.event != "message" else str(data.get("type", ""))
+        # Servers that omit "event:" lines still name the type inside the data.
+        kind = event.event if named else str(data.get("type", ""))
         if kind == "error":
             raise StreamFailure(event.data)
-        handler = getattr(self, "_on_" + kind, None)
-        return handler(data) if handler is not None else []
+        if kind not in _EVENTS:
+            return []
+        handler: Callable[[dict[str, Any]], list[AssistantEvent]] = getattr(self, "_on_" + kind)
+        return handler(data)
 
     def finish(self) -> list[AssistantEvent]:
         if not self._started:

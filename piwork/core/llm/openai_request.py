@@ -52,7 +52,7 @@ def detect_compat(model: Model) -> dict[str, Any]:
             supportsReasoningEffort=True,
             maxTokensField="max_completion_tokens",
             thinkingFormat="openai",
-            promptCacheKey=True,
+            promptCacheKey=host == "api.openai.com",  # proxies may reject the field
         )
     elif is_openrouter:
         vendor_model = model.id.startswith(("anthropic/", "openai/"))

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import time
 
 import pytest
 
+from piwork.core.llm.anthropic import AnthropicParser
+from piwork.core.llm.sse import SseEvent
 from piwork.core.llm.streaming import complete, stream
 from piwork.core.llm.types import ErrorEvent, ErrorKind, Model, StreamOptions
 from tests.core.llm.helpers import collect, context
@@ -224,7 +227,7 @@ def test_unsupported_api_is_an_error_event(loopback: LoopbackServer) -> None:
     ("protocol", "line"),
     [
         ("anthropic", '{"type": "content_block_delta", "index": "first", "delta": 5}'),
-        ("anthropic", '{"type": "message_delta", "delta": "stop", "usage": []}'),
+        ("anthropic", '{"type": "content_block_delta", "index": 0, "delta": "stop"}'),
         ("openai", '{"choices": [{"delta": {"tool_calls": [{"index": 0, "function": "oops"}]}}]}'),
     ],
 )
@@ -240,3 +243,13 @@ def test_huge_error_body_is_read_only_in_part(loopback: LoopbackServer) -> None:
     loopback.script(Turn(failure=Failure.http(502, "y" * 5_000_000)))
     text = final_error(loopback, "openai").message["errorMessage"]
     assert len(text) < 4100 and text.endswith("+ chars]")
+
+
+def test_anthropic_ignores_unnamed_and_unknown_events(loopback: LoopbackServer) -> None:
+    parser = AnthropicParser(loopback.anthropic_model())
+    assert parser.feed(SseEvent("message", "{garbage")) == []
+    assert parser.feed(SseEvent("some_future_event", "{garbage")) == []
+    assert parser.feed(SseEvent("ping", "")) == []
+    start = {"type": "message_start", "message": {"id": "m1", "usage": {"input_tokens": 3}}}
+    assert parser.feed(SseEvent("message", json.dumps(start))) == []  # typed by its data alone
+    assert parser.message["responseId"] == "m1" and parser.message["usage"]["input"] == 3

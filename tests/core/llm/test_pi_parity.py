@@ -1,0 +1,152 @@
+"""Parity with the reference implementation's provider layer (skipped when it is not installed).
+
+The same scripted stream from the loopback server is read by the reference (Node) and by piwork, and
+the final assistant messages must agree on content, stop reason and usage; for the same context both
+must send the same request body, apart from the deliberate differences listed in ``_DELIBERATE``.
+Located through ``PI_ORACLE_DIR`` (default ``/tmp/pi-oracle``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from piwork.core.llm.streaming import complete
+from piwork.core.llm.types import LlmContext, Model, ModelCost, StreamOptions, ToolSpec
+from tests.support import LoopbackServer, Text, Thinking, ToolCall, Turn, Usage
+
+pytestmark = pytest.mark.oracle
+
+_ROOT = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
+NODE = _ROOT / "node22" / "package" / "bin" / "node"
+PI_AI = _ROOT / "pi" / "node_modules" / "@earendil-works" / "pi-ai" / "dist" / "api"
+MODULES = {"anthropic-messages": "anthropic-messages.js", "openai-completions": "openai-completions.js"}
+
+_SCRIPT = """
+const [module, payload] = [process.argv[1], JSON.parse(process.argv[2])];
+const api = await import(module);
+let final = null;
+for await (const event of api.streamSimple(payload.model, payload.context, payload.options)) {
+  if (event.type === "done") final = event.message;
+  if (event.type === "error") final = event.error;
+}
+process.stdout.write(JSON.stringify(final));
+"""
+
+TOOL = {
+    "name": "read",
+    "description": "Read a file",
+    "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+}
+
+
+def _reference(api: str, model: dict[str, Any], messages: list[dict[str, Any]], level: str) -> dict[str, Any]:
+    module = PI_AI / MODULES[api]
+    if not NODE.exists() or not module.exists():
+        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+    options: dict[str, Any] = {"apiKey": "parity-key"}
+    if level != "off":
+        options["reasoning"] = level
+    payload = {
+        "model": model,
+        "context": {"systemPrompt": "SYS", "messages": messages, "tools": [TOOL]},
+        "options": options,
+    }
+    done = subprocess.run(
+        [str(NODE), "--input-type=module", "-e", _SCRIPT, str(module), json.dumps(payload)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def _history(api: str, provider: str, model_id: str) -> list[dict[str, Any]]:
+    usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}  # fmt: skip
+    assistant = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "look", "thinkingSignature": "SIG"},
+            {"type": "text", "text": "Reading."},
+            {"type": "toolCall", "id": "toolu_1", "name": "read", "arguments": {"path": "t.py"}},
+            {"type": "toolCall", "id": "toolu_2", "name": "read", "arguments": {"path": "u.py"}},
+        ],
+        "api": api, "provider": provider, "model": model_id, "stopReason": "toolUse", "usage": usage, "timestamp": 2,
+    }  # fmt: skip
+    image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+    return [
+        {"role": "user", "content": "Fix the test", "timestamp": 1},
+        assistant,
+        {"role": "toolResult", "toolCallId": "toolu_1", "toolName": "read", "content": [{"type": "text", "text": "line1"}],
+         "isError": False, "timestamp": 3},
+        {"role": "toolResult", "toolCallId": "toolu_2", "toolName": "read",
+         "content": [{"type": "text", "text": "a\nb"}, image], "isError": True, "timestamp": 3},
+        {"role": "user", "content": [{"type": "text", "text": "and then?"}], "timestamp": 4},
+    ]  # fmt: skip
+
+
+CASES = [
+    ("anthropic-messages", "anthropic", "claude-sonnet-4-5",
+     Turn([Thinking("plan it", signature="sig-1"), Text("Two files."), ToolCall("read", {"path": "a.py"}, id="toolu_9")],
+          usage=Usage(input=1200, output=80, cache_read=3000, cache_write=500))),
+    ("anthropic-messages", "anthropic", "claude-sonnet-4-5",
+     Turn([Thinking("", signature="OPAQUE", redacted=True), Text("Short.")], raw_stop="max_tokens")),
+    ("openai-completions", "openai", "gpt-5.4",
+     Turn([Thinking("hmm", signature="reasoning_content"), Text("Calls."), ToolCall("read", {"path": "b"}, id="call_1"),
+           ToolCall("read", {"path": "c"}, id="call_2")], usage=Usage(input=900, output=40, cache_read=100, reasoning=12))),
+    ("openai-completions", "openai", "gpt-5.4", Turn([Text("plain answer")])),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("api", "provider", "model_id", "turn"), CASES)
+def test_same_stream_same_message_same_request(
+    loopback: LoopbackServer, api: str, provider: str, model_id: str, turn: Turn
+) -> None:
+    base = loopback.url if api == "anthropic-messages" else loopback.openai_url
+    cost = {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}
+    ref_model = {"id": model_id, "name": model_id, "api": api, "provider": provider, "baseUrl": base, "reasoning": True,
+                 "input": ["text", "image"], "contextWindow": 200000, "maxTokens": 32000, "cost": cost}  # fmt: skip
+    model = Model(model_id, model_id, api, provider, base, reasoning=True, input=("text", "image"),
+                  context_window=200000, max_tokens=32000, cost=ModelCost(3, 15, 0.3, 3.75))  # fmt: skip
+    messages = _history(api, provider, model_id)
+    loopback.script(turn, turn)
+    reference = _reference(api, ref_model, messages, "medium")
+    context = LlmContext("SYS", messages, [ToolSpec(TOOL["name"], TOOL["description"], TOOL["parameters"])])
+    ours = asyncio.run(complete(model, context, StreamOptions(api_key="parity-key", thinking_level="medium")))
+
+    assert _masked(ours["content"]) == _masked(reference["content"])
+    assert ours["stopReason"] == reference["stopReason"]
+    for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens"):
+        assert ours["usage"][key] == reference["usage"][key], key
+    for key in ("input", "output", "cacheRead", "cacheWrite", "total"):
+        assert ours["usage"]["cost"][key] == pytest.approx(reference["usage"]["cost"][key]), key
+
+    theirs_body, our_body = loopback.requests[-2].body, loopback.requests[-1].body
+    assert _comparable(api, our_body) == _comparable(api, theirs_body)
+
+
+def _masked(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Content with the placeholder shown for redacted reasoning masked (each program words it itself)."""
+    return [{**block, "thinking": "<redacted>"} if block.get("redacted") else block for block in content]
+
+
+def _comparable(api: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The body without the deliberate differences (wording of our own placeholders, optional fields)."""
+    body = json.loads(json.dumps(body))
+    if api == "anthropic-messages":
+        body.get("thinking", {}).pop("display", None)  # the reference also asks for summarized thinking
+    else:
+        body.pop("prompt_cache_key", None)
+        for message in body["messages"]:
+            content = message.get("content")
+            # The line introducing tool-result images is in each program's own words.
+            if isinstance(content, list) and len(content) > 1 and content[0].get("text", "").endswith(":"):
+                content[0]["text"] = "<tool images>"
+    return body
