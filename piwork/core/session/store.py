@@ -135,6 +135,7 @@ class Session:
         self.on_notice: Callable[[str], None] | None = None
         self._append_fd: int | None = None
         self._source: FileBodySource | None = None
+        self._unreadable_offsets: set[int] = set()
         self._expected: tuple[int, int] | None = None
         self._needs_newline = False
         tree.sink = self
@@ -173,6 +174,9 @@ class Session:
         source.on_error = self._unreadable
 
     def _unreadable(self, record: EntryRecord) -> None:
+        if record.offset in self._unreadable_offsets:
+            return
+        self._unreadable_offsets.add(record.offset)
         self.tree.add_diagnostic(
             Diagnostic(MALFORMED_JSON, record.line, record.offset, "Line is not valid JSON; it is skipped")
         )

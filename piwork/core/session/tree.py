@@ -452,9 +452,8 @@ class SessionTree:
         self._preload(selected)
         messages: list[Any] = []
         for i, record in enumerate(selected):
-            body = self._preloaded.pop(id(record), None) if self._preloaded else None
-            if body is None:
-                body = self.body(record)
+            key = id(record)
+            body = self._preloaded.pop(key) if key in self._preloaded else self.body(record)
             if body is not None:  # a line that turned out unreadable is reported, not fatal
                 messages.extend(entry_to_messages(body))
             if i == 0 and retained:
