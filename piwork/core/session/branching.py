@@ -15,6 +15,7 @@ from typing import Any
 
 from piwork.core.errors import PiworkError
 from piwork.core.messages import message_text
+from piwork.core.paths import agent_dir as default_agent_dir
 from piwork.core.session.format import default_session_dir, serialize, session_file_name
 from piwork.core.session.migrate import migrate_to_current
 from piwork.core.session.reader import read_session_file
@@ -95,7 +96,7 @@ def create_branched_session(source: Session, leaf_id: str) -> Session:
     path = source.session_dir / session_file_name(header["timestamp"], header["id"])
     session = Session(tree, path, source.cwd, source.session_dir, flushed=False)
     if tree.has_assistant:
-        session._write_new_file()
+        session.write_new_file()
     return session
 
 
@@ -151,8 +152,6 @@ def fork_into_project(
     The source is migrated in memory first, so a v1/v2 source gives a valid v3 copy; the new
     file is written at once and the source is never modified.
     """
-    from piwork.core.paths import agent_dir as default_agent_dir
-
     source = Path(os.path.abspath(source_path))
     loaded = read_session_file(source, keep_bodies=True)
     if loaded.status != "ok" or loaded.header is None:

@@ -13,12 +13,13 @@ import os
 import re
 import secrets
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from piwork.core.jscompat import js_json_stringify, js_trim, json_loads_js
+from piwork.core.paths import SESSION_DIR_ENV, expand_home
 from piwork.core.session.timestamps import now_ms
 
 CURRENT_VERSION = 3
@@ -87,6 +88,22 @@ def sessions_root(agent_dir: str | os.PathLike[str]) -> Path:
 
 def default_session_dir(cwd: str, agent_dir: str | os.PathLike[str]) -> Path:
     return sessions_root(agent_dir) / encode_cwd(cwd)
+
+
+def resolve_session_dir(
+    cwd: str,
+    agent_dir: str | os.PathLike[str],
+    flag: str | None = None,
+    env: Mapping[str, str] | None = None,
+    settings_dir: str | None = None,
+) -> Path:
+    """Where new sessions go: ``--session-dir``, then ``$PI_CODING_AGENT_SESSION_DIR``, then the
+    ``sessionDir`` setting, then the per-cwd folder (``~`` expanded in all of them)."""
+    environ = os.environ if env is None else env
+    for candidate in (flag, environ.get(SESSION_DIR_ENV), settings_dir):
+        if candidate:
+            return Path(os.path.abspath(expand_home(candidate, environ)))
+    return default_session_dir(cwd, agent_dir)
 
 
 def session_file_name(header_timestamp: str, session_id: str) -> str:

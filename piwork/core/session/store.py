@@ -18,6 +18,7 @@ from typing import Any
 
 from piwork.core.errors import InputRejected, PiworkError
 from piwork.core.ids import IdFactory, random_entry_id
+from piwork.core.paths import agent_dir as default_agent_dir
 from piwork.core.session.format import (
     CURRENT_VERSION,
     MALFORMED_JSON,
@@ -186,7 +187,12 @@ class Session:
         """Take the writer lock; ``False`` (and read-only) if another piwork holds it."""
         if self.path is None or self._append_fd is not None:
             return True
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        except OSError as err:
+            self.read_only = True
+            self._notice(f"piwork cannot write this session file, so it is open read-only: {err.strerror}")
+            return False
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -232,7 +238,7 @@ class Session:
                 self._append_line(serialize(record.body), durable=False)
             return
         if not self.flushed:
-            self._write_new_file()
+            self.write_new_file()
             return
         durable = record.type in DURABLE_TYPES or record.role == "assistant"
         self._append_line(serialize(record.body), durable)
@@ -243,8 +249,8 @@ class Session:
             self.on_notice(text)
 
     # ------------------------------------------------------------------ writing
-    def _write_new_file(self) -> None:
-        """Lazy first write: header and every entry at once, refusing to overwrite a file."""
+    def write_new_file(self) -> None:
+        """Write header and every entry at once (the lazy first write), never over an existing file."""
         assert self.path is not None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = [serialize(self.tree.header)] + [serialize(self.tree.body(r)) for r in self.tree.records]
@@ -313,8 +319,6 @@ def create_session(
     new_id: IdFactory = random_entry_id,
 ) -> Session:
     """A new session in ``session_dir`` (default: the per-cwd folder); written on first reply."""
-    from piwork.core.paths import agent_dir as default_agent_dir
-
     folder = os.path.abspath(cwd)
     directory = (
         Path(session_dir) if session_dir else default_session_dir(folder, agent_dir or default_agent_dir())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,13 @@ def test_js_date_parse_invalid(value: object) -> None:
 
 def test_iso_from_ms() -> None:
     assert iso_from_ms(1733234401005) == "2024-12-03T14:00:01.005Z"
+
+
+def test_session_dir_precedence(tmp_path: Path) -> None:
+    from piwork.core.session.format import default_session_dir, resolve_session_dir
+
+    env = {"HOME": str(tmp_path), "PI_CODING_AGENT_SESSION_DIR": "~/from-env"}
+    assert resolve_session_dir("/p", tmp_path, "/flag", env, "/setting") == Path("/flag")
+    assert resolve_session_dir("/p", tmp_path, None, env, "/setting") == tmp_path / "from-env"
+    assert resolve_session_dir("/p", tmp_path, None, {"HOME": str(tmp_path)}, "/setting") == Path("/setting")
+    assert resolve_session_dir("/p", tmp_path, None, {}, None) == default_session_dir("/p", tmp_path)
