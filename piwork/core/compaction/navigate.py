@@ -38,6 +38,7 @@ from piwork.core.session.jsvalues import js_get, js_same, map_key
 from piwork.core.session.tree import EntryNotFound, SessionTree
 
 NO_MODEL = "No model available for summarization"
+LEAF_MOVED = "The session changed while the branch summary was being written; nothing was saved. Try again."
 NOTHING_TO_SUMMARIZE_NOTICE = (
     "The branch you left holds no conversation to summarize (only tool output or bookkeeping), "
     "so no summary was added."
@@ -166,7 +167,8 @@ async def navigate_tree(
     strict_pi: bool = False,
 ) -> NavigationResult:
     """Move the leaf to ``target_id`` (see the module docstring); raises ``EntryNotFound``,
-    ``NavigationError`` or ``SummaryFailed`` before anything is written."""
+    ``NavigationError`` (no model; the leaf moved while summarizing) or ``SummaryFailed`` before
+    anything is written."""
     settings = settings or BranchSummarySettings()
     old_leaf_id = tree.leaf_id
     if target_id == old_leaf_id:
@@ -235,6 +237,8 @@ async def navigate_tree(
         return NavigationResult(
             cancelled=True, aborted=True, old_leaf_id=old_leaf_id, new_leaf_id=old_leaf_id
         )
+    if tree.leaf_id != old_leaf_id:
+        raise NavigationError(LEAF_MOVED)
 
     editor_text = _editor_text(target)
     new_leaf_id: str | None = target_id

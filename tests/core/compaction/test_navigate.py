@@ -245,3 +245,22 @@ async def test_cancelling_a_running_branch_summary(tmp_path: Path, loopback: Loo
     await presser
     assert outcome.cancelled and outcome.aborted
     assert session.path.read_bytes() == before and session.tree.leaf_id == ids["a_end"]
+
+
+async def test_session_changing_during_the_summary_writes_nothing(
+    tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    session, ids = _branching_session(tmp_path)
+    assert session.path is not None
+    loopback.script(Turn([Text("slow " * 30)], drip=0.02))
+
+    async def append_meanwhile() -> None:
+        while not loopback.requests:
+            await asyncio.sleep(0.01)
+        session.tree.append_message(user("typed elsewhere", ts=50))
+
+    writer = asyncio.create_task(append_meanwhile())
+    with pytest.raises(NavigationError, match="changed while"):
+        await navigate_tree(session.tree, ids["answer"], summarize=True, summarizer=summarizer(loopback))
+    await writer
+    assert _last_line(session.path)["type"] == "message"  # only the concurrent append landed
