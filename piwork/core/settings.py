@@ -228,6 +228,17 @@ class Settings:
             return []
         return [item for item in value if isinstance(item, str)]
 
+    def packages(self, scope: Scope) -> list[Any]:
+        """A scope's ``packages`` entries (source strings or filter objects with a ``source``)."""
+        data = self.global_data if scope == "global" else self.project_data
+        value = data.get("packages")
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self._warn_type(f"{scope}:packages", f"packages in {scope} settings must be a list; ignored")
+            return []
+        return [item for item in value if isinstance(item, (str, dict))]
+
     @property
     def type_warnings(self) -> list[str]:
         return list(self._type_warnings.values())

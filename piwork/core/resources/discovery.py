@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+from piwork.core.resources.diagnostics import Diagnostic
 from piwork.core.resources.globmatch import glob_match
 from piwork.core.resources.ignore_rules import IgnoreRules, rel_posix
+from piwork.core.resources.packages import package_resources
 from piwork.core.resources.realpaths import RealPaths
 from piwork.core.resources.skills import collect_skill_entries, resolve_user_path
 
@@ -199,10 +201,11 @@ def ancestor_agents_skill_dirs(cwd: str) -> list[str]:
 
 @dataclass(frozen=True)
 class ScopeEntries:
-    """A scope's resource arrays from settings."""
+    """A scope's resource arrays from settings (``packages`` entries are strings or filter objects)."""
 
     skills: Sequence[str] = ()
     prompts: Sequence[str] = ()
+    packages: Sequence[Any] = ()
 
     def of(self, kind: ResourceType) -> Sequence[str]:
         return self.skills if kind == "skills" else self.prompts
@@ -216,15 +219,34 @@ def discover(
     user: ScopeEntries,
     project: ScopeEntries,
     realpaths: RealPaths | None = None,
+    diagnostics: list[Diagnostic] | None = None,
 ) -> dict[ResourceType, list[DiscoveredPath]]:
     """Every candidate file per kind, sorted by rank, canonical duplicates removed (first kept)."""
     realpaths = realpaths or RealPaths()
+    diagnostics = diagnostics if diagnostics is not None else []
     project_base = os.path.join(cwd, ".pi")
     found: dict[ResourceType, dict[str, DiscoveredPath]] = {"skills": {}, "prompts": {}}
 
     def add(kind: ResourceType, path: str, origin: Origin, enabled: bool) -> None:
         if path and path not in found[kind]:
             found[kind][path] = DiscoveredPath(path, origin, enabled)
+
+    configured = [(p, "project") for p in project.packages] + [(p, "user") for p in user.packages]
+    resources, package_problems = package_resources(
+        configured,
+        cwd,
+        agent_dir,
+        lambda paths, kind: _files_from_entries(paths, kind, realpaths),
+        apply_patterns,
+    )
+    diagnostics.extend(package_problems)
+    for resource in resources:
+        add(
+            resource.kind,
+            resource.path,
+            Origin(resource.source, resource.scope, "package", resource.base_dir),
+            resource.enabled,
+        )
 
     for kind in ("skills", "prompts"):
         for entries, origin, base in (

@@ -64,6 +64,7 @@ class LoadedResources:
     prompt_diagnostics: list[Diagnostic] = field(default_factory=list)
     context_files: list[ContextFile] = field(default_factory=list)
     context_diagnostics: list[Diagnostic] = field(default_factory=list)
+    package_diagnostics: list[Diagnostic] = field(default_factory=list)
     prompt_sources: PromptSources = field(default_factory=PromptSources)
     discovered: dict[str, list[DiscoveredPath]] = field(default_factory=dict)
     rows: list[ResourceRow] = field(default_factory=list)
@@ -130,12 +131,18 @@ def load_resources(
     home = home or expand_home("~")
     trusted = settings.project_trusted
     loaded = LoadedResources(cwd, agent_dir, trusted, trust, settings)
-    user = ScopeEntries(settings.scope_list("global", "skills"), settings.scope_list("global", "prompts"))
+    user = ScopeEntries(
+        settings.scope_list("global", "skills"),
+        settings.scope_list("global", "prompts"),
+        settings.packages("global"),
+    )
     project = ScopeEntries(
-        settings.scope_list("project", "skills"), settings.scope_list("project", "prompts")
+        settings.scope_list("project", "skills"),
+        settings.scope_list("project", "prompts"),
+        settings.packages("project"),
     )
     realpaths = RealPaths()
-    found = discover(cwd, agent_dir, home, trusted, user, project, realpaths)
+    found = discover(cwd, agent_dir, home, trusted, user, project, realpaths, loaded.package_diagnostics)
     loaded.discovered = {kind: list(items) for kind, items in found.items()}
     origins: dict[str, Origin] = {}
     for items in found.values():

@@ -51,6 +51,8 @@ def _under(path: str, root: str) -> bool:
 
 def _scope(item: DiscoveredPath, cwd: str) -> tuple[str, str | None]:
     origin = item.origin
+    if origin.origin == "package":
+        return "package", "project" if origin.scope == "project" else "user"
     if origin.source == "local":
         return "settings", "project" if origin.scope == "project" else "user"
     if origin.scope == "user":
@@ -74,6 +76,17 @@ def build_rows(
     rows.extend(_skill_rows(loaded, options, home))
     rows.extend(_prompt_rows(loaded, options))
     rows.extend(_file_rows(loaded, options))
+    for problem in loaded.package_diagnostics:
+        rows.append(
+            ResourceRow(
+                "package",
+                os.path.basename(problem.path),
+                problem.path,
+                "package",
+                "error",
+                diagnostics=(problem,),
+            )
+        )
     return rows
 
 

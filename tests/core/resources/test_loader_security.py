@@ -117,3 +117,21 @@ def test_settings_filters_disable_auto_discovered_skills(tree: Tree) -> None:
         "drop": "disabled",
         "keep": "active",
     }
+
+
+def test_packages_on_disk_contribute_and_missing_ones_are_reported(tree: Tree) -> None:
+    tree.write("pkgs/local/skills/pkg-skill/SKILL.md", skill_text("pkg-skill"))
+    tree.write("pkgs/local/prompts/pkg-prompt.md", "body")
+    tree.write("home/.pi/agent/npm/node_modules/@me/tools/package.json", '{"pi": {"skills": ["./extra"]}}')
+    tree.write("home/.pi/agent/npm/node_modules/@me/tools/extra/npm-skill/SKILL.md", skill_text("npm-skill"))
+    tree.write("home/.pi/agent/skills/own/SKILL.md", skill_text("own"))
+    packages = ["../../../pkgs/local", "npm:@me/tools@1.2.0", "git:github.com/someone/absent"]
+    tree.write("home/.pi/agent/settings.json", '{"packages": ' + __import__("json").dumps(packages) + "}")
+    settings = Settings.for_project(str(tree.root), str(tree.agent), project_trusted=False)
+    loaded = load_resources(str(tree.root), str(tree.agent), settings)
+    assert [s.name for s in loaded.skills] == ["own", "pkg-skill", "npm-skill"]
+    assert [p.name for p in loaded.prompts] == ["pkg-prompt"]
+    assert [d.kind for d in loaded.package_diagnostics] == ["package_missing"]
+    assert str(tree.agent / "git/github.com/someone/absent") == loaded.package_diagnostics[0].path
+    scopes = {r.name: r.scope for r in loaded.rows if r.kind == "skill"}
+    assert scopes == {"own": "global", "pkg-skill": "package", "npm-skill": "package"}
