@@ -89,6 +89,8 @@ async def search_with_ripgrep(rg: str, query: GrepQuery) -> SearchOutcome:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         limit=1 << 24,
+        # ripgrep anchors --glob patterns at its working directory: make that the search folder
+        cwd=query.path if query.is_dir else os.path.dirname(query.path),
     )
     assert proc.stdout is not None and proc.stderr is not None
     stderr_task = asyncio.ensure_future(proc.stderr.read())
@@ -135,7 +137,8 @@ def compile_pattern(query: GrepQuery) -> re.Pattern[str]:
     try:
         return re.compile(source, re.IGNORECASE if query.ignore_case else 0)
     except re.error as err:
-        raise ToolError(f"regex parse error:\n    {query.pattern}\nerror: {err}") from None
+        caret = " " * (4 + (err.pos or 0)) + "^"
+        raise ToolError(f"regex parse error:\n    {query.pattern}\n{caret}\nerror: {err.msg}") from None
 
 
 def _glob_filter(glob: str | None) -> tuple[pathspec.GitIgnoreSpec | None, bool]:

@@ -91,6 +91,11 @@ def test_grep_no_match_missing_path_bad_regex_literal_and_glob(tmp_path: Path) -
     assert bad.is_error and "regex parse error" in text(bad)
     assert text(call("grep", {"pattern": "a(b", "literal": True, "glob": "*.py"}, tmp_path)) == "a.py:1: a(b"
     assert text(call("grep", {"pattern": "a(b", "literal": True, "glob": "!*.py"}, tmp_path)) == "a.md:1: a(b"
+    _tree(tmp_path, {"src/deep/c.py": "a(b\n"})
+    assert (
+        text(call("grep", {"pattern": "a(b", "literal": True, "glob": "src/**"}, tmp_path))
+        == "src/deep/c.py:1: a(b"
+    )
 
 
 def test_grep_honours_gitignore_in_repos_and_never_searches_git(tmp_path: Path) -> None:
