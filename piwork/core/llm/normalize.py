@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,19 @@ IdRewriter = Callable[[str], str]
 
 def anthropic_tool_id(tool_id: str) -> str:
     return _ANTHROPIC_ID_BAD.sub("_", tool_id)[:64]
+
+
+def openai_tool_id(tool_id: str, strict_length: bool) -> str:
+    """Chat Completions ids: ``call|item`` ids (from the Responses API) become one safe id of at most 40."""
+    if "|" in tool_id:
+        call, _, item = tool_id.partition("|")
+        call, item = _ANTHROPIC_ID_BAD.sub("_", call), _ANTHROPIC_ID_BAD.sub("_", item)
+        combined = f"{call}_{item}" if item else call
+        if len(combined) <= 40:
+            return combined
+        digest = hashlib.sha256(tool_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        return f"{call[: max(1, 40 - len(digest) - 1)]}_{digest}"
+    return tool_id[:40] if strict_length else tool_id
 
 
 def strip_surrogates(value: Any) -> Any:

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from piwork import __version__
 from piwork.core.jscompat import js_trim
 from piwork.core.llm.estimate import clamp_max_tokens, estimate_context
-from piwork.core.llm.normalize import normalize_messages, strip_surrogates
+from piwork.core.llm.normalize import normalize_messages, openai_tool_id, strip_surrogates
 from piwork.core.llm.thinking import MIN_ANSWER_TOKENS, budget_for, resolve_level
 from piwork.core.llm.transport import HttpRequest
 from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions
@@ -147,7 +147,8 @@ def convert_messages(context: LlmContext, model: Model, compat: Mapping[str, Any
             )
             pending_images.clear()
 
-    for message in normalize_messages(context.messages, model):
+    strict_ids = model.provider == "openai"
+    for message in normalize_messages(context.messages, model, lambda i: openai_tool_id(i, strict_ids)):
         role = message.get("role")
         if role != "toolResult":
             flush_images()

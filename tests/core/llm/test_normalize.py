@@ -87,3 +87,17 @@ def test_id_rewriting_and_surrogates() -> None:
     assert anthropic_tool_id("call|" + "x" * 100) == "call_" + "x" * 59
     assert strip_surrogates({"k\ud800": ["a\udc00b", 1, None]}) == {"k": ["ab", 1, None]}
     assert strip_surrogates("🐍") == "🐍"
+
+
+def test_openai_tool_ids_from_the_responses_api() -> None:
+    from piwork.core.llm.normalize import openai_tool_id
+
+    assert openai_tool_id("call_1|fc_2", False) == "call_1_fc_2"
+    long_id = "call_abc|" + "x+/=" * 120
+    rewritten = openai_tool_id(long_id, False)
+    assert (
+        len(rewritten) == 40
+        and rewritten.startswith("call_abc_")
+        and rewritten == openai_tool_id(long_id, True)
+    )
+    assert openai_tool_id("y" * 50, True) == "y" * 40 and openai_tool_id("y" * 50, False) == "y" * 50

@@ -150,3 +150,65 @@ def _comparable(api: str, body: dict[str, Any]) -> dict[str, Any]:
             if isinstance(content, list) and len(content) > 1 and content[0].get("text", "").endswith(":"):
                 content[0]["text"] = "<tool images>"
     return body
+
+
+def _foreign_history() -> list[dict[str, Any]]:
+    """A history written by another provider: thinking to convert, odd tool ids, an orphan call, a failure."""
+    usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}  # fmt: skip
+
+    def assistant(*blocks: dict[str, Any], stop: str = "toolUse") -> dict[str, Any]:
+        return {"role": "assistant", "content": list(blocks), "api": "openai-responses", "provider": "elsewhere",
+                "model": "other-model", "stopReason": stop, "usage": usage, "timestamp": 2}  # fmt: skip
+
+    return [
+        {"role": "user", "content": [{"type": "text", "text": "start"}, {"type": "text", "text": "  "}], "timestamp": 1},
+        assistant({"type": "thinking", "thinking": "foreign idea", "thinkingSignature": "reasoning_content"},
+                  {"type": "thinking", "thinking": "", "thinkingSignature": "x"},
+                  {"type": "toolCall", "id": "call|odd/id+1", "name": "read", "arguments": {"path": "a"}},
+                  {"type": "toolCall", "id": "call_orphan", "name": "read", "arguments": {"path": "b"}}),
+        {"role": "toolResult", "toolCallId": "call|odd/id+1", "toolName": "read",
+         "content": [{"type": "text", "text": "A"}], "isError": False, "timestamp": 3},
+        assistant({"type": "text", "text": "half"}, stop="error"),
+        {"role": "user", "content": "continue", "timestamp": 5},
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("api", "level"), [("anthropic-messages", "off"), ("anthropic-messages", "high"),
+                                            ("openai-completions", "off"), ("openai-completions", "low")])  # fmt: skip
+def test_foreign_history_is_normalised_like_the_reference(
+    loopback: LoopbackServer, api: str, level: str
+) -> None:
+    provider, model_id = (
+        ("anthropic", "claude-haiku-4-5") if api == "anthropic-messages" else ("openai", "gpt-5")
+    )
+    base = loopback.url if api == "anthropic-messages" else loopback.openai_url
+    ref_model = {"id": model_id, "name": model_id, "api": api, "provider": provider, "baseUrl": base, "reasoning": True,
+                 "input": ["text"], "contextWindow": 200000, "maxTokens": 64000,
+                 "cost": {"input": 1, "output": 5, "cacheRead": 0.1, "cacheWrite": 1.25}}  # fmt: skip
+    model = Model(
+        model_id, model_id, api, provider, base, reasoning=True, context_window=200000, max_tokens=64000
+    )
+    messages = _foreign_history()
+    loopback.script(Turn([Text("ok")]), Turn([Text("ok")]))
+    _reference(api, ref_model, messages, level)
+    context = LlmContext("SYS", messages, [ToolSpec(TOOL["name"], TOOL["description"], TOOL["parameters"])])
+    asyncio.run(complete(model, context, StreamOptions(api_key="parity-key", thinking_level=level)))  # type: ignore[arg-type]
+    theirs, ours = loopback.requests[-2].body, loopback.requests[-1].body
+    assert _comparable(api, _without_synthetic_text(ours)) == _comparable(
+        api, _without_synthetic_text(theirs)
+    )
+
+
+def _without_synthetic_text(body: dict[str, Any]) -> dict[str, Any]:
+    """Mask the wording of synthetic "no result" tool results (each program words it itself)."""
+    body = json.loads(json.dumps(body))
+    for message in body["messages"]:
+        content = message.get("content")
+        if message.get("role") == "tool" and message.get("tool_call_id") == "call_orphan":
+            message["content"] = "<no result>"
+        if isinstance(content, list):
+            for block in content:
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == "call_orphan":
+                    block["content"] = "<no result>"
+    return body
