@@ -38,8 +38,7 @@ def utf16_len(text: str) -> int:
     """Length in UTF-16 code units, i.e. JavaScript's ``.length``."""
     if text.isascii():
         return len(text)
-    astral = sum(1 for ch in text if ord(ch) > 0xFFFF)
-    return len(text) + astral
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def utf16_slice(text: str, start: int, end: int | None = None) -> str:
