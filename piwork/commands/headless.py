@@ -4,7 +4,7 @@
                      [--session FILE | --continue | --no-session] [--approve | --no-approve]
                      [--mode text|json] [--api-key KEY]
 
-``-p -`` (or ``-p`` without text, or ``--mode json`` without ``-p``) reads the prompt from stdin.
+Piped stdin is read and put before the ``-p`` text (``-p -``, or no ``-p`` text: stdin alone).
 Text mode prints the final answer; json mode prints the session header, then one JSON object per
 event. The exit code is 0 on success, 1 when the run failed (reason on stderr), 2 for bad arguments,
 130/143 when interrupted. API keys are never printed.
@@ -63,17 +63,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_prompt(value: str | None, mode: str, stdin: TextIO) -> str:
-    if value is None and mode != "json":
-        raise UsageError("no prompt given (use -p TEXT, or -p - to read it from stdin)")
+def _read_prompt(value: str | None, stdin: TextIO | None) -> str:
+    """The prompt: piped stdin (when not a terminal) followed by the ``-p`` text, as Pi joins them."""
+    piped = ""
+    if stdin is not None and not stdin.closed and not stdin.isatty():
+        piped = stdin.read()
     if value is None or value == STDIN:
-        if stdin.isatty():
-            raise UsageError("no prompt given: stdin is a terminal, pass -p TEXT")
-        text = stdin.read()
-        if not text.strip():
-            raise UsageError("the prompt read from stdin is empty")
-        return text
-    return value
+        if not piped.strip():
+            raise UsageError("no prompt given (pass -p TEXT, or pipe the prompt into stdin)")
+        return piped
+    return piped + value
 
 
 def main(
@@ -85,7 +84,7 @@ def main(
     except SystemExit as exit_:
         return int(exit_.code or 0)
     try:
-        prompt = _read_prompt(ns.prompt, ns.mode, stdin)
+        prompt = _read_prompt(ns.prompt, stdin)
     except UsageError as err:
         print(f"piwork: {err}", file=stderr)
         return 2

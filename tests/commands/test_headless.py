@@ -306,3 +306,18 @@ def test_session_file_builds_the_same_context_in_the_reference(
     assert reference["thinkingLevel"] == ours.thinking_level == "off"  # the custom model cannot think
     assert reference["model"] == {"provider": "anthropic", "modelId": server.model} == ours.model
     assert shutil.which("node") or NODE.exists()
+
+
+def test_piped_stdin_goes_before_the_prompt_text(server: LoopbackServer, env: Env) -> None:
+    server.script(Turn([Text("ok")]))
+    result = env.call(
+        "--mode",
+        "text",
+        "-p",
+        " and summarize",
+        "--no-session",
+        *env.args(server, "anthropic"),
+        stdin="file contents",
+    )
+    assert result.returncode == 0, result.stderr
+    assert server.requests[0].body["messages"][0]["content"][0]["text"] == "file contents and summarize"
