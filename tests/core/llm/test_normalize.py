@@ -96,7 +96,7 @@ def test_openai_tool_ids_from_the_responses_api() -> None:
     long_id = "call_abc|" + "x+/=" * 120
     rewritten = openai_tool_id(long_id, False)
     assert (
-        len(rewritten) == 40
+        len(rewritten) <= 40
         and rewritten.startswith("call_abc_")
         and rewritten == openai_tool_id(long_id, True)
     )
