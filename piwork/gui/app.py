@@ -14,10 +14,12 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from piwork import __version__
+from piwork.core.paths import agent_dir
 from piwork.gui import compat
 from piwork.gui.assets import APP_ID, resource_path
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
+from piwork.gui.session_controller import SessionController
 from piwork.gui.theme import ThemeManager
 
 CONFIG_DIR_ENV = "PIWORK_CONFIG_DIR"  # where window layout is remembered (tests point it at a tmp dir)
@@ -77,17 +79,20 @@ def build_window(
 def run(options: WindowOptions) -> int:
     app = create_application([sys.argv[0] if sys.argv else "piwork"])
     window, _themes, notifications = build_window(app, options)
+    controller = SessionController(window, notifications, options.cwd, agent_dir(), approve=options.approve)
 
     async def main(quit_event: asyncio.Event) -> int:
         notifications.install(asyncio.get_running_loop())
         try:
             window.restore_layout()
             window.show()
+            controller.spawn(controller.open_session(options.session_file))
             if options.smoke_test:
                 await asyncio.sleep(0.05)  # let the window map and lay out once
                 print(f"piwork: window ok ({app.platformName()})")
                 app.quit()
             await quit_event.wait()
+            await controller.shutdown()
         finally:
             window.save_layout()
             notifications.uninstall()

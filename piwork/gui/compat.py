@@ -92,7 +92,9 @@ def detach_loop(loop: asyncio.AbstractEventLoop, app: QApplication) -> None:
         if all(task.done() for task in tasks):
             break
         app.processEvents()
-    loop.stop()  # qasync's documented cleanup for an ``already_running`` loop: stop() then close()
+    # qasync's stop() calls QApplication.exit(), which marks the GUI thread "quit now" for good: every later
+    # QEventLoop.exec() would return at once. Mark the loop stopped without it, then close it.
+    loop._QEventLoop__is_running = False  # type: ignore[attr-defined]
     asyncio.events._set_running_loop(None)
     loop.close()
     asyncio.set_event_loop(None)

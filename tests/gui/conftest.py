@@ -7,13 +7,14 @@ import os
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before any QApplication exists
 os.environ.setdefault("QT_API", "pyside6")
+# Never touch the OS keyring from tests: keyring reads this when it first picks a backend.
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QApplication, QWidget
 
 from piwork.gui import compat
@@ -37,10 +38,6 @@ def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     return home
 
 
-def _flush_deletes() -> None:
-    QCoreApplication.processEvents()
-
-
 @pytest.fixture(autouse=True)
 def no_leaked_windows(qapp: QApplication) -> Iterator[None]:
     """Fail a test that leaves a top-level window open (checked after qtbot has closed its widgets).
@@ -49,14 +46,12 @@ def no_leaked_windows(qapp: QApplication) -> Iterator[None]:
     crashes PySide6 at interpreter exit (a refcount bug in shiboken), so only visible windows are leaks."""
     before = {id(w) for w in QApplication.topLevelWidgets()}
     yield
-    _flush_deletes()
     leaked: list[QWidget] = [
         w for w in QApplication.topLevelWidgets() if id(w) not in before and w.isVisible()
     ]
     for widget in leaked:
         widget.close()
         widget.deleteLater()
-    _flush_deletes()
     if leaked:
         names = ", ".join(f"{type(w).__name__}({w.objectName() or w.windowTitle()!r})" for w in leaked)
         pytest.fail(f"test left top-level widgets open: {names}")

@@ -1,0 +1,344 @@
+"""Connects the window to the engine: builds the AgentSession for a folder, forwards its events to the chat,
+and turns user intent (send, stop, compact, switch model, open a session...) into engine calls.
+
+All engine work runs as asyncio tasks on the qasync loop; the controller keeps a reference to every task it
+starts, reports failures in the chat (engine errors) or through the notification path (anything else), and
+cancels what is left on shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Coroutine, Mapping
+from pathlib import Path
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QFileDialog, QInputDialog
+
+from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
+from piwork.core.agent.session import AgentSession
+from piwork.core.compaction.tokens import estimate_context_tokens
+from piwork.core.errors import PiworkError
+from piwork.core.llm.credentials import CredentialStore
+from piwork.core.llm.models import ModelRegistry
+from piwork.core.resources.trust import TrustOption, TrustRequest
+from piwork.core.resources.trust_store import TrustStore
+from piwork.core.session.format import default_session_dir
+from piwork.core.session.listing import read_header
+from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.main_window import MainWindow
+from piwork.gui.notifications import NotificationCenter, describe_exception
+from piwork.gui.sessions.session_browser import SessionBrowser
+from piwork.gui.settings.settings_dialog import SettingsDialog
+from piwork.gui.trust_dialog import TrustDialog, ask_trust
+
+
+class SessionController(QObject):
+    sessionOpened = Signal(object)  # AgentRuntime
+    idle = Signal()  # no task of the controller is running any more
+
+    def __init__(
+        self,
+        window: MainWindow,
+        notifications: NotificationCenter,
+        cwd: str,
+        agent_dir: Path,
+        *,
+        approve: bool | None = None,
+        env: Mapping[str, str] | None = None,
+        credentials: CredentialStore | None = None,
+    ) -> None:
+        super().__init__(window)
+        self.window = window
+        self.chat = window.chat
+        self.notifications = notifications
+        self.cwd = os.path.abspath(cwd)
+        self.agent_dir = agent_dir
+        self.approve = approve
+        self.env = dict(env if env is not None else os.environ)
+        self.models = ModelRegistry(agent_dir)
+        self.credentials = credentials or CredentialStore(env=self.env, config_key=self.models.config_api_key)
+        self.runtime: AgentRuntime | None = None
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self._unsubscribe: Any = None
+        self._wire()
+
+    @property
+    def session(self) -> AgentSession | None:
+        return self.runtime.session if self.runtime is not None else None
+
+    def _wire(self) -> None:
+        a = self.window.action_map
+        self.chat.promptSubmitted.connect(self.submit)
+        self.chat.commandSubmitted.connect(self.run_command)
+        self.chat.stopRequested.connect(self.stop)
+        self.chat.footer.model_picker.modelPicked.connect(self.pick_model)
+        self.chat.footer.thinking_picker.levelPicked.connect(self.pick_thinking)
+        a["new_session"].triggered.connect(lambda: self.spawn(self.open_session(None)))
+        a["open_session"].triggered.connect(self.choose_session_file)
+        a["sessions_browser"].triggered.connect(self.show_sessions_browser)
+        a["settings"].triggered.connect(self.show_settings)
+        a["compact"].triggered.connect(lambda: self.run_command(SlashCommand("compact", "")))
+        a["name_session"].triggered.connect(lambda: self.run_command(SlashCommand("name", "")))
+        a["trust"].triggered.connect(self.show_trust)
+        a["reload_resources"].triggered.connect(self.reload)
+        a["session_tree"].setEnabled("tree" in self.window.docks)
+        self.chat.presenter.assistantFinished.connect(lambda _m: self.refresh_status())
+        self.chat.presenter.compactionFinished.connect(self.refresh_status)
+        self.chat.presenter.treeNavigated.connect(self._show_context)
+
+    # ---- tasks -------------------------------------------------------------------------------
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self.tasks.discard(task)
+        if not shiboken6.isValid(self):  # the window closed while the task was finishing
+            return
+        if not task.cancelled():
+            error = task.exception()
+            if isinstance(error, PiworkError):
+                self.chat.presenter.add_notice("Could not do that", str(error), error=True)
+            elif error is not None:
+                self.notifications.post(describe_exception(error))
+        if not self.tasks:
+            self.idle.emit()
+
+    async def shutdown(self) -> None:
+        session = self.session
+        if session is not None and session.is_streaming:
+            with contextlib.suppress(TimeoutError):  # a stuck tool must not keep the window from closing
+                await asyncio.wait_for(session.abort(), timeout=5)
+        for task in list(self.tasks):
+            task.cancel()
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+        self._detach()
+
+    # ---- opening sessions --------------------------------------------------------------------
+
+    async def _ask_trust(self, request: TrustRequest) -> TrustOption | None:
+        return await ask_trust(request, self.window)
+
+    async def open_session(self, session_file: str | None) -> AgentRuntime:
+        """Build the runtime for ``session_file`` (None: a new session in the current folder)."""
+        if self.session is not None and self.session.is_streaming:
+            await self.session.abort()
+        if session_file:
+            header = read_header(Path(session_file)) or {}
+            header_cwd = header.get("cwd")
+            if isinstance(header_cwd, str) and os.path.isdir(header_cwd):
+                self.cwd = os.path.abspath(header_cwd)
+        options = RuntimeOptions(
+            cwd=self.cwd,
+            agent_dir=self.agent_dir,
+            session_file=session_file,
+            trust_override=self.approve,
+            ask_trust=self._ask_trust,
+            credentials=self.credentials,
+            env=self.env,
+        )
+        runtime = await create_runtime(options)
+        self._detach()
+        self.runtime = runtime
+        self._unsubscribe = runtime.session.subscribe(self._on_event)
+        self._show_context()
+        self._fill_pickers()
+        self.refresh_status()
+        self.sessionOpened.emit(runtime)
+        return runtime
+
+    def _detach(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self.runtime is not None:
+            self.runtime.store.close()
+            self.runtime = None
+
+    def _show_context(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        messages = session.messages
+        self.chat.presenter.show_messages(messages)
+        self.window.log_panel.set_messages(messages)
+        self.window.set_session_title(session.tree.name or None, self.cwd)
+        self.refresh_status()
+
+    def _on_event(self, event: Any) -> None:
+        self.chat.presenter.handle(event)
+        kind = event.type
+        if kind == "message_end" and event.message.get("role") in ("toolResult", "bashExecution"):
+            self.window.log_panel.add_message(event.message)
+        if kind in ("agent_settled", "model_changed", "thinking_level_changed", "compaction_end"):
+            self.refresh_status()
+
+    # ---- status ------------------------------------------------------------------------------
+
+    def refresh_status(self) -> None:
+        session = self.session
+        if session is None or self.runtime is None:
+            return
+        model = session.model
+        status = self.window.status
+        status.set_model(model.name if model else None, session.thinking_level)
+        trust = self.runtime.resources.trust
+        if trust is None:
+            status.set_trust("unknown")
+        elif trust.source == "no-project-resources":
+            status.set_trust("no-project-resources")
+        else:
+            status.set_trust("trusted" if trust.trusted else "untrusted")
+        estimate = estimate_context_tokens(session.messages)
+        window_size = model.context_window if model else 0
+        exact = estimate.last_usage_index is not None and estimate.trailing_tokens == 0
+        tokens = estimate.tokens if model else None
+        self.chat.footer.set_context(tokens, window_size, exact)
+        status.set_context(tokens, window_size, exact)
+        cost = session.session_cost()
+        billed = int(sum(cost.get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite")))
+        self.chat.footer.set_cost(float(cost.get("cost", 0.0)), billed)
+        status.set_cost(float(cost.get("cost", 0.0)))
+        self.chat.footer.thinking_picker.select(session.thinking_level)
+        if model is not None:
+            self.chat.footer.model_picker.select((model.provider, model.id))
+
+    def _fill_pickers(self) -> None:
+        models = [m for m in self.models.models if m.api_supported]
+        keyed = {p for p in {m.provider for m in models} if self.credentials.has_credentials(p)}
+        available = {(m.provider, m.id) for m in models if m.provider in keyed}
+        current = self.session.model if self.session else None
+        self.chat.footer.model_picker.set_models(
+            models, available, (current.provider, current.id) if current else None
+        )
+
+    # ---- user intent -------------------------------------------------------------------------
+
+    def submit(self, text: str) -> None:
+        session = self.session
+        if session is None:
+            self.chat.presenter.add_notice(
+                "No session", "The session is still opening; try again.", error=True
+            )
+            return
+        if session.is_streaming:
+            self.spawn(session.steer(text))
+        else:
+            self.spawn(session.prompt(text))
+
+    def stop(self) -> None:
+        if self.session is not None:
+            self.spawn(self.session.abort())
+
+    def run_command(self, command: SlashCommand) -> None:
+        session = self.session
+        if command.name == "new":
+            self.spawn(self.open_session(None))
+        elif session is None:
+            return
+        elif command.name == "compact":
+            self.spawn(session.compact(command.args or None))
+        elif command.name == "name":
+            self.name_session(command.args)
+        elif command.name == "tree":
+            dock = self.window.docks.get("tree")
+            if dock is not None:
+                dock.show()
+                dock.raise_()
+
+    def name_session(self, name: str) -> None:
+        session = self.session
+        if session is None:
+            return
+        if not name.strip():
+            text, ok = QInputDialog.getText(self.window, "Name Session", "Session name:")
+            if not ok:
+                return
+            name = text
+        session.tree.set_name(name)
+        self.window.set_session_title(" ".join(name.split()) or None, self.cwd)
+
+    def pick_model(self, provider: str, model_id: str) -> None:
+        session = self.session
+        model = self.models.find(provider, model_id)
+        if session is None or model is None:
+            return
+        try:
+            session.set_model(self.models.with_resolved_headers(model))
+        except PiworkError as err:
+            self.chat.presenter.add_notice(
+                "Model not changed",
+                str(err),
+                hint="Add the provider's key in Settings → Providers.",
+                error=True,
+            )
+        self.refresh_status()
+
+    def pick_thinking(self, level: str) -> None:
+        session = self.session
+        if session is None:
+            return
+        try:
+            session.set_thinking_level(level)  # type: ignore[arg-type]
+        except PiworkError as err:
+            self.chat.presenter.add_notice("Thinking level not changed", str(err), error=True)
+        self.refresh_status()
+
+    def reload(self) -> None:
+        """Re-read resources (and trust) by reopening the current session file."""
+        session = self.session
+        if session is not None and session.is_streaming:
+            self.chat.presenter.add_notice(
+                "Not now", "Wait for the agent to finish (or stop it) first.", error=True
+            )
+            return
+        path = self.runtime.store.path if self.runtime and self.runtime.store.flushed else None
+        self.spawn(self.open_session(str(path) if path else None))
+
+    # ---- dialogs -----------------------------------------------------------------------------
+
+    def choose_session_file(self) -> None:
+        start = default_session_dir(self.cwd, self.agent_dir)
+        path, _filter = QFileDialog.getOpenFileName(
+            self.window,
+            "Open Session",
+            str(start if start.is_dir() else self.cwd),
+            "Sessions (*.jsonl);;All files (*)",
+        )
+        if path:
+            self.spawn(self.open_session(path))
+
+    def show_sessions_browser(self) -> SessionBrowser:
+        browser = SessionBrowser(self.cwd, self.agent_dir, parent=self.window)
+        browser.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        browser.sessionChosen.connect(lambda path: self.spawn(self.open_session(path)))
+        browser.show()
+        browser.refresh()
+        return browser
+
+    def show_settings(self) -> SettingsDialog:
+        settings = self.runtime.resources.settings if self.runtime else None
+        if settings is None:
+            from piwork.core.settings import Settings
+
+            settings = Settings.for_project(self.cwd, str(self.agent_dir), project_trusted=False)
+        dialog = SettingsDialog(settings, self.credentials, self.models, self.agent_dir, self.window)
+        dialog.settingsSaved.connect(self._fill_pickers)
+        dialog.providers_page.keysChanged.connect(self._fill_pickers)
+        dialog.show()
+        return dialog
+
+    def show_trust(self) -> TrustDialog:
+        dialog = TrustDialog.for_saved_decision(self.cwd, TrustStore(str(self.agent_dir)), self.window)
+        dialog.accepted.connect(self.reload)
+        dialog.show()
+        return dialog

@@ -1,0 +1,155 @@
+"""The window driving the real engine: a reply streamed from the loopback provider server into the chat
+through a real AgentSession, persisted to the session file; Stop aborts cleanly; errors show inline."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from pytestqt.qtbot import QtBot
+
+from piwork.core.paths import agent_dir
+from piwork.gui.chat.rows import RowKind
+from piwork.gui.main_window import MainWindow
+from piwork.gui.notifications import NotificationCenter
+from piwork.gui.session_controller import SessionController
+from piwork.gui.theme import load_theme
+from tests.support import Failure, LoopbackServer, Text, ToolCall, Turn
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    with LoopbackServer() as running:
+        yield running
+
+
+def _configure(server: LoopbackServer) -> None:
+    adir = agent_dir()
+    models = {
+        "providers": {
+            "loopback": {
+                "baseUrl": server.url,
+                "api": "anthropic-messages",
+                "apiKey": "test-key",
+                "models": [
+                    {"id": "loopback-model", "name": "Loopback", "contextWindow": 200000, "maxTokens": 4096}
+                ],
+            }
+        }
+    }
+    (adir / "models.json").write_text(json.dumps(models))
+    (adir / "settings.json").write_text(
+        json.dumps({"defaultProvider": "loopback", "defaultModel": "loopback-model"})
+    )
+
+
+@pytest.fixture
+def controller(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, server: LoopbackServer, tmp_path: Path
+) -> Iterator[SessionController]:
+    _configure(server)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("alpha\nbeta\n")
+    window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    qtbot.addWidget(window)
+    window.show()
+    notifications = NotificationCenter(window)
+    ctl = SessionController(window, notifications, str(project), agent_dir(), approve=False, env={})
+    ctl.spawn(ctl.open_session(None))
+    qtbot.waitUntil(lambda: ctl.runtime is not None or ctl.chat.model.rowCount() > 0, timeout=10_000)
+    assert ctl.runtime is not None, [r.plain_text() for r in _rows(ctl)]
+    yield ctl
+    done = qloop.create_task(ctl.shutdown())
+    qtbot.waitUntil(done.done, timeout=10_000)
+    notifications.close_all()
+
+
+def _rows(ctl: SessionController) -> list:  # type: ignore[type-arg]
+    model = ctl.chat.model
+    return [model.row_at(i) for i in range(model.rowCount())]
+
+
+def test_reply_streams_into_the_chat_and_is_saved(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    server.script(Turn([Text("Hello from the **loopback** server, streamed word by word.")]))
+    assert controller.chat.footer.model_picker.current_key() == ("loopback", "loopback-model")
+    controller.chat.composer.set_text("say hello")
+    controller.chat.composer.submit()
+    qtbot.waitUntil(lambda: controller.chat.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
+    rows = _rows(controller)
+    assert [r.kind for r in rows] == [RowKind.USER, RowKind.TEXT]
+    assert (
+        rows[1].text == "Hello from the **loopback** server, streamed word by word." and not rows[1].streaming
+    )
+    assert "ctx" in controller.window.status.context_label.text()
+    path = controller.runtime.store.path  # type: ignore[union-attr]
+    assert path is not None and path.exists()
+    saved = [json.loads(line) for line in path.read_text().splitlines()]
+    assert any(e.get("message", {}).get("role") == "assistant" for e in saved)
+    assert "test-key" not in path.read_text()
+
+
+def test_tool_call_runs_and_shows_as_a_card(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    server.script(Turn([ToolCall("read", {"path": "notes.txt"})]), Turn([Text("It says alpha and beta.")]))
+    controller.submit("read notes.txt")
+    qtbot.waitUntil(lambda: len(_rows(controller)) >= 3 and not controller.chat.busy, timeout=10_000)
+    card = next(r for r in _rows(controller) if r.kind is RowKind.TOOL)
+    assert card.tool.name == "read" and card.tool.status == "done"
+    assert "alpha" in card.tool.result_text
+    assert _rows(controller)[-1].text == "It says alpha and beta."
+
+
+def test_stop_aborts_a_streaming_reply(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    words = " ".join(f"w{i}" for i in range(400))
+    server.script(Turn([Text(words)], drip=0.02))
+    controller.submit("talk a lot")
+    qtbot.waitUntil(lambda: any(r.kind is RowKind.TEXT and r.text for r in _rows(controller)), timeout=10_000)
+    controller.chat.send_button.click()  # the Send button is Stop while busy
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
+    last = _rows(controller)[-1]
+    assert last.kind is RowKind.ERROR and last.title == "Stopped"
+    text_row = next(r for r in _rows(controller) if r.kind is RowKind.TEXT)
+    assert len(text_row.text) < len(words)
+
+
+def test_provider_failure_is_shown_inline_with_advice(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    body = '{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}'
+    server.script(Turn(failure=Failure.http(401, body)))
+    controller.submit("hello?")
+    qtbot.waitUntil(
+        lambda: bool(_rows(controller)) and _rows(controller)[-1].kind is RowKind.ERROR, timeout=10_000
+    )
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
+    assert "API key" in _rows(controller)[-1].hint
+    assert controller.notifications.open_boxes == []
+
+
+def test_slash_name_and_new_session(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    server.script(Turn([Text("ok")]))
+    controller.submit("first")
+    qtbot.waitUntil(lambda: not controller.chat.busy and len(_rows(controller)) == 2, timeout=10_000)
+    controller.chat.composer.set_text("/name Parser fixes")
+    controller.chat.composer.submit()
+    assert controller.window.windowTitle().startswith("Parser fixes")
+    first_path = controller.runtime.store.path  # type: ignore[union-attr]
+    controller.chat.composer.set_text("/new")
+    controller.chat.composer.submit()
+    qtbot.waitUntil(
+        lambda: controller.runtime is not None and controller.runtime.store.path != first_path, timeout=10_000
+    )
+    assert controller.chat.model.rowCount() == 0
