@@ -1,12 +1,11 @@
-"""Agent-level retry: which failed runs are retried, after how long, and an abortable sleep."""
+"""Agent-level retry policy: the ``retry.*`` settings and how long to wait before attempt N."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-Sleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -54,10 +53,13 @@ class RetryDecision:
     refused_reason: str | None = None
 
 
-def decide_retry(attempt: int, settings: RetrySettings, retry_after_ms: int | None) -> RetryDecision:
+def decide_retry(
+    attempt: int, settings: RetrySettings, retry_after_ms: int | None, now_s: float | None = None
+) -> RetryDecision:
     """Whether attempt number ``attempt`` (1-based) may run, and after what delay.
 
-    A server ``Retry-After`` lengthens the backoff; one beyond ``max_retry_delay_ms`` refuses the retry.
+    A server ``Retry-After`` lengthens the backoff; one beyond ``max_retry_delay_ms`` refuses the retry
+    and the reason says when the provider's limit resets (local time).
     """
     if not settings.enabled or attempt > settings.max_retries:
         return RetryDecision(False)
@@ -65,11 +67,12 @@ def decide_retry(attempt: int, settings: RetrySettings, retry_after_ms: int | No
     if retry_after_ms is not None and retry_after_ms > 0:
         cap = settings.max_retry_delay_ms
         if cap > 0 and retry_after_ms > cap:
-            seconds = retry_after_ms / 1000
+            resets = time.localtime((time.time() if now_s is None else now_s) + retry_after_ms / 1000)
             return RetryDecision(
                 False,
-                refused_reason=f"The provider asked to wait {seconds:.0f} s before retrying, "
-                f"longer than the {cap / 1000:.0f} s limit; try again later.",
+                refused_reason=f"The provider asked to wait {retry_after_ms / 1000:.0f} s before retrying "
+                f"(until {time.strftime('%H:%M:%S', resets)}), longer than the {cap / 1000:.0f} s limit; "
+                "send the prompt again after that.",
             )
         delay = max(delay, retry_after_ms)
     return RetryDecision(True, delay)

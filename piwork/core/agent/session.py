@@ -103,7 +103,7 @@ class AgentSessionOptions:
     transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
     telemetry: UsageTelemetry | None = None
     hooks: CompactionHooks | None = None
-    # None = the built-in engine over ``tree`` (piwork.core.compaction.port.SessionCompactionPort)
+    # None = the built-in engine over ``tree`` (compaction_port.TreeCompactionPort)
     compaction: CompactionPort | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     now_ms: Callable[[], int] = _now_ms
