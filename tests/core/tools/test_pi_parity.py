@@ -80,7 +80,25 @@ WORDS = [
     "trail  ",
     "nbsp\u00a0x",
 ]
-VALUES = [None, 0, 1, -1, 2.5, "", "abc", "10", "true", " 7 ", [], [1], {}, True, "1e2", "0x1f", "null"]
+VALUES: list[Any] = [
+    None,
+    0,
+    1,
+    -1,
+    2.5,
+    "",
+    "abc",
+    "10",
+    "true",
+    " 7 ",
+    [],
+    [1],
+    {},
+    True,
+    "1e2",
+    "0x1f",
+    "null",
+]
 FIELDS = {
     "read": ["path", "offset", "limit"],
     "bash": ["command", "timeout"],
@@ -189,7 +207,7 @@ async def _piwork(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     b["text"] if b["type"] == "text" else f"[{b['type']}]" for b in outcome.content
                 )
                 res = {"text": body, "isError": outcome.is_error}
-            res["text"] = res["text"].replace(folder, "<CWD>")
+            res["text"] = str(res["text"]).replace(folder, "<CWD>")
             files = {}
             for rel in case.get("check", []):
                 path = Path(folder, rel)
