@@ -152,3 +152,17 @@ def test_a_huge_last_line_ending_in_newline_still_shows_its_tail(tmp_path: Path)
     acc.close()
     assert snap.content == "z" * 51200 and snap.truncation.last_line_partial
     assert acc.last_line_bytes == 300_000 and acc.open_line_bytes == 0
+
+
+@pytest.mark.parametrize("prefix", [0, 1, 2, 3])
+@pytest.mark.parametrize("char", ["é", "€", "🙂"])
+def test_the_byte_cut_lands_on_a_character_boundary(tmp_path: Path, prefix: int, char: str) -> None:
+    data = b"a" * prefix + char.encode() * (80_000 // len(char.encode()))
+    acc = _accumulator(tmp_path)
+    _feed(acc, data, 4099)
+    snap = acc.snapshot(persist_if_truncated=True)
+    acc.close()
+    kept = snap.content.encode()
+    assert "\ufffd" not in snap.content and data.endswith(kept)
+    assert 51200 - len(char.encode()) < len(kept) <= 51200 == snap.truncation.max_bytes
+    assert snap.truncation.output_bytes == len(kept)
