@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from piwork.core.agent.abort import AbortSignal
+from piwork.core.agent.events import Message
 from piwork.core.agent.session import AgentSession, AgentSessionOptions
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
+from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry, default_model
@@ -54,6 +57,9 @@ class RuntimeOptions:
     api_key: str | None = None  # one-run key, memory only
     credentials: CredentialStore | None = None
     loader: LoaderOptions = field(default_factory=LoaderOptions)
+    # per-request view of the context (context governance); never changes the transcript
+    transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
+    hooks: CompactionHooks | None = None  # before/after compaction and tree navigation
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
@@ -117,6 +123,8 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             session_file=store.path,
             log_dir=session_log_dir(agent_dir, session_id) if persisted else None,
             telemetry=UsageTelemetry(telemetry_path(agent_dir, session_id) if persisted else None),
+            transform_context=options.transform_context,
+            hooks=options.hooks,
         )
     )
     return AgentRuntime(session, store, resources, models, credentials)
@@ -206,7 +214,10 @@ def _choose_model(
                 )
             model = _custom_model(models, provider or "custom", model_id, options.base_url)
     elif session_model and isinstance(session_model.get("provider"), str):
-        model = models.find(str(session_model["provider"]), str(session_model.get("modelId", "")))
+        last_provider, last_id = str(session_model["provider"]), str(session_model.get("modelId", ""))
+        model = models.find(last_provider, last_id)
+        if model is None and options.base_url and last_id:  # the session ran on a custom server
+            model = _custom_model(models, last_provider, last_id, options.base_url)
     else:
         model = None
     if model is None and provider and not model_id:

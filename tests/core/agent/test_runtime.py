@@ -1,0 +1,97 @@
+"""create_runtime: trust before resources, skills and templates expanded, model chosen, state recorded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import keyring.backends.null
+import pytest
+
+from piwork.core.agent.runtime import RuntimeOptions, SetupError, create_runtime
+from piwork.core.llm.credentials import CredentialStore
+from tests.support.loopback_server import LoopbackServer, Text, Turn
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def server() -> Any:
+    with LoopbackServer() as srv:
+        yield srv
+
+
+def options(tmp_path: Path, server: LoopbackServer, **extra: Any) -> RuntimeOptions:
+    env = {"HOME": str(tmp_path / "home"), "ANTHROPIC_API_KEY": "sk-test"}
+    fields: dict[str, Any] = {
+        "cwd": str(tmp_path / "project"),
+        "agent_dir": tmp_path / "agent",
+        "model": f"anthropic/{server.model}",
+        "base_url": server.url,
+        "env": env,
+        "credentials": CredentialStore(backend=keyring.backends.null.Keyring(), env=env),
+    }
+    fields.update(extra)
+    return RuntimeOptions(**fields)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".pi" / "prompts").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("Always answer in haiku.\n")
+    (root / ".pi" / "prompts" / "proj.md").write_text("Project template $1\n")
+    skill = tmp_path / "agent" / "skills" / "greet"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: greet\ndescription: Say hello nicely.\n---\nSay hello.\n")
+    (tmp_path / "agent" / "prompts").mkdir(parents=True)
+    (tmp_path / "agent" / "prompts" / "fix.md").write_text("Fix the bug in $1 carefully.\n")
+    (tmp_path / "home").mkdir()
+    return root
+
+
+async def test_skill_and_template_expansion_and_system_prompt(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    runtime = await create_runtime(options(tmp_path, server, trust_override=False))
+    server.script(Turn([Text("one")]), Turn([Text("two")]), Turn([Text("three")]))
+    await runtime.session.prompt("/skill:greet the team")
+    await runtime.session.prompt("/fix parser.py")
+    await runtime.session.prompt("/proj x")  # project template: untrusted, so not expanded
+    sent = [r.body["messages"][-1]["content"][0]["text"] for r in server.requests]
+    assert (
+        sent[0].startswith('<skill name="greet"')
+        and sent[0].endswith("\n\nthe team")
+        and "Say hello." in sent[0]
+    )
+    assert sent[1].strip() == "Fix the bug in parser.py carefully."
+    assert sent[2] == "/proj x"
+    system = server.requests[0].body["system"][0]["text"]
+    assert "Always answer in haiku." in system and "greet" in system
+    assert not runtime.resources.project_trusted
+    runtime.store.close()
+
+
+async def test_new_session_records_model_and_thinking_like_pi(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    runtime = await create_runtime(options(tmp_path, server))
+    server.script(Turn([Text("hi")]))
+    await runtime.session.prompt("hello")
+    assert runtime.store.path is not None
+    entries = [json.loads(line) for line in runtime.store.path.read_text().splitlines()[1:]]
+    assert [e["type"] for e in entries[:2]] == ["model_change", "thinking_level_change"]
+    assert entries[0]["modelId"] == server.model and entries[1]["thinkingLevel"] == "off"
+    runtime.store.close()
+    resumed = await create_runtime(options(tmp_path, server, model=None, continue_recent=True))
+    assert resumed.session.model is not None and resumed.session.model.id == server.model
+    assert [m["role"] for m in resumed.session.messages] == ["user", "assistant"]
+    resumed.store.close()
+
+
+async def test_setup_errors_are_clear(server: LoopbackServer, tmp_path: Path, project: Path) -> None:
+    with pytest.raises(SetupError, match="does not exist"):
+        await create_runtime(options(tmp_path, server, cwd=str(tmp_path / "missing")))
+    with pytest.raises(SetupError, match="Unknown model anthropic/nope"):
+        await create_runtime(options(tmp_path, server, model="anthropic/nope", base_url=None))
