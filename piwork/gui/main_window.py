@@ -18,9 +18,11 @@ from piwork.gui.actions import ACTIONS, MENUS
 from piwork.gui.assets import resource_path
 from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.logs.panel import LogViewerPanel
+from piwork.gui.resources.panel import ResourcePanel
 from piwork.gui.shortcuts_dialog import ShortcutsDialog
 from piwork.gui.status_bar import WorkbenchStatusBar
 from piwork.gui.theme import Theme, load_theme
+from piwork.gui.tree.tree_panel import SessionTreePanel
 
 GEOMETRY_KEY = "mainWindow/geometry"
 STATE_KEY = "mainWindow/state"
@@ -53,11 +55,18 @@ class MainWindow(QMainWindow):
         self.menus: dict[str, object] = {}
         self.docks: dict[str, QDockWidget] = {}
         self._build_menus()
+        self.tree_panel = SessionTreePanel(self)
+        self.add_dock("tree", "Session Tree", self.tree_panel, Qt.DockWidgetArea.LeftDockWidgetArea, "Alt+1")
+        self.resource_panel = ResourcePanel(self)
+        self.add_dock(
+            "resources", "Resources", self.resource_panel, Qt.DockWidgetArea.RightDockWidgetArea, "Alt+2"
+        )
         self.log_panel = LogViewerPanel(self)
         self.add_dock(
             "logs", "Tool Output Logs", self.log_panel, Qt.DockWidgetArea.BottomDockWidgetArea, "Alt+3"
         )
-        self.docks["logs"].hide()
+        for dock_id in ("resources", "logs"):
+            self.docks[dock_id].hide()
         self._wire_window_actions()
         self.resize(1100, 780)
 
@@ -118,11 +127,19 @@ class MainWindow(QMainWindow):
         a["stop"].triggered.connect(self.chat.stopRequested)
         a["pick_model"].triggered.connect(self.chat.footer.model_picker.showPopup)
         a["cycle_thinking"].triggered.connect(self.chat.footer.thinking_picker.cycle)
+        a["session_tree"].triggered.connect(self.show_tree)
+        self.tree_panel.editor_text_requested.connect(self.chat.composer.set_text)
         a["toggle_theme"].setChecked(self.theme.dark)
         a["toggle_theme"].toggled.connect(self.themeToggled)
         self.chat.view.openLogRequested.connect(self.open_log)
 
     # ---- behaviour ---------------------------------------------------------------------------
+
+    def show_tree(self) -> None:
+        dock = self.docks["tree"]
+        dock.show()
+        dock.raise_()
+        self.tree_panel.view.setFocus()
 
     def open_log(self, path: str) -> None:
         dock = self.docks["logs"]
@@ -187,4 +204,6 @@ class MainWindow(QMainWindow):
         self.save_layout()
         self.closing.emit()
         self.log_panel.shutdown()
+        self.tree_panel.shutdown()
+        self.resource_panel.shutdown()
         super().closeEvent(event)

@@ -34,6 +34,7 @@ from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter, describe_exception
 from piwork.gui.sessions.session_browser import SessionBrowser
 from piwork.gui.settings.settings_dialog import SettingsDialog
+from piwork.gui.tree.navigation import AgentNavigator
 from piwork.gui.trust_dialog import TrustDialog, ask_trust
 
 
@@ -86,7 +87,10 @@ class SessionController(QObject):
         a["name_session"].triggered.connect(lambda: self.run_command(SlashCommand("name", "")))
         a["trust"].triggered.connect(self.show_trust)
         a["reload_resources"].triggered.connect(self.reload)
-        a["session_tree"].setEnabled("tree" in self.window.docks)
+        tree = self.window.tree_panel
+        tree.navigated.connect(lambda _result: self._show_context())
+        tree.session_created.connect(self._open_branched)
+        tree.status_changed.connect(lambda text: self.window.status.showMessage(text, 8000))
         self.chat.presenter.assistantFinished.connect(lambda _m: self.refresh_status())
         self.chat.presenter.compactionFinished.connect(self.refresh_status)
         self.chat.presenter.treeNavigated.connect(self._show_context)
@@ -150,11 +154,23 @@ class SessionController(QObject):
         self._detach()
         self.runtime = runtime
         self._unsubscribe = runtime.session.subscribe(self._on_event)
+        self.window.tree_panel.set_session(runtime.store, AgentNavigator(runtime.session))
+        self.window.resource_panel.set_resources(runtime.resources)
         self._show_context()
         self._fill_pickers()
         self.refresh_status()
         self.sessionOpened.emit(runtime)
         return runtime
+
+    def _open_branched(self, session: Any, editor_text: str) -> None:
+        """A fork or clone made in the tree: continue in it (it is on disk once it holds a reply)."""
+        path = getattr(session, "path", None)
+        if path is not None and Path(path).is_file():
+            task = self.spawn(self.open_session(str(path)))
+        else:
+            task = self.spawn(self.open_session(None))
+        if editor_text:
+            task.add_done_callback(lambda _t: self.chat.composer.set_text(editor_text))
 
     def _detach(self) -> None:
         if self._unsubscribe is not None:
@@ -250,10 +266,7 @@ class SessionController(QObject):
         elif command.name == "name":
             self.name_session(command.args)
         elif command.name == "tree":
-            dock = self.window.docks.get("tree")
-            if dock is not None:
-                dock.show()
-                dock.raise_()
+            self.window.show_tree()
 
     def name_session(self, name: str) -> None:
         session = self.session

@@ -153,3 +153,19 @@ def test_slash_name_and_new_session(
         lambda: controller.runtime is not None and controller.runtime.store.path != first_path, timeout=10_000
     )
     assert controller.chat.model.rowCount() == 0
+
+
+def test_tree_and_resource_docks_follow_the_session(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    server.script(Turn([Text("first answer")]))
+    controller.submit("question one")
+    qtbot.waitUntil(lambda: not controller.chat.busy and len(_rows(controller)) == 2, timeout=10_000)
+    controller.chat.composer.set_text("/tree")
+    controller.chat.composer.submit()
+    window = controller.window
+    assert window.docks["tree"].isVisible()
+    tree = window.tree_panel
+    assert tree.session is controller.runtime.store  # type: ignore[union-attr]
+    assert tree.model is not None and tree.model.rowCount() > 0
+    assert window.resource_panel.loaded is controller.runtime.resources  # type: ignore[union-attr]
