@@ -71,6 +71,14 @@ async def _loopback(server: LoopbackServer, model: Model, turn: Turn) -> tuple[f
     return time.perf_counter() - started, str(message["stopReason"])
 
 
+def _big_tool_call(protocol: str, model: Model) -> float:
+    """A write call with 200 kB of content in 5,000 fragments: the live preview must stay linear."""
+    content = json.dumps({"path": "big.py", "content": "value = compute(1, 2, 3)\n" * 8000})
+    fragments = [content[i : i + 40] for i in range(0, len(content), 40)]
+    turn = Turn([ToolCall("write", {}, id="w1", fragments=fragments)])
+    return _decode_parse(protocol, model, _wire(protocol, turn))
+
+
 def main() -> None:
     turn = _turn()
     figures: dict[str, object] = {"tokens": TOKENS}
@@ -86,6 +94,7 @@ def main() -> None:
             figures[f"{protocol}_loopback_s"] = round(loop_s, 4)
             figures[f"{protocol}_loopback_tokens_per_s"] = round(TOKENS / loop_s)
             figures[f"{protocol}_stop"] = stop
+            figures[f"{protocol}_200kB_tool_call_parse_s"] = round(_big_tool_call(protocol, model), 4)
     print(json.dumps(figures))
 
 

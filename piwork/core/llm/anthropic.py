@@ -8,7 +8,7 @@ from typing import Any
 
 from piwork.core.llm.anthropic_request import build_request
 from piwork.core.llm.errors import classify
-from piwork.core.llm.lenient_json import parse_tool_arguments
+from piwork.core.llm.lenient_json import StreamingArguments
 from piwork.core.llm.sse import SseEvent
 from piwork.core.llm.transport import StreamFailure, stream_request
 from piwork.core.llm.types import (
@@ -64,7 +64,7 @@ class AnthropicParser:
         self.model = model
         self.message: Message = new_assistant_message(model)
         self._blocks: dict[int, int] = {}  # event index -> content index
-        self._json: dict[int, str] = {}  # content index -> raw tool-argument JSON
+        self._json: dict[int, StreamingArguments] = {}  # content index -> tool-argument JSON so far
         self._started = False
         self._stopped = False
         self._raw_stop: str | None = None
@@ -176,7 +176,7 @@ class AnthropicParser:
                 "name": raw.get("name") or "",
                 "arguments": {},
             }
-            self._json[index] = ""
+            self._json[index] = StreamingArguments()
             event = ToolCallStartEvent(index, self.message)
         else:
             return []
@@ -206,8 +206,9 @@ class AnthropicParser:
             return []
         if kind == "input_json_delta" and block["type"] == "toolCall":
             fragment = delta.get("partial_json") or ""
-            self._json[index] += fragment
-            block["arguments"] = parse_tool_arguments(self._json[index])
+            arguments = self._json[index]
+            if arguments.append(fragment):
+                block["arguments"] = arguments.value
             return [ToolCallDeltaEvent(index, fragment, self.message)]
         return []
 
@@ -220,7 +221,8 @@ class AnthropicParser:
             return [TextEndEvent(index, block["text"], self.message)]
         if block["type"] == "thinking":
             return [ThinkingEndEvent(index, block["thinking"], self.message)]
-        block["arguments"] = parse_tool_arguments(self._json.pop(index, ""))
+        arguments = self._json.pop(index, None)
+        block["arguments"] = arguments.final() if arguments is not None else {}
         return [ToolCallEndEvent(index, block, self.message)]
 
     def _on_message_delta(self, data: dict[str, Any]) -> list[AssistantEvent]:

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from piwork.core.llm.errors import classify
-from piwork.core.llm.lenient_json import parse_tool_arguments
+from piwork.core.llm.lenient_json import StreamingArguments
 from piwork.core.llm.openai_request import REASONING_FIELDS, build_request, detect_compat
 from piwork.core.llm.sse import SseEvent
 from piwork.core.llm.transport import StreamFailure, stream_request
@@ -57,7 +57,7 @@ class OpenAIParser:
         self._text_index: int | None = None
         self._thinking_index: int | None = None
         self._calls: dict[Any, int] = {}  # stream index (or id) -> content index
-        self._json: dict[int, str] = {}
+        self._json: dict[int, StreamingArguments] = {}
         self._finish: str | None = None
         self._done = False
 
@@ -166,7 +166,7 @@ class OpenAIParser:
         if index is None:
             index = len(content)
             self._calls[key] = index
-            self._json[index] = ""
+            self._json[index] = StreamingArguments()
             content.append(
                 {
                     "type": "toolCall",
@@ -183,8 +183,8 @@ class OpenAIParser:
             block["name"] = function["name"]
         fragment = function.get("arguments")
         if isinstance(fragment, str) and fragment:
-            self._json[index] += fragment
-            block["arguments"] = parse_tool_arguments(self._json[index])
+            if self._json[index].append(fragment):
+                block["arguments"] = self._json[index].value
             events.append(ToolCallDeltaEvent(index, fragment, self.message))
         return events
 
@@ -214,7 +214,8 @@ class OpenAIParser:
             elif block["type"] == "thinking":
                 events.append(ThinkingEndEvent(index, block["thinking"], self.message))
             elif block["type"] == "toolCall":
-                block["arguments"] = parse_tool_arguments(self._json.get(index, ""))
+                arguments = self._json.get(index)
+                block["arguments"] = arguments.final() if arguments is not None else {}
                 events.append(ToolCallEndEvent(index, block, self.message))
         return events
 

@@ -56,3 +56,16 @@ def test_every_prefix_of_a_document_parses_without_error() -> None:
 def test_partial_top_level_values() -> None:
     assert parse_partial_json('"abc') == "abc"
     assert parse_partial_json("[1, [2") == [1, [2]]
+
+
+def test_streaming_arguments_reparse_rarely_once_large() -> None:
+    from piwork.core.llm.lenient_json import StreamingArguments
+
+    doc = json.dumps({"path": "big.py", "content": "x = 1\n" * 30000})
+    fragments = [doc[i : i + 40] for i in range(0, len(doc), 40)]
+    arguments = StreamingArguments()
+    refreshed = sum(arguments.append(fragment) for fragment in fragments)
+    assert len(fragments) > 4000 and refreshed < 150  # linear total work, not one parse per fragment
+    assert arguments.value["path"] == "big.py"  # the live value is a usable prefix
+    assert arguments.final() == json.loads(doc)
+    assert StreamingArguments().final() == {}
