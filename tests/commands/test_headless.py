@@ -176,14 +176,15 @@ def test_session_and_continue(server: LoopbackServer, env: Env) -> None:
     assert len(server.requests[1].body["messages"]) == 3
 
 
-def test_transient_failures_are_retried(server: LoopbackServer, env: Env) -> None:
+@pytest.mark.parametrize("protocol", ["anthropic", "openai"])
+def test_transient_failures_are_retried(server: LoopbackServer, env: Env, protocol: str) -> None:
     server.script(
         Turn(failure=Failure.http(529, OVERLOADED)),
         Turn([Text("partial answer " * 5)], failure=Failure.cut(3)),
         Turn([Text("x")], failure=Failure.error_event(2, OVERLOADED)),
         Turn([Text("made it")]),
     )
-    result = env.call("-p", "hello", "--mode", "json", *env.args(server, "anthropic"))
+    result = env.call("-p", "hello", "--mode", "json", *env.args(server, protocol))
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()[1:]]
     assert [e["attempt"] for e in events if e["type"] == "auto_retry_start"] == [1, 2, 3]

@@ -95,3 +95,20 @@ async def test_setup_errors_are_clear(server: LoopbackServer, tmp_path: Path, pr
         await create_runtime(options(tmp_path, server, cwd=str(tmp_path / "missing")))
     with pytest.raises(SetupError, match="Unknown model anthropic/nope"):
         await create_runtime(options(tmp_path, server, model="anthropic/nope", base_url=None))
+
+
+async def test_thinking_level_reaches_the_request_and_the_file(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    runtime = await create_runtime(
+        options(tmp_path, server, model="anthropic/claude-sonnet-4-5", thinking="high")
+    )
+    assert runtime.session.thinking_level == "high"
+    server.script(Turn([Text("thought")]))
+    await runtime.session.prompt("think")
+    body = server.requests[0].body
+    assert body["model"] == "claude-sonnet-4-5" and body["thinking"]["type"] in ("enabled", "adaptive")
+    assert runtime.store.path is not None
+    entries = [json.loads(line) for line in runtime.store.path.read_text().splitlines()[1:]]
+    assert {"type": "thinking_level_change", "thinkingLevel": "high"}.items() <= entries[1].items()
+    runtime.store.close()

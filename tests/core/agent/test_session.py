@@ -266,3 +266,14 @@ async def test_session_cost_covers_the_whole_file(server: LoopbackServer, tmp_pa
     cost = reopened.session_cost()
     assert cost["input"] == 1000 and cost["output"] == 100
     assert cost["cost"] == pytest.approx(3 * 1000 / 1e6 + 15 * 100 / 1e6)
+
+
+async def test_prompt_with_an_image(server: LoopbackServer, tmp_path: Path) -> None:
+    server.script(Turn([Text("a red dot")]))
+    session, store, _, _ = make_session(server.anthropic_model(), tmp_path)
+    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    await session.prompt("what is this?", [image])
+    user = file_messages(store)[0]
+    assert user["content"] == [{"type": "text", "text": "what is this?"}, image]
+    sent = server.requests[0].body["messages"][0]["content"]
+    assert sent[1]["type"] == "image" and sent[1]["source"]["data"] == "iVBORw0KGgo="
