@@ -86,8 +86,8 @@ class Visibility:
                 return False
             if mode == "no-tools" and record.type == "message" and record.role == "toolResult":
                 return False
-        if record.role == "assistant" and record.preview is None:
-            self.tree.details(record)  # a lightly indexed line: its text and stop reason are needed
+        if record.role == "assistant" and "hasText" not in record.meta:
+            self.tree.details(record)  # the index lacks the text/stop-reason facts: read the body
         if is_pure_tool_call_turn(record) and record.seq != self.leaf_seq:
             return False
         if self._tokens:
@@ -179,6 +179,7 @@ def _build(tree: SessionTree, mode: str, query: str) -> DisplayTree:
     # Entries caught in a parent cycle are reachable from no root: they follow as extra roots.
     unreached = (r for r in tree.records if isinstance(r.id, str) and r.type != "session")
     pop, push, note, mark = stack.pop, stack.append, order.append, seen.add
+    children_of = tree.children
     while True:
         if not stack:
             extra = next((r for r in unreached if r.seq not in seen), None)
@@ -186,19 +187,22 @@ def _build(tree: SessionTree, mode: str, query: str) -> DisplayTree:
                 break
             push((extra, None))
         record, shown_ancestor = pop()
-        seq = record.seq
-        if seq in seen:
-            continue
-        mark(seq)
-        if shows(record):
-            note((seq, shown_ancestor))
-            shown_ancestor = seq
-        children = _ordered_children(tree, record, active)
-        if len(children) == 1:
-            push((children[0], shown_ancestor))
-        else:
-            for child in reversed(children):
-                push((child, shown_ancestor))
+        while True:  # walk a linear run without going through the stack
+            seq = record.seq
+            if seq in seen:
+                break
+            mark(seq)
+            if shows(record):
+                note((seq, shown_ancestor))
+                shown_ancestor = seq
+            children = children_of(record.id)
+            if len(children) == 1:
+                record = children[0]
+                continue
+            if children:
+                for child in reversed(_ordered_children(tree, record, active)):
+                    push((child, shown_ancestor))
+            break
     counts: dict[Container, int] = {}
     for _seq, parent in order:
         counts[parent] = counts.get(parent, 0) + 1

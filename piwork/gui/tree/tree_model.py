@@ -122,12 +122,12 @@ class SessionTreeModel(QAbstractItemModel):
         return self.index_of_seq(self._display.landing)
 
     # -- Qt model interface ---------------------------------------------------------------------
+    # index/parent/rowCount run once per shown row whenever the view lays itself out (tens of
+    # thousands of calls for a big session), so they stay minimal; flags() and hasChildren() are
+    # left to Qt's defaults (selectable + enabled, and rowCount() > 0), which is what this model needs.
     def index(self, row: int, column: int = 0, parent: AnyIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if column != 0 or row < 0:
-            return QModelIndex()
-        container = parent.internalId() if parent.isValid() else None
-        rows = self._display.rows.get(container)
-        if rows is None or row >= len(rows):
+        rows = self._display.rows.get(parent.internalId() if parent.isValid() else None)
+        if rows is None or column != 0 or not 0 <= row < len(rows):
             return QModelIndex()
         return self.createIndex(row, 0, rows[row])
 
@@ -140,21 +140,11 @@ class SessionTreeModel(QAbstractItemModel):
         return self.createIndex(self._display.row[container], 0, container)
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        if parent.column() > 0:
-            return 0
-        container = parent.internalId() if parent.isValid() else None
-        return len(self._display.rows.get(container, ()))
+        rows = self._display.rows.get(parent.internalId() if parent.isValid() else None)
+        return len(rows) if rows is not None and parent.column() <= 0 else 0
 
     def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
         return 1
-
-    def hasChildren(self, parent: AnyIndex = QModelIndex()) -> bool:  # noqa: B008
-        return self.rowCount(parent) > 0
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
