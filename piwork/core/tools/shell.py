@@ -158,6 +158,8 @@ async def run_shell(
     pipe = os.fdopen(read_fd, "rb", 0)
     try:
         transport, reader = await loop.connect_read_pipe(lambda: _OutputReader(on_data), pipe)
+        if isinstance(getattr(transport, "max_size", None), int):
+            transport.max_size = PIPE_SIZE  # type: ignore[attr-defined]  # read up to a full pipe at once
     except BaseException:
         pipe.close()
         _signal_group(pid, signal.SIGKILL)
