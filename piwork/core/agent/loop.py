@@ -206,6 +206,8 @@ class AgentLoop:
         state = _StreamState(config.now_ms())
         options = replace(setup.options, abort=self._signal.event)
         try:
+            if self._signal.aborted:  # stopped before the request went out: do not send it
+                raise Aborted()
             events = config.stream_fn(setup.model, llm_context, options)
             await self._signal.run_cooperative(self._consume(events, state), config.abort_grace_seconds)
         except Aborted:

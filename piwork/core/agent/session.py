@@ -451,7 +451,7 @@ class AgentSession:
         role = message.get("role")
         self._messages.append(message)
         if role in ("user", "assistant", "toolResult"):
-            self._opts.tree.append_message(message)
+            self._persist(message)
         if role != "assistant":
             return
         self._last_assistant = message
@@ -459,6 +459,21 @@ class AgentSession:
         if stop not in ("error", "length"):
             self.checkpoints.reset_overflow_attempt()
         self.retry.on_reply(message)
+
+    def _persist(self, message: Message) -> None:
+        """Append to the session file; if that fails, say so and stop the run (nothing unrecorded runs on)."""
+        try:
+            self._opts.tree.append_message(message)
+        except (OSError, PiworkError) as err:
+            self.emit(
+                ErrorNotice(
+                    f"piwork could not save to the session file ({err}). The run was stopped; "
+                    "the conversation so far is still shown but was not all saved.",
+                    "session",
+                )
+            )
+            if self._run_signal is not None:
+                self._run_signal.abort()
 
     async def _after_run(self) -> bool:
         """After a low-level run: retry a transient failure, else compaction checkpoint B, else queued input."""

@@ -277,3 +277,16 @@ async def test_prompt_with_an_image(server: LoopbackServer, tmp_path: Path) -> N
     assert user["content"] == [{"type": "text", "text": "what is this?"}, image]
     sent = server.requests[0].body["messages"][0]["content"]
     assert sent[1]["type"] == "image" and sent[1]["source"]["data"] == "iVBORw0KGgo="
+
+
+async def test_a_session_file_that_cannot_be_written_stops_the_run(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    server.script(Turn([ToolCall("gate", {"text": "a"}, id="c1")]), Turn([Text("never asked")]))
+    session, store, rec, gate = make_session(server.anthropic_model(), tmp_path)
+    store.read_only = True  # e.g. another window holds the file
+    await session.prompt("go")
+    notices = [e for e in rec.of("error") if e.source == "session"]
+    assert notices and "could not save" in notices[0].message
+    assert server.requests == [] and gate.started == []  # stopped before anything was sent
+    assert not session.is_streaming
