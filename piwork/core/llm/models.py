@@ -156,7 +156,7 @@ class ModelRegistry:
         except ValueError as exc:
             self.diagnostics.append(ModelDiagnostic(where, f"models.json is not valid JSON: {exc}"))
             return {}
-        errors = validate_models_config(data)
+        errors = validate_models_config(data) or self._unresolved_models(data["providers"])
         if errors:
             listing = "\n".join(f"  - {e}" for e in errors)
             message = f"models.json was ignored (custom models are unavailable):\n{listing}"
@@ -164,6 +164,21 @@ class ModelRegistry:
             return {}
         providers: dict[str, dict[str, Any]] = data["providers"]
         return providers
+
+    @staticmethod
+    def _unresolved_models(providers: dict[str, dict[str, Any]]) -> list[str]:
+        """Custom models whose api or baseUrl comes from nowhere (model, provider or same-id built-in)."""
+        builtin_by_id = {m["id"]: m for m in BUILTIN_MODELS}
+        errors: list[str] = []
+        for provider_id, provider in providers.items():
+            for index, entry in enumerate(provider.get("models") or []):
+                same_id = builtin_by_id.get(entry["id"], {})
+                for key in ("api", "baseUrl"):
+                    if not (entry.get(key) or provider.get(key) or same_id.get(key)):
+                        errors.append(
+                            f"providers.{provider_id}.models[{index}].{key}: not set here nor on the provider"
+                        )
+        return errors
 
     def _apply_provider(
         self,
@@ -200,14 +215,6 @@ class ModelRegistry:
             data["api"], data["baseUrl"] = api, base_url
             data["compat"] = {**compat, **(entry.get("compat") or {})}
             data["headers"] = {**headers, **(entry.get("headers") or {})}
-            if not api or not base_url:
-                missing = "api" if not api else "baseUrl"
-                self.diagnostics.append(
-                    ModelDiagnostic(
-                        str(self._path), f'Model "{provider_id}/{entry["id"]}" has no {missing}; skipped.'
-                    )
-                )
-                continue
             by_key[(provider_id, entry["id"])] = data
 
     # ---- queries -------------------------------------------------------------------------------

@@ -138,10 +138,16 @@ def test_unsupported_api_loads_but_is_marked(tmp_path: Path) -> None:
     assert gem is not None and not gem.api_supported
 
 
-def test_model_without_api_is_skipped_with_a_diagnostic(tmp_path: Path) -> None:
-    write(tmp_path, json.dumps({"providers": {"p": {"baseUrl": "https://p", "models": [{"id": "orphan"}]}}}))
+def test_model_without_api_rejects_the_file(tmp_path: Path) -> None:
+    providers = {"p": {"baseUrl": "https://p", "models": [{"id": "orphan"}]},
+                 "q": {"baseUrl": "https://q", "api": "openai-completions", "models": [{"id": "fine"}]}}  # fmt: skip
+    write(tmp_path, json.dumps({"providers": providers}))
     registry = ModelRegistry(tmp_path)
-    assert registry.find("p", "orphan") is None and "has no api" in registry.diagnostics[0].message
+    assert registry.find("p", "orphan") is None and registry.find("q", "fine") is None
+    assert len(registry.diagnostics) == 1 and "providers.p.models[0].api" in registry.diagnostics[0].message
+    write(tmp_path, json.dumps({"providers": {"openai": {"models": [{"id": "gpt-4o", "name": "Mine"}]}}}))
+    registry.reload()  # api and baseUrl come from the same-id built-in
+    assert registry.diagnostics == [] and registry.find("openai", "gpt-4o").name == "Mine"  # type: ignore[union-attr]
 
 
 def test_value_resolution() -> None:
