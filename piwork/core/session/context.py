@@ -106,6 +106,13 @@ def _put(target: dict[str, Any], key: str, value: Any) -> None:
 
 def entry_to_messages(entry: Entry) -> list[Any]:
     """The projection of one entry: its message, a custom/summary message, or nothing."""
+    if type(entry) is dict and entry.get("type") == "message":  # the common case, without js_get
+        message = entry.get("message")
+        if type(message) is dict:
+            content = message.get("content")
+            if content is None and message.get("role") in LLM_ROLES:
+                return [{**message, "content": []}]
+            return [message]
     kind = js_get(entry, "type")
     if kind == "message":
         message = js_get(entry, "message")

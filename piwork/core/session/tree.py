@@ -216,9 +216,14 @@ class SessionTree:
         suspects: list[EntryRecord] = []
         for record in self._records:
             parent_id = record.parent_id
-            if record.type == "session" or not js_truthy(parent_id) or js_same(parent_id, record.id):
-                continue
-            parent = by_key.get(parent_id if type(parent_id) is str else map_key(parent_id))
+            if type(parent_id) is str:
+                if not parent_id or parent_id == record.id:
+                    continue
+                parent = by_key.get(parent_id)
+            else:
+                if record.type == "session" or not js_truthy(parent_id) or js_same(parent_id, record.id):
+                    continue
+                parent = by_key.get(map_key(parent_id))
             if parent is None:
                 self._graph_diagnostics.append(
                     Diagnostic(
@@ -344,9 +349,27 @@ class SessionTree:
     def path(self, leaf_id: Any = _CURRENT) -> list[EntryRecord]:
         """Root→entry path following ``parentId``; ``[]`` for an unknown id or a null leaf."""
         start_id = self.leaf_id if leaf_id is _CURRENT else leaf_id
-        current = self._by_key.get(map_key(start_id)) if js_truthy(start_id) else None
+        start = self._by_key.get(map_key(start_id)) if js_truthy(start_id) else None
+        by_key = self._by_key
+        limit = len(self._records)
+        path: list[EntryRecord] = []
+        current = start
+        while current is not None:
+            path.append(current)
+            if len(path) > limit:  # longer than the file: a cycle, walk again watching for it
+                return self._path_stopping_at_cycle(start)
+            parent_id = current.parent_id
+            if type(parent_id) is str:
+                current = by_key.get(parent_id) if parent_id else None
+            else:
+                current = by_key.get(map_key(parent_id)) if js_truthy(parent_id) else None
+        path.reverse()
+        return path
+
+    def _path_stopping_at_cycle(self, start: EntryRecord | None) -> list[EntryRecord]:
         path: list[EntryRecord] = []
         seen: set[int] = set()
+        current = start
         while current is not None and id(current) not in seen:
             seen.add(id(current))
             path.append(current)
@@ -463,17 +486,23 @@ class SessionTree:
     def _preload(self, records: list[EntryRecord]) -> None:
         """Read many bodies in batches (shared key strings, fewer calls) when the source can."""
         self._preloaded = {}
-        pending = [r for r in records if r.body is None and r.source is not None]
-        while pending:
-            source = pending[0].source
-            batch = [r for r in pending[:BATCH] if r.source is source]
-            load_many = getattr(source, "load_many", None)
-            if load_many is None:
-                break
-            for record, body in zip(batch, load_many(batch), strict=True):
-                self._preloaded[id(record)] = body
-            done = {id(r) for r in batch}
-            pending = [r for r in pending if id(r) not in done]
+        batch: list[EntryRecord] = []
+        for record in records:
+            if record.body is not None or record.source is None:
+                continue
+            if batch and (len(batch) >= BATCH or record.source is not batch[0].source):
+                self._load_batch(batch)
+                batch = []
+            batch.append(record)
+        if batch:
+            self._load_batch(batch)
+
+    def _load_batch(self, batch: list[EntryRecord]) -> None:
+        load_many = getattr(batch[0].source, "load_many", None)
+        if load_many is None:
+            return
+        for record, body in zip(batch, load_many(batch), strict=True):
+            self._preloaded[id(record)] = body
 
     def _settings(self, path: list[EntryRecord]) -> tuple[Any, dict[str, Any] | None]:
         """Thinking level and model from the last entries on the path that set them."""
