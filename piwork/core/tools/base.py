@@ -13,8 +13,7 @@ Run each call in its own task (as :meth:`ToolRegistry.run` callers do) and cance
 from __future__ import annotations
 
 import abc
-import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -188,7 +187,7 @@ class ToolRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())
 
     def __len__(self) -> int:
@@ -232,7 +231,3 @@ class ToolRegistry:
         except Exception as err:  # a tool bug still becomes a visible error result
             return error_outcome(str(err) or type(err).__name__)
         return ToolOutcome(result.content, result.details, False)
-
-
-def resolve_cwd(ctx: ToolContext) -> str:
-    return os.path.abspath(ctx.cwd)
