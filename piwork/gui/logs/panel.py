@@ -5,6 +5,7 @@ Usage from the main window::
     panel = LogViewerPanel()
     panel.set_messages(session_messages)      # AgentMessage dicts of the session (any order of roles)
     panel.add_message(message)                # live: each new toolResult / bashExecution message
+    panel.set_log_dir(log_dir)                # also list the session's log folder (tools engine)
     panel.open_log(path)                      # any log file (e.g. a spill file named in the chat)
     panel.send_to_chat.connect(composer.insert_text)
 
@@ -15,6 +16,7 @@ the right side shows the model's text and, lazily, the full output file (see Ful
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -30,8 +32,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.core.tools.logs import list_session_logs
 from piwork.gui.logs.full_output_view import FullOutputView
-from piwork.gui.logs.truncated_results import TruncatedOutput, collect_truncated_outputs
+from piwork.gui.logs.truncated_results import TruncatedOutput, collect_truncated_outputs, outputs_from_logs
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -73,6 +76,8 @@ class LogViewerPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._calls: dict[str, Mapping[str, Any]] = {}
+        self._messages: list[Mapping[str, Any]] = []
+        self._log_dir: Path | None = None
         self.outputs = TruncatedOutputsModel(self)
         self.list_view = QListView()
         self.list_view.setModel(self.outputs)
@@ -109,15 +114,33 @@ class LogViewerPanel(QWidget):
 
     def set_messages(self, messages: Iterable[Mapping[str, Any]]) -> None:
         """Show the cut outputs among `messages` (replaces the list)."""
-        messages = list(messages)
-        self._remember_calls(messages)
-        self.outputs.replace_all(collect_truncated_outputs(self._with_calls(messages)))
+        self._messages = list(messages)
+        self._remember_calls(self._messages)
+        self._refresh()
+
+    def set_log_dir(self, log_dir: Path | None) -> None:
+        """Also list full-output logs of this folder that no message refers to."""
+        self._log_dir = log_dir
+        self._refresh()
+
+    def _refresh(self) -> None:
+        items = collect_truncated_outputs(self._with_calls(self._messages))
+        if self._log_dir is not None:
+            known = {item.full_output_path for item in items if item.full_output_path}
+            items.extend(outputs_from_logs(list_session_logs(self._log_dir), known))
+        self.outputs.replace_all(items)
 
     def add_message(self, message: Mapping[str, Any]) -> None:
         """Feed one new session message; cut outputs are appended to the list."""
+        self._messages.append(message)
         self._remember_calls([message])
         if message.get("role") in ("toolResult", "bashExecution"):
-            self.outputs.append(collect_truncated_outputs(self._with_calls([message])))
+            new = collect_truncated_outputs(self._with_calls([message]))
+            listed = {item.full_output_path for item in self.outputs.items if item.full_output_path}
+            if any(item.full_output_path in listed for item in new):
+                self._refresh()  # the log was listed from the folder already: now it has its message
+            else:
+                self.outputs.append(new)
 
     def _remember_calls(self, messages: list[Mapping[str, Any]]) -> None:
         for message in messages:

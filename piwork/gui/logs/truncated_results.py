@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from piwork.core.tools.logs import LogInfo
 from piwork.core.truncate import format_size
 
 _LIMIT_FLAGS = {
@@ -142,3 +143,34 @@ def _from_tool_result(
         is_error=bool(message.get("isError")),
         timestamp=timestamp if isinstance(timestamp, int) else None,
     )
+
+
+def outputs_from_logs(infos: Iterable[LogInfo], known_paths: set[str]) -> list[TruncatedOutput]:
+    """Logs of the session folder that no listed message refers to (e.g. results on other branches).
+
+    Their sidecar (written by the tools engine) names the tool, call and command; what the model
+    saw is not known here.
+    """
+    found: list[TruncatedOutput] = []
+    for info in infos:
+        path = str(info.path)
+        if path in known_paths:
+            continue
+        meta = info.metadata
+        truncation = meta.get("truncation")
+        found.append(
+            TruncatedOutput(
+                tool_call_id=info.tool_call_id or "",
+                tool_name=str(meta.get("tool") or "bash"),
+                title=info.command or info.path.name,
+                model_text="(this result is not among the messages shown: see the full output)",
+                truncation={**truncation, "truncated": True} if isinstance(truncation, dict) else None,
+                full_output_path=path,
+                limit_notes=("from the session's log folder",),
+                is_error=bool(
+                    meta.get("timedOut") or meta.get("aborted") or meta.get("exitCode") not in (0, None)
+                ),
+                timestamp=int(info.modified * 1000),
+            )
+        )
+    return found

@@ -155,3 +155,37 @@ def test_one_gib_log_opens_at_once_and_scrolls(qtbot: QtBot, sparse_gib_log: Pat
     view.go_to_line(2001)
     view.view.viewport().repaint()
     assert view.current_row() == 2000
+
+
+def test_real_bash_results_and_the_session_log_folder(qtbot: QtBot, tmp_path: Path) -> None:
+    """The engine's bash tool writes a full-output log and its sidecar; the panel lists results from
+    the messages and, from the log folder, logs no shown message refers to."""
+    import asyncio
+
+    from piwork.core.tools.base import ToolContext
+    from piwork.core.tools.bash import BashTool
+
+    log_dir = tmp_path / "logs" / "session-1"
+    ctx = ToolContext(cwd=str(tmp_path), log_dir=log_dir)
+    shown = asyncio.run(BashTool().execute("call-1", {"command": "seq 1 5000"}, ctx))
+    asyncio.run(BashTool().execute("call-2", {"command": "seq 1 3000 | sed 's/^/other /'"}, ctx))
+    assert shown.details is not None and shown.details["truncation"]["totalLines"] == 5000
+    messages = [
+        {"role": "assistant", "content": [{"type": "toolCall", "id": "call-1", "name": "bash",
+                                           "arguments": {"command": "seq 1 5000"}}], "timestamp": 1},
+        {"role": "toolResult", "toolCallId": "call-1", "toolName": "bash", "content": shown.content,
+         "details": shown.details, "isError": False, "timestamp": 2},
+    ]  # fmt: skip
+    panel = _open_panel(qtbot)
+    panel.set_messages(messages)
+    panel.set_log_dir(log_dir)
+    items = panel.outputs.items
+    assert [(i.title, i.limit_notes) for i in items] == [
+        ("seq 1 5000", ()),
+        ("seq 1 3000 | sed 's/^/other /'", ("from the session's log folder",)),
+    ]
+    assert items[0].cut_summary() == "kept lines 3001–5000 of 5000, 9.8KB of 23.3KB (limit: lines)"
+    with qtbot.waitSignal(panel.full_output.index_finished, timeout=5000):
+        panel.select_output(1)
+    model = panel.full_output.model
+    assert model is not None and model.rowCount() == 3000 and model.index(2999).data() == "other 3000"
