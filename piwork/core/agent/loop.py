@@ -26,6 +26,7 @@ from piwork.core.agent.events import (
     TurnStart,
 )
 from piwork.core.agent.tool_calls import BeforeToolCall, ToolBatch, ToolExecution, tool_calls_of
+from piwork.core.errors import PiworkError
 from piwork.core.llm.types import (
     AssistantEvent,
     DoneEvent,
@@ -196,7 +197,13 @@ class AgentLoop:
 
     async def _stream_assistant(self, messages: list[Message]) -> Message:
         config = self._config
-        setup = self._last_setup = await config.setup()
+        try:
+            setup = self._last_setup = await config.setup()
+        except PiworkError as err:  # e.g. the model lost its key mid-run: end the run with the reason
+            failed = _failed_message(None, None, str(err))
+            self._emit(MessageStart(dict(failed)))
+            self._emit(MessageEnd(failed))
+            return failed
         request_messages = messages
         if config.transform_context is not None:
             request_messages = await config.transform_context(messages, self._signal)
@@ -256,15 +263,15 @@ class _StreamState:
     first_token_ms: int | None = None
 
 
-def _base_message(model: Model, partial: Message | None, now: int) -> Message:
+def _base_message(model: Model | None, partial: Message | None, now: int) -> Message:
     if partial is not None:
         return dict(partial)
     return {
         "role": "assistant",
         "content": [],
-        "api": model.api,
-        "provider": model.provider,
-        "model": model.id,
+        "api": model.api if model is not None else "",
+        "provider": model.provider if model is not None else "",
+        "model": model.id if model is not None else "",
         "usage": empty_usage(),
         "stopReason": "stop",
         "timestamp": now,
@@ -278,7 +285,7 @@ def _aborted_message(model: Model, partial: Message | None, now: int) -> Message
     return message
 
 
-def _failed_message(model: Model, partial: Message | None, text: str) -> Message:
+def _failed_message(model: Model | None, partial: Message | None, text: str) -> Message:
     message = _base_message(model, partial, int(time.time() * 1000))
     message["stopReason"] = "error"
     message["errorMessage"] = text

@@ -289,3 +289,17 @@ async def test_resume_requires_non_assistant_tail() -> None:
         await h.loop.resume([{"role": "assistant", "content": []}])
     added = await h.loop.resume([user("retry me")])
     assert [m["role"] for m in added] == ["assistant"]
+
+
+async def test_a_setup_failure_ends_the_run_with_its_reason() -> None:
+    from piwork.core.errors import PiworkError
+
+    h = Harness([])
+
+    async def no_key() -> RequestSetup:
+        raise PiworkError("No API key for scripted")
+
+    h.config.setup = no_key
+    added = await h.loop.run([user("go")], [])
+    assert added[-1]["stopReason"] == "error" and added[-1]["errorMessage"] == "No API key for scripted"
+    assert h.provider.requests == [] and h.types()[-2:] == ["turn_end", "agent_end"]
