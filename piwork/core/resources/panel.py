@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ResourceRow:
-    kind: str  # context | skill | prompt | system | append | settings
+    kind: str  # context | skill | prompt | system | append | settings | setting (one effective key) | package
     name: str
     path: str
     scope: str  # global | project | ancestor | settings | cli | builtin
@@ -250,4 +250,8 @@ def _file_rows(loaded: LoadedResources, options: LoaderOptions) -> list[Resource
                 diagnostics=problems,
             )
         )
+    for key in settings.effective:
+        origin = settings.origin_of(key) or "global"
+        location = settings.storage.location(origin) or ""
+        rows.append(ResourceRow("setting", key, location, origin, "active", trust_gated=origin == "project"))
     return rows

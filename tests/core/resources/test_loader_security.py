@@ -135,3 +135,15 @@ def test_packages_on_disk_contribute_and_missing_ones_are_reported(tree: Tree) -
     assert str(tree.agent / "git/github.com/someone/absent") == loaded.package_diagnostics[0].path
     scopes = {r.name: r.scope for r in loaded.rows if r.kind == "skill"}
     assert scopes == {"own": "global", "pkg-skill": "package", "npm-skill": "package"}
+
+
+def test_effective_setting_rows_name_their_file(tree: Tree) -> None:
+    tree.write("home/.pi/agent/settings.json", '{"defaultModel": "m", "compaction": {"enabled": false}}')
+    tree.write("p/.pi/settings.json", '{"compaction": {"reserveTokens": 5}}')
+    settings = Settings.for_project(str(tree.root / "p"), str(tree.agent), project_trusted=True)
+    loaded = load_resources(str(tree.root / "p"), str(tree.agent), settings)
+    keys = {r.name: (r.scope, r.path) for r in loaded.rows if r.kind == "setting"}
+    assert keys == {
+        "defaultModel": ("global", str(tree.agent / "settings.json")),
+        "compaction": ("project", str(tree.root / "p/.pi/settings.json")),
+    }
