@@ -189,6 +189,13 @@ def _parser() -> YAML:
 
 
 def _one_line(exc: Exception) -> str:
+    """The parser's problem and where it is, counting lines of the whole file (after the ``---`` line)."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if problem and mark is not None:
+        context = getattr(exc, "context", None)
+        where = f"line {mark.line + 2}, column {mark.column + 1}"
+        return f"{context}: {problem} ({where})" if context else f"{problem} ({where})"
     return " ".join(str(exc).split())
 
 
