@@ -1,8 +1,8 @@
 """Recognising inline images by their first bytes, and reading their pixel size from the header.
 
-piwork does not decode or re-encode images (no imaging library): an image that already fits the
-inline limits (2000×2000 px, base64 payload under 4.5 MiB) is sent as is; larger ones and formats that
-would need conversion (BMP) are reported as omitted.
+piwork does not resize images (no imaging library): an image that already fits the inline limits
+(2000×2000 px, base64 payload under 4.5 MiB) is sent as is, uncompressed BMPs are converted to PNG
+first, and larger images are reported as omitted.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import shlex
 from typing import Any, ClassVar
 
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
+from piwork.core.tools.bmp import bmp_to_png
 from piwork.core.tools.fs_errors import describe_os_error
 from piwork.core.tools.images import (
     MAX_BASE64_BYTES,
@@ -100,8 +101,14 @@ class ReadTool(Tool):
 
     def _image(self, data: bytes, mime: str, ctx: ToolContext) -> ToolResult:
         note = "" if ctx.model_supports_images else f"\n{NO_VISION_NOTE}"
+        hint = ""
+        detected = mime
         if mime == "image/bmp":
-            return ToolResult.text(f"Read image file [{mime}]\n{UNSUPPORTED_NOTE}{note}")
+            converted = bmp_to_png(data)
+            if converted is None:
+                return ToolResult.text(f"Read image file [{mime}]\n{UNSUPPORTED_NOTE}{note}")
+            data, mime = converted, "image/png"
+            hint = f"\n[Image converted from {detected} to {mime}.]"
         size = image_size(data, mime)
         fits = (
             size is not None
@@ -110,11 +117,11 @@ class ReadTool(Tool):
             and base64_size(len(data)) < MAX_BASE64_BYTES
         )
         if not fits:
-            return ToolResult.text(f"Read image file [{mime}]\n{TOO_LARGE_NOTE}{note}")
+            return ToolResult.text(f"Read image file [{detected}]\n{TOO_LARGE_NOTE}{note}")
         encoded = base64.b64encode(data).decode("ascii")
         return ToolResult(
             [
-                {"type": "text", "text": f"Read image file [{mime}]{note}"},
+                {"type": "text", "text": f"Read image file [{mime}]{hint}{note}"},
                 {"type": "image", "data": encoded, "mimeType": mime},
             ]
         )

@@ -146,8 +146,14 @@ def test_images_over_the_inline_limits_are_omitted(tmp_path: Path) -> None:
     assert call("read", {"path": "a.gif"}, tmp_path).content[1]["mimeType"] == "image/gif"
     bmp = b"BM" + struct.pack("<IHHIIiiHH", 70, 0, 0, 54, 40, 1, 1, 1, 24) + b"\0" * 40
     (tmp_path / "a.bmp").write_bytes(bmp)
-    assert "could not be converted to a supported inline image format" in text(
-        call("read", {"path": "a.bmp"}, tmp_path)
+    assert text(call("read", {"path": "a.bmp"}, tmp_path)).endswith(
+        "[Image converted from image/bmp to image/png.]"
+    )
+    rle = bytearray(bmp)
+    rle[30] = 1  # run-length encoded: not converted
+    (tmp_path / "rle.bmp").write_bytes(bytes(rle))
+    assert text(call("read", {"path": "rle.bmp"}, tmp_path)) == (
+        "Read image file [image/bmp]\n[Image omitted: could not be converted to a supported inline image format.]"
     )
 
 
