@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import Any, cast
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -117,8 +117,21 @@ class SessionTreePanel(QWidget):
         self.go_button.clicked.connect(self.activate_current)
         self.view.activated.connect(lambda _index: self.activate_current())
         self.view.customContextMenuRequested.connect(self._context_menu)
-        QShortcut(QKeySequence("Ctrl+L"), self.view, self.prompt_label)
-        QShortcut(QKeySequence("Ctrl+Shift+L"), self.view, self.clear_label)
+        self.view.installEventFilter(self)  # Ctrl+L / Ctrl+Shift+L while the tree has the focus
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.view and event.type() == QEvent.Type.KeyPress:
+            key_event = cast(QKeyEvent, event)
+            if (
+                key_event.key() == Qt.Key.Key_L
+                and key_event.modifiers() & Qt.KeyboardModifier.ControlModifier
+            ):
+                if key_event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                    self.clear_label()
+                else:
+                    self.prompt_label()
+                return True
+        return super().eventFilter(watched, event)
 
     # -- settings -------------------------------------------------------------------------------
     def _setting(self, dotted: str, default: Any) -> Any:

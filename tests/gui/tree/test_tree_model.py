@@ -119,3 +119,42 @@ def test_search_and_labels(qtbot: QtBot) -> None:
         "user: branch A",
     ]
     model.detach()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_edits_keep_the_model_equal_to_a_fresh_build(qtmodeltester: ModelTester, seed: int) -> None:
+    """Appends (messages of every kind, labels, bookkeeping), moves and resets in random order: after
+    each one the model's rows equal a model built from scratch, and the model stays consistent."""
+    import random
+
+    rng = random.Random(seed)
+    tree = tree_from_values(linear_session(2), new_id=SequentialIds("n"))
+    model = SessionTreeModel(tree, rng.choice(["default", "no-tools", "all", "user-only"]))
+    qtmodeltester.check(model, force_py=True)
+    for step in range(60):
+        action = rng.random()
+        ids = [r.id for r in tree.records]
+        if action < 0.15 and ids:
+            tree.branch(rng.choice(ids))
+        elif action < 0.2:
+            tree.reset_leaf()
+        elif action < 0.3 and ids:
+            tree.set_label(rng.choice(ids), rng.choice(["x", None]))
+        elif action < 0.35:
+            tree.append_model_change("p", f"m{step}")
+        else:
+            kind = rng.choice(["user", "call", "result", "answer"])
+            if kind == "user":
+                message: dict[str, Any] = {"role": "user", "content": f"u{step}", "timestamp": step}
+            elif kind == "call":
+                message = {"role": "assistant", "content": [{"type": "toolCall", "id": f"c{step}", "name": "ls",
+                           "arguments": {}}], "stopReason": "toolUse", "timestamp": step}  # fmt: skip
+            elif kind == "result":
+                message = {"role": "toolResult", "toolCallId": "c", "toolName": "ls", "content": [],
+                           "isError": False, "timestamp": step}  # fmt: skip
+            else:
+                message = {"role": "assistant", "content": [{"type": "text", "text": f"a{step}"}],
+                           "stopReason": "stop", "timestamp": step}  # fmt: skip
+            tree.append_message(message)
+        assert _shape(model) == _fresh_shape(tree, model.filter_mode), f"step {step}"
+    model.detach()

@@ -249,3 +249,30 @@ def test_open_file_off_the_gui_thread_shows_diagnostics(
     assert panel.diagnostics_label.isVisibleTo(panel) and "1 problem" in panel.diagnostics_label.text()
     panel.navigate_to(ids["a1"])
     assert panel.status.text() == "This session is open for browsing only."
+
+
+def test_keyboard_navigation_and_label_shortcut(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    from PySide6.QtCore import Qt
+
+    session, ids = _session(tmp_path)
+    panel = _panel(qtbot, session, None)
+    panel.activateWindow()
+    panel.view.setFocus()
+    qtbot.keyClick(panel.view, Qt.Key.Key_Up)
+    assert panel.current_entry_id() == ids["u2"]
+    qtbot.keyClick(panel.view, Qt.Key.Key_Home)
+    assert panel.current_entry_id() == ids["u1"]
+    qtbot.keyClick(panel.view, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(
+        lambda: getattr(panel, "label_dialog", None) is not None and panel.label_dialog.isVisible()
+    )
+    panel.label_dialog.setTextValue("first")
+    panel.label_dialog.accept()
+    assert session.tree.label(ids["u1"]) == "first"
+    qtbot.keyClick(panel.view, Qt.Key.Key_Down)
+    with qtbot.waitSignal(panel.navigated):
+        qtbot.keyClick(panel.view, Qt.Key.Key_Return)
+        _answer_dialog(qtbot, panel, "none")
+    assert session.tree.leaf_id == ids["a1"]
