@@ -19,7 +19,7 @@ from typing import Any
 from piwork.core.errors import InputRejected
 from piwork.core.jscompat import js_json_stringify, js_sorted, json_loads_js
 from piwork.core.paths import canonical_path
-from piwork.core.resources.dirlock import locked
+from piwork.core.resources.dirlock import LockBusyError, locked
 
 TRUST_FILE_NAME = "trust.json"
 
@@ -66,8 +66,13 @@ class TrustStore:
         self.path = Path(canonical_path(os.fspath(agent_dir))) / TRUST_FILE_NAME
 
     def read(self) -> dict[str, TrustValue]:
-        with locked(self.path):
-            return self._read_unlocked()
+        try:
+            with locked(self.path):
+                return self._read_unlocked()
+        except TrustStoreError:
+            raise
+        except (LockBusyError, OSError) as exc:
+            raise TrustStoreError(f"Cannot read the trust store {self.path}: {exc}") from exc
 
     def lookup(self, cwd: str) -> TrustEntry | None:
         """Nearest saved decision for ``cwd`` (canonicalised, Pi's fallback to the raw path)."""

@@ -226,3 +226,13 @@ def test_resources_appearing_mid_session_are_not_trusted_implicitly(tree: Tree) 
     assert not TrustStore(tree.agent).path.exists()
     resolver.forget(str(project))
     assert resolve(resolver, project).source == "prompt"
+
+
+def test_a_held_lock_makes_reads_fail_safe(tree: Tree) -> None:
+    project = tree.mkdir("p")
+    tree.write("p/.pi/settings.json", "{}")
+    store = TrustStore(tree.agent)
+    store.set_many([TrustUpdate(str(project), True)])
+    Path(f"{store.path}.lock").mkdir()
+    state = resolve(TrustResolver(store), project)
+    assert not state.trusted and state.source == "store-error" and "locked" in state.warnings[0]
