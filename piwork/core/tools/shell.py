@@ -178,7 +178,11 @@ async def run_shell(
             await kill_group(pid, kill_grace)
             await process.wait()
         reader.last_data = max(reader.last_data, time.monotonic())  # the idle grace starts at exit
-        await _drain(reader)
+        try:
+            await _drain(reader)
+        except asyncio.CancelledError:  # aborted while children still held the output open
+            aborted = True
+            await kill_group(pid, kill_grace)
     finally:
         transport.close()
         if process.returncode is None:

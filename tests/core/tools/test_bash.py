@@ -208,3 +208,16 @@ def test_log_sidecar_is_valid_json(tmp_path: Path) -> None:
     meta = json.loads(log.path.with_suffix(".json").read_text())
     assert meta["exitCode"] == 4 and meta["truncation"]["totalLines"] == 5000
     assert signal.SIGTERM  # keeps the import meaningful for readers of the abort test
+
+
+def test_abort_while_a_background_child_keeps_writing(tmp_path: Path) -> None:
+    tool = BashTool(BashOptions(kill_grace=0.3))
+    ctx = ToolContext(cwd=str(tmp_path), log_dir=tmp_path / "logs")
+    command = "(while true; do echo tick; sleep 0.05; done) & echo bg $!; echo ready"
+    err, _seen = asyncio.run(_abort_after_output(tool, command, ctx, "tick"))
+    assert getattr(err, "aborted", False) and str(err).endswith("\n\nCommand aborted")
+    pid = int(str(err).split("bg ")[1].split()[0])
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
