@@ -9,100 +9,43 @@ optional *sink* (the store) is told about every appended entry. Problems in the 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from functools import cmp_to_key
-from typing import Any, Literal, Protocol
+from typing import Any
 
-from piwork.core.errors import PiworkError
 from piwork.core.ids import IdFactory, random_entry_id
 from piwork.core.jscompat import js_trim
-from piwork.core.session.context import DEFAULT_THINKING_LEVEL, entry_to_messages
-from piwork.core.session.format import CYCLE, DANGLING_PARENT, DUPLICATE_ID, MISSING_ID, Diagnostic
+from piwork.core.session.format import DUPLICATE_ID, MISSING_ID, Diagnostic
+from piwork.core.session.graph import check_graph
 from piwork.core.session.jsvalues import UNDEFINED, js_same, js_truthy, map_key
 from piwork.core.session.migrate import unique_id
 from piwork.core.session.records import EntryRecord, fill_details, make_record, paused_gc
 from piwork.core.session.timestamps import iso_now
+from piwork.core.session.tree_context import context_for_path
+from piwork.core.session.tree_types import (
+    EntryNotFound,
+    EntrySink,
+    EventKind,
+    NodeSummary,
+    SessionContext,
+    TreeEvent,
+    TreeNode,
+)
+
+__all__ = [
+    "EntryNotFound",
+    "EntrySink",
+    "NodeSummary",
+    "SessionContext",
+    "SessionTree",
+    "TreeEvent",
+    "TreeNode",
+    "tree_from_values",
+]
 
 BodyLoader = Callable[[EntryRecord], Any]
-EventKind = Literal["append", "leaf", "label", "reload"]
-
-
-class EntrySink(Protocol):
-    """Where appended entries go (the store): checked before and told after every append."""
-
-    def before_append(self, tree: SessionTree) -> None: ...
-
-    def after_append(self, tree: SessionTree, record: EntryRecord) -> None: ...
-
-
-class EntryNotFound(PiworkError):
-    def __init__(self, entry_id: Any) -> None:
-        super().__init__(f"Entry {entry_id} not found")
-        self.entry_id = entry_id
-
-
-@dataclass(frozen=True)
-class TreeEvent:
-    """What changed: an entry was appended, the leaf moved, a label changed, or all was reloaded."""
-
-    kind: EventKind
-    entry_id: str | None
-
-
-@dataclass
-class TreeNode:
-    """A node of ``SessionTree.tree()``: children sorted by time, current label attached."""
-
-    record: EntryRecord
-    children: list[TreeNode] = field(default_factory=list)
-    label: str | None = None
-    label_timestamp: Any = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.record.id}
-        if self.label is not None:
-            out["label"] = self.label
-        if self.label_timestamp is not None:
-            out["labelTimestamp"] = self.label_timestamp
-        out["children"] = [child.to_json() for child in self.children]
-        return out
-
-
-@dataclass(frozen=True)
-class NodeSummary:
-    """Cheap per-entry facts for a tree view row (no message body is parsed)."""
-
-    id: str
-    parent_id: str | None
-    type: str
-    role: str | None
-    preview: str
-    label: str | None
-    label_timestamp: str | None
-    timestamp: Any
-    is_leaf: bool
-
-
-@dataclass
-class SessionContext:
-    """The messages sent to the model for a leaf, with the model and thinking level in effect."""
-
-    messages: list[Any]
-    thinking_level: Any
-    model: dict[str, Any] | None
-    entry_ids: list[Any]
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"messages": self.messages}
-        if self.thinking_level is not UNDEFINED:
-            out["thinkingLevel"] = self.thinking_level
-        out["model"] = self.model
-        return out
-
 
 _CURRENT: Any = object()
-BATCH = 2000
 
 
 def _compare_time(a: EntryRecord, b: EntryRecord) -> int:
@@ -133,7 +76,6 @@ class SessionTree:
         self._file_diagnostics = list(diagnostics)
         self._listeners: list[Callable[[TreeEvent], None]] = []
         self.sink: EntrySink | None = None
-        self._preloaded: dict[int, Any] = {}
         self._reindex()
 
     # ----------------------------------------------------------------- index
@@ -151,7 +93,7 @@ class SessionTree:
         self.leaf_id: Any = None
         for record in self._records:
             self._index_record(record, reindexing=True)
-        self._check_graph()
+        self._graph_diagnostics.extend(check_graph(self._records, self._by_key))
 
     def _index_record(self, record: EntryRecord, reindexing: bool = False) -> None:
         kind = record.type
@@ -205,61 +147,6 @@ class SessionTree:
                 self._labels.pop(target, None)
         elif kind == "session_info":
             self._name_record = record
-
-    def _check_graph(self) -> None:
-        """Dangling parents and parent cycles, without walking any chain more than once.
-
-        A parent written before its child (the normal case) cannot close a cycle, so only chains
-        that contain a link to a later line are walked.
-        """
-        by_key = self._by_key
-        suspects: list[EntryRecord] = []
-        for record in self._records:
-            parent_id = record.parent_id
-            if type(parent_id) is str:
-                if not parent_id or parent_id == record.id:
-                    continue
-                parent = by_key.get(parent_id)
-            else:
-                if record.type == "session" or not js_truthy(parent_id) or js_same(parent_id, record.id):
-                    continue
-                parent = by_key.get(map_key(parent_id))
-            if parent is None:
-                self._graph_diagnostics.append(
-                    Diagnostic(
-                        DANGLING_PARENT,
-                        record.line,
-                        record.offset,
-                        f"Parent {parent_id} of entry {record.id} does not exist; shown as a root",
-                        record.key,
-                    )
-                )
-            elif parent.seq >= record.seq:
-                suspects.append(record)
-        state: dict[int, int] = {}  # id(record) -> 1 on the current walk, 2 finished
-        for start in suspects:
-            walk: list[EntryRecord] = []
-            current: EntryRecord | None = start
-            while current is not None and id(current) not in state:
-                state[id(current)] = 1
-                walk.append(current)
-                parent_id = current.parent_id
-                if not js_truthy(parent_id) or js_same(parent_id, current.id):
-                    current = None
-                    break
-                current = by_key.get(map_key(parent_id))
-            if current is not None and state.get(id(current)) == 1:
-                self._graph_diagnostics.append(
-                    Diagnostic(
-                        CYCLE,
-                        current.line,
-                        current.offset,
-                        f"Entry {current.id} is its own ancestor; the parent chain stops there",
-                        current.key,
-                    )
-                )
-            for record in walk:
-                state[id(record)] = 2
 
     def add_diagnostic(self, diagnostic: Diagnostic) -> None:
         self._file_diagnostics.append(diagnostic)
@@ -447,78 +334,10 @@ class SessionTree:
 
         ``None`` means an empty context (a reset leaf). ``retainedTail`` is honoured by default.
         """
-        with paused_gc():
-            return self._build_context(leaf_id, honour_retained_tail)
-
-    def _build_context(self, leaf_id: Any, honour_retained_tail: bool) -> SessionContext:
         target = self.leaf_id if leaf_id is _CURRENT else leaf_id
-        path = [] if target is None else self.path(target)
-        thinking_level, model = self._settings(path)
-        compaction_at = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), -1)
-        selected: list[EntryRecord]
-        retained: list[Any] = []
-        if compaction_at < 0:
-            selected = path
-        else:
-            compaction = path[compaction_at]
-            selected = [compaction]
-            if honour_retained_tail and compaction.meta.get("hasRetainedTail"):
-                retained = list(self.body(compaction)["retainedTail"])
-            else:
-                first_kept = compaction.meta.get("firstKeptEntryId", UNDEFINED)
-                found = False
-                for record in path[:compaction_at]:
-                    found = found or js_same(record.id, first_kept)
-                    if found:
-                        selected.append(record)
-            selected.extend(path[compaction_at + 1 :])
-        self._preload(selected)
-        messages: list[Any] = []
-        for i, record in enumerate(selected):
-            key = id(record)
-            body = self._preloaded.pop(key) if key in self._preloaded else self.body(record)
-            if body is not None:  # a line that turned out unreadable is reported, not fatal
-                messages.extend(entry_to_messages(body))
-            if i == 0 and retained:
-                messages.extend(retained)
-        return SessionContext(messages, thinking_level, model, [r.id for r in selected])
-
-    def _preload(self, records: list[EntryRecord]) -> None:
-        """Read many bodies in batches (shared key strings, fewer calls) when the source can."""
-        self._preloaded = {}
-        batch: list[EntryRecord] = []
-        for record in records:
-            if record.body is not None or record.source is None:
-                continue
-            if batch and (len(batch) >= BATCH or record.source is not batch[0].source):
-                self._load_batch(batch)
-                batch = []
-            batch.append(record)
-        if batch:
-            self._load_batch(batch)
-
-    def _load_batch(self, batch: list[EntryRecord]) -> None:
-        load_many = getattr(batch[0].source, "load_many", None)
-        if load_many is None:
-            return
-        for record, body in zip(batch, load_many(batch), strict=True):
-            self._preloaded[id(record)] = body
-
-    def _settings(self, path: list[EntryRecord]) -> tuple[Any, dict[str, Any] | None]:
-        """Thinking level and model from the last entries on the path that set them."""
-        thinking_level: Any = DEFAULT_THINKING_LEVEL
-        for record in reversed(path):
-            if record.type == "thinking_level_change":
-                thinking_level = record.meta.get("thinkingLevel", UNDEFINED)
-                break
-        for record in reversed(path):
-            if record.type == "model_change":
-                return thinking_level, _pick(record.meta, ("provider", "provider"), ("modelId", "modelId"))
-            if record.type == "message" and record.role == "assistant":
-                body = self.body(record)
-                message = body.get("message") if isinstance(body, dict) else None
-                return thinking_level, _pick(message, ("provider", "provider"), ("modelId", "model"))
-        return thinking_level, None
+        with paused_gc():
+            path = [] if target is None else self.path(target)
+            return context_for_path(self, path, honour_retained_tail)
 
     def details(self, record: EntryRecord) -> EntryRecord:
         """Make sure ``preview`` and ``meta`` are complete (parses the body once if needed)."""
@@ -672,12 +491,6 @@ class SessionTree:
         _set(entry, "usage", usage)
         _set(entry, "fromHook", from_hook)
         return self.append_raw(entry)
-
-
-def _pick(source: Any, *pairs: tuple[str, str]) -> dict[str, Any]:
-    if not isinstance(source, Mapping):
-        return {}
-    return {out: source[key] for out, key in pairs if key in source}
 
 
 def _set(target: dict[str, Any], key: str, value: Any) -> None:

@@ -1,0 +1,104 @@
+"""Building the model's context from a path of the session tree, reading bodies in batches.
+
+Follows ``context.py``'s rules on records: the latest compaction, then its kept entries (or its
+``retainedTail``), then what follows it; model and thinking level from the whole path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from piwork.core.session.context import DEFAULT_THINKING_LEVEL, entry_to_messages
+from piwork.core.session.jsvalues import UNDEFINED, js_same
+from piwork.core.session.records import EntryRecord
+from piwork.core.session.tree_types import SessionContext
+
+if TYPE_CHECKING:
+    from piwork.core.session.tree import SessionTree
+
+BATCH = 2000
+
+
+def context_for_path(
+    tree: SessionTree, path: list[EntryRecord], honour_retained_tail: bool
+) -> SessionContext:
+    """Messages, model and thinking level for a root→leaf path of ``tree``."""
+    thinking_level, model = _settings(tree, path)
+    compaction_at = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), -1)
+    selected: list[EntryRecord]
+    retained: list[Any] = []
+    if compaction_at < 0:
+        selected = path
+    else:
+        compaction = path[compaction_at]
+        selected = [compaction]
+        if honour_retained_tail and compaction.meta.get("hasRetainedTail"):
+            body = tree.body(compaction)
+            if isinstance(body, dict) and isinstance(body.get("retainedTail"), list):
+                retained = list(body["retainedTail"])
+        else:
+            first_kept = compaction.meta.get("firstKeptEntryId", UNDEFINED)
+            found = False
+            for record in path[:compaction_at]:
+                found = found or js_same(record.id, first_kept)
+                if found:
+                    selected.append(record)
+        selected.extend(path[compaction_at + 1 :])
+    preloaded = _preload(selected)
+    messages: list[Any] = []
+    for i, record in enumerate(selected):
+        key = id(record)
+        body = preloaded.pop(key) if key in preloaded else tree.body(record)
+        if body is not None:  # a line that turned out unreadable is reported, not fatal
+            messages.extend(entry_to_messages(body))
+        if i == 0 and retained:
+            messages.extend(retained)
+    return SessionContext(messages, thinking_level, model, [r.id for r in selected])
+
+
+def _preload(records: list[EntryRecord]) -> dict[int, Any]:
+    """Read many bodies in batches (shared key strings, fewer calls) when the source can."""
+    preloaded: dict[int, Any] = {}
+    batch: list[EntryRecord] = []
+    for record in records:
+        if record.body is not None or record.source is None:
+            continue
+        if batch and (len(batch) >= BATCH or record.source is not batch[0].source):
+            _load_batch(batch, preloaded)
+            batch = []
+        batch.append(record)
+    if batch:
+        _load_batch(batch, preloaded)
+    return preloaded
+
+
+def _load_batch(batch: list[EntryRecord], into: dict[int, Any]) -> None:
+    load_many = getattr(batch[0].source, "load_many", None)
+    if load_many is None:
+        return
+    for record, body in zip(batch, load_many(batch), strict=True):
+        into[id(record)] = body
+
+
+def _settings(tree: SessionTree, path: list[EntryRecord]) -> tuple[Any, dict[str, Any] | None]:
+    """Thinking level and model from the last entries on the path that set them."""
+    thinking_level: Any = DEFAULT_THINKING_LEVEL
+    for record in reversed(path):
+        if record.type == "thinking_level_change":
+            thinking_level = record.meta.get("thinkingLevel", UNDEFINED)
+            break
+    for record in reversed(path):
+        if record.type == "model_change":
+            return thinking_level, _pick(record.meta, ("provider", "provider"), ("modelId", "modelId"))
+        if record.type == "message" and record.role == "assistant":
+            body = tree.body(record)
+            message = body.get("message") if isinstance(body, dict) else None
+            return thinking_level, _pick(message, ("provider", "provider"), ("modelId", "model"))
+    return thinking_level, None
+
+
+def _pick(source: Any, *pairs: tuple[str, str]) -> dict[str, Any]:
+    if not isinstance(source, Mapping):
+        return {}
+    return {out: source[key] for out, key in pairs if key in source}
