@@ -130,21 +130,22 @@ class NotificationCenter(QObject):
             "error": QMessageBox.Icon.Critical,
             "warning": QMessageBox.Icon.Warning,
         }.get(notification.level, QMessageBox.Icon.Information)
-        box = QMessageBox(icon, notification.title, notification.text, QMessageBox.StandardButton.Ok)
-        if self._parent_widget is not None:
-            box.setParent(self._parent_widget, box.windowFlags())
+        # Created with its parent so Qt owns it from the start (re-parenting a Python-owned box and then
+        # deleting it on close frees it twice).
+        box = QMessageBox(
+            icon, notification.title, notification.text, QMessageBox.StandardButton.Ok, self._parent_widget
+        )
         box.setWindowModality(Qt.WindowModality.NonModal)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         if notification.details:
             box.setDetailedText(notification.details)
-        box.finished.connect(lambda _result, b=box: self._forget(b))
+        box.finished.connect(self._on_box_finished)
         self.open_boxes.append(box)
         box.show()
         self.posted.emit(notification)
 
-    def _forget(self, box: QMessageBox) -> None:
-        if box in self.open_boxes:
-            self.open_boxes.remove(box)
+    def _on_box_finished(self, _result: int) -> None:
+        box = self.sender()
+        self.open_boxes = [b for b in self.open_boxes if b is not box]
 
     def close_all(self) -> None:
         for box in list(self.open_boxes):

@@ -48,7 +48,7 @@ class ChatModel(QAbstractListModel):
         row = self.row_at(index.row())
         if role == Qt.ItemDataRole.DisplayRole:
             if row.kind is RowKind.MORE:
-                return f"Show {self._first} earlier item{'s' if self._first != 1 else ''}"
+                return "Show earlier messages"  # constant: the count changes as rows are revealed
             return row.plain_text()
         if role == RowRole:
             return row
@@ -56,6 +56,8 @@ class ChatModel(QAbstractListModel):
             return str(row.kind)
         if role == RevisionRole:
             return row.revision
+        if role == Qt.ItemDataRole.ToolTipRole and row.kind is RowKind.MORE:
+            return self.more_label()
         if role == Qt.ItemDataRole.ToolTipRole and row.tool is not None:
             return row.tool.args_summary()
         return None
@@ -82,6 +84,9 @@ class ChatModel(QAbstractListModel):
 
     def all_rows(self) -> list[ChatRow]:
         return list(self._rows)
+
+    def more_label(self) -> str:
+        return f"Show {self._first} earlier item{'s' if self._first != 1 else ''}"
 
     @property
     def hidden_count(self) -> int:

@@ -39,7 +39,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from piwork.gui.chat.chat_model import RowRole
+from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.markdown import render_markdown
 from piwork.gui.chat.rows import ChatRow, RowKind
 from piwork.gui.theme import Theme, load_theme
@@ -323,7 +323,8 @@ class ChatDelegate(QStyledItemDelegate):
         if row.kind is RowKind.USER:
             label = "You"
         elif row.kind is RowKind.MORE:
-            label = str(self._view.model().data(self._view.model().index(0, 0)) or "Show earlier")
+            model = self._view.model()
+            label = model.more_label() if isinstance(model, ChatModel) else "Show earlier messages"
         elif row.kind is RowKind.THINKING:
             arrow = "▸" if row.collapsed else "▾"
             first = row.text.strip().splitlines()[0] if row.text.strip() else ""

@@ -1,0 +1,63 @@
+"""The chat list model: Qt's model contract, the lazy window over long conversations, Markdown rendering."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QTextDocument
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from piwork.gui.chat.chat_model import ChatModel
+from piwork.gui.chat.markdown import highlight_code_blocks, render_markdown
+from piwork.gui.chat.rows import ChatRow, RowKind
+
+
+def _rows(n: int) -> list[ChatRow]:
+    return [ChatRow(RowKind.TEXT, f"message {i}") for i in range(n)]
+
+
+def test_model_contract(qtmodeltester: ModelTester) -> None:
+    model = ChatModel(window=5)
+    model.reset_rows(_rows(12))
+    qtmodeltester.check(model)
+    model.append_rows(_rows(3))
+    model.show_earlier(4)
+    qtmodeltester.check(model)
+
+
+def test_long_conversations_expose_only_the_recent_window() -> None:
+    model = ChatModel(window=100)
+    rows = _rows(1000)
+    model.reset_rows(rows)
+    assert model.rowCount() == 101  # "show earlier" + the last 100
+    assert model.row_at(0).kind is RowKind.MORE and model.hidden_count == 900
+    assert "900 earlier" in model.more_label()
+    assert model.row_at(1) is rows[900]
+    assert model.show_earlier(200) == 200
+    assert model.rowCount() == 301 and model.row_at(1) is rows[700]
+    assert model.show_earlier(10_000) == 700
+    assert model.rowCount() == 1000 and model.row_at(0) is rows[0]
+    assert model.visible_index_of(rows[999]) == 999
+
+
+def test_in_place_change_touches_one_row(qtbot: QtBot) -> None:
+    model = ChatModel()
+    rows = _rows(10)
+    model.reset_rows(rows)
+    with qtbot.waitSignal(model.dataChanged) as changed:
+        rows[7].text += " more"
+        rows[7].touch()
+        model.notify_changed(rows[7])
+    assert changed.args[0].row() == 7 and changed.args[1].row() == 7
+
+
+def test_markdown_code_blocks_are_highlighted(qtbot: QtBot) -> None:
+    doc = QTextDocument()
+    render_markdown(
+        doc, "Intro\n\n```python\ndef add(a, b):\n    return a + b\n```\n\n`x` inline", dark=False
+    )
+    assert "def add(a, b):" in doc.toPlainText()
+    html = doc.toHtml()
+    assert "color:#" in html  # keywords coloured
+    plain = QTextDocument()
+    plain.setMarkdown("```\nno language here\n```")
+    assert highlight_code_blocks(plain, dark=True) == 1
