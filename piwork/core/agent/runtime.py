@@ -16,7 +16,8 @@ from typing import Any
 
 from piwork.core.agent.abort import AbortSignal
 from piwork.core.agent.events import Message
-from piwork.core.agent.session import AgentSession, AgentSessionOptions
+from piwork.core.agent.options import AgentSessionOptions
+from piwork.core.agent.session import AgentSession
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.errors import PiworkError

@@ -9,15 +9,13 @@ the running asyncio loop; the GUI, headless mode and tests all drive this same o
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import replace
 from typing import Any, Literal
 
 from piwork.core.agent.abort import AbortSignal
 from piwork.core.agent.auto_retry import AutoRetry
-from piwork.core.agent.checkpoints import CompactionCheckpoints, CompactionPort
+from piwork.core.agent.checkpoints import CompactionCheckpoints
 from piwork.core.agent.events import (
     AgentEnd,
     AgentEvent,
@@ -34,20 +32,16 @@ from piwork.core.agent.events import (
     ThinkingLevelChanged,
 )
 from piwork.core.agent.loop import AgentLoop, CallRecord, CompletedTurn, LoopConfig, RequestSetup, StreamFn
+from piwork.core.agent.options import AgentSessionOptions, complete_through, default_stream_fn, is_loopback
 from piwork.core.agent.queues import PromptQueues, parse_queue_mode
 from piwork.core.agent.retry import RetrySettings
 from piwork.core.agent.stats import ContextUsage, SessionStats, context_usage, session_stats
 from piwork.core.agent.telemetry import UsageTelemetry
-from piwork.core.agent.tool_calls import BeforeToolCall, ToolExecution
-from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.compaction.navigate import NavigationResult
 from piwork.core.compaction.summarize import RetryPolicy, Summarizer
 from piwork.core.errors import PiworkError
 from piwork.core.llm.thinking import resolve_level
 from piwork.core.llm.types import (
-    DoneEvent,
-    ErrorEvent,
-    LlmContext,
     Model,
     StreamOptions,
     ThinkingLevel,
@@ -56,6 +50,8 @@ from piwork.core.llm.types import ToolSpec as LlmToolSpec
 from piwork.core.messages import convert_to_llm
 from piwork.core.session.tree import SessionTree
 from piwork.core.tools.base import ToolContext, ToolRegistry
+
+__all__ = ["AgentBusy", "AgentSession", "AgentSessionOptions", "NoModel", "StreamingBehavior"]
 
 StreamingBehavior = Literal["steer", "follow_up"]
 COMPACTION_BUSY = (
@@ -72,41 +68,6 @@ class AgentBusy(PiworkError):
 
 class NoModel(PiworkError):
     """No model is selected, or it has no usable credentials."""
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-@dataclass
-class AgentSessionOptions:
-    """Everything an AgentSession is built from; the caller (GUI, headless, tests) assembles it."""
-
-    tree: SessionTree  # the session being continued; messages, model and thinking changes go here
-    registry: ToolRegistry
-    cwd: str
-    model: Model | None
-    api_key_for: Callable[[Model], str | None]
-    system_prompt_for: Callable[[Sequence[str]], str]
-    messages: list[Message] = field(default_factory=list)  # the session's current context
-    thinking_level: ThinkingLevel = "off"
-    settings: Mapping[str, Any] = field(default_factory=dict)
-    active_tools: Sequence[str] | None = None  # None = every registered tool
-    expand_input: Callable[[str], str] = lambda text: text  # /skill: and prompt templates
-    stream_fn: StreamFn | None = None  # None = piwork.core.llm.streaming.stream
-    base_options: StreamOptions = field(default_factory=StreamOptions)
-    session_id: str | None = None
-    session_file: Path | None = None
-    log_dir: Path | None = None
-    tool_execution: ToolExecution = "parallel"
-    before_tool_call: BeforeToolCall | None = None
-    transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
-    telemetry: UsageTelemetry | None = None
-    hooks: CompactionHooks | None = None
-    # None = the built-in engine over ``tree`` (compaction_port.TreeCompactionPort)
-    compaction: CompactionPort | None = None
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    now_ms: Callable[[], int] = _now_ms
 
 
 class AgentSession:
@@ -175,7 +136,7 @@ class AgentSession:
 
     @property
     def stream_fn(self) -> StreamFn:
-        return self._opts.stream_fn or _default_stream_fn()
+        return self._opts.stream_fn or default_stream_fn()
 
     @property
     def base_options(self) -> StreamOptions:
@@ -196,7 +157,7 @@ class AgentSession:
         retry = self._opts.settings.get("retry")
         return Summarizer(
             model=model,
-            complete=_complete_through(self.stream_fn),
+            complete=complete_through(self.stream_fn),
             api_key=self.api_key(model),
             thinking_level=self._thinking_level,
             retry=RetryPolicy.from_settings(retry if isinstance(retry, Mapping) else None),
@@ -332,7 +293,7 @@ class AgentSession:
         return model
 
     def _has_credentials(self, model: Model) -> bool:
-        return bool(self._opts.api_key_for(model)) or _is_loopback(model.base_url)
+        return bool(self._opts.api_key_for(model)) or is_loopback(model.base_url)
 
     def set_model(self, model: Model) -> None:
         if not self._has_credentials(model):
@@ -506,33 +467,3 @@ class AgentSession:
             if message.get("role") == "assistant":
                 return message
         return None
-
-
-def _is_loopback(base_url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(base_url).hostname or "").lower()
-    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
-
-
-def _default_stream_fn() -> StreamFn:
-    from piwork.core.llm.streaming import stream
-
-    return stream
-
-
-def _complete_through(
-    stream_fn: StreamFn,
-) -> Callable[[Model, LlmContext, StreamOptions], Awaitable[Message]]:
-    """``complete`` over the session's stream function, so summaries use the same provider path."""
-
-    async def complete(model: Model, context: LlmContext, options: StreamOptions) -> Message:
-        final: Message | None = None
-        async for event in stream_fn(model, context, options):
-            if isinstance(event, DoneEvent | ErrorEvent):
-                final = event.message
-        if final is None:
-            return {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "No reply"}
-        return final
-
-    return complete

@@ -1,0 +1,88 @@
+"""What an AgentSession is built from, and small provider helpers it shares with compaction."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from piwork.core.agent.abort import AbortSignal
+from piwork.core.agent.events import Message
+from piwork.core.agent.loop import StreamFn
+from piwork.core.agent.telemetry import UsageTelemetry
+from piwork.core.agent.tool_calls import BeforeToolCall, ToolExecution
+from piwork.core.compaction.hooks import CompactionHooks
+from piwork.core.llm.types import DoneEvent, ErrorEvent, LlmContext, Model, StreamOptions, ThinkingLevel
+from piwork.core.session.tree import SessionTree
+from piwork.core.tools.base import ToolRegistry
+
+if TYPE_CHECKING:
+    from piwork.core.agent.checkpoints import CompactionPort
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class AgentSessionOptions:
+    """Everything an AgentSession is built from; the caller (GUI, headless, tests) assembles it."""
+
+    tree: SessionTree  # the session being continued; messages, model and thinking changes go here
+    registry: ToolRegistry
+    cwd: str
+    model: Model | None
+    api_key_for: Callable[[Model], str | None]
+    system_prompt_for: Callable[[Sequence[str]], str]
+    messages: list[Message] = field(default_factory=list)  # the session's current context
+    thinking_level: ThinkingLevel = "off"
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    active_tools: Sequence[str] | None = None  # None = every registered tool
+    expand_input: Callable[[str], str] = lambda text: text  # /skill: and prompt templates
+    stream_fn: StreamFn | None = None  # None = piwork.core.llm.streaming.stream
+    base_options: StreamOptions = field(default_factory=StreamOptions)
+    session_id: str | None = None
+    session_file: Path | None = None
+    log_dir: Path | None = None
+    tool_execution: ToolExecution = "parallel"
+    before_tool_call: BeforeToolCall | None = None
+    transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
+    telemetry: UsageTelemetry | None = None
+    hooks: CompactionHooks | None = None
+    # None = the built-in engine over ``tree`` (compaction_port.TreeCompactionPort)
+    compaction: CompactionPort | None = None
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    now_ms: Callable[[], int] = _now_ms
+
+
+def is_loopback(base_url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "").lower()
+    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
+
+
+def default_stream_fn() -> StreamFn:
+    from piwork.core.llm.streaming import stream
+
+    return stream
+
+
+def complete_through(
+    stream_fn: StreamFn,
+) -> Callable[[Model, LlmContext, StreamOptions], Awaitable[Message]]:
+    """``complete`` over the session's stream function, so summaries use the same provider path."""
+
+    async def complete(model: Model, context: LlmContext, options: StreamOptions) -> Message:
+        final: Message | None = None
+        async for event in stream_fn(model, context, options):
+            if isinstance(event, DoneEvent | ErrorEvent):
+                final = event.message
+        if final is None:
+            return {"role": "assistant", "content": [], "stopReason": "error", "errorMessage": "No reply"}
+        return final
+
+    return complete
