@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from piwork.core.compaction.tokens import estimate_tokens
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_json_stringify
 from piwork.core.session.store import Session, open_session
@@ -24,8 +25,6 @@ PREVIEW = 80
 
 def _estimate_tokens(message: Mapping[str, Any]) -> int:
     """chars/4 rounded up, as the compaction engine estimates; malformed messages count 0."""
-    from piwork.core.compaction.tokens import estimate_tokens
-
     try:
         return estimate_tokens(message)
     except (TypeError, ValueError, KeyError, AttributeError):

@@ -108,3 +108,9 @@ def test_most_recent_uses_file_mtime(tmp_path: Path) -> None:
     b = _session(tmp_path, "b.jsonl", "b", "/p", [], "2020-01-01T00:00:00.000Z")
     os.utime(a, (1_000_000, 1_000_000))
     assert most_recent_session(tmp_path) == b
+
+
+def test_unsupported_files_are_listed_as_such(tmp_path: Path) -> None:
+    (tmp_path / "v4.jsonl").write_text('{"v":4,"kind":"header","id":"h"}\n', encoding="utf-8")
+    info = session_info(tmp_path / "v4.jsonl")
+    assert info is not None and info.unsupported and info.to_json()["unsupported"] is True

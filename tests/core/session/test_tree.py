@@ -198,3 +198,26 @@ def test_convert_to_llm_wraps_agent_roles() -> None:
     assert out[2]["content"] == [{"type": "text", "text": "text"}]
     assert out[3]["content"][0]["text"] == BRANCH_SUMMARY_PREFIX + "B</summary>"
     assert out[4]["content"][0]["text"] == COMPACTION_SUMMARY_PREFIX + "C\n</summary>"
+
+
+def test_unknown_entry_types_are_kept_verbatim_and_add_nothing(tmp_path: Path) -> None:
+    from piwork.core.session.branching import clone_session
+
+    unknown = {
+        "type": "active_tools_change",
+        "id": "t1",
+        "parentId": "a0",
+        "timestamp": "2024-12-03T14:00:03.000Z",
+        "tools": ["read"],
+        "extra": {"1": True},
+    }
+    entries = [*conversation(1), unknown, user("u1", "t1", "next", 4)]
+    path = write_session(tmp_path / "s.jsonl", entries)
+    with open_session(path) as session:
+        assert session.tree.entry("t1") == unknown
+        assert [m["role"] for m in session.tree.build_context().messages] == ["user", "assistant", "user"]
+        clone = clone_session(session)
+        assert clone.path is not None
+        assert '"type":"active_tools_change","id":"t1","parentId":"a0"' in clone.path.read_text(
+            encoding="utf-8"
+        )
