@@ -346,6 +346,7 @@ class SessionTreePanel(QWidget):
             return None
         if entry_id == self.tree.leaf_id or self._navigation is not None:
             return None
+        self._set_status("")
         task = asyncio.ensure_future(self._navigate(entry_id))
         self._navigation = task
         self._tasks.add(task)
@@ -385,6 +386,7 @@ class SessionTreePanel(QWidget):
             accepted = await future
         finally:
             self.branch_dialog = None
+            dialog.close()
             dialog.deleteLater()
         if not accepted:
             return None

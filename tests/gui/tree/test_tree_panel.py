@@ -276,3 +276,36 @@ def test_keyboard_navigation_and_label_shortcut(
         qtbot.keyClick(panel.view, Qt.Key.Key_Return)
         _answer_dialog(qtbot, panel, "none")
     assert session.tree.leaf_id == ids["a1"]
+
+
+def test_live_agent_session_refuses_while_streaming_then_summarizes(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    from piwork.gui.tree.navigation import AgentNavigator
+    from tests.core.agent.sessions_support import make_session
+
+    store, ids = _session(tmp_path)
+    agent, _store, _recorder, _gate = make_session(loopback.anthropic_model(), store=store)
+    panel = SessionTreePanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.set_session(store, AgentNavigator(agent))
+    loopback.script(Turn([Text("slow answer arriving word by word")], drip=0.05))
+    run = qloop.create_task(agent.prompt("one more question"))
+    qtbot.waitUntil(lambda: agent.is_streaming)
+    panel.select_entry(ids["a1"])
+    assert panel.navigate_to(ids["a1"]) is None
+    assert (
+        panel.status.text() == "Wait for the current response to finish before navigating the session tree."
+    )
+    qtbot.waitUntil(run.done, timeout=10000)
+    loopback.script(Turn([Text("## Goal\nBranch goal.")]))
+    panel.select_entry(ids["a1"])
+    with qtbot.waitSignal(panel.navigated, timeout=10000):
+        panel.activate_current()
+        _answer_dialog(qtbot, panel, "summary")
+    summary = _lines(store)[-1]
+    assert summary["type"] == "branch_summary" and summary["summary"].endswith("## Goal\nBranch goal.")
+    assert agent.messages[-1]["role"] == "branchSummary"  # the agent's context follows the move
+    assert panel.current_entry_id() == summary["id"]
+    assert "Branch goal." in panel.detail.toPlainText()  # the summary node reads in full
