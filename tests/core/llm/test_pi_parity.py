@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -212,3 +213,107 @@ def _without_synthetic_text(body: dict[str, Any]) -> dict[str, Any]:
                 if block.get("type") == "tool_result" and block.get("tool_use_id") == "call_orphan":
                     block["content"] = "<no result>"
     return body
+
+
+_BATCH_SCRIPT = """
+const [dir, payloads] = [process.argv[1], JSON.parse(process.argv[2])];
+const results = [];
+for (const payload of payloads) {
+  const api = await import(dir + "/" + payload.module);
+  let final = null;
+  for await (const event of api.streamSimple(payload.model, payload.context, payload.options)) {
+    if (event.type === "done") final = event.message;
+    if (event.type === "error") final = event.error;
+  }
+  results.push(final);
+}
+process.stdout.write(JSON.stringify(results));
+"""
+_WORDS = [
+    "alpha ",
+    "β-test ",
+    "emoji 🐍 ",
+    'quote " ',
+    "back\\\\slash ",
+    "new\nline ",
+    "tab\t",
+    "<tag> ",
+    "{json} ",
+    "ok",
+]
+
+
+def _random_turn(rng: random.Random, protocol: str) -> Turn:
+    pieces: list[Text | Thinking | ToolCall] = []
+    if rng.random() < 0.6:
+        words = "".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 12)))
+        signature = "reasoning_content" if protocol == "openai" else f"sig-{rng.randint(0, 99)}"
+        pieces.append(Thinking(words, signature=signature))
+    pieces.append(Text("".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 30)))))
+    for index in range(rng.randint(0, 3)):
+        arguments = {
+            "path": rng.choice(_WORDS),
+            "n": rng.randint(-5, 500),
+            "deep": {"list": [rng.random(), None, True]},
+        }
+        pieces.append(
+            ToolCall(
+                rng.choice(["read", "edit", "bash"]), arguments, id=f"call_{rng.randint(0, 10**6)}_{index}"
+            )
+        )
+    usage = Usage(input=rng.randint(0, 5000), output=rng.randint(1, 900), cache_read=rng.randint(0, 3000),
+                  cache_write=rng.randint(0, 800) if protocol == "anthropic" else 0)  # fmt: skip
+    stop = rng.choice([None, None, "length"])
+    return Turn(pieces, stop=stop, usage=usage, split_bytes=rng.choice([None, None, 3, 17]))
+
+
+def test_random_streams_give_the_same_messages(loopback: LoopbackServer) -> None:
+    if not NODE.exists() or not PI_AI.exists():
+        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+    rng = random.Random(int(os.environ.get("PIWORK_PARITY_SEED", "20251129")))
+    cost = {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}
+    cases = []
+    for number in range(16):
+        api = "anthropic-messages" if number % 2 == 0 else "openai-completions"
+        protocol = "anthropic" if number % 2 == 0 else "openai"
+        base = loopback.url if protocol == "anthropic" else loopback.openai_url
+        cases.append((api, base, _random_turn(rng, protocol)))
+    payloads = []
+    for api, base, turn in cases:
+        loopback.script(turn)
+        ref_model = {"id": "m", "name": "m", "api": api, "provider": "p", "baseUrl": base, "reasoning": False,
+                     "input": ["text"], "contextWindow": 200000, "maxTokens": 4000, "cost": cost}  # fmt: skip
+        payloads.append({"module": MODULES[api], "model": ref_model, "options": {"apiKey": "k"},
+                         "context": {"systemPrompt": "S", "messages": [{"role": "user", "content": "go", "timestamp": 1}]}})  # fmt: skip
+    done = subprocess.run(
+        [str(NODE), "--input-type=module", "-e", _BATCH_SCRIPT, str(PI_AI), json.dumps(payloads)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    references = json.loads(done.stdout)
+
+    async def ours_all() -> list[dict[str, Any]]:
+        results = []
+        for api, base, turn in cases:
+            loopback.script(turn)
+            model = Model(
+                "m",
+                "m",
+                api,
+                "p",
+                base,
+                context_window=200000,
+                max_tokens=4000,
+                cost=ModelCost(3, 15, 0.3, 3.75),
+            )
+            context = LlmContext("S", [{"role": "user", "content": "go", "timestamp": 1}])
+            results.append(await complete(model, context, StreamOptions(api_key="k")))
+        return results
+
+    for (api, _, turn), reference, ours in zip(cases, references, asyncio.run(ours_all()), strict=True):
+        where = f"{api} {turn}"
+        assert ours["content"] == reference["content"], where
+        assert ours["stopReason"] == reference["stopReason"], where
+        for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens"):
+            assert ours["usage"][key] == reference["usage"][key], (key, where)
+        assert ours["usage"]["cost"]["total"] == pytest.approx(reference["usage"]["cost"]["total"]), where
