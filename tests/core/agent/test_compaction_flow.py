@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from piwork.core.errors import PiworkError
+from piwork.core.session.store import open_session
 from tests.support.loopback_server import Failure, LoopbackServer, Text, ToolCall, Turn, Usage
 
 from .sessions_support import file_entries, make_session
@@ -129,3 +134,56 @@ async def test_navigate_with_branch_summary(server: LoopbackServer, tmp_path: Pa
     assert entry["type"] == "branch_summary" and "Branch explored." in entry["summary"]
     assert rec.of("session_tree")[-1].summary_entry is not None
     assert [m["role"] for m in session.messages] == ["branchSummary"]
+
+
+ORACLE = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
+PI_SESSION_MANAGER = ORACLE / "pi/node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"
+NODE = ORACLE / "node22/package/bin/node"
+
+
+@pytest.mark.skipif(
+    not (NODE.exists() and PI_SESSION_MANAGER.exists()), reason="reference implementation not installed"
+)
+async def test_reference_builds_the_same_context_after_abort_retry_and_compaction(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    session, store, rec, _ = make_session(
+        server.anthropic_model(context_window=4000), tmp_path, settings=SMALL
+    )
+    await warm_up(session, server)
+    server.script(
+        Turn(failure=Failure.http(529, '{"type":"error","error":{"type":"overloaded_error"}}')),
+        Turn([Text("ok")]),
+    )
+    await session.prompt("retry me")
+    server.script(Turn([Text(" ".join(f"w{i}" for i in range(300)))], drip=0.01))
+    run = asyncio.create_task(session.prompt("talk"))
+    while len(rec.of("message_update")) < 5:
+        await asyncio.sleep(0.01)
+    await session.abort()
+    await run
+
+    def answer(request: Any) -> Turn:  # summaries (one or two, if the turn is split) or the reply
+        return (
+            summary_turn()
+            if "<conversation>" in json.dumps(request.body["messages"])
+            else Turn([Text("after")])
+        )
+
+    server.script(answer, answer, answer)
+    await session.compact()
+    await session.prompt("continue")
+    store.close()
+    script = tmp_path / "context.mjs"
+    script.write_text(
+        f'const sm = await import("{PI_SESSION_MANAGER.as_uri()}");\n'
+        f"const s = sm.SessionManager.open({json.dumps(str(store.path))});\n"
+        "process.stdout.write(JSON.stringify(s.buildSessionContext()));\n"
+    )
+    node = subprocess.run([str(NODE), str(script)], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert node.returncode == 0, node.stderr
+    reference = json.loads(node.stdout)
+    ours = open_session(store.path, writable=False).tree.build_context()  # type: ignore[arg-type]
+    assert reference["messages"] == json.loads(json.dumps(ours.messages))
+    assert reference["messages"][0]["role"] == "compactionSummary"
+    assert [m["role"] for m in session.messages] == [m["role"] for m in reference["messages"]]
