@@ -363,6 +363,8 @@ def open_session(
     if loaded.status == "not_session":
         raise NotASessionFile(file_path)
     if not _is_current(loaded):
+        if writable and not _nobody_else_writing(file_path):
+            writable = False  # another piwork has it open: migrate in memory only, write nothing
         loaded = _migrate(loaded, writable, new_id, keep_non_objects)
     header_cwd = (loaded.header or {}).get("cwd")
     chosen_cwd = cwd
@@ -379,6 +381,23 @@ def open_session(
         if repair_now and not session.read_only:
             session.repair_torn_tail()
     return session
+
+
+def _nobody_else_writing(path: Path) -> bool:
+    """True when no other piwork holds the writer lock on ``path`` right now."""
+    if fcntl is None:
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # closing releases the probe lock
+    return True
 
 
 def _is_current(loaded: LoadedFile) -> bool:

@@ -202,3 +202,17 @@ def test_write_failure_does_not_touch_existing_files(tmp_path: Path) -> None:
     with pytest.raises(FileExistsError):
         session.tree.append_message(ASSISTANT)
     assert session.path.read_text(encoding="utf-8") == "someone else's file\n"
+
+
+def test_legacy_file_held_by_another_writer_is_migrated_in_memory_only(tmp_path: Path) -> None:
+    import fcntl
+
+    path = tmp_path / "old.jsonl"
+    original = '{"type":"session","id":"s1","timestamp":"2024-12-03T14:00:00.000Z","cwd":"/p","version":2}\n'
+    path.write_text(original, encoding="utf-8")
+    with open(path, "rb") as holder:
+        fcntl.flock(holder.fileno(), fcntl.LOCK_EX)
+        code = f"from piwork.core.session.store import open_session; print(open_session({str(path)!r}).read_only)"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+    assert path.read_text(encoding="utf-8") == original and not list(tmp_path.glob("*.bak-*"))
