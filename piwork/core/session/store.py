@@ -199,6 +199,7 @@ class Session:
             except OSError:
                 os.close(fd)
                 self.read_only = True
+                self._notice("Another piwork window is writing this session, so it is open read-only here.")
                 return False
         self._append_fd = fd
         return True
