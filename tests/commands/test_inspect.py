@@ -77,3 +77,16 @@ def test_errors_are_clear(tmp_path: Path) -> None:
     other.write_text("hello\n", encoding="utf-8")
     assert "not a valid pi session" in _run(str(other)).stderr
     assert "Entry zz not found" in _run(str(_session(tmp_path)), "--leaf", "zz").stderr
+
+
+def test_legacy_file_is_described_without_migrating_it(tmp_path: Path) -> None:
+    path = tmp_path / "v1.jsonl"
+    path.write_text(
+        '{"type":"session","id":"s1","timestamp":"2024-12-03T14:00:00.000Z","cwd":"/p"}\n'
+        '{"type":"message","timestamp":"2024-12-03T14:00:01.000Z","message":{"role":"user","content":"v1"}}\n',
+        encoding="utf-8",
+    )
+    before = path.read_bytes()
+    report = json.loads(_run(str(path), "--json").stdout)
+    assert report["context"]["byRole"] == {"user": 1} and report["header"]["version"] == 3
+    assert path.read_bytes() == before and not list(tmp_path.glob("*.bak-*"))
