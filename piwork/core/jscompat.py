@@ -130,7 +130,7 @@ def _stringify_into(value: Any, out: list[str], indent: int | None, depth: int) 
             return
         out.append("{")
         first = True
-        for key, item in value.items():
+        for key, item in _js_property_order(value):
             if item is _UNDEFINED:
                 continue
             if not first:
@@ -160,6 +160,19 @@ def _stringify_into(value: Any, out: list[str], indent: int | None, depth: int) 
         out.append("]")
     else:
         raise TypeError(f"cannot serialize {type(value).__name__} as JSON")
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
+
+
+def _js_property_order(obj: dict[Any, Any]) -> list[tuple[str, Any]]:
+    """Keys as JavaScript enumerates them: array-index keys first, ascending, then insertion order."""
+    items = [(str(k), v) for k, v in obj.items()]
+    if any(_is_array_index(k) for k, _ in items):
+        indexed = sorted(((k, v) for k, v in items if _is_array_index(k)), key=lambda kv: int(kv[0]))
+        items = indexed + [(k, v) for k, v in items if not _is_array_index(k)]
+    return items
 
 
 class _Undefined:

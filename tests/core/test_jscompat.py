@@ -61,3 +61,8 @@ def test_json_parse_rejects_nan_and_rounds_big_integers() -> None:
         json_loads_js("[NaN]")
     assert json_loads_js("9007199254740993") == 9007199254740992.0
     assert json_loads_js('{"a": 1}') == json.loads('{"a": 1}')
+
+
+def test_stringify_enumerates_array_index_keys_first_like_javascript() -> None:
+    value = {"b": 1, "10": 2, "2": 3, "01": 4, "a": {"1": 0, "x": 1}}
+    assert js_json_stringify(value) == '{"2":3,"10":2,"b":1,"01":4,"a":{"1":0,"x":1}}'

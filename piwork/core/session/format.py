@@ -110,26 +110,9 @@ def session_file_name(header_timestamp: str, session_id: str) -> str:
     return header_timestamp.replace(":", "-").replace(".", "-") + f"_{session_id}.jsonl"
 
 
-def _is_array_index(key: str) -> bool:
-    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
-
-
-def js_property_order(value: Any) -> Any:
-    """Reorder object keys as JavaScript enumerates them: array-index keys first, ascending."""
-    if isinstance(value, list):
-        return [js_property_order(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    items = [(k, js_property_order(v)) for k, v in value.items()]
-    if any(_is_array_index(k) for k, _ in items):
-        indexed = sorted(((k, v) for k, v in items if _is_array_index(k)), key=lambda kv: int(kv[0]))
-        items = indexed + [(k, v) for k, v in items if not _is_array_index(k)]
-    return dict(items)
-
-
 def serialize(value: Any) -> str:
     """One JSONL line exactly as JavaScript's ``JSON.stringify`` writes it, with its newline."""
-    return js_json_stringify(js_property_order(value)) + "\n"
+    return js_json_stringify(value) + "\n"
 
 
 def is_header(value: Any) -> bool:
