@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import os
 import struct
 import zlib
 from pathlib import Path
@@ -79,15 +78,6 @@ def test_missing_file_and_directory_errors(tmp_path: Path) -> None:
     )
     (tmp_path / "d").mkdir()
     assert text(call("read", {"path": "d"}, tmp_path)) == "EISDIR: illegal operation on a directory, read"
-
-
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can read files without read permission")
-def test_permission_denied(tmp_path: Path) -> None:
-    secret = tmp_path / "secret.txt"
-    secret.write_text("x")
-    secret.chmod(0)
-    out = call("read", {"path": "secret.txt"}, tmp_path)
-    assert out.is_error and text(out).startswith("EACCES: permission denied")
 
 
 def test_paths_outside_cwd_home_at_prefix_and_file_urls(
