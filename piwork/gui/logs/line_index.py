@@ -10,6 +10,7 @@ Lines are split on "\\n" only; a final line without "\\n" counts once the whole 
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 import threading
@@ -145,6 +146,21 @@ class LineIndex:
         return before + bisect_right(positions, offset - 1)
 
 
+def _whole_hole_blocks(fd: int, block: int, end_block: int, size: int) -> int:
+    """How many whole blocks from `block` on lie in a hole of a sparse file (they hold only zero
+    bytes, so no newline): 0 when the platform cannot tell or data starts within this block."""
+    seek_data = getattr(os, "SEEK_DATA", None)
+    if seek_data is None:
+        return 0
+    try:
+        data_at = os.lseek(fd, block * BLOCK_SIZE, seek_data)
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:  # ENXIO: nothing but a hole up to the end of the file
+            return 0
+        data_at = size
+    return max(0, min(min(data_at, size) // BLOCK_SIZE, end_block) - block)
+
+
 def count_block_newlines(
     path: str,
     first_block: int,
@@ -156,25 +172,31 @@ def count_block_newlines(
     """Count newlines per block for blocks [first_block, end_block) of the first `size` bytes.
 
     With `on_batch`, counts are handed over every read chunk (with the bytes done so far) and the
-    returned list is empty; otherwise they are returned. Stops early when `cancel` is set.
+    returned list is empty; otherwise they are returned. Stops early when `cancel` is set. Holes
+    of sparse files are skipped without reading them.
     """
     collected: list[int] = []
     buffer = bytearray(READ_CHUNK)
     view = memoryview(buffer)
-    with open(path, "rb") as handle:
-        handle.seek(first_block * BLOCK_SIZE)
+    chunk_blocks = READ_CHUNK // BLOCK_SIZE
+    with open(path, "rb", buffering=0) as handle:
+        fd = handle.fileno()
         block = first_block
         while block < end_block:
             if cancel is not None and cancel.is_set():
                 break
-            got = min(handle.readinto(view) or 0, size - block * BLOCK_SIZE)
-            if got <= 0:
-                break
-            counts = [buffer.count(b"\n", s, min(s + BLOCK_SIZE, got)) for s in range(0, got, BLOCK_SIZE)]
-            counts = counts[: end_block - block]
+            holes = _whole_hole_blocks(fd, block, end_block, size)
+            if holes:
+                counts = [0] * holes
+            else:
+                got = min(os.preadv(fd, [view], block * BLOCK_SIZE), size - block * BLOCK_SIZE)
+                if got <= 0:
+                    break
+                counts = [buffer.count(b"\n", s, min(s + BLOCK_SIZE, got)) for s in range(0, got, BLOCK_SIZE)]
+                counts = counts[: min(end_block - block, chunk_blocks)]
             block += len(counts)
             if on_batch is not None:
-                on_batch(counts, block * BLOCK_SIZE)
+                on_batch(counts, min(size, block * BLOCK_SIZE))
             else:
                 collected.extend(counts)
     return collected

@@ -189,3 +189,22 @@ def test_real_bash_results_and_the_session_log_folder(qtbot: QtBot, tmp_path: Pa
         panel.select_output(1)
     model = panel.full_output.model
     assert model is not None and model.rowCount() == 3000 and model.index(2999).data() == "other 3000"
+
+
+def test_a_real_large_log_is_indexed_progressively(qtbot: QtBot, tmp_path: Path) -> None:
+    block = b"".join(b"%06d \x1b[33mwarn\x1b[0m something happened here\n" % i for i in range(100_000))
+    path = tmp_path / "big.log"
+    with open(path, "wb") as handle:
+        for _ in range(12):  # ~48 MB of real (non-sparse) data
+            handle.write(block)
+    view = FullOutputView()
+    qtbot.addWidget(view)
+    growth: list[int] = []
+    with qtbot.waitSignal(view.index_finished, timeout=30000):
+        assert view.open_file(str(path))
+        assert view.model is not None
+        view.model.rowsInserted.connect(lambda *_a: growth.append(view.model.rowCount()))  # type: ignore[union-attr]
+    assert len(growth) >= 2 and growth == sorted(growth)  # rows arrived in several batches
+    assert view.model.rowCount() == 1_200_000
+    assert view.model.index(1_199_999).data() == "099999 warn something happened here"
+    os.unlink(path)
