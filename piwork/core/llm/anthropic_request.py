@@ -96,6 +96,7 @@ def _tool_result(message: Message) -> dict[str, Any]:
 def convert_messages(messages: list[Message], model: Model) -> list[dict[str, Any]]:
     allow_empty = bool(model.compat.get("allowEmptySignature"))
     result: list[dict[str, Any]] = []
+    previous_role = None
     for message in normalize_messages(messages, model, anthropic_tool_id):
         role = message.get("role")
         if role == "user":
@@ -108,13 +109,11 @@ def convert_messages(messages: list[Message], model: Model) -> list[dict[str, An
                 result.append({"role": "assistant", "content": blocks})
         elif role == "toolResult":
             block = _tool_result(message)
-            last = result[-1] if result else None
-            if last is not None and last.get("_tool_results"):
-                last["content"].append(block)
+            if previous_role == "toolResult":  # a run of tool results is one user message
+                result[-1]["content"].append(block)
             else:
-                result.append({"role": "user", "content": [block], "_tool_results": True})
-    for item in result:
-        item.pop("_tool_results", None)
+                result.append({"role": "user", "content": [block]})
+        previous_role = role
     return result
 
 

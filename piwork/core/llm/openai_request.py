@@ -17,6 +17,7 @@ from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 EMPTY_TOOL_RESULT = "(no output)"
+TOOL_IMAGE_ONLY_RESULT = "(image attached)"
 TOOL_IMAGES_INTRO = "Images returned by the tool:"
 BRIDGE_AFTER_TOOL_RESULTS = "Tool results received."
 
@@ -85,7 +86,7 @@ def _image_part(block: Mapping[str, Any]) -> dict[str, Any]:
 def _user(message: Message) -> dict[str, Any] | None:
     content = message.get("content")
     if isinstance(content, str):
-        return {"role": "user", "content": content} if content else None
+        return {"role": "user", "content": content}
     parts: list[dict[str, Any]] = []
     for block in content or []:
         if block.get("type") == "text":
@@ -96,35 +97,37 @@ def _user(message: Message) -> dict[str, Any] | None:
 
 
 def _assistant(message: Message, compat: Mapping[str, Any]) -> dict[str, Any] | None:
-    texts: list[str] = []
-    reasoning: dict[str, list[str]] = {}
-    calls: list[dict[str, Any]] = []
-    for block in message.get("content") or []:
-        kind = block.get("type")
-        if kind == "text" and js_trim(block.get("text") or ""):
-            texts.append(block["text"])
-        elif kind == "thinking":
-            signature = block.get("thinkingSignature")
-            thinking = block.get("thinking") or ""
-            if compat.get("requiresThinkingAsText") and js_trim(thinking):
-                texts.insert(0, thinking)
-            elif signature in REASONING_FIELDS:
-                reasoning.setdefault(signature, []).append(thinking)
-        elif kind == "toolCall":
-            calls.append(
-                {
-                    "id": block.get("id"),
-                    "type": "function",
-                    "function": {"name": block.get("name"), "arguments": _json(block.get("arguments") or {})},
-                }
-            )
-    if not texts and not calls:
-        return None
-    result: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
-    for field_name, parts in reasoning.items():
-        result[field_name] = "\n".join(parts)
+    blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
+    text = "".join(
+        b.get("text") or "" for b in blocks if b.get("type") == "text" and js_trim(b.get("text") or "")
+    )
+    thinking = [b for b in blocks if b.get("type") == "thinking" and js_trim(b.get("thinking") or "")]
+    calls = [
+        {
+            "id": b.get("id"),
+            "type": "function",
+            "function": {"name": b.get("name"), "arguments": _json(b.get("arguments") or {})},
+        }
+        for b in blocks
+        if b.get("type") == "toolCall"
+    ]
+    result: dict[str, Any] = {
+        "role": "assistant",
+        "content": "" if compat.get("requiresAssistantAfterToolResult") else None,
+    }
+    if thinking and compat.get("requiresThinkingAsText"):
+        result["content"] = "\n\n".join(b["thinking"] for b in thinking) + ("\n\n" + text if text else "")
+    else:
+        if text:
+            result["content"] = text
+        # Reasoning is replayed in the field it arrived in (named by the first block's signature).
+        field_name = thinking[0].get("thinkingSignature") if thinking else None
+        if field_name in REASONING_FIELDS:
+            result[str(field_name)] = "\n".join(b["thinking"] for b in thinking)
     if calls:
         result["tool_calls"] = calls
+    if not result["content"] and not calls:
+        return None
     return result
 
 
@@ -137,49 +140,57 @@ def convert_messages(context: LlmContext, model: Model, compat: Mapping[str, Any
     if context.system_prompt:
         system_role = "developer" if model.reasoning and compat.get("supportsDeveloperRole") else "system"
         out.append({"role": system_role, "content": context.system_prompt})
-    pending_images: list[dict[str, Any]] = []
-    after_tool_results = False
-
-    def flush_images() -> None:
-        if pending_images:
-            out.append(
-                {"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *pending_images]}
-            )
-            pending_images.clear()
-
+    bridge = bool(compat.get("requiresAssistantAfterToolResult"))
     strict_ids = model.provider == "openai"
-    for message in normalize_messages(context.messages, model, lambda i: openai_tool_id(i, strict_ids)):
+    messages = normalize_messages(context.messages, model, lambda i: openai_tool_id(i, strict_ids))
+    last_role: str | None = None  # role of the last message sent ("toolResult" for a run of tool results)
+    index = 0
+    while index < len(messages):
+        message = messages[index]
         role = message.get("role")
-        if role != "toolResult":
-            flush_images()
+        index += 1
         if role == "user":
             converted = _user(message)
             if converted is None:
                 continue
-            if after_tool_results and compat.get("requiresAssistantAfterToolResult"):
+            if bridge and last_role == "toolResult":
                 out.append({"role": "assistant", "content": BRIDGE_AFTER_TOOL_RESULTS})
             out.append(converted)
-            after_tool_results = False
+            last_role = "user"
         elif role == "assistant":
             converted = _assistant(message, compat)
-            if converted is not None:
-                out.append(converted)
-                after_tool_results = False
+            if converted is None:
+                continue
+            out.append(converted)
+            last_role = "assistant"
         elif role == "toolResult":
-            blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
-            text = _text_of(blocks)
-            tool: dict[str, Any] = {
-                "role": "tool",
-                "tool_call_id": message.get("toolCallId"),
-                "content": text if js_trim(text) else EMPTY_TOOL_RESULT,
-            }
-            if compat.get("requiresToolResultName"):
-                tool["name"] = message.get("toolName")
-            out.append(tool)
-            if model.supports_images:
-                pending_images.extend(_image_part(b) for b in blocks if b.get("type") == "image")
-            after_tool_results = True
-    flush_images()
+            images: list[dict[str, Any]] = []
+            run = [message]
+            while index < len(messages) and messages[index].get("role") == "toolResult":
+                run.append(messages[index])
+                index += 1
+            for result in run:
+                blocks = [b for b in result.get("content") or [] if isinstance(b, dict)]
+                text = _text_of(blocks)
+                has_images = any(b.get("type") == "image" for b in blocks)
+                tool: dict[str, Any] = {
+                    "role": "tool",
+                    "tool_call_id": result.get("toolCallId"),
+                    "content": text or (TOOL_IMAGE_ONLY_RESULT if has_images else EMPTY_TOOL_RESULT),
+                }
+                if compat.get("requiresToolResultName"):
+                    tool["name"] = result.get("toolName")
+                out.append(tool)
+                if has_images and model.supports_images:
+                    images.extend(_image_part(b) for b in blocks if b.get("type") == "image")
+            last_role = "toolResult"
+            if images:
+                if bridge:
+                    out.append({"role": "assistant", "content": BRIDGE_AFTER_TOOL_RESULTS})
+                out.append(
+                    {"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *images]}
+                )
+                last_role = "user"
     return out
 
 
@@ -236,6 +247,17 @@ def _reasoning_fields(
     return fields
 
 
+def _has_tool_history(messages: list[Message]) -> bool:
+    for message in messages:
+        if message.get("role") == "toolResult":
+            return True
+        if message.get("role") == "assistant" and any(
+            isinstance(b, dict) and b.get("type") == "toolCall" for b in message.get("content") or []
+        ):
+            return True
+    return False
+
+
 def build_request(model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
     compat = detect_compat(model)
     messages = convert_messages(context, model, compat)
@@ -257,8 +279,8 @@ def build_request(model: Model, context: LlmContext, options: StreamOptions) -> 
                 function["strict"] = False
             tools.append({"type": "function", "function": function})
         body["tools"] = tools
-    elif any(m.get("tool_calls") for m in messages) or any(m["role"] == "tool" for m in messages):
-        body["tools"] = []
+    elif _has_tool_history(context.messages):
+        body["tools"] = []  # some servers reject tool calls in the history of a request without tools
     body[str(compat.get("maxTokensField") or "max_tokens")] = max_tokens
     if options.temperature is not None:
         body["temperature"] = options.temperature

@@ -18,6 +18,14 @@ from typing import Any
 
 import pytest
 
+from piwork.core.llm.anthropic_request import IMAGE_ONLY_PLACEHOLDER
+from piwork.core.llm.normalize import MISSING_RESULT_TEXT, TOOL_IMAGE_PLACEHOLDER, USER_IMAGE_PLACEHOLDER
+from piwork.core.llm.openai_request import (
+    BRIDGE_AFTER_TOOL_RESULTS,
+    EMPTY_TOOL_RESULT,
+    TOOL_IMAGE_ONLY_RESULT,
+    TOOL_IMAGES_INTRO,
+)
 from piwork.core.llm.streaming import complete
 from piwork.core.llm.types import LlmContext, Model, ModelCost, StreamOptions, ToolSpec
 from tests.support import LoopbackServer, Text, Thinking, ToolCall, Turn, Usage
@@ -317,3 +325,162 @@ def test_random_streams_give_the_same_messages(loopback: LoopbackServer) -> None
         for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens"):
             assert ours["usage"][key] == reference["usage"][key], (key, where)
         assert ours["usage"]["cost"]["total"] == pytest.approx(reference["usage"]["cost"]["total"]), where
+
+
+# Placeholder texts each program writes in its own words, masked before comparing request bodies.
+_OUR_WORDS = {
+    BRIDGE_AFTER_TOOL_RESULTS: "<bridge>",
+    MISSING_RESULT_TEXT: "<no result>",
+    USER_IMAGE_PLACEHOLDER: "<image>",
+    TOOL_IMAGE_PLACEHOLDER: "<tool image>",
+    EMPTY_TOOL_RESULT: "<empty>",
+    TOOL_IMAGES_INTRO: "<tool images>",
+    IMAGE_ONLY_PLACEHOLDER: "<see image>",
+    TOOL_IMAGE_ONLY_RESULT: "<see image>",
+}
+_THEIR_WORDS = {
+    "I have processed the tool results.": "<bridge>",
+    "No result provided": "<no result>",
+    "(image omitted: model does not support images)": "<image>",
+    "(tool image omitted: model does not support images)": "<tool image>",
+    "(no tool output)": "<empty>",
+    "Attached image(s) from tool result:": "<tool images>",
+    "(see attached image)": "<see image>",
+}
+_SNIPPETS = ["hi", "  ", "", "text\nmore", "🐍", "x"]
+
+
+def _masked_body(body: dict[str, Any], words: dict[str, str]) -> dict[str, Any]:
+    text = json.dumps(body, ensure_ascii=False, sort_keys=True)
+    for phrase, mask in words.items():
+        text = text.replace(json.dumps(phrase, ensure_ascii=False)[1:-1], mask)
+    result: dict[str, Any] = json.loads(text)
+    return result
+
+
+def _random_history(rng: random.Random, api: str, provider: str, model_id: str) -> list[dict[str, Any]]:
+    usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}  # fmt: skip
+    image = {"type": "image", "data": "QUJD", "mimeType": "image/png"}
+    messages: list[dict[str, Any]] = []
+    open_calls: list[str] = []
+    for _ in range(rng.randint(1, 9)):
+        roll = rng.random()
+        if roll < 0.3:
+            blocks = [{"type": "text", "text": rng.choice(_SNIPPETS)} for _ in range(rng.randint(0, 2))]
+            content: Any = rng.choice(
+                [rng.choice(_SNIPPETS), blocks + ([image] if rng.random() < 0.3 else [])]
+            )
+            messages.append({"role": "user", "content": content, "timestamp": 1})
+        elif roll < 0.6 or not open_calls:
+            same = rng.random() < 0.5
+            parts: list[dict[str, Any]] = []
+            if rng.random() < 0.5:
+                thinking: dict[str, Any] = {"type": "thinking", "thinking": rng.choice(_SNIPPETS)}
+                if rng.random() < 0.7:
+                    thinking["thinkingSignature"] = rng.choice(["sig", "reasoning_content", ""])
+                parts.append(thinking)
+            if rng.random() < 0.7:
+                parts.append({"type": "text", "text": rng.choice(_SNIPPETS)})
+            open_calls = []
+            for _ in range(rng.randint(0, 2)):
+                call_id = rng.choice([f"toolu_{rng.randint(0, 99)}", f"call|fc_{rng.randint(0, 99)}"])
+                open_calls.append(call_id)
+                parts.append(
+                    {
+                        "type": "toolCall",
+                        "id": call_id,
+                        "name": "read",
+                        "arguments": {"p": rng.choice(_SNIPPETS)},
+                    }
+                )
+            messages.append({"role": "assistant", "content": parts, "api": api if same else "other-api",
+                             "provider": provider if same else "other", "model": model_id if same else "other-model",
+                             "stopReason": rng.choice(["stop", "toolUse", "toolUse", "error", "length"]),
+                             "usage": usage, "timestamp": 2})  # fmt: skip
+        else:
+            result = [{"type": "text", "text": rng.choice(_SNIPPETS)} for _ in range(rng.randint(0, 2))]
+            messages.append({"role": "toolResult", "toolCallId": open_calls.pop(0), "toolName": "read",
+                             "content": result + ([image] if rng.random() < 0.3 else []),
+                             "isError": rng.random() < 0.3, "timestamp": 3})  # fmt: skip
+    messages.append({"role": "user", "content": "end", "timestamp": 9})
+    return messages
+
+
+def test_random_histories_give_the_same_request_bodies(loopback: LoopbackServer) -> None:
+    if not NODE.exists() or not PI_AI.exists():
+        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+    rng = random.Random(int(os.environ.get("PIWORK_PARITY_SEED", "7")))
+    cases = []
+    for number in range(24):
+        api = "anthropic-messages" if number % 2 == 0 else "openai-completions"
+        provider, model_id = (
+            ("anthropic", "claude-x")
+            if number % 2 == 0
+            else rng.choice([("openai", "gpt-x"), ("local", "q")])
+        )
+        base = loopback.url if number % 2 == 0 else loopback.openai_url
+        images = rng.random() < 0.5
+        compat: dict[str, Any] = {}
+        if provider == "local":  # every detected default spelled out, so both sides agree on the endpoint
+            compat = {"supportsStore": False, "supportsDeveloperRole": False, "supportsReasoningEffort": False,
+                      "maxTokensField": "max_tokens", "requiresToolResultName": rng.random() < 0.5,
+                      "requiresAssistantAfterToolResult": rng.random() < 0.5}  # fmt: skip
+        cases.append(
+            (api, provider, model_id, base, images, compat, _random_history(rng, api, provider, model_id))
+        )
+    payloads = []
+    for api, provider, model_id, base, images, compat, history in cases:
+        loopback.script(Turn([Text("ok")]))
+        ref_model = {"id": model_id, "name": model_id, "api": api, "provider": provider, "baseUrl": base,
+                     "reasoning": False, "input": ["text", "image"] if images else ["text"], "contextWindow": 200000,
+                     "maxTokens": 4000, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                     "compat": compat}  # fmt: skip
+        payloads.append({"module": MODULES[api], "model": ref_model, "options": {"apiKey": "k"},
+                         "context": {"systemPrompt": "S", "messages": history}})  # fmt: skip
+    done = subprocess.run(
+        [str(NODE), "--input-type=module", "-e", _BATCH_SCRIPT, str(PI_AI), json.dumps(payloads)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    theirs = [request.body for request in loopback.requests[-len(cases) :]]
+
+    async def send_ours() -> None:
+        for api, provider, model_id, base, images, compat, history in cases:
+            loopback.script(Turn([Text("ok")]))
+            model = Model(model_id, model_id, api, provider, base, input=("text", "image") if images else ("text",),
+                          context_window=200000, max_tokens=4000, compat=compat)  # fmt: skip
+            await complete(model, LlmContext("S", history), StreamOptions(api_key="k"))
+
+    asyncio.run(send_ours())
+    ours = [request.body for request in loopback.requests[-len(cases) :]]
+    for case, their_body, our_body in zip(cases, theirs, ours, strict=True):
+        mine, reference = (
+            _masked_body(our_body, _OUR_WORDS),
+            _without_stray_bridges(_masked_body(their_body, _THEIR_WORDS)),
+        )
+        assert mine == reference, _first_difference(mine, reference, case)
+
+
+def _without_stray_bridges(body: dict[str, Any]) -> dict[str, Any]:
+    """The reference inserts its bridge before an empty user message it then drops; piwork does not."""
+    bridge = {"role": "assistant", "content": "<bridge>"}
+    messages = body["messages"]
+    kept = [
+        m
+        for i, m in enumerate(messages)
+        if m != bridge or (i + 1 < len(messages) and messages[i + 1]["role"] == "user")
+    ]
+    return {**body, "messages": kept}
+
+
+def _first_difference(mine: dict[str, Any], reference: dict[str, Any], case: tuple[Any, ...]) -> str:
+    lines = [f"history: {json.dumps(case[-1], ensure_ascii=False)}", f"compat: {case[-2]}"]
+    for index, (a, b) in enumerate(zip(mine["messages"], reference["messages"], strict=False)):
+        if a != b:
+            lines += [f"message {index}:", f"  ours:      {a}", f"  reference: {b}"]
+            break
+    lines.append(f"lengths: {len(mine['messages'])} vs {len(reference['messages'])}")
+    lines += [f"field {k}: {mine.get(k)} vs {reference.get(k)}" for k in set(mine) | set(reference)
+              if k != "messages" and mine.get(k) != reference.get(k)]  # fmt: skip
+    return "\n".join(lines)
