@@ -73,6 +73,8 @@ class SessionTreePanel(QWidget):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._navigation: asyncio.Task[Any] | None = None
         self.progress: QProgressDialog | None = None
+        self._change_pending = False
+        self._follow_leaf = True
         self.branch_dialog: BranchChoiceDialog | None = None
 
         self.filter_box = QComboBox()
@@ -162,8 +164,9 @@ class SessionTreePanel(QWidget):
         self.model = SessionTreeModel(session.tree, self.filter_box.currentText(), self, display=display)
         self.view.setModel(self.model)
         self.view.selectionModel().currentChanged.connect(self._on_current_changed)
-        self.model.rebuilt.connect(self.reveal_leaf)
-        self.model.rowsInserted.connect(self._on_rows_inserted)
+        self.model.rebuilt.connect(self.reveal_leaf)  # a reset loses the selection: show the leaf
+        self.model.rowsAboutToBeInserted.connect(lambda *_a: self._before_change())
+        self.model.rowsAboutToBeRemoved.connect(lambda *_a: self._before_change())
         self._show_diagnostics()
         self.reveal_leaf()
 
@@ -215,8 +218,19 @@ class SessionTreePanel(QWidget):
         self.view.setCurrentIndex(index)
         self.view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
 
-    def _on_rows_inserted(self, *_args: Any) -> None:
-        QTimer.singleShot(0, self.reveal_leaf)
+    def _before_change(self) -> None:
+        """Before rows are inserted or removed: keep following the leaf only if the user was on it."""
+        if self._change_pending or self.model is None:
+            return
+        self._change_pending = True
+        current = self.view.currentIndex()
+        self._follow_leaf = not current.isValid() or current == self.model.landing_index()
+        QTimer.singleShot(0, self._after_change)
+
+    def _after_change(self) -> None:
+        self._change_pending = False
+        if self._follow_leaf:
+            self.reveal_leaf()
 
     def _on_filter_changed(self, mode: str) -> None:
         if self.model is not None:

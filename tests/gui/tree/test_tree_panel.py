@@ -19,6 +19,7 @@ from piwork.core.llm.streaming import complete
 from piwork.core.session.store import Session, create_session
 from piwork.core.settings import MemorySettingsStorage, Settings
 from piwork.gui.tree.navigation import TreeNavigator
+from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 from piwork.gui.tree.tree_panel import SessionTreePanel
 from tests.support.loopback_server import Failure, LoopbackServer, Text, Turn
 
@@ -309,3 +310,15 @@ def test_live_agent_session_refuses_while_streaming_then_summarizes(
     assert agent.messages[-1]["role"] == "branchSummary"  # the agent's context follows the move
     assert panel.current_entry_id() == summary["id"]
     assert "Branch goal." in panel.detail.toPlainText()  # the summary node reads in full
+
+
+def test_selection_follows_new_entries_only_when_on_the_leaf(qtbot: QtBot, tmp_path: Path) -> None:
+    session, ids = _session(tmp_path)
+    panel = _panel(qtbot, session, None)
+    new_id = session.tree.append_message(_message("user", "follow me", 5))
+    qtbot.waitUntil(lambda: panel.current_entry_id() == new_id)  # was on the leaf: follows
+    panel.select_entry(ids["u1"])  # the user reads an older entry meanwhile
+    later = session.tree.append_message(_message("assistant", "still streaming", 6))
+    qtbot.wait(50)
+    assert panel.current_entry_id() == ids["u1"]
+    assert panel.model is not None and panel.model.landing_index().data(ENTRY_ID_ROLE) == later
