@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from piwork import __version__
 from piwork.core.paths import agent_dir
 from piwork.gui import compat
 from piwork.gui.assets import APP_ID, resource_path
+from piwork.gui.chat.markdown import warm_up_lexers
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
 from piwork.gui.session_controller import SessionController
@@ -78,6 +80,7 @@ def build_window(
 
 def run(options: WindowOptions) -> int:
     app = create_application([sys.argv[0] if sys.argv else "piwork"])
+    threading.Thread(target=warm_up_lexers, name="piwork-warm-up", daemon=True).start()
     window, _themes, notifications = build_window(app, options)
     controller = SessionController(window, notifications, options.cwd, agent_dir(), approve=options.approve)
 

@@ -17,7 +17,7 @@ RowRole = Qt.ItemDataRole.UserRole + 1
 KindRole = Qt.ItemDataRole.UserRole + 2
 RevisionRole = Qt.ItemDataRole.UserRole + 3
 
-DEFAULT_WINDOW = 300
+DEFAULT_WINDOW = 200
 PAGE = 200
 
 Index = QModelIndex | QPersistentModelIndex
@@ -43,9 +43,10 @@ class ChatModel(QAbstractListModel):
         return len(self._rows) - self._first + (1 if self._more_visible else 0)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < self.rowCount():
+        number = index.row()
+        if number < 0 or number >= len(self._rows) - self._first + self._more_visible:
             return None
-        row = self.row_at(index.row())
+        row = self.row_at(number)
         if role == Qt.ItemDataRole.DisplayRole:
             if row.kind is RowKind.MORE:
                 return "Show earlier messages"  # constant: the count changes as rows are revealed
@@ -77,7 +78,10 @@ class ChatModel(QAbstractListModel):
         return self._rows[self._first + visible]
 
     def visible_index_of(self, row: ChatRow) -> int | None:
-        i = self._position.get(row.key)
+        return self.visible_index_of_key(row.key)
+
+    def visible_index_of_key(self, key: int) -> int | None:
+        i = self._position.get(key)
         if i is None or i < self._first:
             return None
         return i - self._first + (1 if self._more_visible else 0)

@@ -48,6 +48,7 @@ class ChatView(QListView):
         self.chat_delegate.toggleRequested.connect(self.toggle_row)
         self.chat_delegate.showEarlierRequested.connect(self._show_earlier)
         self.chat_delegate.openLogRequested.connect(self.openLogRequested)
+        self.chat_delegate.rowRendered.connect(self._on_row_rendered)
         copy = QAction("Copy", self)
         copy.setShortcut(QKeySequence.StandardKey.Copy)
         copy.triggered.connect(self.copy_selection)
@@ -78,12 +79,20 @@ class ChatView(QListView):
 
     def _on_row_changed(self, visible_row: int) -> None:
         index = self._chat_model.index(visible_row)
-        old = self.visualRect(index).height()
+        row = self._chat_model.row_at(visible_row)
+        # The height the view laid the row out with; asking the view (visualRect) would force a full
+        # re-layout of every row right now, once per changed row.
+        old = self.chat_delegate.laid_out_height(row)
         new = self.chat_delegate.sizeHint(self._item_option(), index).height()
         if old != new:
             self._relayout.start()  # coalesce: many rows may change in one flush
-        else:
+        elif not self._relayout.isActive():
             self.viewport().update(self.visualRect(index))
+
+    def _on_row_rendered(self, key: int) -> None:
+        visible = self._chat_model.visible_index_of_key(key)
+        if visible is not None:
+            self._on_row_changed(visible)
 
     def _item_option(self) -> QStyleOptionViewItem:
         option = QStyleOptionViewItem()
@@ -91,9 +100,9 @@ class ChatView(QListView):
         return option
 
     def _do_relayout(self) -> None:
-        self.scheduleDelayedItemsLayout()
+        self.doItemsLayout()  # one synchronous pass per flush (a delayed one would come on top of it)
         if self._follow_bottom:
-            QTimer.singleShot(0, self, self.scrollToBottom)
+            self.scrollToBottom()
 
     def toggle_row(self, row: ChatRow) -> None:
         row.collapsed = not row.collapsed

@@ -19,6 +19,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     QPoint,
     QRect,
+    QRectF,
     QSize,
     Qt,
     Signal,
@@ -41,6 +42,7 @@ from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QS
 
 from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.markdown import render_markdown
+from piwork.gui.chat.render_jobs import MarkdownRenderer
 from piwork.gui.chat.rows import ChatRow, RowKind
 from piwork.gui.theme import Theme, load_theme
 
@@ -49,6 +51,8 @@ MARGIN_Y = 4
 PAD = 8
 IMAGE_MAX_HEIGHT = 160
 DOC_CACHE_SIZE = 400
+STREAM_ROOM_MIN = 60  # px kept ahead of a streaming row's text
+ASYNC_RENDER_CHARS = 8000  # longer finished messages are rendered in slices (render_jobs)
 
 STATUS_GLYPHS = {
     "preparing": ("…", "running"),
@@ -94,9 +98,12 @@ class ChatDelegate(QStyledItemDelegate):
     toggleRequested = Signal(object)  # ChatRow
     openLogRequested = Signal(str)  # full output path
     showEarlierRequested = Signal()
+    rowRendered = Signal(int)  # row key whose final document replaced the plain placeholder
 
     def __init__(self, view: QAbstractItemView, theme: Theme | None = None) -> None:
         super().__init__(view)
+        self.renderer = MarkdownRenderer(self)
+        self.renderer.finished.connect(self._on_rendered)
         self._view = view
         self.theme = theme or load_theme("light")
         self._docs: OrderedDict[int, _Doc] = OrderedDict()
@@ -106,6 +113,7 @@ class ChatDelegate(QStyledItemDelegate):
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
+        self.renderer.cancel_all()
         self._docs.clear()
         self._heights.clear()
 
@@ -158,11 +166,28 @@ class ChatDelegate(QStyledItemDelegate):
         if geo.images:
             bottom = max(r.bottom() for r in geo.images)
         height = bottom + PAD // 2 + MARGIN_Y + (PAD // 2 if row.kind is not RowKind.TEXT else 0)
+        if row.streaming and cached and cached[1] == width:
+            # A growing row keeps some room ahead, so the view re-lays out every few flushes, not each one.
+            if height <= cached[2]:
+                height = cached[2]
+            else:
+                room = min(
+                    max(STREAM_ROOM_MIN, height // 5),
+                    max(STREAM_ROOM_MIN, self._view.viewport().height() // 4),
+                )
+                height += room
         self._heights[row.key] = (row.revision, width, height)
         return height
 
+    def laid_out_height(self, row: ChatRow) -> int | None:
+        """The height last handed to the view for ``row`` (None when it was never sized)."""
+        cached = self._heights.get(row.key)
+        return cached[2] if cached else None
+
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
-        row = index.data(RowRole)
+        # Called for every row on each layout pass: read the row straight from the chat model.
+        model = index.model()
+        row = model.row_at(index.row()) if isinstance(model, ChatModel) else index.data(RowRole)
         if not isinstance(row, ChatRow):
             return QSize(0, 0)
         width = self._view.viewport().width()
@@ -180,6 +205,9 @@ class ChatDelegate(QStyledItemDelegate):
         entry = self._docs.get(row.key)
         if entry is not None:
             self._docs.move_to_end(row.key)
+        if row.kind is RowKind.TEXT and not row.streaming and len(row.text) > ASYNC_RENDER_CHARS:
+            return self._long_text_doc(row, entry, width)
+        if entry is not None:
             if entry.revision == row.revision and entry.width == width:
                 return entry.doc
             if row.streaming and not entry.final and entry.streamed <= len(row.text):
@@ -190,11 +218,41 @@ class ChatDelegate(QStyledItemDelegate):
         doc.setDefaultFont(self._view.font())
         self._fill(doc, row)
         doc.setTextWidth(width)
-        final = not row.streaming
-        self._docs[row.key] = _Doc(doc, row.revision, width, len(row.text), final)
+        self._remember(row, _Doc(doc, row.revision, width, len(row.text), not row.streaming))
+        return doc
+
+    def _long_text_doc(self, row: ChatRow, entry: _Doc | None, width: int) -> QTextDocument:
+        """A long finished message: its Markdown is built in slices; meanwhile the plain text shows."""
+        if entry is not None and entry.final and entry.revision == row.revision:
+            if entry.width != width:
+                entry.doc.setTextWidth(width)
+                entry.width = width
+            return entry.doc
+        if not self.renderer.pending(row.key, row.revision):
+            font = self._view.font()
+            self.renderer.start(
+                row.key, row.revision, row.text, width, font, self.theme.dark, self.theme.accent("code")
+            )
+        if entry is not None and not entry.final and entry.streamed <= len(row.text):
+            self._append_streamed(entry, row, width)
+            return entry.doc
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(self._view.font())
+        doc.setPlainText(row.text)
+        doc.setTextWidth(width)
+        self._remember(row, _Doc(doc, row.revision, width, len(row.text), False))
+        return doc
+
+    def _remember(self, row: ChatRow, entry: _Doc) -> None:
+        self._docs[row.key] = entry
         while len(self._docs) > DOC_CACHE_SIZE:
             self._docs.popitem(last=False)
-        return doc
+
+    def _on_rendered(self, key: int, revision: int, doc: QTextDocument) -> None:
+        self._docs[key] = _Doc(doc, revision, int(doc.textWidth()), 0, True)
+        self._heights.pop(key, None)
+        self.rowRendered.emit(key)
 
     def _append_streamed(self, entry: _Doc, row: ChatRow, width: int) -> None:
         chunk = row.text[entry.streamed :]
@@ -303,8 +361,12 @@ class ChatDelegate(QStyledItemDelegate):
     def _paint_doc(self, painter: QPainter, row: ChatRow, origin: QPoint, palette: QPalette) -> None:
         doc = self._doc(row)
         painter.save()
+        # Only the part of a (possibly very tall) row that is on screen is drawn.
+        visible = self._view.viewport().rect().translated(-origin)
         painter.translate(origin)
+        painter.setClipRect(visible)
         context = QAbstractTextDocumentLayout.PaintContext()
+        context.clip = QRectF(visible)
         text_color = palette.color(QPalette.ColorRole.Text)
         if row.kind is RowKind.THINKING:
             text_color = self.theme.accent("thinking")

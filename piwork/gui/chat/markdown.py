@@ -8,6 +8,7 @@ message, never per streamed delta.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 from pygments.lexer import Lexer
@@ -30,6 +31,29 @@ from PySide6.QtGui import (
 LIGHT_STYLE = "default"
 DARK_STYLE = "monokai"
 MAX_HIGHLIGHT_CHARS = 200_000  # larger code blocks stay plain: colouring them would stall the GUI thread
+
+
+COMMON_LANGUAGES = (
+    "python",
+    "bash",
+    "javascript",
+    "typescript",
+    "json",
+    "diff",
+    "rust",
+    "go",
+    "c",
+    "cpp",
+    "java",
+)
+
+
+def warm_up_lexers() -> None:
+    """Import the lexers of common languages ahead of time (a first import costs tens of ms).
+
+    Pure Python and thread-safe: the app runs it on a worker thread at start-up."""
+    for language in COMMON_LANGUAGES:
+        lexer_for(language)
 
 
 @lru_cache(maxsize=64)
@@ -72,10 +96,17 @@ def _code_language(block: QTextBlock) -> str | None:
     return None if value is None else str(value)
 
 
-def highlight_code_blocks(doc: QTextDocument, dark: bool, background: QColor | None = None) -> int:
-    """Colour every code block of ``doc`` (and tint its background); returns how many were highlighted."""
-    formats = _style_formats(DARK_STYLE if dark else LIGHT_STYLE)
-    count = 0
+@dataclass(frozen=True)
+class CodeBlock:
+    start: int  # document position of the first character
+    code: str
+    language: str
+    block_numbers: tuple[int, ...]
+
+
+def code_blocks(doc: QTextDocument) -> list[CodeBlock]:
+    """Every code block of ``doc`` (consecutive blocks marked with the same code language)."""
+    found: list[CodeBlock] = []
     block = doc.begin()
     while block.isValid():
         language = _code_language(block)
@@ -83,17 +114,33 @@ def highlight_code_blocks(doc: QTextDocument, dark: bool, background: QColor | N
             block = block.next()
             continue
         first = block
-        lines = []
+        lines: list[str] = []
+        numbers: list[int] = []
         while block.isValid() and _code_language(block) == language:
             lines.append(block.text())
-            if background is not None:
-                _tint(doc, block, background)
+            numbers.append(block.blockNumber())
             block = block.next()
-        code = "\n".join(lines)
-        if len(code) <= MAX_HIGHLIGHT_CHARS:
-            _colour(doc, first.position(), code, lexer_for(language), formats)
-            count += 1
-    return count
+        found.append(CodeBlock(first.position(), "\n".join(lines), language, tuple(numbers)))
+    return found
+
+
+def colour_code_block(
+    doc: QTextDocument, code_block: CodeBlock, dark: bool, background: QColor | None
+) -> bool:
+    """Tint and colour one code block; False when it is too large to colour."""
+    if background is not None:
+        for number in code_block.block_numbers:
+            _tint(doc, doc.findBlockByNumber(number), background)
+    if len(code_block.code) > MAX_HIGHLIGHT_CHARS:
+        return False
+    formats = _style_formats(DARK_STYLE if dark else LIGHT_STYLE)
+    _colour(doc, code_block.start, code_block.code, lexer_for(code_block.language), formats)
+    return True
+
+
+def highlight_code_blocks(doc: QTextDocument, dark: bool, background: QColor | None = None) -> int:
+    """Colour every code block of ``doc`` (and tint its background); returns how many were highlighted."""
+    return sum(1 for block in code_blocks(doc) if colour_code_block(doc, block, dark, background))
 
 
 def _tint(doc: QTextDocument, block: QTextBlock, background: QColor) -> None:
