@@ -156,6 +156,11 @@ class SessionController(QObject):
         self._unsubscribe = runtime.session.subscribe(self._on_event)
         self.window.tree_panel.set_session(runtime.store, AgentNavigator(runtime.session))
         self.window.resource_panel.set_resources(runtime.resources)
+        resources = runtime.resources
+        self.chat.composer.set_extra_commands(
+            [f"skill:{skill.name}" for skill in resources.skills]
+            + [prompt.name for prompt in resources.prompts]
+        )
         self._show_context()
         self._fill_pickers()
         self.refresh_status()

@@ -169,3 +169,32 @@ def test_tree_and_resource_docks_follow_the_session(
     assert tree.session is controller.runtime.store  # type: ignore[union-attr]
     assert tree.model is not None and tree.model.rowCount() > 0
     assert window.resource_panel.loaded is controller.runtime.resources  # type: ignore[union-attr]
+
+
+def test_skill_commands_are_offered_and_expanded_by_the_engine(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, server: LoopbackServer, tmp_path: Path
+) -> None:
+    _configure(server)
+    skill_dir = agent_dir() / "skills" / "release-notes"
+    skill_dir.mkdir(parents=True)
+    (skill_dir / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write release notes from the git log.\n---\nSummarise the changes.\n"
+    )
+    project = tmp_path / "p2"
+    project.mkdir()
+    window = MainWindow(QSettings(str(tmp_path / "w2.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    qtbot.addWidget(window)
+    notifications = NotificationCenter(window)
+    ctl = SessionController(window, notifications, str(project), agent_dir(), approve=False, env={})
+    ctl.spawn(ctl.open_session(None))
+    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+    words = window.chat.composer._completer.model().stringList()  # type: ignore[attr-defined]
+    assert "/skill:release-notes" in words and "/compact" in words
+    server.script(Turn([Text("Here are the notes.")]))
+    window.chat.composer.set_text("/skill:release-notes for 1.2")
+    window.chat.composer.submit()
+    qtbot.waitUntil(lambda: len(server.requests) == 1 and not window.chat.busy, timeout=10_000)
+    sent = json.dumps(server.requests[0].body)
+    assert "Summarise the changes." in sent and "for 1.2" in sent
+    done = qloop.create_task(ctl.shutdown())
+    qtbot.waitUntil(done.done, timeout=10_000)
