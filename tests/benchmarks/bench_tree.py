@@ -6,7 +6,7 @@ Figures: `load_s` (file read + display layout in a worker thread), `painted_s` (
 opening until the view has painted its rows around the leaf; `painted_cpu_s` is the CPU time
 this process spent on it, which a busy machine does not inflate), `max_stall_ms` (longest gap between
 timer ticks of the GUI thread while it scrolls through the tree), `filter_rebuild_s` (switching the
-filter mode re-lays out all rows), `append_ms` (one entry appended at the leaf while shown).
+filter mode re-lays out all rows), `append_ms` (mean time per entry appended at the leaf while shown, events processed).
 """
 
 from __future__ import annotations
@@ -67,10 +67,12 @@ def main() -> int:
 
         tree = loaded.session.tree
         t = time.perf_counter()
-        tree.append_raw({"type": "custom", "customType": "bench", "id": "bench001",
-                         "parentId": tree.leaf_id, "timestamp": "2030-01-01T00:00:00.000Z"})  # fmt: skip
-        app.processEvents()
-        append_ms = (time.perf_counter() - t) * 1000
+        for turn in range(10):  # a user turn and its answer, as a run appends them
+            tree.append_message({"role": "user", "content": f"next {turn}", "timestamp": turn})
+            tree.append_message({"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                                 "stopReason": "stop", "timestamp": turn})  # fmt: skip
+            app.processEvents()
+        append_ms = (time.perf_counter() - t) * 1000 / 20
         rows = len(panel.model.display) if panel.model is not None else 0
         panel.shutdown()
         panel.close()
