@@ -1,4 +1,4 @@
-"""Anthropic Messages adapter: SSE events → assistant events and the final message (spec §3)."""
+"""Anthropic Messages adapter: SSE events → assistant events and the final message."""
 
 from __future__ import annotations
 

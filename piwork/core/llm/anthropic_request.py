@@ -1,4 +1,4 @@
-"""Anthropic Messages: building the request (headers and JSON body) from a context (spec §3)."""
+"""Anthropic Messages: building the request (headers and JSON body) from a context."""
 
 from __future__ import annotations
 

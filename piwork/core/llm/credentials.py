@@ -3,7 +3,7 @@
 Keys are stored only in the keyring. When no keyring backend is usable (common on headless Linux),
 ``keyring_state()`` says so plainly and the user can use an environment variable or a key for this
 session only; piwork never falls back to a plaintext file. Keys are never part of an exception text or
-a ``repr``.
+a ``repr``. A desktop keyring may block while it asks the user to unlock it: call from a worker thread.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The model registry: built-in models plus custom providers and models from ``<agentDir>/models.json``.
 
-``models.json`` follows Pi's format (spec §2.1). A file that cannot be read, parsed or validated is
+``models.json`` follows Pi's format. A file that cannot be read, parsed or validated is
 rejected as a whole with one diagnostic and the built-in models stay usable. ``reload()`` re-reads it.
 """
 

@@ -1,4 +1,10 @@
-"""Request-side normalisation applied to every message list before it is serialised (spec §1.1)."""
+"""Request-side normalisation applied to every message list before it is serialised.
+
+Missing content becomes empty; images become a placeholder for models that cannot read them; another
+model's thinking becomes text and its tool-call ids are rewritten for the target API; failed assistant
+turns are dropped; a tool call left without a result gets a synthetic error result; unpaired
+surrogates are removed.
+"""
 
 from __future__ import annotations
 

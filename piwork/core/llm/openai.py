@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions adapter (also OpenAI-compatible servers): chunks → events (spec §4).
+"""OpenAI Chat Completions adapter (also OpenAI-compatible servers): chunks → events.
 
 This protocol has no per-block end events, so every ``*_end`` event fires when the stream finishes.
 """

@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions (and compatible servers): compat detection and request building (spec §4)."""
+"""OpenAI Chat Completions (and compatible servers): compat detection and request building."""
 
 from __future__ import annotations
 

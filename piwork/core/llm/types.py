@@ -2,7 +2,7 @@
 
 A provider turns ``(Model, LlmContext, StreamOptions)`` into an async iterator of ``AssistantEvent``s.
 Every stream ends with exactly one ``DoneEvent`` or ``ErrorEvent`` whose ``message`` is the complete
-assistant message dict (Pi's JSON shape, see ``spec/providers-and-agent.md`` §1). Providers never raise
+assistant message dict, in Pi's JSON shape so sessions interoperate. Providers never raise
 for request failures (HTTP errors, broken streams, timeouts, cancellation): they end with ``ErrorEvent``
 whose message has ``stopReason`` ``"error"`` or ``"aborted"`` and an ``errorMessage`` written for people.
 
