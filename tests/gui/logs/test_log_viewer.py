@@ -195,7 +195,7 @@ def test_a_real_large_log_is_indexed_progressively(qtbot: QtBot, tmp_path: Path)
     block = b"".join(b"%06d \x1b[33mwarn\x1b[0m something happened here\n" % i for i in range(100_000))
     path = tmp_path / "big.log"
     with open(path, "wb") as handle:
-        for _ in range(12):  # ~48 MB of real (non-sparse) data
+        for _ in range(3):  # ~13 MB of real (non-sparse) data: several read chunks
             handle.write(block)
     view = FullOutputView()
     qtbot.addWidget(view)
@@ -205,6 +205,13 @@ def test_a_real_large_log_is_indexed_progressively(qtbot: QtBot, tmp_path: Path)
         assert view.model is not None
         view.model.rowsInserted.connect(lambda *_a: growth.append(view.model.rowCount()))  # type: ignore[union-attr]
     assert len(growth) >= 2 and growth == sorted(growth)  # rows arrived in several batches
-    assert view.model.rowCount() == 1_200_000
-    assert view.model.index(1_199_999).data() == "099999 warn something happened here"
+    assert view.model.rowCount() == 300_000
+    assert view.model.index(299_999).data() == "099999 warn something happened here"
+    # A new query cancels the running search; only the new query's matches are kept.
+    view.regex_box.setChecked(True)
+    view.search_field.setText("warn")
+    with qtbot.waitSignal(view.search_finished, timeout=30000) as done:
+        view.search_field.setText("^012345 ")
+    assert done.args == [3] and view.matches == [12345, 112345, 212345]
+    assert view.search_status.text() == "3 matching lines"
     os.unlink(path)
