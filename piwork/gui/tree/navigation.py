@@ -29,6 +29,9 @@ class Navigator(Protocol):
     @property
     def can_summarize(self) -> bool: ...
 
+    @property
+    def can_replace_instructions(self) -> bool: ...
+
     async def navigate(
         self,
         target_id: str,
@@ -59,6 +62,10 @@ class TreeNavigator:
     @property
     def can_summarize(self) -> bool:
         return self.summarizer is not None
+
+    @property
+    def can_replace_instructions(self) -> bool:
+        return True
 
     async def navigate(
         self,
@@ -97,6 +104,10 @@ class AgentNavigator:
     @property
     def can_summarize(self) -> bool:
         return self.agent.model is not None
+
+    @property
+    def can_replace_instructions(self) -> bool:
+        return "replace_instructions" in self._accepts
 
     async def navigate(
         self,

@@ -387,6 +387,9 @@ class SessionTreePanel(QWidget):
         dialog.focused.setEnabled(can_summarize)
         if not can_summarize:
             dialog.summarize.setToolTip("No model available for summarization")
+        if self.navigator is not None and not self.navigator.can_replace_instructions:
+            dialog.replace_box.setChecked(False)
+            dialog.replace_box.setVisible(False)  # this session's engine adds the focus to the defaults
         self.branch_dialog = dialog
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
