@@ -11,7 +11,7 @@ from piwork import __version__
 from piwork.core.jscompat import js_trim
 from piwork.core.llm.estimate import clamp_max_tokens, estimate_context
 from piwork.core.llm.normalize import normalize_messages, openai_tool_id, strip_surrogates
-from piwork.core.llm.thinking import MIN_ANSWER_TOKENS, budget_for, resolve_level
+from piwork.core.llm.openai_reasoning import reasoning_fields
 from piwork.core.llm.transport import HttpRequest
 from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions
 
@@ -67,6 +67,8 @@ def detect_compat(model: Model) -> dict[str, Any]:
     merged = {**detected, **dict(model.compat)}
     if merged.get("thinkingFormat") is None and model.compat.get("supportsReasoningEffort"):
         merged["thinkingFormat"] = "openai"
+    if model.compat.get("thinkingFormat") == "openai" and "supportsReasoningEffort" not in model.compat:
+        merged["supportsReasoningEffort"] = True  # naming the OpenAI format opts in to reasoning_effort
     if merged.get("thinkingTokenBudgetField") is None and merged.get("supportsThinkingTokenBudget"):
         merged["thinkingTokenBudgetField"] = "thinking_token_budget"
     return merged
@@ -221,32 +223,6 @@ def _mark_text(message: dict[str, Any], cache: dict[str, str]) -> bool:
     return False
 
 
-def _reasoning_fields(
-    model: Model, options: StreamOptions, compat: Mapping[str, Any], max_tokens: int
-) -> dict[str, Any]:
-    if not model.reasoning:
-        return {}
-    level = resolve_level(model, options.thinking_level)
-    mapping = model.thinking_level_map or {}
-    fields: dict[str, Any] = {}
-    style = compat.get("thinkingFormat")
-    effort = mapping.get(level, level) if level != "off" else None
-    if style == "openrouter":
-        off_value = mapping.get("off", "none")
-        fields["reasoning"] = {"effort": effort if effort is not None else (off_value or "none")}
-    elif style == "openai" and compat.get("supportsReasoningEffort", True) is not False:
-        if effort is not None:
-            fields["reasoning_effort"] = effort
-        elif isinstance(mapping.get("off"), str):
-            fields["reasoning_effort"] = mapping["off"]
-    budget_field = compat.get("thinkingTokenBudgetField")
-    if budget_field and level != "off":
-        budget = min(budget_for(level, options.thinking_budgets), max(0, max_tokens - MIN_ANSWER_TOKENS))
-        if budget > 0:
-            fields[str(budget_field)] = budget
-    return fields
-
-
 def _has_tool_history(messages: list[Message]) -> bool:
     for message in messages:
         if message.get("role") == "toolResult":
@@ -284,7 +260,7 @@ def build_request(model: Model, context: LlmContext, options: StreamOptions) -> 
     body[str(compat.get("maxTokensField") or "max_tokens")] = max_tokens
     if options.temperature is not None:
         body["temperature"] = options.temperature
-    body.update(_reasoning_fields(model, options, compat, max_tokens))
+    body.update(reasoning_fields(model, options, compat, max_tokens))
     if compat.get("supportsStore"):
         body["store"] = False
     if compat.get("promptCacheKey") and options.session_id and options.cache_retention != "none":

@@ -484,3 +484,61 @@ def _first_difference(mine: dict[str, Any], reference: dict[str, Any], case: tup
     lines += [f"field {k}: {mine.get(k)} vs {reference.get(k)}" for k in set(mine) | set(reference)
               if k != "messages" and mine.get(k) != reference.get(k)]  # fmt: skip
     return "\n".join(lines)
+
+
+_FORMATS: list[dict[str, Any]] = [
+    {"supportsReasoningEffort": True},
+    {"thinkingFormat": "qwen", "supportsReasoningEffort": False},
+    {"thinkingFormat": "qwen", "supportsReasoningEffort": True},
+    {"thinkingFormat": "qwen-chat-template"},
+    {"thinkingFormat": "deepseek", "supportsReasoningEffort": True},
+    {"thinkingFormat": "zai", "supportsReasoningEffort": True},
+    {"thinkingFormat": "together", "supportsReasoningEffort": False},
+    {"thinkingFormat": "string-thinking"},
+    {"thinkingFormat": "openrouter"},
+    {"thinkingFormat": "chat-template", "chatTemplateKwargs": {
+        "enable_thinking": {"$var": "thinking.enabled"}, "effort": {"$var": "thinking.effort"},
+        "budget": {"$var": "thinking.budget", "omitWhenOff": True}, "fixed": 1}},
+    {"thinkingTokenBudgetField": "thinking_budget_tokens", "supportsReasoningEffort": False},
+]  # fmt: skip
+_BASE_COMPAT = {"supportsStore": False, "supportsDeveloperRole": False, "supportsReasoningEffort": False,
+                "maxTokensField": "max_tokens"}  # fmt: skip
+
+
+def test_reasoning_formats_match_the_reference(loopback: LoopbackServer) -> None:
+    if not NODE.exists() or not PI_AI.exists():
+        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+    cases = [(fmt, level, levels) for fmt in _FORMATS for level in ("off", "low", "high")
+             for levels in (None, {"off": "none-please", "high": "hi"})]  # fmt: skip
+    history = [{"role": "user", "content": "go", "timestamp": 1}]
+    payloads = []
+    for fmt, level, levels in cases:
+        loopback.script(Turn([Text("ok")]))
+        model: dict[str, Any] = {"id": "m", "name": "m", "api": "openai-completions", "provider": "local",
+                                 "baseUrl": loopback.openai_url, "reasoning": True, "input": ["text"],
+                                 "contextWindow": 200000, "maxTokens": 8192, "compat": {**_BASE_COMPAT, **fmt},
+                                 "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}  # fmt: skip
+        if levels:
+            model["thinkingLevelMap"] = levels
+        options: dict[str, Any] = {"apiKey": "k"} if level == "off" else {"apiKey": "k", "reasoning": level}
+        payloads.append({"module": MODULES["openai-completions"], "model": model, "options": options,
+                         "context": {"systemPrompt": "S", "messages": history}})  # fmt: skip
+    done = subprocess.run(
+        [str(NODE), "--input-type=module", "-e", _BATCH_SCRIPT, str(PI_AI), json.dumps(payloads)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    theirs = [request.body for request in loopback.requests[-len(cases) :]]
+
+    async def send_ours() -> None:
+        for fmt, level, levels in cases:
+            loopback.script(Turn([Text("ok")]))
+            model = Model("m", "m", "openai-completions", "local", loopback.openai_url, reasoning=True,
+                          context_window=200000, max_tokens=8192, compat={**_BASE_COMPAT, **fmt},
+                          thinking_level_map=levels)  # fmt: skip
+            await complete(model, LlmContext("S", history), StreamOptions(api_key="k", thinking_level=level))  # type: ignore[arg-type]
+
+    asyncio.run(send_ours())
+    ours = [request.body for request in loopback.requests[-len(cases) :]]
+    for (fmt, level, levels), their_body, our_body in zip(cases, theirs, ours, strict=True):
+        assert our_body == their_body, (fmt, level, levels)
