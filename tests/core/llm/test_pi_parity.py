@@ -27,6 +27,7 @@ from piwork.core.llm.openai_request import (
     TOOL_IMAGES_INTRO,
 )
 from piwork.core.llm.streaming import complete
+from piwork.core.llm.thinking import resolve_level
 from piwork.core.llm.types import LlmContext, Model, ModelCost, StreamOptions, ToolSpec
 from tests.support import LoopbackServer, Text, Thinking, ToolCall, Turn, Usage
 
@@ -224,7 +225,8 @@ def _without_synthetic_text(body: dict[str, Any]) -> dict[str, Any]:
 
 
 _BATCH_SCRIPT = """
-const [dir, payloads] = [process.argv[1], JSON.parse(process.argv[2])];
+const { readFileSync } = await import("node:fs");
+const [dir, payloads] = [process.argv[1], JSON.parse(readFileSync(0, "utf8"))];
 const results = [];
 for (const payload of payloads) {
   const api = await import(dir + "/" + payload.module);
@@ -294,8 +296,8 @@ def test_random_streams_give_the_same_messages(loopback: LoopbackServer) -> None
         payloads.append({"module": MODULES[api], "model": ref_model, "options": {"apiKey": "k"},
                          "context": {"systemPrompt": "S", "messages": [{"role": "user", "content": "go", "timestamp": 1}]}})  # fmt: skip
     done = subprocess.run(
-        [str(NODE), "--input-type=module", "-e", _BATCH_SCRIPT, str(PI_AI), json.dumps(payloads)],
-        capture_output=True, text=True, timeout=120, check=False,
+        [str(NODE), "--input-type=module", "-e", _BATCH_SCRIPT, str(PI_AI)],
+        input=json.dumps(payloads), capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     references = json.loads(done.stdout)
@@ -439,8 +441,8 @@ def test_random_histories_give_the_same_request_bodies(loopback: LoopbackServer)
         payloads.append({"module": MODULES[api], "model": ref_model, "options": {"apiKey": "k"},
                          "context": {"systemPrompt": "S", "messages": history}})  # fmt: skip
     done = subprocess.run(
-        [str(NODE), "--input-type=module", "-e", _BATCH_SCRIPT, str(PI_AI), json.dumps(payloads)],
-        capture_output=True, text=True, timeout=120, check=False,
+        [str(NODE), "--input-type=module", "-e", _BATCH_SCRIPT, str(PI_AI)],
+        input=json.dumps(payloads), capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     theirs = [request.body for request in loopback.requests[-len(cases) :]]
@@ -524,8 +526,8 @@ def test_reasoning_formats_match_the_reference(loopback: LoopbackServer) -> None
         payloads.append({"module": MODULES["openai-completions"], "model": model, "options": options,
                          "context": {"systemPrompt": "S", "messages": history}})  # fmt: skip
     done = subprocess.run(
-        [str(NODE), "--input-type=module", "-e", _BATCH_SCRIPT, str(PI_AI), json.dumps(payloads)],
-        capture_output=True, text=True, timeout=120, check=False,
+        [str(NODE), "--input-type=module", "-e", _BATCH_SCRIPT, str(PI_AI)],
+        input=json.dumps(payloads), capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     theirs = [request.body for request in loopback.requests[-len(cases) :]]
@@ -542,3 +544,74 @@ def test_reasoning_formats_match_the_reference(loopback: LoopbackServer) -> None
     ours = [request.body for request in loopback.requests[-len(cases) :]]
     for (fmt, level, levels), their_body, our_body in zip(cases, theirs, ours, strict=True):
         assert our_body == their_body, (fmt, level, levels)
+
+
+def test_anthropic_thinking_and_token_limits_match_the_reference(loopback: LoopbackServer) -> None:
+    if not NODE.exists() or not PI_AI.exists():
+        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+    rng = random.Random(int(os.environ.get("PIWORK_PARITY_SEED", "11")))
+    levels_maps: list[dict[str, str | None] | None] = [
+        None,
+        {"off": None},
+        {"xhigh": "xhigh", "max": "max"},
+        {"minimal": None},
+    ]
+    cases = []
+    for _ in range(40):
+        compat: dict[str, Any] = rng.choice(
+            [{}, {"forceAdaptiveThinking": True}, {"supportsTemperature": False}]
+        )
+        cases.append({
+            "reasoning": rng.random() < 0.8, "compat": compat, "levels": rng.choice(levels_maps),
+            "maxTokens": rng.choice([4000, 64000, 128000]), "contextWindow": rng.choice([12000, 200000, 1000000]),
+            "level": rng.choice(["off", "minimal", "low", "medium", "high", "xhigh", "max"]),
+            "callerMax": rng.choice([None, None, 500, 3000]), "temperature": rng.choice([None, 0.3]),
+            "prompt": "word " * rng.choice([10, 20000]),
+        })  # fmt: skip
+    payloads = []
+    for case in cases:
+        loopback.script(Turn([Text("ok")]))
+        model: dict[str, Any] = {"id": "claude-x", "name": "c", "api": "anthropic-messages", "provider": "anthropic",
+                                 "baseUrl": loopback.url, "reasoning": case["reasoning"], "input": ["text"],
+                                 "contextWindow": case["contextWindow"], "maxTokens": case["maxTokens"],
+                                 "compat": case["compat"], "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}  # fmt: skip
+        if case["levels"] is not None:
+            model["thinkingLevelMap"] = case["levels"]
+        # The reference's agent settles the level before calling its provider; give it the settled one.
+        settled = resolve_level(
+            Model("claude-x", "c", "anthropic-messages", "anthropic", "", reasoning=case["reasoning"],
+                  thinking_level_map=case["levels"]), case["level"])  # fmt: skip
+        options: dict[str, Any] = {"apiKey": "k"}
+        if settled != "off":
+            options["reasoning"] = settled
+        if case["callerMax"] is not None:
+            options["maxTokens"] = case["callerMax"]
+        if case["temperature"] is not None:
+            options["temperature"] = case["temperature"]
+        history = [{"role": "user", "content": case["prompt"], "timestamp": 1}]
+        payloads.append({"module": MODULES["anthropic-messages"], "model": model, "options": options,
+                         "context": {"systemPrompt": "S", "messages": history}})  # fmt: skip
+    done = subprocess.run(
+        [str(NODE), "--input-type=module", "-e", _BATCH_SCRIPT, str(PI_AI)],
+        input=json.dumps(payloads), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    theirs = [request.body for request in loopback.requests[-len(cases) :]]
+
+    async def send_ours() -> None:
+        for case in cases:
+            loopback.script(Turn([Text("ok")]))
+            model = Model("claude-x", "c", "anthropic-messages", "anthropic", loopback.url, reasoning=case["reasoning"],
+                          context_window=case["contextWindow"], max_tokens=case["maxTokens"], compat=case["compat"],
+                          thinking_level_map=case["levels"])  # fmt: skip
+            options = StreamOptions(api_key="k", thinking_level=case["level"], max_tokens=case["callerMax"],
+                                    temperature=case["temperature"])  # fmt: skip
+            history = [{"role": "user", "content": case["prompt"], "timestamp": 1}]
+            await complete(model, LlmContext("S", history), options)
+
+    asyncio.run(send_ours())
+    ours = [request.body for request in loopback.requests[-len(cases) :]]
+    for case, their_body, our_body in zip(cases, theirs, ours, strict=True):
+        assert _comparable("anthropic-messages", our_body) == _comparable("anthropic-messages", their_body), {
+            k: v for k, v in case.items() if k != "prompt"
+        }
