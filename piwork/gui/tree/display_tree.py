@@ -12,7 +12,8 @@ fraction of a second. Rules (sessions spec §12):
 Long linear runs are not nested one level per entry: a run of entries that each have one shown
 child is listed as consecutive rows of one list. Only a *branch point* (two or more shown
 children) nests: its children become *heads*, and each head's own run continues as its children.
-So nesting depth grows with the number of branch points, not with the session length.
+So nesting depth grows with the number of branch points, not with the session length. A list
+longer than `group_size` is split into group rows of that many entries.
 """
 
 from __future__ import annotations
@@ -96,8 +97,25 @@ class Visibility:
         return True
 
 
+GROUP_SIZE = 1000  # rows per group when one list grows longer than this
+GROUP_BASE = 1 << 48  # group rows get ids from here on (entries use their record number)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a new row goes: `container` and `position`; `new_group`: a group row must be added
+    first at `position` of `container`, and the entry becomes its first row."""
+
+    container: Container
+    position: int
+    new_group: bool = False
+
+
 @dataclass
 class DisplayTree:
+    """Rows per container. A list longer than `group_size` is split into group rows (ids from
+    GROUP_BASE) holding `group_size` entries each, so a view lays out only the groups it expands."""
+
     rows: dict[Container, list[int]] = field(default_factory=dict)
     container: dict[int, Container] = field(default_factory=dict)
     row: dict[int, int] = field(default_factory=dict)
@@ -106,30 +124,64 @@ class DisplayTree:
     shown_parent: dict[int, Container] = field(default_factory=dict)
     active: set[int] = field(default_factory=set)  # seqs on the root→leaf path (shown or not)
     landing: int | None = None  # the shown entry that stands for the leaf
+    group_size: int = GROUP_SIZE
+    groups: dict[int, Container] = field(default_factory=dict)  # group id -> the list it belongs to
+    next_group: int = GROUP_BASE
 
     def __len__(self) -> int:
-        return len(self.container)
+        return len(self.container) - len(self.groups)
 
-    def place(self, seq: int, parent: Container, is_head: bool) -> tuple[Container, int]:
-        """Where a new shown entry under shown parent `parent` goes (container, row)."""
-        if parent is None or is_head:
-            container: Container = parent
+    @staticmethod
+    def is_group(node: Container) -> bool:
+        return node is not None and node >= GROUP_BASE
+
+    def list_of(self, container: Container) -> Container:
+        """The list a container belongs to (a group's list, or the container itself)."""
+        if container is not None and container >= GROUP_BASE:
+            return self.groups[container]
+        return container
+
+    def place(self, seq: int, parent: Container, is_head: bool) -> Placement | None:
+        """Where a new shown entry under shown parent `parent` goes; None when the list would have
+        to be regrouped (the caller rebuilds)."""
+        if parent is None or is_head or parent in self.head:
+            target: Container = parent
         else:
-            container = parent if parent in self.head else self.container[parent]
-        return container, len(self.rows.get(container, ()))
+            target = self.list_of(self.container[parent])
+        listed = self.rows.get(target, [])
+        if listed and self.is_group(listed[0]):
+            last = listed[-1]
+            if len(self.rows[last]) < self.group_size:
+                return Placement(last, len(self.rows[last]))
+            return Placement(target, len(listed), new_group=True)
+        if len(listed) >= self.group_size:
+            return None
+        return Placement(target, len(listed))
 
-    def add(self, seq: int, parent: Container, is_head: bool) -> None:
-        container, position = self.place(seq, parent, is_head)
-        self.rows.setdefault(container, []).append(seq)
+    def add_group(self, container: Container) -> int:
+        """Append an (empty) group row to `container`'s list; returns its id."""
+        group = self.next_group
+        self.next_group += 1
+        listed = self.rows.setdefault(container, [])
+        self.row[group] = len(listed)
+        listed.append(group)
+        self.container[group] = container
+        self.groups[group] = container
+        return group
+
+    def add(self, seq: int, parent: Container, is_head: bool, container: Container) -> None:
+        listed = self.rows.setdefault(container, [])
+        self.row[seq] = len(listed)
+        listed.append(seq)
         self.container[seq] = container
-        self.row[seq] = position
         self.shown_parent[seq] = parent
         self.shown_children[parent] = self.shown_children.get(parent, 0) + 1
         if is_head:
             self.head.add(seq)
 
     def remove_last(self, seq: int) -> None:
-        """Take a childless entry that is the last row of its list out again."""
+        """Take a childless entry that is the last row of its list (or group) out again; a group
+        it leaves must keep other rows (checked by the caller)."""
         container = self.container.pop(seq)
         self.rows[container].pop()
         if not self.rows[container]:
@@ -138,6 +190,20 @@ class DisplayTree:
         parent = self.shown_parent.pop(seq)
         self.shown_children[parent] -= 1
         self.head.discard(seq)
+
+    def split_long_lists(self) -> None:
+        """Group every list longer than `group_size` (done once after a full build)."""
+        for container, listed in list(self.rows.items()):
+            if len(listed) <= self.group_size or self.is_group(container):
+                continue
+            self.rows[container] = []
+            for start in range(0, len(listed), self.group_size):
+                group = self.add_group(container)
+                chunk = listed[start : start + self.group_size]
+                self.rows[group] = chunk
+                for position, seq in enumerate(chunk):
+                    self.container[seq] = group
+                    self.row[seq] = position
 
 
 def _ordered_children(tree: SessionTree, record: EntryRecord, active: set[int]) -> list[EntryRecord]:
@@ -162,12 +228,14 @@ def _ordered_roots(tree: SessionTree, active: set[int]) -> list[EntryRecord]:
     return roots
 
 
-def build_display_tree(tree: SessionTree, mode: str = "default", query: str = "") -> DisplayTree:
+def build_display_tree(
+    tree: SessionTree, mode: str = "default", query: str = "", group_size: int = GROUP_SIZE
+) -> DisplayTree:
     with paused_gc():
-        return _build(tree, mode, query)
+        return _build(tree, mode, query, group_size)
 
 
-def _build(tree: SessionTree, mode: str, query: str) -> DisplayTree:
+def _build(tree: SessionTree, mode: str, query: str, group_size: int) -> DisplayTree:
     path = tree.path()
     active = {r.seq for r in path}
     leaf_seq = path[-1].seq if path else None
@@ -208,7 +276,7 @@ def _build(tree: SessionTree, mode: str, query: str) -> DisplayTree:
         counts[parent] = counts.get(parent, 0) + 1
     # Pass 2: rows. A parent with two or more shown children is a branch point: its children are
     # heads; any other child continues its parent's list (see DisplayTree.place).
-    display = DisplayTree(active=active, shown_children=counts)
+    display = DisplayTree(active=active, shown_children=counts, group_size=group_size)
     rows, container_of, row_of, heads, shown_parent = (
         display.rows,
         display.container,
@@ -230,6 +298,7 @@ def _build(tree: SessionTree, mode: str, query: str) -> DisplayTree:
         listed.append(seq)
         container_of[seq] = container
         shown_parent[seq] = parent
+    display.split_long_lists()
     display.landing = _landing(display, path)
     return display
 

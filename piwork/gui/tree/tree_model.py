@@ -6,9 +6,11 @@ model: an entry appended at the leaf (the common case while the agent works) is 
 `beginInsertRows`, and a pure tool-call turn that stops being the leaf is swapped out in place;
 navigation, filter and search changes rebuild the display tree (one O(n) pass) inside a reset.
 
-No `canFetchMore`/`fetchMore`: with uniform row heights a view handles 100k rows of one list, and
-the leaf (where a session opens) is at the end of the longest list, which would force every batch
-to be fetched at once anyway.
+A list longer than `group_size` rows shows as group rows ("entries 1–1000", ...) that a view lays
+out only when expanded: a QTreeView re-lays out every expanded row after each insert, so with
+100k entries in one flat list each appended message cost a full pass over them. Groups do the job
+`canFetchMore`/`fetchMore` would do (which cannot help here: the leaf, where a session opens, is at
+the end of the longest list, so every batch would be fetched at once).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from piwork.core.session.records import EntryRecord
 from piwork.core.session.tree import SessionTree, TreeEvent
 from piwork.gui.tree.display_tree import (
+    GROUP_SIZE,
     DisplayTree,
     Visibility,
     build_display_tree,
@@ -39,6 +42,7 @@ TYPE_ROLE = Qt.ItemDataRole.UserRole + 5
 ROLE_ROLE = Qt.ItemDataRole.UserRole + 6
 
 _ACTIVE_BACKGROUND = QBrush(QColor(80, 140, 230, 40))
+_GROUP_COLOUR = QBrush(QColor(110, 110, 160))
 _KIND_COLOURS = {
     "compaction": QColor(176, 120, 20),
     "branch_summary": QColor(40, 140, 120),
@@ -56,15 +60,18 @@ class SessionTreeModel(QAbstractItemModel):
         parent: Any = None,
         *,
         display: DisplayTree | None = None,
+        group_size: int = GROUP_SIZE,
     ) -> None:
-        """`display`: a display tree already built for `mode` (e.g. in a loading thread)."""
+        """`display`: a display tree already built for `mode` (e.g. in a loading thread);
+        `group_size`: rows per group of a long list."""
         super().__init__(parent)
         self._tree = tree
         self._mode = normalize_mode(mode)
         self._query = ""
         self._bold = QFont()
         self._bold.setBold(True)
-        self._display = display if display is not None else build_display_tree(tree, self._mode, self._query)
+        self._group_size = group_size
+        self._display = display if display is not None else self._build()
         self._leaf_seq = self._current_leaf_seq()
         self._unsubscribe: Callable[[], None] | None = tree.subscribe(self._on_tree_event)
 
@@ -94,10 +101,13 @@ class SessionTreeModel(QAbstractItemModel):
 
     def rebuild(self) -> None:
         self.beginResetModel()
-        self._display = build_display_tree(self._tree, self._mode, self._query)
+        self._display = self._build()
         self._leaf_seq = self._current_leaf_seq()
         self.endResetModel()
         self.rebuilt.emit()
+
+    def _build(self) -> DisplayTree:
+        return build_display_tree(self._tree, self._mode, self._query, self._group_size)
 
     def detach(self) -> None:
         """Stop following the engine's tree (call before dropping the model)."""
@@ -150,6 +160,8 @@ class SessionTreeModel(QAbstractItemModel):
         if not index.isValid():
             return None
         seq = index.internalId()
+        if self._display.is_group(seq):
+            return self._group_data(seq, role)
         record = self._tree.records[seq]
         if role == Qt.ItemDataRole.DisplayRole:
             label = self._tree.label(record.id)
@@ -179,6 +191,18 @@ class SessionTreeModel(QAbstractItemModel):
             return f"{record.type} {record.id} · {record.timestamp}"
         return None
 
+    def _group_data(self, group: int, role: int) -> Any:
+        members = self._display.rows.get(group, [])
+        if role == Qt.ItemDataRole.DisplayRole:
+            first = self._display.row[group] * self._display.group_size + 1
+            landing = self._display.landing
+            holds_leaf = landing is not None and self._display.container.get(landing) == group
+            marker = "● " if holds_leaf else ""
+            return f"{marker}entries {first:,}–{first + len(members) - 1:,}"
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return _GROUP_COLOUR
+        return None
+
     # -- engine events ------------------------------------------------------------------------
     def _current_leaf_seq(self) -> int | None:
         record = self._tree.record(self._tree.leaf_id) if self._tree.leaf_id is not None else None
@@ -197,9 +221,14 @@ class SessionTreeModel(QAbstractItemModel):
         return record.seq if record is not None else None
 
     def _refresh_seq(self, seq: int | None) -> None:
+        """Repaint an entry's row and, when it sits in a group, the group's row (its leaf marker)."""
         index = self.index_of_seq(seq)
         if index.isValid():
             self.dataChanged.emit(index, index)
+            container = self._display.container.get(index.internalId())
+            if self._display.is_group(container):
+                group = self.index_of_seq(container)
+                self.dataChanged.emit(group, group)
 
     def _append_in_place(self, entry_id: str | None) -> bool:
         """Show an entry appended under the previous leaf without a reset; False means "rebuild"."""
@@ -226,6 +255,12 @@ class SessionTreeModel(QAbstractItemModel):
         shows = Visibility(self._tree, self._mode, self._query, new.seq).shows(new)
         if shows and not drop_old and display.shown_children.get(parent, 0):
             return False
+        if (
+            drop_old
+            and display.is_group(display.container[old.seq])
+            and len(display.rows[display.container[old.seq]]) < 2
+        ):
+            return False  # its group would be left empty
         previous_landing = display.landing
         if drop_old:
             container = display.container[old.seq]
@@ -234,9 +269,18 @@ class SessionTreeModel(QAbstractItemModel):
             display.remove_last(old.seq)
             self.endRemoveRows()
         if shows:
-            container, position = display.place(new.seq, parent, is_head=False)
-            self.beginInsertRows(self.index_of_seq(container), position, position)
-            display.add(new.seq, parent, is_head=False)
+            placement = display.place(new.seq, parent, is_head=False)
+            if placement is None:  # the list grows past a group's size: lay it out again
+                self.rebuild()
+                return True
+            target = placement.container
+            if placement.new_group:
+                self.beginInsertRows(self.index_of_seq(target), placement.position, placement.position)
+                target = display.add_group(target)
+                self.endInsertRows()
+            position = len(display.rows.get(target, ()))
+            self.beginInsertRows(self.index_of_seq(target), position, position)
+            display.add(new.seq, parent, False, target)
             self.endInsertRows()
         display.active.add(new.seq)
         display.landing = new.seq if shows else parent

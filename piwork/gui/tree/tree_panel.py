@@ -241,14 +241,16 @@ class SessionTreePanel(QWidget):
             self.model.set_search(self.search_field.text())
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if self.tree is None or not current.isValid():
+        entry_id = current.data(ENTRY_ID_ROLE) if current.isValid() else None
+        if self.tree is None or entry_id is None:
             self.detail.clear()
             return
-        self.detail.setPlainText(entry_detail_text(self.tree.entry(current.data(ENTRY_ID_ROLE))))
+        self.detail.setPlainText(entry_detail_text(self.tree.entry(entry_id)))
 
     def current_entry_id(self) -> str | None:
-        index = self.view.currentIndex()
-        return str(index.data(ENTRY_ID_ROLE)) if index.isValid() else None
+        """The selected entry's id (None when nothing or a group row is selected)."""
+        value = self.view.currentIndex().data(ENTRY_ID_ROLE)
+        return str(value) if value is not None else None
 
     def select_entry(self, entry_id: str) -> bool:
         if self.model is None:

@@ -12,7 +12,8 @@ from pytestqt.qtbot import QtBot
 
 from piwork.core.ids import SequentialIds
 from piwork.core.session.tree import SessionTree, tree_from_values
-from piwork.gui.tree.tree_model import ACTIVE_ROLE, LEAF_ROLE, SessionTreeModel
+from piwork.gui.tree.display_tree import GROUP_SIZE
+from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, LEAF_ROLE, SessionTreeModel
 
 from .sessions import SessionBuilder, linear_session
 
@@ -26,8 +27,8 @@ def _shape(model: SessionTreeModel, parent: QModelIndex | None = None) -> list[A
     return out
 
 
-def _fresh_shape(tree: SessionTree, mode: str) -> list[Any]:
-    model = SessionTreeModel(tree, mode)
+def _fresh_shape(tree: SessionTree, mode: str, group_size: int = GROUP_SIZE) -> list[Any]:
+    model = SessionTreeModel(tree, mode, group_size=group_size)
     try:
         return _shape(model)
     finally:
@@ -121,15 +122,20 @@ def test_search_and_labels(qtbot: QtBot) -> None:
     model.detach()
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_random_edits_keep_the_model_equal_to_a_fresh_build(qtmodeltester: ModelTester, seed: int) -> None:
+@pytest.mark.parametrize("group_size", [GROUP_SIZE, 3])
+@pytest.mark.parametrize("seed", range(5))
+def test_random_edits_keep_the_model_equal_to_a_fresh_build(
+    qtmodeltester: ModelTester, seed: int, group_size: int
+) -> None:
     """Appends (messages of every kind, labels, bookkeeping), moves and resets in random order: after
     each one the model's rows equal a model built from scratch, and the model stays consistent."""
     import random
 
     rng = random.Random(seed)
     tree = tree_from_values(linear_session(2), new_id=SequentialIds("n"))
-    model = SessionTreeModel(tree, rng.choice(["default", "no-tools", "all", "user-only"]))
+    model = SessionTreeModel(
+        tree, rng.choice(["default", "no-tools", "all", "user-only"]), group_size=group_size
+    )
     qtmodeltester.check(model, force_py=True)
     for step in range(60):
         action = rng.random()
@@ -156,5 +162,25 @@ def test_random_edits_keep_the_model_equal_to_a_fresh_build(qtmodeltester: Model
                 message = {"role": "assistant", "content": [{"type": "text", "text": f"a{step}"}],
                            "stopReason": "stop", "timestamp": step}  # fmt: skip
             tree.append_message(message)
-        assert _shape(model) == _fresh_shape(tree, model.filter_mode), f"step {step}"
+        assert _shape(model) == _fresh_shape(tree, model.filter_mode, group_size), f"step {step}"
+    model.detach()
+
+
+def test_long_lists_are_grouped_and_grow_in_place(qtmodeltester: ModelTester) -> None:
+    tree = tree_from_values(linear_session(3), new_id=SequentialIds("n"))  # 9 shown rows in one list
+    model = SessionTreeModel(tree, "all", group_size=3)
+    qtmodeltester.check(model, force_py=True)
+    groups = [model.index(r, 0).data() for r in range(model.rowCount())]
+    assert groups == ["entries 1–3", "entries 4–6", "● entries 7–9"]
+    last = model.index(2, 0)
+    assert model.rowCount(last) == 3 and model.index(2, 0, last).data(LEAF_ROLE)
+    assert model.index(0, 0, last).data(ENTRY_ID_ROLE) is not None and last.data(ENTRY_ID_ROLE) is None
+    resets: list[int] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    tree.append_message({"role": "user", "content": "starts a new group", "timestamp": 9})
+    tree.append_message({"role": "assistant", "content": [{"type": "text", "text": "joins it"}],
+                         "stopReason": "stop", "timestamp": 10})  # fmt: skip
+    assert resets == [] and model.rowCount() == 4
+    assert model.index(3, 0).data() == "● entries 10–11"
+    assert _shape(model) == _fresh_shape(tree, "all", 3)
     model.detach()
