@@ -263,8 +263,16 @@ def build_request(model: Model, context: LlmContext, options: StreamOptions) -> 
     body.update(reasoning_fields(model, options, compat, max_tokens))
     if compat.get("supportsStore"):
         body["store"] = False
-    if compat.get("promptCacheKey") and options.session_id and options.cache_retention != "none":
+    # Long retention (24 h) is asked of OpenAI, or of a server whose compat says it supports it.
+    long_cache = options.cache_retention == "long" and bool(
+        compat.get("promptCacheKey") or model.compat.get("supportsLongCacheRetention")
+    )
+    if options.session_id and (
+        (compat.get("promptCacheKey") and options.cache_retention != "none") or long_cache
+    ):
         body["prompt_cache_key"] = options.session_id[:64]
+    if long_cache:
+        body["prompt_cache_retention"] = "24h"
     if compat.get("cacheControlFormat") == "anthropic" and options.cache_retention != "none":
         cache = {"type": "ephemeral"}
         if options.cache_retention == "long" and compat.get("supportsLongCacheRetention", True):

@@ -320,3 +320,21 @@ def test_openai_provider_behind_a_proxy_keeps_openai_defaults() -> None:
         and body["messages"][0]["role"] == "developer"
         and body["store"] is False
     )
+
+
+def test_openai_long_cache_retention() -> None:
+    ctx = LlmContext("S", [{"role": "user", "content": "x", "timestamp": 1}])
+    body = openai_request.build_request(GPT, ctx, StreamOptions(session_id="s1", cache_retention="long")).body
+    assert body["prompt_cache_key"] == "s1" and body["prompt_cache_retention"] == "24h"
+    local = Model("q", "q", OPENAI_COMPLETIONS, "local", "http://127.0.0.1:8000/v1")
+    body = openai_request.build_request(
+        local, ctx, StreamOptions(session_id="s1", cache_retention="long")
+    ).body
+    assert "prompt_cache_key" not in body and "prompt_cache_retention" not in body
+    opted_in = Model(**{**local.__dict__, "compat": {"supportsLongCacheRetention": True}})
+    body = openai_request.build_request(
+        opted_in, ctx, StreamOptions(session_id="s1", cache_retention="long")
+    ).body
+    assert body["prompt_cache_retention"] == "24h" and body["prompt_cache_key"] == "s1"
+    body = openai_request.build_request(GPT, ctx, StreamOptions(session_id="s1", cache_retention="none")).body
+    assert "prompt_cache_key" not in body and "prompt_cache_retention" not in body
