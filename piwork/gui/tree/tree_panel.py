@@ -203,9 +203,10 @@ class SessionTreePanel(QWidget):
 
     def reveal_leaf(self) -> None:
         """Expand down to the leaf's row, select it and scroll it into view."""
-        if self.model is None:
-            return
-        index = self.model.landing_index()
+        if self.model is not None:
+            self._reveal(self.model.landing_index())
+
+    def _reveal(self, index: QModelIndex) -> None:
         if not index.isValid():
             return
         parent = index.parent()
@@ -256,8 +257,7 @@ class SessionTreePanel(QWidget):
         if self.model is None:
             return False
         index = self.model.index_of_id(entry_id)
-        if index.isValid():
-            self.view.setCurrentIndex(index)
+        self._reveal(index)
         return index.isValid()
 
     def _set_status(self, text: str) -> None:

@@ -322,3 +322,22 @@ def test_selection_follows_new_entries_only_when_on_the_leaf(qtbot: QtBot, tmp_p
     qtbot.wait(50)
     assert panel.current_entry_id() == ids["u1"]
     assert panel.model is not None and panel.model.landing_index().data(ENTRY_ID_ROLE) == later
+
+
+def test_long_sessions_show_groups_and_selecting_opens_them(qtbot: QtBot, tmp_path: Path) -> None:
+    session = create_session(str(tmp_path), tmp_path / "sessions")
+    first = session.tree.append_message(_message("user", "the very first question", 0))
+    for i in range(1, 1200):
+        session.tree.append_message(_message("assistant" if i % 2 else "user", f"turn {i}", i))
+    panel = _panel(qtbot, session, None)
+    model = panel.model
+    assert model is not None
+    assert [model.index(r, 0).data() for r in range(model.rowCount())] == [
+        "entries 1–1,000",
+        "● entries 1,001–1,200",
+    ]
+    assert panel.view.isExpanded(model.index(1, 0)) and not panel.view.isExpanded(model.index(0, 0))
+    assert panel.select_entry(first)
+    assert panel.view.isExpanded(model.index(0, 0)) and panel.current_entry_id() == first
+    panel.view.setCurrentIndex(model.index(0, 0))  # a group row is not an entry
+    assert panel.current_entry_id() is None and panel.detail.toPlainText() == ""
