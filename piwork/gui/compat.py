@@ -97,4 +97,13 @@ def detach_loop(loop: asyncio.AbstractEventLoop, app: QApplication) -> None:
     loop._QEventLoop__is_running = False  # type: ignore[attr-defined]
     asyncio.events._set_running_loop(None)
     loop.close()
+    # The loop's timer object still has Qt timers registered for cancelled callbacks. If Python's garbage
+    # collector later destroys it on another thread, Qt cannot unregister them and the next tick touches
+    # freed memory: kill them here, on the GUI thread.
+    timer = getattr(loop, "_timer", None)
+    callbacks = getattr(timer, "_SimpleTimer__callbacks", None)
+    if timer is not None and isinstance(callbacks, dict):
+        for timer_id in list(callbacks):
+            timer.killTimer(timer_id)
+        callbacks.clear()
     asyncio.set_event_loop(None)

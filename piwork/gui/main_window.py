@@ -174,7 +174,12 @@ class MainWindow(QMainWindow):
         return box
 
     def show_shortcuts(self) -> ShortcutsDialog:
-        dialog = ShortcutsDialog(parent=self)
+        docks = [
+            ("View", dock.windowTitle(), dock.toggleViewAction().shortcut().toString())
+            for dock in self.docks.values()
+            if not dock.toggleViewAction().shortcut().isEmpty()
+        ]
+        dialog = ShortcutsDialog(extra=docks, parent=self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog

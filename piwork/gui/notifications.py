@@ -56,7 +56,7 @@ class NotificationCenter(QObject):
     _from_any_thread = Signal(object)  # Notification; queued into the GUI thread
 
     def __init__(self, parent_widget: QWidget | None = None) -> None:
-        super().__init__()
+        super().__init__(parent_widget)
         self._parent_widget = parent_widget
         self.history: list[Notification] = []
         self.open_boxes: list[QMessageBox] = []

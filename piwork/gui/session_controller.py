@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
-from piwork.core.agent.session import AgentSession
+from piwork.core.agent.session import AgentSession, NoModel
 from piwork.core.compaction.tokens import estimate_context_tokens
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
@@ -109,7 +109,10 @@ class SessionController(QObject):
             return
         if not task.cancelled():
             error = task.exception()
-            if isinstance(error, PiworkError):
+            if isinstance(error, NoModel):
+                hint = "Add a provider key in Settings → Providers (Ctrl+,), then pick a model below."
+                self.chat.presenter.add_notice("No model to answer", str(error), hint=hint, error=True)
+            elif isinstance(error, PiworkError):
                 self.chat.presenter.add_notice("Could not do that", str(error), error=True)
             elif error is not None:
                 self.notifications.post(describe_exception(error))

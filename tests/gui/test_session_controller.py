@@ -198,3 +198,24 @@ def test_skill_commands_are_offered_and_expanded_by_the_engine(
     assert "Summarise the changes." in sent and "for 1.2" in sent
     done = qloop.create_task(ctl.shutdown())
     qtbot.waitUntil(done.done, timeout=10_000)
+
+
+def test_without_any_key_the_chat_says_where_to_add_one(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    project = tmp_path / "nokey"
+    project.mkdir()
+    window = MainWindow(QSettings(str(tmp_path / "w3.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    qtbot.addWidget(window)
+    ctl = SessionController(
+        window, NotificationCenter(window), str(project), agent_dir(), approve=False, env={}
+    )
+    ctl.spawn(ctl.open_session(None))
+    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+    assert window.status.context_label.text() == "ctx —"
+    ctl.submit("hello")
+    qtbot.waitUntil(lambda: window.chat.model.rowCount() > 0, timeout=10_000)
+    row = window.chat.model.row_at(window.chat.model.rowCount() - 1)
+    assert row.kind is RowKind.ERROR and "Settings" in row.hint
+    done = qloop.create_task(ctl.shutdown())
+    qtbot.waitUntil(done.done, timeout=10_000)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 
 from piwork.gui.chat.rows import ChatRow, RowKind
 
@@ -26,8 +26,8 @@ Index = QModelIndex | QPersistentModelIndex
 class ChatModel(QAbstractListModel):
     rowChangedInPlace = Signal(int)  # visible row number whose content (and maybe height) changed
 
-    def __init__(self, window: int = DEFAULT_WINDOW) -> None:
-        super().__init__()
+    def __init__(self, window: int = DEFAULT_WINDOW, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._rows: list[ChatRow] = []
         self._first = 0  # index into _rows of the first exposed row
         self._more_visible = False  # the "show earlier" row sits at visible row 0

@@ -22,9 +22,11 @@ class ChatPanel(QWidget):
     def __init__(self, theme: Theme | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("chatPanel")
-        self.model = ChatModel()
+        # Qt parents everywhere: a QObject left to Python's garbage collector may be destroyed on another
+        # thread, where Qt cannot unregister its timers.
+        self.model = ChatModel(parent=self)
         self.view = ChatView(self.model, theme, self)
-        self.presenter = ChatPresenter(self.model)
+        self.presenter = ChatPresenter(self.model, parent=self)
         self.composer = Composer(self)
         self.send_button = QPushButton("Send", self)
         self.send_button.setObjectName("sendButton")

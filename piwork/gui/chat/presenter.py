@@ -40,8 +40,8 @@ class ChatPresenter(QObject):
     tick = Signal()  # running tools: durations need repainting
     flushed = Signal()
 
-    def __init__(self, model: ChatModel, flush_ms: int = FLUSH_MS) -> None:
-        super().__init__()
+    def __init__(self, model: ChatModel, flush_ms: int = FLUSH_MS, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.model = model
         self.busy = False
         self._cards: dict[str, ToolCard] = {}

@@ -18,8 +18,10 @@ class SessionListing(QObject):
     finished = Signal(list)  # list[SessionInfo], newest first
     failed = Signal(str)
 
-    def __init__(self, agent_dir: Path, session_dir: Path | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self, agent_dir: Path, session_dir: Path | None = None, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
         self.agent_dir = agent_dir
         self.session_dir = session_dir
         self._generation = 0

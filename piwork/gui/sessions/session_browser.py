@@ -88,9 +88,9 @@ class SessionBrowser(QDialog):
         self.cwd = cwd
         self._confirm = confirm or _ask_yes_no(self)
         self._ask_name = ask_name or _ask_name(self)
-        self.listing = SessionListing(agent_dir, session_dir)
-        self.model = SessionListModel()
-        self.proxy = SessionFilterProxy()
+        self.listing = SessionListing(agent_dir, session_dir, self)
+        self.model = SessionListModel(self)
+        self.proxy = SessionFilterProxy(self)
         self.proxy.setSourceModel(self.model)
 
         self.scope = QComboBox(self)

@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
+    QObject,
     QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
@@ -49,8 +50,8 @@ def title_of(info: SessionInfo) -> str:
 
 
 class SessionListModel(QAbstractTableModel):
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._all: list[SessionInfo] = []
         self._shown = 0
 
@@ -159,8 +160,8 @@ class SessionListModel(QAbstractTableModel):
 class SessionFilterProxy(QSortFilterProxyModel):
     """Whitespace-separated, case-insensitive tokens must all occur; optionally named sessions only."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self._tokens: list[str] = []
         self._named_only = False
         self.setSortRole(SortRole)
