@@ -20,6 +20,7 @@ from piwork.gui.chat.rows import (
     apply_tool_result,
     assistant_rows,
     error_hint,
+    images_of,
     rows_for_message,
     stop_rows,
     text_of,
@@ -74,6 +75,7 @@ class ChatPresenter(QObject):
                 if row.tool is not None and row.tool.call_id:
                     self._card_rows[row.tool.call_id] = row
             rows.extend(new_rows)
+            self._attach_result_images(message)
         self.model.reset_rows(rows)
 
     def add_notice(self, title: str, text: str = "", hint: str = "", error: bool = False) -> ChatRow:
@@ -172,6 +174,7 @@ class ChatPresenter(QObject):
             card = self._cards.get(call_id)
             if card is not None:
                 apply_tool_result(card, message)
+                self._attach_result_images(message)
                 card_row = self._card_rows.get(call_id)
                 if card_row is not None:
                     self._changed(card_row)
@@ -338,6 +341,15 @@ class ChatPresenter(QObject):
         self._changed(row)
 
     # ---- helpers -----------------------------------------------------------------------------
+
+    def _attach_result_images(self, message: dict[str, Any]) -> None:
+        """Images a tool returned (a screenshot, a read image file) show on its card."""
+        if message.get("role") != "toolResult":
+            return
+        row = self._card_rows.get(str(message.get("toolCallId")))
+        images = images_of(message.get("content"))
+        if row is not None and images:
+            row.images = images
 
     def _register_card(self, card: ToolCard, row: ChatRow) -> None:
         self._cards[card.call_id] = card

@@ -181,3 +181,36 @@ def test_dark_theme_renders_rows(qtbot: QtBot) -> None:
     panel.presenter.show_messages([{"role": "user", "content": "```python\nx = 1\n```", "timestamp": 1}])
     image = panel.view.viewport().grab().toImage()
     assert not image.isNull()
+
+
+PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+def test_images_show_on_user_rows_and_tool_cards(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    image = {"type": "image", "data": PNG_1PX, "mimeType": "image/png"}
+    panel.presenter.show_messages(
+        [
+            {"role": "user", "content": [{"type": "text", "text": "see this"}, image], "timestamp": 1},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "toolCall", "id": "s1", "name": "read", "arguments": {"path": "shot.png"}}
+                ],
+                "stopReason": "toolUse",
+                "timestamp": 2,
+            },
+            {
+                "role": "toolResult",
+                "toolCallId": "s1",
+                "toolName": "read",
+                "content": [image],
+                "isError": False,
+                "timestamp": 3,
+            },
+        ]
+    )
+    user, card = panel.model.row_at(0), panel.model.row_at(1)
+    assert user.images and card.images and card.tool is not None and card.tool.result_text == "[image]"
+    pixmaps = panel.view.chat_delegate._pixmaps_for(card)
+    assert len(pixmaps) == 1 and pixmaps[0].width() == 1
