@@ -22,7 +22,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("settings", "Se&ttings…", "Ctrl+,", "File", "Providers, default model, compaction, trust"),
     ActionSpec("quit", "&Quit", "Ctrl+Q", "File"),
     ActionSpec(
-        "focus_composer", "Focus &Composer", "Ctrl+L", "View", "Move the cursor to the message editor"
+        "focus_composer", "Focus &Composer", "Ctrl+E", "View", "Move the cursor to the message editor"
     ),
     ActionSpec(
         "toggle_theme", "&Dark Palette", "Ctrl+Shift+D", "View", "Switch between light and dark", True

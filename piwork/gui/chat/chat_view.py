@@ -51,6 +51,7 @@ class ChatView(QListView):
         self.chat_delegate.rowRendered.connect(self._on_row_rendered)
         copy = QAction("Copy", self)
         copy.setShortcut(QKeySequence.StandardKey.Copy)
+        copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # only while the chat has the focus
         copy.triggered.connect(self.copy_selection)
         self.addAction(copy)
         self._copy_action = copy
