@@ -7,7 +7,7 @@ row's height changed, and offers copy from a context menu and Ctrl+C.
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication, QKeySequence, QResizeEvent
+from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionViewItem, QWidget
 
 from piwork.gui.chat.chat_model import ChatModel, RowRole
@@ -50,10 +50,9 @@ class ChatView(QListView):
         self.chat_delegate.openLogRequested.connect(self.openLogRequested)
         self.chat_delegate.rowRendered.connect(self._on_row_rendered)
         copy = QAction("Copy", self)
-        copy.setShortcut(QKeySequence.StandardKey.Copy)
-        copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)  # only while the chat has the focus
+        copy.setShortcut(QKeySequence.StandardKey.Copy)  # shown in the menu; the key is handled below
+        copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         copy.triggered.connect(self.copy_selection)
-        self.addAction(copy)
         self._copy_action = copy
 
     # ---- follow the bottom -------------------------------------------------------------------
@@ -135,6 +134,12 @@ class ChatView(QListView):
             if isinstance(row, ChatRow) and row.kind is not RowKind.MORE:
                 parts.append(row.plain_text())
         return "\n\n".join(parts)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_selection()  # every selected row, not only the current one as QListView would
+            return
+        super().keyPressEvent(event)
 
     def copy_selection(self) -> None:
         text = self.selected_text()

@@ -102,3 +102,26 @@ def test_parse_slash() -> None:
     assert skill is not None and skill.name == "skill" and skill.skill == "lint" and skill.args == "fix all"
     template = parse_slash("/review the diff")
     assert template is not None and not template.known
+
+
+def test_copy_selected_chat_rows(qtbot: QtBot) -> None:
+    from PySide6.QtGui import QGuiApplication
+
+    panel = ChatPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.presenter.show_messages(
+        [
+            {"role": "user", "content": "first question", "timestamp": 1},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "an answer"}],
+                "stopReason": "stop",
+                "timestamp": 2,
+            },
+        ]
+    )
+    panel.view.selectAll()
+    panel.view.setFocus()
+    qtbot.keyClick(panel.view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert QGuiApplication.clipboard().text() == "first question\n\nan answer"
