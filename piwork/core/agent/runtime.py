@@ -94,7 +94,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     if model is not None:
         thinking = resolve_level(model, thinking)
     _record_initial_state(store, context, model, thinking)
-    registry = create_default_tools(ALL_TOOL_NAMES, _tool_options(agent_dir, settings))
+    registry = create_default_tools(ALL_TOOL_NAMES, ToolOptions.from_settings(agent_dir, settings))
 
     def system_prompt_for(names: Any) -> str:
         tools = registry
@@ -129,16 +129,6 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
         )
     )
     return AgentRuntime(session, store, resources, models, credentials)
-
-
-def _tool_options(agent_dir: Path, settings: Mapping[str, Any]) -> ToolOptions:
-    shell = settings.get("shellPath")
-    prefix = settings.get("shellCommandPrefix")
-    return ToolOptions(
-        agent_dir=agent_dir,
-        shell_path=shell if isinstance(shell, str) and shell else None,
-        shell_command_prefix=prefix if isinstance(prefix, str) and prefix else None,
-    )
 
 
 def _stream_options(settings: Mapping[str, Any]) -> StreamOptions:

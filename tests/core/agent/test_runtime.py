@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from piwork.core.agent.runtime import RuntimeOptions, SetupError, create_runtime
 from piwork.core.llm.credentials import CredentialStore
-from tests.support.loopback_server import LoopbackServer, Text, Turn
+from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
 
 pytestmark = pytest.mark.anyio
 
@@ -111,4 +112,22 @@ async def test_thinking_level_reaches_the_request_and_the_file(
     assert runtime.store.path is not None
     entries = [json.loads(line) for line in runtime.store.path.read_text().splitlines()[1:]]
     assert {"type": "thinking_level_change", "thinkingLevel": "high"}.items() <= entries[1].items()
+    runtime.store.close()
+
+
+async def test_logs_size_cap_from_settings_reaches_the_bash_tool(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps({"logs": {"maxTotalMB": 0.05}}))
+    old = tmp_path / "agent" / "logs" / "older-session" / "bash-old.log"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"x" * 40_000)
+    os.utime(old, (1_000_000, 1_000_000))
+    runtime = await create_runtime(options(tmp_path, server))
+    server.script(Turn([ToolCall("bash", {"command": "seq 1 30000"})]), Turn([Text("done")]))
+    await runtime.session.prompt("count")
+    assert runtime.store.path is not None
+    kept = list((tmp_path / "agent" / "logs").rglob("*.log"))
+    # the new full-output log (about 170 kB) is over the 50 kB cap on its own, so the older log goes
+    assert not old.exists() and len(kept) == 1 and kept[0].stat().st_size > 100_000
     runtime.store.close()
