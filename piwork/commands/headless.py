@@ -21,7 +21,7 @@ import signal
 import sys
 from typing import Any, TextIO
 
-from piwork.core.agent.events import AgentEvent, event_to_json
+from piwork.core.agent.events import AgentEvent, ErrorNotice, event_to_json
 from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.core.errors import PiworkError
 from piwork.core.llm.types import THINKING_LEVELS, ThinkingLevel
@@ -128,7 +128,7 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
     for signum, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
         with contextlib.suppress(NotImplementedError, RuntimeError):  # not on the main thread
             loop.add_signal_handler(signum, interrupt, code)
-    unsubscribe = session.subscribe(_json_writer(out)) if mode == "json" else None
+    unsubscribe = session.subscribe(_json_writer(out) if mode == "json" else _notice_printer(err))
     try:
         if mode == "json" and runtime.store.header is not None:
             _write_line(out, runtime.store.header)
@@ -140,8 +140,7 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
         print(f"piwork: {error}", file=err)
         return 1
     finally:
-        if unsubscribe is not None:
-            unsubscribe()
+        unsubscribe()
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signum)
@@ -183,6 +182,16 @@ def _finish(runtime: AgentRuntime, mode: str, out: TextIO, err: TextIO) -> int:
 def _write_line(out: TextIO, value: Any) -> None:
     out.write(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str) + "\n")
     out.flush()
+
+
+def _notice_printer(err: TextIO) -> Any:
+    """Text mode: notices that do not end the run (a save failure, a broken skill) still reach stderr."""
+
+    def show(event: AgentEvent) -> None:
+        if isinstance(event, ErrorNotice):
+            print(f"piwork: {event.message}", file=err)
+
+    return show
 
 
 def _json_writer(out: TextIO) -> Any:

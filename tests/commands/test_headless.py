@@ -322,3 +322,15 @@ def test_piped_stdin_goes_before_the_prompt_text(server: LoopbackServer, env: En
     )
     assert result.returncode == 0, result.stderr
     assert server.requests[0].body["messages"][0]["content"][0]["text"] == "file contents and summarize"
+
+
+def test_session_held_by_another_piwork_is_refused_with_the_reason(server: LoopbackServer, env: Env) -> None:
+    server.script(Turn([Text("first")]))
+    assert env.call("-p", "one", *env.args(server, "anthropic")).returncode == 0
+    (path,) = env.session_files()
+    before = path.read_bytes()
+    with open_session(path):  # another piwork holds the writer lock
+        result = env.call("-p", "two", "--session", str(path), *env.args(server, "anthropic"))
+    assert result.returncode == 1
+    assert "Cannot send a prompt" in result.stderr and "read-only" in result.stderr
+    assert len(server.requests) == 1 and path.read_bytes() == before

@@ -56,6 +56,8 @@ class AgentSessionOptions:
     compaction: CompactionPort | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     now_ms: Callable[[], int] = _now_ms
+    # why the session file takes no new entries (another piwork holds it...); None while it is writable
+    read_only_reason: Callable[[], str | None] = lambda: None
 
 
 def is_loopback(base_url: str) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from piwork.core.agent.abort import AbortSignal
-from piwork.core.agent.events import Message
+from piwork.core.agent.events import ErrorNotice, Message
 from piwork.core.agent.options import AgentSessionOptions
 from piwork.core.agent.session import AgentSession
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
@@ -36,6 +36,7 @@ from piwork.core.tools.logs import session_log_dir
 from piwork.core.tools.registry import ALL_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, ToolOptions, create_default_tools
 
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
+READ_ONLY = "Another piwork window may be writing this session, so it is open read-only here."
 
 
 class SetupError(PiworkError):
@@ -71,6 +72,13 @@ class AgentRuntime:
     resources: LoadedResources
     models: ModelRegistry
     credentials: CredentialStore
+
+    @property
+    def notices(self) -> list[str]:
+        """What the user should be told about the session file (why it is read-only, a reload...)."""
+        reason = _read_only_reason(self.store)
+        notices = list(self.store.notices)
+        return notices if reason is None or reason in notices else [reason, *notices]
 
 
 async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
@@ -126,9 +134,18 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             telemetry=UsageTelemetry(telemetry_path(agent_dir, session_id) if persisted else None),
             transform_context=options.transform_context,
             hooks=options.hooks,
+            read_only_reason=lambda: _read_only_reason(store),
         )
     )
+    # notices raised from now on (the file changed on disk and was reloaded...) reach the subscribers
+    store.on_notice = lambda text: session.emit(ErrorNotice(text, "session"))
     return AgentRuntime(session, store, resources, models, credentials)
+
+
+def _read_only_reason(store: Session) -> str | None:
+    if not store.read_only:
+        return None
+    return store.notices[-1] if store.notices else READ_ONLY
 
 
 def _stream_options(settings: Mapping[str, Any]) -> StreamOptions:

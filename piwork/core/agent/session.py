@@ -51,7 +51,14 @@ from piwork.core.messages import convert_to_llm
 from piwork.core.session.tree import SessionTree
 from piwork.core.tools.base import ToolContext, ToolRegistry
 
-__all__ = ["AgentBusy", "AgentSession", "AgentSessionOptions", "NoModel", "StreamingBehavior"]
+__all__ = [
+    "AgentBusy",
+    "AgentSession",
+    "AgentSessionOptions",
+    "NoModel",
+    "ReadOnlySession",
+    "StreamingBehavior",
+]
 
 StreamingBehavior = Literal["steer", "follow_up"]
 COMPACTION_BUSY = (
@@ -68,6 +75,10 @@ class AgentBusy(PiworkError):
 
 class NoModel(PiworkError):
     """No model is selected, or it has no usable credentials."""
+
+
+class ReadOnlySession(PiworkError):
+    """The session file is only being looked at (another piwork holds it, or it cannot be written)."""
 
 
 class AgentSession:
@@ -166,6 +177,16 @@ class AgentSession:
         )
 
     @property
+    def read_only_reason(self) -> str | None:
+        """Why nothing can be added to this session (shown to the user), or None when it is writable."""
+        return self._opts.read_only_reason()
+
+    def _require_writable(self, action: str) -> None:
+        reason = self._opts.read_only_reason()
+        if reason is not None:
+            raise ReadOnlySession(f"Cannot {action}: {reason}")
+
+    @property
     def is_streaming(self) -> bool:
         return not self._idle.is_set()
 
@@ -213,6 +234,7 @@ class AgentSession:
         self, text: str, images: Sequence[Message] = (), *, behavior: StreamingBehavior | None = None
     ) -> None:
         """Send a user prompt and run until the agent settles; while busy, queue it per ``behavior``."""
+        self._require_writable("send a prompt")
         if self.checkpoints.manual_running:
             raise AgentBusy(COMPACTION_BUSY)
         expanded = self._expand(text)
@@ -235,10 +257,12 @@ class AgentSession:
 
     async def steer(self, text: str, images: Sequence[Message] = ()) -> None:
         """Deliver after the current tool calls finish, before the next model call."""
+        self._require_writable("send a prompt")
         self.queues.add(self._expand(text), images, self._opts.now_ms(), follow_up=False)
 
     async def follow_up(self, text: str, images: Sequence[Message] = ()) -> None:
         """Deliver only when the agent would otherwise stop."""
+        self._require_writable("send a prompt")
         self.queues.add(self._expand(text), images, self._opts.now_ms(), follow_up=True)
 
     def clear_queues(self) -> tuple[list[str], list[str]]:
@@ -258,6 +282,7 @@ class AgentSession:
     async def compact(self, focus: str | None = None) -> dict[str, Any] | None:
         """Manual compaction (stops the current run first). Returns the ``compaction_end`` result, ``None``
         when cancelled; raises :class:`PiworkError` with the reason when nothing could be compacted."""
+        self._require_writable("compact")
         await self.abort()
         self._idle.clear()
         try:
@@ -271,7 +296,11 @@ class AgentSession:
     async def navigate(
         self, target_id: str, *, summarize: bool = False, focus: str | None = None, label: str | None = None
     ) -> NavigationResult:
-        """Move to another point of the session tree, optionally summarizing the branch left behind."""
+        """Move to another point of the session tree, optionally summarizing the branch left behind.
+
+        A read-only session can still be browsed; only a summary or a label would be written."""
+        if summarize or label:
+            self._require_writable("summarize or label a branch")
         if self.is_streaming:
             raise AgentBusy("Wait for the agent to finish (or stop it) before moving in the session tree.")
         self._idle.clear()
@@ -299,7 +328,8 @@ class AgentSession:
         if not self._has_credentials(model):
             raise NoModel(f"No API key for {model.provider}/{model.id}")
         self._model = model
-        self._opts.tree.append_model_change(model.provider, model.id)
+        if self.read_only_reason is None:  # a read-only session changes in memory only
+            self._opts.tree.append_model_change(model.provider, model.id)
         self.emit(ModelChanged(model.provider, model.id))
         self.set_thinking_level(self._thinking_level)
 
@@ -308,7 +338,8 @@ class AgentSession:
         effective = resolve_level(self._model, level) if self._model is not None else level
         if effective != self._thinking_level:
             self._thinking_level = effective
-            self._opts.tree.append_thinking_level_change(effective)
+            if self.read_only_reason is None:
+                self._opts.tree.append_thinking_level_change(effective)
             self.emit(ThinkingLevelChanged(effective))
         return effective
 
@@ -321,6 +352,7 @@ class AgentSession:
 
     async def continue_run(self) -> None:
         """Run again from the current context (used after compaction recovery or a retry)."""
+        self._require_writable("continue the run")
         self._idle.clear()
         try:
             await self._run_loop(None)

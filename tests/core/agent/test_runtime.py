@@ -10,7 +10,9 @@ from typing import Any
 import keyring.backends.null
 import pytest
 
+from piwork.core.agent.events import ErrorNotice
 from piwork.core.agent.runtime import RuntimeOptions, SetupError, create_runtime
+from piwork.core.agent.session import ReadOnlySession
 from piwork.core.llm.credentials import CredentialStore
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
 
@@ -130,4 +132,45 @@ async def test_logs_size_cap_from_settings_reaches_the_bash_tool(
     kept = list((tmp_path / "agent" / "logs").rglob("*.log"))
     # the new full-output log (about 170 kB) is over the 50 kB cap on its own, so the older log goes
     assert not old.exists() and len(kept) == 1 and kept[0].stat().st_size > 100_000
+    runtime.store.close()
+
+
+async def test_session_held_by_another_piwork_opens_read_only_and_says_why(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    first = await create_runtime(options(tmp_path, server))
+    server.script(Turn([Text("hi")]))
+    await first.session.prompt("hello")
+    assert first.store.path is not None
+    before = first.store.path.read_bytes()
+    second = await create_runtime(
+        options(tmp_path, server, session_file=str(first.store.path), model="anthropic/claude-sonnet-4-5")
+    )
+    assert second.store.read_only and second.notices
+    assert "read-only" in second.notices[0]
+    assert second.session.read_only_reason == second.notices[0]
+    with pytest.raises(ReadOnlySession, match=r"Cannot send a prompt: .*read-only"):
+        await second.session.prompt("are you there?")
+    with pytest.raises(ReadOnlySession):
+        await second.session.compact()
+    second.session.set_thinking_level("high")  # looked at, not written: changes stay in memory
+    assert second.session.thinking_level == "high"
+    assert len(server.requests) == 1 and first.store.path.read_bytes() == before
+    second.store.close()
+    first.store.close()
+
+
+async def test_later_session_notices_reach_subscribers(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    runtime = await create_runtime(options(tmp_path, server))
+    server.script(Turn([Text("one")]), Turn([Text("two")]))
+    await runtime.session.prompt("first")
+    notices: list[str] = []
+    runtime.session.subscribe(lambda e: notices.append(e.message) if isinstance(e, ErrorNotice) else None)
+    assert runtime.store.path is not None
+    with runtime.store.path.open("a") as handle:  # another program appends to the file
+        handle.write(json.dumps({"type": "label", "id": "ext1", "parentId": None, "timestamp": "x"}) + "\n")
+    await runtime.session.prompt("second")
+    assert any("changed by another program" in text for text in notices)
     runtime.store.close()
