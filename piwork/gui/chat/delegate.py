@@ -1,15 +1,12 @@
 """Paints chat rows: bubbles, Markdown text, collapsible thinking, tool cards with status and badges.
 
-Each row's body is a QTextDocument kept in a small LRU cache keyed by the row's revision and the width.
-A streaming row's document is *appended to* (never re-set) until the message ends, when it is rendered once as
-Markdown. Heights are cached on the same key, so laying out thousands of rows costs a dict lookup each.
+Row bodies come from :class:`RowDocuments` (cached documents and thumbnails). Heights are cached by row
+revision and width, so laying out hundreds of rows costs a dict lookup each; clicks on headers and badges are
+hit-tested with the same geometry the painter uses.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
@@ -28,31 +25,24 @@ from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
     QColor,
     QFont,
-    QFontDatabase,
     QFontMetrics,
-    QImage,
     QMouseEvent,
     QPainter,
     QPalette,
     QPixmap,
-    QTextCursor,
     QTextDocument,
 )
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from piwork.gui.chat.chat_model import ChatModel, RowRole
-from piwork.gui.chat.markdown import render_markdown
-from piwork.gui.chat.render_jobs import MarkdownRenderer
+from piwork.gui.chat.row_documents import RowDocuments
 from piwork.gui.chat.rows import ChatRow, RowKind
 from piwork.gui.theme import Theme, load_theme
 
 MARGIN_X = 10
 MARGIN_Y = 4
 PAD = 8
-IMAGE_MAX_HEIGHT = 160
-DOC_CACHE_SIZE = 400
 STREAM_ROOM_MIN = 60  # px kept ahead of a streaming row's text
-ASYNC_RENDER_CHARS = 8000  # longer finished messages are rendered in slices (render_jobs)
 
 STATUS_GLYPHS = {
     "preparing": ("…", "running"),
@@ -64,15 +54,6 @@ STATUS_GLYPHS = {
 }
 
 Index = QModelIndex | QPersistentModelIndex
-
-
-@dataclass
-class _Doc:
-    doc: QTextDocument
-    revision: int
-    width: int
-    streamed: int  # characters of row.text appended so far (streaming rows only)
-    final: bool
 
 
 @dataclass
@@ -102,19 +83,15 @@ class ChatDelegate(QStyledItemDelegate):
 
     def __init__(self, view: QAbstractItemView, theme: Theme | None = None) -> None:
         super().__init__(view)
-        self.renderer = MarkdownRenderer(self)
-        self.renderer.finished.connect(self._on_rendered)
         self._view = view
         self.theme = theme or load_theme("light")
-        self._docs: OrderedDict[int, _Doc] = OrderedDict()
+        self.documents = RowDocuments(view, self.theme)
+        self.documents.rendered.connect(self._on_rendered)
         self._heights: dict[int, tuple[int, int, int]] = {}  # key -> (revision, width, height)
-        self._pixmaps: dict[int, list[QPixmap]] = {}
-        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
-        self.renderer.cancel_all()
-        self._docs.clear()
+        self.documents.set_theme(theme)
         self._heights.clear()
 
     # ---- geometry ----------------------------------------------------------------------------
@@ -195,127 +172,20 @@ class ChatDelegate(QStyledItemDelegate):
 
     # ---- documents ---------------------------------------------------------------------------
 
+    def _doc(self, row: ChatRow) -> QTextDocument:
+        return self.documents.document(row, self._content_width())
+
+    def _pixmaps_for(self, row: ChatRow) -> list[QPixmap]:
+        return self.documents.pixmaps(row)
+
+    def _on_rendered(self, key: int) -> None:
+        self._heights.pop(key, None)
+        self.rowRendered.emit(key)
+
     def _small_font(self) -> QFont:
         font = QFont(self._view.font())
         font.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
         return font
-
-    def _doc(self, row: ChatRow) -> QTextDocument:
-        width = self._content_width()
-        entry = self._docs.get(row.key)
-        if entry is not None:
-            self._docs.move_to_end(row.key)
-        if row.kind is RowKind.TEXT and not row.streaming and len(row.text) > ASYNC_RENDER_CHARS:
-            return self._long_text_doc(row, entry, width)
-        if entry is not None:
-            if entry.revision == row.revision and entry.width == width:
-                return entry.doc
-            if row.streaming and not entry.final and entry.streamed <= len(row.text):
-                self._append_streamed(entry, row, width)
-                return entry.doc
-        doc = QTextDocument()
-        doc.setDocumentMargin(0)
-        doc.setDefaultFont(self._view.font())
-        self._fill(doc, row)
-        doc.setTextWidth(width)
-        self._remember(row, _Doc(doc, row.revision, width, len(row.text), not row.streaming))
-        return doc
-
-    def _long_text_doc(self, row: ChatRow, entry: _Doc | None, width: int) -> QTextDocument:
-        """A long finished message: its Markdown is built in slices; meanwhile the plain text shows."""
-        if entry is not None and entry.final and entry.revision == row.revision:
-            if entry.width != width:
-                entry.doc.setTextWidth(width)
-                entry.width = width
-            return entry.doc
-        if not self.renderer.pending(row.key, row.revision):
-            font = self._view.font()
-            self.renderer.start(
-                row.key, row.revision, row.text, width, font, self.theme.dark, self.theme.accent("code")
-            )
-        if entry is not None and not entry.final and entry.streamed <= len(row.text):
-            self._append_streamed(entry, row, width)
-            return entry.doc
-        doc = QTextDocument()
-        doc.setDocumentMargin(0)
-        doc.setDefaultFont(self._view.font())
-        doc.setPlainText(row.text)
-        doc.setTextWidth(width)
-        self._remember(row, _Doc(doc, row.revision, width, len(row.text), False))
-        return doc
-
-    def _remember(self, row: ChatRow, entry: _Doc) -> None:
-        self._docs[row.key] = entry
-        while len(self._docs) > DOC_CACHE_SIZE:
-            self._docs.popitem(last=False)
-
-    def _on_rendered(self, key: int, revision: int, doc: QTextDocument) -> None:
-        self._docs[key] = _Doc(doc, revision, int(doc.textWidth()), 0, True)
-        self._heights.pop(key, None)
-        self.rowRendered.emit(key)
-
-    def _append_streamed(self, entry: _Doc, row: ChatRow, width: int) -> None:
-        chunk = row.text[entry.streamed :]
-        if chunk:
-            cursor = QTextCursor(entry.doc)
-            cursor.movePosition(QTextCursor.MoveOperation.End)
-            cursor.insertText(chunk)
-        if entry.width != width:
-            entry.doc.setTextWidth(width)
-        entry.streamed = len(row.text)
-        entry.revision = row.revision
-        entry.width = width
-
-    def _fill(self, doc: QTextDocument, row: ChatRow) -> None:
-        dark = self.theme.dark
-        if row.kind is RowKind.TEXT and not row.streaming:
-            render_markdown(doc, row.text, dark, self.theme.accent("code"))
-        elif row.kind is RowKind.TOOL and row.tool is not None:
-            doc.setDefaultFont(self._mono)
-            parts = []
-            if not row.collapsed and row.tool.args:
-                parts.append(json.dumps(row.tool.args, indent=2, ensure_ascii=False))
-            if row.tool.result_text:
-                parts.append(row.tool.preview(expanded=not row.collapsed))
-            doc.setPlainText("\n\n".join(parts))
-        elif row.kind is RowKind.THINKING:
-            font = QFont(self._view.font())
-            font.setItalic(True)
-            doc.setDefaultFont(font)
-            doc.setPlainText(row.text)
-        elif row.kind is RowKind.NOTICE and not row.streaming:
-            render_markdown(doc, row.text + (f"\n\n*{row.hint}*" if row.hint else ""), dark)
-        elif row.kind is RowKind.ERROR:
-            doc.setPlainText(row.text)
-            if row.hint:
-                cursor = QTextCursor(doc)
-                cursor.movePosition(QTextCursor.MoveOperation.End)
-                cursor.insertBlock()
-                fmt = cursor.charFormat()
-                fmt.setFontItalic(True)
-                cursor.insertText(row.hint, fmt)
-        else:
-            doc.setPlainText(row.text)
-
-    def _pixmaps_for(self, row: ChatRow) -> list[QPixmap]:
-        if not row.images:
-            return []
-        cached = self._pixmaps.get(row.key)
-        if cached is None:
-            cached = []
-            for _mime, data in row.images:
-                image = QImage()
-                try:
-                    image.loadFromData(base64.b64decode(data, validate=False))
-                except (ValueError, TypeError):
-                    image = QImage()
-                if image.isNull():
-                    continue
-                if image.height() > IMAGE_MAX_HEIGHT:
-                    image = image.scaledToHeight(IMAGE_MAX_HEIGHT, Qt.TransformationMode.SmoothTransformation)
-                cached.append(QPixmap.fromImage(image))
-            self._pixmaps[row.key] = cached
-        return cached
 
     # ---- painting ----------------------------------------------------------------------------
 
@@ -481,6 +351,5 @@ class ChatDelegate(QStyledItemDelegate):
 
 def forget_row_caches(delegate: QObject, row: ChatRow) -> None:
     if isinstance(delegate, ChatDelegate):
-        delegate._docs.pop(row.key, None)
+        delegate.documents.forget(row)
         delegate._heights.pop(row.key, None)
-        delegate._pixmaps.pop(row.key, None)

@@ -1,0 +1,173 @@
+"""The text documents and image thumbnails chat rows are drawn from, cached by row revision and width.
+
+A streaming row's document is appended to (never re-set) until the message ends; a long finished message is
+built as Markdown in slices by :class:`MarkdownRenderer` while its plain text shows. The cache is bounded.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QImage, QPixmap, QTextCursor, QTextDocument
+from PySide6.QtWidgets import QWidget
+
+from piwork.gui.chat.markdown import render_markdown
+from piwork.gui.chat.render_jobs import MarkdownRenderer
+from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.theme import Theme
+
+IMAGE_MAX_HEIGHT = 160
+DOC_CACHE_SIZE = 400
+ASYNC_RENDER_CHARS = 8000  # longer finished messages are rendered in slices (render_jobs)
+
+
+@dataclass
+class _Doc:
+    doc: QTextDocument
+    revision: int
+    width: int
+    streamed: int  # characters of row.text appended so far (streaming rows only)
+    final: bool
+
+
+class RowDocuments(QObject):
+    rendered = Signal(int)  # row key whose final document replaced the plain placeholder
+
+    def __init__(self, widget: QWidget, theme: Theme) -> None:
+        super().__init__(widget)
+        self._widget = widget
+        self.theme = theme
+        self.renderer = MarkdownRenderer(self)
+        self.renderer.finished.connect(self._on_rendered)
+        self._docs: OrderedDict[int, _Doc] = OrderedDict()
+        self._pixmaps: dict[int, list[QPixmap]] = {}
+        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+    def set_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self.renderer.cancel_all()
+        self._docs.clear()
+
+    def forget(self, row: ChatRow) -> None:
+        self._docs.pop(row.key, None)
+        self._pixmaps.pop(row.key, None)
+
+    def document(self, row: ChatRow, width: int) -> QTextDocument:
+        """The laid-out body of ``row`` at ``width``, from the cache when it is still current."""
+        entry = self._docs.get(row.key)
+        if entry is not None:
+            self._docs.move_to_end(row.key)
+        if row.kind is RowKind.TEXT and not row.streaming and len(row.text) > ASYNC_RENDER_CHARS:
+            return self._long_text_doc(row, entry, width)
+        if entry is not None:
+            if entry.revision == row.revision and entry.width == width:
+                return entry.doc
+            if row.streaming and not entry.final and entry.streamed <= len(row.text):
+                self._append_streamed(entry, row, width)
+                return entry.doc
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(self._widget.font())
+        self._fill(doc, row)
+        doc.setTextWidth(width)
+        self._remember(row, _Doc(doc, row.revision, width, len(row.text), not row.streaming))
+        return doc
+
+    def _long_text_doc(self, row: ChatRow, entry: _Doc | None, width: int) -> QTextDocument:
+        """A long finished message: its Markdown is built in slices; meanwhile the plain text shows."""
+        if entry is not None and entry.final and entry.revision == row.revision:
+            if entry.width != width:
+                entry.doc.setTextWidth(width)
+                entry.width = width
+            return entry.doc
+        if not self.renderer.pending(row.key, row.revision):
+            font = self._widget.font()
+            self.renderer.start(
+                row.key, row.revision, row.text, width, font, self.theme.dark, self.theme.accent("code")
+            )
+        if entry is not None and not entry.final and entry.streamed <= len(row.text):
+            self._append_streamed(entry, row, width)
+            return entry.doc
+        doc = QTextDocument()
+        doc.setDocumentMargin(0)
+        doc.setDefaultFont(self._widget.font())
+        doc.setPlainText(row.text)
+        doc.setTextWidth(width)
+        self._remember(row, _Doc(doc, row.revision, width, len(row.text), False))
+        return doc
+
+    def _remember(self, row: ChatRow, entry: _Doc) -> None:
+        self._docs[row.key] = entry
+        while len(self._docs) > DOC_CACHE_SIZE:
+            self._docs.popitem(last=False)
+
+    def _on_rendered(self, key: int, revision: int, doc: QTextDocument) -> None:
+        self._docs[key] = _Doc(doc, revision, int(doc.textWidth()), 0, True)
+        self.rendered.emit(key)
+
+    def _append_streamed(self, entry: _Doc, row: ChatRow, width: int) -> None:
+        chunk = row.text[entry.streamed :]
+        if chunk:
+            cursor = QTextCursor(entry.doc)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertText(chunk)
+        if entry.width != width:
+            entry.doc.setTextWidth(width)
+        entry.streamed = len(row.text)
+        entry.revision = row.revision
+        entry.width = width
+
+    def _fill(self, doc: QTextDocument, row: ChatRow) -> None:
+        dark = self.theme.dark
+        if row.kind is RowKind.TEXT and not row.streaming:
+            render_markdown(doc, row.text, dark, self.theme.accent("code"))
+        elif row.kind is RowKind.TOOL and row.tool is not None:
+            doc.setDefaultFont(self._mono)
+            parts = []
+            if not row.collapsed and row.tool.args:
+                parts.append(json.dumps(row.tool.args, indent=2, ensure_ascii=False))
+            if row.tool.result_text:
+                parts.append(row.tool.preview(expanded=not row.collapsed))
+            doc.setPlainText("\n\n".join(parts))
+        elif row.kind is RowKind.THINKING:
+            font = QFont(self._widget.font())
+            font.setItalic(True)
+            doc.setDefaultFont(font)
+            doc.setPlainText(row.text)
+        elif row.kind is RowKind.NOTICE and not row.streaming:
+            render_markdown(doc, row.text + (f"\n\n*{row.hint}*" if row.hint else ""), dark)
+        elif row.kind is RowKind.ERROR:
+            doc.setPlainText(row.text)
+            if row.hint:
+                cursor = QTextCursor(doc)
+                cursor.movePosition(QTextCursor.MoveOperation.End)
+                cursor.insertBlock()
+                fmt = cursor.charFormat()
+                fmt.setFontItalic(True)
+                cursor.insertText(row.hint, fmt)
+        else:
+            doc.setPlainText(row.text)
+
+    def pixmaps(self, row: ChatRow) -> list[QPixmap]:
+        if not row.images:
+            return []
+        cached = self._pixmaps.get(row.key)
+        if cached is None:
+            cached = []
+            for _mime, data in row.images:
+                image = QImage()
+                try:
+                    image.loadFromData(base64.b64decode(data, validate=False))
+                except (ValueError, TypeError):
+                    image = QImage()
+                if image.isNull():
+                    continue
+                if image.height() > IMAGE_MAX_HEIGHT:
+                    image = image.scaledToHeight(IMAGE_MAX_HEIGHT, Qt.TransformationMode.SmoothTransformation)
+                cached.append(QPixmap.fromImage(image))
+            self._pixmaps[row.key] = cached
+        return cached
