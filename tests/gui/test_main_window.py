@@ -103,3 +103,22 @@ def test_truncated_badge_opens_the_log_dock(qtbot: QtBot, tmp_path: Path) -> Non
     log.write_text("line\n" * 10)
     window.open_log(str(log))
     assert window.docks["logs"].isVisibleTo(window)
+
+
+def test_theme_manager_applies_and_forces_palettes(qtbot: QtBot) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from piwork.gui.theme import ThemeManager
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    before = QApplication.palette()
+    manager = ThemeManager(app, forced="light")
+    try:
+        with qtbot.waitSignal(manager.changed) as changed:
+            manager.force("dark")
+        assert changed.args[0].dark
+        assert QApplication.palette().color(before.ColorRole.Window).lightness() < 80
+    finally:
+        app.setPalette(before)
+        manager.deleteLater()

@@ -219,3 +219,18 @@ def test_without_any_key_the_chat_says_where_to_add_one(
     assert row.kind is RowKind.ERROR and "Settings" in row.hint
     done = qloop.create_task(ctl.shutdown())
     qtbot.waitUntil(done.done, timeout=10_000)
+
+
+def test_reopening_a_saved_session_shows_its_conversation(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    server.script(Turn([Text("stored answer")]))
+    controller.submit("stored question")
+    qtbot.waitUntil(lambda: not controller.chat.busy and len(_rows(controller)) == 2, timeout=10_000)
+    path = str(controller.runtime.store.path)  # type: ignore[union-attr]
+    controller.spawn(controller.open_session(None))
+    qtbot.waitUntil(lambda: controller.chat.model.rowCount() == 0, timeout=10_000)
+    controller.spawn(controller.open_session(path))
+    qtbot.waitUntil(lambda: controller.chat.model.rowCount() == 2, timeout=10_000)
+    assert [r.plain_text() for r in _rows(controller)] == ["stored question", "stored answer"]
+    assert controller.window.tree_panel.session is controller.runtime.store  # type: ignore[union-attr]
