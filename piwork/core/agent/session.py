@@ -20,6 +20,8 @@ from piwork.core.agent.events import (
     AgentEnd,
     AgentEvent,
     AgentSettled,
+    AutoRetryEnd,
+    AutoRetryStart,
     CompactionEnd,
     ErrorNotice,
     EventBus,
@@ -174,6 +176,11 @@ class AgentSession:
             retry=RetryPolicy.from_settings(retry if isinstance(retry, Mapping) else None),
             base_options=self._opts.base_options,
             sleep=self._opts.sleep,
+            # a summary request retried after a transient failure shows like a retried turn
+            on_retry=lambda r: self.emit(
+                AutoRetryStart(r.attempt, r.max_attempts, r.delay_ms, r.error_message)
+            ),
+            on_retry_end=lambda r: self.emit(AutoRetryEnd(r.success, r.attempt, r.final_error)),
         )
 
     @property

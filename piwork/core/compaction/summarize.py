@@ -6,7 +6,8 @@ any coroutine with the same signature in tests), so this module never needs a ne
 A response is accepted only when it ended normally: an ``error`` stop, a ``length`` stop (the
 summary would be cut off) or a tool call make the request fail with ``SummaryFailed`` and nothing
 is written by the callers. An ``aborted`` stop raises ``SummaryCancelled``. Transient provider
-errors are retried with the agent's retry settings; each retry is reported to ``on_retry``.
+errors are retried with the agent's retry settings; each retry is reported to ``on_retry`` and the
+end of a retried request (success, final failure or cancellation) to ``on_retry_end``.
 """
 
 from __future__ import annotations
@@ -78,6 +79,16 @@ class SummaryRetry:
     error_message: str
 
 
+@dataclass(frozen=True)
+class SummaryRetryEnd:
+    """A summary request that was retried has finished (``final_error`` when it still failed)."""
+
+    source: SummarySource
+    attempt: int
+    success: bool
+    final_error: str | None = None
+
+
 async def _sleep_seconds(seconds: float) -> None:
     await asyncio.sleep(seconds)
 
@@ -98,6 +109,7 @@ class Summarizer:
     thinking_level: ThinkingLevel = "off"
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     on_retry: Callable[[SummaryRetry], None] | None = None
+    on_retry_end: Callable[[SummaryRetryEnd], None] | None = None
     base_options: StreamOptions = field(default_factory=StreamOptions)
     sleep: Callable[[float], Awaitable[None]] = _sleep_seconds
 
@@ -144,20 +156,29 @@ async def _complete_with_retry(
     policy = summarizer.retry
     max_attempts = policy.max_retries if policy.enabled else 0
     attempt = 0
-    while True:
-        response = await summarizer.complete(summarizer.model, context, options)
-        if response.get("stopReason") != "error" or attempt >= max_attempts:
-            return response
-        error_text = str(response.get("errorMessage") or "")
-        if not is_retryable_text(error_text):
-            return response
-        attempt += 1
-        delay_ms = int(policy.base_delay_ms * 2 ** (attempt - 1))
-        if summarizer.on_retry is not None:
-            summarizer.on_retry(
-                SummaryRetry(source, attempt, max_attempts, delay_ms, error_text or "Unknown error")
-            )
-        await summarizer.sleep(delay_ms / 1000)
+
+    def retry_ended(success: bool, final_error: str | None) -> None:
+        if attempt > 0 and summarizer.on_retry_end is not None:
+            summarizer.on_retry_end(SummaryRetryEnd(source, attempt, success, final_error))
+
+    try:
+        while True:
+            response = await summarizer.complete(summarizer.model, context, options)
+            error_text = str(response.get("errorMessage") or "")
+            failed = response.get("stopReason") == "error"
+            if not failed or attempt >= max_attempts or not is_retryable_text(error_text):
+                retry_ended(not failed, (error_text or "Unknown error") if failed else None)
+                return response
+            attempt += 1
+            delay_ms = int(policy.base_delay_ms * 2 ** (attempt - 1))
+            if summarizer.on_retry is not None:
+                summarizer.on_retry(
+                    SummaryRetry(source, attempt, max_attempts, delay_ms, error_text or "Unknown error")
+                )
+            await summarizer.sleep(delay_ms / 1000)
+    except asyncio.CancelledError:
+        retry_ended(False, "Retry cancelled")
+        raise
 
 
 def check_response(response: Mapping[str, Any], label: str) -> str:

@@ -121,6 +121,43 @@ async def test_manual_compaction_and_its_errors(server: LoopbackServer, tmp_path
     assert [e.reason for e in rec.of("compaction_start")] == ["manual", "manual", "manual"]
 
 
+OVERLOADED = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+
+
+async def test_summary_retries_reach_subscribers_as_retry_events(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    session, _, rec, _ = make_session(server.anthropic_model(), tmp_path, settings=SMALL)
+    await warm_up(session, server)
+    server.script(Turn(failure=Failure.http(529, OVERLOADED)), summary_turn())
+    assert await session.compact() is not None
+    (start,) = rec.of("auto_retry_start")
+    assert (start.attempt, start.max_attempts, start.delay_ms) == (
+        1,
+        3,
+        2000,
+    ) and "529" in start.error_message
+    (end,) = rec.of("auto_retry_end")
+    assert end.success and end.attempt == 1
+    kinds = [e.type for e in rec.events]
+    assert kinds.index("compaction_start") < kinds.index("auto_retry_start") < kinds.index("compaction_end")
+    assert rec.sleeps == [2.0]
+
+
+async def test_summary_retry_that_keeps_failing_ends_with_the_error(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    settings = {**SMALL, "retry": {"maxRetries": 1}}
+    session, _, rec, _ = make_session(server.anthropic_model(), tmp_path, settings=settings)
+    await warm_up(session, server)
+    server.script(*[Turn(failure=Failure.http(529, OVERLOADED)) for _ in range(2)])
+    with pytest.raises(PiworkError, match="Compaction failed"):
+        await session.compact()
+    assert len(rec.of("auto_retry_start")) == 1
+    (end,) = rec.of("auto_retry_end")
+    assert not end.success and end.attempt == 1 and "529" in (end.final_error or "")
+
+
 async def test_navigate_with_branch_summary(server: LoopbackServer, tmp_path: Path) -> None:
     session, store, rec, _ = make_session(server.anthropic_model(), tmp_path, settings=SMALL)
     await warm_up(session, server)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from piwork.core.compaction.summarize import (
     SummaryCancelled,
     SummaryFailed,
     SummaryRetry,
+    SummaryRetryEnd,
     branch_prompt,
     check_response,
     combine_usage,
@@ -183,3 +186,25 @@ async def test_reasoning_follows_the_thinking_level_and_key_stays_out_of_the_bod
     assert with_reasoning["thinking"]["type"] == "enabled"
     assert without.get("thinking", {"type": "disabled"}) == {"type": "disabled"}
     assert loopback.requests[0].headers["x-api-key"] == "k" and "k" not in str(with_reasoning["messages"])
+
+
+async def test_cancelling_during_the_backoff_ends_the_retry(loopback: LoopbackServer) -> None:
+    waiting = asyncio.Event()
+
+    async def wait_forever(seconds: float) -> None:
+        waiting.set()
+        await asyncio.Event().wait()
+
+    ends: list[SummaryRetryEnd] = []
+    summarizer = replace(_summarizer(loopback, []), sleep=wait_forever, on_retry_end=ends.append)
+    loopback.script(Turn(failure=Failure.http(529, OVERLOADED)))
+    task = asyncio.ensure_future(
+        request_summary(
+            summarizer, "p", max_tokens=100, label="Summarization", source="compaction", use_reasoning=True
+        )
+    )
+    await waiting.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert ends == [SummaryRetryEnd("compaction", 1, False, "Retry cancelled")]
