@@ -165,6 +165,8 @@ class SessionController(QObject):
             + [prompt.name for prompt in resources.prompts]
         )
         self._show_context()
+        for notice in runtime.notices:  # e.g. why the file opened read-only
+            self.chat.presenter.add_notice("Session file", notice)
         self._fill_pickers()
         self.refresh_status()
         self.sessionOpened.emit(runtime)

@@ -234,3 +234,25 @@ def test_reopening_a_saved_session_shows_its_conversation(
     qtbot.waitUntil(lambda: controller.chat.model.rowCount() == 2, timeout=10_000)
     assert [r.plain_text() for r in _rows(controller)] == ["stored question", "stored answer"]
     assert controller.window.tree_panel.session is controller.runtime.store  # type: ignore[union-attr]
+
+
+def test_a_session_held_elsewhere_opens_read_only_with_a_notice(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    from piwork.core.session.store import open_session
+
+    server.script(Turn([Text("saved")]))
+    controller.submit("keep this")
+    qtbot.waitUntil(lambda: not controller.chat.busy and len(_rows(controller)) == 2, timeout=10_000)
+    path = str(controller.runtime.store.path)  # type: ignore[union-attr]
+    controller.spawn(controller.open_session(None))
+    qtbot.waitUntil(lambda: controller.chat.model.rowCount() == 0, timeout=10_000)
+    holder = open_session(path)  # another piwork has the file open for writing
+    try:
+        controller.spawn(controller.open_session(path))
+        qtbot.waitUntil(lambda: controller.chat.model.rowCount() == 3, timeout=10_000)
+        notice = _rows(controller)[-1]
+        assert notice.kind is RowKind.NOTICE and notice.title == "Session file" and notice.text
+        assert controller.runtime is not None and controller.runtime.store.read_only
+    finally:
+        holder.close()
