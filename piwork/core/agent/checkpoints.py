@@ -56,7 +56,7 @@ class CompactionPort(Protocol):
     def latest_compaction_ms(self) -> float | None:
         """Timestamp (ms) of the latest compaction on the current branch, if any."""
 
-    def can_compact(self) -> bool:
+    async def can_compact(self) -> bool:
         """False when there is nothing to compact (the automatic paths then do nothing)."""
 
     async def compact(self, request: CompactionRequest) -> CompactionOutcome:
@@ -155,7 +155,9 @@ class CompactionCheckpoints:
         """One compaction; emits start/end. Automatic runs with nothing to compact do nothing."""
         port = self.port
         self.last_error = None
-        if reason != "manual" and (port is None or self._session.model is None or not port.can_compact()):
+        if reason != "manual" and (
+            port is None or self._session.model is None or not await port.can_compact()
+        ):
             return False
         self._session.emit(CompactionStart(reason))
         request = self._active = CompactionRequest(reason, will_retry, focus)

@@ -1,17 +1,21 @@
-"""The built-in compaction engine behind AgentSession's ``CompactionPort``, over a session tree."""
+"""The built-in compaction engine behind AgentSession's ``CompactionPort``, over a session tree.
+
+Planning reads every entry of the active path (seconds on a very long session), so it runs in a
+worker thread, and the plan ``can_compact`` made is handed to the compaction that follows it.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable
 
 from piwork.core.agent.checkpoints import CompactionCancelled, CompactionOutcome, CompactionRequest
-from piwork.core.compaction.compact import CompactionError, compact_session, plan_compaction
+from piwork.core.compaction.compact import CompactionError, Planned, compact_session, read_and_plan
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import Summarizer, SummaryCancelled
 from piwork.core.errors import PiworkError
-from piwork.core.session.context import latest_compaction
 from piwork.core.session.timestamps import js_date_ms
 from piwork.core.session.tree import SessionTree
 
@@ -30,31 +34,50 @@ class TreeCompactionPort:
         self._summarizer_for = summarizer_for
         self._settings_for = settings_for
         self.hooks = hooks
+        self._plan: tuple[object, CompactionSettings, Planned] | None = None
 
     def latest_compaction_ms(self) -> float | None:
-        compaction = latest_compaction([self._tree.body(record) for record in self._tree.path()])
+        # runs after every reply: find the entry by its indexed type and read only that body
+        record = next((r for r in reversed(self._tree.path()) if r.type == "compaction"), None)
+        compaction = self._tree.body(record) if record is not None else None
         if not isinstance(compaction, dict):
             return None
         stamp = js_date_ms(compaction.get("timestamp"))
         return stamp if math.isfinite(stamp) else None
 
-    def can_compact(self) -> bool:
-        return plan_compaction(self._tree, self._settings_for()) is not None
+    def _tree_state(self) -> object:
+        """Changes whenever the tree does (it is append-only; a reload changes the record count)."""
+        return (self._tree.leaf_id, len(self._tree))
+
+    async def can_compact(self) -> bool:
+        settings = self._settings_for()
+        state = self._tree_state()
+        planned = await asyncio.to_thread(read_and_plan, self._tree, settings)
+        self._plan = (state, settings, planned)
+        return planned[1] is not None
+
+    def _take_plan(self, settings: CompactionSettings) -> Planned | None:
+        plan, self._plan = self._plan, None
+        if plan is None or plan[0] != self._tree_state() or plan[1] != settings:
+            return None
+        return plan[2]
 
     async def compact(self, request: CompactionRequest) -> CompactionOutcome:
         summarizer = self._summarizer_for()
         if summarizer is None:
             raise PiworkError(NO_MODEL)
+        settings = self._settings_for()
         try:
             result = await compact_session(
                 self._tree,
                 summarizer,
-                self._settings_for(),
+                settings,
                 reason=request.reason,
                 custom_instructions=request.custom_instructions,
                 will_retry=request.will_retry,
                 hooks=self.hooks,
                 cancel=request.cancel,
+                planned=self._take_plan(settings),
             )
         except CompactionError as error:
             if error.aborted:
