@@ -52,7 +52,6 @@ from piwork.core.resources.trust import (
 )
 from piwork.core.resources.trust_fingerprint import FingerprintStore, compute_fingerprint
 from piwork.core.resources.trust_store import TrustEntry, TrustStore, TrustStoreError, strict_canonical
-from piwork.gui.tree import emit_refcount_fix  # noqa: F401  (before any signal is emitted)
 
 PREVIEW_BYTES = 64 * 1024
 PREVIEW_FILES = 200

@@ -6,6 +6,5 @@ to open any log file. Connect `LogViewerPanel.send_to_chat(str)` to the composer
 
 from piwork.gui.logs.full_output_view import FullOutputView
 from piwork.gui.logs.panel import LogViewerPanel
-from piwork.gui.tree import emit_refcount_fix  # noqa: F401  (before any signal is emitted)
 
 __all__ = ["FullOutputView", "LogViewerPanel"]
