@@ -10,12 +10,13 @@ the in-memory context in step with the session file.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from piwork.core.agent.events import CompactionEnd, CompactionReason, CompactionStart, Message, TreeNavigated
 from piwork.core.compaction.hooks import CompactionHooks
-from piwork.core.compaction.navigate import NavigationResult, navigate_tree
+from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, navigate_tree
 from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
 from piwork.core.compaction.summarize import Summarizer
 from piwork.core.compaction.triggers import check_after_response, due_before_next_response
@@ -194,7 +195,14 @@ class CompactionCheckpoints:
             self.manual_running = False
 
     async def navigate(
-        self, target_id: str, *, summarize: bool, focus: str | None, label: str | None
+        self,
+        target_id: str,
+        *,
+        summarize: bool,
+        focus: str | None,
+        label: str | None,
+        replace_instructions: bool | None = None,
+        on_progress: Callable[[BranchSummaryProgress], None] | None = None,
     ) -> NavigationResult:
         tree = self._session.tree
         summarizer: Summarizer | None = self.summarizer_for() if summarize and self.summarizer_for else None
@@ -205,15 +213,18 @@ class CompactionCheckpoints:
                 target_id,
                 summarize=summarize,
                 custom_instructions=focus,
+                replace_instructions=replace_instructions,
                 label=label,
                 summarizer=summarizer,
                 settings=BranchSummarySettings.from_settings(self._session.settings),
                 hooks=self.hooks,
                 cancel=cancel,
+                on_progress=on_progress,
             )
         finally:
             self._nav_cancel = None
         if not result.cancelled:
-            self._session.replace_messages(tree.build_context().messages)
+            context = await asyncio.to_thread(tree.build_context)  # reads the whole path
+            self._session.replace_messages(context.messages)
             self._session.emit(TreeNavigated(result.new_leaf_id, result.old_leaf_id, result.summary_entry))
         return result

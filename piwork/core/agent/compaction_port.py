@@ -85,4 +85,5 @@ class TreeCompactionPort:
             raise
         except SummaryCancelled as error:
             raise CompactionCancelled() from error
-        return CompactionOutcome(result.to_json(), self._tree.build_context().messages)
+        context = await asyncio.to_thread(self._tree.build_context)
+        return CompactionOutcome(result.to_json(), context.messages)

@@ -7,6 +7,7 @@ the first provider with credentials.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -93,8 +94,9 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     settings = resources.settings.effective
     models = ModelRegistry(agent_dir)
     credentials = options.credentials or CredentialStore(env=options.env, config_key=models.config_api_key)
-    store = _open_store(options, cwd, agent_dir, settings)
-    context = store.tree.build_context()
+    # reading a long session file takes seconds: not on the event loop the window runs
+    store = await asyncio.to_thread(_open_store, options, cwd, agent_dir, settings)
+    context = await asyncio.to_thread(store.tree.build_context)
     model = _choose_model(options, models, credentials, settings, context.model)
     if options.api_key and model is not None:
         credentials.set_session_key(model.provider, options.api_key)

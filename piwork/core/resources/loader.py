@@ -7,6 +7,7 @@ blocked is still reported (as ``blocked-untrusted`` rows) so the resource panel 
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -240,4 +241,5 @@ async def load_project(
     state = await resolver.resolve(cwd, override=override)
     if state.trusted:
         settings.set_project_trusted(True)
-    return load_resources(cwd, agent_dir, settings, options, state, home)
+    # scanning skill folders and reading files: in a worker thread, off the caller's event loop
+    return await asyncio.to_thread(load_resources, cwd, agent_dir, settings, options, state, home)
