@@ -39,7 +39,7 @@ from piwork.core.agent.queues import PromptQueues, parse_queue_mode
 from piwork.core.agent.retry import RetrySettings
 from piwork.core.agent.stats import ContextUsage, SessionStats, context_usage, session_stats
 from piwork.core.agent.telemetry import UsageTelemetry
-from piwork.core.compaction.navigate import NavigationResult
+from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
 from piwork.core.compaction.summarize import RetryPolicy, Summarizer
 from piwork.core.errors import PiworkError
 from piwork.core.llm.thinking import resolve_level
@@ -206,6 +206,11 @@ class AgentSession:
         """Texts waiting as (steering, follow-up)."""
         return self.queues.texts
 
+    @property
+    def registry(self) -> ToolRegistry:
+        """Every tool the session can use (``tool_names`` says which are active)."""
+        return self._opts.registry
+
     def tool_names(self) -> list[str]:
         names = self._opts.registry.names()
         return names if self._active_tools is None else [n for n in self._active_tools if n in names]
@@ -301,18 +306,34 @@ class AgentSession:
         return self._last_compaction_result if done else None
 
     async def navigate(
-        self, target_id: str, *, summarize: bool = False, focus: str | None = None, label: str | None = None
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        focus: str | None = None,
+        label: str | None = None,
+        replace_instructions: bool | None = None,
+        on_progress: Callable[[BranchSummaryProgress], None] | None = None,
     ) -> NavigationResult:
         """Move to another point of the session tree, optionally summarizing the branch left behind.
 
-        A read-only session can still be browsed; only a summary or a label would be written."""
+        ``replace_instructions`` makes ``focus`` the whole summary instruction instead of an addition;
+        ``on_progress`` hears each summary step. A read-only session can still be browsed; only a
+        summary or a label would be written."""
         if summarize or label:
             self._require_writable("summarize or label a branch")
         if self.is_streaming:
             raise AgentBusy("Wait for the agent to finish (or stop it) before moving in the session tree.")
         self._idle.clear()
         try:
-            return await self.checkpoints.navigate(target_id, summarize=summarize, focus=focus, label=label)
+            return await self.checkpoints.navigate(
+                target_id,
+                summarize=summarize,
+                focus=focus,
+                label=label,
+                replace_instructions=replace_instructions,
+                on_progress=on_progress,
+            )
         finally:
             self._settle()
 

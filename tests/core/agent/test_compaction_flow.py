@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from piwork.core.compaction.prompts import BRANCH_INSTRUCTIONS
 from piwork.core.errors import PiworkError
 from piwork.core.session.store import open_session
 from tests.support.loopback_server import Failure, LoopbackServer, Text, ToolCall, Turn, Usage
@@ -171,6 +172,30 @@ async def test_navigate_with_branch_summary(server: LoopbackServer, tmp_path: Pa
     assert entry["type"] == "branch_summary" and "Branch explored." in entry["summary"]
     assert rec.of("session_tree")[-1].summary_entry is not None
     assert [m["role"] for m in session.messages] == ["branchSummary"]
+
+
+async def test_navigate_can_replace_the_summary_instructions_and_report_progress(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    session, store, _, _ = make_session(server.anthropic_model(), tmp_path, settings=SMALL)
+    await warm_up(session, server)
+    first_user = next(
+        e for e in file_entries(store) if e["type"] == "message" and e["message"]["role"] == "user"
+    )
+    server.script(summary_turn("## Goal\nOnly the focus."))
+    steps: list[str] = []
+    result = await session.navigate(
+        first_user["id"],
+        summarize=True,
+        focus="List the file names touched, nothing else.",
+        replace_instructions=True,
+        on_progress=lambda progress: steps.append(progress.stage),
+    )
+    assert not result.cancelled and result.summary_entry is not None
+    sent = json.dumps(server.requests[-1].body)
+    assert "List the file names touched, nothing else." in sent
+    assert BRANCH_INSTRUCTIONS.split("\n")[0] not in sent  # the default template was replaced
+    assert steps[0] == "collected" and "summarizing" in steps
 
 
 ORACLE = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
