@@ -25,6 +25,7 @@ from piwork.core.compaction.tokens import estimate_context_tokens
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry
+from piwork.core.llm.tokens import Tokenizers
 from piwork.core.resources.trust import TrustOption, TrustRequest
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.format import default_session_dir
@@ -32,6 +33,7 @@ from piwork.core.session.listing import read_header
 from piwork.gui.chat.slash_commands import SlashCommand
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter, describe_exception
+from piwork.gui.resources.prompt_parts import show_system_prompt
 from piwork.gui.sessions.session_browser import SessionBrowser
 from piwork.gui.settings.settings_dialog import SettingsDialog
 from piwork.gui.tree.navigation import AgentNavigator
@@ -63,6 +65,7 @@ class SessionController(QObject):
         self.env = dict(env if env is not None else os.environ)
         self.models = ModelRegistry(agent_dir)
         self.credentials = credentials or CredentialStore(env=self.env, config_key=self.models.config_api_key)
+        self.tokenizers = Tokenizers(agent_dir, env=self.env)
         self.runtime: AgentRuntime | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Any = None
@@ -159,6 +162,7 @@ class SessionController(QObject):
         self._unsubscribe = runtime.session.subscribe(self._on_event)
         self.window.tree_panel.set_session(runtime.store, AgentNavigator(runtime.session))
         self.window.resource_panel.set_resources(runtime.resources)
+        self._show_system_prompt()
         resources = runtime.resources
         self.chat.composer.set_extra_commands(
             [f"skill:{skill.name}" for skill in resources.skills]
@@ -181,6 +185,12 @@ class SessionController(QObject):
             task = self.spawn(self.open_session(None))
         if editor_text:
             task.add_done_callback(lambda _t: self.chat.composer.set_text(editor_text))
+
+    def _show_system_prompt(self) -> None:
+        runtime = self.runtime
+        if runtime is not None:
+            panel = self.window.resource_panel
+            self.spawn(show_system_prompt(panel, runtime.session, runtime.resources, self.tokenizers))
 
     def _detach(self) -> None:
         if self._unsubscribe is not None:
@@ -207,6 +217,8 @@ class SessionController(QObject):
             self.window.log_panel.add_message(event.message)
         if kind in ("agent_settled", "model_changed", "thinking_level_changed", "compaction_end"):
             self.refresh_status()
+        if kind == "model_changed":  # the token counter follows the model
+            self._show_system_prompt()
 
     # ---- status ------------------------------------------------------------------------------
 

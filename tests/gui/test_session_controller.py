@@ -171,6 +171,21 @@ def test_tree_and_resource_docks_follow_the_session(
     assert window.resource_panel.loaded is controller.runtime.resources  # type: ignore[union-attr]
 
 
+def test_system_prompt_tab_shows_the_sessions_prompt_part_by_part(
+    qtbot: QtBot, controller: SessionController
+) -> None:
+    view = controller.window.resource_panel.prompt_view
+    qtbot.waitUntil(lambda: len(view.counts) == len(view.parts) > 0, timeout=10_000)
+    session = controller.session
+    assert session is not None
+    assert "".join(part.text for part in view.parts) == session.system_prompt()
+    names = [part.name for part in view.parts]
+    assert names[0] == "role" and "tools" in names and names[-1] == "cwd"
+    assert all(count > 0 for count in view.counts) and view.total > 0
+    assert view.table.rowCount() == len(view.parts)
+    assert "tokens" in view.summary.text()
+
+
 def test_skill_commands_are_offered_and_expanded_by_the_engine(
     qtbot: QtBot, qloop: asyncio.AbstractEventLoop, server: LoopbackServer, tmp_path: Path
 ) -> None:
