@@ -9,10 +9,10 @@ Both run until done or until their task is cancelled (nothing is written then).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
+from piwork.core.agent.session import AgentSession
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, navigate_tree
 from piwork.core.compaction.settings import BranchSummarySettings
 from piwork.core.compaction.summarize import Summarizer
@@ -91,15 +91,14 @@ class TreeNavigator:
 
 
 class AgentNavigator:
-    """Adapter over `AgentSession.navigate` (passes the options its signature accepts)."""
+    """Adapter over `AgentSession.navigate`."""
 
-    def __init__(self, agent: Any) -> None:
+    def __init__(self, agent: AgentSession) -> None:
         self.agent = agent
-        self._accepts = set(inspect.signature(agent.navigate).parameters)
 
     @property
     def is_streaming(self) -> bool:
-        return bool(self.agent.is_streaming)
+        return self.agent.is_streaming
 
     @property
     def can_summarize(self) -> bool:
@@ -107,7 +106,7 @@ class AgentNavigator:
 
     @property
     def can_replace_instructions(self) -> bool:
-        return "replace_instructions" in self._accepts
+        return True
 
     async def navigate(
         self,
@@ -119,10 +118,11 @@ class AgentNavigator:
         label: str | None,
         on_progress: ProgressFn | None = None,
     ) -> NavigationResult:
-        options: dict[str, Any] = {"summarize": summarize, "focus": focus, "label": label}
-        if "replace_instructions" in self._accepts:
-            options["replace_instructions"] = replace_instructions
-        if "on_progress" in self._accepts:
-            options["on_progress"] = on_progress
-        result: NavigationResult = await self.agent.navigate(target_id, **options)
-        return result
+        return await self.agent.navigate(
+            target_id,
+            summarize=summarize,
+            focus=focus,
+            label=label,
+            replace_instructions=replace_instructions,
+            on_progress=on_progress,
+        )

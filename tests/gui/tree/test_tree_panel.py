@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
+from piwork.core.compaction.prompts import BRANCH_INSTRUCTIONS
 from piwork.core.compaction.settings import BranchSummarySettings
 from piwork.core.compaction.summarize import RetryPolicy, Summarizer
 from piwork.core.llm.streaming import complete
@@ -310,6 +311,14 @@ def test_live_agent_session_refuses_while_streaming_then_summarizes(
     assert agent.messages[-1]["role"] == "branchSummary"  # the agent's context follows the move
     assert panel.current_entry_id() == summary["id"]
     assert "Branch goal." in panel.detail.toPlainText()  # the summary node reads in full
+    loopback.script(Turn([Text("## Files\nnotes.txt")]))
+    panel.select_entry(ids["a2"])
+    with qtbot.waitSignal(panel.navigated, timeout=10000):
+        panel.activate_current()
+        _answer_dialog(qtbot, panel, "focus", focus="Name the files only.", replace=True)
+    sent = json.dumps(loopback.requests[-1].body)
+    assert "Name the files only." in sent and BRANCH_INSTRUCTIONS.split("\n")[0] not in sent
+    assert _lines(store)[-1]["summary"].endswith("## Files\nnotes.txt")
 
 
 def test_selection_follows_new_entries_only_when_on_the_leaf(qtbot: QtBot, tmp_path: Path) -> None:
