@@ -18,6 +18,7 @@ from piwork.core.resources.ignore_rules import IgnoreRules, rel_posix
 from piwork.core.resources.packages import package_resources
 from piwork.core.resources.realpaths import RealPaths
 from piwork.core.resources.skills import collect_skill_entries, resolve_user_path
+from piwork.core.tools.walk import git_root
 
 ResourceType = Literal["skills", "prompts"]
 
@@ -173,22 +174,11 @@ def _files_from_entries(paths: Sequence[str], kind: ResourceType, realpaths: Rea
     return files
 
 
-def git_repo_root(start: str) -> str | None:
-    directory = start
-    while True:
-        if os.path.exists(os.path.join(directory, ".git")):
-            return directory
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
-
-
 def ancestor_agents_skill_dirs(cwd: str) -> list[str]:
     """``.agents/skills`` from cwd upwards, stopping after the git root (or at ``/``)."""
-    root = git_repo_root(cwd)
+    directory = os.path.abspath(cwd)
+    root = git_root(directory)
     dirs = []
-    directory = cwd
     while True:
         dirs.append(os.path.join(directory, ".agents", "skills"))
         if root is not None and directory == root:

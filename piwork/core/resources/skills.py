@@ -179,57 +179,12 @@ def _broken(entry: os.DirEntry[str]) -> bool:
 def scan_skill_dir(directory: str, source: SkillSource, realpaths: RealPaths | None = None) -> SkillsResult:
     """Load skills under one directory given as a path (root ``.md`` files count)."""
     result = SkillsResult()
-    if os.path.exists(directory):
-        _scan(
-            directory, source, True, IgnoreRules(), directory, result, frozenset(), realpaths or RealPaths()
-        )
+    for path in collect_skill_entries(directory, "pi", realpaths):
+        skill, diagnostics = load_skill_file(path, source)
+        if skill:
+            result.skills.append(skill)
+        result.diagnostics.extend(diagnostics)
     return result
-
-
-def _scan(
-    directory: str,
-    source: SkillSource,
-    include_root_files: bool,
-    rules: IgnoreRules,
-    root: str,
-    result: SkillsResult,
-    ancestors: frozenset[str],
-    realpaths: RealPaths,
-) -> None:
-    real = realpaths.canonical(directory)
-    if real in ancestors:
-        return  # a symlink loop back into a folder being scanned
-    ancestors = ancestors | {real}
-    try:
-        entries = _entries(directory)
-    except OSError:
-        return
-    rules.add_from_dir(directory, root, {e.name for e in entries})
-    for entry in entries:
-        if entry.name != "SKILL.md" or _broken(entry):
-            continue
-        if _is_file(entry) and not _ignored(rules, entry.path, root, False):
-            skill, diagnostics = load_skill_file(entry.path, source)
-            if skill:
-                result.skills.append(skill)
-            result.diagnostics.extend(diagnostics)
-            return
-    for entry in entries:
-        if entry.name.startswith(".") or entry.name == "node_modules":
-            continue
-        kind = _kind(entry)
-        if kind is None or _broken(entry):
-            continue
-        is_dir, is_file = kind
-        if _ignored(rules, entry.path, root, is_dir):
-            continue
-        if is_dir:
-            _scan(entry.path, source, False, rules, root, result, ancestors, realpaths)
-        elif is_file and include_root_files and entry.name.endswith(".md"):
-            skill, diagnostics = load_skill_file(entry.path, source)
-            if skill:
-                result.skills.append(skill)
-            result.diagnostics.extend(diagnostics)
 
 
 def collect_skill_entries(directory: str, mode: ScanMode, realpaths: RealPaths | None = None) -> list[str]:
