@@ -7,42 +7,28 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from piwork.core.compaction.summarize import RetryPolicy, setting_count
+
 
 @dataclass(frozen=True)
-class RetrySettings:
-    """``retry.*`` settings (Pi's defaults)."""
+class RetrySettings(RetryPolicy):
+    """``retry.*`` settings (Pi's defaults): the shared policy plus the provider's delay cap."""
 
-    enabled: bool = True
-    max_retries: int = 3
-    base_delay_ms: int = 2000
     # retry.provider.maxRetryDelayMs: a server-requested delay above this is not waited for (0 = no cap).
     max_retry_delay_ms: int = 60000
 
     @classmethod
     def from_mapping(cls, retry: Mapping[str, Any] | None) -> RetrySettings:
         """Build from the merged settings' ``retry`` object, ignoring values of the wrong type."""
-        if not isinstance(retry, Mapping):
-            return cls()
-        provider = retry.get("provider")
-        provider = provider if isinstance(provider, Mapping) else {}
-
-        def num(value: object, default: int) -> int:
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                return default
-            return max(0, int(value))
-
-        enabled = retry.get("enabled")
-        return cls(
-            enabled=enabled if isinstance(enabled, bool) else True,
-            max_retries=num(retry.get("maxRetries"), 3),
-            base_delay_ms=num(retry.get("baseDelayMs"), 2000),
-            max_retry_delay_ms=num(provider.get("maxRetryDelayMs"), 60000),
-        )
+        policy = RetryPolicy.from_settings(retry)
+        provider = retry.get("provider") if isinstance(retry, Mapping) else None
+        cap = provider.get("maxRetryDelayMs") if isinstance(provider, Mapping) else None
+        return cls(policy.enabled, policy.max_retries, policy.base_delay_ms, setting_count(cap, 60000))
 
 
 def backoff_delay_ms(attempt: int, settings: RetrySettings) -> int:
     """``baseDelayMs · 2^(attempt−1)``: 2 s, 4 s, 8 s with the defaults."""
-    return int(settings.base_delay_ms * 2 ** max(0, attempt - 1))
+    return settings.backoff_ms(attempt)
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,16 @@ class SummaryCancelled(PiworkError):
         super().__init__(message)
 
 
+def setting_count(value: Any, default: int) -> int:
+    """A non-negative whole number from a settings value; anything else (bool, text, NaN) → ``default``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return default
+    return max(0, int(value))
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
-    """The ``retry.*`` settings that apply to summary requests (Pi's defaults)."""
+    """The ``retry.*`` settings shared by agent turns and summary requests (Pi's defaults)."""
 
     enabled: bool = True
     max_retries: int = 3
@@ -54,18 +61,16 @@ class RetryPolicy:
     def from_settings(cls, retry: Mapping[str, Any] | None) -> RetryPolicy:
         """Read the settings' ``retry`` object; ill-typed values keep their defaults."""
         data = retry if isinstance(retry, Mapping) else {}
-
-        def count(value: Any, default: int) -> int:
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                return default
-            return max(0, int(value))
-
         enabled = data.get("enabled")
-        return cls(
+        return RetryPolicy(
             enabled=enabled if isinstance(enabled, bool) else True,
-            max_retries=count(data.get("maxRetries"), 3),
-            base_delay_ms=count(data.get("baseDelayMs"), 2000),
+            max_retries=setting_count(data.get("maxRetries"), 3),
+            base_delay_ms=setting_count(data.get("baseDelayMs"), 2000),
         )
+
+    def backoff_ms(self, attempt: int) -> int:
+        """``baseDelayMs · 2^(attempt−1)``: 2 s, 4 s, 8 s with the defaults."""
+        return int(self.base_delay_ms * 2 ** max(0, attempt - 1))
 
 
 @dataclass(frozen=True)
@@ -170,7 +175,7 @@ async def _complete_with_retry(
                 retry_ended(not failed, (error_text or "Unknown error") if failed else None)
                 return response
             attempt += 1
-            delay_ms = int(policy.base_delay_ms * 2 ** (attempt - 1))
+            delay_ms = policy.backoff_ms(attempt)
             if summarizer.on_retry is not None:
                 summarizer.on_retry(
                     SummaryRetry(source, attempt, max_attempts, delay_ms, error_text or "Unknown error")
