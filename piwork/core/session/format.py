@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from piwork.core.jscompat import js_json_stringify, js_trim, json_loads_js
 from piwork.core.paths import SESSION_DIR_ENV, expand_home
 from piwork.core.session.timestamps import now_ms
@@ -148,6 +150,19 @@ def json_loads(text: str) -> Any:
     if end != len(text) and text[end:].strip(" \t\n\r"):
         raise ValueError("Extra data after the JSON value")
     return value
+
+
+def json_loads_bytes(data: bytes | bytearray | memoryview) -> Any:
+    """``json_loads`` of UTF-8 bytes (invalid bytes read as U+FFFD), through orjson when it can.
+
+    orjson takes the strictly valid documents, which are most lines, several times faster and
+    with the same values (JavaScript reads integers beyond 64 bits as doubles, so does orjson);
+    lone surrogates, invalid UTF-8 and numbers overflowing to infinity go the standard way.
+    """
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json_loads(bytes(data).decode("utf-8", "replace"))
 
 
 def _scan_once(text: str, index: int) -> tuple[Any, int]:

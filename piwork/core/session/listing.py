@@ -24,7 +24,8 @@ from piwork.core.session.format import (
     is_valid_header,
     json_loads,
 )
-from piwork.core.session.records import light_record, paused_gc
+from piwork.core.session.line_index import light_record
+from piwork.core.session.records import paused_gc
 from piwork.core.session.timestamps import iso_from_ms, js_date_ms
 
 Progress = Callable[[int, int], None]

@@ -1,18 +1,19 @@
 """Reading a session file into header, light records and diagnostics, without writing anything.
 
-Lines are parsed one at a time; only the small fields of each entry are kept (see ``records.py``)
-unless ``keep_bodies`` is set, so a large file costs little memory. Bodies are read back by byte
-offset when needed.
+The file is read in blocks of whole lines. Message lines in the usual layout are indexed from
+their bytes (see ``line_index.py``); every other line is parsed in full. Only the small fields of
+each entry are kept (see ``records.py``) unless ``keep_bodies`` is set, so a large file costs
+little memory. Bodies are read back by byte offset when needed (see ``body_source.py``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, Literal
 
+from piwork.core.session.body_source import FileBodySource
 from piwork.core.session.format import (
     BAD_HEADER,
     MALFORMED_JSON,
@@ -24,50 +25,16 @@ from piwork.core.session.format import (
     is_v4_header,
     is_valid_header,
     json_loads,
+    json_loads_bytes,
 )
 from piwork.core.session.jsvalues import js_truthy
-from piwork.core.session.records import EntryRecord, light_record, make_record, paused_gc
+from piwork.core.session.line_index import scan_message_lines
+from piwork.core.session.records import EntryRecord, make_record, paused_gc
+
+__all__ = ["FileBodySource", "LoadedFile", "read_body", "read_session_file"]
 
 Status = Literal["ok", "missing", "empty", "not_session", "unsupported"]
-READ_CHUNK = 1024 * 1024
-
-
-class FileBodySource:
-    """Reads entry bodies back from a session file by byte offset (one descriptor, opened lazily)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.on_error: Callable[[EntryRecord], None] | None = None
-        self._fd: int | None = None
-
-    def load(self, record: EntryRecord) -> Any:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY)
-        try:
-            return read_body(self._fd, record)
-        except ValueError:
-            if self.on_error is not None:
-                self.on_error(record)
-            return None
-
-    def load_many(self, records: list[EntryRecord]) -> list[Any]:
-        """Bodies of several entries parsed in one go; ``None`` for any that cannot be read."""
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY)
-        fd = self._fd
-        data = b"[" + b",".join(os.pread(fd, r.length, r.offset) for r in records) + b"]"
-        try:
-            values = json_loads(data.decode("utf-8", "replace"))
-            if isinstance(values, list) and len(values) == len(records):
-                return values
-        except ValueError:
-            pass
-        return [self.load(r) for r in records]
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+READ_CHUNK = 8 * 1024 * 1024
 
 
 @dataclass
@@ -91,16 +58,6 @@ class LoadedFile:
         return self.header.get("version", 1)
 
 
-def _lines(handle: BinaryIO) -> Any:
-    """``(line number, offset, raw bytes without newline, ended by newline)`` for each line."""
-    offset = 0
-    for number, raw in enumerate(handle, start=1):
-        has_newline = raw.endswith(b"\n")
-        body = raw[:-1] if has_newline else raw
-        yield number, offset, body, has_newline
-        offset += len(raw)
-
-
 def read_session_file(
     path: str | os.PathLike[str], keep_bodies: bool = False, keep_non_objects: bool = False
 ) -> LoadedFile:
@@ -119,81 +76,122 @@ def _read(file_path: Path, keep_bodies: bool, keep_non_objects: bool) -> LoadedF
     except FileNotFoundError:
         return LoadedFile(file_path, "missing")
     loaded = LoadedFile(file_path, "ok", size=stat.st_size, mtime_ns=stat.st_mtime_ns)
-    source = loaded.source = FileBodySource(file_path)
+    loaded.source = FileBodySource(file_path)
     if stat.st_size == 0:
         loaded.status = "empty"
         return loaded
-    first = True
-    with open(file_path, "rb", buffering=READ_CHUNK) as handle:
-        for number, offset, raw, has_newline in _lines(handle):
-            if not raw.strip():
-                if not has_newline:
-                    loaded.torn = True
+    indexer = _Indexer(loaded, keep_bodies, keep_non_objects)
+    with open(file_path, "rb", buffering=0) as handle:
+        pending: list[bytes] = []  # the start of a line longer than what was read so far
+        base = 0
+        while not indexer.done and (chunk := handle.read(READ_CHUNK)):
+            cut = chunk.rfind(b"\n") + 1
+            if cut == 0:
+                pending.append(chunk)
                 continue
-            if not has_newline:
-                loaded.torn = True
-            elif not first and not keep_bodies:
-                light = light_record(raw, len(loaded.records), number, offset)
-                if light is not None:
-                    light.source = source
-                    loaded.records.append(light)
-                    continue
-            try:
-                value = json_loads(raw.decode("utf-8", "replace"))
-            except ValueError:
-                if is_blank(raw):
-                    continue
-                if first and is_v4_header(_loose_json(raw)):
-                    loaded.status = "unsupported"
-                    return loaded
-                kind = TORN_TAIL if not has_newline else MALFORMED_JSON
-                text = (
-                    "The last line is incomplete (the program writing it probably stopped); it is skipped"
-                    if kind == TORN_TAIL
-                    else "Line is not valid JSON; it is skipped"
-                )
-                loaded.diagnostics.append(Diagnostic(kind, number, offset, text))
-                continue
-            if keep_non_objects and not js_truthy(value):
-                continue  # the reference drops null/0/false/"" lines before looking at them
-            if first:
-                first = False
-                if is_v4_header(value):
-                    loaded.status = "unsupported"
-                    loaded.diagnostics.append(
-                        Diagnostic(
-                            UNSUPPORTED_FORMAT, number, offset, "This session uses the experimental v4 format"
-                        )
-                    )
-                    return loaded
-                if not is_valid_header(value):
-                    loaded.status = "not_session"
-                    loaded.diagnostics.append(
-                        Diagnostic(BAD_HEADER, number, offset, "The first entry is not a session header")
-                    )
-                    return loaded
-                loaded.header = value
-                continue
-            if not isinstance(value, dict) and not keep_non_objects:
-                loaded.diagnostics.append(
-                    Diagnostic(
-                        MALFORMED_JSON, number, offset, "Line is JSON but not an object; it is skipped"
-                    )
-                )
-                continue
-            if is_header(value) and not keep_non_objects:
-                loaded.diagnostics.append(
-                    Diagnostic(
-                        BAD_HEADER, number, offset, "A second session header inside the file is ignored"
-                    )
-                )
-            record = make_record(value, len(loaded.records), number, offset, len(raw))
-            if keep_bodies or not isinstance(value, dict):
-                record.body = value
-            loaded.records.append(record)
-    if first:
+            if pending:
+                cut += sum(len(piece) for piece in pending)
+                chunk = b"".join([*pending, chunk])
+                pending = []
+            indexer.block(chunk if cut == len(chunk) else chunk[:cut], base)
+            if cut < len(chunk):
+                pending.append(chunk[cut:])
+            base += cut
+        if pending and not indexer.done:
+            indexer.line(b"".join(pending), indexer.line_number + 1, base, has_newline=False)
+    if indexer.first:
         loaded.status = "not_session"
     return loaded
+
+
+class _Indexer:
+    """Turns the lines of a file, block by block, into the header, records and diagnostics."""
+
+    def __init__(self, loaded: LoadedFile, keep_bodies: bool, keep_non_objects: bool) -> None:
+        self.loaded = loaded
+        self.keep_bodies = keep_bodies
+        self.keep_non_objects = keep_non_objects
+        self.first = True  # no entry parsed yet: the next one must be the header
+        self.done = False  # the file turned out not to be a session piwork can read
+        self.line_number = 0
+
+    def block(self, data: bytes, base: int) -> None:
+        """Index ``data`` (whole lines, each ending with a newline) found at file offset ``base``."""
+        position = 0
+        while position < len(data) and (self.first or self.keep_bodies) and not self.done:
+            end = data.index(b"\n", position)
+            self.line_number += 1
+            self.line(data[position:end], self.line_number, base + position, has_newline=True)
+            position = end + 1
+        if position < len(data) and not self.done:
+
+            def other(start: int, end: int, number: int) -> None:
+                self.line(data[start:end], number, base + start, has_newline=True)
+
+            self.line_number = scan_message_lines(
+                data, position, base, self.line_number, self.loaded.records, other, self.loaded.source
+            )
+
+    def line(self, raw: bytes, number: int, offset: int, has_newline: bool) -> None:
+        """Parse one line in full (the header, lines in other layouts, the torn tail)."""
+        loaded = self.loaded
+        if not has_newline:
+            loaded.torn = True
+        if not raw.strip():
+            return
+        try:
+            value = json_loads_bytes(raw)
+        except ValueError:
+            if is_blank(raw):
+                return
+            if self.first and is_v4_header(_loose_json(raw)):
+                loaded.status = "unsupported"
+                self.done = True
+                return
+            kind = TORN_TAIL if not has_newline else MALFORMED_JSON
+            text = (
+                "The last line is incomplete (the program writing it probably stopped); it is skipped"
+                if kind == TORN_TAIL
+                else "Line is not valid JSON; it is skipped"
+            )
+            loaded.diagnostics.append(Diagnostic(kind, number, offset, text))
+            return
+        if self.keep_non_objects and not js_truthy(value):
+            return  # the reference drops null/0/false/"" lines before looking at them
+        if self.first:
+            self._header(value, number, offset)
+            return
+        if not isinstance(value, dict) and not self.keep_non_objects:
+            loaded.diagnostics.append(
+                Diagnostic(MALFORMED_JSON, number, offset, "Line is JSON but not an object; it is skipped")
+            )
+            return
+        if is_header(value) and not self.keep_non_objects:
+            loaded.diagnostics.append(
+                Diagnostic(BAD_HEADER, number, offset, "A second session header inside the file is ignored")
+            )
+        record = make_record(value, len(loaded.records), number, offset, len(raw))
+        if self.keep_bodies or not isinstance(value, dict):
+            record.body = value
+        loaded.records.append(record)
+
+    def _header(self, value: Any, number: int, offset: int) -> None:
+        loaded = self.loaded
+        self.first = False
+        if is_v4_header(value):
+            loaded.status = "unsupported"
+            loaded.diagnostics.append(
+                Diagnostic(UNSUPPORTED_FORMAT, number, offset, "This session uses the experimental v4 format")
+            )
+            self.done = True
+        elif not is_valid_header(value):
+            loaded.status = "not_session"
+            loaded.diagnostics.append(
+                Diagnostic(BAD_HEADER, number, offset, "The first entry is not a session header")
+            )
+            self.done = True
+        else:
+            loaded.header = value
 
 
 def _loose_json(raw: bytes) -> Any:
@@ -205,5 +203,4 @@ def _loose_json(raw: bytes) -> Any:
 
 def read_body(fd: int, record: EntryRecord) -> Any:
     """Parse one entry again from the file by its byte offset."""
-    data = os.pread(fd, record.length, record.offset)
-    return json_loads(data.decode("utf-8", "replace"))
+    return json_loads_bytes(os.pread(fd, record.length, record.offset))

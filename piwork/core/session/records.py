@@ -7,7 +7,6 @@ indexed once and message bodies are parsed again only for the entries a caller a
 from __future__ import annotations
 
 import gc
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -206,74 +205,3 @@ def fill_details(record: EntryRecord, value: dict[str, Any]) -> None:
         preview = str(value.get("customType", ""))
     record.meta = meta
     record.cached_preview = _short(preview)
-
-
-# Pi writes message entries as {"type":"message","id":…,"parentId":…,"timestamp":…,"message":{"role":…
-_MESSAGE_PREFIX = re.compile(
-    rb'\{"type":"message","id":"([A-Za-z0-9._-]+)","parentId":(?:null|"([A-Za-z0-9._-]+)"),'
-    rb'"timestamp":"([0-9TZ:.+-]+)","message":\{"role":"([A-Za-z]+)"'
-)
-
-
-_ROLES = {r.encode(): r for r in ("user", "assistant", "toolResult", "bashExecution", "custom")}
-_TEXT_BLOCK = b'{"type":"text","text":"'
-# UTF-8 lead bytes of the non-ASCII characters JavaScript's trim() removes.
-_UNICODE_SPACES = (
-    b"\xc2\xa0",
-    b"\xe1\x9a\x80",
-    b"\xe2\x80",
-    b"\xe2\x81\x9f",
-    b"\xe3\x80\x80",
-    b"\xef\xbb\xbf",
-)
-_BLANK_START = re.compile(rb"(?:[ \t]|\\[nrt])*")
-
-
-def _has_text(raw: bytes) -> bool | None:
-    """Whether an assistant line has a non-blank text block; ``None`` when that needs a parse."""
-    position = raw.find(_TEXT_BLOCK)
-    while position >= 0:
-        start = position + len(_TEXT_BLOCK)
-        blank = _BLANK_START.match(raw, start)
-        end = blank.end() if blank is not None else start
-        following = raw[end : end + 1]
-        if following != b'"':
-            if following == b"\\" or raw.startswith(_UNICODE_SPACES, end):
-                return None  # an escape or a Unicode space: let the full parse decide
-            return True
-        position = raw.find(_TEXT_BLOCK, end)
-    return False
-
-
-def light_record(raw: bytes, seq: int, line: int, offset: int) -> EntryRecord | None:
-    """Index a message line from its bytes without a JSON parse, or ``None`` if not possible.
-
-    Only lines in the exact layout Pi and piwork write, ending with ``}``, qualify; anything else
-    is parsed in full by the caller.
-    """
-    match = _MESSAGE_PREFIX.match(raw)
-    if match is None or not raw.rstrip(b"\r").endswith(b"}"):
-        return None
-    entry_id, parent_id, timestamp, role_bytes = match.groups()
-    role = _ROLES.get(role_bytes) or role_bytes.decode("ascii")
-    record = EntryRecord(
-        seq,
-        entry_id.decode("ascii"),
-        None if parent_id is None else parent_id.decode("ascii"),
-        "message",
-        timestamp.decode("ascii"),
-        line,
-        offset,
-        len(raw),
-        role,
-    )
-    if role == "assistant":
-        has_text = _has_text(raw)
-        if has_text is None:
-            return None
-        meta: dict[str, Any] = {"hasText": has_text}
-        stop = raw.rfind(b'"stopReason":"')
-        if stop >= 0:
-            meta["stopReason"] = raw[stop + 14 : raw.find(b'"', stop + 14)].decode("utf-8", "replace")
-        record.meta = meta
-    return record

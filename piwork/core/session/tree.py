@@ -91,9 +91,39 @@ class SessionTree:
         self._name_record: EntryRecord | None = None
         self._has_assistant = False
         self.leaf_id: Any = None
+        by_key = self._by_key
+        children = self._children
+        has_assistant = False
         for record in self._records:
-            self._index_record(record, reindexing=True)
-        self._graph_diagnostics.extend(check_graph(self._records, self._by_key))
+            entry_id = record.id
+            parent_id = record.parent_id
+            # The usual message entry, indexed inline (a large session has 100,000 of them).
+            if record.type != "message" or type(entry_id) is not str or entry_id in by_key:
+                self._index_record(record, reindexing=True)
+                continue
+            if type(parent_id) is str:
+                parent = by_key.get(parent_id)
+                if parent is not None:
+                    record.parent_id = parent_id = parent.id  # share one string object per id
+                parent_key: Any = parent_id
+            else:
+                parent_key = map_key(parent_id)
+            by_key[entry_id] = record
+            siblings = children.get(parent_key)
+            if siblings is None:
+                children[parent_key] = record  # most entries have one child: no list for them
+            elif isinstance(siblings, list):
+                siblings.append(record)
+            else:
+                children[parent_key] = [siblings, record]
+            if record.role == "assistant":
+                has_assistant = True
+        self._has_assistant = self._has_assistant or has_assistant
+        self.leaf_id = next(
+            ((None if r.id is UNDEFINED else r.id) for r in reversed(self._records) if r.type != "session"),
+            None,
+        )
+        self._graph_diagnostics.extend(check_graph(self._records, by_key))
 
     def _index_record(self, record: EntryRecord, reindexing: bool = False) -> None:
         kind = record.type

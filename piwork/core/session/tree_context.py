@@ -17,8 +17,6 @@ from piwork.core.session.tree_types import SessionContext
 if TYPE_CHECKING:
     from piwork.core.session.tree import SessionTree
 
-BATCH = 2000
-
 
 def context_for_path(
     tree: SessionTree, path: list[EntryRecord], honour_retained_tail: bool
@@ -58,27 +56,19 @@ def context_for_path(
 
 
 def _preload(records: list[EntryRecord]) -> dict[int, Any]:
-    """Read many bodies in batches (shared key strings, fewer calls) when the source can."""
-    preloaded: dict[int, Any] = {}
-    batch: list[EntryRecord] = []
+    """Read the bodies not in memory, all those of one source in one call when it can."""
+    by_source: dict[int, list[EntryRecord]] = {}
     for record in records:
-        if record.body is not None or record.source is None:
+        if record.body is None and record.source is not None:
+            by_source.setdefault(id(record.source), []).append(record)
+    preloaded: dict[int, Any] = {}
+    for batch in by_source.values():
+        load_many = getattr(batch[0].source, "load_many", None)
+        if load_many is None:
             continue
-        if batch and (len(batch) >= BATCH or record.source is not batch[0].source):
-            _load_batch(batch, preloaded)
-            batch = []
-        batch.append(record)
-    if batch:
-        _load_batch(batch, preloaded)
+        for record, body in zip(batch, load_many(batch), strict=True):
+            preloaded[id(record)] = body
     return preloaded
-
-
-def _load_batch(batch: list[EntryRecord], into: dict[int, Any]) -> None:
-    load_many = getattr(batch[0].source, "load_many", None)
-    if load_many is None:
-        return
-    for record, body in zip(batch, load_many(batch), strict=True):
-        into[id(record)] = body
 
 
 def _settings(tree: SessionTree, path: list[EntryRecord]) -> tuple[Any, dict[str, Any] | None]:

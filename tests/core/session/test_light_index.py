@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from piwork.core.session.format import serialize
+from piwork.core.session.line_index import light_record
 from piwork.core.session.reader import read_session_file
-from piwork.core.session.records import light_record, make_record
+from piwork.core.session.records import make_record
 from piwork.core.session.store import open_session
 
 from .helpers import HEADER, assistant, user

@@ -1,0 +1,184 @@
+"""Indexing message lines from their bytes, without a JSON parse.
+
+Pi and piwork write every message entry as
+``{"type":"message","id":…,"parentId":…,"timestamp":…,"message":{"role":…`` on one line, so
+the fields the tree needs sit at the front of the line. ``scan_message_lines`` finds those lines
+in a block of a file with one regular-expression scan (a quoted ``{"type":"message"`` cannot occur
+inside a JSON string, where quotes are escaped) and reports every other line, and every line it
+is unsure about, to the caller for a full parse.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from piwork.core.session.records import NO_META, BodySource, EntryRecord
+
+MESSAGE_PREFIX = re.compile(
+    rb'\{"type":"message","id":"([A-Za-z0-9._-]+)","parentId":(?:null|"([A-Za-z0-9._-]+)"),'
+    rb'"timestamp":"([0-9TZ:.+-]+)","message":\{"role":"([A-Za-z]+)"'
+)
+_ROLES = {r.encode(): r for r in ("user", "assistant", "toolResult", "bashExecution", "custom")}
+_TEXT_BLOCK = b'{"type":"text","text":"'
+_STOP_REASON = b'"stopReason":"'
+# UTF-8 lead bytes of the non-ASCII characters JavaScript's trim() removes.
+_UNICODE_SPACES = (
+    b"\xc2\xa0",
+    b"\xe1\x9a\x80",
+    b"\xe2\x80",
+    b"\xe2\x81\x9f",
+    b"\xe3\x80\x80",
+    b"\xef\xbb\xbf",
+)
+_BLANK_START = re.compile(rb"(?:[ \t]|\\[nrt])*")
+NEWLINE, CARRIAGE_RETURN, CLOSING_BRACE = 10, 13, 125
+
+# Assistant records share one read-only ``meta`` per (has text, stop reason): there are few.
+_ASSISTANT_META: dict[tuple[bool, bytes | None], Mapping[str, Any]] = {}
+
+OtherLine = Callable[[int, int, int], None]
+"""Called with ``(start, end, line number)`` of a line to parse (``end``: position of its newline)."""
+
+
+def _has_text(data: bytes, start: int, end: int) -> bool | None:
+    """Whether an assistant line has a non-blank text block; ``None`` when that needs a parse."""
+    position = data.find(_TEXT_BLOCK, start, end)
+    while position >= 0:
+        blank = _BLANK_START.match(data, position + len(_TEXT_BLOCK), end)
+        after = blank.end() if blank is not None else position + len(_TEXT_BLOCK)
+        if after >= end:
+            return None
+        following = data[after]
+        if following != 0x22:  # not the closing quote: there is text
+            if following == 0x5C or data.startswith(_UNICODE_SPACES, after):
+                return None  # an escape or a Unicode space: let the full parse decide
+            return True
+        position = data.find(_TEXT_BLOCK, after, end)
+    return False
+
+
+def _assistant_meta(data: bytes, start: int, end: int) -> Mapping[str, Any] | None:
+    has_text = _has_text(data, start, end)
+    if has_text is None:
+        return None
+    stop_at = data.rfind(_STOP_REASON, start, end)
+    stop = None
+    if stop_at >= 0:
+        value_at = stop_at + len(_STOP_REASON)
+        stop = data[value_at : data.find(b'"', value_at, end)]
+    meta = _ASSISTANT_META.get((has_text, stop))
+    if meta is None:
+        values: dict[str, Any] = {"hasText": has_text}
+        if stop is not None:
+            values["stopReason"] = stop.decode("utf-8", "replace")
+        meta = _ASSISTANT_META.setdefault((has_text, stop), MappingProxyType(values))
+    return meta
+
+
+def _record(
+    match: re.Match[bytes],
+    data: bytes,
+    end: int,
+    seq: int,
+    line: int,
+    offset: int,
+    source: BodySource | None = None,
+) -> EntryRecord | None:
+    """The record of a matched line ``data[match.start():end]``, or ``None`` if unsure."""
+    last = end - 1
+    if data[last] == CARRIAGE_RETURN:
+        last -= 1
+    if data[last] != CLOSING_BRACE:
+        return None
+    entry_id, parent_id, timestamp, role_bytes = match.groups()
+    role = _ROLES.get(role_bytes) or role_bytes.decode("ascii")
+    record = EntryRecord(
+        seq,
+        entry_id.decode("ascii"),
+        None if parent_id is None else parent_id.decode("ascii"),
+        "message",
+        timestamp.decode("ascii"),
+        line,
+        offset,
+        end - match.start(),
+        role,
+        source=source,
+    )
+    if role == "assistant":
+        meta = _assistant_meta(data, match.end(), end)
+        if meta is None:
+            return None
+        record.meta = meta
+    return record
+
+
+def light_record(raw: bytes, seq: int, line: int, offset: int) -> EntryRecord | None:
+    """Index one message line (without its newline) from its bytes, or ``None`` if not possible."""
+    match = MESSAGE_PREFIX.match(raw)
+    if match is None:
+        return None
+    return _record(match, raw, len(raw), seq, line, offset)
+
+
+def scan_message_lines(
+    data: bytes,
+    begin: int,
+    base: int,
+    line: int,
+    records: list[EntryRecord],
+    other: OtherLine,
+    source: BodySource | None = None,
+) -> int:
+    """Index the lines of ``data[begin:]`` (whole lines, each ending with a newline) into ``records``.
+
+    ``base`` is the file offset of ``data`` and ``line`` the number of the line before ``begin``.
+    Lines that are not message lines in the usual layout go to ``other`` in file order, between
+    the appends to ``records``; the others get ``source``. Returns the number of the last line.
+    (The hot loop of opening a large session, hence written out in one function.)
+    """
+    find = data.find
+    match = MESSAGE_PREFIX.match
+    roles = _ROLES
+    append = records.append
+    seq = len(records)
+    size = len(data)
+    position = begin
+    while position < size:
+        end = find(b"\n", position)
+        line += 1
+        found = match(data, position)
+        if found is not None:
+            last = data[end - 1]
+            if last == CARRIAGE_RETURN:
+                last = data[end - 2]
+            entry_id, parent_id, timestamp, role_bytes = found.groups()
+            role = roles.get(role_bytes)
+            meta = NO_META if role != "assistant" else _assistant_meta(data, found.end(), end)
+            if last == CLOSING_BRACE and role is not None and meta is not None:
+                append(
+                    EntryRecord(
+                        seq,
+                        entry_id.decode("ascii"),
+                        None if parent_id is None else parent_id.decode("ascii"),
+                        "message",
+                        timestamp.decode("ascii"),
+                        line,
+                        base + position,
+                        end - position,
+                        role,
+                        None,
+                        meta,
+                        None,
+                        source,
+                    )
+                )
+                seq += 1
+                position = end + 1
+                continue
+        other(position, end, line)
+        seq = len(records)
+        position = end + 1
+    return line
