@@ -26,7 +26,8 @@ from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry
 from piwork.core.llm.tokens import Tokenizers
-from piwork.core.resources.trust import TrustOption, TrustRequest
+from piwork.core.resources.trust import TrustOption, TrustRequest, TrustResolver
+from piwork.core.resources.trust_fingerprint import FingerprintStore
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.format import default_session_dir
 from piwork.core.session.listing import read_header
@@ -37,7 +38,7 @@ from piwork.gui.resources.prompt_parts import show_system_prompt
 from piwork.gui.sessions.session_browser import SessionBrowser
 from piwork.gui.settings.settings_dialog import SettingsDialog
 from piwork.gui.tree.navigation import AgentNavigator
-from piwork.gui.trust_dialog import TrustDialog, ask_trust
+from piwork.gui.trust_dialog import TrustDialog, TrustPrompter
 
 
 class SessionController(QObject):
@@ -66,6 +67,9 @@ class SessionController(QObject):
         self.models = ModelRegistry(agent_dir)
         self.credentials = credentials or CredentialStore(env=self.env, config_key=self.models.config_api_key)
         self.tokenizers = Tokenizers(agent_dir, env=self.env)
+        self.trust_prompter = TrustPrompter(
+            TrustStore(str(agent_dir)), FingerprintStore(str(agent_dir)), parent=window
+        )
         self.runtime: AgentRuntime | None = None
         self.tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Any = None
@@ -136,7 +140,19 @@ class SessionController(QObject):
     # ---- opening sessions --------------------------------------------------------------------
 
     async def _ask_trust(self, request: TrustRequest) -> TrustOption | None:
-        return await ask_trust(request, self.window)
+        return await self.trust_prompter.ask(request)
+
+    async def _trust_override(self) -> bool | None:
+        """--approve/--no-approve; else, when the gated resources changed since the saved decision,
+        the user's new answer (None: let the engine read the saved decision, or ask)."""
+        if self.approve is not None:
+            return self.approve
+        state = await TrustResolver(self.trust_prompter.store).resolve(self.cwd)
+        if not self.trust_prompter.needs_recheck(state):
+            return None
+        decided = await self.trust_prompter.recheck(state)
+        saved = decided.source == "prompt" and decided.saved_path is not None
+        return None if saved else decided.trusted
 
     async def open_session(self, session_file: str | None) -> AgentRuntime:
         """Build the runtime for ``session_file`` (None: a new session in the current folder)."""
@@ -151,7 +167,7 @@ class SessionController(QObject):
             cwd=self.cwd,
             agent_dir=self.agent_dir,
             session_file=session_file,
-            trust_override=self.approve,
+            trust_override=await self._trust_override(),
             ask_trust=self._ask_trust,
             credentials=self.credentials,
             env=self.env,
@@ -374,6 +390,7 @@ class SessionController(QObject):
 
     def show_trust(self) -> TrustDialog:
         dialog = TrustDialog.for_saved_decision(self.cwd, TrustStore(str(self.agent_dir)), self.window)
+        dialog.accepted.connect(lambda: self.trust_prompter.record(dialog.request))
         dialog.accepted.connect(self.reload)
         dialog.show()
         return dialog

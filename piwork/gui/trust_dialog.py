@@ -125,6 +125,13 @@ class TrustDialog(QDialog):
         self.saved_label = QLabel(self._saved_text(saved))
         self.saved_label.setVisible(store is not None or saved is not None)
         layout.addWidget(self.saved_label)
+        self.reload_note = QLabel(
+            "A new decision takes effect on reload: piwork reloads the project's resources as soon as you "
+            "choose (a reply already running keeps what it started with)."
+        )
+        self.reload_note.setWordWrap(True)
+        self.reload_note.setVisible(store is not None)
+        layout.addWidget(self.reload_note)
         if store_error:
             layout.addWidget(self._store_error_row(store_error))
 
@@ -273,6 +280,10 @@ class TrustPrompter:
         if option is not None and option.updates:
             self._record(request)
         return option
+
+    def record(self, request: TrustRequest) -> None:
+        """Remember what `request` listed, so a later change to those resources asks again."""
+        self._record(request)
 
     def _record(self, request: TrustRequest) -> None:
         # Without a fingerprint piwork simply will not notice later changes; the decision still holds.

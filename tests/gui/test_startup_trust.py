@@ -1,0 +1,139 @@
+"""Opening a project from the window: the trust question comes before any project resource loads,
+--approve/--no-approve skip it, and a saved decision is asked again when the gated resources change."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from piwork.core.paths import agent_dir
+from piwork.gui.main_window import MainWindow
+from piwork.gui.notifications import NotificationCenter
+from piwork.gui.session_controller import SessionController
+from piwork.gui.theme import load_theme
+from piwork.gui.trust_dialog import TrustDialog
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "work" / "proj"
+    skill = root / ".pi" / "skills" / "deploy" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: deploy\ndescription: Ship the build.\n---\nShip it.\n")
+    return root
+
+
+@pytest.fixture
+def window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
+    win = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+@pytest.fixture
+def open_controller(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, window: MainWindow, project: Path
+) -> Iterator[list[SessionController]]:
+    made: list[SessionController] = []
+    yield made
+    for ctl in made:
+        done = qloop.create_task(ctl.shutdown())
+        qtbot.waitUntil(done.done, timeout=10_000)
+        ctl.notifications.close_all()
+
+
+def _start(
+    made: list[SessionController], window: MainWindow, project: Path, approve: bool | None
+) -> SessionController:
+    ctl = SessionController(
+        window, NotificationCenter(window), str(project), agent_dir(), approve=approve, env={}
+    )
+    made.append(ctl)
+    ctl.spawn(ctl.open_session(None))
+    return ctl
+
+
+def _visible_dialog() -> TrustDialog | None:
+    shown = [w for w in QApplication.topLevelWidgets() if isinstance(w, TrustDialog) and w.isVisible()]
+    return shown[0] if shown else None
+
+
+def _skills(ctl: SessionController) -> list[str]:
+    assert ctl.runtime is not None
+    return [skill.name for skill in ctl.runtime.resources.skills]
+
+
+def test_undecided_project_asks_before_loading_then_loads_the_trusted_resources(
+    qtbot: QtBot, window: MainWindow, project: Path, open_controller: list[SessionController]
+) -> None:
+    ctl = _start(open_controller, window, project, None)
+    qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+    assert ctl.runtime is None and window.resource_panel.loaded is None  # nothing of the project yet
+    dialog = _visible_dialog()
+    assert dialog is not None
+    dialog.option_buttons["trust"].click()
+    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+    assert "deploy" in _skills(ctl) and window.resource_panel.loaded is ctl.runtime.resources  # type: ignore[union-attr]
+    saved = json.loads((agent_dir() / "trust.json").read_text())
+    assert saved == {os.path.realpath(project): True}
+
+
+@pytest.mark.parametrize("approve", [True, False])
+def test_approve_flags_skip_the_question_and_save_nothing(
+    qtbot: QtBot, window: MainWindow, project: Path, open_controller: list[SessionController], approve: bool
+) -> None:
+    ctl = _start(open_controller, window, project, approve)
+    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+    assert _visible_dialog() is None
+    assert ("deploy" in _skills(ctl)) is approve
+    assert not (agent_dir() / "trust.json").exists()
+
+
+def test_changed_gated_resources_ask_again_at_startup(
+    qtbot: QtBot, window: MainWindow, project: Path, open_controller: list[SessionController]
+) -> None:
+    first = _start(open_controller, window, project, None)
+    qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+    _visible_dialog().option_buttons["trust"].click()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: first.runtime is not None, timeout=10_000)
+    reopened = _start(open_controller, window, project, None)  # same resources: no question
+    qtbot.waitUntil(lambda: reopened.runtime is not None, timeout=10_000)
+    assert _visible_dialog() is None and "deploy" in _skills(reopened)
+    extension = project / ".pi" / "extensions" / "hook.ts"
+    extension.parent.mkdir()
+    extension.write_text("export default () => {}\n")
+    changed = _start(open_controller, window, project, None)
+    qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+    dialog = _visible_dialog()
+    assert dialog is not None and changed.runtime is None
+    listed = [dialog.resource_list.item(i).text() for i in range(dialog.resource_list.count())]
+    assert any("extensions" in text for text in listed)
+    dialog.option_buttons["distrust"].click()
+    qtbot.waitUntil(lambda: changed.runtime is not None, timeout=10_000)
+    assert "deploy" not in _skills(changed)
+    assert json.loads((agent_dir() / "trust.json").read_text()) == {os.path.realpath(project): False}
+
+
+def test_menu_reopens_the_question_and_the_answer_takes_effect_on_reload(
+    qtbot: QtBot, window: MainWindow, project: Path, open_controller: list[SessionController]
+) -> None:
+    ctl = _start(open_controller, window, project, None)
+    qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+    _visible_dialog().option_buttons["trust"].click()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+    first = ctl.runtime
+    window.action_map["trust"].trigger()
+    qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+    assert "takes effect on reload" in _visible_dialog().reload_note.text()  # type: ignore[union-attr]
+    _visible_dialog().option_buttons["distrust"].click()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: ctl.runtime is not None and ctl.runtime is not first, timeout=10_000)
+    assert "deploy" not in _skills(ctl) and _visible_dialog() is None  # no second question on reload
