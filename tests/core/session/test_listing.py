@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+import time
 from pathlib import Path
+
+import pytest
 
 from piwork.core.session.format import default_session_dir, encode_cwd
 from piwork.core.session.listing import (
+    LISTING_CONCURRENCY,
     find_session_by_id,
+    iter_session_infos,
     list_all_sessions,
     list_sessions,
     most_recent_session,
     session_info,
 )
 
-from .helpers import HEADER, assistant, user, write_session
+from .helpers import HEADER, assistant, serialize, user, write_session
 
 
 def _session(folder: Path, name: str, session_id: str, cwd: str, entries: list, created: str) -> Path:
@@ -114,3 +121,53 @@ def test_unsupported_files_are_listed_as_such(tmp_path: Path) -> None:
     (tmp_path / "v4.jsonl").write_text('{"v":4,"kind":"header","id":"h"}\n', encoding="utf-8")
     info = session_info(tmp_path / "v4.jsonl")
     assert info is not None and info.unsupported and info.to_json()["unsupported"] is True
+
+
+def test_infos_stream_in_file_order_with_progress(tmp_path: Path) -> None:
+    paths = [
+        _session(
+            tmp_path, f"{n:02d}.jsonl", f"s{n}", "/p", [user("u", None, f"q{n}", 1)], f"2024-01-{n + 1:02d}"
+        )
+        for n in range(25)
+    ]
+    (tmp_path / "junk.jsonl").write_text("no\n", encoding="utf-8")
+    seen: list[tuple[int, int]] = []
+    infos = iter_session_infos([*paths[:12], tmp_path / "junk.jsonl", *paths[12:]], lambda *p: seen.append(p))
+    first = next(infos)
+    assert first.id == "s0"
+    assert [first.id, *(i.id for i in infos)] == [f"s{n}" for n in range(25)]
+    assert seen == [(n, 26) for n in range(1, 27)]
+    assert [i.first_message for i in iter_session_infos(paths[:3])] == ["q0", "q1", "q2"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_ten_files_are_read_at_once(tmp_path: Path) -> None:
+    """Named pipes block their reader until a writer comes: ten must be waiting together."""
+    content = (serialize(HEADER) + serialize(user("u", None, "hello", 1))).encode()
+    pipes = [tmp_path / f"{n:02d}.jsonl" for n in range(LISTING_CONCURRENCY + 3)]
+    for pipe in pipes:
+        os.mkfifo(pipe)
+    result: list[list[str]] = []
+    consumer = threading.Thread(target=lambda: result.append([i.id for i in iter_session_infos(pipes)]))
+    consumer.start()
+    deadline = time.monotonic() + 20
+    held: dict[Path, int] = {}
+    try:
+        while len(held) < LISTING_CONCURRENCY and time.monotonic() < deadline:
+            for pipe in pipes:
+                if pipe not in held:
+                    with contextlib.suppress(OSError):  # ENXIO: nobody reads it yet
+                        held[pipe] = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+        assert len(held) == LISTING_CONCURRENCY  # ten readers waiting at the same time, no more
+    finally:
+        for fd in held.values():
+            os.close(fd)  # an empty read: not a session
+        while consumer.is_alive() and time.monotonic() < deadline + 10:
+            for pipe in pipes:  # serve every later open (header scan, then the lines)
+                with contextlib.suppress(OSError):
+                    fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+                    os.write(fd, content)
+                    os.close(fd)
+            consumer.join(0.01)
+    assert not consumer.is_alive()
+    assert len(result) == 1
