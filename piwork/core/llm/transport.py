@@ -17,14 +17,14 @@ import random
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 
 from piwork.core.llm.errors import classify
-from piwork.core.llm.redaction import redact_text
+from piwork.core.llm.redaction import SECRET_HEADERS, header_secrets, redact_text, unsendable_header
 from piwork.core.llm.sse import SseDecoder, SseEvent
 from piwork.core.llm.types import (
     AssistantEvent,
@@ -311,6 +311,17 @@ async def run_sse_request(
     """Send ``request`` and stream the parser's events; always ends with one done/error event."""
     message = parser.message
     yield StartEvent(message)
+    request = replace(request, secrets=(*request.secrets, *header_secrets(request.headers)))
+    bad_header = unsendable_header(request.headers)
+    if bad_header is not None:
+        what = "The API key" if bad_header.lower() in SECRET_HEADERS else f"The {bad_header} header"
+        text = (
+            f"{what} for {model.provider} contains a line break or a character an HTTP header cannot "
+            "carry (control or non-ASCII). Enter it again without it."
+        )
+        info = ErrorInfo(ErrorKind.AUTH if what == "The API key" else ErrorKind.INVALID_REQUEST)
+        yield ErrorEvent("error", error_message(model, text, base=message), info)
+        return
     guard = _Interrupter(options.abort, options.total_timeout)
     guard.start()
     client = make_client(options, request.url)

@@ -19,7 +19,7 @@ from piwork.core.llm.credentials import (
     KeySource,
     env_vars_for,
 )
-from piwork.core.llm.redaction import redact_headers, redact_text
+from piwork.core.llm.redaction import header_secrets, redact_headers, redact_text, unsendable_header
 from piwork.core.llm.streaming import complete
 from piwork.core.llm.types import StreamOptions
 from tests.core.llm.helpers import context
@@ -139,6 +139,12 @@ def test_redaction_helpers() -> None:
         "accept": "x",
     }
     assert redact_text(f"a {KEY} b", [KEY, "ab"]) == "a *** b"
+    pasted = "sk-é-pasted\n"  # quoted by error texts as b'sk-\xc3\xa9-pasted\n'
+    assert redact_text(f"bad value {pasted.encode()!r}", [pasted]) == "bad value b'***'"
+    assert redact_text(f"{pasted.encode('unicode_escape').decode()}", [pasted]) == "***"
+    assert header_secrets({"Authorization": "Bearer tok-1", "x-other": "v"}) == ("Bearer tok-1", "tok-1")
+    assert unsendable_header({"a": "fine", "b": "line\nbreak"}) == "b"
+    assert unsendable_header({"a": "tab\tok"}) is None
 
 
 def test_planted_key_never_reaches_errors_logs_or_files(

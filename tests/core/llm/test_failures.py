@@ -253,3 +253,23 @@ def test_anthropic_ignores_unnamed_and_unknown_events(loopback: LoopbackServer) 
     start = {"type": "message_start", "message": {"id": "m1", "usage": {"input_tokens": 3}}}
     assert parser.feed(SseEvent("message", json.dumps(start))) == []  # typed by its data alone
     assert parser.message["responseId"] == "m1" and parser.message["usage"]["input"] == 3
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("key", ["sk-pasted-secret-123\n", "sk-pasted-sécret-123", "sk-a\x00b-secret-123"])
+def test_key_the_http_library_refuses_is_an_error_event_that_hides_it(
+    loopback: LoopbackServer, protocol: str, key: str
+) -> None:
+    final = final_error(loopback, protocol, StreamOptions(api_key=key))
+    text = final.message["errorMessage"]
+    assert final.message["stopReason"] == "error" and "API key" in text
+    assert "pasted" not in text and "secret" not in text and not final.error.retryable
+    assert len(loopback.requests) == 0
+
+
+def test_secret_header_values_from_the_model_are_hidden_too(loopback: LoopbackServer) -> None:
+    model = loopback.openai_model(headers={"Authorization": "Bearer tok-custom-secret\n"})
+    events = collect(model, context(), StreamOptions(api_key="sk-test"))
+    final = events[-1]
+    assert isinstance(final, ErrorEvent)
+    assert "tok-custom-secret" not in final.message["errorMessage"]
