@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from piwork.core.agent.events import CompactionEnd, CompactionReason, CompactionStart, Message, TreeNavigated
+from piwork.core.compaction.compact import failure_message
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, navigate_tree
 from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
@@ -172,12 +173,7 @@ class CompactionCheckpoints:
             self._session.emit(CompactionEnd(reason, None, True, False))
             return False
         except PiworkError as err:
-            prefix = {
-                "manual": "Compaction failed",
-                "threshold": "Auto-compaction failed",
-                "overflow": "Context overflow recovery failed",
-            }[reason]
-            self.last_error = f"{prefix}: {err}"
+            self.last_error = failure_message(reason, err)
             self._session.emit(CompactionEnd(reason, None, False, False, self.last_error))
             return False
         finally:

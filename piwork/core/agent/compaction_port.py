@@ -10,16 +10,20 @@ import asyncio
 import math
 from collections.abc import Callable
 
-from piwork.core.agent.checkpoints import CompactionCancelled, CompactionOutcome, CompactionRequest
-from piwork.core.compaction.compact import CompactionError, Planned, compact_session, read_and_plan
-from piwork.core.compaction.hooks import CompactionHooks
+from piwork.core.agent.checkpoints import NO_MODEL, CompactionCancelled, CompactionOutcome, CompactionRequest
+from piwork.core.compaction.compact import (
+    CompactionError,
+    Planned,
+    compact_session,
+    failure_message,
+    read_and_plan,
+)
+from piwork.core.compaction.hooks import CompactFailedEvent, CompactionHooks
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import Summarizer, SummaryCancelled
 from piwork.core.errors import PiworkError
 from piwork.core.session.timestamps import js_date_ms
 from piwork.core.session.tree import SessionTree
-
-NO_MODEL = "No model selected. Choose a model before compacting."
 
 
 class TreeCompactionPort:
@@ -79,11 +83,22 @@ class TreeCompactionPort:
                 cancel=request.cancel,
                 planned=self._take_plan(settings),
             )
-        except CompactionError as error:
-            if error.aborted:
+        except (CompactionError, SummaryCancelled) as error:
+            aborted = isinstance(error, SummaryCancelled) or error.aborted
+            await self._report_failure(request, error, aborted)
+            if aborted:
                 raise CompactionCancelled(str(error)) from error
             raise
-        except SummaryCancelled as error:
-            raise CompactionCancelled() from error
+        except PiworkError as error:  # the summary could not be made (provider failure...)
+            await self._report_failure(request, error, False)
+            raise
         context = await asyncio.to_thread(self._tree.build_context)
         return CompactionOutcome(result.to_json(), context.messages)
+
+    async def _report_failure(self, request: CompactionRequest, error: PiworkError, aborted: bool) -> None:
+        """The ``compact_failed`` hooks hear about every failed or cancelled compaction."""
+        if self.hooks is not None:
+            message = None if aborted else failure_message(request.reason, error)
+            await self.hooks.compact_failed(
+                CompactFailedEvent(request.reason, message, aborted, False, False)
+            )

@@ -287,6 +287,11 @@ _ERROR_PREFIX: dict[str, str] = {
 }
 
 
+def failure_message(reason: CompactionReason, error: BaseException) -> str:
+    """What users read when a compaction started for ``reason`` failed with ``error``."""
+    return _ERROR_PREFIX[reason] + str(error)
+
+
 @dataclass(frozen=True)
 class CompactionOutcome:
     """How one compaction attempt ended; ``started`` is False when there was nothing to compact."""
@@ -343,7 +348,7 @@ async def run_compaction(
         )
     except PiworkError as error:
         aborted = isinstance(error, CompactionError) and error.aborted
-        message = None if aborted else _ERROR_PREFIX[reason] + str(error)
+        message = None if aborted else failure_message(reason, error)
         if hooks is not None:
             await hooks.compact_failed(CompactFailedEvent(reason, message, aborted, False, False))
         return CompactionOutcome(reason, started=True, aborted=aborted, error_message=message)

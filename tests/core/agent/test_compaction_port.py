@@ -9,17 +9,22 @@ import pytest
 
 from piwork.core.agent.checkpoints import CompactionRequest
 from piwork.core.agent.compaction_port import TreeCompactionPort
+from piwork.core.compaction.hooks import CompactFailedEvent, CompactionHooks
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import Summarizer
+from piwork.core.errors import PiworkError
 from piwork.core.llm.streaming import complete
 from piwork.core.session.store import create_session
 from piwork.core.session.tree import SessionTree
 from tests.core.compaction.builders import assistant, user
-from tests.support.loopback_server import LoopbackServer, Text, Turn
+from tests.support.loopback_server import Failure, LoopbackServer, Text, Turn
+
+from .sessions_support import make_session
 
 pytestmark = pytest.mark.anyio
 
 SETTINGS = CompactionSettings(reserve_tokens=1000, keep_recent_tokens=100)
+SMALL = {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 100}, "retry": {"enabled": False}}
 LONG = "word " * 80
 
 
@@ -71,3 +76,28 @@ async def test_compaction_after_planning_covers_entries_appended_since(tmp_path:
     compaction = tree.body(tree.path()[-1])
     assert port.latest_compaction_ms() is not None and compaction["type"] == "compaction"
     store.close()
+
+
+async def test_compact_failed_hooks_hear_every_failure_and_cancellation(tmp_path: Path) -> None:
+    hooks = CompactionHooks()
+    failed: list[CompactFailedEvent] = []
+    hooks.on_compact_failed(failed.append)
+    with LoopbackServer() as server:
+        session, _, _, _ = make_session(server.anthropic_model(), tmp_path, settings=SMALL, hooks=hooks)
+        with pytest.raises(PiworkError, match="Nothing to compact"):
+            await session.compact()
+        for i in range(3):
+            server.script(Turn([Text(f"answer {i} {LONG}")]))
+            await session.prompt(f"question {i} {LONG}")
+        server.script(
+            Turn(failure=Failure.http(401, '{"type":"error","error":{"type":"authentication_error"}}'))
+        )
+        with pytest.raises(PiworkError, match="Compaction failed: Summarization failed: 401"):
+            await session.compact()
+        unregister = hooks.on_before_compact(lambda event: {"cancel": True})
+        assert await session.compact() is None
+        unregister()
+    assert [(e.reason, e.aborted) for e in failed] == [("manual", False)] * 2 + [("manual", True)]
+    assert failed[0].error_message == "Compaction failed: Nothing to compact (session too small)"
+    assert failed[1].error_message is not None and "401" in failed[1].error_message
+    assert failed[2].error_message is None
