@@ -2,9 +2,9 @@
 
 A: between a tool batch and the next request (threshold only). B: after a low-level run ends (overflow
 recovery with one retry, or threshold). C: before a new user prompt (same checks, never continues). The
-decisions come from :mod:`piwork.core.compaction.triggers`; summarizing and writing the entry from
-:func:`piwork.core.compaction.compact.run_compaction`. This module turns outcomes into events and keeps
-the in-memory context in step with the session file.
+decisions come from :mod:`piwork.core.compaction.triggers`; summarizing and writing the entry from a
+:class:`CompactionPort` (built in: :class:`piwork.core.agent.compaction_port.TreeCompactionPort`). This
+module turns outcomes into events and keeps the in-memory context in step with the session file.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 - Checkpoint B (after a run, ``skip_aborted=True``) and C (before a new prompt,
   ``skip_aborted=False``): ``check_after_response`` on the last assistant message.
 
-These are pure decisions; the agent runs ``run_compaction`` with the returned reason and keeps the
+These are pure decisions; the agent compacts for the returned reason and keeps the
 one-retry-per-prompt flag (``recovery_attempted``): set it when a decision says ``will_retry``,
 reset it when a user message starts or an assistant message ends with a stop reason other than
 ``error``/``length``.
