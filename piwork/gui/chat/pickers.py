@@ -21,7 +21,7 @@ class ModelPicker(QComboBox):
         super().__init__(parent)
         self.setObjectName("modelPicker")
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.setMinimumContentsLength(16)
+        self.setMinimumContentsLength(30)  # "Claude Sonnet 4.5 — anthropic" reads in full
         self.setToolTip("Model for the next message (Ctrl+M)")
         self._updating = False
         self.activated.connect(self._on_activated)
@@ -47,6 +47,7 @@ class ModelPicker(QComboBox):
             self.setItemData(self.count() - 1, f"{model.provider}/{model.id}", Qt.ItemDataRole.ToolTipRole)
         if current is not None:
             self.select(current)
+        self.view().setMinimumWidth(self.view().sizeHintForColumn(0) + 24)  # the popup shows whole names
         self._updating = False
 
     def select(self, key: ModelKey) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -14,6 +15,7 @@ from typing import Any
 
 from piwork.core.llm.errors import classify
 from piwork.core.llm.types import ErrorKind
+from piwork.gui.logs.sgr import strip_ansi
 
 PREVIEW_LINES = 8  # result lines shown on a collapsed tool card
 PREVIEW_CHARS = 4000
@@ -64,7 +66,7 @@ class ToolCard:
         return text if text != "{}" else ""
 
     def preview(self, expanded: bool) -> str:
-        text = self.result_text[: PREVIEW_CHARS * (20 if expanded else 1)]
+        text = strip_ansi(self.result_text[: PREVIEW_CHARS * (20 if expanded else 1)])
         lines = text.splitlines()
         limit = EXPANDED_LINES if expanded else PREVIEW_LINES
         if len(lines) > limit:
@@ -161,6 +163,22 @@ def apply_tool_result(card: ToolCard, message: dict[str, Any]) -> None:
     card.truncated, card.full_output_path = tool_result_details(message)
 
 
+_FILE_LIST = re.compile(r"<(read-files|modified-files)>\n?(.*?)\n?</\1>", re.DOTALL)
+_FILE_LIST_TITLES = {"read-files": "Files read", "modified-files": "Files modified"}
+
+
+def readable_summary(summary: str) -> str:
+    """A summary's file lists (``<read-files>`` / ``<modified-files>`` blocks, meant for the model) as
+    Markdown, so they do not run into the text before them."""
+
+    def section(match: re.Match[str]) -> str:
+        paths = [line.strip() for line in match.group(2).splitlines() if line.strip()]
+        listed = ", ".join(f"`{path}`" for path in paths) or "none"
+        return f"\n\n**{_FILE_LIST_TITLES[match.group(1)]}:** {listed}\n"
+
+    return _FILE_LIST.sub(section, summary)
+
+
 def rows_for_message(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -> list[ChatRow]:
     """Rows for one finished message. Tool results attach to the card of their call (in ``tool_cards``)."""
     role = message.get("role")
@@ -189,9 +207,10 @@ def rows_for_message(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -
     if role == "compactionSummary":
         tokens = message.get("tokensBefore")
         title = f"Conversation compacted (was {tokens:,} tokens)" if isinstance(tokens, int) else "Compacted"
-        return [ChatRow(RowKind.NOTICE, str(message.get("summary", "")), title=title)]
+        return [ChatRow(RowKind.NOTICE, readable_summary(str(message.get("summary", ""))), title=title)]
     if role == "branchSummary":
-        return [ChatRow(RowKind.NOTICE, str(message.get("summary", "")), title="Summary of the branch left")]
+        summary = readable_summary(str(message.get("summary", "")))
+        return [ChatRow(RowKind.NOTICE, summary, title="Summary of the branch left")]
     if role == "custom":
         if message.get("display") is False:
             return []

@@ -1,0 +1,35 @@
+"""Rows built from engine messages read cleanly: summaries' file lists, tool output with terminal colours."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QTextDocument
+
+from piwork.gui.chat.markdown import render_markdown
+from piwork.gui.chat.rows import ChatRow, RowKind, ToolCard, rows_for_message
+
+SUMMARY = (
+    "## Next\n- Run the full suite.\n\n<read-files>\nsrc/cart.py\nREADME.md\n</read-files>\n\n"
+    "<modified-files>\nsrc/prices.py\n</modified-files>"
+)
+
+
+def test_summary_file_lists_become_their_own_paragraphs() -> None:
+    for message in (
+        {"role": "compactionSummary", "summary": SUMMARY, "tokensBefore": 11120, "timestamp": 1},
+        {"role": "branchSummary", "summary": SUMMARY, "fromId": "x", "timestamp": 1},
+    ):
+        (row,) = rows_for_message(message, {})
+        assert row.kind is RowKind.NOTICE
+        doc = QTextDocument()
+        render_markdown(doc, row.text, dark=False)
+        lines = doc.toPlainText().splitlines()
+        assert "Run the full suite." in lines  # nothing glued onto the last bullet
+        assert "Files read: src/cart.py, README.md" in lines
+        assert "Files modified: src/prices.py" in lines
+
+
+def test_tool_card_preview_drops_terminal_escapes() -> None:
+    card = ToolCard("c1", "bash", {"command": "scripts/test.sh"})
+    card.result_text = "test_a \x1b[32mPASSED\x1b[0m\ntest_b \x1b[1;31mFAILED\x1b[0m\n"
+    assert card.preview(expanded=False) == "test_a PASSED\ntest_b FAILED"
+    assert ChatRow(RowKind.TOOL, tool=card).plain_text().startswith("bash scripts/test.sh\n")
