@@ -1,12 +1,15 @@
-"""Session engine figures on a ~100 MB, 100k-entry branched session. Prints one JSON line.
+"""Session engine figures on a ~127 MB, 100k-entry branched session. Prints one JSON line.
 
 Each measurement runs in a fresh Python process so peak memory (``ru_maxrss``) belongs to it:
 ``open_s`` (open + index the file), ``context_s`` (build the context of the deepest leaf),
-``peak_rss_mb`` and its ratio to the file size, ``list_1000_s`` (listing 1,000 session files).
-Targets: open + context under 2 s, peak memory under 3x the file size. CPU seconds are printed
-too, since wall time on a busy machine says little. When the reference
-implementation is installed (``$PI_ORACLE_DIR``, default /tmp/pi-oracle), the same open + context
-is also timed in it, whole process against whole process.
+``open_plus_context_s``, ``peak_rss_mb`` and its ratio to the file size, the same for a file whose
+every text carries emoji (``emoji_*``: Python keeps such strings at 4 bytes per character),
+``list_1000_s`` (listing 1,000 session files). When the reference implementation is installed
+(``$PI_ORACLE_DIR``, default /tmp/pi-oracle), ``reference_process_s`` and ``piwork_process_s``
+time the same open + context as whole processes (start-up included) and ``process_ratio`` divides
+them. Targets: open + context under 2 s, whole process within 1.5x of the reference, peak memory
+under 3x the file size. Figures come from the fastest of ``RUNS`` runs (a busy machine only adds
+time), and CPU seconds are printed too.
 """
 
 from __future__ import annotations
@@ -18,17 +21,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from tests.benchmarks.session_fixture import write_large_session, write_small_sessions  # noqa: E402
 
+RUNS = 3
+
 MEASURE = """
 import json, resource, sys, time
 from piwork.core.session.store import open_session
 path, leaf = sys.argv[1], sys.argv[2]
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t0, c0 = time.perf_counter(), time.process_time()
 session = open_session(path, writable=False)
 t1, c1 = time.perf_counter(), time.process_time()
@@ -36,7 +41,7 @@ context = session.tree.build_context(leaf)
 t2, c2 = time.perf_counter(), time.process_time()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"open_s": t1 - t0, "context_s": t2 - t1, "open_cpu_s": c1 - c0, "context_cpu_s": c2 - c1,
-                  "messages": len(context.messages), "peak_rss_mb": peak / 1024, "base_rss_mb": base / 1024}))
+                  "messages": len(context.messages), "peak_rss_mb": peak / 1024}))
 """
 
 LIST = """
@@ -55,14 +60,27 @@ console.log(ctx.messages.length);
 """
 
 
-def _python(code: str, *args: str) -> dict:
+def _python(code: str, *args: str) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    return json.loads(out.stdout)
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
 
 
-def _reference(path: Path, leaf: str, tmp: Path) -> dict | None:
+def _measure(path: Path, leaf: str) -> dict[str, Any]:
+    """The fastest of ``RUNS`` runs (open + context)."""
+    runs = [_python(MEASURE, str(path), leaf) for _ in range(RUNS)]
+    return min(runs, key=lambda run: run["open_s"] + run["context_s"])
+
+
+def _timed(command: list[str], **kwargs: Any) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(command, capture_output=True, check=True, **kwargs)
+    return time.perf_counter() - t0
+
+
+def _reference(path: Path, leaf: str, tmp: Path) -> dict[str, Any] | None:
     oracle = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
     node = oracle / "node22" / "package" / "bin" / "node"
     dist = oracle / "pi" / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist"
@@ -70,17 +88,30 @@ def _reference(path: Path, leaf: str, tmp: Path) -> dict | None:
         return None
     script = tmp / "pi_open.mjs"
     script.write_text(PI_SCRIPT, encoding="utf-8")
-    t0 = time.perf_counter()
-    subprocess.run(
-        [str(node), str(script), str(dist), str(path), leaf],
-        capture_output=True,
-        check=True,
-        env={**os.environ, "PI_CODING_AGENT_DIR": str(tmp / "pi-agent")},
-    )
-    pi_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    _python(MEASURE, str(path), leaf)
-    return {"reference_process_s": round(pi_s, 3), "piwork_process_s": round(time.perf_counter() - t0, 3)}
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp / "pi-agent")}
+    reference = [str(node), str(script), str(dist), str(path), leaf]
+    piwork = [sys.executable, "-c", MEASURE, str(path), leaf]
+    pi_s, ours_s = [], []
+    for _ in range(RUNS):  # alternate, so both see the same machine load
+        pi_s.append(_timed(reference, env=env))
+        ours_s.append(_timed(piwork, cwd=ROOT))
+    return {
+        "reference_process_s": round(min(pi_s), 3),
+        "piwork_process_s": round(min(ours_s), 3),
+        "process_ratio": round(min(ours_s) / min(pi_s), 2),
+    }
+
+
+def _figures(prefix: str, measured: dict[str, Any], size_mb: float) -> dict[str, Any]:
+    return {
+        f"{prefix}open_s": round(measured["open_s"], 3),
+        f"{prefix}context_s": round(measured["context_s"], 3),
+        f"{prefix}open_plus_context_s": round(measured["open_s"] + measured["context_s"], 3),
+        f"{prefix}open_plus_context_cpu_s": round(measured["open_cpu_s"] + measured["context_cpu_s"], 3),
+        f"{prefix}context_messages": measured["messages"],
+        f"{prefix}peak_rss_mb": round(measured["peak_rss_mb"], 1),
+        f"{prefix}peak_over_file": round(measured["peak_rss_mb"] * 1.048576 / size_mb, 2),
+    }
 
 
 def main() -> None:
@@ -91,30 +122,29 @@ def main() -> None:
         facts = write_large_session(big)
         generate_s = time.perf_counter() - t0
         size_mb = big.stat().st_size / 1e6
-        measured = _python(MEASURE, str(big), facts["deepest_leaf"])
-        agent = tmp / "agent"
-        write_small_sessions(agent / "sessions" / "--home-user-project--", 1000)
-        listed = _python(LIST, str(agent))
-        result = {
+        result: dict[str, Any] = {
             "bench": "sessions",
             "file_mb": round(size_mb, 1),
             "entries": facts["entries"],
             "deepest_path": facts["deepest_depth"],
-            "open_s": round(measured["open_s"], 3),
-            "context_s": round(measured["context_s"], 3),
-            "open_plus_context_s": round(measured["open_s"] + measured["context_s"], 3),
-            "open_plus_context_cpu_s": round(measured["open_cpu_s"] + measured["context_cpu_s"], 3),
-            "context_messages": measured["messages"],
-            "peak_rss_mb": round(measured["peak_rss_mb"], 1),
-            "peak_over_file": round(measured["peak_rss_mb"] * 1.048576 / size_mb, 2),
-            "list_1000_s": round(listed["list_s"], 3),
-            "listed": listed["count"],
-            "generate_s": round(generate_s, 1),
-            "load_average": round(os.getloadavg()[0], 2),
         }
+        result.update(_figures("", _measure(big, facts["deepest_leaf"]), size_mb))
         reference = _reference(big, facts["deepest_leaf"], tmp)
         if reference is not None:
             result.update(reference)
+        wide = tmp / "emoji.jsonl"
+        wide_facts = write_large_session(wide, wide_every=1)
+        wide_mb = wide.stat().st_size / 1e6
+        result.update(_figures("emoji_", _measure(wide, wide_facts["deepest_leaf"]), wide_mb))
+        agent = tmp / "agent"
+        write_small_sessions(agent / "sessions" / "--home-user-project--", 1000)
+        listed = min((_python(LIST, str(agent)) for _ in range(RUNS)), key=lambda run: run["list_s"])
+        result.update(
+            list_1000_s=round(listed["list_s"], 3),
+            listed=listed["count"],
+            generate_s=round(generate_s, 1),
+            load_average=round(os.getloadavg()[0], 2),
+        )
         print(json.dumps(result))
 
 

@@ -41,10 +41,11 @@ def _iso(ms: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
 
 
-def _texts(rng: random.Random, size: int, count: int = 64) -> list[str]:
+def _texts(rng: random.Random, size: int, count: int = 64, wide_every: int = 20) -> list[str]:
+    """``count`` texts of about ``size`` characters; one in ``wide_every`` has non-ASCII words."""
     texts = []
     for n in range(count):
-        words = WORDS + WIDE_WORDS if n % 20 == 0 else WORDS
+        words = WORDS + WIDE_WORDS if n % wide_every == 0 else WORDS
         texts.append(" ".join(rng.choice(words) for _ in range(size // 5)))
     return texts
 
@@ -54,12 +55,20 @@ def _dump(value: Any) -> str:
 
 
 def write_large_session(
-    path: Path, entries: int = 100_000, body_chars: int = 900, branches: int = 8, seed: int = 7
+    path: Path,
+    entries: int = 100_000,
+    body_chars: int = 900,
+    branches: int = 8,
+    seed: int = 7,
+    wide_every: int = 20,
 ) -> dict[str, Any]:
-    """Write ``entries`` message entries in ``branches`` branches; return the deepest leaf and more."""
+    """Write ``entries`` message entries in ``branches`` branches; return the deepest leaf and more.
+
+    ``wide_every=1`` puts emoji and other non-ASCII words in every text (the memory worst case).
+    """
     rng = random.Random(seed)
-    texts = _texts(rng, body_chars)
-    halves = _texts(rng, body_chars // 2)
+    texts = _texts(rng, body_chars, wide_every=wide_every)
+    halves = _texts(rng, body_chars // 2, wide_every=wide_every)
     start_ms = 1_733_234_400_000
     header = {
         "type": "session",

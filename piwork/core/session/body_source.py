@@ -18,7 +18,7 @@ from piwork.core.session.format import json_loads_bytes
 from piwork.core.session.jsvalues import UNDEFINED
 from piwork.core.session.records import EntryRecord
 
-WINDOW = 4 * 1024 * 1024  # bytes read (and parsed) at once; bounds the memory a load adds
+WINDOW = 2 * 1024 * 1024  # bytes read (and parsed) at once; bounds the memory a load adds
 NEWLINE = 10
 
 

@@ -17,6 +17,8 @@ from piwork.core.session.tree_types import SessionContext
 if TYPE_CHECKING:
     from piwork.core.session.tree import SessionTree
 
+BATCH = 4096  # entries read and parsed before they are turned into messages
+
 
 def context_for_path(
     tree: SessionTree, path: list[EntryRecord], honour_retained_tail: bool
@@ -43,15 +45,17 @@ def context_for_path(
                 if found:
                     selected.append(record)
         selected.extend(path[compaction_at + 1 :])
-    preloaded = _preload(selected)
     messages: list[Any] = []
-    for i, record in enumerate(selected):
-        key = id(record)
-        body = preloaded.pop(key) if key in preloaded else tree.body(record)
-        if body is not None:  # a line that turned out unreadable is reported, not fatal
-            messages.extend(entry_to_messages(body))
-        if i == 0 and retained:
-            messages.extend(retained)
+    for first in range(0, len(selected), BATCH):  # batches: only one batch of whole entries in memory
+        batch = selected[first : first + BATCH]
+        preloaded = _preload(batch)
+        for record in batch:
+            key = id(record)
+            body = preloaded.pop(key) if key in preloaded else tree.body(record)
+            if body is not None:  # a line that turned out unreadable is reported, not fatal
+                messages.extend(entry_to_messages(body))
+            if record is selected[0] and retained:
+                messages.extend(retained)
     return SessionContext(messages, thinking_level, model, [r.id for r in selected])
 
 
