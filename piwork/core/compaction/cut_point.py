@@ -70,19 +70,6 @@ class ProjectedEntries:
         return -1
 
 
-def is_cut_point_entry(entry: Any) -> bool:
-    return ProjectedEntries([entry]).is_cut_point(0)
-
-
-def is_turn_start_entry(entry: Any) -> bool:
-    return ProjectedEntries([entry]).is_turn_start(0)
-
-
-def entry_tokens(entry: Any) -> int:
-    """Estimated tokens of an entry's projected messages (a compaction counts its summary)."""
-    return ProjectedEntries([entry]).tokens(0)
-
-
 def find_turn_start_index(entries: Sequence[Any], entry_index: int, start_index: int) -> int:
     """Nearest turn start at or before ``entry_index`` (not before ``start_index``), else -1."""
     return ProjectedEntries(entries).turn_start_before(entry_index, start_index)

@@ -25,7 +25,6 @@ from piwork.core.errors import PiworkError
 from piwork.core.llm.catalog import PROVIDER_ENV_KEYS
 
 SERVICE = "piwork"
-ENV_HELP = "Set {var} in the environment, or enter a key for this session only."
 
 
 class CredentialError(PiworkError):
@@ -203,11 +202,6 @@ class CredentialStore:
 
     def has_credentials(self, provider: str) -> bool:
         return self.resolve(provider) is not None
-
-    def loaded_secrets(self, providers: list[str]) -> list[str]:
-        """Every key currently resolvable for ``providers`` (for redacting logs)."""
-        values = [self.api_key(p) for p in providers]
-        return [v for v in values if v]
 
     # ---- one-time import from Pi's auth.json ------------------------------------------------------
 

@@ -225,15 +225,6 @@ class ModelRegistry:
                 return model
         return None
 
-    def find_ref(self, ref: str) -> Model | None:
-        """``provider/id`` (exact) or a bare id (first match; ids may themselves contain ``/``)."""
-        if "/" in ref:
-            provider, _, model_id = ref.partition("/")
-            found = self.find(provider, model_id)
-            if found is not None:
-                return found
-        return next((m for m in self._models if m.id == ref), None)
-
     def providers(self) -> list[str]:
         seen: dict[str, None] = {}
         for model in self._models:

@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 from piwork.core.paths import canonical_path, expand_home
 from piwork.core.resources.trust_store import (
-    TrustEntry,
     TrustStore,
     TrustStoreError,
     TrustUpdate,
@@ -325,11 +324,3 @@ class TrustResolver:
             self.store.set_many(updates)
         except Exception as exc:  # the decision still holds for this run
             warnings.append(f"The trust decision could not be saved: {exc}")
-
-
-def saved_entry_or_none(store: TrustStore, cwd: str) -> TrustEntry | None:
-    """The saved decision shown in the trust dialog; None when there is none or the store is broken."""
-    try:
-        return store.lookup(cwd)
-    except TrustStoreError:
-        return None
