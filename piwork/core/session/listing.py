@@ -34,6 +34,7 @@ from piwork.core.session.timestamps import iso_from_ms, js_date_ms
 
 Progress = Callable[[int, int], None]
 LISTING_CONCURRENCY = 10
+PREFETCH_LIMIT = 4 * 1024 * 1024  # larger files are read line by line when their turn comes
 
 
 @dataclass
@@ -84,6 +85,11 @@ def read_header(path: Path, limit: int = HEADER_SCAN_LIMIT) -> dict[str, Any] | 
             data = handle.read(limit + 1)
     except OSError:
         return None
+    return header_in(data, limit)
+
+
+def header_in(data: bytes, limit: int = HEADER_SCAN_LIMIT) -> dict[str, Any] | None:
+    """``read_header`` on the first bytes of a file."""
     for raw in data[:limit].split(b"\n"):
         if not raw.strip():
             continue
@@ -99,15 +105,27 @@ def session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
     """Metadata of one session file, or ``None`` if it is not a readable session."""
     file_path = Path(path)
     try:
-        with paused_gc():
-            return _session_info(file_path)
+        return _described(file_path, file_path.stat(), None)
     except OSError:
         return None
 
 
-def _session_info(path: Path) -> SessionInfo | None:
-    stat = path.stat()
-    header = read_header(path)
+def _described(path: Path, stat: os.stat_result, data: bytes | None) -> SessionInfo | None:
+    """The info of ``path`` from its bytes (``data``) or, when they were not read, from the file."""
+    try:
+        with paused_gc():
+            return _session_info(path, stat, data)
+    except OSError:
+        return None
+
+
+def _file_lines(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as handle:
+        yield from handle
+
+
+def _session_info(path: Path, stat: os.stat_result, data: bytes | None) -> SessionInfo | None:
+    header = read_header(path) if data is None else header_in(data)
     if header is None:
         return None
     if is_v4_header(header):
@@ -131,49 +149,49 @@ def _session_info(path: Path) -> SessionInfo | None:
     name: str | None = None
     last_activity: float | None = None
     seen_header = False
-    with open(path, "rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            light = light_record(raw.rstrip(b"\n"), 0, number, 0)
-            if light is not None and light.role not in ("user", "assistant"):
-                count += 1
-                continue
-            try:
-                entry = json_loads_bytes(raw)
-            except ValueError:
-                continue
-            if not seen_header:
-                seen_header = True
-                continue
-            if not isinstance(entry, dict):
-                continue
-            kind = entry.get("type")
-            if kind == "session_info":
-                raw_name = entry.get("name")
-                name = (js_trim(raw_name) or None) if isinstance(raw_name, str) else None
-            if kind != "message":
-                continue
+    lines = _file_lines(path) if data is None else iter(data.split(b"\n"))
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        light = light_record(raw.rstrip(b"\n"), 0, number, 0)
+        if light is not None and light.role not in ("user", "assistant"):
             count += 1
-            message = entry.get("message")
-            if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-                continue
-            if "content" not in message:
-                continue
-            stamp = message.get("timestamp")
-            activity = (
-                float(stamp)
-                if isinstance(stamp, (int, float)) and not isinstance(stamp, bool)
-                else js_date_ms(entry.get("timestamp"))
-            )
-            if math.isfinite(activity):
-                last_activity = max(last_activity or 0.0, activity)
-            text = message_text(message, " ")
-            if not text:
-                continue
-            texts.append(text)
-            if not first_message and message.get("role") == "user":
-                first_message = text
+            continue
+        try:
+            entry = json_loads_bytes(raw)
+        except ValueError:
+            continue
+        if not seen_header:
+            seen_header = True
+            continue
+        if not isinstance(entry, dict):
+            continue
+        kind = entry.get("type")
+        if kind == "session_info":
+            raw_name = entry.get("name")
+            name = (js_trim(raw_name) or None) if isinstance(raw_name, str) else None
+        if kind != "message":
+            continue
+        count += 1
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            continue
+        if "content" not in message:
+            continue
+        stamp = message.get("timestamp")
+        activity = (
+            float(stamp)
+            if isinstance(stamp, (int, float)) and not isinstance(stamp, bool)
+            else js_date_ms(entry.get("timestamp"))
+        )
+        if math.isfinite(activity):
+            last_activity = max(last_activity or 0.0, activity)
+        text = message_text(message, " ")
+        if not text:
+            continue
+        texts.append(text)
+        if not first_message and message.get("role") == "user":
+            first_message = text
     created = header.get("timestamp")
     header_ms = js_date_ms(created) if isinstance(created, str) else math.nan
     if last_activity is not None and last_activity > 0:
@@ -205,34 +223,49 @@ def session_files(folder: Path) -> list[Path]:
         return []
 
 
+def _prefetch(path: Path) -> tuple[os.stat_result, bytes | None] | None:
+    """A file's status and, when it is small, its bytes (read on a pool thread); ``None`` if unreadable."""
+    try:
+        stat = path.stat()
+        if stat.st_size > PREFETCH_LIMIT:
+            return stat, None
+        with open(path, "rb") as handle:
+            return stat, handle.read()
+    except OSError:
+        return None
+
+
 def iter_session_infos(files: Iterable[Path], progress: Progress | None = None) -> Iterator[SessionInfo]:
     """Yield the info of each readable session among ``files`` in their order, reporting ``(done,
-    total)``; up to ``LISTING_CONCURRENCY`` files are read at once."""
+    total)``. ``LISTING_CONCURRENCY`` files are read at once on a thread pool; they are parsed on
+    the caller's thread (parsing holds the interpreter lock: more threads would only contend)."""
     paths = list(files)
     if not paths:
         return
     queue = iter(paths)
-    running: deque[Future[SessionInfo | None]] = deque()
+    running: deque[tuple[Path, Future[tuple[os.stat_result, bytes | None] | None]]] = deque()
     with ThreadPoolExecutor(min(LISTING_CONCURRENCY, len(paths)), "piwork-session-listing") as pool:
         try:
             for path in queue:
-                running.append(pool.submit(session_info, path))
+                running.append((path, pool.submit(_prefetch, path)))
                 if len(running) == LISTING_CONCURRENCY:
                     break
             done = 0
             while running:
-                info = running.popleft().result()
+                path, future = running.popleft()
+                read = future.result()
                 following = next(queue, None)
                 if following is not None:
-                    running.append(pool.submit(session_info, following))
+                    running.append((following, pool.submit(_prefetch, following)))
+                info = None if read is None else _described(path, *read)
                 done += 1
                 if progress is not None:
                     progress(done, len(paths))
                 if info is not None:
                     yield info
         finally:  # the caller stopped early: start nothing more
-            for future in running:
-                future.cancel()
+            for _, pending in running:
+                pending.cancel()
 
 
 def _newest_first(infos: Iterable[SessionInfo]) -> list[SessionInfo]:
