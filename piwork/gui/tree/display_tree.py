@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from piwork.core.session.records import EntryRecord, paused_gc
 from piwork.core.session.tree import SessionTree
+from piwork.gui.logs.sgr import strip_ansi
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 _DEFAULT_HIDDEN_TYPES = {"label", "custom", "model_change", "thinking_level_change", "session_info"}
@@ -314,7 +315,7 @@ def _landing(display: DisplayTree, path: Iterable[EntryRecord]) -> int | None:
 def entry_title(record: EntryRecord, tree: SessionTree) -> str:
     """One-line text of a row."""
     kind = record.type
-    preview = tree.details(record).preview or ""
+    preview = strip_ansi(tree.details(record).preview or "")
     if kind == "message":
         role = record.role or "?"
         if role == "toolResult":

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from piwork.gui.logs.sgr import strip_ansi
+
 
 def _blocks_text(content: Any) -> str:
     if isinstance(content, str):
@@ -40,7 +42,11 @@ def _files(details: Any) -> str:
 
 
 def entry_detail_text(entry: Any) -> str:
-    """Header line(s) and the entry's whole text: message content, summary text, label, ..."""
+    """Header line(s) and the entry's whole text (terminal escapes dropped): message content, summary..."""
+    return strip_ansi(_detail_text(entry))
+
+
+def _detail_text(entry: Any) -> str:
     if not isinstance(entry, dict):
         return "(this line could not be read)"
     kind = entry.get("type")

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 from typing import Any, cast
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -80,7 +80,8 @@ class SessionTreePanel(QWidget):
         self.filter_box = QComboBox()
         self.filter_box.addItems(list(FILTER_MODES))
         self.filter_box.setCurrentText(normalize_mode(self._setting("treeFilterMode", "default")))
-        self.search_field = QLineEdit(placeholderText="Search entries (all words must match)")
+        self.search_field = QLineEdit(placeholderText="Search entries")
+        self.search_field.setToolTip("Shows the entries that contain all the words typed")
         self._search_timer = QTimer(self, singleShot=True, interval=_SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._apply_search)
         self.go_button = QPushButton("Go to entry")
@@ -247,6 +248,11 @@ class SessionTreePanel(QWidget):
             self.detail.clear()
             return
         self.detail.setPlainText(entry_detail_text(self.tree.entry(entry_id)))
+
+    def sizeHint(self) -> QSize:
+        """Wide enough, as a dock, for entry titles with their labels."""
+        hint = super().sizeHint()
+        return QSize(max(hint.width(), 400), hint.height())
 
     def current_entry_id(self) -> str | None:
         """The selected entry's id (None when nothing or a group row is selected)."""

@@ -33,3 +33,23 @@ def test_tool_card_preview_drops_terminal_escapes() -> None:
     card.result_text = "test_a \x1b[32mPASSED\x1b[0m\ntest_b \x1b[1;31mFAILED\x1b[0m\n"
     assert card.preview(expanded=False) == "test_a PASSED\ntest_b FAILED"
     assert ChatRow(RowKind.TOOL, tool=card).plain_text().startswith("bash scripts/test.sh\n")
+
+
+def test_tree_entry_details_drop_terminal_escapes() -> None:
+    from piwork.gui.tree.entry_details import entry_detail_text
+
+    entry = {
+        "type": "message",
+        "id": "e1",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "toolName": "bash",
+            "content": [{"type": "text", "text": "ok \x1b[32mPASSED\x1b[0m"}],
+            "isError": False,
+            "timestamp": 1,
+        },
+    }
+    text = entry_detail_text(entry)
+    assert text.endswith("ok PASSED") and "\x1b" not in text
