@@ -37,7 +37,7 @@ from piwork.core.agent.loop import AgentLoop, CallRecord, CompletedTurn, LoopCon
 from piwork.core.agent.options import AgentSessionOptions, complete_through, default_stream_fn, is_loopback
 from piwork.core.agent.queues import PromptQueues, parse_queue_mode
 from piwork.core.agent.retry import RetrySettings
-from piwork.core.agent.stats import ContextUsage, SessionStats, context_usage, session_stats
+from piwork.core.agent.stats import ContextUsage, SessionStats, StatsTracker, context_usage
 from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
 from piwork.core.compaction.summarize import RetryPolicy, Summarizer
@@ -98,6 +98,7 @@ class AgentSession:
             lambda steering, follow_up: self.emit(QueueUpdate(steering, follow_up)),
         )
         self.telemetry = options.telemetry or UsageTelemetry()
+        self._stats = StatsTracker(options.tree)  # the window asks after every reply: count only new entries
         self.retry = AutoRetry(self)
         self._run_signal: AbortSignal | None = None
         self._idle = asyncio.Event()
@@ -225,7 +226,10 @@ class AgentSession:
     def context_usage(self) -> ContextUsage | None:
         """Tokens the next request holds versus the model's context window (None: no window known)."""
         tree = self._opts.tree
-        return context_usage(self._model, self._messages, [tree.body(r) for r in tree.path()])
+        path = tree.path()
+        # only the latest compaction and what follows it matter: read just those bodies
+        start = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), len(path))
+        return context_usage(self._model, self._messages, [tree.body(r) for r in path[start:]])
 
     def session_cost(self) -> dict[str, float]:
         """Billed tokens (``input``, ``output``, ``cacheRead``, ``cacheWrite``) and USD (``cost``) of the
@@ -235,7 +239,7 @@ class AgentSession:
 
     def session_stats(self) -> SessionStats:
         """Message counts, billed tokens and cost over the whole session file (every branch)."""
-        return session_stats(self._opts.tree.entries())
+        return self._stats.current()
 
     async def wait_for_idle(self) -> None:
         await self._idle.wait()

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from piwork.core.compaction.tokens import calculate_context_tokens, estimate_context_tokens
 from piwork.core.llm.types import Model
+from piwork.core.session.records import EntryRecord
+from piwork.core.session.tree import SessionTree
 
 USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 COST_KEYS = ("input", "output", "cacheRead", "cacheWrite", "total")
@@ -83,6 +85,35 @@ def _valid_reply(entry: Mapping[str, Any]) -> bool:
 def session_stats(entries: Iterable[Mapping[str, Any]]) -> SessionStats:
     """Counts and billed usage over every entry of the file (all branches), summaries included."""
     stats = SessionStats()
+    add_entries(stats, entries)
+    return stats
+
+
+class StatsTracker:
+    """``session_stats`` of a growing session, reading only the entries appended since the last call.
+
+    The tree's record list is append-only; a reload from disk replaces the list, which starts over.
+    """
+
+    def __init__(self, tree: SessionTree) -> None:
+        self._tree = tree
+        self._records: list[EntryRecord] | None = None
+        self._counted = 0
+        self._stats = SessionStats()
+
+    def current(self) -> SessionStats:
+        records = self._tree.records
+        if records is not self._records or len(records) < self._counted:
+            self._records, self._counted, self._stats = records, 0, SessionStats()
+        fresh = records[self._counted :]
+        self._counted = len(records)
+        add_entries(self._stats, (self._tree.body(r) for r in fresh if r.type != "session"))
+        stats = self._stats
+        return replace(stats, tokens=dict(stats.tokens), cost=dict(stats.cost))
+
+
+def add_entries(stats: SessionStats, entries: Iterable[Mapping[str, Any]]) -> None:
+    """Count ``entries`` into ``stats``."""
     for entry in entries:
         kind = entry.get("type")
         if kind in ("compaction", "branch_summary"):
@@ -105,4 +136,3 @@ def session_stats(entries: Iterable[Mapping[str, Any]]) -> SessionStats:
                     1 for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"
                 )
             stats.add_usage(message.get("usage"))
-    return stats
