@@ -19,7 +19,6 @@ from piwork.core.session.jsvalues import UNDEFINED
 from piwork.core.session.records import EntryRecord
 
 WINDOW = 2 * 1024 * 1024  # bytes read (and parsed) at once; bounds the memory a load adds
-NEWLINE = 10
 
 
 class FileBodySource:
@@ -47,29 +46,44 @@ class FileBodySource:
     def load_many(self, records: Sequence[EntryRecord]) -> list[Any]:
         """Bodies of several entries in their given order; ``None`` for any that cannot be read."""
         count = len(records)
-        order = list(range(count))
-        if any(records[i].offset > records[i + 1].offset for i in range(count - 1)):
-            order.sort(key=lambda i: records[i].offset)
+        if all(records[i].offset < records[i + 1].offset for i in range(count - 1)):
+            return self._load_sorted(records)
+        order = sorted(range(count), key=lambda i: records[i].offset)
         out: list[Any] = [None] * count
-        fd = self._descriptor()
-        start_at = 0
-        while start_at < count:
-            end_at = _window_end(records, order, start_at)
-            window = [records[i] for i in order[start_at:end_at]]
-            for i, body in zip(order[start_at:end_at], self._load_window(fd, window), strict=True):
-                out[i] = body
-            start_at = end_at
+        for i, body in zip(order, self._load_sorted([records[i] for i in order]), strict=True):
+            out[i] = body
         return out
 
-    def _load_window(self, fd: int, window: list[EntryRecord]) -> list[Any]:
-        start = window[0].offset
-        size = window[-1].offset + window[-1].length - start
-        data = os.pread(fd, size, start)
-        if len(data) == size:
-            values = _parse_window(data, start, window)
-            if values is not None:
-                return values
-        return [self.load(record) for record in window]
+    def _load_sorted(self, records: Sequence[EntryRecord]) -> list[Any]:
+        """``load_many`` for records in file order, window by window (one pass over the records)."""
+        fd = self._descriptor()
+        out: list[Any] = []
+        count = len(records)
+        at = 0
+        while at < count:
+            first = records[at]
+            start = first.offset
+            limit = start + WINDOW
+            runs: list[tuple[int, int]] = []  # file ranges of adjacent lines
+            run_start, run_end = start, start + first.length
+            end_at = at + 1
+            while end_at < count:
+                record = records[end_at]
+                offset = record.offset
+                if offset < run_end or offset + record.length > limit:
+                    break
+                if offset != run_end + 1:  # not the very next line
+                    runs.append((run_start, run_end))
+                    run_start = offset
+                run_end = offset + record.length
+                end_at += 1
+            runs.append((run_start, run_end))
+            window = records[at:end_at]
+            data = os.pread(fd, run_end - start, start)
+            values = _parse_window(data, start, runs, window) if len(data) == run_end - start else None
+            out.extend([self.load(record) for record in window] if values is None else values)
+            at = end_at
+        return out
 
     def close(self) -> None:
         if self._fd is not None:
@@ -77,35 +91,12 @@ class FileBodySource:
             self._fd = None
 
 
-def _window_end(records: Sequence[EntryRecord], order: list[int], start_at: int) -> int:
-    """Index (in ``order``) after the last record that fits in a window starting at ``start_at``."""
-    first = records[order[start_at]]
-    limit = first.offset + WINDOW
-    end = first.offset + first.length
-    at = start_at + 1
-    while at < len(order):
-        record = records[order[at]]
-        if record.offset < end or record.offset + record.length > limit:
-            break
-        end = record.offset + record.length
-        at += 1
-    return at
-
-
-def _parse_window(data: bytes, start: int, window: list[EntryRecord]) -> list[Any] | None:
+def _parse_window(
+    data: bytes, start: int, runs: list[tuple[int, int]], window: Sequence[EntryRecord]
+) -> list[Any] | None:
     """The window's entries parsed as one JSON array, or ``None`` when that does not work out."""
     view = memoryview(data)
-    pieces: list[memoryview] = []
-    run_start = window[0].offset - start
-    run_end = run_start + window[0].length
-    for record in window[1:]:
-        at = record.offset - start
-        if at == run_end + 1 and data[run_end] == NEWLINE:
-            run_end = at + record.length  # the next line: keep the run going
-            continue
-        pieces.append(view[run_start:run_end])
-        run_start, run_end = at, at + record.length
-    pieces.append(view[run_start:run_end])
+    pieces = [view[run_start - start : run_end - start] for run_start, run_end in runs]
     # Lines hold no raw newline, so inside a run every newline is a line break: make it a comma.
     text = b"[" + b",".join(pieces).replace(b"\n", b",") + b"]"
     try:

@@ -173,6 +173,8 @@ class _Indexer:
         record = make_record(value, len(loaded.records), number, offset, len(raw))
         if self.keep_bodies or not isinstance(value, dict):
             record.body = value
+        else:
+            record.source = loaded.source  # read back with the others when a context needs it
         loaded.records.append(record)
 
     def _header(self, value: Any, number: int, offset: int) -> None:

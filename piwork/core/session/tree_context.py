@@ -48,31 +48,39 @@ def context_for_path(
     messages: list[Any] = []
     for first in range(0, len(selected), BATCH):  # batches: only one batch of whole entries in memory
         batch = selected[first : first + BATCH]
-        preloaded = _preload(batch)
-        for record in batch:
-            key = id(record)
-            body = preloaded.pop(key) if key in preloaded else tree.body(record)
-            if body is not None:  # a line that turned out unreadable is reported, not fatal
+        for body in _bodies(tree, batch):
+            message = body.get("message") if type(body) is dict and body.get("type") == "message" else None
+            if type(message) is dict and message.get("content") is not None:
+                messages.append(message)  # the usual entry, without a call
+            elif body is not None:  # a line that turned out unreadable is reported, not fatal
                 messages.extend(entry_to_messages(body))
-            if record is selected[0] and retained:
+            if first == 0 and retained:
                 messages.extend(retained)
+                retained = []
     return SessionContext(messages, thinking_level, model, [r.id for r in selected])
 
 
-def _preload(records: list[EntryRecord]) -> dict[int, Any]:
-    """Read the bodies not in memory, all those of one source in one call when it can."""
-    by_source: dict[int, list[EntryRecord]] = {}
-    for record in records:
-        if record.body is None and record.source is not None:
-            by_source.setdefault(id(record.source), []).append(record)
-    preloaded: dict[int, Any] = {}
-    for batch in by_source.values():
-        load_many = getattr(batch[0].source, "load_many", None)
-        if load_many is None:
-            continue
-        for record, body in zip(batch, load_many(batch), strict=True):
-            preloaded[id(record)] = body
-    return preloaded
+def _bodies(tree: SessionTree, records: list[EntryRecord]) -> list[Any]:
+    """The bodies of ``records`` in order; those of one file are read together when it can."""
+    source = records[0].source
+    load_many = getattr(source, "load_many", None)
+    if load_many is not None and all(r.source is source and r.body is None for r in records):
+        bodies: list[Any] = load_many(records)
+        return bodies
+    by_source: dict[int, list[int]] = {}
+    for i, record in enumerate(records):
+        if record.body is None and getattr(record.source, "load_many", None) is not None:
+            by_source.setdefault(id(record.source), []).append(i)
+    out: list[Any] = [None] * len(records)
+    for indexes in by_source.values():
+        group = [records[i] for i in indexes]
+        for i, body in zip(indexes, group[0].source.load_many(group), strict=True):  # type: ignore[union-attr]
+            out[i] = body
+    loaded = {i for indexes in by_source.values() for i in indexes}
+    for i, record in enumerate(records):
+        if i not in loaded:
+            out[i] = tree.body(record)
+    return out
 
 
 def _settings(tree: SessionTree, path: list[EntryRecord]) -> tuple[Any, dict[str, Any] | None]:

@@ -11,6 +11,7 @@ import pytest
 
 from piwork.core.session import body_source, reader
 from piwork.core.session.body_source import FileBodySource
+from piwork.core.session.context import build_session_context
 from piwork.core.session.format import json_loads, json_loads_bytes
 from piwork.core.session.reader import read_session_file
 from piwork.core.session.records import EntryRecord
@@ -175,3 +176,47 @@ def test_overflowing_numbers_still_load(tmp_path: Path) -> None:
     with open_session(path, writable=False) as session:
         (message,) = session.tree.build_context("a0").messages
         assert math.isinf(message["usage"]["input"])
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "conformance" / "session.json"
+
+
+def test_contexts_read_from_files_match_the_projection_of_plain_entries(tmp_path: Path) -> None:
+    """Every session_context fixture, written as a file and read back through the byte index."""
+    checked = 0
+    for case in json.loads(FIXTURES.read_text(encoding="utf-8"))["cases"]:
+        if case["op"] != "session_context" or "error" in case["expect"]:
+            continue
+        entries = case["args"]["entries"]
+        if not entries:
+            continue
+        if not all(isinstance(e, dict) and isinstance(e.get("id"), str) for e in entries):
+            continue
+        path = tmp_path / f"{checked}.jsonl"
+        path.write_text("".join(map(serialize, [HEADER, *entries])), encoding="utf-8")
+        leaf = case["args"].get("leafId", entries[-1]["id"])
+        with open_session(path, writable=False) as session:
+            if not isinstance(leaf, str) or not session.tree.has(leaf):
+                leaf = entries[-1]["id"]
+            expected = build_session_context(entries, leaf, honour_retained_tail=True)
+            assert session.tree.build_context(leaf).to_json() == expected, case["id"]
+        checked += 1
+    assert checked >= 10
+
+
+def test_retained_tail_and_appended_entries_from_a_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    compaction = {"type": "compaction", "id": "c1", "parentId": "a0", "timestamp": "2024-12-03T14:01:00.000Z"}
+    compaction |= {"summary": "S", "firstKeptEntryId": "u0", "tokensBefore": 10}
+    compaction["retainedTail"] = [{"role": "user", "content": "kept", "timestamp": 5}]
+    entries = [
+        user("u0", None, "q", 1),
+        assistant("a0", "u0", "a", 2),
+        compaction,
+        user("u1", "c1", "after", 3),
+    ]
+    path.write_text("".join(map(serialize, [HEADER, *entries])), encoding="utf-8")
+    with open_session(path) as session:
+        session.tree.append_message({"role": "user", "content": "new", "timestamp": 9})
+        messages = session.tree.build_context().messages
+        assert [m.get("content", m.get("summary")) for m in messages] == ["S", "kept", "after", "new"]
