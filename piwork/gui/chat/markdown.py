@@ -170,4 +170,35 @@ def _colour(
 def render_markdown(doc: QTextDocument, text: str, dark: bool, code_background: QColor | None = None) -> None:
     """Replace ``doc``'s content with ``text`` rendered as Markdown, code highlighted."""
     doc.setMarkdown(text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
+    _soften_headings(doc)
     highlight_code_blocks(doc, dark, code_background)
+
+
+# Qt's Markdown headings are sized for pages (h1 twice the text); in a chat row a step above the
+# text reads better.
+_HEADING_SCALE = {1: 1.35, 2: 1.2, 3: 1.1}
+
+
+def _soften_headings(doc: QTextDocument) -> None:
+    base = doc.defaultFont().pointSizeF()
+    if base <= 0:
+        return
+    changes: list[tuple[int, int, QTextCharFormat]] = []
+    block = doc.begin()
+    while block.isValid():
+        level = block.blockFormat().headingLevel()
+        fragments = block.begin()
+        while level > 0 and not fragments.atEnd():
+            fragment = fragments.fragment()
+            fmt = fragment.charFormat()
+            fmt.clearProperty(QTextFormat.Property.FontSizeAdjustment)
+            fmt.setFontPointSize(base * _HEADING_SCALE.get(level, 1.0))
+            fmt.setFontWeight(QFont.Weight.Bold)  # Qt bolds only the first fragment of a heading
+            changes.append((fragment.position(), fragment.length(), fmt))
+            fragments += 1
+        block = block.next()
+    cursor = QTextCursor(doc)
+    for position, length, fmt in changes:  # collected first: changing formats re-splits fragments
+        cursor.setPosition(position)
+        cursor.setPosition(position + length, QTextCursor.MoveMode.KeepAnchor)
+        cursor.setCharFormat(fmt)

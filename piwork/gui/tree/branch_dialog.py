@@ -63,6 +63,8 @@ class BranchChoiceDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok_button.setText("Move here")
+        self.setMinimumWidth(540)
         layout = QVBoxLayout(self)
         for widget in (
             intro,

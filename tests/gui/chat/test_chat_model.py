@@ -61,3 +61,22 @@ def test_markdown_code_blocks_are_highlighted(qtbot: QtBot) -> None:
     plain = QTextDocument()
     plain.setMarkdown("```\nno language here\n```")
     assert highlight_code_blocks(plain, dark=True) == 1
+
+
+def test_markdown_headings_are_a_step_above_the_text_and_bold_throughout(qtbot: QtBot) -> None:
+    doc = QTextDocument()
+    render_markdown(doc, "# Title\n\n## Goal `code` here\n\nBody text", dark=False)
+    base = doc.defaultFont().pointSizeF()
+    sizes: dict[str, tuple[float, bool]] = {}
+    block = doc.begin()
+    while block.isValid():
+        fragments = block.begin()
+        while not fragments.atEnd():
+            fragment = fragments.fragment()
+            font = fragment.charFormat().font()
+            sizes[fragment.text().strip()] = (font.pointSizeF() / base, font.bold())
+            fragments += 1
+        block = block.next()
+    assert sizes["Body text"] == (1.0, False)
+    assert sizes["Title"][1] and 1.2 < sizes["Title"][0] < 1.5
+    assert sizes["Goal"][1] and sizes["code"][1] and 1.1 < sizes["code"][0] < sizes["Title"][0]
