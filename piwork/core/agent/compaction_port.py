@@ -38,7 +38,7 @@ class TreeCompactionPort:
         self._summarizer_for = summarizer_for
         self._settings_for = settings_for
         self.hooks = hooks
-        self._plan: tuple[object, CompactionSettings, Planned] | None = None
+        self._plan: tuple[tuple[int, object, int], CompactionSettings, Planned] | None = None
 
     def latest_compaction_ms(self) -> float | None:
         # runs after every reply: find the entry by its indexed type and read only that body
@@ -49,9 +49,9 @@ class TreeCompactionPort:
         stamp = js_date_ms(compaction.get("timestamp"))
         return stamp if math.isfinite(stamp) else None
 
-    def _tree_state(self) -> object:
-        """Changes whenever the tree does (it is append-only; a reload changes the record count)."""
-        return (self._tree.leaf_id, len(self._tree))
+    def _tree_state(self) -> tuple[int, object, int]:
+        """Changes whenever the tree does: it only grows, and a reload replaces its record list."""
+        return (id(self._tree.records), self._tree.leaf_id, len(self._tree))
 
     async def can_compact(self) -> bool:
         settings = self._settings_for()
