@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Literal
 
 from piwork.core.agent.abort import AbortSignal
@@ -20,8 +19,6 @@ from piwork.core.agent.events import (
     AgentEnd,
     AgentEvent,
     AgentSettled,
-    AutoRetryEnd,
-    AutoRetryStart,
     CompactionEnd,
     ErrorNotice,
     EventBus,
@@ -34,13 +31,14 @@ from piwork.core.agent.events import (
     ThinkingLevelChanged,
 )
 from piwork.core.agent.loop import AgentLoop, CallRecord, CompletedTurn, LoopConfig, RequestSetup, StreamFn
-from piwork.core.agent.options import AgentSessionOptions, complete_through, default_stream_fn, is_loopback
+from piwork.core.agent.options import AgentSessionOptions, default_stream_fn, is_loopback
 from piwork.core.agent.queues import PromptQueues, parse_queue_mode
+from piwork.core.agent.request_setup import request_setup, summarizer_for
 from piwork.core.agent.retry import RetrySettings
 from piwork.core.agent.stats import ContextUsage, SessionStats, StatsTracker, context_usage
 from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
-from piwork.core.compaction.summarize import RetryPolicy, Summarizer
+from piwork.core.compaction.summarize import Summarizer
 from piwork.core.errors import PiworkError
 from piwork.core.llm.thinking import resolve_level
 from piwork.core.llm.types import (
@@ -48,10 +46,9 @@ from piwork.core.llm.types import (
     StreamOptions,
     ThinkingLevel,
 )
-from piwork.core.llm.types import ToolSpec as LlmToolSpec
 from piwork.core.messages import convert_to_llm
 from piwork.core.session.tree import SessionTree
-from piwork.core.tools.base import ToolContext, ToolRegistry
+from piwork.core.tools.base import ToolRegistry
 
 __all__ = [
     "AgentBusy",
@@ -168,20 +165,8 @@ class AgentSession:
         model = self._model
         if model is None:
             return None
-        retry = self._opts.settings.get("retry")
-        return Summarizer(
-            model=model,
-            complete=complete_through(self.stream_fn),
-            api_key=self.api_key(model),
-            thinking_level=self._thinking_level,
-            retry=RetryPolicy.from_settings(retry if isinstance(retry, Mapping) else None),
-            base_options=self._opts.base_options,
-            sleep=self._opts.sleep,
-            # a summary request retried after a transient failure shows like a retried turn
-            on_retry=lambda r: self.emit(
-                AutoRetryStart(r.attempt, r.max_attempts, r.delay_ms, r.error_message)
-            ),
-            on_retry_end=lambda r: self.emit(AutoRetryEnd(r.success, r.attempt, r.final_error)),
+        return summarizer_for(
+            self._opts, model, self._thinking_level, self.retry_settings, self.stream_fn, self.emit
         )
 
     @property
@@ -425,35 +410,7 @@ class AgentSession:
 
     async def _request_setup(self) -> RequestSetup:
         model = self.require_model()
-        names = self.tool_names()
-        registry = self._opts.registry
-        specs = [LlmToolSpec(s.name, s.description, s.parameters) for s in registry.specs(names)]
-        active = ToolRegistry(t for t in registry if t.name in set(names))
-        options = replace(
-            self._opts.base_options,
-            api_key=self._opts.api_key_for(model),
-            thinking_level=self._thinking_level,
-            session_id=self._opts.session_id,
-        )
-        context = ToolContext(
-            cwd=self._opts.cwd,
-            log_dir=self._opts.log_dir,
-            session_env=self._session_env(model),
-            model_supports_images=model.supports_images,
-        )
-        return RequestSetup(model, self.system_prompt(), specs, options, active, context)
-
-    def _session_env(self, model: Model) -> dict[str, str]:
-        env = {
-            "PI_PROVIDER": model.provider,
-            "PI_MODEL": model.id,
-            "PI_REASONING_LEVEL": self._thinking_level,
-        }
-        if self._opts.session_id:
-            env["PI_SESSION_ID"] = self._opts.session_id
-        if self._opts.session_file is not None:
-            env["PI_SESSION_FILE"] = str(self._opts.session_file)
-        return env
+        return request_setup(self._opts, model, self._thinking_level, self.tool_names(), self.system_prompt())
 
     async def _prepare_next_turn(self, turn: CompletedTurn) -> list[Message] | None:
         return await self.checkpoints.before_next_request(turn)

@@ -1,0 +1,77 @@
+"""What one provider request of an AgentSession is made of, and the summarizer its compactions use.
+
+Both are rebuilt from the session's current state before every request, so a model, thinking-level or
+tool change applies from the next request on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from piwork.core.agent.events import AgentEvent, AutoRetryEnd, AutoRetryStart
+from piwork.core.agent.loop import RequestSetup, StreamFn
+from piwork.core.agent.options import AgentSessionOptions, complete_through
+from piwork.core.compaction.summarize import RetryPolicy, Summarizer
+from piwork.core.llm.types import Model, ThinkingLevel
+from piwork.core.llm.types import ToolSpec as LlmToolSpec
+from piwork.core.tools.base import ToolContext, ToolRegistry
+
+
+def request_setup(
+    opts: AgentSessionOptions,
+    model: Model,
+    thinking_level: ThinkingLevel,
+    tool_names: Sequence[str],
+    system_prompt: str,
+) -> RequestSetup:
+    """Model, stream options, active tools and the tools' context for the next request."""
+    registry = opts.registry
+    specs = [LlmToolSpec(s.name, s.description, s.parameters) for s in registry.specs(tool_names)]
+    active = ToolRegistry(t for t in registry if t.name in set(tool_names))
+    options = replace(
+        opts.base_options,
+        api_key=opts.api_key_for(model),
+        thinking_level=thinking_level,
+        session_id=opts.session_id,
+    )
+    context = ToolContext(
+        cwd=opts.cwd,
+        log_dir=opts.log_dir,
+        session_env=session_env(opts, model, thinking_level),
+        model_supports_images=model.supports_images,
+    )
+    return RequestSetup(model, system_prompt, specs, options, active, context)
+
+
+def session_env(opts: AgentSessionOptions, model: Model, thinking_level: ThinkingLevel) -> dict[str, str]:
+    """Variables the bash tool's commands see about the session (Pi's names)."""
+    env = {"PI_PROVIDER": model.provider, "PI_MODEL": model.id, "PI_REASONING_LEVEL": thinking_level}
+    if opts.session_id:
+        env["PI_SESSION_ID"] = opts.session_id
+    if opts.session_file is not None:
+        env["PI_SESSION_FILE"] = str(opts.session_file)
+    return env
+
+
+def summarizer_for(
+    opts: AgentSessionOptions,
+    model: Model,
+    thinking_level: ThinkingLevel,
+    retry: RetryPolicy,
+    stream_fn: StreamFn,
+    emit: Callable[[AgentEvent], None],
+) -> Summarizer:
+    """A summarizer on the session's model and provider path (compaction and branch summaries)."""
+    return Summarizer(
+        model=model,
+        complete=complete_through(stream_fn),
+        api_key=opts.api_key_for(model),
+        thinking_level=thinking_level,
+        retry=retry,
+        base_options=opts.base_options,
+        sleep=opts.sleep,
+        # a summary request retried after a transient failure shows like a retried turn
+        on_retry=lambda r: emit(AutoRetryStart(r.attempt, r.max_attempts, r.delay_ms, r.error_message)),
+        on_retry_end=lambda r: emit(AutoRetryEnd(r.success, r.attempt, r.final_error)),
+    )
