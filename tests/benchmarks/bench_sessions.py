@@ -2,7 +2,8 @@
 
 Each measurement runs in a fresh Python process so peak memory (``ru_maxrss``) belongs to it:
 ``open_s`` (open + index the file), ``context_s`` (build the context of the deepest leaf),
-``open_plus_context_s``, ``peak_rss_mb`` and its ratio to the file size, the same for a file whose
+``open_plus_context_s``, ``peak_rss_mb`` and its ratio to the file size (``peak_over_file``; and
+``engine_over_file`` without the interpreter and its imports), the same for a file whose
 every text carries emoji (``emoji_*``: Python keeps such strings at 4 bytes per character),
 ``list_1000_s`` (listing 1,000 session files). When the reference implementation is installed
 (``$PI_ORACLE_DIR``, default /tmp/pi-oracle), ``reference_process_s`` and ``piwork_process_s``
@@ -34,6 +35,7 @@ MEASURE = """
 import json, resource, sys, time
 from piwork.core.session.store import open_session
 path, leaf = sys.argv[1], sys.argv[2]
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t0, c0 = time.perf_counter(), time.process_time()
 session = open_session(path, writable=False)
 t1, c1 = time.perf_counter(), time.process_time()
@@ -41,7 +43,8 @@ context = session.tree.build_context(leaf)
 t2, c2 = time.perf_counter(), time.process_time()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"open_s": t1 - t0, "context_s": t2 - t1, "open_cpu_s": c1 - c0, "context_cpu_s": c2 - c1,
-                  "messages": len(context.messages), "peak_rss_mb": peak / 1024}))
+                  "messages": len(context.messages), "peak_rss_mb": peak / 1024,
+                  "base_rss_mb": base / 1024}))
 """
 
 LIST = """
@@ -111,6 +114,9 @@ def _figures(prefix: str, measured: dict[str, Any], size_mb: float) -> dict[str,
         f"{prefix}context_messages": measured["messages"],
         f"{prefix}peak_rss_mb": round(measured["peak_rss_mb"], 1),
         f"{prefix}peak_over_file": round(measured["peak_rss_mb"] * 1.048576 / size_mb, 2),
+        f"{prefix}engine_over_file": round(
+            (measured["peak_rss_mb"] - measured["base_rss_mb"]) * 1.048576 / size_mb, 2
+        ),
     }
 
 

@@ -146,6 +146,7 @@ def scan_message_lines(
     seq = len(records)
     size = len(data)
     position = begin
+    previous_bytes, previous = b"", ""  # id of the last message line, as bytes and as text
     while position < size:
         end = find(b"\n", position)
         line += 1
@@ -158,11 +159,19 @@ def scan_message_lines(
             role = roles.get(role_bytes)
             meta = NO_META if role != "assistant" else _assistant_meta(data, found.end(), end)
             if last == CLOSING_BRACE and role is not None and meta is not None:
+                if parent_id is None:
+                    parent = None
+                elif parent_id == previous_bytes:
+                    parent = previous  # the line before is the parent: share its id string
+                else:
+                    parent = parent_id.decode("ascii")
+                previous_bytes = entry_id
+                previous = entry_id.decode("ascii")
                 append(
                     EntryRecord(
                         seq,
-                        entry_id.decode("ascii"),
-                        None if parent_id is None else parent_id.decode("ascii"),
+                        previous,
+                        parent,
                         "message",
                         timestamp.decode("ascii"),
                         line,

@@ -7,6 +7,7 @@ Follows ``context.py``'s rules on records: the latest compaction, then its kept 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from sys import intern
 from typing import TYPE_CHECKING, Any
 
 from piwork.core.session.context import DEFAULT_THINKING_LEVEL, entry_to_messages
@@ -17,7 +18,7 @@ from piwork.core.session.tree_types import SessionContext
 if TYPE_CHECKING:
     from piwork.core.session.tree import SessionTree
 
-BATCH = 4096  # entries read and parsed before they are turned into messages
+BATCH = 1024  # entries read and parsed before they are turned into messages
 
 
 def context_for_path(
@@ -51,6 +52,7 @@ def context_for_path(
         for body in _bodies(tree, batch):
             message = body.get("message") if type(body) is dict and body.get("type") == "message" else None
             if type(message) is dict and message.get("content") is not None:
+                _share_names(message)
                 messages.append(message)  # the usual entry, without a call
             elif body is not None:  # a line that turned out unreadable is reported, not fatal
                 messages.extend(entry_to_messages(body))
@@ -58,6 +60,27 @@ def context_for_path(
                 messages.extend(retained)
                 retained = []
     return SessionContext(messages, thinking_level, model, [r.id for r in selected])
+
+
+# Short values repeated in every message of a long session (roles, models, block types ...).
+_NAME_KEYS = ("role", "api", "provider", "model", "stopReason", "toolName")
+
+
+def _share_names(message: dict[str, Any]) -> None:
+    """Make repeated short values share one string object (a long context keeps many messages)."""
+    for key in _NAME_KEYS:
+        value = message.get(key)
+        if type(value) is str:
+            message[key] = intern(value)
+    content = message["content"]
+    if type(content) is list:
+        for block in content:
+            if type(block) is dict:
+                kind = block.get("type")
+                if type(kind) is str:
+                    block["type"] = intern(kind)
+                    if kind == "toolCall" and type(block.get("name")) is str:
+                        block["name"] = intern(block["name"])
 
 
 def _bodies(tree: SessionTree, records: list[EntryRecord]) -> list[Any]:
