@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QSize, Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -38,6 +38,8 @@ from piwork.gui.resources.prompt_view import SystemPromptView
 from piwork.gui.resources.rows_model import ResourceRowsModel, state_reason
 from piwork.gui.trust_dialog import preview_text
 
+MAX_COLUMN_WIDTH = 240
+
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -54,6 +56,7 @@ class ResourcePanel(QWidget):
         self.view = QTreeView()
         self.view.setModel(self.model)
         self.view.setUniformRowHeights(True)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # a path's file name stays readable
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.selectionModel().currentChanged.connect(self._on_current_changed)
@@ -84,8 +87,19 @@ class ResourcePanel(QWidget):
         self.trust_label.setText(self._trust_text(loaded))
         self.model.set_rows(loaded.rows)
         self.view.expandAll()
-        for column in range(self.model.columnCount() - 1):
+        for group in range(self.model.rowCount()):  # group titles read across the row
+            self.view.setFirstColumnSpanned(group, QModelIndex(), True)
+        for column in range(1, self.model.columnCount() - 1):
             self.view.resizeColumnToContents(column)
+            if self.view.columnWidth(column) > MAX_COLUMN_WIDTH:  # long names read in full in the tooltip
+                self.view.setColumnWidth(column, MAX_COLUMN_WIDTH)
+        rank_width = self.view.fontMetrics().horizontalAdvance("Rank 00")
+        self.view.setColumnWidth(0, self.view.indentation() + rank_width + 12)
+
+    def sizeHint(self) -> QSize:
+        """Wide enough, as a dock, for name, scope and state beside the rank."""
+        hint = super().sizeHint()
+        return QSize(max(hint.width(), 600), hint.height())
 
     def set_system_prompt(self, parts: Sequence[PromptPart], counter: TokenCounter) -> None:
         self.prompt_view.set_parts(parts, counter)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -53,6 +53,7 @@ class SystemPromptView(QWidget):
         self.counts: list[int] = []
         self.total = 0
         self._generation = 0
+        self._unit = ""
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prompt-tokens")
         self._results = _Results(self)
         self._results.counted.connect(self._on_counted)
@@ -62,10 +63,15 @@ class SystemPromptView(QWidget):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().hide()
+        row_height = self.table.fontMetrics().height() + 8
+        self.table.verticalHeader().setDefaultSectionSize(row_height)
+        self.table.setMinimumHeight(row_height * (len(PART_TITLES) + 1) + 4)  # every part without scrolling
+        self.table.setWordWrap(False)
         self.text = QPlainTextEdit(readOnly=True)
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.table.currentCellChanged.connect(lambda row, *_a: self._show_part(row))
-        splitter = QSplitter()
+        splitter = QSplitter(Qt.Orientation.Vertical)  # the panel docks narrow: parts above, text below
         splitter.addWidget(self.table)
         splitter.addWidget(self.text)
         splitter.setStretchFactor(1, 2)
@@ -79,8 +85,11 @@ class SystemPromptView(QWidget):
         self._generation += 1
         self.parts = list(parts)
         self.counts = []
-        unit = f"Tokens ({counter.info.label})"
-        self.table.setHorizontalHeaderLabels(["Part", unit, "Characters"])
+        self._unit = counter.info.label
+        self.table.setHorizontalHeaderLabels(["Part", "Tokens", "Characters"])
+        header_item = self.table.horizontalHeaderItem(1)
+        if header_item is not None:
+            header_item.setToolTip(f"Counted with {self._unit}")
         self.table.setRowCount(len(self.parts))
         for row, part in enumerate(self.parts):
             self.table.setItem(row, 0, QTableWidgetItem(PART_TITLES.get(part.name, part.name)))
@@ -88,6 +97,7 @@ class SystemPromptView(QWidget):
             self.table.setItem(row, 2, QTableWidgetItem(f"{len(part.text):,}"))
         full = "".join(p.text for p in self.parts)
         self.text.setPlainText(full)
+        self.table.resizeColumnsToContents()
         self.summary.setText(f"{len(full):,} characters; counting tokens…")
         generation, texts = self._generation, [p.text for p in self.parts]
         self._pool.submit(self._count, generation, texts, full, counter)
@@ -101,9 +111,13 @@ class SystemPromptView(QWidget):
             return  # a newer prompt replaced this one meanwhile
         self.counts, self.total = counts, total
         for row, count in enumerate(counts):
-            self.table.setItem(row, 1, QTableWidgetItem(f"{count:,}"))
+            share = f"  ({count * 100 / total:.0f}%)" if total else ""
+            self.table.setItem(row, 1, QTableWidgetItem(f"{count:,}{share}"))
+        self.table.resizeColumnsToContents()
         length = sum(len(p.text) for p in self.parts)
-        self.summary.setText(f"{total:,} tokens, {length:,} characters in {len(self.parts)} parts")
+        self.summary.setText(
+            f"{total:,} tokens ({self._unit}), {length:,} characters in {len(self.parts)} parts"
+        )
         self.counted.emit()
 
     def _show_part(self, row: int) -> None:

@@ -139,6 +139,6 @@ def test_system_prompt_parts_with_token_counts(qtbot: QtBot, planted: tuple[str,
     assert view.parts[0].name == "custom"  # the trusted project's SYSTEM.md replaces the default
     assert view.counts == [counter.count(p.text) for p in parts]
     assert view.total == counter.count("".join(p.text for p in parts))
-    assert view.table.item(0, 1).text() == f"{view.counts[0]:,}"
-    assert "chars/4" in view.table.horizontalHeaderItem(1).text()
+    assert view.table.item(0, 1).text().startswith(f"{view.counts[0]:,}  (")  # count and share of the total
+    assert "chars/4" in view.table.horizontalHeaderItem(1).toolTip() and "chars/4" in view.summary.text()
     panel.shutdown()
