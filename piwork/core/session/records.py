@@ -57,7 +57,7 @@ class BodySource(Protocol):
 class EntryRecord:
     """One entry of a session file, indexed without keeping its body in memory.
 
-    Message lines of a large file are indexed from their bytes only (see ``light_record``): their
+    Message lines of a large file are indexed from their bytes only (see ``line_index.py``): their
     ``preview`` is computed from the body the first time it is asked for, and ``meta`` holds only
     ``stopReason``/``hasText`` for assistant messages until then.
     """
