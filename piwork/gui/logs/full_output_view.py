@@ -60,6 +60,7 @@ class FullOutputView(QWidget):
         self._progress.hide()
 
         self.search_field = QLineEdit(placeholderText="Search (Enter for next match)")
+        self.search_field.setMinimumWidth(self.search_field.fontMetrics().horizontalAdvance("M" * 22))
         self.regex_box = QCheckBox("Regex")
         self.case_box = QCheckBox("Match case")
         self._previous_button = QPushButton("Previous")

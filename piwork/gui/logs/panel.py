@@ -158,7 +158,16 @@ class LogViewerPanel(QWidget):
         self.list_view.setCurrentIndex(self.outputs.index(row))
 
     def open_log(self, path: str) -> bool:
-        """Open any log file in the full output tab."""
+        """Open a log file in the full output tab (selecting its cut output when it is listed)."""
+        for row, item in enumerate(self.outputs.items):
+            if item.full_output_path == path:
+                if self.list_view.currentIndex().row() != row:
+                    self.select_output(row)
+                self.tabs.setCurrentWidget(self.full_output)
+                return self.full_output.path == path and not self.full_output.error_text
+        self.list_view.clearSelection()
+        self.title_label.setText(f"<code>{_escape(path)}</code>")
+        self.cut_label.clear()
         self.tabs.setCurrentWidget(self.full_output)
         return self.full_output.open_file(path)
 

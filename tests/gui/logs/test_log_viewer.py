@@ -81,6 +81,22 @@ def test_truncated_output_listed_and_full_file_opened(qtbot: QtBot, tmp_path: Pa
     assert QGuiApplication.clipboard().text() == str(log)
 
 
+def test_opening_a_listed_log_selects_its_cut_output(qtbot: QtBot, tmp_path: Path) -> None:
+    listed = tmp_path / "bash-0123456789abcdef.log"
+    listed.write_bytes(b"".join(b"line %d\n" % i for i in range(1, 3001)))
+    other = tmp_path / "other.log"
+    other.write_text("not from this session\n")
+    panel = _open_panel(qtbot)
+    panel.set_messages(_bash_session(str(listed), 3000))
+    assert panel.open_log(str(listed))  # what the chat's "truncated · open log" badge does
+    assert panel.list_view.currentIndex().row() == 0
+    assert "make all" in panel.title_label.text() and panel.cut_label.text().startswith("kept lines")
+    assert panel.open_log(str(other))  # a log no message lists: named, nothing selected
+    assert str(other) in panel.title_label.text() and panel.cut_label.text() == ""
+    assert not panel.list_view.selectionModel().hasSelection()
+    panel.shutdown()
+
+
 def test_live_messages_are_appended(qtbot: QtBot, tmp_path: Path) -> None:
     panel = _open_panel(qtbot)
     messages = _bash_session(str(tmp_path / "x.log"), 3000)
