@@ -111,6 +111,10 @@ class SessionBrowser(QDialog):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setWordWrap(False)
+        date_width = self.table.fontMetrics().horizontalAdvance("2026-12-31 23:59") + 24
+        for column in (2, 3):  # dates on one line (sized once: measuring every row is slow on long lists)
+            self.table.setColumnWidth(column, date_width)
         self.table.setSortingEnabled(False)
         self.progress = QProgressBar(self)
         self.progress.setMaximumHeight(14)
