@@ -142,11 +142,15 @@ def json_loads(text: str) -> Any:
     """``JSON.parse`` rules (no NaN/Infinity, no BOM) at the speed of the C decoder.
 
     Integers keep full precision here; JavaScript's rounding beyond 2**53 happens when they are
-    written back (``js_json_stringify``), so files come out byte-identical.
+    written back (``js_json_stringify``), so files come out byte-identical. A value nested too
+    deeply for the decoder is a ``ValueError`` like any other unreadable line.
     """
-    if text[:1] in _JSON_SPACE:
-        return _DECODER.decode(text)
-    value, end = _scan_once(text, 0)
+    try:
+        if text[:1] in _JSON_SPACE:
+            return _DECODER.decode(text)
+        value, end = _scan_once(text, 0)
+    except RecursionError as err:
+        raise ValueError("JSON value nested too deeply") from err
     if end != len(text) and text[end:].strip(" \t\n\r"):
         raise ValueError("Extra data after the JSON value")
     return value

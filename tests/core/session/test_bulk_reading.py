@@ -220,3 +220,17 @@ def test_retained_tail_and_appended_entries_from_a_file(tmp_path: Path) -> None:
         session.tree.append_message({"role": "user", "content": "new", "timestamp": 9})
         messages = session.tree.build_context().messages
         assert [m.get("content", m.get("summary")) for m in messages] == ["S", "kept", "after", "new"]
+
+
+def test_a_line_nested_too_deeply_is_reported_not_fatal(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    deep = (
+        '{"type":"custom","id":"d","parentId":"u0","timestamp":"t","data":'
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}\n"
+    )
+    path.write_text(serialize(HEADER) + serialize(user("u0", None, "a", 1)) + deep, encoding="utf-8")
+    loaded = read_session_file(path)
+    assert [r.id for r in loaded.records] == ["u0"]
+    assert [(d.kind, d.line) for d in loaded.diagnostics] == [("malformed_json", 3)]
