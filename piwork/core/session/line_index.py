@@ -36,8 +36,19 @@ _UNICODE_SPACES = (
 _BLANK_START = re.compile(rb"(?:[ \t]|\\[nrt])*")
 NEWLINE, CARRIAGE_RETURN, CLOSING_BRACE = 10, 13, 125
 
-# Assistant records share one read-only ``meta`` per (has text, stop reason): there are few.
-_ASSISTANT_META: dict[tuple[bool, bytes | None], Mapping[str, Any]] = {}
+
+def _meta(has_text: bool, stop: bytes | None) -> Mapping[str, Any]:
+    values: dict[str, Any] = {"hasText": has_text}
+    if stop is not None:
+        values["stopReason"] = stop.decode("utf-8", "replace")
+    return MappingProxyType(values)
+
+
+# Assistant records of the usual stop reasons share one read-only ``meta`` (a constant table).
+_STOP_REASONS = (None, b"stop", b"length", b"toolUse", b"error", b"aborted")
+_ASSISTANT_META = {
+    (has_text, stop): _meta(has_text, stop) for has_text in (True, False) for stop in _STOP_REASONS
+}
 
 OtherLine = Callable[[int, int, int], None]
 """Called with ``(start, end, line number)`` of a line to parse (``end``: position of its newline)."""
@@ -70,12 +81,7 @@ def _assistant_meta(data: bytes, start: int, end: int) -> Mapping[str, Any] | No
         value_at = stop_at + len(_STOP_REASON)
         stop = data[value_at : data.find(b'"', value_at, end)]
     meta = _ASSISTANT_META.get((has_text, stop))
-    if meta is None:
-        values: dict[str, Any] = {"hasText": has_text}
-        if stop is not None:
-            values["stopReason"] = stop.decode("utf-8", "replace")
-        meta = _ASSISTANT_META.setdefault((has_text, stop), MappingProxyType(values))
-    return meta
+    return _meta(has_text, stop) if meta is None else meta
 
 
 def _record(
