@@ -132,13 +132,14 @@ def light_record(raw: bytes, seq: int, line: int, offset: int) -> EntryRecord | 
 def scan_message_lines(
     data: bytes,
     begin: int,
+    stop: int,
     base: int,
     line: int,
     records: list[EntryRecord],
     other: OtherLine,
     source: BodySource | None = None,
 ) -> int:
-    """Index the lines of ``data[begin:]`` (whole lines, each ending with a newline) into ``records``.
+    """Index the lines of ``data[begin:stop]`` (whole lines, each ending with a newline) into ``records``.
 
     ``base`` is the file offset of ``data`` and ``line`` the number of the line before ``begin``.
     Lines that are not message lines in the usual layout go to ``other`` in file order, between
@@ -150,7 +151,7 @@ def scan_message_lines(
     roles = _ROLES
     append = records.append
     seq = len(records)
-    size = len(data)
+    size = stop
     position = begin
     previous_bytes, previous = b"", ""  # id of the last message line, as bytes and as text
     while position < size:

@@ -82,23 +82,27 @@ def _read(file_path: Path, keep_bodies: bool, keep_non_objects: bool) -> LoadedF
         return loaded
     indexer = _Indexer(loaded, keep_bodies, keep_non_objects)
     with open(file_path, "rb", buffering=0) as handle:
-        pending: list[bytes] = []  # the start of a line longer than what was read so far
-        base = 0
+        carry: list[bytes] = []  # the start of a line that goes on in the next chunk
+        base = 0  # file offset of the first byte not indexed yet
         while not indexer.done and (chunk := handle.read(READ_CHUNK)):
+            start = 0
+            if carry:  # finish the line begun in the previous chunks, on its own
+                first_end = chunk.find(b"\n") + 1
+                if first_end == 0:
+                    carry.append(chunk)
+                    continue
+                line = b"".join([*carry, chunk[:first_end]])
+                indexer.block(line, 0, len(line), base)
+                base += len(line)
+                carry, start = [], first_end
             cut = chunk.rfind(b"\n") + 1
-            if cut == 0:
-                pending.append(chunk)
-                continue
-            if pending:
-                cut += sum(len(piece) for piece in pending)
-                chunk = b"".join([*pending, chunk])
-                pending = []
-            indexer.block(chunk if cut == len(chunk) else chunk[:cut], base)
-            if cut < len(chunk):
-                pending.append(chunk[cut:])
-            base += cut
-        if pending and not indexer.done:
-            indexer.line(b"".join(pending), indexer.line_number + 1, base, has_newline=False)
+            if cut > start:  # whole lines, indexed in place (no copy of the chunk)
+                indexer.block(chunk, start, cut, base - start)
+                base += cut - start
+            if max(cut, start) < len(chunk):
+                carry.append(chunk[max(cut, start) :])
+        if carry and not indexer.done:
+            indexer.line(b"".join(carry), indexer.line_number + 1, base, has_newline=False)
     if indexer.first:
         loaded.status = "not_session"
     return loaded
@@ -115,21 +119,22 @@ class _Indexer:
         self.done = False  # the file turned out not to be a session piwork can read
         self.line_number = 0
 
-    def block(self, data: bytes, base: int) -> None:
-        """Index ``data`` (whole lines, each ending with a newline) found at file offset ``base``."""
-        position = 0
-        while position < len(data) and (self.first or self.keep_bodies) and not self.done:
+    def block(self, data: bytes, begin: int, stop: int, base: int) -> None:
+        """Index ``data[begin:stop]`` (whole lines, each ending with a newline); ``base`` is the
+        file offset of ``data[0]``."""
+        position = begin
+        while position < stop and (self.first or self.keep_bodies) and not self.done:
             end = data.index(b"\n", position)
             self.line_number += 1
             self.line(data[position:end], self.line_number, base + position, has_newline=True)
             position = end + 1
-        if position < len(data) and not self.done:
+        if position < stop and not self.done:
 
             def other(start: int, end: int, number: int) -> None:
                 self.line(data[start:end], number, base + start, has_newline=True)
 
             self.line_number = scan_message_lines(
-                data, position, base, self.line_number, self.loaded.records, other, self.loaded.source
+                data, position, stop, base, self.line_number, self.loaded.records, other, self.loaded.source
             )
 
     def line(self, raw: bytes, number: int, offset: int, has_newline: bool) -> None:
