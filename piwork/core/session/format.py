@@ -11,7 +11,6 @@ import json
 import json.scanner
 import os
 import re
-import secrets
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -66,10 +65,15 @@ def new_session_id() -> str:
     """A UUID v7 (48-bit millisecond time, then random bits), the form Pi uses for session ids."""
     value = (now_ms() & ((1 << 48) - 1)) << 80
     value |= 0x7 << 76
-    value |= secrets.randbits(12) << 64
+    value |= _random_bits(12) << 64
     value |= 0b10 << 62
-    value |= secrets.randbits(62)
+    value |= _random_bits(62)
     return str(uuid.UUID(int=value))
+
+
+def _random_bits(count: int) -> int:
+    """``count`` bits from the system's CSPRNG (what ``secrets`` reads, without loading OpenSSL)."""
+    return int.from_bytes(os.urandom((count + 7) // 8), "big") >> (-count % 8)
 
 
 def is_valid_session_id(session_id: str) -> bool:

@@ -154,6 +154,7 @@ def scan_message_lines(
     size = stop
     position = begin
     previous_bytes, previous = b"", ""  # id of the last message line, as bytes and as text
+    lengths: dict[int, int] = {}  # one int object per distinct line length
     while position < size:
         end = find(b"\n", position)
         line += 1
@@ -183,7 +184,7 @@ def scan_message_lines(
                         timestamp.decode("ascii"),
                         line,
                         base + position,
-                        end - position,
+                        lengths.setdefault(end - position, end - position),
                         role,
                         None,
                         meta,

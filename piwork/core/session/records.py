@@ -9,7 +9,6 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -53,28 +52,68 @@ class BodySource(Protocol):
     def load(self, record: EntryRecord) -> Any: ...
 
 
-@dataclass(slots=True, eq=False)
 class EntryRecord:
     """One entry of a session file, indexed without keeping its body in memory.
 
     Message lines of a large file are indexed from their bytes only (see ``line_index.py``): their
     ``preview`` is computed from the body the first time it is asked for, and ``meta`` holds only
-    ``stopReason``/``hasText`` for assistant messages until then.
+    ``stopReason``/``hasText`` for assistant messages until then. The line number is kept as its
+    distance from ``seq`` (a small number, shared by Python, for most entries of a large file).
     """
 
-    seq: int
-    id: Any
-    parent_id: Any
-    type: Any
-    timestamp: Any
-    line: int = 0
-    offset: int = -1
-    length: int = 0
-    role: str | None = None
-    cached_preview: str | None = None
-    meta: Mapping[str, Any] = field(default_factory=lambda: NO_META)
-    body: Any = None
-    source: BodySource | None = None
+    __slots__ = (
+        "body",
+        "cached_preview",
+        "id",
+        "length",
+        "line_gap",
+        "meta",
+        "offset",
+        "parent_id",
+        "role",
+        "seq",
+        "source",
+        "timestamp",
+        "type",
+    )
+
+    def __init__(
+        self,
+        seq: int,
+        id: Any,
+        parent_id: Any,
+        type: Any,
+        timestamp: Any,
+        line: int = 0,
+        offset: int = -1,
+        length: int = 0,
+        role: str | None = None,
+        cached_preview: str | None = None,
+        meta: Mapping[str, Any] = NO_META,
+        body: Any = None,
+        source: BodySource | None = None,
+    ) -> None:
+        self.seq = seq
+        self.id = id
+        self.parent_id = parent_id
+        self.type = type
+        self.timestamp = timestamp
+        self.line_gap = line - seq
+        self.offset = offset
+        self.length = length
+        self.role = role
+        self.cached_preview = cached_preview
+        self.meta = meta
+        self.body = body
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"EntryRecord(seq={self.seq}, id={self.id!r}, type={self.type!r}, line={self.line})"
+
+    @property
+    def line(self) -> int:
+        """1-based line of the entry in its file (0 when it is not from a file)."""
+        return self.seq + self.line_gap
 
     @property
     def preview(self) -> str:

@@ -18,7 +18,7 @@ from piwork.core.session.tree_types import SessionContext
 if TYPE_CHECKING:
     from piwork.core.session.tree import SessionTree
 
-BATCH = 1024  # entries read and parsed before they are turned into messages
+BATCH = 256  # entries read and parsed before they are turned into messages
 
 
 def context_for_path(
