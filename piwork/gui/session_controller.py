@@ -195,6 +195,9 @@ class SessionController(QObject):
     def _open_branched(self, session: Any, editor_text: str) -> None:
         """A fork or clone made in the tree: continue in it (it is on disk once it holds a reply)."""
         path = getattr(session, "path", None)
+        close = getattr(session, "close", None)
+        if callable(close):
+            close()  # release its writer lock: the runtime reopens the file and must be able to write it
         if path is not None and Path(path).is_file():
             task = self.spawn(self.open_session(str(path)))
         else:

@@ -186,6 +186,31 @@ def test_system_prompt_tab_shows_the_sessions_prompt_part_by_part(
     assert "tokens" in view.summary.text()
 
 
+def test_clone_from_the_tree_continues_in_a_writable_copy(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    server.script(Turn([Text("first answer")]))
+    controller.submit("question one")
+    qtbot.waitUntil(lambda: not controller.chat.busy and len(_rows(controller)) == 2, timeout=10_000)
+    first = controller.runtime
+    assert first is not None and first.store.path is not None
+    tree = controller.window.tree_panel
+    assert tree.select_entry(first.store.tree.leaf_id or "")
+    tree.clone_current()
+    qtbot.waitUntil(
+        lambda: controller.runtime is not None and controller.runtime is not first, timeout=10_000
+    )
+    clone = controller.runtime
+    assert clone is not None and clone.store.path != first.store.path
+    assert clone.session.read_only_reason is None  # the copy's lock was handed over, not kept by the tree
+    assert [m["role"] for m in clone.session.messages] == ["user", "assistant"]
+    server.script(Turn([Text("second answer")]))
+    controller.submit("question two")
+    qtbot.waitUntil(lambda: not controller.chat.busy and len(_rows(controller)) == 4, timeout=10_000)
+    saved = [json.loads(line) for line in Path(str(clone.store.path)).read_text().splitlines()]
+    assert saved[-1]["message"]["content"][0]["text"] == "second answer"
+
+
 def test_skill_commands_are_offered_and_expanded_by_the_engine(
     qtbot: QtBot, qloop: asyncio.AbstractEventLoop, server: LoopbackServer, tmp_path: Path
 ) -> None:
