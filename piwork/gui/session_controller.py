@@ -172,6 +172,10 @@ class SessionController(QObject):
             credentials=self.credentials,
             env=self.env,
         )
+        if session_file and self._is_open_file(session_file):
+            # Reopening (or reloading) the open file: let go of its writer lock first, or the new
+            # runtime would find the file held and open it read-only.
+            self._detach()
         runtime = await create_runtime(options)
         self._detach()
         self.runtime = runtime
@@ -210,6 +214,10 @@ class SessionController(QObject):
         if runtime is not None:
             panel = self.window.resource_panel
             self.spawn(show_system_prompt(panel, runtime.session, runtime.resources, self.tokenizers))
+
+    def _is_open_file(self, session_file: str) -> bool:
+        path = self.runtime.store.path if self.runtime is not None else None
+        return path is not None and os.path.realpath(path) == os.path.realpath(session_file)
 
     def _detach(self) -> None:
         if self._unsubscribe is not None:
