@@ -234,3 +234,28 @@ def test_a_line_nested_too_deeply_is_reported_not_fatal(tmp_path: Path) -> None:
     loaded = read_session_file(path)
     assert [r.id for r in loaded.records] == ["u0"]
     assert [(d.kind, d.line) for d in loaded.diagnostics] == [("malformed_json", 3)]
+
+
+def test_after_a_compaction_only_the_kept_tail_is_read(tmp_path: Path) -> None:
+    """Lines before the kept entries are never parsed: damage there goes unnoticed by the context."""
+    path = tmp_path / "s.jsonl"
+    lines = [serialize(HEADER)]
+    parent = None
+    for n in range(6):
+        line = serialize(user(f"u{n}", parent, f"old {n}", n + 1))
+        lines.append(line.replace(f'"old {n}"', '"old }') if n < 3 else line)  # broken, looks whole
+        parent = f"u{n}"
+    compaction = {"type": "compaction", "id": "c", "parentId": "u5", "timestamp": "2024-12-03T14:01:00.000Z"}
+    compaction |= {"summary": "S", "firstKeptEntryId": "u4", "tokensBefore": 1}
+    lines += [serialize(compaction), serialize(user("u9", "c", "new", 70))]
+    path.write_text("".join(lines), encoding="utf-8")
+    with open_session(path, writable=False) as session:
+        messages = session.tree.build_context().messages
+        assert [m.get("content", m.get("summary")) for m in messages] == ["S", "old 4", "old 5", "new"]
+        assert session.tree.diagnostics == []
+        session.tree.build_context("u2")  # the old branch itself: now its lines are read
+        assert [(d.kind, d.line) for d in session.tree.diagnostics] == [
+            ("malformed_json", 2),
+            ("malformed_json", 3),
+            ("malformed_json", 4),
+        ]
