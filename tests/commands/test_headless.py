@@ -18,10 +18,8 @@ import pytest
 from piwork.commands import headless
 from piwork.core.session.store import open_session
 from tests.support.loopback_server import Failure, LoopbackServer, Text, ToolCall, Turn
+from tests.support.reference import MISSING_REASON, NODE, PI_DIST
 
-ORACLE = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
-PI_DIST = ORACLE / "pi/node_modules/@earendil-works/pi-coding-agent/dist"
-NODE = ORACLE / "node22/package/bin/node"
 OVERLOADED = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
 
 
@@ -280,7 +278,7 @@ def test_interrupt_mid_tool_records_every_result(server: LoopbackServer, env: En
     assert messages[2]["isError"] and "abort" in json.dumps(messages[2]["content"]).lower()
 
 
-@pytest.mark.skipif(not (NODE.exists() and PI_DIST.exists()), reason="reference implementation not installed")
+@pytest.mark.skipif(not (NODE.exists() and PI_DIST.exists()), reason=MISSING_REASON)
 def test_session_file_builds_the_same_context_in_the_reference(
     server: LoopbackServer, env: Env, tmp_path: Path
 ) -> None:

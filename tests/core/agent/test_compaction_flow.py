@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from piwork.core.compaction.prompts import BRANCH_INSTRUCTIONS
 from piwork.core.errors import PiworkError
 from piwork.core.session.store import open_session
 from tests.support.loopback_server import Failure, LoopbackServer, Text, ToolCall, Turn, Usage
+from tests.support.reference import NODE, PI_DIST
 
 from .sessions_support import file_entries, make_session
 
@@ -198,9 +198,7 @@ async def test_navigate_can_replace_the_summary_instructions_and_report_progress
     assert steps[0] == "collected" and "summarizing" in steps
 
 
-ORACLE = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
-PI_SESSION_MANAGER = ORACLE / "pi/node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"
-NODE = ORACLE / "node22/package/bin/node"
+PI_SESSION_MANAGER = PI_DIST / "core" / "session-manager.js"
 
 
 @pytest.mark.skipif(

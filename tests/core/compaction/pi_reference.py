@@ -15,9 +15,7 @@ from typing import Any
 
 import pytest
 
-_ROOT = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
-NODE = _ROOT / "node22" / "package" / "bin" / "node"
-PI_DIST = _ROOT / "pi" / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist"
+from tests.support.reference import MISSING_REASON, NODE, PI_DIST
 
 _SCRIPT = """
 const { SessionManager } = await import(process.argv[1] + "/core/session-manager.js");
@@ -29,7 +27,7 @@ process.stdout.write(JSON.stringify({leafId: session.getLeafId(), context: sessi
 def reference_context(session_file: Path) -> dict[str, Any]:
     """``{leafId, context: {messages, thinkingLevel, model}}`` as Pi builds it after opening the file."""
     if not NODE.exists() or not (PI_DIST / "core" / "session-manager.js").exists():
-        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+        pytest.skip(MISSING_REASON)
     done = subprocess.run(
         [str(NODE), "--input-type=module", "-e", _SCRIPT, str(PI_DIST), str(session_file)],
         capture_output=True,

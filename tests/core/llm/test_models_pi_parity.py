@@ -16,12 +16,10 @@ from typing import Any
 import pytest
 
 from piwork.core.llm.models import ModelRegistry, model_to_json
+from tests.support.reference import MISSING_REASON, NODE, PI_DIST
 
 pytestmark = pytest.mark.oracle
 
-_ROOT = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
-NODE = _ROOT / "node22" / "package" / "bin" / "node"
-DIST = _ROOT / "pi" / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist"
 
 _SCRIPT = """
 const [dist, dir, wanted] = [process.argv[1], process.argv[2], JSON.parse(process.argv[3])];
@@ -67,10 +65,10 @@ FIELDS = (
 
 
 def _reference(directory: Path, wanted: list[tuple[str, str]]) -> dict[str, Any]:
-    if not NODE.exists() or not (DIST / "core" / "model-runtime.js").exists():
-        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+    if not NODE.exists() or not (PI_DIST / "core" / "model-runtime.js").exists():
+        pytest.skip(MISSING_REASON)
     done = subprocess.run(
-        [str(NODE), "--input-type=module", "-e", _SCRIPT, str(DIST), str(directory), json.dumps(wanted)],
+        [str(NODE), "--input-type=module", "-e", _SCRIPT, str(PI_DIST), str(directory), json.dumps(wanted)],
         capture_output=True, text=True, timeout=60, check=False, env={**os.environ, "PI_OFFLINE": "1"},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -13,7 +13,6 @@ import json
 import os
 import random
 import subprocess
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,12 +29,11 @@ from piwork.core.llm.streaming import complete
 from piwork.core.llm.thinking import resolve_level
 from piwork.core.llm.types import LlmContext, Model, ModelCost, StreamOptions, ToolSpec
 from tests.support import LoopbackServer, Text, Thinking, ToolCall, Turn, Usage
+from tests.support.reference import MISSING_REASON, NODE, PACKAGES
 
 pytestmark = pytest.mark.oracle
 
-_ROOT = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
-NODE = _ROOT / "node22" / "package" / "bin" / "node"
-PI_AI = _ROOT / "pi" / "node_modules" / "@earendil-works" / "pi-ai" / "dist" / "api"
+PI_AI = PACKAGES / "pi-ai" / "dist" / "api"
 MODULES = {"anthropic-messages": "anthropic-messages.js", "openai-completions": "openai-completions.js"}
 
 _SCRIPT = """
@@ -59,7 +57,7 @@ TOOL = {
 def _reference(api: str, model: dict[str, Any], messages: list[dict[str, Any]], level: str) -> dict[str, Any]:
     module = PI_AI / MODULES[api]
     if not NODE.exists() or not module.exists():
-        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+        pytest.skip(MISSING_REASON)
     options: dict[str, Any] = {"apiKey": "parity-key"}
     if level != "off":
         options["reasoning"] = level
@@ -279,7 +277,7 @@ def _random_turn(rng: random.Random, protocol: str) -> Turn:
 
 def test_random_streams_give_the_same_messages(loopback: LoopbackServer) -> None:
     if not NODE.exists() or not PI_AI.exists():
-        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+        pytest.skip(MISSING_REASON)
     rng = random.Random(int(os.environ.get("PIWORK_PARITY_SEED", "20251129")))
     cost = {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}
     cases = []
@@ -411,7 +409,7 @@ def _random_history(rng: random.Random, api: str, provider: str, model_id: str) 
 
 def test_random_histories_give_the_same_request_bodies(loopback: LoopbackServer) -> None:
     if not NODE.exists() or not PI_AI.exists():
-        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+        pytest.skip(MISSING_REASON)
     rng = random.Random(int(os.environ.get("PIWORK_PARITY_SEED", "7")))
     cases = []
     for number in range(24):
@@ -509,7 +507,7 @@ _BASE_COMPAT = {"supportsStore": False, "supportsDeveloperRole": False, "support
 
 def test_reasoning_formats_match_the_reference(loopback: LoopbackServer) -> None:
     if not NODE.exists() or not PI_AI.exists():
-        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+        pytest.skip(MISSING_REASON)
     cases = [(fmt, level, levels) for fmt in _FORMATS for level in ("off", "low", "high")
              for levels in (None, {"off": "none-please", "high": "hi"})]  # fmt: skip
     history = [{"role": "user", "content": "go", "timestamp": 1}]
@@ -548,7 +546,7 @@ def test_reasoning_formats_match_the_reference(loopback: LoopbackServer) -> None
 
 def test_anthropic_thinking_and_token_limits_match_the_reference(loopback: LoopbackServer) -> None:
     if not NODE.exists() or not PI_AI.exists():
-        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+        pytest.skip(MISSING_REASON)
     rng = random.Random(int(os.environ.get("PIWORK_PARITY_SEED", "11")))
     levels_maps: list[dict[str, str | None] | None] = [
         None,

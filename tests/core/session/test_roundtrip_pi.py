@@ -17,16 +17,13 @@ from typing import Any
 import pytest
 
 from piwork.core.session.store import create_session, open_session
-
-ORACLE = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
-NODE = ORACLE / "node22" / "package" / "bin" / "node"
-PI_DIST = ORACLE / "pi" / "node_modules" / "@earendil-works" / "pi-coding-agent" / "dist"
+from tests.support.reference import MISSING_REASON, NODE, PI_DIST
 
 pytestmark = [
     pytest.mark.oracle,
     pytest.mark.skipif(
         not (NODE.exists() and (PI_DIST / "core" / "session-manager.js").exists()),
-        reason=f"reference implementation not installed under {ORACLE}",
+        reason=MISSING_REASON,
     ),
 ]
 

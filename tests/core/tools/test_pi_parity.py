@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
 import random
 import shutil
 import subprocess
@@ -22,10 +21,7 @@ import pytest
 
 from piwork.core.tools.base import ToolContext, ToolError
 from piwork.core.tools.registry import ALL_TOOL_NAMES, create_default_tools
-
-_ROOT = Path(os.environ.get("PI_ORACLE_DIR", "/tmp/pi-oracle"))
-NODE = _ROOT / "node22" / "package" / "bin" / "node"
-MODULES = _ROOT / "pi" / "node_modules" / "@earendil-works"
+from tests.support.reference import MISSING_REASON, NODE, PACKAGES
 
 _RUNNER = """
 import fs from "node:fs"; import os from "node:os"; import path from "node:path";
@@ -222,13 +218,13 @@ async def _piwork(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _reference(cases: list[dict[str, Any]], folder: Path) -> list[dict[str, Any]]:
     if (
         not NODE.exists()
-        or not (MODULES / "pi-coding-agent" / "dist" / "core" / "tools" / "read.js").exists()
+        or not (PACKAGES / "pi-coding-agent" / "dist" / "core" / "tools" / "read.js").exists()
     ):
-        pytest.skip(f"reference implementation not installed under {_ROOT} (set PI_ORACLE_DIR)")
+        pytest.skip(MISSING_REASON)
     case_file = folder / "cases.json"
     case_file.write_text(json.dumps(cases))
     done = subprocess.run(
-        [str(NODE), "--input-type=module", "-e", _RUNNER, str(MODULES), str(case_file)],
+        [str(NODE), "--input-type=module", "-e", _RUNNER, str(PACKAGES), str(case_file)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
