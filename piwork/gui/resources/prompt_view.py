@@ -55,6 +55,7 @@ class SystemPromptView(QWidget):
         self._generation = 0
         self._unit = ""
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prompt-tokens")
+        self._closed = False
         self._results = _Results(self)
         self._results.counted.connect(self._on_counted)
         self.summary = QLabel("No system prompt assembled yet.")
@@ -100,6 +101,8 @@ class SystemPromptView(QWidget):
         self.table.resizeColumnsToContents()
         self.summary.setText(f"{len(full):,} characters; counting tokens…")
         generation, texts = self._generation, [p.text for p in self.parts]
+        if self._closed:  # a prompt that arrives while the window closes is shown, not counted
+            return
         self._pool.submit(self._count, generation, texts, full, counter)
 
     def _count(self, generation: int, texts: list[str], full: str, counter: TokenCounter) -> None:
@@ -125,4 +128,5 @@ class SystemPromptView(QWidget):
             self.text.setPlainText(self.parts[row].text)
 
     def shutdown(self, *_args: Any) -> None:
+        self._closed = True
         self._pool.shutdown(wait=True, cancel_futures=True)
