@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QFontDatabase, QGuiApplication, QKeySequence, QShortcut
+from PySide6.QtCore import QEvent, QObject, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QFontDatabase, QGuiApplication, QKeyEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -36,6 +37,13 @@ from piwork.gui.logs.search import MAX_MATCHES, compile_search
 from piwork.gui.logs.workers import IndexWorker, SearchWorker
 
 
+@dataclass
+class _SearchState:
+    running: bool = False
+    capped: bool = False
+    percent: int = 0
+
+
 class FullOutputView(QWidget):
     send_to_chat = Signal(str)
     index_finished = Signal()
@@ -48,6 +56,7 @@ class FullOutputView(QWidget):
         self._index_worker: IndexWorker | None = None
         self._search_worker: SearchWorker | None = None
         self._matches: list[int] = []
+        self._search_state = _SearchState()
         self.path: str | None = None
         self.error_text = ""
 
@@ -59,7 +68,7 @@ class FullOutputView(QWidget):
         self._progress.setFormat("Indexing lines… %p%")
         self._progress.hide()
 
-        self.search_field = QLineEdit(placeholderText="Search (Enter for next match)")
+        self.search_field = QLineEdit(placeholderText="Search (Enter: next match, Shift+Enter: previous)")
         self.search_field.setMinimumWidth(self.search_field.fontMetrics().horizontalAdvance("M" * 22))
         self.regex_box = QCheckBox("Regex")
         self.case_box = QCheckBox("Match case")
@@ -106,7 +115,7 @@ class FullOutputView(QWidget):
         layout.addWidget(self.view, 1)
         layout.addLayout(actions)
 
-        self.search_field.returnPressed.connect(self._on_search_enter)
+        self.search_field.installEventFilter(self)
         self.search_field.textChanged.connect(lambda _text: self.start_search())
         self.regex_box.toggled.connect(lambda _on: self.start_search())
         self.case_box.toggled.connect(lambda _on: self.start_search())
@@ -118,6 +127,8 @@ class FullOutputView(QWidget):
         open_editor.clicked.connect(self.open_in_editor)
         self._send_button.clicked.connect(self.send_selection)
         QShortcut(QKeySequence.StandardKey.Find, self, self.search_field.setFocus)
+        for keys, step in (("F3", self.next_match), ("Shift+F3", self.previous_match)):
+            QShortcut(QKeySequence(keys), self, step, context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         QShortcut(QKeySequence.StandardKey.Copy, self.view, self.copy_selection)
         self._set_enabled(False)
 
@@ -142,6 +153,7 @@ class FullOutputView(QWidget):
         self.error_text = ""
         self._model = LogLinesModel(self._index, self)
         self.view.setModel(self._model)
+        self.view.selectionModel().currentChanged.connect(lambda *_: self._show_search_status_if_any())
         self._set_enabled(True)
         self._update_status()
         if self._index.complete:
@@ -221,22 +233,24 @@ class FullOutputView(QWidget):
     def start_search(self) -> None:
         self._stop_search()
         self._matches = []
+        self._search_state = _SearchState()
         if self._model is not None:
             self._model.set_matches(set())
-        query = self.search_field.text()
-        if self._index is None or not query:
+        text = self.search_field.text()
+        if self._index is None or not text:
             self.search_status.clear()
             return
         try:
-            regex = compile_search(query, self.regex_box.isChecked(), self.case_box.isChecked())
+            query = compile_search(text, self.regex_box.isChecked(), self.case_box.isChecked())
         except re.error as exc:
             self.search_status.setText(f"Invalid pattern: {exc}")
             return
-        self.search_status.setText("Searching…")
-        worker = SearchWorker(self._index.path, regex, self._index.size, self)
+        self._search_state.running = True
+        self._show_search_status()
+        worker = SearchWorker(self._index.path, query, self._index.size, self._index.newline_counts(), self)
         worker.found.connect(self._on_found)
         worker.completed.connect(self._on_search_completed)
-        worker.failed.connect(self.search_status.setText)
+        worker.failed.connect(self._on_search_failed)
         self._search_worker = worker
         worker.start()
 
@@ -251,28 +265,66 @@ class FullOutputView(QWidget):
         """0-based line numbers of matches found so far (ascending)."""
         return list(self._matches)
 
+    def current_match(self) -> int | None:
+        """1-based position of the selected line among the matches, None when it is not a match."""
+        row = self.current_row()
+        position = bisect_left(self._matches, row)
+        return position + 1 if position < len(self._matches) and self._matches[position] == row else None
+
+    def _show_search_status_if_any(self) -> None:
+        if self._matches:
+            self._show_search_status()
+
+    def _show_search_status(self) -> None:
+        state = self._search_state
+        total = len(self._matches)
+        if not total:
+            self.search_status.setText("Searching…" if state.running else "No match")
+            return
+        count = f"{total:,}" + ("+" if state.capped else "")
+        current = self.current_match()
+        text = f"match {current:,} of {count}" if current is not None else f"{count} matches"
+        if state.running:
+            text += f"… ({state.percent}%)"
+        elif state.capped:
+            text += f" (search stopped at {MAX_MATCHES:,})"
+        self.search_status.setText(text)
+
     def _on_found(self, lines: list[int], done: int) -> None:
         if self.sender() is not self._search_worker or self._model is None or self._index is None:
             return
+        self._search_state.percent = 100 * done // max(1, self._index.size)
         if lines:
             first = not self._matches
             self._matches.extend(lines)
             self._model.add_matches(lines)
             if first:
                 self._select_row(lines[0])
-        percent = 100 * done // max(1, self._index.size)
-        self.search_status.setText(f"{len(self._matches):,} matching lines… ({percent}%)")
+        self._show_search_status()
 
     def _on_search_completed(self, total: int, capped: bool, cancelled: bool) -> None:
         if self.sender() is not self._search_worker or cancelled:
             return
-        more = f" (stopped at {MAX_MATCHES:,})" if capped else ""
-        self.search_status.setText(f"{total:,} matching lines{more}" if total else "No match")
+        self._search_state.running = False
+        self._search_state.capped = capped
+        self._show_search_status()
         self.search_finished.emit(total)
 
-    def _on_search_enter(self) -> None:
-        if self._matches:
-            self.next_match()
+    def _on_search_failed(self, message: str) -> None:
+        self._search_state.running = False
+        self.search_status.setText(message)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Enter in the search field goes to the next match, Shift+Enter to the previous one."""
+        if watched is self.search_field and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                    self.previous_match()
+                else:
+                    self.next_match()
+                return True
+        return super().eventFilter(watched, event)
 
     def next_match(self) -> None:
         if not self._matches:

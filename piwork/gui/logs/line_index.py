@@ -84,6 +84,11 @@ class LineIndex:
             count += 1
         return count
 
+    def newline_counts(self) -> array[int]:
+        """A copy of the newlines counted before each indexed block (and after the last one), which
+        another thread may read while indexing goes on."""
+        return array("q", self._newlines_before)
+
     def add_block_counts(self, counts: list[int]) -> None:
         total = self._newlines_before[-1]
         for count in counts:

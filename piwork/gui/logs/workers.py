@@ -3,13 +3,13 @@ results to the GUI thread through queued signals; `stop()` cancels and waits."""
 
 from __future__ import annotations
 
-import re
 import threading
+from array import array
 
 from PySide6.QtCore import QObject, QThread, Signal
 
 from piwork.gui.logs.line_index import count_block_newlines
-from piwork.gui.logs.search import search_file_lines
+from piwork.gui.logs.search import CompiledSearch, search_file_lines
 
 
 class IndexWorker(QThread):
@@ -42,20 +42,32 @@ class SearchWorker(QThread):
     completed = Signal(int, bool, bool)
     failed = Signal(str)
 
-    def __init__(self, path: str, regex: re.Pattern[str], size: int, parent: QObject | None = None):
+    def __init__(
+        self,
+        path: str,
+        query: CompiledSearch,
+        size: int,
+        newlines_before: array[int] | None = None,
+        parent: QObject | None = None,
+    ):
         super().__init__(parent)
         self._cancel = threading.Event()
-        self._args = (path, regex, size)
+        self._args = (path, query, size, newlines_before)
 
     def stop(self) -> None:
         self._cancel.set()
         self.wait()
 
     def run(self) -> None:
-        path, regex, size = self._args
+        path, query, size, newlines_before = self._args
         try:
             total, capped = search_file_lines(
-                path, regex, size, lambda lines, done: self.found.emit(lines, done), self._cancel
+                path,
+                query,
+                size,
+                lambda lines, done: self.found.emit(lines, done),
+                self._cancel,
+                newlines_before=newlines_before,
             )
         except OSError as exc:
             self.failed.emit(f"Searching {path} failed: {exc.strerror or exc}")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from piwork.gui.logs import FullOutputView, LogViewerPanel
@@ -128,12 +129,30 @@ def test_search_highlights_and_steps_through_matches(qtbot: QtBot, tmp_path: Pat
     assert done.args == [50]
     assert view.matches[:3] == [0, 100, 200]
     assert view.current_row() == 0
+    assert view.search_status.text() == "match 1 of 50"
     assert view.model is not None and view.model.index(100).data(MATCH_ROLE)
     view.next_match()
-    assert view.current_row() == 100
+    assert view.current_row() == 100 and view.search_status.text() == "match 2 of 50"
     view.previous_match()
     view.previous_match()
-    assert view.current_row() == 4900  # wraps around
+    assert view.current_row() == 4900 and view.search_status.text() == "match 50 of 50"  # wraps around
+    # Keys: Enter and F3 go forward, Shift+Enter and Shift+F3 back; the count stays.
+    view.show()
+    view.search_field.setFocus()
+    qtbot.waitUntil(view.search_field.hasFocus)
+    qtbot.keyClick(view.search_field, Qt.Key.Key_Return)
+    assert view.current_row() == 0 and view.search_status.text() == "match 1 of 50"
+    qtbot.keyClick(view.search_field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert view.current_row() == 4900
+    qtbot.keyClick(view.search_field, Qt.Key.Key_F3)
+    qtbot.keyClick(view.search_field, Qt.Key.Key_F3)
+    assert view.current_row() == 100 and view.search_status.text() == "match 2 of 50"
+    qtbot.keyClick(view.search_field, Qt.Key.Key_F3, Qt.KeyboardModifier.ShiftModifier)
+    assert view.current_row() == 0
+    view.go_to_line(3)  # a line that is not a match: the count alone
+    assert view.search_status.text() == "50 matches"
+    qtbot.keyClick(view.search_field, Qt.Key.Key_Return)
+    assert view.current_row() == 100 and view.search_status.text() == "match 2 of 50"
     with qtbot.waitSignal(view.search_finished, timeout=5000) as done:
         view.regex_box.setChecked(True)
         view.search_field.setText(r"event 4\d{3}$")
@@ -229,5 +248,5 @@ def test_a_real_large_log_is_indexed_progressively(qtbot: QtBot, tmp_path: Path)
     with qtbot.waitSignal(view.search_finished, timeout=30000) as done:
         view.search_field.setText("^012345 ")
     assert done.args == [3] and view.matches == [12345, 112345, 212345]
-    assert view.search_status.text() == "3 matching lines"
+    assert view.search_status.text() == "match 1 of 3"
     os.unlink(path)

@@ -122,7 +122,7 @@ def test_search_reports_each_matching_line_once(tmp_path: Path) -> None:
 def test_search_over_chunk_boundaries_and_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import piwork.gui.logs.search as search
 
-    monkeypatch.setattr(search, "CHUNK", 64)
+    monkeypatch.setattr(search, "PIECE", 64)
     monkeypatch.setattr(search, "HUGE_LINE", 256)
     lines = [f"row {i} {'hit' if i % 7 == 0 else 'miss'}" for i in range(200)] + ["y" * 1000 + "hit"]
     data = "\n".join(lines).encode()
@@ -188,3 +188,78 @@ def test_collect_truncated_outputs_joins_calls_and_describes_the_cut() -> None:
     assert found[2].cut_summary() == "match limit reached"
     assert found[0].model_text == "1001\n..."
     assert found[3].is_error
+
+
+def _reference_lines(data: bytes, pattern: str, use_regex: bool, case_sensitive: bool) -> list[int]:
+    """What a line-by-line search over the decoded text finds."""
+    regex = compile_search(pattern, use_regex, case_sensitive).text
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    last = len(lines) - 1
+    return [n for n, line in enumerate(lines) if regex.search(line if n == last else line + "\n")]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "use_regex", "case_sensitive"),
+    [
+        ("Error", False, True),
+        ("error", False, False),
+        ("ÜNÏ", False, False),
+        ("x.y", True, True),
+        (r"\bw\w+d\b", True, False),
+        (r"id=\d{3}7$", True, True),
+        ("\\N{LATIN SMALL LETTER U WITH DIAERESIS}", True, True),
+        ("ä", True, False),
+    ],
+)
+def test_bytes_search_agrees_with_a_text_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pattern: str, use_regex: bool, case_sensitive: bool
+) -> None:
+    import piwork.gui.logs.search as search
+
+    monkeypatch.setattr(search, "PIECE", 50_000)  # many pieces, some pure ASCII and some not
+    rows = []
+    for i in range(40_000):
+        accented = 20_000 < i < 21_000  # most pieces stay pure ASCII
+        word = ("Wörd" if accented and i % 11 == 0 else "word") if i % 5 else ("xäy" if accented else "xzy")
+        level = "ERROR" if i % 13 == 0 else ("Error" if i % 17 == 0 else "info")
+        extra = " ünï Ä" if 15_000 < i < 15_050 else (" x.y" if i % 101 == 0 else "")
+        rows.append(f"\x1b[3{i % 8}m{level}\x1b[0m {word} id={i}{extra}")
+    data = "\n".join(rows).encode() + b"\n"
+    path = _write(tmp_path / "mixed.log", data)
+    index = LineIndex(path)
+    index.index_all()
+    expected = _reference_lines(data, pattern, use_regex, case_sensitive)
+    assert expected
+    query = compile_search(pattern, use_regex, case_sensitive)
+    for snapshot in (None, index.newline_counts(), index.newline_counts()[:10]):
+        got: list[int] = []
+        add = got.extend
+        found, capped = search.search_file_lines(
+            path, query, len(data), lambda b, _d, add=add: add(b), threading.Event(), newlines_before=snapshot
+        )
+        assert got == expected and (found, capped) == (len(expected), False)
+    index.close()
+
+
+def test_empty_matches_and_lines_cut_in_two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import piwork.gui.logs.search as search
+
+    path = _write(tmp_path / "f.log", b"one\n\nthree\n")
+    got: list[int] = []
+    search.search_file_lines(
+        path, compile_search("^$", True, True), 12, lambda b, _d: got.extend(b), threading.Event()
+    )
+    assert got == [1]  # no phantom line after the final newline
+    monkeypatch.setattr(search, "PIECE", 16)
+    monkeypatch.setattr(search, "HUGE_LINE", 32)
+    data = b"a" * 100 + b"\nb\n"
+    path = _write(tmp_path / "long.log", data)
+    got.clear()
+    search.search_file_lines(
+        path, compile_search("a", False, True), len(data), lambda b, _d: got.extend(b), threading.Event()
+    )
+    assert got == [0]
+    empty = _write(tmp_path / "empty.log", b"")
+    assert search.search_file_lines(
+        empty, compile_search("a", False, True), 0, lambda b, _d: None, threading.Event()
+    ) == (0, False)
