@@ -7,6 +7,7 @@ instructions); an optional label; and "don't ask again", which the panel saves a
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 from PySide6.QtWidgets import (
@@ -23,6 +24,28 @@ from PySide6.QtWidgets import (
 )
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}" + ("" if count == 1 else "s")
+
+
+def branch_contents(entries: int, messages: int) -> str:
+    """What the abandoned branch holds and what of it a summary would cover, in the words the dialog
+    and the summarizing progress share: entries are counted in the file, messages are what the
+    summarizer is given (tool results and bookkeeping entries are not)."""
+    held = "1 entry" if entries == 1 else f"{entries:,} entries"
+    if messages == 0:
+        return f"{held}, none of them conversation to summarize"
+    return f"{held}, of which {_plural(messages, 'message')} would be summarized"
+
+
+def summarizing_text(entries: int, messages: int | None) -> str:
+    """Progress label while the model writes the summary (messages unknown: entries only)."""
+    held = "1 entry" if entries == 1 else f"{entries:,} entries"
+    if messages is None:
+        return f"Asking the model to summarize the branch ({held})…"
+    return f"Asking the model to summarize {_plural(messages, 'message')} ({held} of the branch)…"
+
+
 @dataclass(frozen=True)
 class BranchChoice:
     summarize: bool
@@ -33,16 +56,17 @@ class BranchChoice:
 
 
 class BranchChoiceDialog(QDialog):
-    def __init__(self, abandoned_entries: int, target_text: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, abandoned_entries: int, summary_messages: int, target_text: str, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Leave this branch")
-        intro = QLabel(
-            f"Moving to: <i>{target_text}</i><br>The branch you leave holds {abandoned_entries} "
-            "entr"
-            + ("y" if abandoned_entries == 1 else "ies")
-            + ". It stays in the session file either way; a "
-            "summary lets the model know what happened there."
+        self.intro = QLabel(
+            f"Moving to: <i>{html.escape(target_text)}</i><br>The branch you leave holds "
+            f"{branch_contents(abandoned_entries, summary_messages)}. It stays in the session file "
+            "either way; a summary lets the model know what happened there."
         )
+        intro = self.intro
         intro.setWordWrap(True)
         self.no_summary = QRadioButton("No summary")
         self.summarize = QRadioButton("Summarize the branch")

@@ -40,13 +40,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.compaction.branch_entries import collect_branch_entries_with
+from piwork.core.compaction.branch_entries import branch_entry_message, collect_branch_entries_with
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
 from piwork.core.errors import PiworkError
 from piwork.core.session.branching import clone_session, create_branched_session, fork_session
 from piwork.core.session.store import Session
 from piwork.core.session.tree import SessionTree
-from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog
+from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
 from piwork.gui.tree.display_tree import FILTER_MODES, DisplayTree, entry_title, normalize_mode
 from piwork.gui.tree.entry_details import entry_detail_text
 from piwork.gui.tree.loading import load_for_view
@@ -76,6 +76,7 @@ class SessionTreePanel(QWidget):
         self._change_pending = False
         self._follow_leaf = True
         self.branch_dialog: BranchChoiceDialog | None = None
+        self._leaving = (0, 0)  # entries and summarizable messages of the branch being left
 
         self.filter_box = QComboBox()
         self.filter_box.addItems(list(FILTER_MODES))
@@ -386,10 +387,12 @@ class SessionTreePanel(QWidget):
         assert self.tree is not None
         if self._skip_prompt():
             return BranchChoice(False)
-        abandoned = len(collect_branch_entries_with(self.tree.entry, self.tree.leaf_id, entry_id).entries)
+        abandoned = collect_branch_entries_with(self.tree.entry, self.tree.leaf_id, entry_id).entries
+        messages = sum(1 for entry in abandoned if branch_entry_message(entry) is not None)
+        self._leaving = (len(abandoned), messages)
         record = self.tree.record(entry_id)
         title = entry_title(record, self.tree) if record is not None else entry_id
-        dialog = BranchChoiceDialog(abandoned, title, self)
+        dialog = BranchChoiceDialog(len(abandoned), messages, title, self)
         can_summarize = self.navigator is not None and self.navigator.can_summarize
         dialog.summarize.setEnabled(can_summarize)
         dialog.focused.setEnabled(can_summarize)
@@ -475,9 +478,17 @@ class SessionTreePanel(QWidget):
 
     def _on_progress(self, progress: BranchSummaryProgress) -> None:
         if self.progress is not None:
+            entries, messages = self._leaving
+            known = messages if entries == progress.entry_count else None  # else the branch changed since
             texts = {
-                "collected": f"Collected {progress.entry_count} entries of the branch…",
-                "summarizing": f"Asking the model to summarize {progress.entry_count} entries…",
+                "collected": "Collected the branch: "
+                + (
+                    branch_contents(entries, messages)
+                    if known is not None
+                    else f"{progress.entry_count:,} entries"
+                )
+                + "…",
+                "summarizing": summarizing_text(progress.entry_count, known),
                 "written": "Summary written.",
             }
             self.progress.setLabelText(texts.get(progress.stage, ""))

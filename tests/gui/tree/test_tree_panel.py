@@ -19,6 +19,7 @@ from piwork.core.compaction.summarize import RetryPolicy, Summarizer
 from piwork.core.llm.streaming import complete
 from piwork.core.session.store import Session, create_session
 from piwork.core.settings import MemorySettingsStorage, Settings
+from piwork.gui.tree.branch_dialog import branch_contents, summarizing_text
 from piwork.gui.tree.navigation import TreeNavigator
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 from piwork.gui.tree.tree_panel import SessionTreePanel
@@ -350,3 +351,46 @@ def test_long_sessions_show_groups_and_selecting_opens_them(qtbot: QtBot, tmp_pa
     assert panel.view.isExpanded(model.index(0, 0)) and panel.current_entry_id() == first
     panel.view.setCurrentIndex(model.index(0, 0))  # a group row is not an entry
     assert panel.current_entry_id() is None and panel.detail.toPlainText() == ""
+
+
+def test_dialog_and_progress_count_the_same_branch(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    session, ids = _session(tmp_path)
+    tree = session.tree
+    call = {"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "cargo build"}}
+    tree.append_message({**_message("assistant", "", 5), "content": [call], "stopReason": "toolUse"})
+    tree.append_message(
+        {"role": "toolResult", "toolCallId": "c1", "toolName": "bash", "isError": False, "timestamp": 6,
+         "content": [{"type": "text", "text": "Finished"}]}
+    )  # fmt: skip
+    tree.append_message(_message("assistant", "it builds", 7))
+    loopback.script(Turn(failure=Failure.hang()))
+    panel = _panel(qtbot, session, loopback)
+    panel.select_entry(ids["a1"])
+    panel.activate_current()
+    task = panel._navigation
+    qtbot.waitUntil(lambda: panel.branch_dialog is not None and panel.branch_dialog.isVisible())
+    dialog = panel.branch_dialog
+    assert dialog is not None
+    # u2, a2, the tool call, its result and the last reply: the tool result is not summarized.
+    assert "holds 5 entries, of which 4 messages would be summarized." in dialog.intro.text()
+    dialog.summarize.setChecked(True)
+    dialog.ok_button.click()
+    qtbot.waitUntil(lambda: len(loopback.requests) == 1, timeout=5000)
+    assert panel.progress is not None
+    qtbot.waitUntil(
+        lambda: (
+            panel.progress is not None
+            and panel.progress.labelText()
+            == "Asking the model to summarize 4 messages (5 entries of the branch)…"
+        )
+    )
+    panel.cancel_navigation()
+    qtbot.waitUntil(lambda: task is not None and task.done(), timeout=5000)
+
+
+def test_branch_texts_for_single_and_empty_branches() -> None:
+    assert branch_contents(1, 1) == "1 entry, of which 1 message would be summarized"
+    assert branch_contents(3, 0) == "3 entries, none of them conversation to summarize"
+    assert summarizing_text(1200, None) == "Asking the model to summarize the branch (1,200 entries)…"
