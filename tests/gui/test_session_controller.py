@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from piwork.core.paths import agent_dir
@@ -88,7 +89,11 @@ def test_reply_streams_into_the_chat_and_is_saved(
     assert (
         rows[1].text == "Hello from the **loopback** server, streamed word by word." and not rows[1].streaming
     )
-    assert "ctx" in controller.window.status.context_label.text()
+    assert "context" in controller.chat.footer.context_label.text()
+    assert controller.chat.footer.cost_label.text().startswith("$")
+    # Model, context and cost live in the footer only; the status bar keeps trust and notices.
+    status_texts = [label.text() for label in controller.window.status.findChildren(QLabel)]
+    assert status_texts == [controller.window.status.trust_label.text()]
     path = controller.runtime.store.path  # type: ignore[union-attr]
     assert path is not None and path.exists()
     saved = [json.loads(line) for line in path.read_text().splitlines()]
@@ -252,7 +257,7 @@ def test_without_any_key_the_chat_says_where_to_add_one(
     )
     ctl.spawn(ctl.open_session(None))
     qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
-    assert window.status.context_label.text() == "ctx —"
+    assert window.chat.footer.context_label.text() == "context: —"
     ctl.submit("hello")
     qtbot.waitUntil(lambda: window.chat.model.rowCount() > 0, timeout=10_000)
     row = window.chat.model.row_at(window.chat.model.rowCount() - 1)

@@ -1,4 +1,5 @@
-"""Under the composer: model and thinking pickers, the context meter and the session's billed cost.
+"""Under the composer: model and thinking pickers, the context meter and the session's billed cost (the
+window's only place for these figures; the status bar keeps trust and notices).
 
 Context occupancy and billed traffic are different series and are shown apart, never summed.
 """
@@ -41,7 +42,9 @@ class ChatFooter(QWidget):
         self.context_label.setObjectName("contextLabel")
         self.cost_label = QLabel(self)
         self.cost_label.setObjectName("costLabel")
-        self.cost_label.setToolTip("Billed traffic of this session (provider-reported)")
+        self.cost_label.setToolTip(
+            "Billed cost and tokens of this session (provider-reported usage × model prices)"
+        )
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 0, 6, 2)
         layout.addWidget(self.model_picker)
