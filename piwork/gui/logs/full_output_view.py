@@ -14,17 +14,26 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QFontDatabase, QGuiApplication, QKeyEvent, QKeySequence, QShortcut
+from PySide6.QtGui import (
+    QDesktopServices,
+    QFontDatabase,
+    QFontMetrics,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QShortcut,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
-    QListView,
     QProgressBar,
     QPushButton,
     QSpinBox,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -90,14 +99,26 @@ class FullOutputView(QWidget):
         search_row.addWidget(self.goto_field)
         search_row.addWidget(goto_button)
 
-        self.view = QListView()
-        self.view.setUniformItemSizes(True)
+        # A one-column table, not a list view: its header keeps millions of fixed-height rows as one
+        # size, while a list view lays out every row again whenever rows are appended.
+        self.view = QTableView()
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setShowGrid(False)
+        self.view.setWordWrap(False)
+        self.view.setTabKeyNavigation(False)
+        self.view.horizontalHeader().hide()
+        self.view.horizontalHeader().setStretchLastSection(True)
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._delegate = LogLineDelegate(font, self.view)
         self.view.setItemDelegate(self._delegate)
         self.view.setFont(font)
+        rows = self.view.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setMinimumSectionSize(1)
+        rows.setDefaultSectionSize(QFontMetrics(font).height() + 2)
 
         copy_path = QPushButton("Copy path")
         open_editor = QPushButton("Open in editor")
