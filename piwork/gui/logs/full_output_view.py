@@ -332,6 +332,8 @@ class FullOutputView(QWidget):
         self.search_finished.emit(total)
 
     def _on_search_failed(self, message: str) -> None:
+        if self.sender() is not self._search_worker:
+            return
         self._search_state.running = False
         self.search_status.setText(message)
 

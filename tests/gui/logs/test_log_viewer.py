@@ -250,3 +250,18 @@ def test_a_real_large_log_is_indexed_progressively(qtbot: QtBot, tmp_path: Path)
     assert done.args == [3] and view.matches == [12345, 112345, 212345]
     assert view.search_status.text() == "match 1 of 3"
     os.unlink(path)
+
+
+def test_search_of_a_file_removed_after_opening_says_so(qtbot: QtBot, tmp_path: Path) -> None:
+    log = tmp_path / "gone.log"
+    log.write_text("".join(f"row {i}\n" for i in range(100)))
+    view = FullOutputView()
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.index_finished, timeout=5000):
+        assert view.open_file(str(log))
+    assert view.model is not None and view.model.index(99).data() == "row 99"  # still readable
+    log.unlink()
+    view.search_field.setText("row")
+    assert view.search_status.text() == "Searching…"
+    qtbot.waitUntil(lambda: "failed" in view.search_status.text(), timeout=5000)
+    assert str(log) in view.search_status.text() and view.matches == []
