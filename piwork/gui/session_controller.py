@@ -255,7 +255,6 @@ class SessionController(QObject):
             return
         model = session.model
         status = self.window.status
-        status.set_model(model.name if model else None, session.thinking_level)
         trust = self.runtime.resources.trust
         if trust is None:
             status.set_trust("unknown")
@@ -268,11 +267,9 @@ class SessionController(QObject):
         exact = estimate.last_usage_index is not None and estimate.trailing_tokens == 0
         tokens = estimate.tokens if model else None
         self.chat.footer.set_context(tokens, window_size, exact)
-        status.set_context(tokens, window_size, exact)
         cost = session.session_cost()
         billed = int(sum(cost.get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite")))
         self.chat.footer.set_cost(float(cost.get("cost", 0.0)), billed)
-        status.set_cost(float(cost.get("cost", 0.0)))
         self.chat.footer.thinking_picker.select(session.thinking_level)
         if model is not None:
             self.chat.footer.model_picker.select((model.provider, model.id))

@@ -1,8 +1,7 @@
 """The window's status bar: project trust as a permanent label, and short-lived notices (showMessage).
 
 Each figure has one place: the model and thinking level, the context meter and the session's cost
-are shown by the chat footer next to the composer. `set_model`, `set_context` and `set_cost` are
-accepted so a caller can hand every figure to both bars, and deliberately show nothing here.
+are shown by the chat footer next to the composer, not here.
 """
 
 from __future__ import annotations
@@ -29,12 +28,3 @@ class WorkbenchStatusBar(QStatusBar):
         text, tip = TRUST_TEXT.get(state, TRUST_TEXT["unknown"])
         self.trust_label.setText(text)
         self.trust_label.setToolTip(tip)
-
-    def set_model(self, name: str | None, thinking: str | None = None) -> None:
-        """Shown by the chat footer's model and thinking pickers."""
-
-    def set_context(self, tokens: float | None, window: int, exact: bool = True) -> None:
-        """Shown by the chat footer's context meter."""
-
-    def set_cost(self, usd: float) -> None:
-        """Shown by the chat footer's cost label."""
