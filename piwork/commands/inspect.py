@@ -158,6 +158,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     ns = parser.parse_args(argv)
     path = Path(ns.session)
+    if path.is_dir():
+        print(f"piwork inspect: {path} is a folder; give the path of a session .jsonl file", file=sys.stderr)
+        return 1
     if not path.is_file():
         print(f"piwork inspect: no such session file: {path}", file=sys.stderr)
         return 1
@@ -165,6 +168,9 @@ def main(argv: list[str]) -> int:
         session = open_session(path, writable=False)
     except PiworkError as err:
         print(f"piwork inspect: {err}", file=sys.stderr)
+        return 1
+    except OSError as err:  # no permission, a read error
+        print(f"piwork inspect: cannot read {path}: {err.strerror or err}", file=sys.stderr)
         return 1
     with session:
         if ns.leaf is not None and not session.tree.has(ns.leaf):

@@ -179,6 +179,25 @@ def _section(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def _open_store(options: RuntimeOptions, cwd: str, agent_dir: Path, settings: Mapping[str, Any]) -> Session:
+    try:
+        return _open_or_create_store(options, cwd, agent_dir, settings)
+    except OSError as err:  # a folder where a file should be, no permission, a full disk...
+        where = err.filename or options.session_file or "the session folder"
+        if isinstance(err, IsADirectoryError):
+            reason = "it is a folder, not a session file"
+        elif isinstance(err, FileExistsError | NotADirectoryError):
+            reason = "a file stands where a folder is needed"
+        else:
+            reason = err.strerror or str(err)
+        raise SetupError(
+            f"Cannot use {where} for the session: {reason}. "
+            "Pick another file with --session, fix the sessionDir setting, or run with --no-session."
+        ) from err
+
+
+def _open_or_create_store(
+    options: RuntimeOptions, cwd: str, agent_dir: Path, settings: Mapping[str, Any]
+) -> Session:
     if options.no_session:
         return in_memory_session(cwd)
     if options.session_file:

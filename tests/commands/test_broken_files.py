@@ -1,0 +1,99 @@
+"""The commands meet a user's broken files: each is named with its problem, left byte-identical, and the run
+goes on (or stops with one clear line, never a traceback)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.commands.test_headless import Env
+from tests.support.loopback_server import LoopbackServer, Text, Turn
+
+HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "0c5f2a7e-1111-4222-8333-444455556666",
+    "timestamp": "2026-01-01T00:00:00.000Z",
+    "cwd": "/",
+}
+MESSAGE = {
+    "type": "message",
+    "id": "a1b2c3d4",
+    "parentId": None,
+    "timestamp": "2026-01-01T00:00:01.000Z",
+    "message": {"role": "user", "content": "hey", "timestamp": 1},
+}
+
+
+@pytest.fixture
+def server() -> Any:
+    with LoopbackServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Env:
+    return Env(tmp_path)
+
+
+def test_corrupt_settings_models_and_trust_are_named_and_left_alone(server: LoopbackServer, env: Env) -> None:
+    files = {
+        env.agent / "settings.json": b'{"retry": {"baseDelayMs": 5}',
+        env.agent / "models.json": b"\xff not json",
+        env.agent / "trust.json": b"[]",
+    }
+    (env.cwd / ".pi").mkdir()
+    (env.cwd / ".pi" / "settings.json").write_text("{}")
+    for path, data in files.items():
+        path.write_bytes(data)
+    server.script(Turn([Text("hi")]))
+    result = env.run("-p", "hello", *env.args(server, "anthropic"))
+    assert (result.returncode, result.stdout) == (0, "hi\n")
+    lines = result.stderr.splitlines()
+    assert any(str(env.agent / "settings.json") in line and "not valid JSON" in line for line in lines)
+    assert any(str(env.agent / "models.json") in line for line in lines)
+    assert any("trust.json must hold a JSON object" in line for line in lines)
+    assert "Traceback" not in result.stderr
+    assert all(path.read_bytes() == data for path, data in files.items())
+
+
+@pytest.mark.parametrize(
+    ("tail", "problem"),
+    [(b"garbage here\n", "not valid JSON"), (b'{"type":"message","id":"b', "incomplete")],
+)
+def test_session_with_a_bad_line_is_kept_and_the_user_told(
+    server: LoopbackServer, env: Env, tail: bytes, problem: str
+) -> None:
+    path = env.home / "s.jsonl"
+    original = (json.dumps(HEADER) + "\n" + json.dumps(MESSAGE) + "\n").encode() + tail
+    path.write_bytes(original)
+    server.script(Turn([Text("hi")]))
+    result = env.call("-p", "hello", "--session", str(path), *env.args(server, "anthropic"))
+    assert result.returncode == 0
+    assert f"{path}: line 3: " in result.stderr and problem in result.stderr
+    assert path.read_bytes().startswith(original)  # new entries are appended, nothing rewritten
+
+
+def test_session_paths_that_cannot_be_used_end_with_one_clear_line(server: LoopbackServer, env: Env) -> None:
+    result = env.run("-p", "hello", "--session", str(env.home), *env.args(server, "anthropic"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr == (
+        f"piwork: Cannot use {env.home} for the session: it is a folder, not a session file. Pick another "
+        "file with --session, fix the sessionDir setting, or run with --no-session.\n"
+    )
+    (env.agent / "sessions").write_text("a file where the sessions folder goes")
+    result = env.call("-p", "hello", *env.args(server, "anthropic"))
+    assert result.returncode == 1 and result.stderr.startswith("piwork: Cannot use ")
+    assert "a file stands where a folder is needed" in result.stderr
+    assert (env.agent / "sessions").read_text() == "a file where the sessions folder goes"
+
+
+def test_inspect_a_folder_says_so(env: Env) -> None:
+    result = env.run("inspect", str(env.home))
+    assert result.returncode == 1
+    assert (
+        result.stderr == f"piwork inspect: {env.home} is a folder; give the path of a session .jsonl file\n"
+    )
