@@ -114,7 +114,7 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
     except PiworkError as error:
         print(f"piwork: {error}", file=err)
         return 1
-    for warning in startup_warnings(runtime):
+    for warning in [*runtime.notices, *runtime.file_warnings()]:
         print(f"piwork: warning: {warning}", file=err)
     session = runtime.session
     interrupted: list[int] = []
@@ -151,33 +151,6 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
         print("piwork: interrupted", file=err)
         return interrupted[0]
     return _finish(runtime, mode, out, err)
-
-
-def startup_warnings(runtime: AgentRuntime) -> list[str]:
-    """What was wrong with the user's files at start (each left untouched) and what piwork did instead."""
-    resources, settings = runtime.resources, runtime.resources.settings
-    warnings = [f"{p.path or p.scope + ' settings'}: {p.message}" for p in settings.problems]
-    warnings += settings.type_warnings
-    warnings += list(resources.trust.warnings) if resources.trust is not None else []
-    warnings += [f"{d.path}: {d.message}" for d in runtime.models.diagnostics]
-    for diagnostic in (
-        *resources.skill_diagnostics,
-        *resources.prompt_diagnostics,
-        *resources.context_diagnostics,
-        *resources.package_diagnostics,
-    ):
-        if diagnostic.type != "collision":
-            warnings.append(f"{diagnostic.path}: {diagnostic.message}")
-    warnings += runtime.notices
-    problems = runtime.store.tree.diagnostics
-    if problems and runtime.store.path is not None:
-        first = problems[0]
-        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-        warnings.append(
-            f"{runtime.store.path}: line {first.line}: {first.message}{more}; the file is kept as it is "
-            f"and new entries are appended (piwork inspect {runtime.store.path} lists every problem)"
-        )
-    return warnings
 
 
 def _failed(runtime: AgentRuntime) -> bool:

@@ -191,6 +191,8 @@ class SessionController(QObject):
         self._show_context()
         for notice in runtime.notices:  # e.g. why the file opened read-only
             self.chat.presenter.add_notice("Session file", notice)
+        for warning in runtime.file_warnings():  # a broken settings.json, models.json, trust.json...
+            self.chat.presenter.add_notice("A file needs attention", warning)
         self._fill_pickers()
         self.refresh_status()
         self.sessionOpened.emit(runtime)

@@ -81,12 +81,11 @@ def test_session_paths_that_cannot_be_used_end_with_one_clear_line(server: Loopb
     result = env.run("-p", "hello", "--session", str(env.home), *env.args(server, "anthropic"))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr == (
-        f"piwork: Cannot use {env.home} for the session: it is a folder, not a session file. Pick another "
-        "file with --session, fix the sessionDir setting, or run with --no-session.\n"
+        f"piwork: Cannot open the session file {env.home}: it is a folder, not a session file.\n"
     )
     (env.agent / "sessions").write_text("a file where the sessions folder goes")
     result = env.call("-p", "hello", *env.args(server, "anthropic"))
-    assert result.returncode == 1 and result.stderr.startswith("piwork: Cannot use ")
+    assert result.returncode == 1 and result.stderr.startswith("piwork: Cannot keep the session in ")
     assert "a file stands where a folder is needed" in result.stderr
     assert (env.agent / "sessions").read_text() == "a file where the sessions folder goes"
 

@@ -81,6 +81,31 @@ class AgentRuntime:
         notices = list(self.store.notices)
         return notices if reason is None or reason in notices else [reason, *notices]
 
+    def file_warnings(self) -> list[str]:
+        """What is wrong in the user's files read at start (each left untouched) and what was done instead."""
+        resources, settings = self.resources, self.resources.settings
+        warnings = [f"{p.path or p.scope + ' settings'}: {p.message}" for p in settings.problems]
+        warnings += settings.type_warnings
+        warnings += list(resources.trust.warnings) if resources.trust is not None else []
+        warnings += [f"{d.path}: {d.message}" for d in self.models.diagnostics]
+        for diagnostic in (
+            *resources.skill_diagnostics,
+            *resources.prompt_diagnostics,
+            *resources.context_diagnostics,
+            *resources.package_diagnostics,
+        ):
+            if diagnostic.type != "collision":
+                warnings.append(f"{diagnostic.path}: {diagnostic.message}")
+        problems = self.store.tree.diagnostics
+        if problems and self.store.path is not None:
+            first = problems[0]
+            more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+            warnings.append(
+                f"{self.store.path}: line {first.line}: {first.message}{more}; the file is kept as it is "
+                f"and new entries are appended after it"
+            )
+        return warnings
+
 
 async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     cwd = os.path.abspath(options.cwd)
@@ -186,13 +211,11 @@ def _open_store(options: RuntimeOptions, cwd: str, agent_dir: Path, settings: Ma
         if isinstance(err, IsADirectoryError):
             reason = "it is a folder, not a session file"
         elif isinstance(err, FileExistsError | NotADirectoryError):
-            reason = "a file stands where a folder is needed"
+            reason = "a file stands where a folder is needed; move it aside or set another sessionDir"
         else:
             reason = err.strerror or str(err)
-        raise SetupError(
-            f"Cannot use {where} for the session: {reason}. "
-            "Pick another file with --session, fix the sessionDir setting, or run with --no-session."
-        ) from err
+        verb = "open the session file" if options.session_file else "keep the session in"
+        raise SetupError(f"Cannot {verb} {where}: {reason}.") from err
 
 
 def _open_or_create_store(

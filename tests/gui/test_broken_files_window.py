@@ -1,0 +1,63 @@
+"""The window opening a folder whose files are broken: each problem is a notice in the chat, the files stay
+byte-identical, and a session path that cannot be used is explained instead of failing silently."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+from pytestqt.qtbot import QtBot
+
+from piwork.core.paths import agent_dir
+from piwork.gui.main_window import MainWindow
+from piwork.gui.notifications import NotificationCenter
+from piwork.gui.session_controller import SessionController
+from piwork.gui.theme import load_theme
+
+
+def _notices(ctl: SessionController) -> list[str]:
+    model = ctl.chat.model
+    return [model.row_at(i).plain_text() for i in range(model.rowCount())]
+
+
+def test_broken_files_are_reported_in_the_chat_and_left_alone(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    adir = agent_dir()
+    project = tmp_path / "project"
+    (project / ".pi").mkdir(parents=True)
+    (project / ".pi" / "settings.json").write_text("{}")
+    header = {"type": "session", "version": 3, "id": "0c5f2a7e-1111-4222-8333-444455556666",
+              "timestamp": "2026-01-01T00:00:00.000Z", "cwd": str(project)}  # fmt: skip
+    files = {
+        adir / "settings.json": b'{"defaultModel": "x"',
+        adir / "trust.json": b"{bad",
+        adir / "models.json": b'{"providers": 5}',
+        tmp_path / "s.jsonl": (json.dumps(header) + "\ngarbage\n").encode(),
+    }
+    for path, data in files.items():
+        path.write_bytes(data)
+    window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    qtbot.addWidget(window)
+    notifications = NotificationCenter(window)
+    ctl = SessionController(window, notifications, str(project), adir, approve=None, env={})
+    ctl.spawn(ctl.open_session(str(tmp_path / "s.jsonl")))
+    qtbot.waitUntil(lambda: ctl.runtime is not None and not ctl.tasks, timeout=10_000)
+    text = "\n".join(_notices(ctl))
+    assert f"{adir / 'settings.json'}: the settings file is not valid JSON" in text
+    assert f"The trust store {adir / 'trust.json'} is not valid JSON" in text
+    assert f"{adir / 'models.json'}: models.json was ignored" in text
+    assert f"{tmp_path / 's.jsonl'}: line 2: Line is not valid JSON" in text
+
+    ctl.spawn(ctl.open_session(str(tmp_path)))
+    qtbot.waitUntil(lambda: not ctl.tasks, timeout=10_000)
+    assert _notices(ctl)[-1] == (
+        f"Could not do that\nCannot open the session file {tmp_path}: it is a folder, not a session file."
+    )
+    done = qloop.create_task(ctl.shutdown())
+    qtbot.waitUntil(done.done, timeout=10_000)
+    notifications.close_all()
+    assert {path: path.read_bytes()[: len(data)] for path, data in files.items()} == files
+    assert all(path.read_bytes() == data for path, data in files.items() if path.suffix == ".json")
