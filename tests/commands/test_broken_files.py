@@ -96,3 +96,11 @@ def test_inspect_a_folder_says_so(env: Env) -> None:
     assert (
         result.stderr == f"piwork inspect: {env.home} is a folder; give the path of a session .jsonl file\n"
     )
+
+
+def test_window_given_a_folder_as_session_says_so(env: Env) -> None:
+    result = env.run("--session", str(env.home))
+    assert (result.returncode, result.stderr) == (
+        2,
+        f"piwork: --session {env.home}: a folder, not a session file\n",
+    )
