@@ -60,8 +60,8 @@ def main(argv: list[str]) -> int:
         return 2
     session = os.path.abspath(os.path.expanduser(args.session)) if args.session else None
     if session is not None and not os.path.isfile(session):
-        problem = "a folder, not a session file" if os.path.isdir(session) else "no such file"
-        print(f"piwork: --session {args.session}: {problem}", file=sys.stderr)
+        what = "a folder, not a session file" if os.path.isdir(session) else "no such file"
+        print(f"piwork: --session {args.session}: {what}", file=sys.stderr)
         return 2
 
     from piwork.gui.compat import display_problem  # Qt is imported only when a window is wanted
