@@ -104,3 +104,18 @@ def test_window_given_a_folder_as_session_says_so(env: Env) -> None:
         2,
         f"piwork: --session {env.home}: a folder, not a session file\n",
     )
+
+
+def test_broken_prompt_template_and_system_file_are_named(server: LoopbackServer, env: Env) -> None:
+    template = env.agent / "prompts" / "review.md"
+    template.parent.mkdir()
+    template.write_bytes(b"---\ndescription: [unclosed\n---\nReview \xff this")
+    (env.agent / "SYSTEM.md").mkdir()
+    server.script(Turn([Text("ok")]))
+    result = env.call("-p", "hello", *env.args(server, "anthropic"))
+    assert result.returncode == 0
+    assert f"piwork: warning: {template}: the file could not be read or its frontmatter" in result.stderr
+    assert f"Could not read the system prompt file {env.agent / 'SYSTEM.md'}" in result.stderr
+    assert template.read_bytes() == b"---\ndescription: [unclosed\n---\nReview \xff this"
+    listing = env.run("resources").stdout
+    assert f"[error] review  global  {template}\n      error: the file could not be read" in listing

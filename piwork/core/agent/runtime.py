@@ -96,6 +96,10 @@ class AgentRuntime:
         ):
             if diagnostic.type != "collision":
                 warnings.append(f"{diagnostic.path}: {diagnostic.message}")
+        for row in resources.rows:  # prompt templates say why they were skipped only in their row
+            if row.kind == "prompt" and row.state == "error":
+                warnings += [f"{d.path}: {d.message}" for d in row.diagnostics]
+        warnings += resources.prompt_sources.warnings
         problems = self.store.tree.diagnostics
         if problems and self.store.path is not None:
             first = problems[0]

@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from piwork.core.resources.loader import LoadedResources, LoaderOptions
 
 
+SKIPPED_TEMPLATE = "the file could not be read or its frontmatter is not valid YAML; the template is skipped"
+
+
 @dataclass(frozen=True)
 class ResourceRow:
     kind: str  # context | skill | prompt | system | append | settings | setting (one effective key) | package
@@ -177,6 +180,11 @@ def _prompt_rows(loaded: LoadedResources, options: LoaderOptions) -> list[Resour
         else:
             state = "error"
         gated = item.origin.scope == "project"
+        problems = (
+            (Diagnostic("error", SKIPPED_TEMPLATE, item.path, "unreadable_template"),)
+            if state == "error"
+            else ()
+        )
         rows.append(
             ResourceRow(
                 "prompt",
@@ -188,6 +196,7 @@ def _prompt_rows(loaded: LoadedResources, options: LoaderOptions) -> list[Resour
                 settings_scope,
                 gated,
                 winner_path=winner,
+                diagnostics=problems,
             )
         )
     for prompt in loaded.prompts:
