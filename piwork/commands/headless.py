@@ -23,11 +23,16 @@ from typing import Any, TextIO
 
 from piwork.core.agent.events import AgentEvent, ErrorNotice, event_to_json
 from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
+from piwork.core.agent.session import NoModel
 from piwork.core.errors import PiworkError
 from piwork.core.llm.types import THINKING_LEVELS, ThinkingLevel
 from piwork.core.paths import agent_dir as default_agent_dir
 
 STDIN = "-"
+NO_MODEL_HINT = (
+    " Pass --model PROVIDER/ID and give its API key in the environment (for example ANTHROPIC_API_KEY)"
+    " or with --api-key."
+)
 
 
 class UsageError(Exception):
@@ -138,6 +143,9 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
             await session.prompt(text)
             if interrupted or _failed(runtime):
                 break
+    except NoModel as error:
+        print(f"piwork: {error}{NO_MODEL_HINT if runtime.session.model is None else ''}", file=err)
+        return 1
     except PiworkError as error:
         print(f"piwork: {error}", file=err)
         return 1

@@ -119,3 +119,17 @@ def test_broken_prompt_template_and_system_file_are_named(server: LoopbackServer
     assert template.read_bytes() == b"---\ndescription: [unclosed\n---\nReview \xff this"
     listing = env.run("resources").stdout
     assert f"[error] review  global  {template}\n      error: the file could not be read" in listing
+
+
+def test_missing_keys_say_which_variable_or_flag_to_use(env: Env) -> None:
+    del env.vars["ANTHROPIC_API_KEY"]
+    env.vars["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"  # no keyring on this machine
+    result = env.run("-p", "hello")
+    assert result.returncode == 1
+    assert result.stderr.startswith("piwork: No model selected.") and "--model PROVIDER/ID" in result.stderr
+    result = env.call("-p", "hello", "--model", "anthropic/claude-sonnet-4-5")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        result.stderr
+        == "piwork: No API key for anthropic. Set ANTHROPIC_API_KEY, or store the key in the keyring.\n"
+    )

@@ -40,6 +40,7 @@ from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
 from piwork.core.compaction.summarize import Summarizer
 from piwork.core.errors import PiworkError
+from piwork.core.llm.credentials import env_vars_for
 from piwork.core.llm.thinking import resolve_level
 from piwork.core.llm.types import (
     Model,
@@ -333,8 +334,9 @@ class AgentSession:
         if model is None:
             raise NoModel("No model selected. Choose a model (and its provider) first.")
         if not self._has_credentials(model):
+            variable = " or ".join(env_vars_for(model.provider))
             raise NoModel(
-                f"No API key for {model.provider}. Set it in the keyring or the provider's environment variable."
+                f"No API key for {model.provider}. Set {variable}, or store the key in the keyring."
             )
         return model
 
