@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from piwork.core.agent.events import AgentEvent, ErrorNotice, event_to_json
 from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
-from piwork.core.agent.session import NoModel
+from piwork.core.agent.session import SAVE_FAILED, NoModel
 from piwork.core.errors import PiworkError
 from piwork.core.llm.types import THINKING_LEVELS, ThinkingLevel
 from piwork.core.paths import agent_dir as default_agent_dir
@@ -119,7 +119,8 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
     except PiworkError as error:
         print(f"piwork: {error}", file=err)
         return 1
-    for warning in [*runtime.notices, *runtime.file_warnings()]:
+    notices = [] if runtime.store.read_only else runtime.notices  # read-only: the prompt's error says why
+    for warning in [*notices, *runtime.file_warnings()]:
         print(f"piwork: warning: {warning}", file=err)
     session = runtime.session
     interrupted: list[int] = []
@@ -136,6 +137,14 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
         with contextlib.suppress(NotImplementedError, RuntimeError):  # not on the main thread
             loop.add_signal_handler(signum, interrupt, code)
     unsubscribe = session.subscribe(_json_writer(out) if mode == "json" else _notice_printer(err))
+    save_failures: list[str] = []
+    unsubscribe_saves = session.subscribe(
+        lambda e: (
+            save_failures.append(e.message)
+            if isinstance(e, ErrorNotice) and e.source == SAVE_FAILED
+            else None
+        )
+    )
     try:
         if mode == "json" and runtime.store.header is not None:
             _write_line(out, runtime.store.header)
@@ -151,6 +160,7 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
         return 1
     finally:
         unsubscribe()
+        unsubscribe_saves()
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signum)
@@ -158,6 +168,10 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
     if interrupted:
         print("piwork: interrupted", file=err)
         return interrupted[0]
+    if save_failures:  # the run was stopped: the answer is not printed as if all went well
+        if mode == "json":
+            print(f"piwork: {save_failures[0]}", file=err)
+        return 1
     return _finish(runtime, mode, out, err)
 
 

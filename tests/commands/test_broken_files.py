@@ -3,7 +3,11 @@ goes on (or stops with one clear line, never a traceback)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +137,40 @@ def test_missing_keys_say_which_variable_or_flag_to_use(env: Env) -> None:
         result.stderr
         == "piwork: No API key for anthropic. Set ANTHROPIC_API_KEY, or store the key in the keyring.\n"
     )
+
+
+@contextlib.contextmanager
+def _immutable(path: Path) -> Iterator[None]:
+    """``chattr +i``: even root cannot write it (the tests run as root, where file modes do not stop writes)."""
+    if (
+        shutil.which("chattr") is None
+        or subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0
+    ):
+        pytest.skip("chattr +i is not available here")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def test_session_that_cannot_be_written_is_refused_then_a_failed_save_fails_the_run(
+    server: LoopbackServer, env: Env
+) -> None:
+    server.script(Turn([Text("first")]))
+    assert env.call("-p", "hello", *env.args(server, "anthropic")).returncode == 0
+    (path,) = env.session_files()
+    before = path.read_bytes()
+    with _immutable(path):
+        result = env.call("-p", "again", "-c", *env.args(server, "anthropic"))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (
+        f"piwork: Cannot send a prompt: piwork cannot write the session file {path}, so it is open read-only: "
+        "Operation not permitted\n"
+    )
+    assert path.read_bytes() == before
+    server.script(Turn([Text("second")]))
+    with _immutable(path.parent):
+        result = env.call("-p", "new", *env.args(server, "anthropic"))
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("piwork: piwork could not save to the session file (")
+    assert env.session_files() == [path] and path.read_bytes() == before

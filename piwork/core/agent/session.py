@@ -73,6 +73,9 @@ class AgentBusy(PiworkError):
     """A prompt was submitted while a run (or a compaction) is in progress."""
 
 
+SAVE_FAILED = "session file"  # ErrorNotice source: an entry could not be appended to the session file
+
+
 class NoModel(PiworkError):
     """No model is selected, or it has no usable credentials."""
 
@@ -453,7 +456,7 @@ class AgentSession:
                 ErrorNotice(
                     f"piwork could not save to the session file ({err}). The run was stopped; "
                     "the conversation so far is still shown but was not all saved.",
-                    "session",
+                    SAVE_FAILED,
                 )
             )
             if self._run_signal is not None:

@@ -191,7 +191,9 @@ class Session:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         except OSError as err:
             self.read_only = True
-            self._notice(f"piwork cannot write this session file, so it is open read-only: {err.strerror}")
+            self._notice(
+                f"piwork cannot write the session file {self.path}, so it is open read-only: {err.strerror}"
+            )
             return False
         if fcntl is not None:
             try:

@@ -286,7 +286,7 @@ async def test_a_session_file_that_cannot_be_written_stops_the_run(
     session, store, rec, gate = make_session(server.anthropic_model(), tmp_path)
     store.read_only = True  # e.g. another window holds the file
     await session.prompt("go")
-    notices = [e for e in rec.of("error") if e.source == "session"]
+    notices = [e for e in rec.of("error") if e.source == "session file"]
     assert notices and "could not save" in notices[0].message
     assert server.requests == [] and gate.started == []  # stopped before anything was sent
     assert not session.is_streaming
