@@ -61,3 +61,42 @@ def test_broken_files_are_reported_in_the_chat_and_left_alone(
     notifications.close_all()
     assert {path: path.read_bytes()[: len(data)] for path, data in files.items()} == files
     assert all(path.read_bytes() == data for path, data in files.items() if path.suffix == ".json")
+
+
+def test_a_stream_cut_mid_message_keeps_the_partial_reply_and_says_why(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    from tests.gui.test_session_controller import _configure
+    from tests.support import Failure, LoopbackServer, Text, Turn
+
+    with LoopbackServer() as server:
+        _configure(server)
+        settings = agent_dir() / "settings.json"
+        settings.write_text(json.dumps({**json.loads(settings.read_text()), "retry": {"enabled": False}}))
+        project = tmp_path / "project"
+        project.mkdir()
+        window = MainWindow(
+            QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light")
+        )
+        qtbot.addWidget(window)
+        notifications = NotificationCenter(window)
+        ctl = SessionController(window, notifications, str(project), agent_dir(), approve=False, env={})
+        ctl.spawn(ctl.open_session(None))
+        qtbot.waitUntil(lambda: ctl.runtime is not None and not ctl.tasks, timeout=10_000)
+        server.script(Turn([Text("the first half of an answer " * 10)], failure=Failure.cut(4)))
+        ctl.submit("hello?")
+        qtbot.waitUntil(lambda: not ctl.chat.busy and ctl.session is not None and bool(ctl.session.messages))
+        qtbot.waitUntil(
+            lambda: _notices(ctl)[-1].startswith("Error") or "Connection lost" in _notices(ctl)[-1]
+        )
+        last = ctl.session.messages[-1]
+        assert last["stopReason"] == "error" and "Connection lost" in last["errorMessage"]
+        partial = last["content"][0]["text"]
+        assert partial and ("the first half of an answer " * 10).startswith(partial)  # what came is kept
+        assert any("Connection lost" in text for text in _notices(ctl))
+        assert notifications.open_boxes == []
+        (saved,) = (agent_dir() / "sessions").rglob("*.jsonl")
+        assert '"stopReason":"error"' in saved.read_text()
+        done = qloop.create_task(ctl.shutdown())
+        qtbot.waitUntil(done.done, timeout=10_000)
+        notifications.close_all()
