@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 from typing import Any, TextIO
@@ -29,6 +30,7 @@ from piwork.core.llm.types import THINKING_LEVELS, ThinkingLevel
 from piwork.core.paths import agent_dir as default_agent_dir
 
 STDIN = "-"
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 NO_MODEL_HINT = (
     " Pass --model PROVIDER/ID and give its API key in the environment (for example ANTHROPIC_API_KEY)"
     " or with --api-key."
@@ -76,8 +78,14 @@ def _read_prompt(value: str | None, stdin: TextIO | None) -> str:
     if value is None or value == STDIN:
         if not piped.strip():
             raise UsageError("no prompt given (pass -p TEXT, or pipe the prompt into stdin)")
-        return piped
-    return piped + value
+        return valid_text(piped)
+    return valid_text(piped + value)
+
+
+def valid_text(text: str) -> str:
+    """Bytes that were not UTF-8 (kept by Python as lone surrogates) become U+FFFD, as a UTF-8 reader shows
+    them: a lone surrogate cannot be written to the session file as UTF-8 nor sent to a provider."""
+    return LONE_SURROGATE.sub("\ufffd", text)
 
 
 def main(
@@ -106,7 +114,8 @@ def main(
         trust_override=True if ns.approve else False if ns.no_approve else None,
         api_key=ns.api_key,
     )
-    return asyncio.run(_run(options, [prompt, *ns.messages], ns.mode, stdout, stderr))
+    prompts = [prompt, *(valid_text(message) for message in ns.messages)]
+    return asyncio.run(_run(options, prompts, ns.mode, stdout, stderr))
 
 
 def _thinking(value: str | None) -> ThinkingLevel | None:

@@ -7,6 +7,7 @@ import contextlib
 import json
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -174,3 +175,23 @@ def test_session_that_cannot_be_written_is_refused_then_a_failed_save_fails_the_
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith("piwork: piwork could not save to the session file (")
     assert env.session_files() == [path] and path.read_bytes() == before
+
+
+def test_prompt_bytes_that_are_not_utf8_are_replaced_not_saved_as_broken_text(
+    server: LoopbackServer, env: Env
+) -> None:
+    server.script(Turn([Text("hi")]))
+    command = [
+        sys.executable.encode(),
+        b"-m",
+        b"piwork",
+        b"-p",
+        b"arg \xff",
+        *map(str.encode, env.args(server, "anthropic")),
+    ]
+    result = subprocess.run(
+        command, input=b"caf\xe9 ", cwd=env.cwd, env=env.vars, capture_output=True, timeout=60
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"hi\n", b"")
+    assert env.messages()[0]["content"] == [{"type": "text", "text": "caf\ufffd arg \ufffd"}]
+    assert server.requests[0].body["messages"][0]["content"][0]["text"] == "caf\ufffd arg \ufffd"
