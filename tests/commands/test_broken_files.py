@@ -195,3 +195,12 @@ def test_prompt_bytes_that_are_not_utf8_are_replaced_not_saved_as_broken_text(
     assert (result.returncode, result.stdout, result.stderr) == (0, b"hi\n", b"")
     assert env.messages()[0]["content"] == [{"type": "text", "text": "caf\ufffd arg \ufffd"}]
     assert server.requests[0].body["messages"][0]["content"][0]["text"] == "caf\ufffd arg \ufffd"
+
+
+def test_a_server_that_refuses_connections_is_named(env: Env) -> None:
+    with LoopbackServer() as closed:
+        url, port = closed.url, closed.port
+    result = env.call("-p", "hello", "--model", "anthropic/some-model", "--base-url", url)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith(f"piwork: Connection error: cannot reach 127.0.0.1:{port} (")
+    assert result.stderr.endswith("); check the network and the base URL\n")

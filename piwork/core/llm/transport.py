@@ -243,7 +243,7 @@ def transport_error_text(exc: httpx.HTTPError, options: StreamOptions) -> str:
     if isinstance(exc, httpx.TimeoutException):
         return f"Request timed out ({detail})"
     if isinstance(exc, httpx.ConnectError):
-        return f"Connection error: {detail}"
+        return f"Connection error: cannot reach {_server(exc)} ({detail}); check the network and the base URL"
     if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
         return f"Connection lost: {detail}"
     return f"Network error: {detail}"
@@ -387,3 +387,11 @@ async def stream_request(
         return
     async for event in run_sse_request(model, options, request, parser):
         yield event
+
+
+def _server(exc: httpx.HTTPError) -> str:
+    try:
+        url = exc.request.url
+    except RuntimeError:  # an error raised outside of a request
+        return "the server"
+    return f"{url.host}:{url.port}" if url.port else url.host
