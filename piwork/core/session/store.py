@@ -14,7 +14,7 @@ import contextlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from piwork.core.errors import InputRejected, PiworkError
 from piwork.core.ids import IdFactory, random_entry_id
@@ -52,6 +52,14 @@ class UnsupportedSessionFormat(InputRejected):
     def __init__(self, path: Path) -> None:
         super().__init__(f"Session file uses a newer format piwork cannot open: {path}")
         self.path = path
+
+
+class SessionFileGone(PiworkError):
+    """The open session file was deleted or moved away by another program."""
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 class SessionReadOnly(PiworkError):
@@ -220,8 +228,10 @@ class Session:
         try:
             st = self.path.stat()
         except FileNotFoundError:
-            return
-        if (st.st_size, st.st_mtime_ns) == self._expected:
+            self._stop_writing(f"The session file {self.path} was deleted or moved by another program")
+        if self._append_fd is not None and not _same_file(os.fstat(self._append_fd), st):
+            self._release_append_fd()  # replaced (an editor's save): the next line goes to the new file
+        elif (st.st_size, st.st_mtime_ns) == self._expected:
             return
         loaded = read_session_file(self.path)
         if loaded.status == "ok":
@@ -232,6 +242,20 @@ class Session:
                 "The session file was changed by another program; piwork reloaded it before writing."
             )
         self._expected = (st.st_size, st.st_mtime_ns)
+
+    def _stop_writing(self, reason: str) -> NoReturn:
+        """Appending now would land in a file nobody can see: go read-only and say so."""
+        self._release_append_fd()
+        self.read_only = True
+        text = f"{reason}; piwork stopped writing to it. Fork or start a new session to go on."
+        self._notice(text)
+        raise SessionFileGone(text)
+
+    def _release_append_fd(self) -> None:
+        if self._append_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._append_fd)  # also releases the writer lock
+            self._append_fd = None
 
     def after_append(self, tree: SessionTree, record: EntryRecord) -> None:
         if self.path is None:
