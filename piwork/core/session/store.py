@@ -55,7 +55,7 @@ class UnsupportedSessionFormat(InputRejected):
 
 
 class SessionFileGone(PiworkError):
-    """The open session file was deleted or moved away by another program."""
+    """The open session file was deleted, moved away or overwritten by another program."""
 
 
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
@@ -234,13 +234,14 @@ class Session:
         elif (st.st_size, st.st_mtime_ns) == self._expected:
             return
         loaded = read_session_file(self.path)
-        if loaded.status == "ok":
-            self.use_source(loaded.source)
-            tree.replace_records(loaded.header, loaded.records, loaded.diagnostics)
-            self._needs_newline = loaded.torn
-            self._notice(
-                "The session file was changed by another program; piwork reloaded it before writing."
+        if loaded.status != "ok":  # emptied or overwritten: adding entries would not make it a session again
+            self._stop_writing(
+                f"The session file {self.path} was changed by another program and is no longer a session"
             )
+        self.use_source(loaded.source)
+        tree.replace_records(loaded.header, loaded.records, loaded.diagnostics)
+        self._needs_newline = loaded.torn
+        self._notice("The session file was changed by another program; piwork reloaded it before writing.")
         self._expected = (st.st_size, st.st_mtime_ns)
 
     def _stop_writing(self, reason: str) -> NoReturn:

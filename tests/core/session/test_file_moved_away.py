@@ -56,3 +56,14 @@ def test_a_replaced_file_is_reloaded_and_the_next_entries_land_in_it(tmp_path: P
     reopened = open_session(store.path, writable=False)
     assert [r.role for r in reopened.tree.records if r.type == "message"] == ["user", "assistant"] * 2
     reopened.close()
+
+
+@pytest.mark.parametrize("content", [b"", b"my notes, saved over the session\n"])
+def test_a_file_overwritten_with_something_else_is_left_as_it_is(tmp_path: Path, content: bytes) -> None:
+    store = _started(tmp_path)
+    assert store.path is not None
+    store.path.write_bytes(content)
+    with pytest.raises(SessionFileGone, match="was changed by another program and is no longer a session"):
+        store.tree.append_message({"role": "user", "content": "two", "timestamp": 3})
+    store.close()
+    assert store.read_only and store.path.read_bytes() == content
