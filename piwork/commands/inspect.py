@@ -96,6 +96,9 @@ def _branch_summary(tree: SessionTree, record: Any) -> dict[str, Any]:
     }
 
 
+MAX_LISTED_PROBLEMS = 50  # a file of binary garbage has one problem per line
+
+
 def render_text(report: dict[str, Any]) -> str:
     header = report["header"]
     lines = [
@@ -144,8 +147,10 @@ def render_text(report: dict[str, Any]) -> str:
     )
     diagnostics = report["diagnostics"]
     lines.append(f"\nProblems: {len(diagnostics) or 'none'}")
-    for d in diagnostics:
+    for d in diagnostics[:MAX_LISTED_PROBLEMS]:
         lines.append(f"  line {d['line']} (byte {d['byteOffset']}): {d['kind']}: {d['message']}")
+    if len(diagnostics) > MAX_LISTED_PROBLEMS:
+        lines.append(f"  ... and {len(diagnostics) - MAX_LISTED_PROBLEMS} more (--json lists them all)")
     return "\n".join(lines) + "\n"
 
 

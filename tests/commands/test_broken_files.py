@@ -204,3 +204,13 @@ def test_a_server_that_refuses_connections_is_named(env: Env) -> None:
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.startswith(f"piwork: Connection error: cannot reach 127.0.0.1:{port} (")
     assert result.stderr.endswith("); check the network and the base URL\n")
+
+
+def test_inspect_of_a_file_full_of_garbage_lists_the_first_problems_and_counts_the_rest(env: Env) -> None:
+    path = env.home / "s.jsonl"
+    path.write_bytes((json.dumps(HEADER) + "\n").encode() + b"\x00\xff not json\n" * 120)
+    result = env.run("inspect", str(path))
+    assert result.returncode == 0
+    assert "Problems: 120\n" in result.stdout and result.stdout.count("malformed_json") == 50
+    assert result.stdout.endswith("  ... and 70 more (--json lists them all)\n")
+    assert len(json.loads(env.run("inspect", str(path), "--json").stdout)["diagnostics"]) == 120
