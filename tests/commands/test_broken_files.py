@@ -214,3 +214,14 @@ def test_inspect_of_a_file_full_of_garbage_lists_the_first_problems_and_counts_t
     assert "Problems: 120\n" in result.stdout and result.stdout.count("malformed_json") == 50
     assert result.stdout.endswith("  ... and 70 more (--json lists them all)\n")
     assert len(json.loads(env.run("inspect", str(path), "--json").stdout)["diagnostics"]) == 120
+
+
+def test_session_path_under_a_file_is_explained(env: Env) -> None:
+    (env.home / "notes").write_text("kept")
+    result = env.call("-p", "hello", "--session", str(env.home / "notes" / "s.jsonl"))
+    assert (result.returncode, result.stderr) == (
+        1,
+        f"piwork: Cannot open the session file {env.home / 'notes' / 's.jsonl'}: "
+        "a file stands where a folder is needed.\n",
+    )
+    assert (env.home / "notes").read_text() == "kept"

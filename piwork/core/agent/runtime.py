@@ -215,7 +215,9 @@ def _open_store(options: RuntimeOptions, cwd: str, agent_dir: Path, settings: Ma
         if isinstance(err, IsADirectoryError):
             reason = "it is a folder, not a session file"
         elif isinstance(err, FileExistsError | NotADirectoryError):
-            reason = "a file stands where a folder is needed; move it aside or set another sessionDir"
+            reason = "a file stands where a folder is needed"
+            if not options.session_file:
+                reason += "; move it aside or set another sessionDir"
         else:
             reason = err.strerror or str(err)
         verb = "open the session file" if options.session_file else "keep the session in"
