@@ -124,6 +124,18 @@ class Composer(QPlainTextEdit):
         self._show(text)
         self.setFocus()
 
+    def insert_text(self, text: str) -> None:
+        """Add ``text`` to the draft at the cursor, on lines of its own (e.g. log lines sent to chat)."""
+        self._history_pos = None
+        cursor = self.textCursor()
+        before = self.toPlainText()[: cursor.position()]
+        if before and not before.endswith("\n"):
+            text = "\n" + text
+        cursor.insertText(text)
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
+        self.setFocus()
+
     # ---- completion --------------------------------------------------------------------------
 
     def _maybe_complete(self) -> None:

@@ -8,6 +8,7 @@ A missing or unreadable file is shown as an error, never as an empty log.
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
@@ -44,6 +45,16 @@ from piwork.gui.logs.line_index import LineIndex, LogFileError
 from piwork.gui.logs.lines_model import LogLinesModel
 from piwork.gui.logs.search import MAX_MATCHES, compile_search
 from piwork.gui.logs.workers import IndexWorker, SearchWorker
+
+
+def quote_lines(path: str, first: int, last: int, text: str) -> str:
+    """Log lines quoted for the chat: the file's name, the line numbers and a fence longer than any
+    backtick run inside, so the lines arrive verbatim."""
+    where = f"line {first}" if first == last else f"lines {first}–{last}"
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    name = os.path.basename(path) or path
+    return f"From `{name}`, {where} ({path}):\n{fence}text\n{text}\n{fence}\n"
 
 
 @dataclass
@@ -207,6 +218,15 @@ class FullOutputView(QWidget):
         self._progress.hide()
         self.search_status.clear()
         self._set_enabled(False)
+
+    def reset(self) -> None:
+        """Back to the empty state: no file, no error, no search (another session was opened)."""
+        self.close_file()
+        self.path = None
+        self.error_text = ""
+        self._status.clear()
+        self._status.setStyleSheet("")
+        self.search_field.clear()
 
     def _show_error(self, message: str) -> None:
         self.error_text = message
@@ -400,9 +420,7 @@ class FullOutputView(QWidget):
         rows = self.selected_rows()
         if not rows or self.path is None:
             return
-        first, last = rows[0] + 1, rows[-1] + 1
-        where = f"line {first}" if first == last else f"lines {first}-{last}"
-        self.send_to_chat.emit(f"From {self.path} ({where}):\n```\n{self.selected_text()}\n```")
+        self.send_to_chat.emit(quote_lines(self.path, rows[0] + 1, rows[-1] + 1, self.selected_text()))
 
     def copy_path(self) -> None:
         if self.path:

@@ -8,6 +8,7 @@ Usage from the main window::
     panel.set_log_dir(log_dir)                # also list the session's log folder (tools engine)
     panel.open_log(path)                      # any log file (e.g. a spill file named in the chat)
     panel.send_to_chat.connect(composer.insert_text)
+    panel.reset()                             # another session opened
 
 The left list shows the truncated results (newest last) with the command or path and what was cut;
 the right side shows the model's text and, lazily, the full output file (see FullOutputView).
@@ -111,6 +112,18 @@ class LogViewerPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
+
+    def reset(self) -> None:
+        """Forget everything shown: the list, the details and the open file (a new session opened)."""
+        self._calls.clear()
+        self._messages = []
+        self._log_dir = None
+        self.outputs.replace_all([])
+        self.title_label.setText("Select a cut output to inspect it.")
+        self.cut_label.clear()
+        self.model_text.clear()
+        self.full_output.reset()
+        self.tabs.setCurrentWidget(self.full_output)
 
     def set_messages(self, messages: Iterable[Mapping[str, Any]]) -> None:
         """Show the cut outputs among `messages` (replaces the list)."""

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
 from piwork.gui.logs import FullOutputView, LogViewerPanel
@@ -75,7 +76,9 @@ def test_truncated_output_listed_and_full_file_opened(qtbot: QtBot, tmp_path: Pa
     )
     with qtbot.waitSignal(panel.send_to_chat) as sent:
         panel.full_output.send_selection()
-    assert sent.args == [f"From {log} (lines 2500-2501):\n```\nline 2500 ok\nline 2501 ok\n```"]
+    assert sent.args == [
+        f"From `{log.name}`, lines 2500–2501 ({log}):\n```text\nline 2500 ok\nline 2501 ok\n```\n"
+    ]
     panel.full_output.copy_path()
     from PySide6.QtGui import QGuiApplication
 
@@ -265,3 +268,56 @@ def test_search_of_a_file_removed_after_opening_says_so(qtbot: QtBot, tmp_path: 
     assert view.search_status.text() == "Searching…"
     qtbot.waitUntil(lambda: "failed" in view.search_status.text(), timeout=5000)
     assert str(log) in view.search_status.text() and view.matches == []
+
+
+def test_quoted_lines_keep_backticks_inside_a_longer_fence() -> None:
+    from piwork.gui.logs.full_output_view import quote_lines
+
+    quoted = quote_lines("/tmp/logs/x.log", 7, 7, "run ```cmd```")
+    assert quoted == "From `x.log`, line 7 (/tmp/logs/x.log):\n````text\nrun ```cmd```\n````\n"
+
+
+def test_send_selected_lines_fills_the_windows_composer(qtbot: QtBot, tmp_path: Path) -> None:
+    from PySide6.QtCore import QSettings
+
+    from piwork.gui.main_window import MainWindow
+    from piwork.gui.theme import load_theme
+
+    log = tmp_path / "bash-feed.log"
+    log.write_text("".join(f"step {i}\n" for i in range(1, 51)))
+    window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    qtbot.addWidget(window)
+    window.show()
+    window.chat.composer.setPlainText("Why does this fail?")
+    window.chat.composer.moveCursor(window.chat.composer.textCursor().MoveOperation.End)
+    view = window.log_panel.full_output
+    with qtbot.waitSignal(view.index_finished, timeout=5000):
+        window.open_log(str(log))
+    model = view.model
+    assert model is not None
+    selection = view.view.selectionModel()
+    for row in (9, 10, 11):
+        selection.select(model.index(row, 0), selection.SelectionFlag.Select)
+    button = next(b for b in view.findChildren(QPushButton) if b.text() == "Send selected lines to chat")
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert window.chat.composer.toPlainText() == (
+        f"Why does this fail?\nFrom `bash-feed.log`, lines 10–12 ({log}):\n```text\nstep 10\nstep 11\nstep 12\n```\n"
+    )
+    assert window.chat.composer.hasFocus() or not window.isActiveWindow()
+    window.log_panel.shutdown()
+
+
+def test_reset_forgets_the_previous_sessions_outputs(qtbot: QtBot, tmp_path: Path) -> None:
+    log = tmp_path / "bash-0123456789abcdef.log"
+    log.write_text("".join(f"line {i}\n" for i in range(1, 3001)))
+    panel = _open_panel(qtbot)
+    panel.set_messages(_bash_session(str(log), 3000))
+    with qtbot.waitSignal(panel.full_output.index_finished, timeout=5000):
+        panel.select_output(0)
+    panel.full_output.search_field.setText("line 7")
+    panel.reset()
+    assert panel.outputs.rowCount() == 0
+    assert panel.full_output.path is None and panel.full_output.model is None
+    assert panel.model_text.toPlainText() == "" and panel.cut_label.text() == ""
+    assert "make all" not in panel.title_label.text()
+    assert panel.full_output.search_field.text() == ""
