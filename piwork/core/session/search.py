@@ -1,0 +1,375 @@
+"""Search across session files: message text, thinking, tool-call arguments and tool output.
+
+Built to stream over many large files: each file is read in blocks of whole lines and every query
+word is first looked for in the raw bytes (lower-cased, with the word in its JSON-escaped form), so
+files and lines that cannot match are never parsed. Only the lines that hold every word are parsed,
+and then the decoded texts of the entry decide. For a file with hits, the light tree index tells
+whether each hit is on the active branch (root → leaf) or on an abandoned one, and where that
+branch leaves the active path.
+
+Query: words separated by spaces, ``"quoted phrases"`` kept whole; an entry matches when every
+word occurs in it (case-insensitive), in any of its searchable texts. The byte prefilter is exact
+for ASCII words; a word with other characters is checked on the decoded text only (a writer may
+have escaped such characters as ``\\uXXXX``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from piwork.core.session.format import is_valid_header, json_loads_bytes
+from piwork.core.session.listing import header_in
+from piwork.core.session.reader import read_session_file
+from piwork.core.session.tree import SessionTree
+
+BLOCK_SIZE = 16 * 1024 * 1024
+SNIPPET_CHARS = 160
+DEFAULT_PER_SESSION = 50
+
+Cancelled = Callable[[], bool]
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """Parsed query: lower-case words, and the byte patterns used to prefilter raw lines."""
+
+    text: str
+    words: tuple[str, ...]
+    patterns: tuple[bytes, ...]  # lower-cased JSON-escaped ASCII words (others are not prefiltered)
+
+    @classmethod
+    def parse(cls, text: str) -> SearchQuery:
+        words: list[str] = []
+        for match in re.finditer(r'"([^"]+)"|(\S+)', text):
+            word = (match.group(1) or match.group(2) or "").lower()
+            if word.strip() and word not in words:
+                words.append(word)
+        patterns = []
+        for word in words:
+            if word.isascii():
+                escaped = json.dumps(word)[1:-1].encode("ascii")
+                patterns.append(escaped)
+        # The rarest-looking (longest) pattern first: it rules out most lines.
+        patterns.sort(key=len, reverse=True)
+        return cls(text, tuple(words), tuple(patterns))
+
+    @property
+    def empty(self) -> bool:
+        return not self.words
+
+    def matches(self, texts: Iterable[str]) -> bool:
+        lowered = "\n".join(texts).lower()
+        return all(word in lowered for word in self.words)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One entry that matches, with where in it and which branch it is on."""
+
+    entry_id: str
+    kind: str  # "user", "assistant", "thinking", "tool call", "tool output", "bash", "summary", "custom"
+    detail: str  # the tool's name, the custom type...; "" when there is none
+    snippet: str
+    spans: tuple[tuple[int, int], ...]  # where the words occur in ``snippet``
+    timestamp: str
+    on_active_path: bool = True
+    branch_point: str | None = None  # for an abandoned branch: the active-path entry it leaves from
+
+
+@dataclass
+class SessionHits:
+    """The hits of one session file (in file order), at most the per-session limit of them."""
+
+    path: Path
+    session_id: str
+    cwd: str
+    name: str | None
+    hits: list[SearchHit] = field(default_factory=list)
+    total: int = 0  # matching entries, including those past the limit
+
+
+# ---------------------------------------------------------------------- texts of an entry
+def _block_texts(content: Any) -> Iterator[tuple[str, str, str]]:
+    """``(kind, detail, text)`` of the blocks of a message content (string content is one text)."""
+    if isinstance(content, str):
+        yield "text", "", content
+        return
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            yield "text", "", block["text"]
+        elif kind == "thinking" and isinstance(block.get("thinking"), str):
+            yield "thinking", "", block["thinking"]
+        elif kind == "toolCall":
+            arguments = block.get("arguments")
+            name = str(block.get("name", ""))
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+            yield "tool call", name, text
+
+
+def entry_texts(entry: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Every searchable text of a session entry as ``(kind, detail, text)``."""
+    kind = entry.get("type")
+    out: list[tuple[str, str, str]] = []
+    if kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return out
+        role = message.get("role")
+        if role == "user":
+            out += [("user", "", t) for k, _d, t in _block_texts(message.get("content")) if k == "text"]
+        elif role == "assistant":
+            for block_kind, detail, text in _block_texts(message.get("content")):
+                out.append(("assistant" if block_kind == "text" else block_kind, detail, text))
+        elif role == "toolResult":
+            name = str(message.get("toolName", ""))
+            out += [
+                ("tool output", name, t) for k, _d, t in _block_texts(message.get("content")) if k == "text"
+            ]
+        elif role == "bashExecution":
+            for key in ("command", "output"):
+                value = message.get(key)
+                if isinstance(value, str):
+                    out.append(("bash", key, value))
+        elif role in ("custom", "branchSummary", "compactionSummary"):
+            out += [("custom", "", t) for k, _d, t in _block_texts(message.get("content")) if k == "text"]
+    elif kind in ("compaction", "branch_summary"):
+        summary = entry.get("summary")
+        if isinstance(summary, str):
+            out.append(("summary", "compaction" if kind == "compaction" else "branch", summary))
+    elif kind == "custom_message":
+        detail = str(entry.get("customType", ""))
+        out += [("custom", detail, t) for k, _d, t in _block_texts(entry.get("content")) if k == "text"]
+    return out
+
+
+def make_snippet(
+    text: str, words: tuple[str, ...], width: int = SNIPPET_CHARS
+) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """A one-line excerpt of ``text`` around the first word found, and where the words are in it."""
+    flat = " ".join(text.split())
+    lowered = flat.lower()
+    found = [p for p in (lowered.find(w) for w in words) if p >= 0]
+    first = min(found) if found else 0
+    start = max(0, first - width // 3)
+    end = min(len(flat), start + width)
+    start = max(0, min(start, end - width))
+    excerpt = flat[start:end]
+    prefix = "…" if start > 0 else ""
+    suffix = "…" if end < len(flat) else ""
+    snippet = prefix + excerpt + suffix
+    low = snippet.lower()
+    spans: list[tuple[int, int]] = []
+    for word in words:
+        position = low.find(word)
+        while position >= 0:
+            spans.append((position, position + len(word)))
+            position = low.find(word, position + len(word))
+    return snippet, tuple(sorted(spans))
+
+
+def _hit(entry: dict[str, Any], query: SearchQuery) -> SearchHit | None:
+    entry_id = entry.get("id")
+    if not isinstance(entry_id, str):
+        return None
+    texts = entry_texts(entry)
+    if not texts or not query.matches(t for _k, _d, t in texts):
+        return None
+    # The excerpt comes from the text that holds the most words (message text wins ties).
+    best = max(texts, key=lambda item: sum(1 for w in query.words if w in item[2].lower()))
+    snippet, spans = make_snippet(best[2], query.words)
+    stamp = entry.get("timestamp")
+    return SearchHit(entry_id, best[0], best[1], snippet, spans, stamp if isinstance(stamp, str) else "")
+
+
+# ---------------------------------------------------------------------- one file
+def _blocks(path: Path, block_size: int) -> Iterator[bytes]:
+    """The file in pieces of whole lines (the last piece may lack its newline)."""
+    with open(path, "rb", buffering=0) as handle:
+        carry = b""
+        while chunk := handle.read(block_size):
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                carry = data
+                continue
+            carry = data[cut:]
+            yield data[:cut]
+        if carry:
+            yield carry
+
+
+def _matching_lines(data: bytes, query: SearchQuery) -> Iterator[bytes]:
+    """Lines of ``data`` whose lower-cased bytes hold every prefilter pattern."""
+    lowered = data.lower()
+    patterns = query.patterns
+    if not patterns:  # nothing to prefilter on: every line is a candidate
+        yield from (line for line in data.split(b"\n") if line.strip())
+        return
+    for pattern in patterns:
+        if pattern not in lowered:
+            return
+    first, rest = patterns[0], patterns[1:]
+    position = lowered.find(first)
+    while position >= 0:
+        start = lowered.rfind(b"\n", 0, position) + 1
+        end = lowered.find(b"\n", position)
+        if end < 0:
+            end = len(lowered)
+        line = lowered[start:end]
+        if all(p in line for p in rest):
+            yield data[start:end]
+        position = lowered.find(first, end)
+
+
+def _branch_info(path: Path) -> Callable[[str], tuple[bool, str | None]]:
+    """For entry ids of ``path``: (on the active path, the active-path entry its branch leaves from)."""
+    loaded = read_session_file(path)
+    tree = SessionTree(loaded.header, loaded.records)
+    active = {record.id for record in tree.path()}
+
+    def locate(entry_id: str) -> tuple[bool, str | None]:
+        if entry_id in active:
+            return True, None
+        record = tree.record(entry_id)
+        while record is not None:
+            parent = record.parent_id
+            if parent in active:
+                return False, str(parent)
+            record = tree.record(parent) if isinstance(parent, str) else None
+        return False, None  # a separate root
+
+    return locate
+
+
+def search_file(
+    path: Path,
+    query: SearchQuery,
+    *,
+    limit: int = DEFAULT_PER_SESSION,
+    cancelled: Cancelled = _never,
+    block_size: int = BLOCK_SIZE,
+) -> SessionHits | None:
+    """The hits of one session file, or ``None`` when it has none (or is not a readable session)."""
+    header: dict[str, Any] | None = None
+    hits: list[SearchHit] = []
+    total = 0
+    name: str | None = None
+    try:
+        for number, data in enumerate(_blocks(path, block_size)):
+            if cancelled():
+                return None
+            if number == 0:
+                header = header_in(data[: 1024 * 1024])
+                if header is None or not is_valid_header(header):
+                    return None
+            for line in _matching_lines(data, query):
+                try:
+                    entry = json_loads_bytes(line)
+                except ValueError:
+                    continue
+                if not isinstance(entry, dict) or entry.get("type") == "session":
+                    continue
+                hit = _hit(entry, query)
+                if hit is None:
+                    continue
+                total += 1
+                if len(hits) < limit:
+                    hits.append(hit)
+            if b'"type":"session_info"' in data:
+                name = _last_name(data) or name
+    except OSError:
+        return None
+    if not hits or header is None:
+        return None
+    try:
+        locate = _branch_info(path)
+    except OSError:
+        return None
+    placed = []
+    for hit in hits:
+        on_path, branch_point = locate(hit.entry_id)
+        placed.append(
+            SearchHit(
+                hit.entry_id,
+                hit.kind,
+                hit.detail,
+                hit.snippet,
+                hit.spans,
+                hit.timestamp,
+                on_path,
+                branch_point,
+            )
+        )
+    cwd = header.get("cwd")
+    return SessionHits(path, str(header["id"]), cwd if isinstance(cwd, str) else "", name, placed, total)
+
+
+def _last_name(data: bytes) -> str | None:
+    """The name set by the last ``session_info`` line of a block."""
+    name = None
+    for line in data.split(b"\n"):
+        if b'"type":"session_info"' not in line:
+            continue
+        try:
+            entry = json_loads_bytes(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("type") == "session_info":
+            value = entry.get("name")
+            name = value.strip() or None if isinstance(value, str) else None
+    return name
+
+
+# ---------------------------------------------------------------------- many files
+def newest_first(files: Iterable[Path]) -> list[Path]:
+    """``files`` ordered by modification time, newest first (unreadable ones last)."""
+
+    def mtime(path: Path) -> float:
+        try:
+            return os.stat(path).st_mtime
+        except OSError:
+            return 0.0
+
+    return sorted(files, key=mtime, reverse=True)
+
+
+def search_sessions(
+    files: Iterable[Path],
+    query: SearchQuery | str,
+    *,
+    per_session: int = DEFAULT_PER_SESSION,
+    cancelled: Cancelled = _never,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[SessionHits]:
+    """Yield the hits of each file of ``files`` that has any, in the order given, as they are found.
+
+    Stops early (yielding nothing more) once ``cancelled()`` is true; ``progress(done, total)`` is
+    called after each file.
+    """
+    parsed = SearchQuery.parse(query) if isinstance(query, str) else query
+    paths = list(files)
+    if parsed.empty:
+        return
+    for done, path in enumerate(paths, start=1):
+        if cancelled():
+            return
+        result = search_file(path, parsed, limit=per_session, cancelled=cancelled)
+        if progress is not None:
+            progress(done, len(paths))
+        if result is not None and not cancelled():
+            yield result

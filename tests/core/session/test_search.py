@@ -1,0 +1,163 @@
+"""Search across session files: what is searched, branches, prefilter, limits, cancellation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from piwork.core.session.search import SearchQuery, make_snippet, search_file, search_sessions
+
+from .helpers import HEADER, assistant, stamp, user, write_session
+
+
+def _tool_turn(entry_id: str, parent: str, command: str, second: int) -> dict[str, Any]:
+    entry = assistant(entry_id, parent, "", second, stopReason="toolUse")
+    entry["message"]["content"] = [
+        {"type": "thinking", "thinking": "Maybe the flaky fixture is to blame"},
+        {"type": "toolCall", "id": "call_" + entry_id, "name": "bash", "arguments": {"command": command}},
+    ]
+    return entry
+
+
+def _tool_result(entry_id: str, parent: str, output: str, second: int) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "id": entry_id,
+        "parentId": parent,
+        "timestamp": stamp(second),
+        "message": {
+            "role": "toolResult",
+            "toolCallId": "call_" + parent,
+            "toolName": "bash",
+            "content": [{"type": "text", "text": output}],
+            "isError": False,
+            "timestamp": 1733234400000 + second * 1000,
+        },
+    }
+
+
+def branched_session(path: Path, session_id: str = HEADER["id"]) -> Path:
+    """u1 → a1 → (abandoned: u2 → t2 → r2 → a2) and (active: u3 → a3)."""
+    entries = [
+        user("u1", None, "Why does the build fail?", 1),
+        assistant("a1", "u1", "Let me look at the Makefile.", 2),
+        user("u2", "a1", "Try the zebra approach", 3),
+        _tool_turn("t2", "u2", "grep -rn ZEBRA_FLAG src/", 4),
+        _tool_result("r2", "t2", "src/config.py:12: ZEBRA_FLAG = 'quagga-77'", 5),
+        assistant("a2", "r2", "The zebra flag is set in config.py.", 6),
+        user("u3", "a1", "Forget that; check the linker", 7),
+        assistant("a3", "u3", "The linker needs -lm.", 8),
+        {
+            "type": "branch_summary",
+            "id": "s1",
+            "parentId": "a3",
+            "timestamp": stamp(9),
+            "fromId": "a2",
+            "summary": "Tried the zebra flag; no luck",
+        },
+        {"type": "session_info", "id": "n1", "parentId": "s1", "timestamp": stamp(10), "name": "Build woes"},
+    ]
+    return write_session(path, entries, {**HEADER, "id": session_id})
+
+
+def test_query_parsing_keeps_phrases_and_lowercases() -> None:
+    query = SearchQuery.parse('Zebra  "linker needs" ZEBRA é')
+    assert query.words == ("zebra", "linker needs", "é")
+    assert set(query.patterns) == {b"zebra", b"linker needs"}  # non-ASCII words are not prefiltered
+    assert SearchQuery.parse("   ").empty
+
+
+def test_hits_in_every_kind_of_text_with_their_branch(tmp_path: Path) -> None:
+    path = branched_session(tmp_path / "s.jsonl")
+    result = search_file(path, SearchQuery.parse("zebra"))
+    assert result is not None
+    assert result.name == "Build woes"
+    by_id = {hit.entry_id: hit for hit in result.hits}
+    assert list(by_id) == ["u2", "t2", "r2", "a2", "s1"]
+    assert by_id["u2"].kind == "user"
+    assert by_id["t2"].kind == "tool call" and by_id["t2"].detail == "bash"
+    assert by_id["r2"].kind == "tool output"
+    assert by_id["s1"].kind == "summary"
+    for entry_id in ("u2", "t2", "r2", "a2"):
+        assert not by_id[entry_id].on_active_path
+        assert by_id[entry_id].branch_point == "a1"
+    assert by_id["s1"].on_active_path and by_id["s1"].branch_point is None
+
+
+def test_every_word_must_occur_in_the_same_entry(tmp_path: Path) -> None:
+    path = branched_session(tmp_path / "s.jsonl")
+    only = search_file(path, SearchQuery.parse("quagga config.py"))
+    assert only is not None and [h.entry_id for h in only.hits] == ["r2"]
+    assert search_file(path, SearchQuery.parse("quagga linker")) is None
+
+
+def test_thinking_and_arguments_are_searched_but_json_keys_are_not(tmp_path: Path) -> None:
+    path = branched_session(tmp_path / "s.jsonl")
+    thinking = search_file(path, SearchQuery.parse("flaky fixture"))
+    assert thinking is not None and [h.kind for h in thinking.hits] == ["thinking"]
+    # "toolCallId" and "stopReason" are in the raw lines, never in a searchable text.
+    assert search_file(path, SearchQuery.parse("toolcallid")) is None
+    assert search_file(path, SearchQuery.parse("stopreason")) is None
+
+
+def test_non_ascii_and_escaped_text_match(tmp_path: Path) -> None:
+    entries = [
+        user("u1", None, 'Sửa lỗi "quoted" path C:\\temp\nnext line', 1),
+        assistant("a1", "u1", "Đã sửa", 2),
+    ]
+    path = write_session(tmp_path / "v.jsonl", entries)
+    assert [h.entry_id for h in search_file(path, SearchQuery.parse("sửa")).hits] == ["u1", "a1"]  # type: ignore[union-attr]
+    assert search_file(path, SearchQuery.parse('quoted" path')) is not None  # escaped quote in the file
+    assert search_file(path, SearchQuery.parse("c:\\temp")) is not None
+
+
+def test_snippet_is_centred_on_the_word_with_spans() -> None:
+    text = "x " * 200 + "needle in\nthe haystack " + "y " * 200
+    snippet, spans = make_snippet(text, ("needle", "haystack"))
+    assert snippet.startswith("…") and snippet.endswith("…")
+    assert "\n" not in snippet
+    for start, end in spans:
+        assert snippet[start:end] in ("needle", "haystack")
+    assert len(spans) == 2
+
+
+def test_limit_per_session_counts_the_rest(tmp_path: Path) -> None:
+    entries: list[dict[str, Any]] = []
+    parent = None
+    for n in range(30):
+        entries.append(user(f"u{n}", parent, f"repeat word {n}", n + 1))
+        parent = f"u{n}"
+    path = write_session(tmp_path / "r.jsonl", entries)
+    result = search_file(path, SearchQuery.parse("repeat"), limit=5)
+    assert result is not None and len(result.hits) == 5 and result.total == 30
+
+
+def test_small_blocks_split_lines_correctly(tmp_path: Path) -> None:
+    path = branched_session(tmp_path / "s.jsonl")
+    whole = search_file(path, SearchQuery.parse("zebra"))
+    tiny = search_file(path, SearchQuery.parse("zebra"), block_size=37)
+    assert whole is not None and tiny is not None
+    assert [h.entry_id for h in tiny.hits] == [h.entry_id for h in whole.hits]
+
+
+def test_not_sessions_and_broken_lines_are_skipped(tmp_path: Path) -> None:
+    (tmp_path / "notes.jsonl").write_text('{"hello":"zebra"}\n', encoding="utf-8")
+    broken = branched_session(tmp_path / "b.jsonl")
+    with open(broken, "a", encoding="utf-8") as out:
+        out.write('{"type":"message","id":"x","zebra\n')  # a torn line that mentions the word
+    results = list(search_sessions([tmp_path / "notes.jsonl", broken, tmp_path / "gone.jsonl"], "zebra"))
+    assert [r.path for r in results] == [broken]
+
+
+def test_streams_in_order_and_stops_when_cancelled(tmp_path: Path) -> None:
+    files = [branched_session(tmp_path / f"{n:02d}.jsonl", f"id-{n}") for n in range(6)]
+    seen: list[Path] = []
+    progress: list[tuple[int, int]] = []
+    for result in search_sessions(files, "zebra", progress=lambda d, t: progress.append((d, t))):
+        seen.append(result.path)
+    assert seen == files and progress[-1] == (6, 6)
+
+    stop_after: list[Path] = []
+    for result in search_sessions(files, "zebra", cancelled=lambda: len(stop_after) >= 2):
+        stop_after.append(result.path)
+    assert stop_after == files[:2]
