@@ -1,0 +1,68 @@
+"""Token estimates of agent messages and whole requests, cached per message object.
+
+The governor runs before every provider call over a transcript that only grows, so each message is
+counted once: the cache is keyed by the message object (messages are never mutated after they end) and
+keeps a reference to it, so an id cannot be reused while its count is cached. Counts are exactly those of
+:meth:`TokenCounter.count_context` over the converted request, so every figure here adds up to it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from piwork.core.llm.tokens import TokenCounter, TokenizerInfo
+from piwork.core.llm.types import ToolSpec
+from piwork.core.messages import Message, convert_message
+
+CHARS4 = TokenCounter(None, TokenizerInfo(None, True))
+
+
+def tools_json(tools: Sequence[ToolSpec]) -> str:
+    """The tool schemas as the request counts them (the same JSON ``count_context`` encodes)."""
+    spec = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
+    return json.dumps(spec, ensure_ascii=False)
+
+
+class TokenEstimator:
+    def __init__(self, counter: TokenCounter | None = None) -> None:
+        self.counter = counter or CHARS4
+        self._messages: dict[int, tuple[Message, int]] = {}
+        self._text: tuple[str, int] = ("", 0)
+        self._tools: tuple[tuple[ToolSpec, ...], int] = ((), 0)
+
+    @property
+    def tokenizer(self) -> str:
+        """The tokenizer label (``o200k_base``, ``≈ cl100k_base``, ``≈ chars/4``)."""
+        return self.counter.info.label
+
+    def message(self, message: Message) -> int:
+        """Tokens of one agent message as the provider receives it (0 when it is not sent)."""
+        key = id(message)
+        cached = self._messages.get(key)
+        if cached is not None and cached[0] is message:
+            return cached[1]
+        converted = convert_message(message)
+        tokens = 0 if converted is None else self.counter.count_message(converted)
+        if len(self._messages) > 50_000:  # a very long session: start over rather than grow forever
+            self._messages.clear()
+        self._messages[key] = (message, tokens)
+        return tokens
+
+    def messages(self, messages: Sequence[Message]) -> int:
+        return sum(self.message(m) for m in messages)
+
+    def system_prompt(self, text: str) -> int:
+        if text != self._text[0]:
+            self._text = (text, self.counter.count(text))
+        return self._text[1]
+
+    def tools(self, tools: Sequence[ToolSpec]) -> int:
+        key = tuple(tools)
+        if key != self._tools[0]:
+            self._tools = (key, self.counter.count(tools_json(tools)) if tools else 0)
+        return self._tools[1]
+
+    def request(self, system_prompt: str, tools: Sequence[ToolSpec], messages: Sequence[Message]) -> int:
+        """Tokens of the whole request: system prompt, tool schemas and the messages."""
+        return self.system_prompt(system_prompt) + self.tools(tools) + self.messages(messages)

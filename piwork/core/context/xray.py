@@ -1,0 +1,241 @@
+"""X-ray of the next request: where its tokens come from, part by part.
+
+Parts are the system prompt's named slices (each context file and the skills index apart), each tool
+schema, and every message (tool results on their own, tagged with the boundary group they belong to).
+The parts add up **exactly** to the request total counted with the same tokenizer: the system prompt and
+the tool schemas are counted as a whole (as the request is) and each slice gets the difference between
+the counts of the prefixes ending at it and before it, so the figures telescope to the whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from piwork.core.context.estimate import TokenEstimator, tools_json
+from piwork.core.context.groups import partition
+from piwork.core.llm.types import ToolSpec
+from piwork.core.messages import Message, message_text
+from piwork.core.resources.system_prompt import PromptPart
+
+PartKind = Literal[
+    "system",
+    "context_file",
+    "skills",
+    "tool_schema",
+    "user",
+    "assistant",
+    "tool_result",
+    "custom",
+    "bash",
+    "compaction_summary",
+    "branch_summary",
+]
+
+_ROLE_KIND: dict[str, PartKind] = {
+    "user": "user",
+    "assistant": "assistant",
+    "toolResult": "tool_result",
+    "custom": "custom",
+    "bashExecution": "bash",
+    "compactionSummary": "compaction_summary",
+    "branchSummary": "branch_summary",
+}
+_FILE_BLOCK = re.compile(r'<project_instructions path="((?:[^"])*)">\n')
+LABEL_CHARS = 80
+
+
+@dataclass(frozen=True)
+class XrayPart:
+    kind: PartKind
+    label: str
+    tokens: int
+    share: float  # of the request total (0..1)
+    ref: str | None = None  # entry id, tool call id or file path a view can jump to
+    group: int | None = None  # boundary group of a message part
+
+
+@dataclass(frozen=True)
+class Xray:
+    parts: tuple[XrayPart, ...]
+    total: int
+    tokenizer: str
+
+    def by_kind(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for part in self.parts:
+            out[part.kind] = out.get(part.kind, 0) + part.tokens
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "tokenizer": self.tokenizer,
+            "parts": [
+                {
+                    "kind": p.kind,
+                    "label": p.label,
+                    "tokens": p.tokens,
+                    "share": p.share,
+                    "ref": p.ref,
+                    "group": p.group,
+                }
+                for p in self.parts
+            ],
+        }
+
+
+def _telescoped(whole: str, ends: Sequence[int], count: Callable[[str], int]) -> list[int]:
+    """Tokens of each slice ``whole[ends[i-1]:ends[i]]`` as prefix-count differences (they sum to the whole)."""
+    out: list[int] = []
+    previous = 0
+    for end in ends:
+        now = count(whole[:end]) if end < len(whole) else count(whole)
+        out.append(now - previous)
+        previous = now
+    return out
+
+
+def _unescape_attribute(text: str) -> str:
+    return text.replace("&quot;", '"').replace("&lt;", "<").replace("&amp;", "&")
+
+
+def _system_slices(parts: Sequence[PromptPart]) -> list[tuple[PartKind, str, str | None, str]]:
+    """(kind, label, ref, text) slices; the project context is split per file."""
+    out: list[tuple[PartKind, str, str | None, str]] = []
+    for part in parts:
+        if part.name == "skills":
+            out.append(("skills", "skills index", None, part.text))
+        elif part.name == "project_context":
+            out.extend(_context_file_slices(part.text))
+        else:
+            out.append(("system", f"system prompt: {part.name}", None, part.text))
+    return [s for s in out if s[3]]
+
+
+def _context_file_slices(text: str) -> list[tuple[PartKind, str, str | None, str]]:
+    starts = [(m.start(), _unescape_attribute(m.group(1))) for m in _FILE_BLOCK.finditer(text)]
+    if not starts:
+        return [("system", "system prompt: project context", None, text)]
+    out: list[tuple[PartKind, str, str | None, str]] = [
+        ("system", "system prompt: project context", None, text[: starts[0][0]])
+    ]
+    for i, (start, path) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(text)
+        out.append(("context_file", path, path, text[start:end]))
+    return out
+
+
+def _argument(call: Message | None) -> str:
+    args = call.get("arguments") if call is not None else None
+    if not isinstance(args, dict):
+        return ""
+    for key in ("path", "command", "pattern"):
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _short(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= LABEL_CHARS else line[: LABEL_CHARS - 1] + "…"
+
+
+def _message_label(message: Message, calls: dict[str, Message]) -> str:
+    role = message.get("role")
+    if role == "toolResult":
+        call_id = message.get("toolCallId")
+        call = calls.get(call_id) if isinstance(call_id, str) else None
+        return _short(f"{message.get('toolName', 'tool')} {_argument(call)}".strip())
+    if role == "assistant":
+        content = message.get("content")
+        n = (
+            sum(1 for b in content if isinstance(b, dict) and b.get("type") == "toolCall")
+            if isinstance(content, list)
+            else 0
+        )
+        text = message_text(message, " ")
+        label = _short(text) if text.strip() else "assistant"
+        return f"{label} (+{n} tool call{'s' if n != 1 else ''})" if n else label
+    if role == "bashExecution":
+        return _short(f"! {message.get('command', '')}")
+    if role in ("compactionSummary", "branchSummary"):
+        return "compaction summary" if role == "compactionSummary" else "branch summary"
+    if role == "custom":
+        return _short(f"{message.get('customType', 'custom')}")
+    return _short(message_text(message, " ")) or str(role)
+
+
+def xray(
+    system_prompt: str | Sequence[PromptPart],
+    tools: Sequence[ToolSpec],
+    messages: Sequence[Message],
+    estimator: TokenEstimator,
+    entry_ids: Sequence[str | None] | None = None,
+) -> Xray:
+    """The breakdown of a request of ``messages`` (agent messages, before conversion) by source.
+
+    ``system_prompt`` may be the assembler's parts (``system_prompt_parts``) or the plain text;
+    ``entry_ids`` (parallel to ``messages``) gives the session entry each message came from.
+    """
+    if isinstance(system_prompt, str):
+        prompt_parts: Sequence[PromptPart] = [PromptPart("prompt", system_prompt)] if system_prompt else []
+        whole_prompt = system_prompt
+    else:
+        prompt_parts = system_prompt
+        whole_prompt = "".join(p.text for p in prompt_parts)
+    count = estimator.counter.count
+    raw: list[tuple[PartKind, str, int, str | None, int | None]] = []
+
+    slices = _system_slices(prompt_parts)
+    ends: list[int] = []
+    position = 0
+    for slice_ in slices:
+        position += len(slice_[3])
+        ends.append(position)
+    for (kind, label, ref, _), tokens in zip(slices, _telescoped(whole_prompt, ends, count), strict=True):
+        raw.append((kind, label, tokens, ref, None))
+
+    if tools:
+        whole_tools = tools_json(tools)
+        tool_ends: list[int] = []
+        position = 1  # "["
+        for i, tool in enumerate(tools):
+            spec = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+            position += len(json.dumps(spec, ensure_ascii=False)) + (2 if i else 0)  # ", " between items
+            tool_ends.append(position if i + 1 < len(tools) else len(whole_tools))
+        for tool, tokens in zip(tools, _telescoped(whole_tools, tool_ends, count), strict=True):
+            raw.append(("tool_schema", f"tool: {tool.name}", tokens, tool.name, None))
+
+    calls: dict[str, Message] = {}
+    for message in messages:
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if (
+                    isinstance(block, dict)
+                    and block.get("type") == "toolCall"
+                    and isinstance(block.get("id"), str)
+                ):
+                    calls[block["id"]] = block
+    group_of = {id(m): g for g, group in enumerate(partition(messages).groups) for m in group.messages}
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        role_kind = _ROLE_KIND.get(role) if isinstance(role, str) else None
+        if role_kind is None or (role == "bashExecution" and message.get("excludeFromContext")):
+            continue  # not sent to the model
+        target: str | None = entry_ids[i] if entry_ids is not None and i < len(entry_ids) else None
+        if role == "toolResult" and isinstance(message.get("toolCallId"), str):
+            target = message["toolCallId"]
+        tokens = estimator.message(message)
+        raw.append((role_kind, _message_label(message, calls), tokens, target, group_of.get(id(message))))
+
+    total = sum(r[2] for r in raw)
+    parts = tuple(
+        XrayPart(kind, label, tokens, tokens / total if total else 0.0, ref, group)
+        for kind, label, tokens, ref, group in raw
+    )
+    return Xray(parts, total, estimator.tokenizer)

@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from piwork.core.context.estimate import CHARS4, TokenEstimator
+from piwork.core.context.xray import xray
+from piwork.core.llm.tokens import TokenCounter, Tokenizers
+from piwork.core.llm.types import LlmContext, ToolSpec
+from piwork.core.messages import convert_to_llm
+from piwork.core.resources.context_files import ContextFile
+from piwork.core.resources.skills import Skill, _source_info
+from piwork.core.resources.system_prompt import SystemPromptInput, build_system_prompt, system_prompt_parts
+from tests.core.context.transcripts import assistant, call, custom, result, user
+
+TOOLS = [
+    ToolSpec(
+        "read", "Read a file. Ünïcode ✓", {"type": "object", "properties": {"path": {"type": "string"}}}
+    ),
+    ToolSpec("bash", "Run a command", {"type": "object", "properties": {"command": {"type": "string"}}}),
+    ToolSpec("ls", "List", {"type": "object", "properties": {}}),
+]
+
+
+def prompt_input(tmp_path: Path) -> SystemPromptInput:
+    skill_file = tmp_path / "skills" / "s" / "SKILL.md"
+    return SystemPromptInput(
+        cwd=str(tmp_path),
+        active_tools=("read", "bash", "ls"),
+        tool_snippets={"read": "Read files", "bash": "Run commands"},
+        context_files=(
+            ContextFile(str(tmp_path / "AGENTS.md"), "Use pytest.\nKeep it small."),
+            ContextFile(str(tmp_path / 'sub "q"' / "AGENTS.md"), "Nested rules & <tags>."),
+        ),
+        skills=(
+            Skill(
+                name="s",
+                description="does s",
+                file_path=str(skill_file),
+                base_dir=str(skill_file.parent),
+                disable_model_invocation=False,
+                source_info=_source_info(str(skill_file), str(skill_file.parent), "user"),
+            ),
+        ),
+    )
+
+
+def transcript() -> list[dict]:
+    return [
+        custom("piwork.contextBundle", '<context_layer kind="profile">p</context_layer>'),
+        user("Fix the failing test in app.py — please"),
+        assistant(
+            call("c1", "read", path="app.py"), call("c2", "bash", command="pytest -q"), text="Looking."
+        ),
+        result("c1", "read", "def f():\n    return 1\n" * 30),
+        result("c2", "bash", "F.. 1 failed", is_error=True, images=1),
+        {"role": "bashExecution", "command": "ls", "output": "a\nb", "exitCode": 0, "timestamp": 1},
+        {
+            "role": "bashExecution",
+            "command": "secret",
+            "output": "x",
+            "exitCode": 0,
+            "excludeFromContext": True,
+        },
+        {"role": "compactionSummary", "summary": "earlier work", "tokensBefore": 5, "timestamp": 2},
+        assistant(text="Fixed it."),
+    ]
+
+
+def counters(tmp_path: Path) -> list[TokenCounter]:
+    tokenizers = Tokenizers(tmp_path / "agent", env={})
+    tokenizers.load()
+    return [tokenizers.counter_for("gpt-4"), CHARS4]
+
+
+@pytest.mark.parametrize("which", [0, 1])
+def test_parts_add_up_exactly_to_the_request_total(tmp_path: Path, which: int) -> None:
+    counter = counters(tmp_path)[which]
+    prompt = prompt_input(tmp_path)
+    parts = system_prompt_parts(prompt)
+    messages = transcript()
+    ids = [f"e{i}" for i in range(len(messages))]
+    result_ = xray(parts, TOOLS, messages, TokenEstimator(counter), ids)
+    expected = counter.count_context(LlmContext(build_system_prompt(prompt), convert_to_llm(messages), TOOLS))
+    assert result_.total == expected
+    assert sum(p.tokens for p in result_.parts) == expected
+    assert abs(sum(p.share for p in result_.parts) - 1.0) < 1e-9
+    assert result_.tokenizer == counter.info.label
+
+    kinds = [(p.kind, p.label, p.ref, p.group) for p in result_.parts]
+    files = [k for k in kinds if k[0] == "context_file"]
+    assert [f[2] for f in files] == [str(tmp_path / "AGENTS.md"), str(tmp_path / 'sub "q"' / "AGENTS.md")]
+    assert sum(1 for k in kinds if k[0] == "skills") == 1
+    assert [k[1] for k in kinds if k[0] == "tool_schema"] == ["tool: read", "tool: bash", "tool: ls"]
+    messages_parts = [k for k in kinds if k[3] is not None]
+    assert messages_parts == [
+        ("custom", "piwork.contextBundle", "e0", 0),
+        ("user", "Fix the failing test in app.py — please", "e1", 1),
+        ("assistant", "Looking. (+2 tool calls)", "e2", 2),
+        ("tool_result", "read app.py", "c1", 2),
+        ("tool_result", "bash pytest -q", "c2", 2),
+        ("bash", "! ls", "e5", 3),
+        ("compaction_summary", "compaction summary", "e7", 5),
+        ("assistant", "Fixed it.", "e8", 6),
+    ]
+    by_kind = result_.by_kind()
+    assert by_kind["tool_result"] > by_kind["user"]
+
+
+def test_plain_text_prompt_and_no_tools(tmp_path: Path) -> None:
+    counter = counters(tmp_path)[0]
+    messages = transcript()
+    result_ = xray("You are helpful.", [], messages, TokenEstimator(counter))
+    assert result_.total == counter.count_context(
+        LlmContext("You are helpful.", convert_to_llm(messages), [])
+    )
+    assert result_.parts[0].label == "system prompt: prompt"
