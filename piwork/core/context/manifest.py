@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast, get_args
 
+from piwork.core.context.entries import custom_bodies
 from piwork.core.context.layers import LAYER_BY_KIND
 from piwork.core.session.tree import SessionTree
 
@@ -222,13 +223,7 @@ def append_manifest(tree: SessionTree, manifest: Manifest) -> str:
 
 def latest_manifest(tree: SessionTree, leaf_id: Any = None) -> Manifest | None:
     """The most recent valid manifest on the path to the leaf (or ``leaf_id``); damaged ones are skipped."""
-    path = tree.path() if leaf_id is None else tree.path(leaf_id)
-    for record in reversed(path):
-        if record.type != "custom":
-            continue
-        body = tree.body(record)
-        if not isinstance(body, dict) or body.get("customType") != MANIFEST_CUSTOM_TYPE:
-            continue
+    for body in custom_bodies(tree, MANIFEST_CUSTOM_TYPE, leaf_id):
         try:
             return Manifest.from_json(body.get("data"))
         except ManifestError:

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from piwork.core.context.layers import INDEX_PATH, MEMORY_PATH, SNAPSHOT_PATH
+from piwork.core.context.profile import load_profile, profile_path
 from piwork.core.resources.context_files import ContextCandidate
 from piwork.core.resources.diagnostics import Diagnostic
 from piwork.core.resources.discovery import DiscoveredPath, ancestor_agents_skill_dirs
@@ -79,6 +81,7 @@ def build_rows(
     rows.extend(_skill_rows(loaded, options, home))
     rows.extend(_prompt_rows(loaded, options))
     rows.extend(_file_rows(loaded, options))
+    rows.extend(project_context_rows(loaded.cwd, loaded.project_trusted))
     for problem in loaded.package_diagnostics:
         rows.append(
             ResourceRow(
@@ -263,4 +266,44 @@ def _file_rows(loaded: LoadedResources, options: LoaderOptions) -> list[Resource
         origin = settings.origin_of(key) or "global"
         location = settings.storage.location(origin) or ""
         rows.append(ResourceRow("setting", key, location, origin, "active", trust_gated=origin == "project"))
+    return rows
+
+
+def project_context_rows(cwd: str, trusted: bool) -> list[ResourceRow]:
+    """piwork's trust-gated project files: the profile, then the snapshot, context index and memory.
+
+    They reach the model only through the context bundle of a task; untrusted, they are listed as
+    blocked and not read.
+    """
+    rows: list[ResourceRow] = []
+    path = profile_path(cwd)
+    if os.path.lexists(path):
+        problems: tuple[Diagnostic, ...] = ()
+        if not trusted:
+            state = "blocked-untrusted"
+        else:
+            result = load_profile(cwd)
+            problems = result.diagnostics
+            state = "active" if result.profile is not None else "error"
+        rows.append(
+            ResourceRow(
+                "profile",
+                os.path.basename(path),
+                path,
+                "project",
+                state,
+                trust_gated=True,
+                model_visible=state == "active",
+                diagnostics=problems,
+            )
+        )
+    for rel in (SNAPSHOT_PATH, INDEX_PATH, os.path.dirname(MEMORY_PATH)):
+        full = os.path.join(cwd, rel)
+        if os.path.lexists(full):
+            state = "active" if trusted else "blocked-untrusted"
+            rows.append(
+                ResourceRow(
+                    "project-context", os.path.basename(full), full, "project", state, trust_gated=True
+                )
+            )
     return rows

@@ -18,6 +18,7 @@ from piwork.core.tools.edit_match import (
 from piwork.core.tools.fs_errors import describe_os_error, error_code
 from piwork.core.tools.mutation import PathLocks, abort_checkpoint, finish_then_abort, write_atomic
 from piwork.core.tools.paths import resolve_to_cwd
+from piwork.core.tools.protected_paths import refuse_protected
 
 _EDIT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -123,6 +124,7 @@ class EditTool(Tool):
         if not edits:
             raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
         absolute = resolve_to_cwd(path, ctx.cwd)
+        refuse_protected(absolute, path, ctx.cwd)
         async with self.locks.hold(absolute):
             await abort_checkpoint()
             _check_access(absolute, path)

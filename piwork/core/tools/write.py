@@ -11,6 +11,7 @@ from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, Upd
 from piwork.core.tools.fs_errors import describe_os_error
 from piwork.core.tools.mutation import PathLocks, abort_checkpoint, finish_then_abort, write_atomic
 from piwork.core.tools.paths import resolve_to_cwd
+from piwork.core.tools.protected_paths import refuse_protected
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -40,6 +41,7 @@ class WriteTool(Tool):
     ) -> ToolResult:
         path: str = args["path"]
         absolute = resolve_to_cwd(path, ctx.cwd)
+        refuse_protected(absolute, path, ctx.cwd)
         data = _LONE_SURROGATE.sub("\ufffd", args["content"]).encode("utf-8")
         async with self.locks.hold(absolute):
             await abort_checkpoint()

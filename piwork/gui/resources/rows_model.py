@@ -25,6 +25,8 @@ KINDS = (
     ("system", "System prompt"),
     ("append", "Appended system prompt"),
     ("settings", "Settings files"),
+    ("profile", "Project profile"),
+    ("project-context", "Project context (snapshot, index, memory)"),
 )
 COLUMNS = ("Rank", "Name", "Scope", "State", "Path")
 INACTIVE_STATES = {"not-selected", "shadowed", "collision-loser", "disabled", "blocked-untrusted", "error"}

@@ -1,0 +1,142 @@
+"""The Task Contract: what a task is for, how it is verified, and which tools it may use.
+
+Kept as a state-only ``custom`` entry ``piwork.taskContract``; its text form opens the context
+bundle. Tool rules: a read-only task gets only the non-writing tools (read, grep, find, ls); a
+source-write task gets edit/write only once it has a verify command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, cast
+
+from piwork.core.context.entries import custom_bodies
+from piwork.core.context.profile import TASK_MODES, TaskMode
+from piwork.core.session.tree import SessionTree
+
+CONTRACT_CUSTOM_TYPE = "piwork.taskContract"
+Phase = Literal["scout", "plan", "implement", "verify"]
+PHASES: tuple[Phase, ...] = ("scout", "plan", "implement", "verify")
+READ_ONLY_TOOLS = ("read", "grep", "find", "ls")
+WRITE_TOOLS = ("edit", "write")
+
+
+class ContractError(ValueError):
+    """A contract that cannot be used as given (the message says which field and why)."""
+
+
+@dataclass(frozen=True)
+class TaskContract:
+    title: str
+    goal: str
+    mode: TaskMode
+    phase: Phase
+    started_at: str
+    acceptance: tuple[str, ...] = ()
+    verify: str | None = None
+    force_verify: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)  # unknown keys, kept on rewrite
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self.extra)
+        out.update(
+            title=self.title,
+            goal=self.goal,
+            acceptance=list(self.acceptance),
+            verify=self.verify,
+            mode=self.mode,
+            phase=self.phase,
+            startedAt=self.started_at,
+        )
+        if self.force_verify:
+            out["forceVerify"] = True
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> TaskContract:
+        if not isinstance(value, Mapping):
+            raise ContractError("the task contract is not an object")
+        mode, phase = value.get("mode"), value.get("phase")
+        if mode not in TASK_MODES:
+            raise ContractError(f'mode must be "read-only" or "source-write", not {mode!r}')
+        if phase not in PHASES:
+            raise ContractError(f"phase must be one of {', '.join(PHASES)}, not {phase!r}")
+        acceptance = value.get("acceptance") or []
+        if not isinstance(acceptance, list) or not all(isinstance(a, str) for a in acceptance):
+            raise ContractError("acceptance must be a list of strings")
+        verify = value.get("verify")
+        if verify is not None and not isinstance(verify, str):
+            raise ContractError("verify must be a command (a string)")
+        known = {"title", "goal", "acceptance", "verify", "mode", "phase", "startedAt", "forceVerify"}
+        return cls(
+            str(value.get("title") or ""),
+            str(value.get("goal") or ""),
+            cast(TaskMode, mode),
+            cast(Phase, phase),
+            str(value.get("startedAt") or ""),
+            tuple(acceptance),
+            verify.strip() or None if isinstance(verify, str) else None,
+            value.get("forceVerify") is True,
+            {k: v for k, v in value.items() if k not in known},
+        )
+
+    def with_phase(self, phase: Phase) -> TaskContract:
+        if phase not in PHASES:
+            raise ContractError(f"phase must be one of {', '.join(PHASES)}, not {phase!r}")
+        return replace(self, phase=phase)
+
+    @property
+    def can_write(self) -> bool:
+        return self.mode == "source-write" and bool(self.verify)
+
+    def render_text(self) -> str:
+        lines = ["Task contract", f"Title: {self.title}", f"Goal: {self.goal}"]
+        if self.acceptance:
+            lines.append("Acceptance:")
+            lines.extend(f"- {a}" for a in self.acceptance)
+        lines.append(f"Verify: {self.verify or '(not set)'}")
+        lines.append(f"Mode: {self.mode}; phase: {self.phase}")
+        if self.mode == "read-only":
+            lines.append("This task is read-only: only read, grep, find and ls are available.")
+        elif not self.verify:
+            lines.append("No verify command yet: edit and write stay off until one is set.")
+        return "\n".join(lines)
+
+
+def allowed_tools(contract: TaskContract | None, available: Iterable[str]) -> list[str]:
+    """The tools of ``available`` (order kept) that the task's rules let the model use."""
+    names = list(available)
+    if contract is None:
+        return names
+    if contract.mode == "read-only":
+        return [n for n in names if n in READ_ONLY_TOOLS]
+    if not contract.verify:
+        return [n for n in names if n not in WRITE_TOOLS]
+    return names
+
+
+def blocked_tool_reason(contract: TaskContract | None, tool_name: str) -> str | None:
+    """Why the task forbids ``tool_name`` (None when allowed); for an error result if it is called anyway."""
+    if contract is None or tool_name in allowed_tools(contract, [tool_name]):
+        return None
+    if contract.mode == "read-only":
+        return f"The task '{contract.title}' is read-only: {tool_name} is not available (use read, grep, find or ls)."
+    return (
+        f"The task '{contract.title}' has no verify command yet: set one in the task contract "
+        f"before using {tool_name}."
+    )
+
+
+def append_contract(tree: SessionTree, contract: TaskContract) -> str:
+    return tree.append_custom_entry(CONTRACT_CUSTOM_TYPE, contract.to_json())
+
+
+def latest_contract(tree: SessionTree, leaf_id: Any = None) -> TaskContract | None:
+    """The contract in force at the leaf (or ``leaf_id``): the last valid one on the path."""
+    for body in custom_bodies(tree, CONTRACT_CUSTOM_TYPE, leaf_id):
+        try:
+            return TaskContract.from_json(body.get("data"))
+        except ContractError:
+            continue
+    return None
