@@ -46,6 +46,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
 # Keys that work inside the chat rather than as window actions.
 EDITOR_KEYS: tuple[tuple[str, str], ...] = (
     ("Enter", "Send the message (steers the agent while it works)"),
+    ("Alt+Enter", "Queue a follow-up for when the agent is done (while it works)"),
     ("Shift+Enter", "New line in the message"),
     ("Up / Down", "Previous / next message from history (on the first / last line)"),
     ("Esc", "Stop the agent"),

@@ -71,6 +71,7 @@ class SessionController(QObject):
             TrustStore(str(agent_dir)), FingerprintStore(str(agent_dir)), parent=window
         )
         self.runtime: AgentRuntime | None = None
+        self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
         self.tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Any = None
         self._wire()
@@ -82,6 +83,7 @@ class SessionController(QObject):
     def _wire(self) -> None:
         a = self.window.action_map
         self.chat.promptSubmitted.connect(self.submit)
+        self.chat.followUpSubmitted.connect(self.submit_follow_up)
         self.chat.commandSubmitted.connect(self.run_command)
         self.chat.stopRequested.connect(self.stop)
         self.chat.footer.model_picker.modelPicked.connect(self.pick_model)
@@ -96,6 +98,7 @@ class SessionController(QObject):
         a["reload_resources"].triggered.connect(self.reload)
         tree = self.window.tree_panel
         tree.navigated.connect(lambda _result: self._show_context())
+        tree.branch_made.connect(self._remember_branch_notice)
         tree.session_created.connect(self._open_branched)
         tree.status_changed.connect(lambda text: self.window.status.showMessage(text, 8000))
         self.chat.presenter.assistantFinished.connect(lambda _m: self.refresh_status())
@@ -199,8 +202,12 @@ class SessionController(QObject):
         self.sessionOpened.emit(runtime)
         return runtime
 
+    def _remember_branch_notice(self, title: str, text: str) -> None:
+        self._branch_notice = (title, text)
+
     def _open_branched(self, session: Any, editor_text: str) -> None:
         """A fork or clone made in the tree: continue in it (it is on disk once it holds a reply)."""
+        notice, self._branch_notice = self._branch_notice, None
         path = getattr(session, "path", None)
         close = getattr(session, "close", None)
         if callable(close):
@@ -209,8 +216,16 @@ class SessionController(QObject):
             task = self.spawn(self.open_session(str(path)))
         else:
             task = self.spawn(self.open_session(None))
-        if editor_text:
-            task.add_done_callback(lambda _t: self.chat.composer.set_text(editor_text))
+
+        def opened(done: asyncio.Task[Any]) -> None:
+            if done.cancelled() or done.exception() is not None or not shiboken6.isValid(self):
+                return
+            if notice is not None:
+                self.chat.presenter.add_notice(*notice)
+            if editor_text:
+                self.chat.composer.set_text(editor_text)
+
+        task.add_done_callback(opened)
 
     def _show_system_prompt(self) -> None:
         runtime = self.runtime
@@ -274,6 +289,7 @@ class SessionController(QObject):
         billed = int(sum(cost.get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite")))
         self.chat.footer.set_cost(float(cost.get("cost", 0.0)), billed)
         self.chat.footer.thinking_picker.select(session.thinking_level)
+        self.chat.set_session_state(session.read_only_reason, model is not None)
         if model is not None:
             self.chat.footer.model_picker.select((model.provider, model.id))
 
@@ -299,6 +315,14 @@ class SessionController(QObject):
             self.spawn(session.steer(text))
         else:
             self.spawn(session.prompt(text))
+
+    def submit_follow_up(self, text: str) -> None:
+        """Alt+Enter: while the agent works, queue ``text`` for when it is done; otherwise just send it."""
+        session = self.session
+        if session is not None and session.is_streaming:
+            self.spawn(session.follow_up(text))
+        else:
+            self.submit(text)
 
     def stop(self) -> None:
         if self.session is not None:
@@ -327,7 +351,12 @@ class SessionController(QObject):
                 return
             name = text
         session.tree.set_name(name)
-        self.window.set_session_title(" ".join(name.split()) or None, self.cwd)
+        shown = " ".join(name.split())
+        self.window.set_session_title(shown or None, self.cwd)
+        if shown:
+            self.chat.presenter.add_notice("Session named", f"This session is now called “{shown}”.")
+        else:
+            self.chat.presenter.add_notice("Session name cleared", "The window shows the folder again.")
 
     def pick_model(self, provider: str, model_id: str) -> None:
         session = self.session

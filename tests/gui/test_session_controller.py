@@ -209,9 +209,10 @@ def test_clone_from_the_tree_continues_in_a_writable_copy(
     assert clone is not None and clone.store.path != first.store.path
     assert clone.session.read_only_reason is None  # the copy's lock was handed over, not kept by the tree
     assert [m["role"] for m in clone.session.messages] == ["user", "assistant"]
+    assert [r.title for r in _rows(controller) if r.kind is RowKind.NOTICE] == ["Cloned"]
     server.script(Turn([Text("second answer")]))
     controller.submit("question two")
-    qtbot.waitUntil(lambda: not controller.chat.busy and len(_rows(controller)) == 4, timeout=10_000)
+    qtbot.waitUntil(lambda: not controller.chat.busy and len(_rows(controller)) == 5, timeout=10_000)
     saved = [json.loads(line) for line in Path(str(clone.store.path)).read_text().splitlines()]
     assert saved[-1]["message"]["content"][0]["text"] == "second answer"
 

@@ -13,9 +13,20 @@ from piwork.gui.chat.presenter import ChatPresenter
 from piwork.gui.chat.slash_commands import SlashCommand, parse_slash
 from piwork.gui.theme import Theme
 
+IDLE_PLACEHOLDER = "Message the agent — Enter sends, Shift+Enter adds a line, / for commands"
+STREAMING_PLACEHOLDER = (
+    "Steer or queue a follow-up — Enter steers after the current tool calls, Alt+Enter queues for when "
+    "the agent is done"
+)
+NO_MODEL_PLACEHOLDER = (
+    "No model to answer — add a provider key in Settings → Providers (Ctrl+,), then pick a model"
+)
+READ_ONLY_PLACEHOLDER = "This session is read-only: {reason}"
+
 
 class ChatPanel(QWidget):
     promptSubmitted = Signal(str)
+    followUpSubmitted = Signal(str)  # Alt+Enter: deliver when the agent would otherwise stop
     commandSubmitted = Signal(object)  # SlashCommand
     stopRequested = Signal()
 
@@ -51,12 +62,16 @@ class ChatPanel(QWidget):
         layout.addWidget(self.footer)
 
         self.composer.submitted.connect(self._on_submitted)
+        self.composer.followUpSubmitted.connect(self._on_follow_up)
         self.composer.stopRequested.connect(self._on_escape)
         self.send_button.clicked.connect(self._on_send_clicked)
         self.presenter.busyChanged.connect(self.set_busy)
         self.presenter.queueChanged.connect(self.show_queue)
         self.presenter.tick.connect(self.view.viewport().update)
         self.busy = False
+        self.read_only_reason: str | None = None
+        self.has_model = True
+        self._update_placeholder()
 
     def set_theme(self, theme: Theme) -> None:
         self.view.set_theme(theme)
@@ -65,11 +80,25 @@ class ChatPanel(QWidget):
         self.busy = busy
         self.send_button.setText("Stop" if busy else "Send")
         self.send_button.setToolTip("Stop the agent (Esc)" if busy else "Send (Enter)")
-        self.composer.setPlaceholderText(
-            "Steer the agent — Enter queues a message for after the current tool calls"
-            if busy
-            else "Message the agent — Enter sends, Shift+Enter adds a line, / for commands"
-        )
+        self._update_placeholder()
+
+    def set_session_state(self, read_only_reason: str | None, has_model: bool) -> None:
+        """What the open session allows: the composer's placeholder says it before anyone types."""
+        self.read_only_reason = read_only_reason
+        self.has_model = has_model
+        self._update_placeholder()
+
+    def _update_placeholder(self) -> None:
+        if self.read_only_reason:
+            text = READ_ONLY_PLACEHOLDER.format(reason=self.read_only_reason)
+        elif self.busy:
+            text = STREAMING_PLACEHOLDER
+        elif not self.has_model:
+            text = NO_MODEL_PLACEHOLDER
+        else:
+            text = IDLE_PLACEHOLDER
+        self.composer.setPlaceholderText(text)
+        self.composer.setToolTip(text)  # a long placeholder may be cut off in a narrow window
 
     def show_queue(self, steering: list[str], follow_up: list[str]) -> None:
         lines = [f"↳ steering: {t}" for t in steering] + [f"↳ follow-up: {t}" for t in follow_up]
@@ -87,11 +116,20 @@ class ChatPanel(QWidget):
             self.stopRequested.emit()
 
     def _on_submitted(self, text: str) -> None:
+        self.view.scroll_to_latest()  # what was sent, and the answer, come into view
         command = parse_slash(text)
         if command is not None and command.known and command.name != "skill":
             self.commandSubmitted.emit(command)
             return
         self.promptSubmitted.emit(text)
+
+    def _on_follow_up(self, text: str) -> None:
+        self.view.scroll_to_latest()
+        command = parse_slash(text)
+        if command is not None and command.known and command.name != "skill":
+            self.commandSubmitted.emit(command)
+            return
+        self.followUpSubmitted.emit(text)
 
     def run_command(self, command: SlashCommand) -> None:
         self.commandSubmitted.emit(command)

@@ -1,14 +1,14 @@
 """The conversation view: a QListView over ``ChatModel`` painted by ``ChatDelegate``.
 
-It follows the bottom while new content arrives (unless the person scrolled up), re-lays out only when a
-row's height changed, and offers copy from a context menu and Ctrl+C.
+It follows the bottom while new content arrives (unless the person scrolled up, when a "Jump to latest"
+button appears), re-lays out only when a row's height changed, and offers copy from a context menu and Ctrl+C.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication, QKeyEvent, QKeySequence, QResizeEvent
-from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionViewItem, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionViewItem, QToolButton, QWidget
 
 from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.delegate import ChatDelegate, forget_row_caches
@@ -54,15 +54,48 @@ class ChatView(QListView):
         copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         copy.triggered.connect(self.copy_selection)
         self._copy_action = copy
+        # Child of the view, not of its viewport: viewport children move when the content scrolls.
+        self.jump_button = QToolButton(self)
+        self.jump_button.setObjectName("jumpToLatest")
+        self.jump_button.setText("Jump to latest ↓")
+        self.jump_button.setToolTip("Scroll to the newest message and follow new output again")
+        self.jump_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.jump_button.setAutoRaise(False)
+        self.jump_button.clicked.connect(self.scroll_to_latest)
+        self.jump_button.hide()
 
     # ---- follow the bottom -------------------------------------------------------------------
 
     def _on_scrolled(self, value: int) -> None:
         self._follow_bottom = value >= self.verticalScrollBar().maximum() - 4
+        self._update_jump_button()
 
     def _on_range_changed(self, _minimum: int, maximum: int) -> None:
         if self._follow_bottom:
             self.verticalScrollBar().setValue(maximum)
+        self._update_jump_button()
+
+    def scroll_to_latest(self) -> None:
+        """Show the newest row and follow new output again (sending a message does this too)."""
+        self._follow_bottom = True
+        self.scrollToBottom()
+        self._schedule_follow()  # rows about to arrive (the message just sent) are followed as well
+        self._update_jump_button()
+
+    def _update_jump_button(self) -> None:
+        bar = self.verticalScrollBar()
+        show = not self._follow_bottom and bar.maximum() > 0
+        if show:
+            self._place_jump_button()
+            self.jump_button.raise_()
+        self.jump_button.setVisible(show)
+
+    def _place_jump_button(self) -> None:
+        hint = self.jump_button.sizeHint()
+        area = self.viewport().geometry()
+        self.jump_button.setGeometry(
+            area.right() - hint.width() - 16, area.bottom() - hint.height() - 12, hint.width(), hint.height()
+        )
 
     def _schedule_follow(self) -> None:
         if self._follow_bottom:
@@ -117,6 +150,7 @@ class ChatView(QListView):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        self._place_jump_button()
         if self._follow_bottom:
             QTimer.singleShot(0, self, self.scrollToBottom)
 

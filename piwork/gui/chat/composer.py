@@ -1,4 +1,5 @@
-"""The message editor: Enter sends, Shift+Enter breaks the line, Up/Down walk the history, Esc asks to stop."""
+"""The message editor: Enter sends, Alt+Enter queues a follow-up, Shift+Enter breaks the line, Up/Down walk
+the history, Esc asks to stop."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ MAX_HISTORY = 200
 
 class Composer(QPlainTextEdit):
     submitted = Signal(str)
+    followUpSubmitted = Signal(str)  # Alt+Enter
     stopRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -56,6 +58,9 @@ class Composer(QPlainTextEdit):
             if mods & Qt.KeyboardModifier.ShiftModifier:
                 self.insertPlainText("\n")
                 return
+            if mods & Qt.KeyboardModifier.AltModifier and not mods & Qt.KeyboardModifier.ControlModifier:
+                self.submit(follow_up=True)
+                return
             if not mods & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier):
                 self.submit()
                 return
@@ -68,13 +73,13 @@ class Composer(QPlainTextEdit):
             return
         super().keyPressEvent(event)
 
-    def submit(self) -> None:
+    def submit(self, follow_up: bool = False) -> None:
         text = self.toPlainText()
         if not text.strip():
             return
         self.remember(text)
         self.clear()
-        self.submitted.emit(text)
+        (self.followUpSubmitted if follow_up else self.submitted).emit(text)
 
     def remember(self, text: str) -> None:
         if not self.history or self.history[-1] != text:

@@ -56,10 +56,27 @@ from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, SessionTreeModel
 _SEARCH_DELAY_MS = 250
 
 
+def _quote(text: str, limit: int = 60) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _where(session: Session) -> str:
+    """Where a fork or clone lives and that the original is untouched."""
+    path = session.path
+    if path is None:
+        return "It is kept in memory only; the original session is unchanged."
+    saved = "is saved as" if path.is_file() else "will be saved (once it holds a reply) as"
+    return f"It {saved} {path.name}; the original session is unchanged."
+
+
 class SessionTreePanel(QWidget):
     editor_text_requested = Signal(str)
     navigated = Signal(object)  # NavigationResult
     session_created = Signal(object, str)  # new Session from fork/clone, text for the composer
+    branch_made = Signal(
+        str, str
+    )  # title and text saying what a fork or clone did (sent before session_created)
     status_changed = Signal(str)
     loaded = Signal()
 
@@ -337,6 +354,11 @@ class SessionTreePanel(QWidget):
         except PiworkError as exc:
             self._set_status(str(exc))
             return
+        self.branch_made.emit(
+            "Forked",
+            f"A new session starts just before “{_quote(result.editor_text)}”; that message is in the editor "
+            "to change and send. " + _where(result.session),
+        )
         self.session_created.emit(result.session, result.editor_text)
 
     def clone_current(self) -> None:
@@ -344,13 +366,17 @@ class SessionTreePanel(QWidget):
         if self.session is None or entry_id is None:
             return
         try:
-            if entry_id == self.session.tree.leaf_id:
+            whole = entry_id == self.session.tree.leaf_id
+            if whole:
                 created = clone_session(self.session)
             else:
                 created = create_branched_session(self.session, entry_id)
         except PiworkError as exc:
             self._set_status(str(exc))
             return
+        record = self.tree.record(entry_id) if self.tree is not None else None
+        upto = "the whole active branch" if whole or record is None else f"up to “{_quote(record.preview)}”"
+        self.branch_made.emit("Cloned", f"A copy of this session, {upto}, is now open. " + _where(created))
         self.session_created.emit(created, "")
 
     # -- navigation ------------------------------------------------------------------------------
