@@ -332,6 +332,9 @@ class Settings:
     def context_files_enabled(self) -> bool:
         return bool(self._typed("piwork.contextFiles.enabled", (bool,), True))
 
+    def context_files_enforce_hard_cap(self) -> bool:
+        return bool(self._typed("piwork.contextFiles.enforceHardCap", (bool,), False))
+
     # ----- writing
 
     def is_writable(self, scope: Scope) -> bool:

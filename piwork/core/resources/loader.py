@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from piwork.core.context.caps import cap_context_files
 from piwork.core.paths import expand_home
 from piwork.core.resources.context_files import ContextFile, load_context_files
 from piwork.core.resources.diagnostics import Diagnostic
@@ -190,6 +191,8 @@ def load_resources(
     enabled_context = not options.no_context_files and settings.context_files_enabled()
     context = load_context_files(cwd, agent_dir)
     loaded.context_files = context.files if enabled_context else []
+    if settings.context_files_enforce_hard_cap():
+        loaded.context_files = cap_context_files(loaded.context_files)
     if options.context_files_override:
         loaded.context_files = options.context_files_override(list(loaded.context_files))
     loaded.context_diagnostics = context.diagnostics
