@@ -19,6 +19,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("open_session", "&Open Session File…", "Ctrl+O", "File", "Open a session file (.jsonl)"),
     ActionSpec("new_session", "&New Session", "Ctrl+N", "File", "Start a new session in this project"),
     ActionSpec("sessions_browser", "&Sessions…", "Ctrl+Shift+O", "File", "Browse, search and open sessions"),
+    ActionSpec(
+        "search_sessions",
+        "Searc&h All Sessions…",
+        "Ctrl+Shift+F",
+        "File",
+        "Find words in every session's messages, tool calls and output, on any branch",
+    ),
     ActionSpec("settings", "Se&ttings…", "Ctrl+,", "File", "Providers, default model, compaction, trust"),
     ActionSpec("quit", "&Quit", "Ctrl+Q", "File"),
     ActionSpec(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
@@ -31,10 +31,13 @@ from piwork.core.resources.trust_fingerprint import FingerprintStore
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.format import default_session_dir
 from piwork.core.session.listing import read_header
+from piwork.core.session.search import files_to_search
 from piwork.gui.chat.slash_commands import SlashCommand
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter, describe_exception
 from piwork.gui.resources.prompt_parts import show_system_prompt
+from piwork.gui.search.landing import landing_entry
+from piwork.gui.search.search_dialog import SearchDialog
 from piwork.gui.sessions.session_browser import SessionBrowser
 from piwork.gui.settings.settings_dialog import SettingsDialog
 from piwork.gui.tree.navigation import AgentNavigator
@@ -91,6 +94,7 @@ class SessionController(QObject):
         a["new_session"].triggered.connect(lambda: self.spawn(self.open_session(None)))
         a["open_session"].triggered.connect(self.choose_session_file)
         a["sessions_browser"].triggered.connect(self.show_sessions_browser)
+        a["search_sessions"].triggered.connect(self.show_search)
         a["settings"].triggered.connect(self.show_settings)
         a["compact"].triggered.connect(lambda: self.run_command(SlashCommand("compact", "")))
         a["name_session"].triggered.connect(lambda: self.run_command(SlashCommand("name", "")))
@@ -415,6 +419,45 @@ class SessionController(QObject):
         browser.show()
         browser.refresh()
         return browser
+
+    def show_search(self) -> SearchDialog:
+        """The search over every session; a result opens its session with the tree on the entry."""
+        cwd, agent_dir = self.cwd, self.agent_dir
+        store = self.runtime.store if self.runtime is not None else None
+        extra = [store.session_dir] if store is not None and store.session_dir is not None else []
+
+        def list_files(everywhere: bool) -> list[Path]:
+            return files_to_search(cwd, agent_dir, everywhere=everywhere, extra_folders=extra)
+
+        dialog = SearchDialog(list_files, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.hitChosen.connect(lambda path, entry: self.spawn(self.open_at(path, entry or None)))
+        dialog.show()
+        return dialog
+
+    async def open_at(self, path: str, entry_id: str | None) -> None:
+        """Open ``path`` (unless it is the open session) and select ``entry_id`` in the tree."""
+        if not self._is_open_file(path):
+            await self.open_session(path)
+        if entry_id is not None:
+            # After the tree has followed what opening appended (it moves to the new leaf on a
+            # zero-delay timer), so the selection stays on the entry.
+            QTimer.singleShot(0, lambda: self._select_in_tree(entry_id))
+
+    def _select_in_tree(self, entry_id: str) -> None:
+        self.window.show_tree()
+        tree = self.window.tree_panel
+        if tree.tree is None or tree.model is None or tree.select_entry(entry_id):
+            return
+        # Hidden by the tree's search or filter: show everything, then land on the entry or the
+        # row that stands for it (a tool-call turn is shown through its result).
+        tree.search_field.clear()
+        tree.model.set_search("")
+        tree.filter_box.setCurrentText("all")
+        model = tree.model
+        target = landing_entry(tree.tree, entry_id, lambda i: model.index_of_id(i).isValid())
+        if target is not None:
+            tree.select_entry(target)
 
     def show_settings(self) -> SettingsDialog:
         settings = self.runtime.resources.settings if self.runtime else None

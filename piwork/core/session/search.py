@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from piwork.core.session.format import is_valid_header, json_loads_bytes
-from piwork.core.session.listing import header_in
+from piwork.core.session.format import default_session_dir, is_valid_header, json_loads_bytes
+from piwork.core.session.listing import all_session_files, header_in, session_files
 from piwork.core.session.reader import read_session_file
 from piwork.core.session.tree import SessionTree
 
@@ -346,6 +346,31 @@ def newest_first(files: Iterable[Path]) -> list[Path]:
             return 0.0
 
     return sorted(files, key=mtime, reverse=True)
+
+
+def files_to_search(
+    cwd: str,
+    agent_dir: str | os.PathLike[str],
+    *,
+    everywhere: bool = False,
+    extra_folders: Iterable[Path] = (),
+) -> list[Path]:
+    """The session files of the project of ``cwd`` (or of every project), newest first.
+
+    ``extra_folders`` adds folders that hold this project's sessions elsewhere (a custom session
+    folder, the open session's folder)."""
+    files = (
+        all_session_files(agent_dir=agent_dir)
+        if everywhere
+        else session_files(default_session_dir(cwd, agent_dir))
+    )
+    seen = {os.path.realpath(f) for f in files}
+    for folder in extra_folders:
+        for path in session_files(folder):
+            if os.path.realpath(path) not in seen:
+                seen.add(os.path.realpath(path))
+                files.append(path)
+    return newest_first(files)
 
 
 def search_sessions(

@@ -1,0 +1,1 @@
+"""Search across sessions: worker thread, results model and the dialog."""

@@ -1,0 +1,141 @@
+"""Search results as a two-level model: one row per session, its matching entries under it.
+
+Rows are appended as the worker reports each session (``beginInsertRows``), so a long search shows
+its first results at once and the view never re-lays out what it already shows.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+
+from piwork.core.session.search import SearchHit, SessionHits
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+HitRole = Qt.ItemDataRole.UserRole + 1  # the SearchHit of an entry row (None on a session row)
+PathRole = Qt.ItemDataRole.UserRole + 2  # the session file of either kind of row
+HtmlRole = Qt.ItemDataRole.UserRole + 3  # rich text the delegate paints
+_SESSION = 0xFFFFFFFF  # internal id of a session row; entry rows carry their session's row number
+
+
+def where_text(hit: SearchHit) -> str:
+    """Which text matched and on which branch, e.g. ``tool output (bash) · abandoned branch from 1a2b``."""
+    kind = f"{hit.kind} ({hit.detail})" if hit.detail else hit.kind
+    if hit.on_active_path:
+        return f"{kind} · active branch"
+    if hit.branch_point:
+        return f"{kind} · abandoned branch from {hit.branch_point}"
+    return f"{kind} · separate branch"
+
+
+def snippet_html(hit: SearchHit) -> str:
+    out: list[str] = []
+    at = 0
+    for start, end in hit.spans:
+        if start < at:
+            continue
+        out.append(html.escape(hit.snippet[at:start]))
+        out.append("<b>" + html.escape(hit.snippet[start:end]) + "</b>")
+        at = end
+    out.append(html.escape(hit.snippet[at:]))
+    return "".join(out)
+
+
+def session_title(result: SessionHits, show_cwd: bool = False) -> str:
+    title = result.name or result.path.name
+    count = f"{result.total} match" + ("" if result.total == 1 else "es")
+    if result.total > len(result.hits):
+        count += f", first {len(result.hits)} shown"
+    where = f" — {result.cwd}" if show_cwd and result.cwd else ""
+    return f"{title} ({count}){where}"
+
+
+class SearchResultsModel(QAbstractItemModel):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.sessions: list[SessionHits] = []
+        self.show_cwd = False
+
+    @property
+    def hit_count(self) -> int:
+        return sum(len(s.hits) for s in self.sessions)
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.sessions = []
+        self.endResetModel()
+
+    def add(self, result: SessionHits) -> QModelIndex:
+        row = len(self.sessions)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self.sessions.append(result)
+        self.endInsertRows()
+        return self.index(row, 0)
+
+    def hit_at(self, index: AnyIndex) -> tuple[Path, SearchHit] | None:
+        if not index.isValid() or index.internalId() == _SESSION:
+            return None
+        session = self.sessions[index.internalId()]
+        return session.path, session.hits[index.row()]
+
+    # -- Qt model interface ---------------------------------------------------------------------
+    def index(self, row: int, column: int = 0, parent: AnyIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if column != 0 or row < 0:
+            return QModelIndex()
+        if not parent.isValid():
+            return self.createIndex(row, 0, _SESSION) if row < len(self.sessions) else QModelIndex()
+        if parent.internalId() != _SESSION or parent.row() >= len(self.sessions):
+            return QModelIndex()
+        if row >= len(self.sessions[parent.row()].hits):
+            return QModelIndex()
+        return self.createIndex(row, 0, parent.row())
+
+    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid() or index.internalId() == _SESSION:
+            return QModelIndex()
+        return self.createIndex(index.internalId(), 0, _SESSION)
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        if not parent.isValid():
+            return len(self.sessions)
+        if parent.internalId() == _SESSION and parent.row() < len(self.sessions):
+            return len(self.sessions[parent.row()].hits)
+        return 0
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 1
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if index.internalId() == _SESSION:
+            result = self.sessions[index.row()]
+            if role == Qt.ItemDataRole.DisplayRole:
+                return session_title(result, self.show_cwd)
+            if role == HtmlRole:
+                return "<b>" + html.escape(session_title(result, self.show_cwd)) + "</b>"
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return str(result.path)
+            if role == PathRole:
+                return str(result.path)
+            return None
+        session = self.sessions[index.internalId()]
+        hit = session.hits[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"{where_text(hit)}: {hit.snippet}"
+        if role == HtmlRole:
+            colour = "#2e7d32" if hit.on_active_path else "#b26a00"
+            return (
+                f'<span style="color:{colour}">{html.escape(where_text(hit))}</span>'
+                f"&nbsp;&nbsp;{snippet_html(hit)}"
+            )
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{where_text(hit)}\nentry {hit.entry_id} · {hit.timestamp}\n{session.path}"
+        if role == HitRole:
+            return hit
+        if role == PathRole:
+            return str(session.path)
+        return None
