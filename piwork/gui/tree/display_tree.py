@@ -10,10 +10,13 @@ fraction of a second. Rules (sessions spec §12):
 - children are ordered by time with the child on the active path first.
 
 Long linear runs are not nested one level per entry: a run of entries that each have one shown
-child is listed as consecutive rows of one list. Only a *branch point* (two or more shown
-children) nests: its children become *heads*, and each head's own run continues as its children.
-So nesting depth grows with the number of branch points, not with the session length. A list
-longer than `group_size` is split into group rows of that many entries.
+child is listed as consecutive rows of one list. At a *branch point* (two or more shown children)
+the first child (the one on the active path, else the oldest) goes on in the same list, like the
+main line of a history graph; only the other children nest under the branch point as *heads*, and
+each head's own run continues as its children. So nesting depth grows with the number of side
+branches taken on the way to an entry, not with the session length or the number of forks passed:
+a 1,000-entry active path with 50 forks off it is one flat list. A list longer than `group_size` is
+split into group rows of that many entries.
 """
 
 from __future__ import annotations
@@ -275,9 +278,11 @@ def _build(tree: SessionTree, mode: str, query: str, group_size: int) -> Display
     counts: dict[Container, int] = {}
     for _seq, parent in order:
         counts[parent] = counts.get(parent, 0) + 1
-    # Pass 2: rows. A parent with two or more shown children is a branch point: its children are
-    # heads; any other child continues its parent's list (see DisplayTree.place).
+    # Pass 2: rows. A parent with two or more shown children is a branch point: its first child
+    # continues the parent's list, the others are heads listed under it; a head's run continues as
+    # its children (see DisplayTree.place).
     display = DisplayTree(active=active, shown_children=counts, group_size=group_size)
+    continued: set[Container] = set()  # branch points whose first child has been placed
     rows, container_of, row_of, heads, shown_parent = (
         display.rows,
         display.container,
@@ -286,12 +291,16 @@ def _build(tree: SessionTree, mode: str, query: str, group_size: int) -> Display
         display.shown_parent,
     )
     for seq, parent in order:
-        if parent is None or counts[parent] >= 2:
+        branch_point = counts[parent] >= 2
+        # a head's run is its children, so a head that forks lists all its children as heads
+        if parent is None or (branch_point and (parent in heads or parent in continued)):
             container = parent
-            if counts[parent] >= 2:
+            if branch_point:
                 heads.add(seq)
         else:
             container = parent if parent in heads else container_of[parent]
+        if branch_point:
+            continued.add(parent)
         listed = rows.get(container)
         if listed is None:
             listed = rows[container] = []

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QProgressDialog,
     QPushButton,
     QSplitter,
+    QTabWidget,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -49,6 +50,7 @@ from piwork.core.session.tree import SessionTree
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
 from piwork.gui.tree.display_tree import FILTER_MODES, DisplayTree, entry_title, normalize_mode
 from piwork.gui.tree.entry_details import entry_detail_text
+from piwork.gui.tree.graph_view import BranchGraphView
 from piwork.gui.tree.loading import load_for_view
 from piwork.gui.tree.navigation import STREAMING_REFUSAL, Navigator
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, SessionTreeModel
@@ -78,6 +80,7 @@ class SessionTreePanel(QWidget):
         str, str
     )  # title and text saying what a fork or clone did (sent before session_created)
     status_changed = Signal(str)
+    entry_selected = Signal(object)  # entry id picked in the graph (str) or None
     loaded = Signal()
 
     def __init__(self, parent: QWidget | None = None, *, settings: Any = None) -> None:
@@ -121,8 +124,13 @@ class SessionTreePanel(QWidget):
         self.status.setWordWrap(True)
         self.diagnostics_label = QLabel()
         self.diagnostics_label.setWordWrap(True)
+        self.graph = BranchGraphView()
+        self.views = QTabWidget()
+        self.views.setDocumentMode(True)
+        self.views.addTab(self.view, "Outline")
+        self.views.addTab(self.graph, "Graph")
         splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.view)
+        splitter.addWidget(self.views)
         splitter.addWidget(self.detail)
         splitter.setStretchFactor(0, 3)
         layout = QVBoxLayout(self)
@@ -139,9 +147,14 @@ class SessionTreePanel(QWidget):
         self.view.activated.connect(lambda _index: self.activate_current())
         self.view.customContextMenuRequested.connect(self._context_menu)
         self.view.installEventFilter(self)  # Ctrl+L / Ctrl+Shift+L while the tree has the focus
+        self.graph.list.installEventFilter(self)
+        self.graph.current_changed.connect(self._on_graph_current_changed)
+        self.graph.activated.connect(self.navigate_to)
+        self.graph.menu_requested.connect(lambda position: self.build_context_menu().popup(position))
+        self.views.currentChanged.connect(lambda _i: self._show_detail(self.current_entry_id()))
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.view and event.type() == QEvent.Type.KeyPress:
+        if watched in (self.view, self.graph.list) and event.type() == QEvent.Type.KeyPress:
             key_event = cast(QKeyEvent, event)
             if (
                 key_event.key() == Qt.Key.Key_L
@@ -186,6 +199,7 @@ class SessionTreePanel(QWidget):
         self.model.rebuilt.connect(self.reveal_leaf)  # a reset loses the selection: show the leaf
         self.model.rowsAboutToBeInserted.connect(lambda *_a: self._before_change())
         self.model.rowsAboutToBeRemoved.connect(lambda *_a: self._before_change())
+        self.graph.set_tree(session.tree)
         self._show_diagnostics()
         self.reveal_leaf()
 
@@ -204,6 +218,7 @@ class SessionTreePanel(QWidget):
         self.loaded.emit()
 
     def _detach(self) -> None:
+        self.graph.clear()
         if self.model is not None:
             self.model.detach()
             self.view.setModel(None)
@@ -262,6 +277,27 @@ class SessionTreePanel(QWidget):
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         entry_id = current.data(ENTRY_ID_ROLE) if current.isValid() else None
+        if entry_id is not None and self.graph.current_entry_id() != entry_id:
+            self.graph.select(str(entry_id), unfold=False)
+        self._show_detail(entry_id)
+
+    def _on_graph_current_changed(self, entry_id: str | None) -> None:
+        """An entry picked in the graph is selected in the outline too (when the outline shows it);
+        only while the graph is the view shown, so its own following of the leaf moves nothing else."""
+        if self.views.currentWidget() is not self.graph:
+            return
+        if (
+            entry_id is not None
+            and self.model is not None
+            and self.view.currentIndex().data(ENTRY_ID_ROLE) != entry_id
+        ):
+            index = self.model.index_of_id(entry_id)
+            if index.isValid():
+                self._reveal(index)
+        self.entry_selected.emit(entry_id)
+        self._show_detail(entry_id)
+
+    def _show_detail(self, entry_id: object) -> None:
         if self.tree is None or entry_id is None:
             self.detail.clear()
             return
@@ -273,7 +309,9 @@ class SessionTreePanel(QWidget):
         return QSize(max(hint.width(), 400), hint.height())
 
     def current_entry_id(self) -> str | None:
-        """The selected entry's id (None when nothing or a group row is selected)."""
+        """The selected entry's id in the view shown (None when nothing or a group/fold row is selected)."""
+        if self.views.currentWidget() is self.graph:
+            return self.graph.current_entry_id()
         value = self.view.currentIndex().data(ENTRY_ID_ROLE)
         return str(value) if value is not None else None
 
@@ -282,7 +320,8 @@ class SessionTreePanel(QWidget):
             return False
         index = self.model.index_of_id(entry_id)
         self._reveal(index)
-        return index.isValid()
+        in_graph = self.graph.select(entry_id)
+        return index.isValid() or in_graph
 
     def _set_status(self, text: str) -> None:
         self.status.setText(text)

@@ -1,4 +1,4 @@
-"""The displayed shape of a session tree: filters, nesting at branch points, active path order."""
+"""The displayed shape of a session tree: filters, nesting of side branches only, active path order."""
 
 from __future__ import annotations
 
@@ -40,10 +40,10 @@ def test_linear_runs_are_one_list_and_branch_points_nest() -> None:
     tree = tree_from_values(b.entries)  # leaf = last entry (the label)
     display = build_display_tree(tree)
     # pure tool-call turn and bookkeeping entries are hidden in the default mode
-    assert _ids(tree, display) == [ids["u1"], ids["a1"]]
-    # the active branch (B) is listed first
-    assert _ids(tree, display, _seq(tree, ids["a1"])) == [ids["u3"], ids["u2"]]
-    assert _ids(tree, display, _seq(tree, ids["u3"])) == [ids["a3"]]
+    # the active branch (B) goes on in the same list; the other branch nests under the branch point
+    assert _ids(tree, display) == [ids["u1"], ids["a1"], ids["u3"], ids["a3"]]
+    assert _ids(tree, display, _seq(tree, ids["a1"])) == [ids["u2"]]
+    assert _ids(tree, display, _seq(tree, ids["u3"])) == []
     assert _ids(tree, display, _seq(tree, ids["u2"])) == [ids["res"], ids["a2"]]
     assert display.landing == _seq(tree, ids["a3"])  # leaf (label entry) hidden → nearest shown ancestor
 
@@ -54,8 +54,8 @@ def test_filter_modes() -> None:
     everything = build_display_tree(tree, "all")
     assert len(everything) == len(b.entries) - 1  # only the pure tool-call turn stays hidden
     user_only = build_display_tree(tree, "user-only")
-    assert _ids(tree, user_only) == [ids["u1"]]
-    assert _ids(tree, user_only, _seq(tree, ids["u1"])) == [ids["u3"], ids["u2"]]
+    assert _ids(tree, user_only) == [ids["u1"], ids["u3"]]
+    assert _ids(tree, user_only, _seq(tree, ids["u1"])) == [ids["u2"]]
     no_tools = build_display_tree(tree, "no-tools")
     assert ids["res"] not in [tree.records[s].id for s in no_tools.container]
     labeled = build_display_tree(tree, "labeled-only")
@@ -100,3 +100,42 @@ def test_orphans_and_cycles_are_roots_and_terminate() -> None:
     # the cycle is reachable from no root: listed as an extra root, walked once
     assert top[2] == "c1" and _ids(tree, display, _seq(tree, "c1")) == ["c2"]
     assert len(display) == 5
+
+
+def _depth(display: DisplayTree, seq: int) -> int:
+    """Indent levels of a row in the outline (group rows count: they are rows too)."""
+    depth, container = 0, display.container[seq]
+    while container is not None:
+        depth += 1
+        container = display.container[container]
+    return depth
+
+
+def test_a_thousand_deep_chain_with_fifty_forks_stays_flat() -> None:
+    """Forks off a long chain indent only their own side branch, and only once or twice."""
+    b = SessionBuilder()
+    chain: list[str] = []
+    for i in range(500):
+        chain.append(b.user(f"question {i}"))
+        chain.append(b.assistant(f"answer {i}"))
+    leaf = chain[-1]
+    for fork in range(50):
+        b.at(chain[fork * 20 + 1])
+        b.user(f"side question {fork}")
+        b.assistant(f"side answer {fork}")
+        if fork % 10 == 0:  # some side branches fork again
+            b.at(b.entries[-2]["id"])
+            b.assistant(f"second side answer {fork}")
+    tree = tree_from_values(b.entries)
+    tree.branch(leaf)  # the long chain is the active path
+    for group_size in (1000, 100):  # without and with group rows
+        display = build_display_tree(tree, "default", group_size=group_size)
+        depths = [_depth(display, seq) for seq in display.container if not display.is_group(seq)]
+        assert len(depths) == 1000 + 100 + 5
+        main = [_depth(display, _seq(tree, entry_id)) for entry_id in chain]
+        grouped = group_size < 1000
+        assert set(main) == {int(grouped)}  # the chain is one flat list (of group rows of 100)
+        assert max(depths) <= 3 + grouped
+    tree.branch(b.entries[-1]["id"])  # on a side branch instead: the chain after its fork nests once
+    display = build_display_tree(tree)
+    assert max(_depth(display, seq) for seq in display.container if not display.is_group(seq)) <= 3

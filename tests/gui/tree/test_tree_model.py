@@ -95,9 +95,15 @@ def test_navigation_and_new_branch_rebuild_to_the_same_rows(qtbot: QtBot) -> Non
     tree.append_message({"role": "user", "content": "branch C", "timestamp": 9})  # third child of e00002
     assert _shape(model) == _fresh_shape(tree, "default")
     assert model.landing_index().data() == "● user: branch C"
-    hello = model.index(0, 0)  # a branch point: "hi" (active) and "other reply"
-    hi = model.index(0, 0, hello)  # a branch point too: the active child is listed first
-    assert [model.index(r, 0, hi).data() for r in range(2)] == ["● user: branch C", "user: branch A"]
+    # branch points "hello" and "hi": the active child goes on in the same list, the others nest
+    assert [model.index(r, 0).data() for r in range(model.rowCount())] == [
+        "user: hello", "assistant: hi", "● user: branch C",
+    ]  # fmt: skip
+    hello, hi = model.index(0, 0), model.index(1, 0)
+    assert [model.index(r, 0, hello).data() for r in range(model.rowCount(hello))] == [
+        "assistant: other reply"
+    ]
+    assert [model.index(r, 0, hi).data() for r in range(model.rowCount(hi))] == ["user: branch A"]
     tree.reset_leaf()
     assert not model.landing_index().isValid()
     tree.append_message({"role": "user", "content": "new root", "timestamp": 10})

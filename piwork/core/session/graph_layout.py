@@ -1,0 +1,243 @@
+"""The session tree laid out as a branch graph: one row per entry, each branch in a lane.
+
+Pure Python over ``SessionTree`` (no Qt). The graph shows conversation entries (messages, summaries,
+compactions, custom messages); bookkeeping entries (labels, names, model and thinking changes,
+extension data) are skipped and their children hang on the nearest shown ancestor.
+
+Order: depth first, children by file order. A *branch* is a run that follows first children from
+its *head* (a root, or a later child of a fork) to its *tip*; its entries are consecutive rows in
+one lane, so a 1,000-message run is one straight column. A later child's branch is listed after the
+whole subtree of the earlier one, joined to its fork by a line in its own lane.
+
+Lanes: each branch holds a lane from its fork's row to its tip's row; branches are taken in the
+order of those start rows and each gets the lowest lane free there (interval partitioning). An
+entry appended under a tip (what streaming does) only lengthens that branch's interval by one row
+and shifts later rows by one, which keeps every overlap, so every lane stays where it was; the
+``extend`` fast path applies exactly that, and a full rebuild gives the same lanes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from piwork.core.session.jsvalues import js_same
+from piwork.core.session.records import EntryRecord, paused_gc
+from piwork.core.session.tree import SessionTree
+
+GRAPH_SKIPPED_TYPES = frozenset(
+    {"session", "label", "session_info", "model_change", "thinking_level_change", "custom"}
+)
+NOTHING_SHOWN = -1  # `extend` result: the appended entry is not drawn (bookkeeping)
+
+
+def graph_shows(record: EntryRecord) -> bool:
+    return isinstance(record.id, str) and record.type not in GRAPH_SKIPPED_TYPES
+
+
+@dataclass
+class Branch:
+    head: int  # seq of its first entry
+    tip: int  # seq of its last entry
+    fork: int | None  # seq of the entry it branches off (None for a root run)
+    lane: int = 0
+
+
+class GraphLayout:
+    """Rows, lanes and edges of the branch graph of one tree (see the module docstring).
+
+    Per shown entry (by ``seq``): ``lane``, ``parent`` (nearest shown ancestor or None),
+    ``children`` (shown, file order), ``branch_of`` (index into ``branches``). Per row: ``order``
+    (the entry's seq) and ``through`` (lanes whose line passes the row on its way from a fork down
+    to a head). ``fork_lanes(seq)`` are the lanes of the branches leaving an entry.
+    """
+
+    def __init__(self, tree: SessionTree) -> None:
+        self.tree = tree
+        with paused_gc():
+            self._build()
+
+    # -- building ---------------------------------------------------------------------------------
+    def _build(self) -> None:
+        self.order: list[int] = []
+        self.row_of: dict[int, int] = {}
+        self.parent: dict[int, int | None] = {}
+        self.children: dict[int, list[int]] = {}
+        self.anchor: dict[int, int | None] = {}  # any seq -> itself if shown, else nearest shown ancestor
+        self.lane: dict[int, int] = {}
+        self.branch_of: dict[int, int] = {}
+        self.branches: list[Branch] = []
+        self._shown_tree()
+        self._emit_rows()
+        self._assign_lanes()
+        self._sweep_through()
+
+    def _shown_tree(self) -> None:
+        """Nearest shown ancestor of every entry, walking from the roots (cycles end as extra roots)."""
+        tree = self.tree
+        records = tree.records
+        children_of = tree.children
+        parent, children, anchor = self.parent, self.children, self.anchor
+        roots: list[int] = []
+        stack: list[tuple[EntryRecord, int | None]] = [
+            (r, None) for r in reversed(tree.roots()) if isinstance(r.id, str)
+        ]
+        unreached = (r for r in records if isinstance(r.id, str) and r.type != "session")
+        while True:
+            if not stack:
+                extra = next((r for r in unreached if r.seq not in anchor), None)
+                if extra is None:
+                    break
+                stack.append((extra, None))
+            record, above = stack.pop()
+            while True:  # a linear run without going through the stack
+                seq = record.seq
+                if seq in anchor:
+                    break
+                if graph_shows(record):
+                    parent[seq] = above
+                    if above is None:
+                        roots.append(seq)
+                    else:
+                        children.setdefault(above, []).append(seq)
+                    above = seq
+                anchor[seq] = above
+                kids = children_of(record.id)
+                if len(kids) == 1:
+                    record = kids[0]
+                    continue
+                for kid in reversed(kids):
+                    stack.append((kid, above))
+                break
+        for listed in children.values():
+            if len(listed) > 1:
+                listed.sort()
+        self.roots = sorted(roots)
+
+    def _emit_rows(self) -> None:
+        """Depth-first rows (first child's subtree before its siblings) and the branch of each entry."""
+        order, branch_of, branches, children = self.order, self.branch_of, self.branches, self.children
+        stack = list(reversed(self.roots))
+        while stack:
+            seq = stack.pop()
+            fork = self.parent[seq]
+            branch = Branch(seq, seq, fork)
+            index = len(branches)
+            branches.append(branch)
+            while True:  # one branch: follow first children
+                order.append(seq)
+                branch_of[seq] = index
+                branch.tip = seq
+                kids = children.get(seq)
+                if not kids:
+                    break
+                for kid in reversed(kids[1:]):
+                    stack.append(kid)
+                seq = kids[0]
+        self.row_of = {seq: row for row, seq in enumerate(order)}
+
+    def _start_row(self, branch: Branch) -> int:
+        return self.row_of[branch.fork if branch.fork is not None else branch.head]
+
+    def _assign_lanes(self) -> None:
+        row_of = self.row_of
+        ranked = sorted(self.branches, key=lambda b: (self._start_row(b), row_of[b.head]))
+        lane_end: list[int] = []  # last row held by each lane
+        for branch in ranked:
+            start, end = self._start_row(branch), row_of[branch.tip]
+            lane = next((i for i, held in enumerate(lane_end) if held < start), len(lane_end))
+            if lane == len(lane_end):
+                lane_end.append(end)
+            else:
+                lane_end[lane] = end
+            branch.lane = lane
+        self.width = len(lane_end)
+        lane_by_seq = self.lane
+        branches = self.branches
+        for seq, index in self.branch_of.items():
+            lane_by_seq[seq] = branches[index].lane
+
+    def _sweep_through(self) -> None:
+        """Lanes passing each row between a fork and the head of a later branch (one shared tuple per run of
+        rows with the same set)."""
+        opens: dict[int, list[int]] = {}
+        closes: dict[int, list[int]] = {}
+        for branch in self.branches:
+            if branch.fork is None:
+                continue
+            start, head = self.row_of[branch.fork], self.row_of[branch.head]
+            if head - start > 1:
+                opens.setdefault(start + 1, []).append(branch.lane)
+                closes.setdefault(head, []).append(branch.lane)
+        current: set[int] = set()
+        shared: tuple[int, ...] = ()
+        through: list[tuple[int, ...]] = []
+        for row in range(len(self.order)):
+            changed = False
+            for lane in closes.get(row, ()):
+                current.discard(lane)
+                changed = True
+            for lane in opens.get(row, ()):
+                current.add(lane)
+                changed = True
+            if changed:
+                shared = tuple(sorted(current))
+            through.append(shared)
+        self.through = through
+
+    # -- reading ----------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def fork_lanes(self, seq: int) -> tuple[int, ...]:
+        kids = self.children.get(seq)
+        if not kids or len(kids) < 2:
+            return ()
+        return tuple(self.lane[kid] for kid in kids[1:])
+
+    def continues(self, seq: int) -> bool:
+        """Whether the entry's branch goes on below it (it has a first child)."""
+        return bool(self.children.get(seq))
+
+    def is_head(self, seq: int) -> bool:
+        return self.branches[self.branch_of[seq]].head == seq
+
+    def shown_seq(self, entry_id: Any) -> int | None:
+        """The row entry that stands for `entry_id` (itself, or its nearest shown ancestor)."""
+        record = self.tree.record(entry_id)
+        return None if record is None else self.anchor.get(record.seq)
+
+    # -- streaming --------------------------------------------------------------------------------
+    def extend(self, record: EntryRecord) -> int | None:
+        """Take an entry just appended to the tree. Returns the row it was inserted at,
+        ``NOTHING_SHOWN`` when it is not drawn, or None when it opens a new branch or root (the
+        caller builds a new layout: same lanes for every other entry, see the module docstring)."""
+        seq = record.seq
+        if seq in self.anchor:
+            return None
+        parent_id = record.parent_id
+        parent_record = None
+        if parent_id is not None and not js_same(parent_id, record.id):
+            parent_record = self.tree.record(parent_id)
+        above = self.anchor.get(parent_record.seq) if parent_record is not None else None
+        if parent_record is not None and parent_record.seq not in self.anchor:
+            return None
+        if not graph_shows(record):
+            self.anchor[seq] = above
+            return NOTHING_SHOWN
+        if above is None or self.children.get(above):
+            return None  # a new root or a new fork
+        row = self.row_of[above] + 1
+        index = self.branch_of[above]
+        self.anchor[seq] = seq
+        self.parent[seq] = above
+        self.children[above] = [seq]
+        self.branch_of[seq] = index
+        self.lane[seq] = self.lane[above]
+        self.branches[index].tip = seq
+        self.order.insert(row, seq)
+        self.through.insert(row, self.through[row - 1])
+        row_of, order = self.row_of, self.order
+        for later in range(row, len(order)):
+            row_of[order[later]] = later
+        return row

@@ -1,0 +1,287 @@
+"""BranchGraphModel: the rows of the branch graph as a flat, lazy list model.
+
+The layout (lanes, lines, folds) is computed by the engine's `GraphLayout`/`GraphRows`; this model
+only hands one row's facts to the delegate (`GRAPH_ROLE` → `GraphCell`) when a row is painted.
+Engine events: an entry streamed under a tip is inserted with `beginInsertRows` (lanes do not
+move); a leaf move only repaints; a new fork, a reload or unfolding lays the graph out again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+
+from piwork.core.session.graph_layout import NOTHING_SHOWN, GraphLayout
+from piwork.core.session.graph_rows import FOLD_AT, Fold, GraphRows
+from piwork.core.session.records import EntryRecord
+from piwork.core.session.tree import SessionTree, TreeEvent
+from piwork.gui.tree.display_tree import entry_title
+from piwork.gui.tree.entry_details import entry_detail_text
+from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, LABEL_ROLE, LEAF_ROLE
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+GRAPH_ROLE = Qt.ItemDataRole.UserRole + 20
+SEQ_ROLE = Qt.ItemDataRole.UserRole + 21
+TOOLTIP_CHARS = 1200
+
+
+@dataclass(frozen=True)
+class GraphCell:
+    """What the delegate draws for one row."""
+
+    lane: int
+    through: tuple[int, ...]
+    up: bool  # a line comes from the row above into this entry's lane
+    down: bool  # the branch continues below
+    forks: tuple[int, ...]  # lanes of branches leaving this entry
+    kind: str  # user, assistant, tool, summary, compaction, custom, fold
+    active: bool
+    leaf: bool
+    linked: bool  # part of the branch the selected summary summarises
+    label: str | None
+    text: str
+    width: int = 1  # lanes of the whole graph (the text column starts after them, up to a limit)
+
+
+def node_kind(record: EntryRecord) -> str:
+    if record.type == "message":
+        role = record.role
+        if role == "user":
+            return "user"
+        if role == "assistant":
+            return "assistant"
+        return "tool"  # tool results, shell commands
+    if record.type == "branch_summary":
+        return "summary"
+    if record.type == "compaction":
+        return "compaction"
+    return "custom"
+
+
+class BranchGraphModel(QAbstractListModel):
+    rebuilt = Signal()
+
+    def __init__(self, tree: SessionTree, parent: Any = None, *, fold_at: int | None = FOLD_AT) -> None:
+        super().__init__(parent)
+        self._tree = tree
+        self._fold_at = fold_at
+        self._expanded: set[int] = set()
+        self._linked: set[int] = set()
+        self._layout = GraphLayout(tree)
+        self._active: set[int] = set()
+        self._leaf: int | None = None
+        self._update_path()
+        self._rows = self._make_rows()
+        self._unsubscribe: Callable[[], None] | None = tree.subscribe(self._on_tree_event)
+
+    # -- public API -------------------------------------------------------------------------------
+    @property
+    def tree(self) -> SessionTree:
+        return self._tree
+
+    @property
+    def layout(self) -> GraphLayout:
+        return self._layout
+
+    @property
+    def rows(self) -> GraphRows:
+        return self._rows
+
+    def detach(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    def set_fold_at(self, fold_at: int | None) -> None:
+        if fold_at != self._fold_at:
+            self._fold_at = fold_at
+            self._expanded.clear()
+            self._reset_rows()
+
+    def expand(self, fold: Fold) -> None:
+        self._expanded.add(fold.first)
+        self._reset_rows()
+
+    def item_at(self, index: AnyIndex) -> int | Fold | None:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows.rows):
+            return None
+        return self._rows.rows[index.row()]
+
+    def index_of_id(self, entry_id: str | None, unfold: bool = True) -> QModelIndex:
+        """The row of an entry (of its nearest drawn ancestor); a folded entry's fold opens first."""
+        seq = self._layout.shown_seq(entry_id) if entry_id is not None else None
+        if seq is None:
+            return QModelIndex()
+        fold = self._rows.fold_of.get(seq)
+        if fold is not None and unfold and fold.first not in self._expanded:
+            self.expand(fold)
+        row = self._rows.row_for(seq)
+        return QModelIndex() if row is None else self.index(row, 0)
+
+    def leaf_index(self) -> QModelIndex:
+        record = self._tree.record(self._tree.leaf_id) if self._tree.leaf_id is not None else None
+        return self.index_of_id(str(record.id)) if record is not None else QModelIndex()
+
+    def summarised_branch(self, seq: int) -> set[int]:
+        """For a branch summary: the drawn entries of the branch it summarises (from the fork to its `fromId`)."""
+        record = self._tree.records[seq]
+        if record.type != "branch_summary":
+            return set()
+        from_id = record.meta.get("fromId")
+        if not isinstance(from_id, str) or not self._tree.has(from_id):
+            return set()
+        kept = {r.seq for r in self._tree.path(record.id)}
+        return {r.seq for r in self._tree.path(from_id) if r.seq not in kept and r.seq in self._layout.lane}
+
+    def set_linked(self, seqs: set[int]) -> None:
+        if seqs != self._linked:
+            self._linked = seqs
+            self._repaint_all()
+
+    # -- Qt model interface -----------------------------------------------------------------------
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows.rows)
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        item = self.item_at(index)
+        if item is None:
+            return None
+        if isinstance(item, Fold):
+            return self._fold_data(item, role)
+        record = self._tree.records[item]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return entry_title(record, self._tree)
+        if role == GRAPH_ROLE:
+            return self._cell(item, record)
+        if role == ENTRY_ID_ROLE:
+            return record.id
+        if role == SEQ_ROLE:
+            return item
+        if role == ACTIVE_ROLE:
+            return item in self._active
+        if role == LEAF_ROLE:
+            return item == self._leaf
+        if role == LABEL_ROLE:
+            return self._tree.label(record.id)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(record)
+        return None
+
+    def _fold_data(self, fold: Fold, role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            return fold_text(fold.count)
+        if role == GRAPH_ROLE:
+            lane, through = self._rows.lane_and_through(fold)
+            return GraphCell(
+                lane, through, True, True, (), "fold", fold.first in self._active, False,
+                fold.first in self._linked, None, fold_text(fold.count), self._layout.width,
+            )  # fmt: skip
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return "Double-click to show these entries"
+        if role == ACTIVE_ROLE:
+            return fold.first in self._active
+        return None
+
+    def _cell(self, seq: int, record: EntryRecord) -> GraphCell:
+        layout = self._layout
+        lane, through = self._rows.lane_and_through(seq)
+        return GraphCell(
+            lane=lane,
+            through=through,
+            up=layout.parent.get(seq) is not None,
+            down=layout.continues(seq),
+            forks=layout.fork_lanes(seq),
+            kind=node_kind(record),
+            active=seq in self._active,
+            leaf=seq == self._leaf,
+            linked=seq in self._linked,
+            label=self._tree.label(record.id),
+            text=entry_title(record, self._tree),
+            width=layout.width,
+        )
+
+    def _tooltip(self, record: EntryRecord) -> str:
+        text = entry_detail_text(self._tree.body(record))
+        if len(text) > TOOLTIP_CHARS:
+            text = text[:TOOLTIP_CHARS] + "…"
+        return text
+
+    # -- engine events ------------------------------------------------------------------------------
+    def _make_rows(self) -> GraphRows:
+        return GraphRows(self._layout, self._is_marked, fold_at=self._fold_at, expanded=self._expanded)
+
+    def _is_marked(self, seq: int) -> bool:
+        return seq == self._leaf or self._tree.label(self._tree.records[seq].id) is not None
+
+    def _update_path(self) -> None:
+        path = self._tree.path()
+        anchor = self._layout.anchor
+        self._active = {seq for seq in (anchor.get(r.seq) for r in path) if seq is not None}
+        self._leaf = self._layout.anchor.get(path[-1].seq) if path else None
+
+    def _reset_rows(self) -> None:
+        self.beginResetModel()
+        self._rows = self._make_rows()
+        self.endResetModel()
+        self.rebuilt.emit()
+
+    def rebuild(self) -> None:
+        self.beginResetModel()
+        self._layout = GraphLayout(self._tree)
+        self._update_path()
+        self._linked = set()
+        self._rows = self._make_rows()
+        self.endResetModel()
+        self.rebuilt.emit()
+
+    def _repaint_all(self) -> None:
+        if self._rows.rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows.rows) - 1, 0))
+
+    def _repaint_seq(self, seq: int | None) -> None:
+        row = self._rows.row_for(seq) if seq is not None else None
+        if row is not None:
+            index = self.index(row, 0)
+            self.dataChanged.emit(index, index)
+
+    def _on_tree_event(self, event: TreeEvent) -> None:
+        if event.kind == "append":
+            record = self._tree.record(event.entry_id) if event.entry_id is not None else None
+            if record is not None and self._append(record):
+                return
+            self.rebuild()
+        elif event.kind == "leaf":
+            self._update_path()
+            self._repaint_all()
+        elif event.kind == "label":
+            self._repaint_seq(self._layout.shown_seq(event.entry_id))
+        else:
+            self.rebuild()
+
+    def _append(self, record: EntryRecord) -> bool:
+        previous_leaf = self._leaf
+        row = self._layout.extend(record)
+        if row is None:
+            return False
+        if row == NOTHING_SHOWN:
+            self._update_path()
+            return True
+        parent = self._layout.parent[record.seq]
+        assert parent is not None
+        visible = self._rows.row_of.get(parent)
+        if visible is None:
+            return False
+        self.beginInsertRows(QModelIndex(), visible + 1, visible + 1)
+        self._rows.insert_after(parent, record.seq)
+        self.endInsertRows()
+        self._update_path()
+        self._repaint_seq(previous_leaf)
+        self._repaint_seq(parent)
+        return True
+
+
+def fold_text(count: int) -> str:
+    return f"… {count:,} message{'s' if count != 1 else ''}"

@@ -1,0 +1,136 @@
+"""BranchGraphView: the session tree drawn as a branch graph (a list view over `BranchGraphModel`).
+
+It owns no session behaviour: it reports the selected entry (`current_changed`), activation
+(Enter/double-click, `activated`) and context-menu requests (`menu_requested` with a global
+position); the tree panel answers them with the same actions as its outline. Double-clicking a fold
+("… 40 messages") opens it; selecting a branch summary tints the branch it summarises.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QCheckBox, QHBoxLayout, QListView, QVBoxLayout, QWidget
+
+from piwork.core.session.graph_rows import FOLD_AT, Fold
+from piwork.core.session.tree import SessionTree
+from piwork.gui.tree.graph_delegate import GraphDelegate
+from piwork.gui.tree.graph_model import SEQ_ROLE, BranchGraphModel
+from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
+
+
+class BranchGraphView(QWidget):
+    current_changed = Signal(object)  # entry id (str) or None
+    activated = Signal(str)
+    menu_requested = Signal(QPoint)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model: BranchGraphModel | None = None
+        self.fold_box = QCheckBox("Fold long runs")
+        self.fold_box.setChecked(True)
+        self.fold_box.setToolTip(f"Show runs of {FOLD_AT} or more plain messages as one row")
+        self.list = QListView()
+        self.list.setUniformItemSizes(True)
+        self.list.setLayoutMode(QListView.LayoutMode.SinglePass)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.setMouseTracking(True)
+        self.list.setItemDelegate(GraphDelegate(self.list))
+        top = QHBoxLayout()
+        top.setContentsMargins(4, 2, 4, 2)
+        top.addWidget(self.fold_box)
+        top.addStretch(1)
+        self.toolbar = top
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(top)
+        layout.addWidget(self.list, 1)
+        self.fold_box.toggled.connect(self._on_fold_toggled)
+        self.list.activated.connect(self._on_activated)
+        self.list.customContextMenuRequested.connect(self._on_menu)
+
+    def set_tree(self, tree: SessionTree | None) -> None:
+        self.clear()
+        if tree is None:
+            return
+        self.model = BranchGraphModel(tree, self, fold_at=FOLD_AT if self.fold_box.isChecked() else None)
+        self.list.setModel(self.model)
+        self.list.selectionModel().currentChanged.connect(self._on_current_changed)
+        self.model.rebuilt.connect(self.reveal_leaf)
+        self.model.rowsInserted.connect(self._after_insert)
+        self.reveal_leaf()
+
+    def clear(self) -> None:
+        if self.model is not None:
+            self.model.detach()
+            self.list.setModel(None)
+            self.model.deleteLater()
+            self.model = None
+
+    def current_entry_id(self) -> str | None:
+        value = self.list.currentIndex().data(ENTRY_ID_ROLE)
+        return str(value) if value is not None else None
+
+    def select(self, entry_id: str | None, unfold: bool = True) -> bool:
+        """Select an entry's row (its fold's row when `unfold` is False); no signal loop: the
+        selection only changes when it differs."""
+        if self.model is None or entry_id is None:
+            return False
+        index = self.model.index_of_id(entry_id, unfold)
+        if not index.isValid():
+            return False
+        if index != self.list.currentIndex():
+            self.list.setCurrentIndex(index)
+        self.list.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
+        return True
+
+    def reveal_leaf(self) -> None:
+        if self.model is None:
+            return
+        index = self.model.leaf_index()
+        if index.isValid():
+            self.list.setCurrentIndex(index)
+            self.list.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def _after_insert(self, _parent: QModelIndex, first: int, _last: int) -> None:
+        """While streaming, keep the selection on the leaf if it was on the entry just before it."""
+        if self.model is None:
+            return
+        current = self.list.currentIndex()
+        if not current.isValid() or current.row() == first - 1:
+            self.reveal_leaf()
+
+    def _on_fold_toggled(self, checked: bool) -> None:
+        if self.model is not None:
+            keep = self.current_entry_id()
+            self.model.set_fold_at(FOLD_AT if checked else None)
+            if keep is not None:
+                self.select(keep)
+
+    def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if self.model is None:
+            return
+        seq = current.data(SEQ_ROLE)
+        self.model.set_linked(self.model.summarised_branch(seq) if isinstance(seq, int) else set())
+        self.current_changed.emit(self.current_entry_id())
+
+    def _on_activated(self, index: QModelIndex) -> None:
+        if self.model is None:
+            return
+        item = self.model.item_at(index)
+        if isinstance(item, Fold):
+            self.model.expand(item)
+            self.select(str(self.model.tree.records[item.first].id))
+            return
+        entry_id = index.data(ENTRY_ID_ROLE)
+        if entry_id is not None:
+            self.activated.emit(str(entry_id))
+
+    def _on_menu(self, position: QPoint) -> None:
+        index = self.list.indexAt(position)
+        if not index.isValid() or self.model is None or isinstance(self.model.item_at(index), Fold):
+            return
+        self.list.setCurrentIndex(index)
+        self.menu_requested.emit(self.list.viewport().mapToGlobal(position))
