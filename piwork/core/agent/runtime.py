@@ -21,6 +21,7 @@ from piwork.core.agent.options import AgentSessionOptions
 from piwork.core.agent.session import AgentSession
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
 from piwork.core.compaction.hooks import CompactionHooks
+from piwork.core.context.verifier import gate_for_session
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry, default_model
@@ -133,7 +134,9 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     if model is not None:
         thinking = resolve_level(model, thinking)
     _record_initial_state(store, context, model, thinking)
-    registry = create_default_tools(ALL_TOOL_NAMES, ToolOptions.from_settings(agent_dir, settings))
+    gate = gate_for_session(agent_dir, store.tree, cwd, resources.project_trusted)
+    tool_options = dataclasses.replace(ToolOptions.from_settings(agent_dir, settings), command_gate=gate)
+    registry = create_default_tools(ALL_TOOL_NAMES, tool_options)
 
     def system_prompt_for(names: Any) -> str:
         tools = registry

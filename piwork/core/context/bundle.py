@@ -316,17 +316,6 @@ def assemble_bundle(request: BundleRequest) -> Bundle:
     return _Builder(request).build()
 
 
-def verify_commands(contract: TaskContract | None, profile: Profile | None) -> list[str]:
-    """The registered verifier commands: the contract's ``verify``, then the profile's ``verify[]``."""
-    out: list[str] = []
-    for command in ([contract.verify] if contract and contract.verify else []) + list(
-        profile.verify if profile else ()
-    ):
-        if command.strip() and command.strip() not in out:
-            out.append(command.strip())
-    return out
-
-
 def build_manifest(
     task_id: str,
     created_at: str,

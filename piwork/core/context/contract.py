@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
 from piwork.core.context.entries import custom_bodies
-from piwork.core.context.profile import TASK_MODES, TaskMode
+from piwork.core.context.profile import TASK_MODES, Profile, TaskMode
 from piwork.core.session.tree import SessionTree
 
 CONTRACT_CUSTOM_TYPE = "piwork.taskContract"
@@ -126,6 +126,17 @@ def blocked_tool_reason(contract: TaskContract | None, tool_name: str) -> str | 
         f"The task '{contract.title}' has no verify command yet: set one in the task contract "
         f"before using {tool_name}."
     )
+
+
+def verify_commands(contract: TaskContract | None, profile: Profile | None) -> list[str]:
+    """The registered verifier commands: the contract's ``verify``, then the profile's ``verify[]``."""
+    out: list[str] = []
+    for command in ([contract.verify] if contract and contract.verify else []) + list(
+        profile.verify if profile else ()
+    ):
+        if command.strip() and command.strip() not in out:
+            out.append(command.strip())
+    return out
 
 
 def append_contract(tree: SessionTree, contract: TaskContract) -> str:

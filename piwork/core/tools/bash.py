@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from piwork.core.jscompat import js_number_str
 from piwork.core.output import OutputAccumulator, OutputSnapshot
@@ -26,6 +27,14 @@ MAX_TIMEOUT_SECONDS = 2147483.647
 UPDATE_THROTTLE = 0.1  # seconds between streaming updates
 
 
+class CommandGate(Protocol):
+    """Decides around a command's run (the verifier gate may answer with a receipt instead)."""
+
+    async def around(
+        self, command: str, ctx: ToolContext, run: Callable[[], Awaitable[ToolResult]]
+    ) -> ToolResult: ...
+
+
 @dataclass(frozen=True, slots=True)
 class BashOptions:
     """Settings for the bash tool: ``shellPath``, ``shellCommandPrefix``, the agent ``bin`` dir, log cap."""
@@ -35,6 +44,7 @@ class BashOptions:
     bin_dir: str | None = None
     logs_max_total_mb: float = DEFAULT_LOGS_MAX_TOTAL_MB
     kill_grace: float = KILL_GRACE
+    gate: CommandGate | None = None
 
 
 def check_timeout(timeout: float | None) -> float | None:
@@ -145,6 +155,14 @@ class BashTool(Tool):
 
     async def execute(
         self, call_id: str, args: dict[str, Any], ctx: ToolContext, on_update: UpdateCallback | None = None
+    ) -> ToolResult:
+        gate = self.options.gate
+        if gate is None:
+            return await self._execute(call_id, args, ctx, on_update)
+        return await gate.around(args["command"], ctx, lambda: self._execute(call_id, args, ctx, on_update))
+
+    async def _execute(
+        self, call_id: str, args: dict[str, Any], ctx: ToolContext, on_update: UpdateCallback | None
     ) -> ToolResult:
         command: str = args["command"]
         timeout = check_timeout(args.get("timeout"))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from piwork.core.tools.base import Tool, ToolRegistry
-from piwork.core.tools.bash import BashOptions, BashTool
+from piwork.core.tools.bash import BashOptions, BashTool, CommandGate
 from piwork.core.tools.edit import EditTool
 from piwork.core.tools.find import FindTool
 from piwork.core.tools.grep import GrepTool
@@ -31,6 +31,7 @@ class ToolOptions:
     shell_command_prefix: str | None = None
     logs_max_total_mb: float = DEFAULT_LOGS_MAX_TOTAL_MB
     use_ripgrep: bool = True
+    command_gate: CommandGate | None = None  # the verifier gate around bash commands
 
     @classmethod
     def from_settings(cls, agent_dir: Path | None, settings: Mapping[str, Any]) -> ToolOptions:
@@ -58,6 +59,7 @@ def create_all_tools(options: ToolOptions | None = None, locks: PathLocks | None
         command_prefix=opts.shell_command_prefix,
         bin_dir=bin_dir,
         logs_max_total_mb=opts.logs_max_total_mb,
+        gate=opts.command_gate,
     )
     return [
         ReadTool(),

@@ -13,7 +13,6 @@ from piwork.core.context.bundle import (
     build_manifest,
     context_file_entries,
     start_task,
-    verify_commands,
 )
 from piwork.core.context.caps import cap_context_files
 from piwork.core.context.contract import (
@@ -23,6 +22,7 @@ from piwork.core.context.contract import (
     allowed_tools,
     blocked_tool_reason,
     latest_contract,
+    verify_commands,
 )
 from piwork.core.context.manifest import latest_manifest
 from piwork.core.resources.context_files import ContextFile
