@@ -66,6 +66,8 @@ class SessionController(QObject):
         self.cwd = os.path.abspath(cwd)
         self.agent_dir = agent_dir
         self.approve = approve
+        # "This session only" answers per real folder path: kept across reloads, never saved.
+        self.session_trust: dict[str, bool] = {}
         self.env = dict(env if env is not None else os.environ)
         self.models = ModelRegistry(agent_dir)
         self.credentials = credentials or CredentialStore(env=self.env, config_key=self.models.config_api_key)
@@ -154,6 +156,8 @@ class SessionController(QObject):
         the user's new answer (None: let the engine read the saved decision, or ask)."""
         if self.approve is not None:
             return self.approve
+        if os.path.realpath(self.cwd) in self.session_trust:
+            return self.session_trust[os.path.realpath(self.cwd)]
         state = await TrustResolver(self.trust_prompter.store).resolve(self.cwd)
         if not self.trust_prompter.needs_recheck(state):
             return None
@@ -186,6 +190,9 @@ class SessionController(QObject):
         runtime = await create_runtime(options)
         self._detach()
         self.runtime = runtime
+        trust = runtime.resources.trust
+        if trust is not None and trust.source == "session-only":  # a reload must not ask again
+            self.session_trust[os.path.realpath(self.cwd)] = trust.trusted
         self._unsubscribe = runtime.session.subscribe(self._on_event)
         self.window.log_panel.reset()  # nothing of the previous session's logs stays on show
         self.window.tree_panel.set_session(runtime.store, AgentNavigator(runtime.session))
@@ -473,7 +480,19 @@ class SessionController(QObject):
 
     def show_trust(self) -> TrustDialog:
         dialog = TrustDialog.for_saved_decision(self.cwd, TrustStore(str(self.agent_dir)), self.window)
-        dialog.accepted.connect(lambda: self.trust_prompter.record(dialog.request))
-        dialog.accepted.connect(self.reload)
+        dialog.accepted.connect(lambda: self.spawn(self._apply_trust_choice(dialog)))
         dialog.show()
         return dialog
+
+    async def _apply_trust_choice(self, dialog: TrustDialog) -> None:
+        """Project → Trust answered: remember what was decided on, then reload with the new state."""
+        chosen = dialog.chosen
+        folder = os.path.realpath(self.cwd)
+        if dialog.forgot:
+            self.session_trust.pop(folder, None)  # the reload asks again
+        elif chosen is not None and not chosen.updates:
+            self.session_trust[folder] = chosen.trusted  # this session only: nothing saved
+        elif chosen is not None:
+            self.session_trust.pop(folder, None)
+            await asyncio.to_thread(self.trust_prompter.record, dialog.request)
+        self.reload()

@@ -8,15 +8,20 @@ which writes the chosen option's updates to trust.json itself::
 `ask_trust` opens the dialog window-modally and resolves to the chosen `TrustOption`, or None when
 the user dismissed it (the engine then treats the project as untrusted and saves nothing).
 
-Settings use (Pi's /trust): `TrustDialog.for_saved_decision(cwd, store)` offers trust / trust parent /
-do not trust, pre-selects the saved decision, names where it is inherited from, and writes the
-choice through `TrustStore.set_many` when the user picks one. A corrupt trust.json is reported and
+Every form shows what would load: a tree of each gated resource's files (listed off the GUI thread)
+and the selected file's text, headed by what the agent would see it as (see `trust_review`).
+"Do not trust" is the default button, so Enter never trusts.
+
+Project → Trust (Pi's /trust): `TrustDialog.for_saved_decision(cwd, store)` offers every option
+(saving, or this session only), marks the saved decision, names where it is inherited from, can
+forget it, and writes the choice through `TrustStore.set_many`. A corrupt trust.json is reported and
 can be backed up and reset from the dialog; it is never overwritten silently.
 
-Fingerprints (asking again when gated resources changed): `TrustPrompter` wraps the startup asker
-and records, through the engine's `FingerprintStore`, a fingerprint of the resources the user decided
-on. `TrustPrompter.recheck(state)` takes a saved decision and, when those resources changed since,
-asks again (naming the changed situation) and writes the new answer through `TrustStore`.
+Asking again when gated resources changed: `TrustPrompter` wraps the startup asker and records,
+after each saved decision, a fingerprint (engine's `FingerprintStore`) and a snapshot of the files
+(engine's `SnapshotStore`). `TrustPrompter.recheck(state)` takes a saved decision and, when those
+resources changed since, asks again with the added, removed and modified files and their diffs, and
+writes the new answer through `TrustStore`.
 """
 
 from __future__ import annotations
@@ -27,17 +32,13 @@ import os
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QMessageBox,
-    QPlainTextEdit,
     QPushButton,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -46,16 +47,25 @@ from piwork.core.errors import PiworkError
 from piwork.core.resources.trust import (
     TrustOption,
     TrustRequest,
+    TrustResource,
     TrustState,
     trust_options,
     trust_resources,
 )
 from piwork.core.resources.trust_fingerprint import FingerprintStore, compute_fingerprint
-from piwork.core.resources.trust_store import TrustEntry, TrustStore, TrustStoreError, strict_canonical
+from piwork.core.resources.trust_review import display_path
+from piwork.core.resources.trust_snapshot import FileChange, SnapshotStore, compare, take_snapshot
+from piwork.core.resources.trust_store import (
+    TrustEntry,
+    TrustStore,
+    TrustStoreError,
+    TrustUpdate,
+    strict_canonical,
+)
+from piwork.gui.trust_review import ResourceReview, change_summary
 
 PREVIEW_BYTES = 64 * 1024
 PREVIEW_FILES = 200
-PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 
 _EXPLANATION = (
     "Trusting this folder lets piwork load its <code>.pi</code> settings and resources (skills, prompt "
@@ -90,6 +100,13 @@ def preview_text(path: str) -> str:
 
 
 class TrustDialog(QDialog):
+    """Asks about one folder; shows every gated resource's files and, on a re-ask, what changed.
+
+    ``changes`` is None for a first ask; on a re-ask it lists the files added, removed or modified
+    since the last decision (``changes_unknown``: piwork has no copy of how they looked then).
+    Enter never trusts: "Do not trust" is the default button.
+    """
+
     def __init__(
         self,
         request: TrustRequest,
@@ -98,14 +115,18 @@ class TrustDialog(QDialog):
         saved: TrustEntry | None = None,
         store: TrustStore | None = None,
         store_error: str | None = None,
-        changed: Sequence[str] = (),
+        changes: Sequence[FileChange] | None = None,
+        changes_unknown: bool = False,
     ) -> None:
         super().__init__(parent)
         self.request = request
         self.chosen: TrustOption | None = None
+        self.forgot = False  # the settings form's "Forget saved decision" was used
         self._store = store  # when given, the dialog writes the choice itself (settings use)
+        self._saved = saved
         self.option_buttons: dict[str, QPushButton] = {}
-        self.setWindowTitle("Trust this project folder?")
+        reasking = changes is not None or changes_unknown
+        self.setWindowTitle("Trust this project folder again?" if reasking else "Trust this project folder?")
         folder = request.folder
         header = QLabel(
             f"<b>{_escape(os.path.basename(folder) or folder)}</b><br><code>{_escape(folder)}</code>"
@@ -115,13 +136,11 @@ class TrustDialog(QDialog):
         header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QVBoxLayout(self)
         layout.addWidget(header)
-        if changed:
-            note = QLabel(
-                "The resources that need trust changed since your last decision, so piwork asks again:<br>"
-                + "<br>".join(f"<code>{_escape(p)}</code>" for p in changed)
-            )
-            note.setWordWrap(True)
-            layout.addWidget(note)
+        self.changes_label = QLabel(self._changes_text(changes, changes_unknown))
+        self.changes_label.setWordWrap(True)
+        self.changes_label.setObjectName("trustChanges")
+        self.changes_label.setVisible(reasking)
+        layout.addWidget(self.changes_label)
         self.saved_label = QLabel(self._saved_text(saved))
         self.saved_label.setVisible(store is not None or saved is not None)
         layout.addWidget(self.saved_label)
@@ -135,23 +154,24 @@ class TrustDialog(QDialog):
         if store_error:
             layout.addWidget(self._store_error_row(store_error))
 
-        self.resource_list = QListWidget()
-        for resource in request.resources:
-            item = QListWidgetItem(f"{resource.kind}: {resource.path}")
-            item.setData(PATH_ROLE, resource.path)
-            item.setToolTip(resource.path)
-            self.resource_list.addItem(item)
-        self.preview = QPlainTextEdit(readOnly=True)
-        self.preview.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.preview.setPlaceholderText("Select a resource to preview it.")
-        self.resource_list.currentItemChanged.connect(self._show_preview)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.resource_list)
-        splitter.addWidget(self.preview)
-        layout.addWidget(QLabel(f"Resources that need trust ({len(request.resources)}):"))
-        layout.addWidget(splitter, 1)
+        count = len(request.resources)
+        layout.addWidget(
+            QLabel(
+                f"What would load ({count} resource{'' if count == 1 else 's'}) — select a file to read it:"
+            )
+        )
+        self.review = ResourceReview(folder, request.resources, changes, self)
+        layout.addWidget(self.review, 1)
 
         buttons = QHBoxLayout()
+        self.forget_button: QPushButton | None = None
+        if store is not None and saved is not None:
+            self.forget_button = QPushButton("Forget saved decision")
+            self.forget_button.setAutoDefault(False)
+            self.forget_button.setToolTip(self._forget_tooltip(saved))
+            self.forget_button.clicked.connect(self.forget)
+            buttons.addWidget(self.forget_button)
+        buttons.addStretch(1)
         for option in request.options:
             button = QPushButton(option.label)
             button.setToolTip(self._option_tooltip(option))
@@ -159,12 +179,14 @@ class TrustDialog(QDialog):
             buttons.addWidget(button)
             self.option_buttons[option.kind] = button
         layout.addLayout(buttons)
-        self._preselect(saved)
-        self.resize(760, 560)
+        self._mark_saved(saved)
+        self._make_safe_choice_default()
+        self.resize(920, 660)
 
     @classmethod
     def for_saved_decision(cls, cwd: str, store: TrustStore, parent: QWidget | None = None) -> TrustDialog:
-        """The settings form: options that save, with the current saved decision shown."""
+        """The Project → Trust form: every option (saving or this session only), the saved decision
+        shown and forgettable."""
         folder = strict_canonical(cwd) or cwd
         saved: TrustEntry | None = None
         error: str | None = None
@@ -172,8 +194,24 @@ class TrustDialog(QDialog):
             saved = store.lookup(folder)
         except TrustStoreError as exc:
             error = str(exc)
-        request = TrustRequest(folder, tuple(trust_resources(folder)), tuple(trust_options(folder)))
+        options = tuple(trust_options(folder, include_session_only=True))
+        request = TrustRequest(folder, tuple(trust_resources(folder)), options)
         return cls(request, parent, saved=saved, store=store, store_error=error)
+
+    @staticmethod
+    def _changes_text(changes: Sequence[FileChange] | None, unknown: bool) -> str:
+        if unknown:
+            return (
+                "<b>The resources that need trust changed since your last decision</b>, so piwork asks "
+                "again. It has no copy of how they looked then, so everything is shown as it is now."
+            )
+        if changes is None:
+            return ""
+        return (
+            "<b>The resources that need trust changed since your last decision</b>, so piwork asks "
+            f"again: {_escape(change_summary(changes))}. The changed files are marked in the list; "
+            "“What changed” shows their lines."
+        )
 
     def _saved_text(self, saved: TrustEntry | None) -> str:
         if saved is None:
@@ -191,17 +229,35 @@ class TrustDialog(QDialog):
             for u in option.updates
         )
 
-    def _preselect(self, saved: TrustEntry | None) -> None:
+    def _forget_tooltip(self, saved: TrustEntry) -> str:
+        text = f"Removes the decision for {saved.path} from trust.json; piwork asks again on reload."
+        if saved.path != self.request.folder:
+            text += " That decision also covers the other folders under it."
+        return text
+
+    def _saved_kind(self, saved: TrustEntry | None) -> str | None:
         if saved is None:
-            return
+            return None
         if not saved.decision:
-            kind = "distrust"
-        else:
-            kind = "trust" if saved.path == self.request.folder else "trust-parent"
-        button = self.option_buttons.get(kind)
+            return "distrust"
+        return "trust" if saved.path == self.request.folder else "trust-parent"
+
+    def _mark_saved(self, saved: TrustEntry | None) -> None:
+        """Show which option matches the saved decision (bold), without making it the default."""
+        button = self.option_buttons.get(self._saved_kind(saved) or "")
         if button is not None:
-            button.setDefault(True)
-            button.setFocus()
+            font = button.font()
+            font.setBold(True)
+            button.setFont(font)
+            button.setToolTip(button.toolTip() + "\nThis is your saved decision.")
+
+    def _make_safe_choice_default(self) -> None:
+        """Enter (and the focus a dialog opens with) lands on "Do not trust", never on a trust option."""
+        safe = self.option_buttons.get("distrust") or self.option_buttons.get("distrust-session")
+        for button in self.option_buttons.values():
+            button.setDefault(button is safe)
+        if safe is not None:
+            safe.setFocus()
 
     def _store_error_row(self, message: str) -> QWidget:
         row = QWidget()
@@ -212,6 +268,7 @@ class TrustDialog(QDialog):
         box.addWidget(label, 1)
         if self._store is not None:
             reset = QPushButton("Back up and reset")
+            reset.setAutoDefault(False)
             reset.clicked.connect(self._backup_and_reset)
             box.addWidget(reset)
         self.store_error_label = label
@@ -228,8 +285,9 @@ class TrustDialog(QDialog):
             f"trust.json was moved to {_escape(str(backup))}; you can decide again."
         )
 
-    def _show_preview(self, current: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
-        self.preview.setPlainText(preview_text(current.data(PATH_ROLE)) if current is not None else "")
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._make_safe_choice_default()  # the focus a shown dialog gives out goes to the safe choice
 
     def choose(self, option: TrustOption) -> None:
         if self._store is not None and option.updates:
@@ -240,6 +298,22 @@ class TrustDialog(QDialog):
                 return
         self.chosen = option
         self.accept()
+
+    def forget(self) -> None:
+        """Remove the saved decision (where it is saved); the next reload asks again."""
+        if self._store is None or self._saved is None:
+            return
+        try:
+            self._store.set_many([TrustUpdate(self._saved.path, None)])
+        except (TrustStoreError, OSError) as exc:
+            QMessageBox.warning(self, "Decision not forgotten", f"trust.json could not be changed: {exc}")
+            return
+        self.forgot = True
+        self.accept()
+
+    def done(self, result: int) -> None:
+        self.review.shutdown()
+        super().done(result)
 
 
 async def ask_trust(request: TrustRequest, parent: QWidget | None = None) -> TrustOption | None:
@@ -266,43 +340,68 @@ async def _show(dialog: TrustDialog) -> TrustOption | None:
 
 
 class TrustPrompter:
-    """The GUI's trust asker with fingerprints: give `prompter.ask` to the engine's TrustResolver."""
+    """The GUI's trust asker with memory: give `prompter.ask` to the engine's TrustResolver.
+
+    After each saved decision it records a fingerprint (to notice changes) and a snapshot (to show
+    them as a diff) of the resources the user decided on.
+    """
 
     def __init__(
-        self, store: TrustStore, fingerprints: FingerprintStore, parent: QWidget | None = None
+        self,
+        store: TrustStore,
+        fingerprints: FingerprintStore,
+        parent: QWidget | None = None,
+        snapshots: SnapshotStore | None = None,
     ) -> None:
         self.store = store
         self.fingerprints = fingerprints
+        self.snapshots = snapshots or SnapshotStore(fingerprints.path.parent)
         self.parent = parent
 
-    async def ask(self, request: TrustRequest, changed: Sequence[str] = ()) -> TrustOption | None:
-        option = await _show(TrustDialog(request, self.parent, changed=changed))
+    async def ask(
+        self,
+        request: TrustRequest,
+        changes: Sequence[FileChange] | None = None,
+        changes_unknown: bool = False,
+    ) -> TrustOption | None:
+        dialog = TrustDialog(request, self.parent, changes=changes, changes_unknown=changes_unknown)
+        option = await _show(dialog)
         if option is not None and option.updates:
-            self._record(request)
+            await asyncio.to_thread(self._record, request)
         return option
 
     def record(self, request: TrustRequest) -> None:
-        """Remember what `request` listed, so a later change to those resources asks again."""
+        """Remember what `request` listed, so a later change to those resources asks again (blocking:
+        call it off the GUI thread)."""
         self._record(request)
 
     def _record(self, request: TrustRequest) -> None:
-        # Without a fingerprint piwork simply will not notice later changes; the decision still holds.
+        # Without these piwork simply will not notice (or show) later changes; the decision still holds.
         with contextlib.suppress(OSError, PiworkError):
             self.fingerprints.record(request.folder, compute_fingerprint(request.resources))
+        with contextlib.suppress(OSError, PiworkError):
+            self.snapshots.save(take_snapshot(request.folder, request.resources))
+
+    def changes_since(self, folder: str, resources: Sequence[TrustResource]) -> list[FileChange] | None:
+        """Files added, removed or modified since the recorded snapshot (None: no snapshot). Blocking."""
+        old = self.snapshots.load(folder)
+        if old is None:
+            return None
+        return compare(old, take_snapshot(folder, resources), display=lambda p: display_path(p, folder))
 
     def needs_recheck(self, state: TrustState) -> bool:
         """A saved decision whose gated resources changed since the user last decided."""
         return state.source == "saved" and self.fingerprints.changed(state.cwd, state.resources)
 
     async def recheck(self, state: TrustState) -> TrustState:
-        """Ask again if `needs_recheck`; the answer is saved through the engine's store."""
+        """Ask again if `needs_recheck`, showing what changed; the answer is saved through the store."""
         if not self.needs_recheck(state):
             return state
         request = TrustRequest(
             state.cwd, state.resources, tuple(trust_options(state.cwd, include_session_only=True))
         )
-        paths = [resource.path for resource in state.resources]
-        option = await self.ask(request, changed=paths)
+        changes = await asyncio.to_thread(self.changes_since, state.cwd, state.resources)
+        option = await self.ask(request, changes=changes, changes_unknown=changes is None)
         if option is None:
             return TrustState(state.cwd, False, "dismissed", None, state.resources, state.warnings)
         if not option.updates:

@@ -11,7 +11,7 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -93,24 +93,46 @@ def test_dismissing_saves_nothing_and_leaves_the_project_untrusted(
     assert _saved(tmp_path) is None
 
 
+def _review_roots(dialog: TrustDialog) -> list[str]:
+    model = dialog.review.model
+    return [model.item(row).text() for row in range(model.rowCount())]
+
+
+def _wait_listed(qtbot: QtBot, dialog: TrustDialog) -> None:
+    model = dialog.review.model
+    qtbot.waitUntil(
+        lambda: all(
+            model.item(row).rowCount() and model.item(row).child(0).text() != "Listing files…"
+            for row in range(model.rowCount())
+        )
+    )
+
+
+def _read(qtbot: QtBot, dialog: TrustDialog, path: Path | str) -> None:
+    with qtbot.waitSignal(dialog.review.previewShown, timeout=5000):
+        assert dialog.review.select_path(str(path))
+
+
 def test_dialog_names_folder_lists_resources_and_previews_them(
     qtbot: QtBot, tmp_path: Path, project: Path
 ) -> None:
     seen: dict[str, object] = {}
+    real = os.path.realpath(project)
 
     def inspect(dialog: TrustDialog) -> None:
-        texts = [dialog.resource_list.item(i).text() for i in range(dialog.resource_list.count())]
-        seen["resources"] = texts
+        seen["resources"] = _review_roots(dialog)
         seen["labels"] = [b.text() for b in dialog.option_buttons.values()]
-        dialog.resource_list.setCurrentRow(0)
-        seen["first_preview"] = dialog.preview.toPlainText()
-        dialog.resource_list.setCurrentRow(1)
-        seen["second_preview"] = dialog.preview.toPlainText()
+        _wait_listed(qtbot, dialog)
+        seen["skill_files"] = dialog.review.file_rows(1)
+        _read(qtbot, dialog, f"{real}/.pi/settings.json")
+        seen["settings"] = dialog.review.content.toPlainText()
+        _read(qtbot, dialog, f"{real}/.pi/skills/deploy/SKILL.md")
+        seen["skill_heading"] = dialog.review.heading.text()
+        seen["skill_body"] = dialog.review.content.toPlainText()
         dialog.reject()
 
     asyncio.run(TrustResolver(_store(tmp_path), ask=_answering(qtbot, inspect)).resolve(str(project)))
-    real = os.path.realpath(project)
-    assert seen["resources"] == [f"settings: {real}/.pi/settings.json", f"skills: {real}/.pi/skills"]
+    assert seen["resources"] == ["settings: .pi/settings.json", "skills: .pi/skills"]
     assert seen["labels"] == [
         "Trust",
         f"Trust parent folder ({os.path.dirname(real)})",
@@ -118,8 +140,72 @@ def test_dialog_names_folder_lists_resources_and_previews_them(
         "Do not trust",
         "Do not trust (this session only)",
     ]
-    assert seen["first_preview"] == '{"theme": "dark"}\n'
-    assert seen["second_preview"] == "deploy/SKILL.md"
+    assert seen["skill_files"] == ["deploy/SKILL.md"]
+    assert seen["settings"] == '{"theme": "dark"}\n'
+    assert 'Skill "deploy"' in str(seen["skill_heading"])
+    assert seen["skill_body"] == "---\nname: deploy\n---\nShip it.\n"
+
+
+def test_every_resource_that_would_load_can_be_read(qtbot: QtBot, project: Path) -> None:
+    pi = project / ".pi"
+    (pi / "skills" / "deploy" / "SKILL.md").write_text(
+        "---\nname: deploy\ndescription: Ship the build to production.\n---\nRun `make ship`.\n"
+    )
+    (pi / "skills" / "deploy" / "icon.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0" + bytes(200))
+    (pi / "prompts").mkdir()
+    (pi / "prompts" / "review.md").write_text("---\ndescription: Review the staged diff\n---\nReview $1\n")
+    (pi / "SYSTEM.md").write_text("You are the release bot.\n")
+    (pi / "APPEND_SYSTEM.md").write_text("Always run the tests.\n" * 10_000)
+    (pi / "piwork-profile.json").write_text('{"language": "python"}\n')
+    dialog = TrustDialog.for_saved_decision(str(project), _store(project.parent))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    _wait_listed(qtbot, dialog)
+    real = os.path.realpath(project)
+    assert _review_roots(dialog) == [
+        "settings: .pi/settings.json",
+        "skills: .pi/skills",
+        "prompts: .pi/prompts",
+        "system: .pi/SYSTEM.md",
+        "append: .pi/APPEND_SYSTEM.md",
+        "profile: .pi/piwork-profile.json",
+    ]
+    assert dialog.review.file_rows(1) == ["deploy/SKILL.md", "deploy/icon.png"]
+    review = dialog.review
+    _read(qtbot, dialog, f"{real}/.pi/skills/deploy/SKILL.md")
+    assert 'Skill "deploy"' in review.heading.text()
+    assert "Ship the build to production." in review.heading.text()
+    assert "Run `make ship`." in review.content.toPlainText()
+    _read(qtbot, dialog, f"{real}/.pi/prompts/review.md")
+    assert (
+        "Prompt template /review" in review.heading.text()
+        and "Review the staged diff" in review.heading.text()
+    )
+    _read(qtbot, dialog, f"{real}/.pi/SYSTEM.md")
+    assert "replaces the built-in system prompt" in review.heading.text()
+    assert review.content.toPlainText() == "You are the release bot.\n"
+    _read(qtbot, dialog, f"{real}/.pi/APPEND_SYSTEM.md")
+    assert review.note.isVisible() and review.note.text() == "Showing the first 64.0KB of 214.8KB."
+    _read(qtbot, dialog, f"{real}/.pi/skills/deploy/icon.png")
+    assert review.content.toPlainText() == "" and review.note.text().startswith("Binary file (")
+    _read(qtbot, dialog, f"{real}/.pi/piwork-profile.json")
+    assert review.content.toPlainText() == '{"language": "python"}\n'
+    dialog.reject()
+
+
+def test_enter_never_trusts(qtbot: QtBot, tmp_path: Path, project: Path) -> None:
+    def press_enter(dialog: TrustDialog) -> None:
+        assert dialog.option_buttons["distrust"].isDefault()
+        assert not any(
+            dialog.option_buttons[k].isDefault() for k in ("trust", "trust-parent", "trust-session")
+        )
+        qtbot.keyClick(dialog.focusWidget() or dialog, Qt.Key.Key_Return)
+
+    state = asyncio.run(
+        TrustResolver(_store(tmp_path), ask=_answering(qtbot, press_enter)).resolve(str(project))
+    )
+    assert (state.trusted, state.source) == (False, "prompt")
+    assert _saved(tmp_path) == {os.path.realpath(project): False}
 
 
 def test_settings_form_shows_inherited_decision_and_saves_choice(
@@ -134,8 +220,15 @@ def test_settings_form_shows_inherited_decision_and_saves_choice(
     qtbot.addWidget(dialog)
     parent = os.path.dirname(real)
     assert dialog.saved_label.text() == f"Saved decision: trusted ({parent}) (inherited from {parent})"
-    assert dialog.option_buttons["trust-parent"].isDefault()
-    assert set(dialog.option_buttons) == {"trust", "trust-parent", "distrust"}
+    assert dialog.option_buttons["trust-parent"].font().bold()  # marked, but Enter still does not trust
+    assert dialog.option_buttons["distrust"].isDefault()
+    assert list(dialog.option_buttons) == [
+        "trust",
+        "trust-parent",
+        "trust-session",
+        "distrust",
+        "distrust-session",
+    ]
     dialog.option_buttons["distrust"].click()
     assert _saved(tmp_path) == {parent: True, real: False}
     assert dialog.chosen is not None and dialog.chosen.kind == "distrust"
@@ -158,20 +251,6 @@ def test_corrupt_store_is_reported_and_can_be_backed_up(qtbot: QtBot, tmp_path: 
     assert len(backups) == 1 and backups[0].read_text() == "{not json"
     dialog.option_buttons["trust"].click()
     assert _saved(tmp_path) == {os.path.realpath(project): True}
-
-
-def test_changed_resources_are_named(qtbot: QtBot, project: Path) -> None:
-    from piwork.core.resources.trust import trust_options, trust_resources
-
-    request = TrustRequest(
-        str(project), tuple(trust_resources(str(project))), tuple(trust_options(str(project)))
-    )
-    dialog = TrustDialog(request, changed=[f"{project}/.pi/extensions"])
-    qtbot.addWidget(dialog)
-    assert any(
-        "changed since your last decision" in label.text()
-        for label in dialog.findChildren(type(dialog.saved_label))
-    )
 
 
 def test_ask_trust_does_not_block_the_event_loop(qtbot: QtBot, project: Path) -> None:
@@ -209,12 +288,18 @@ def _run(coroutine_factory: Callable[[], object]) -> object:
     """Run a coroutine on a qasync loop of its own (exec/exit pairs keep later Qt loops working)."""
     import qasync
 
-    loop = qasync.QEventLoop(QApplication.instance(), already_running=False)
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    # The dialog is the only window here: closing it must not quit the loop while the answer is recorded.
+    quit_on_close = app.quitOnLastWindowClosed()
+    app.setQuitOnLastWindowClosed(False)
+    loop = qasync.QEventLoop(app, already_running=False)
     try:
         return loop.run_until_complete(coroutine_factory())  # type: ignore[arg-type]
     finally:
         loop.close()
         asyncio.set_event_loop(None)
+        app.setQuitOnLastWindowClosed(quit_on_close)
 
 
 def _click_when_shown(kind: str, changed_note: list[str]) -> None:
