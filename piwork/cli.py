@@ -4,6 +4,7 @@ piwork [--cwd DIR] [--session FILE]        open the workbench window
 piwork -p PROMPT [...]                      run one prompt headless (see --help)
 piwork inspect SESSION [--leaf ID] [--json] describe a session file
 piwork resources [--cwd DIR] [--json]       list what the model would be told
+piwork export SESSION [-o FILE] [--format html|jsonl]   save a session as a page or its branch as a file
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 SUBCOMMANDS = {
     "inspect": "piwork.commands.inspect",
     "resources": "piwork.commands.resources",
+    "export": "piwork.commands.export",
 }
 HEADLESS_MODULE = "piwork.commands.headless"
 WINDOW_MODULE = "piwork.commands.window"

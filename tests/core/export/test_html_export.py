@@ -1,0 +1,145 @@
+"""The HTML export opened in a real headless Chromium: the tree is there, branches switch through the
+address fragment, and the file holds no network address (nothing can be fetched)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from piwork.core.export.html_export import ExportError, embedded_json, export_html
+from tests.support.chromium import dump_dom
+from tests.support.rich_session import ABANDONED_TEXT, ACTIVE_TEXT, LONG_OUTPUT, write_rich_session
+
+URL = re.compile(r"(?i)(?:https?|wss?|ftp)://")
+
+
+class _Dom(HTMLParser):
+    """Elements of interest in a dumped DOM: tree rows, message cards, the shown branch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tree_ids: list[str] = []
+        self.card_ids: list[str] = []
+        self.target: list[str] = []
+        self.leaf = ""
+        self.details = 0
+        self.svg_circles = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        classes = (a.get("class") or "").split()
+        if tag == "div" and "node" in classes:
+            self.tree_ids.append(a.get("data-id") or "")
+        if tag == "section" and "entry" in classes:
+            self.card_ids.append(a.get("data-id") or "")
+            if "target" in classes:
+                self.target.append(a.get("data-id") or "")
+        if tag == "main" and a.get("id") == "messages":
+            self.leaf = a.get("data-leaf") or ""
+        if tag == "details":
+            self.details += 1
+        if tag == "circle":
+            self.svg_circles += 1
+
+
+def _messages(dom: str) -> str:
+    """The rendered conversation pane (the first ``<main>``: the scripts come after it)."""
+    start = dom.index("<main ")
+    return dom[start : dom.index("</main>", start)]
+
+
+def _parse(dom: str) -> _Dom:
+    parser = _Dom()
+    parser.feed(dom)
+    return parser
+
+
+@pytest.fixture
+def page(tmp_path: Path) -> Path:
+    source = write_rich_session(tmp_path / "rich.jsonl")
+    before = source.read_bytes()
+    out = export_html(source, tmp_path / "rich.html")
+    assert source.read_bytes() == before  # the session is only read
+    return out
+
+
+def test_the_file_is_self_contained(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert not URL.search(text)  # the session quotes an address; the file still holds none
+    assert not re.search(r"(?i)<(?:link|iframe|object|embed)\b", text)
+    assert not re.search(r'(?i)\bsrc\s*=\s*"(?!data:)', text)
+    assert "default-src 'none'" in text
+    # "</script>" inside a message cannot close the data element early.
+    assert text.count("</script>") == 2
+
+
+def test_embedded_json_round_trips() -> None:
+    import json
+
+    value = {"t": "a </script> <!-- https://x.y/z \u2028 é 😀", "n": [1, 2.5, None]}
+    encoded = embedded_json(value)
+    assert "</" not in encoded and "://" not in encoded and "\u2028" not in encoded
+    assert json.loads(encoded) == value
+
+
+def test_chromium_shows_the_active_branch_and_the_whole_tree(page: Path) -> None:
+    dom = dump_dom(page)
+    parsed = _parse(dom)
+    assert parsed.leaf == "a5"
+    # Every entry the default filter lists, from both branches (tool-only turns and labels are not).
+    assert parsed.tree_ids == ["u1", "r1", "a1b", "u2", "a2", "u3", "r3", "c1", "u4", "a4", "bs", "u5", "a5"]
+    assert "u2" not in parsed.card_ids and "u5" in parsed.card_ids and "c1" in parsed.card_ids
+    assert ACTIVE_TEXT in _messages(dom) and ABANDONED_TEXT not in _messages(dom)
+    assert "start here" in dom  # the label
+    assert parsed.svg_circles >= 3  # the graph: a fork and two tips
+    assert "Output — 60 lines" in dom and parsed.details >= 3  # long output, thinking, summaries collapsed
+    assert LONG_OUTPUT.splitlines()[-1] in dom  # the full output is inside its <details>
+    assert "<b>x</b>" not in _messages(dom) and "&lt;b&gt;x&lt;/b&gt;" in _messages(dom)  # text escaped
+
+
+def test_chromium_switches_to_an_abandoned_branch_by_fragment(page: Path) -> None:
+    dom = dump_dom(page, "leaf=a2&target=u2")
+    parsed = _parse(dom)
+    assert parsed.leaf == "a2"
+    assert parsed.target == ["u2"]
+    messages = _messages(dom)
+    assert ABANDONED_TEXT in messages and ACTIVE_TEXT not in messages
+    assert "Another branch" in messages and "branch 1 of 2" in messages
+    assert parsed.card_ids[:3] == ["u1", "a1", "a1b"]
+
+
+def test_an_unknown_fragment_falls_back_to_the_active_branch(page: Path) -> None:
+    assert _parse(dump_dom(page, "leaf=nope")).leaf == "a5"
+
+
+def test_not_a_session(tmp_path: Path) -> None:
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text('{"hello": 1}\n')
+    with pytest.raises(ExportError, match="Not a session file"):
+        export_html(bad, tmp_path / "x.html")
+    with pytest.raises(ExportError, match="No such session file"):
+        export_html(tmp_path / "missing.jsonl", tmp_path / "x.html")
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_command_line(tmp_path: Path) -> None:
+    source = write_rich_session(tmp_path / "rich.jsonl")
+    done = subprocess.run(
+        [sys.executable, "-m", "piwork", "export", str(source), "-o", str(tmp_path / "out.html")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(tmp_path / "out.html")
+    assert "session-data" in (tmp_path / "out.html").read_text(encoding="utf-8")
+    bad = subprocess.run(
+        [sys.executable, "-m", "piwork", "export", str(tmp_path / "missing.jsonl")],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 1 and "No such session file" in bad.stderr
