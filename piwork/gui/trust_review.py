@@ -187,6 +187,7 @@ class ResourceReview(QWidget):
         self._changes_by_path = {c.path: c for c in self.changes}
         self.jobs = BackgroundJobs(self)
         self._preview_job = 0
+        self._listed: set[str] = set()
         self.model = QStandardItemModel(self)
         self.tree = QTreeView()
         self.tree.setModel(self.model)
@@ -224,8 +225,9 @@ class ResourceReview(QWidget):
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(self.tree)
         splitter.addWidget(right)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 2)
+        splitter.setSizes([320, 640])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)
@@ -253,15 +255,23 @@ class ResourceReview(QWidget):
             self.jobs.run(partial(list_resource_files, resource.path), partial(self._fill, item))
         self.tree.expandAll()
 
+    def all_listed(self) -> bool:
+        """Every resource's files are in the tree."""
+        return len(self._listed) == self.model.rowCount()
+
     def _fill(self, node: QStandardItem, result: object) -> None:
         node.removeRows(0, node.rowCount())
         root = str(node.data(PATH_ROLE))
+        self._listed.add(root)
         kind = str(node.data(KIND_ROLE))
         if isinstance(result, Exception):
             node.appendRow(_note_item(f"Cannot list: {result}"))
             self.listed.emit(root)
             return
         assert isinstance(result, ResourceListing)
+        if result.files == (root,):  # a file resource: the row itself is the file
+            self.listed.emit(root)
+            return
         removed = [c.path for c in self.changes if c.kind == "removed" and _inside(c.path, root)]
         for path in sorted([*result.files, *removed]):
             label = os.path.relpath(path, root) if path != root else os.path.basename(path)

@@ -99,12 +99,9 @@ def _review_roots(dialog: TrustDialog) -> list[str]:
 
 
 def _wait_listed(qtbot: QtBot, dialog: TrustDialog) -> None:
-    model = dialog.review.model
-    qtbot.waitUntil(
-        lambda: all(
-            model.item(row).rowCount() and model.item(row).child(0).text() != "Listing files…"
-            for row in range(model.rowCount())
-        )
+    qtbot.waitUntil(dialog.review.all_listed)
+    assert "Listing files…" not in str(
+        [dialog.review.file_rows(r) for r in range(dialog.review.model.rowCount())]
     )
 
 
@@ -171,6 +168,7 @@ def test_every_resource_that_would_load_can_be_read(qtbot: QtBot, project: Path)
         "profile: .pi/piwork-profile.json",
     ]
     assert dialog.review.file_rows(1) == ["deploy/SKILL.md", "deploy/icon.png"]
+    assert dialog.review.file_rows(0) == []  # a file resource is its own row
     review = dialog.review
     _read(qtbot, dialog, f"{real}/.pi/skills/deploy/SKILL.md")
     assert 'Skill "deploy"' in review.heading.text()
