@@ -37,6 +37,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("stop", "&Stop", "Ctrl+.", "Session", "Stop the agent (Esc in the editor)"),
     ActionSpec("compact", "&Compact Now…", "Ctrl+Shift+K", "Session", "Summarise older messages (/compact)"),
     ActionSpec("name_session", "&Name Session…", "F2", "Session", "Give this session a name (/name)"),
+    ActionSpec(
+        "context_preflight",
+        "Context &Preflight…",
+        "Ctrl+Shift+P",
+        "Session",
+        "Check the next request against the context marks (/context preflight)",
+    ),
     ActionSpec("session_tree", "Session &Tree", "Ctrl+T", "Session", "Branch from an earlier point (/tree)"),
     ActionSpec("pick_model", "Choose &Model", "Ctrl+M", "Session", "Open the model picker"),
     ActionSpec(

@@ -17,6 +17,7 @@ from piwork import __version__
 from piwork.gui.actions import ACTIONS, MENUS
 from piwork.gui.assets import resource_path
 from piwork.gui.chat.chat_panel import ChatPanel
+from piwork.gui.context.context_panel import ContextPanel
 from piwork.gui.logs.panel import LogViewerPanel
 from piwork.gui.resources.panel import ResourcePanel
 from piwork.gui.shortcuts_dialog import ShortcutsDialog
@@ -65,7 +66,11 @@ class MainWindow(QMainWindow):
         self.add_dock(
             "logs", "Tool Output Logs", self.log_panel, Qt.DockWidgetArea.BottomDockWidgetArea, "Alt+3"
         )
-        for dock_id in ("resources", "logs"):
+        self.context_panel = ContextPanel(self)
+        self.add_dock(
+            "context", "Context", self.context_panel, Qt.DockWidgetArea.RightDockWidgetArea, "Alt+4"
+        )
+        for dock_id in ("resources", "logs", "context"):
             self.docks[dock_id].hide()
         self._wire_window_actions()
         self.resize(1100, 780)
@@ -135,6 +140,13 @@ class MainWindow(QMainWindow):
         self.log_panel.send_to_chat.connect(self.chat.composer.insert_text)
 
     # ---- behaviour ---------------------------------------------------------------------------
+
+    def show_context_panel(self, tab: int | None = None) -> None:
+        dock = self.docks["context"]
+        dock.show()
+        dock.raise_()
+        if tab is not None:
+            self.context_panel.tabs.setCurrentIndex(tab)
 
     def show_tree(self) -> None:
         dock = self.docks["tree"]

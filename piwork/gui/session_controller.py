@@ -21,7 +21,6 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.core.agent.session import AgentSession, NoModel
-from piwork.core.compaction.tokens import estimate_context_tokens
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry
@@ -33,9 +32,12 @@ from piwork.core.session.format import default_session_dir
 from piwork.core.session.listing import read_header
 from piwork.core.session.search import files_to_search
 from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.context.feed import ContextFeed
+from piwork.gui.context.navigation import ContextNavigator
+from piwork.gui.context.preflight_dialog import PreflightDialog
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter, describe_exception
-from piwork.gui.resources.prompt_parts import show_system_prompt
+from piwork.gui.resources.prompt_parts import session_prompt_parts, show_system_prompt
 from piwork.gui.search.landing import landing_entry
 from piwork.gui.search.search_dialog import SearchDialog
 from piwork.gui.sessions.session_browser import SessionBrowser
@@ -77,6 +79,8 @@ class SessionController(QObject):
         )
         self.runtime: AgentRuntime | None = None
         self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
+        self.context_feed = ContextFeed(self.tokenizers, self)
+        self.context_navigator = ContextNavigator(window, self.context_feed, self)
         self.tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Any = None
         self._wire()
@@ -110,6 +114,21 @@ class SessionController(QObject):
         self.chat.presenter.assistantFinished.connect(lambda _m: self.refresh_status())
         self.chat.presenter.compactionFinished.connect(self.refresh_status)
         self.chat.presenter.treeNavigated.connect(self._show_context)
+        self._wire_context()
+
+    def _wire_context(self) -> None:
+        feed, panel, footer = self.context_feed, self.window.context_panel, self.chat.footer
+        feed.readingChanged.connect(footer.set_reading)
+        feed.billedChanged.connect(footer.set_billed)
+        feed.xrayChanged.connect(panel.set_xray)
+        feed.manifestChanged.connect(lambda manifest: panel.set_manifest(manifest, self.cwd))
+        feed.decisionAdded.connect(panel.add_decision)
+        feed.seriesChanged.connect(panel.plot.set_series)
+        panel.jumpRequested.connect(self.context_navigator.jump)
+        panel.showOriginalRequested.connect(self.context_navigator.show_original)
+        panel.preflightRequested.connect(self.show_preflight)
+        self.context_navigator.missed.connect(lambda text: self.window.status.showMessage(text, 8000))
+        self.window.action_map["context_preflight"].triggered.connect(self.show_preflight)
 
     # ---- tasks -------------------------------------------------------------------------------
 
@@ -204,6 +223,13 @@ class SessionController(QObject):
             + [prompt.name for prompt in resources.prompts]
         )
         self._show_context()
+        session = runtime.session
+        self.window.context_panel.set_decisions([])
+        self.context_feed.attach(
+            session,
+            lambda: session_prompt_parts(session, runtime.resources),
+            self.agent_dir / "piwork" / "telemetry",
+        )
         for notice in runtime.notices:  # e.g. why the file opened read-only
             self.chat.presenter.add_notice("Session file", notice)
         for warning in runtime.file_warnings():  # a broken settings.json, models.json, trust.json...
@@ -249,6 +275,7 @@ class SessionController(QObject):
         return path is not None and os.path.realpath(path) == os.path.realpath(session_file)
 
     def _detach(self) -> None:
+        self.context_feed.detach()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -268,6 +295,7 @@ class SessionController(QObject):
 
     def _on_event(self, event: Any) -> None:
         self.chat.presenter.handle(event)
+        self.context_feed.handle(event)
         kind = event.type
         if kind == "message_end" and event.message.get("role") in ("toolResult", "bashExecution"):
             self.window.log_panel.add_message(event.message)
@@ -291,14 +319,7 @@ class SessionController(QObject):
             status.set_trust("no-project-resources")
         else:
             status.set_trust("trusted" if trust.trusted else "untrusted")
-        estimate = estimate_context_tokens(session.messages)
-        window_size = model.context_window if model else 0
-        exact = estimate.last_usage_index is not None and estimate.trailing_tokens == 0
-        tokens = estimate.tokens if model else None
-        self.chat.footer.set_context(tokens, window_size, exact)
-        cost = session.session_cost()
-        billed = int(sum(cost.get(k, 0) for k in ("input", "output", "cacheRead", "cacheWrite")))
-        self.chat.footer.set_cost(float(cost.get("cost", 0.0)), billed)
+        self.context_feed.schedule()  # meter and billed figures: computed off the GUI thread
         self.chat.footer.thinking_picker.select(session.thinking_level)
         self.chat.set_session_state(session.read_only_reason, model is not None)
         if model is not None:
@@ -477,6 +498,17 @@ class SessionController(QObject):
         dialog.providers_page.keysChanged.connect(self._fill_pickers)
         dialog.show()
         return dialog
+
+    def show_preflight(self) -> PreflightDialog:
+        dialog = PreflightDialog(self.context_feed.reading, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.choice.connect(self._on_preflight_choice)
+        dialog.show()
+        return dialog
+
+    def _on_preflight_choice(self, choice: str) -> None:
+        if choice == "compact":
+            self.run_command(SlashCommand("compact", ""))
 
     def show_trust(self) -> TrustDialog:
         dialog = TrustDialog.for_saved_decision(self.cwd, TrustStore(str(self.agent_dir)), self.window)

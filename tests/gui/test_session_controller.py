@@ -89,8 +89,10 @@ def test_reply_streams_into_the_chat_and_is_saved(
     assert (
         rows[1].text == "Hello from the **loopback** server, streamed word by word." and not rows[1].streaming
     )
-    assert "context" in controller.chat.footer.context_label.text()
-    assert controller.chat.footer.cost_label.text().startswith("$")
+    footer = controller.chat.footer
+    qtbot.waitUntil(lambda: "exact" in footer.context_label.text(), timeout=5000)
+    assert footer.context_label.text().startswith("context ")
+    assert footer.cost_label.text().startswith("billed ") and "$" in footer.cost_label.text()
     # Model, context and cost live in the footer only; the status bar keeps trust and notices.
     status_texts = [label.text() for label in controller.window.status.findChildren(QLabel)]
     assert status_texts == [controller.window.status.trust_label.text()]

@@ -143,6 +143,25 @@ class ChatView(QListView):
         forget_row_caches(self.chat_delegate, row)
         self._chat_model.notify_changed(row)
 
+    def reveal_row_key(self, key: int, expand: bool = False) -> bool:
+        """Scroll to the row with ``key`` (showing earlier rows if it is hidden), select it and, with
+        ``expand``, open it. False when no such row is in the chat."""
+        model = self._chat_model
+        while model.visible_index_of_key(key) is None and model.hidden_count:
+            model.show_earlier()
+        visible = model.visible_index_of_key(key)
+        if visible is None:
+            return False
+        self._follow_bottom = False
+        index = model.index(visible)
+        row = index.data(RowRole)
+        if expand and isinstance(row, ChatRow) and row.collapsed and row.kind is not RowKind.USER:
+            self.toggle_row(row)
+        self.doItemsLayout()
+        self.setCurrentIndex(index)
+        self.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtTop)
+        return True
+
     def _show_earlier(self) -> None:
         self._follow_bottom = False
         self._chat_model.show_earlier()

@@ -52,6 +52,10 @@ class ChatPresenter(QObject):
         self._dirty: dict[int, ChatRow] = {}
         self._retry_row: ChatRow | None = None
         self._compaction_row: ChatRow | None = None
+        # first row of each finished message (keyed by the message object's id; the message is kept so the
+        # id cannot be reused): the Context panel's X-ray jumps through it
+        self._message_rows: dict[int, tuple[dict[str, Any], int]] = {}
+        self._pending_user: tuple[dict[str, Any], list[ChatRow]] | None = None
         self._flush_timer = QTimer(self)
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(flush_ms)
@@ -68,6 +72,7 @@ class ChatPresenter(QObject):
         self._cards.clear()
         self._card_rows.clear()
         self._stream_rows.clear()
+        self._message_rows.clear()
         rows: list[ChatRow] = []
         for message in messages:
             new_rows = rows_for_message(message, self._cards)
@@ -75,8 +80,21 @@ class ChatPresenter(QObject):
                 if row.tool is not None and row.tool.call_id:
                     self._card_rows[row.tool.call_id] = row
             rows.extend(new_rows)
+            self._remember(message, new_rows)
             self._attach_result_images(message)
         self.model.reset_rows(rows)
+
+    def _remember(self, message: dict[str, Any], rows: list[ChatRow]) -> None:
+        if message.get("role") == "toolResult":
+            card_row = self._card_rows.get(str(message.get("toolCallId")))
+            rows = [card_row] if card_row is not None else rows
+        if rows:
+            self._message_rows[id(message)] = (message, rows[0].key)
+
+    def row_key_for_message(self, message: dict[str, Any]) -> int | None:
+        """Key of the first chat row showing ``message`` (a tool result: its call's card), if shown."""
+        found = self._message_rows.get(id(message))
+        return found[1] if found is not None and found[0] is message else None
 
     def add_notice(self, title: str, text: str = "", hint: str = "", error: bool = False) -> ChatRow:
         row = ChatRow(
@@ -105,7 +123,9 @@ class ChatPresenter(QObject):
     def _on_message_start(self, event: Any) -> None:
         message = event.message
         if message.get("role") == "user":
-            self._append(rows_for_message(message, self._cards))
+            user_rows = rows_for_message(message, self._cards)
+            self._append(user_rows)
+            self._pending_user = (message, user_rows)
         elif message.get("role") == "assistant":
             self._stream_rows = {}
 
@@ -160,13 +180,16 @@ class ChatPresenter(QObject):
         self.flush()
         if role == "assistant":
             if self._stream_rows:
+                first = self._stream_rows[min(self._stream_rows)]
                 self._finish_streamed_message(message)
+                self._remember(message, [first])
             else:
                 new_rows = assistant_rows(message, self._cards)
                 for new_row in new_rows:
                     if new_row.tool is not None:
                         self._card_rows[new_row.tool.call_id] = new_row
                 self._append(new_rows)
+                self._remember(message, new_rows)
             self._stream_rows = {}
             self.assistantFinished.emit(message)
         elif role == "toolResult":
@@ -178,10 +201,20 @@ class ChatPresenter(QObject):
                 card_row = self._card_rows.get(call_id)
                 if card_row is not None:
                     self._changed(card_row)
+                self._remember(message, [])
             else:
-                self._append(rows_for_message(message, self._cards))
-        elif role != "user":
-            self._append(rows_for_message(message, self._cards))
+                new_rows = rows_for_message(message, self._cards)
+                self._append(new_rows)
+                self._remember(message, new_rows)
+        elif role == "user":
+            pending = self._pending_user
+            if pending is not None and pending[0] is message:
+                self._remember(message, pending[1])
+            self._pending_user = None
+        else:
+            new_rows = rows_for_message(message, self._cards)
+            self._append(new_rows)
+            self._remember(message, new_rows)
 
     def _finish_streamed_message(self, message: dict[str, Any]) -> None:
         content = message.get("content") or []

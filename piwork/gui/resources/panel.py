@@ -145,5 +145,24 @@ class ResourcePanel(QWidget):
                 self.view.setCurrentIndex(self.model.index(position, 0, parent))
                 return
 
+    def select_path(self, path: str, kind: str | None = None) -> bool:
+        """Select the row of ``path`` (or, with only ``kind``, that group's first active row); shows the
+        Resources tab. False when no row matches."""
+        real = os.path.realpath(path) if path else ""
+        for group in range(self.model.rowCount()):
+            parent = self.model.index(group, 0)
+            for position in range(self.model.rowCount(parent)):
+                row = self.model.row_at(self.model.index(position, 0, parent))
+                if row is None:
+                    continue
+                same_path = bool(path) and (row.path == path or os.path.realpath(row.path) == real)
+                first_of_kind = not path and row.kind == kind and row.state == "active"
+                if same_path or first_of_kind:
+                    self.tabs.setCurrentIndex(0)
+                    self.view.setCurrentIndex(self.model.index(position, 0, parent))
+                    self.view.scrollTo(self.view.currentIndex())
+                    return True
+        return False
+
     def shutdown(self) -> None:
         self.prompt_view.shutdown()

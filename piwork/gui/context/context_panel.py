@@ -1,0 +1,225 @@
+"""The Context panel (a dock): X-ray of the next request, the context manifest, the governor log and a plot
+of occupancy and billed tokens per request. It only shows what the context feed hands it and says what
+the person asked for (jump somewhere, show an elided result's original, export the log)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QModelIndex, QSize, Qt, Signal
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QTabWidget,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from piwork.core.context.manifest import Manifest
+from piwork.core.context.records import GovernorDecision
+from piwork.core.context.xray import Xray
+from piwork.gui.context.governor_log_model import GovernorLogModel, export_json
+from piwork.gui.context.manifest_model import ManifestModel
+from piwork.gui.context.usage_plot import UsagePlot
+from piwork.gui.context.xray_model import JumpTarget, TargetRole, XrayModel
+
+
+def _table(model: object) -> QTableView:
+    view = QTableView()
+    view.setModel(model)  # type: ignore[arg-type]
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.verticalHeader().hide()
+    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 6)
+    view.setWordWrap(False)
+    view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    view.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    view.horizontalHeader().setStretchLastSection(False)
+    return view
+
+
+class ContextPanel(QWidget):
+    jumpRequested = Signal(object)  # JumpTarget
+    showOriginalRequested = Signal(str)  # tool call id of an elided result
+    preflightRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("contextPanel")
+        self.tabs = QTabWidget(self)
+
+        # X-ray
+        self.xray_model = XrayModel(self)
+        self.xray_view = _table(self.xray_model)
+        self.xray_view.setObjectName("xrayView")
+        for column in (1, 2, 3):
+            self.xray_view.horizontalHeader().setSectionResizeMode(
+                column, QHeaderView.ResizeMode.ResizeToContents
+            )
+        self.xray_view.activated.connect(self._on_xray_activated)
+        self.xray_summary = QLabel("No session yet.")
+        self.xray_summary.setObjectName("xraySummary")
+        preflight = QPushButton("Preflight…")
+        preflight.setToolTip("Check the next request against the marks (/context preflight)")
+        preflight.clicked.connect(self.preflightRequested)
+        xray_head = QHBoxLayout()
+        xray_head.addWidget(self.xray_summary, 1)
+        xray_head.addWidget(preflight)
+        self.tabs.addTab(self._page(xray_head, self.xray_view), "X-ray")
+
+        # Manifest
+        self.manifest_model = ManifestModel(self)
+        self.manifest_view = _table(self.manifest_model)
+        self.manifest_view.setObjectName("manifestView")
+        header = self.manifest_view.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        self.manifest_summary = QLabel("No context manifest recorded for this task.")
+        self.manifest_summary.setWordWrap(True)
+        copy = QPushButton("Copy as text")
+        copy.clicked.connect(self.copy_manifest)
+        manifest_head = QHBoxLayout()
+        manifest_head.addWidget(self.manifest_summary, 1)
+        manifest_head.addWidget(copy)
+        self.tabs.addTab(self._page(manifest_head, self.manifest_view), "Manifest")
+
+        # Governor log
+        self.log_model = GovernorLogModel(self)
+        self.log_view = QTreeView()
+        self.log_view.setObjectName("governorLogView")
+        self.log_view.setModel(self.log_model)
+        self.log_view.setUniformRowHeights(True)
+        self.log_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.log_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.log_view.activated.connect(self._on_log_activated)
+        self.log_model.rowsInserted.connect(self._span_children)
+        self.log_model.modelReset.connect(self._span_children)
+        self.show_original_button = QPushButton("Show original")
+        self.show_original_button.setEnabled(False)
+        self.show_original_button.clicked.connect(self.show_selected_original)
+        self.export_button = QPushButton("Export JSON…")
+        self.export_button.clicked.connect(self.export_log)
+        self.log_view.selectionModel().currentChanged.connect(self._on_log_current)
+        self.log_summary = QLabel("No governor decisions yet.")
+        log_head = QHBoxLayout()
+        log_head.addWidget(self.log_summary, 1)
+        log_head.addWidget(self.show_original_button)
+        log_head.addWidget(self.export_button)
+        self.tabs.addTab(self._page(log_head, self.log_view), "Governor log")
+
+        # Plot
+        self.plot = UsagePlot(self)
+        self.tabs.addTab(self.plot, "Usage plot")
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+
+    @staticmethod
+    def _page(head: QHBoxLayout, body: QWidget) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(head)
+        layout.addWidget(body, 1)
+        return page
+
+    def sizeHint(self) -> QSize:
+        return QSize(560, 420)
+
+    # ---- content --------------------------------------------------------------------------------
+
+    def set_xray(self, xray: Xray, message_parts_index: list[int] | None) -> None:
+        selected = self.xray_view.currentIndex()
+        target = selected.data(TargetRole) if selected.isValid() else None
+        self.xray_model.set_xray(xray, message_parts_index)
+        self.xray_summary.setText(
+            f"Next request: {xray.total:,} tokens in {len(xray.parts)} parts (≈ {xray.tokenizer.removeprefix('≈').strip()})"
+        )
+        if target is not None:  # keep the selection on the same source across refreshes
+            position = self.xray_model.position_of(lambda row: row.target == target)
+            if position is not None:
+                self.xray_view.setCurrentIndex(self.xray_model.index(position, 0))
+
+    def set_manifest(self, manifest: Manifest | None, cwd: str | None) -> None:
+        self.manifest_model.set_manifest(manifest, cwd)
+        if manifest is None:
+            self.manifest_summary.setText("No context manifest recorded for this task.")
+        else:
+            loaded = sum(1 for e in manifest.entries if e.loaded)
+            self.manifest_summary.setText(
+                f"Task {manifest.task_id or '—'}: {loaded} of {len(manifest.entries)} entries loaded"
+                f" · tokenizer {manifest.tokenizer}"
+                + (f" · verify: {manifest.verify}" if manifest.verify else "")
+            )
+
+    def set_decisions(self, decisions: list[GovernorDecision]) -> None:
+        self.log_model.set_decisions(decisions)
+        self._update_log_summary()
+
+    def add_decision(self, decision: GovernorDecision) -> None:
+        self.log_model.add_decision(decision)
+        self._update_log_summary()
+
+    def _update_log_summary(self) -> None:
+        decisions = self.log_model.decisions
+        projected = sum(1 for d in decisions if d.decision in ("projected", "forced"))
+        saved = sum(d.savings for d in decisions if d.decision in ("projected", "forced"))
+        self.log_summary.setText(
+            f"{len(decisions)} decision{'s' if len(decisions) != 1 else ''}, {projected} projected, "
+            f"{saved:,} tokens saved"
+            if decisions
+            else "No governor decisions yet."
+        )
+
+    def _span_children(self, *_args: object) -> None:
+        for row in range(self.log_model.rowCount()):
+            parent = self.log_model.index(row, 0)
+            for child in range(self.log_model.rowCount(parent)):
+                self.log_view.setFirstColumnSpanned(child, parent, True)
+
+    # ---- actions --------------------------------------------------------------------------------
+
+    def _on_xray_activated(self, index: QModelIndex) -> None:
+        target = index.data(TargetRole)
+        if isinstance(target, JumpTarget):
+            self.jumpRequested.emit(target)
+
+    def _on_log_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self.show_original_button.setEnabled(self.log_model.elided_at(current) is not None)
+
+    def _on_log_activated(self, index: QModelIndex) -> None:
+        item = self.log_model.elided_at(index)
+        if item is not None:
+            self.showOriginalRequested.emit(item.tool_call_id)
+
+    def show_selected_original(self) -> None:
+        self._on_log_activated(self.log_view.currentIndex())
+
+    def copy_manifest(self) -> None:
+        manifest = self.manifest_model.manifest
+        if manifest is not None:
+            QGuiApplication.clipboard().setText(manifest.render_text(self.manifest_model.cwd))
+
+    def export_log(self, path: str | None = None) -> Path | None:
+        """Write the governor log as JSON (metadata only); asks where unless ``path`` is given."""
+        if path is None:
+            path, _filter = QFileDialog.getSaveFileName(
+                self, "Export Governor Log", "governor-log.json", "JSON (*.json)"
+            )
+        if not path:
+            return None
+        target = Path(path)
+        target.write_text(export_json(self.log_model.decisions) + "\n", encoding="utf-8")
+        return target

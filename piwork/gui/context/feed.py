@@ -1,0 +1,368 @@
+"""Feeds the budget meter and the Context panel from a live session, off the GUI thread.
+
+The controller forwards every engine event here. Events only mark the figures stale; a single-shot timer
+coalesces them (at most one refresh per ``STREAMING_INTERVAL_MS`` while a reply streams) and one refresh
+at a time runs in the default executor: tokenizer loading, the X-ray of the next request (cached per
+message, so a refresh counts only what is new) and the billed totals of today's telemetry files. The
+result comes back to the GUI thread as plain values and goes to the views in one step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from piwork.core.compaction.settings import CompactionSettings
+from piwork.core.compaction.tokens import estimate_context_tokens
+from piwork.core.context.budget import GovernorSettings, Marks, effective_marks
+from piwork.core.context.estimate import TokenEstimator
+from piwork.core.context.manifest import Manifest, latest_manifest
+from piwork.core.context.records import BilledSample, GovernorDecision, OccupancySample
+from piwork.core.context.xray import Xray, xray
+from piwork.core.llm.tokens import Tokenizers
+from piwork.core.llm.types import Model, ToolSpec
+from piwork.core.resources.system_prompt import PromptPart
+from piwork.gui.context.reading import BilledFigures, MeterReading, Segments, billed_from_usage
+
+log = logging.getLogger(__name__)
+
+STREAMING_INTERVAL_MS = 400  # while a reply streams: at most this often
+IDLE_INTERVAL_MS = 30  # otherwise: right after the event burst
+_MESSAGE_ROLES = frozenset(
+    {"user", "assistant", "toolResult", "custom", "bashExecution", "compactionSummary", "branchSummary"}
+)
+_REFRESH_EVENTS = frozenset(
+    {
+        "message_end",
+        "tool_execution_end",
+        "agent_end",
+        "agent_settled",
+        "model_changed",
+        "compaction_end",
+        "session_tree",
+    }
+)
+
+
+def message_part_indices(messages: Sequence[Mapping[str, Any]]) -> list[int]:
+    """For each message part of an X-ray over ``messages`` (in order), the index of its message."""
+    out = []
+    for i, message in enumerate(messages):
+        if message.get("role") not in _MESSAGE_ROLES:
+            continue
+        if message.get("role") == "bashExecution" and message.get("excludeFromContext"):
+            continue
+        out.append(i)
+    return out
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a refresh needs, taken on the GUI thread (cheap: references and a list copy)."""
+
+    messages: list[dict[str, Any]]
+    prompt_parts: list[PromptPart]
+    tools: list[ToolSpec]
+    model: Model | None
+    telemetry_dir: Path | None
+    usages: list[tuple[int, dict[str, Any]]]  # (time ms, usage) of this session's provider calls
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What a refresh computed, handed back to the GUI thread."""
+
+    xray: Xray
+    message_parts: list[int]
+    exact_tokens: int | None  # the provider's count when nothing was added since the last reply
+    today_tokens: int = 0
+    today_cost: float = 0.0
+    occupancy: list[OccupancySample] = field(default_factory=list)
+    billed: list[BilledSample] = field(default_factory=list)
+
+
+def today_billed(telemetry_dir: Path | None, now: float | None = None) -> tuple[int, float]:
+    """Tokens and USD billed today (local time) over every telemetry file, read line by line."""
+    if telemetry_dir is None or not telemetry_dir.is_dir():
+        return 0, 0.0
+    day = datetime.fromtimestamp(time.time() if now is None else now).date()
+    start = datetime.combine(day, datetime.min.time()).timestamp() * 1000
+    usages: list[Mapping[str, Any]] = []
+    for path in telemetry_dir.rglob("*.jsonl"):
+        try:
+            if path.stat().st_mtime * 1000 < start:
+                continue
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(record, dict):
+                continue
+            stamp = record.get("timeMs", record.get("timestamp_ms"))
+            if not isinstance(stamp, int | float) or stamp < start:
+                continue
+            usage = _record_usage(record)
+            if usage is not None:
+                usages.append(usage)
+    tokens, cost = billed_from_usage(usages)
+    return int(sum(tokens.values())), cost
+
+
+def _record_usage(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A telemetry line's billed usage: per-call records carry ``usage``; billed series rows carry fields."""
+    usage = record.get("usage")
+    if isinstance(usage, Mapping):
+        return usage
+    if record.get("series") == "billedTraffic":
+        return {
+            "input": record.get("input"),
+            "output": record.get("output"),
+            "cacheRead": record.get("cacheRead"),
+            "cacheWrite": record.get("cacheWrite"),
+            "cost": {"total": record.get("cost")},
+        }
+    return None
+
+
+def samples_from_usages(
+    usages: Sequence[tuple[int, Mapping[str, Any]]], window: int
+) -> tuple[list[OccupancySample], list[BilledSample]]:
+    """Per provider call: the prompt it held as the provider counted it (occupancy) and what it was billed."""
+    occupancy: list[OccupancySample] = []
+    billed: list[BilledSample] = []
+    for stamp, usage in usages:
+        tokens, cost = billed_from_usage([usage])
+        prompt = int(tokens["input"] + tokens["cacheRead"] + tokens["cacheWrite"])
+        if prompt <= 0 and tokens["output"] <= 0:
+            continue  # a call that failed before any usage: nothing was held or billed
+        occupancy.append(OccupancySample(stamp, prompt, "provider", "provider", window))
+        billed.append(
+            BilledSample(
+                stamp,
+                "",
+                "",
+                int(tokens["input"]),
+                int(tokens["output"]),
+                int(tokens["cacheRead"]),
+                int(tokens["cacheWrite"]),
+                cost,
+            )
+        )
+    return occupancy, billed
+
+
+class ContextFeed(QObject):
+    readingChanged = Signal(object)  # MeterReading
+    billedChanged = Signal(object)  # BilledFigures
+    xrayChanged = Signal(object, object)  # Xray, message part indices
+    manifestChanged = Signal(object)  # Manifest | None
+    decisionAdded = Signal(object)  # GovernorDecision
+    seriesChanged = Signal(object, object, object)  # occupancy samples, billed samples, Marks | None
+    refreshed = Signal()
+
+    def __init__(self, tokenizers: Tokenizers, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.tokenizers = tokenizers
+        self.session: Any = None
+        self.snapshot_parts: Callable[[], list[PromptPart]] = list
+        self.telemetry_dir: Path | None = None
+        self.marks: Marks | None = None
+        self.decisions: list[GovernorDecision] = []
+        self.reading = MeterReading()
+        self.billed = BilledFigures()
+        self.messages: list[dict[str, Any]] = []  # the messages of the last X-ray, for jumps
+        self.streaming = False
+        self.refresh_count = 0
+        self._estimators: dict[str, TokenEstimator] = {}
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.timeout.connect(self._start_refresh)
+        self._job: asyncio.Future[Figures] | None = None
+        self._again = False
+        self._elided = 0
+
+    # ---- session ---------------------------------------------------------------------------------
+
+    def attach(
+        self,
+        session: Any,
+        prompt_parts: Callable[[], list[PromptPart]],
+        telemetry_dir: Path | None,
+    ) -> None:
+        """Follow ``session`` (an AgentSession); ``prompt_parts`` gives its system prompt part by part."""
+        self.session = session
+        self.snapshot_parts = prompt_parts
+        self.telemetry_dir = telemetry_dir
+        self.decisions = []
+        self._elided = 0
+        self._estimators.clear()
+        self._update_marks()
+        self.manifestChanged.emit(self._manifest())
+        self.schedule()
+
+    def detach(self) -> None:
+        self.session = None
+        if shiboken6.isValid(self._timer):  # the window may be gone already
+            self._timer.stop()
+
+    def _update_marks(self) -> None:
+        model = self.session.model if self.session is not None else None
+        if model is None:
+            self.marks = None
+            return
+        settings = GovernorSettings.from_settings(self.session.settings)
+        reserve = CompactionSettings.from_settings(self.session.settings).reserve_tokens
+        self.marks = effective_marks(model, settings, reserve)
+
+    def _manifest(self) -> Manifest | None:
+        session = self.session
+        if session is None:
+            return None
+        try:
+            return latest_manifest(session.tree)
+        except (OSError, ValueError) as err:
+            log.warning("context manifest could not be read: %s", err)
+            return None
+
+    # ---- events ----------------------------------------------------------------------------------
+
+    def handle(self, event: Any) -> None:
+        kind = getattr(event, "type", "")
+        decision = getattr(event, "decision", None)
+        if isinstance(decision, GovernorDecision):
+            self.add_decision(decision)
+            return
+        if kind == "agent_start":
+            self.streaming = True
+        elif kind == "agent_settled":
+            self.streaming = False
+            self.manifestChanged.emit(self._manifest())
+        if kind in ("model_changed", "agent_settled"):
+            self._update_marks()
+        if kind in _REFRESH_EVENTS or kind == "message_update":
+            self.schedule()
+
+    def add_decision(self, decision: GovernorDecision) -> None:
+        self.decisions.append(decision)
+        if decision.decision in ("projected", "forced", "no-op", "over-ceiling"):
+            self._elided = max(0, decision.occupancy_before - decision.occupancy_after)
+        elif decision.decision == "fail-closed":
+            self._elided = 0  # the unmodified transcript is sent
+        self.decisionAdded.emit(decision)
+        self.schedule()
+
+    # ---- refreshing --------------------------------------------------------------------------------
+
+    def schedule(self) -> None:
+        """Mark the figures stale; one refresh follows (coalesced)."""
+        if self.session is None:
+            return
+        if self._job is not None:
+            self._again = True
+            return
+        if not self._timer.isActive():
+            self._timer.start(STREAMING_INTERVAL_MS if self.streaming else IDLE_INTERVAL_MS)
+
+    def _snapshot(self) -> Snapshot:
+        session = self.session
+        model = session.model
+        names = session.tool_names()
+        tools = [ToolSpec(s.name, s.description, s.parameters) for s in session.registry.specs(names)]
+        usages = [
+            (record.timestamp_ms, dict(record.usage)) for record in getattr(session.telemetry, "records", [])
+        ]
+        return Snapshot(session.messages, self.snapshot_parts(), tools, model, self.telemetry_dir, usages)
+
+    def _start_refresh(self) -> None:
+        if self.session is None or self._job is not None:
+            return
+        snapshot = self._snapshot()
+        loop = asyncio.get_event_loop()
+        self._job = loop.run_in_executor(None, self._compute, snapshot)
+        self._job.add_done_callback(lambda job: self._finished(job, snapshot))
+
+    def _compute(self, snapshot: Snapshot) -> Figures:
+        """Runs in the executor: nothing here touches Qt."""
+        self.tokenizers.load()
+        model_id = snapshot.model.id if snapshot.model is not None else ""
+        counter = self.tokenizers.counter_for(model_id)
+        estimator = self._estimators.get(counter.info.label)
+        if estimator is None:
+            estimator = self._estimators[counter.info.label] = TokenEstimator(counter)
+        request = xray(snapshot.prompt_parts, snapshot.tools, snapshot.messages, estimator)
+        estimate = estimate_context_tokens(snapshot.messages)
+        exact = None
+        if estimate.last_usage_index is not None and estimate.trailing_tokens == 0:
+            exact = int(estimate.tokens)
+        today_tokens, today_cost = today_billed(snapshot.telemetry_dir)
+        window = snapshot.model.context_window if snapshot.model is not None else 0
+        occupancy, billed = samples_from_usages(snapshot.usages, window)
+        return Figures(
+            request,
+            message_part_indices(snapshot.messages),
+            exact,
+            today_tokens,
+            today_cost,
+            occupancy,
+            billed,
+        )
+
+    def _finished(self, job: asyncio.Future[Figures], snapshot: Snapshot) -> None:
+        self._job = None
+        if not shiboken6.isValid(self):
+            return
+        if job.cancelled():
+            return
+        error = job.exception()
+        if error is not None:
+            log.warning("context figures could not be computed: %s", error)
+        elif self.session is not None:
+            self._apply(job.result(), snapshot)
+        if self._again:
+            self._again = False
+            self.schedule()
+
+    def _apply(self, figures: Figures, snapshot: Snapshot) -> None:
+        model = snapshot.model
+        window = model.context_window if model is not None else 0
+        request = figures.xray
+        exact = figures.exact_tokens is not None
+        self.messages = snapshot.messages
+        self.reading = MeterReading(
+            window=window,
+            marks=self.marks,
+            segments=Segments.from_xray(request),
+            occupancy=figures.exact_tokens if exact else request.total,
+            exact=exact,
+            tokenizer=request.tokenizer,
+            elided=self._elided,
+        )
+        session_cost = self.session.session_cost()
+        detail = {k: float(session_cost.get(k, 0.0)) for k in ("input", "output", "cacheRead", "cacheWrite")}
+        self.billed = BilledFigures(
+            session_tokens=int(sum(detail.values())),
+            session_cost=float(session_cost.get("cost", 0.0)),
+            today_tokens=figures.today_tokens,
+            today_cost=figures.today_cost,
+            session_detail=detail,
+        )
+        self.refresh_count += 1
+        self.readingChanged.emit(self.reading)
+        self.billedChanged.emit(self.billed)
+        self.xrayChanged.emit(request, figures.message_parts)
+        self.seriesChanged.emit(figures.occupancy, figures.billed, self.marks)
+        self.refreshed.emit()

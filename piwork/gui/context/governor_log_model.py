@@ -1,0 +1,153 @@
+"""Governor log model: one row per provider call where the governor did something, each expandable to
+the tool results it elided (tool, argument, tokens, reason). A two-level ``QAbstractItemModel``: a child's
+internal id is its decision's row + 1, so no Python object has to stay alive behind an index."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+
+from piwork.core.context.records import ElidedItem, GovernorDecision
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+DecisionRole = Qt.ItemDataRole.UserRole + 1
+ElidedRole = Qt.ItemDataRole.UserRole + 2
+COLUMNS = ("Time", "Turn", "Triggers", "Before", "After", "Savings", "Required", "Decision", "Elided")
+
+
+def _clock(time_ms: int) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(time_ms / 1000))
+
+
+def decision_cells(decision: GovernorDecision) -> tuple[str, ...]:
+    elided = len(decision.elided)
+    return (
+        _clock(decision.time_ms),
+        str(decision.turn),
+        ", ".join(decision.triggers) or "—",
+        f"{decision.occupancy_before:,}",
+        f"{decision.occupancy_after:,}",
+        f"{decision.savings:,}",
+        f"{decision.required:,}",
+        decision.decision + (f": {decision.detail}" if decision.detail else ""),
+        f"{elided}" + (f" (+{decision.sticky} kept)" if decision.sticky else ""),
+    )
+
+
+def elided_text(item: ElidedItem) -> str:
+    return f"{item.tool} {item.argument} — {item.tokens:,} tokens — {item.reason}"
+
+
+def export_json(decisions: Sequence[GovernorDecision]) -> str:
+    """The log as JSON: metadata only (paths/commands, counts, reasons), never tool output."""
+    return json.dumps(
+        {"version": 1, "decisions": [d.to_json() for d in decisions]}, indent=2, ensure_ascii=False
+    )
+
+
+class GovernorLogModel(QAbstractItemModel):
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._decisions: list[GovernorDecision] = []
+
+    @property
+    def decisions(self) -> list[GovernorDecision]:
+        return list(self._decisions)
+
+    def set_decisions(self, decisions: Sequence[GovernorDecision]) -> None:
+        self.beginResetModel()
+        self._decisions = list(decisions)
+        self.endResetModel()
+
+    def add_decision(self, decision: GovernorDecision) -> None:
+        row = len(self._decisions)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._decisions.append(decision)
+        self.endInsertRows()
+
+    def decision_at(self, index: AnyIndex) -> GovernorDecision | None:
+        if not index.isValid():
+            return None
+        if index.internalId() == 0:
+            return self._decisions[index.row()] if index.row() < len(self._decisions) else None
+        return self._decisions[index.internalId() - 1]
+
+    def elided_at(self, index: AnyIndex) -> ElidedItem | None:
+        if not index.isValid() or index.internalId() == 0:
+            return None
+        decision = self._decisions[index.internalId() - 1]
+        return decision.elided[index.row()] if index.row() < len(decision.elided) else None
+
+    # ---- Qt model API ----------------------------------------------------------------------------
+
+    def index(self, row: int, column: int = 0, parent: AnyIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        if not self.hasIndex(row, column, parent):
+            return QModelIndex()
+        if not parent.isValid():
+            return self.createIndex(row, column, 0)
+        if parent.internalId() == 0:
+            return self.createIndex(row, column, parent.row() + 1)
+        return QModelIndex()
+
+    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid() or index.internalId() == 0:
+            return QModelIndex()
+        return self.createIndex(index.internalId() - 1, 0, 0)
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        if not parent.isValid():
+            return len(self._decisions)
+        if parent.internalId() == 0 and parent.column() == 0 and parent.row() < len(self._decisions):
+            return len(self._decisions[parent.row()].elided)
+        return 0
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
+        return None
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        column = index.column()
+        item = self.elided_at(index)
+        if index.internalId() != 0:
+            if item is None:
+                return None
+            if role == Qt.ItemDataRole.DisplayRole and column == 0:
+                return elided_text(item)
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return f"{elided_text(item)}\nDouble-click (or “Show original”) to open the original result"
+            if role == ElidedRole:
+                return item
+            return None
+        decision = self.decision_at(index)
+        if decision is None:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return decision_cells(decision)[column] if 0 <= column < len(COLUMNS) else None
+        if role == Qt.ItemDataRole.TextAlignmentRole and 3 <= column <= 6:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (
+                f"{decision.decision}: {decision.detail or '—'}\n"
+                f"occupancy {decision.occupancy_before:,} → {decision.occupancy_after:,} "
+                f"({decision.tokenizer}); savings {decision.savings:,} of {decision.required:,} required"
+            )
+        if role == DecisionRole:
+            return decision
+        return None

@@ -1,0 +1,95 @@
+"""Where the Context panel's rows lead: a message or tool result in the chat and the session tree, a
+context file or the skills in the Resources panel; and "show original" for an elided tool result.
+
+The X-ray row knows its message's position in the request; the chat presenter knows which row shows that
+message, and the session tree's context for the leaf gives the entry id (built in the executor: it may
+read entry bodies from the file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import shiboken6
+from PySide6.QtCore import QObject, Signal
+
+from piwork.gui.context.feed import ContextFeed
+from piwork.gui.context.xray_model import JumpTarget
+from piwork.gui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+
+class ContextNavigator(QObject):
+    landed = Signal(str, object)  # "chat" | "tree" | "resources", what was selected (row key, entry id, path)
+    missed = Signal(str)  # why a jump found nothing
+
+    def __init__(self, window: MainWindow, feed: ContextFeed, parent: QObject | None = None) -> None:
+        super().__init__(parent or window)
+        self.window = window
+        self.feed = feed
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def jump(self, target: JumpTarget) -> None:
+        if target.kind == "resource":
+            self._to_resource(target.path or "")
+        elif target.kind == "message" and target.message_index is not None:
+            self._to_message(target.message_index, expand=False)
+        elif target.kind == "tool":
+            self.missed.emit(f"Tool schema of {target.path}: part of every request while the tool is active")
+        else:
+            self.missed.emit("That part of the request has no place to show")
+
+    def show_original(self, tool_call_id: str) -> None:
+        """Open the original (unelided) tool result: the transcript keeps it in full."""
+        for index, message in enumerate(self.feed.messages):
+            if message.get("role") == "toolResult" and message.get("toolCallId") == tool_call_id:
+                self._to_message(index, expand=True)
+                return
+        self.missed.emit(f"The tool result {tool_call_id} is no longer in this branch's context")
+
+    def _to_resource(self, path: str) -> None:
+        dock = self.window.docks["resources"]
+        dock.show()
+        dock.raise_()
+        panel = self.window.resource_panel
+        found = panel.select_path("", "skill") if path == "skills" else panel.select_path(path)
+        if found:
+            self.landed.emit("resources", path)
+        else:
+            self.missed.emit(f"{path} is not listed in the Resources panel")
+
+    def _to_message(self, index: int, expand: bool) -> None:
+        messages = self.feed.messages
+        if not 0 <= index < len(messages):
+            self.missed.emit("That message is no longer in the context")
+            return
+        message = messages[index]
+        key = self.window.chat.presenter.row_key_for_message(message)
+        if key is not None and self.window.chat.view.reveal_row_key(key, expand=expand):
+            self.landed.emit("chat", key)
+        task = asyncio.ensure_future(self._select_in_tree(index, len(messages)))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _select_in_tree(self, index: int, count: int) -> None:
+        session = self.feed.session
+        if session is None:
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            context = await loop.run_in_executor(None, session.tree.build_context)
+        except Exception as err:  # a damaged file: the chat jump already happened
+            log.warning("session tree context could not be built: %s", err)
+            return
+        if not shiboken6.isValid(self) or len(context.entry_ids) != count:
+            return  # the branch changed meanwhile: no entry is certainly this message
+        entry_id = context.entry_ids[index]
+        if isinstance(entry_id, str) and self.window.tree_panel.select_entry(entry_id):
+            self.landed.emit("tree", entry_id)
+
+    def shutdown(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()

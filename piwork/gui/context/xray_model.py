@@ -1,0 +1,163 @@
+"""X-ray tab model: every source of the next request with its tokens and share, largest first.
+
+A flat table over the engine's ``Xray`` parts; each row also knows where it jumps to (a chat message, a
+tool result, a context file or skill, a tool schema). Sorting happens once per refresh on a list of ints,
+so a session of thousands of messages stays cheap; the view asks only for the rows it shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+
+from piwork.core.context.xray import Xray, XrayPart
+from piwork.gui.context.reading import compact_tokens
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+TargetRole = Qt.ItemDataRole.UserRole + 1
+TokensRole = Qt.ItemDataRole.UserRole + 2
+
+KIND_TITLES = {
+    "system": "system prompt",
+    "context_file": "context file",
+    "skills": "skills",
+    "tool_schema": "tool schema",
+    "user": "user",
+    "assistant": "assistant",
+    "tool_result": "tool result",
+    "custom": "custom",
+    "bash": "user shell",
+    "compaction_summary": "summary",
+    "branch_summary": "summary",
+}
+COLUMNS = ("Source", "Kind", "Tokens", "Share")
+
+
+@dataclass(frozen=True)
+class JumpTarget:
+    """Where a row leads: ``kind`` is "message" (``message_index`` into the request's messages; a tool
+    result also has ``tool_call_id``), "resource" (``path`` of a context file, or "skills"), or "tool"."""
+
+    kind: str
+    message_index: int | None = None
+    tool_call_id: str | None = None
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class XrayRow:
+    part: XrayPart
+    target: JumpTarget | None
+
+
+_MESSAGE_KINDS = frozenset(
+    {"user", "assistant", "tool_result", "custom", "bash", "compaction_summary", "branch_summary"}
+)
+
+
+def rows_for(xray: Xray, message_parts_index: list[int] | None) -> list[XrayRow]:
+    """Rows with jump targets; ``message_parts_index[i]`` is the message index of the i-th message part."""
+    rows: list[XrayRow] = []
+    seen_messages = 0
+    for part in xray.parts:
+        target: JumpTarget | None = None
+        if part.kind in _MESSAGE_KINDS:
+            index = None
+            if message_parts_index is not None and seen_messages < len(message_parts_index):
+                index = message_parts_index[seen_messages]
+            seen_messages += 1
+            call_id = part.ref if part.kind == "tool_result" else None
+            target = JumpTarget("message", index, call_id)
+        elif part.kind == "context_file":
+            target = JumpTarget("resource", path=part.ref)
+        elif part.kind == "skills":
+            target = JumpTarget("resource", path="skills")
+        elif part.kind == "tool_schema":
+            target = JumpTarget("tool", path=part.ref)
+        rows.append(XrayRow(part, target))
+    return rows
+
+
+class XrayModel(QAbstractTableModel):
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[XrayRow] = []
+        self._order: list[int] = []  # display position -> index in _rows (tokens descending)
+        self.total = 0
+        self.tokenizer = ""
+
+    def set_xray(self, xray: Xray, message_parts_index: list[int] | None = None) -> None:
+        self.beginResetModel()
+        self._rows = rows_for(xray, message_parts_index)
+        self._order = sorted(range(len(self._rows)), key=lambda i: (-self._rows[i].part.tokens, i))
+        self.total = xray.total
+        self.tokenizer = xray.tokenizer
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self._rows, self._order, self.total = [], [], 0
+        self.endResetModel()
+
+    def row_at(self, position: int) -> XrayRow | None:
+        if 0 <= position < len(self._order):
+            return self._rows[self._order[position]]
+        return None
+
+    def position_of(self, predicate: Any) -> int | None:
+        """Display position of the first row (largest first) whose ``XrayRow`` satisfies ``predicate``."""
+        for position, i in enumerate(self._order):
+            if predicate(self._rows[i]):
+                return position
+        return None
+
+    # ---- Qt model API ----------------------------------------------------------------------------
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._order)
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
+        return None
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or index.parent().isValid():
+            return None
+        row = self.row_at(index.row())
+        if row is None:
+            return None
+        part, column = row.part, index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 0:
+                return part.label
+            if column == 1:
+                return KIND_TITLES.get(part.kind, part.kind)
+            if column == 2:
+                return f"{part.tokens:,}"
+            if column == 3:
+                return f"{100 * part.share:.1f}%"
+            return None
+        if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            where = {"message": "the chat and tree", "resource": "the Resources panel", "tool": "tool list"}
+            hint = f" — double-click to show it in {where[row.target.kind]}" if row.target else ""
+            return f"{part.label}: {compact_tokens(part.tokens)} tokens{hint}"
+        if role == TargetRole:
+            return row.target
+        if role == TokensRole:
+            return part.tokens
+        return None
