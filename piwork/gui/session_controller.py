@@ -475,17 +475,23 @@ class SessionController(QObject):
     def _select_in_tree(self, entry_id: str) -> None:
         self.window.show_tree()
         tree = self.window.tree_panel
-        if tree.tree is None or tree.model is None or tree.select_entry(entry_id):
+        if tree.tree is None or tree.model is None:
             return
-        # Hidden by the tree's search or filter: show everything, then land on the entry or the
-        # row that stands for it (a tool-call turn is shown through its result).
+        tree.select_entry(entry_id)
+        if tree.model.index_of_id(entry_id).isValid():
+            return
+        # Not in the outline (its search or filter hides it, or it is a turn that only calls tools):
+        # show everything, then land on the entry or the row that stands for it (a tool call's result).
         tree.search_field.clear()
         tree.model.set_search("")
         tree.filter_box.setCurrentText("all")
         model = tree.model
         target = landing_entry(tree.tree, entry_id, lambda i: model.index_of_id(i).isValid())
-        if target is not None:
+        if target is not None and target != entry_id:
             tree.select_entry(target)
+            graph = getattr(tree, "graph", None)
+            if graph is not None:
+                graph.select(entry_id)  # the graph lists every entry: keep it on the hit itself
 
     def show_settings(self) -> SettingsDialog:
         settings = self.runtime.resources.settings if self.runtime else None
