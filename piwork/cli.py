@@ -5,6 +5,7 @@ piwork -p PROMPT [...]                      run one prompt headless (see --help)
 piwork inspect SESSION [--leaf ID] [--json] describe a session file
 piwork resources [--cwd DIR] [--json]       list what the model would be told
 piwork export SESSION [-o FILE] [--format html|jsonl]   save a session as a page or its branch as a file
+piwork context [--cwd DIR] [--session FILE] the context manifest, marks, next request and governor call
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ SUBCOMMANDS = {
     "inspect": "piwork.commands.inspect",
     "resources": "piwork.commands.resources",
     "export": "piwork.commands.export",
+    "context": "piwork.commands.context",
 }
 HEADLESS_MODULE = "piwork.commands.headless"
 WINDOW_MODULE = "piwork.commands.window"

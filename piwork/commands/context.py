@@ -1,0 +1,178 @@
+"""``piwork context``: the context manifest, the marks, what the next request holds, the governor's call.
+
+    piwork context [--cwd DIR] [--session FILE] [--leaf ID] [--json] [--model PROVIDER/ID]
+                   [--approve | --no-approve]
+                   [preflight [FILE]... | budget | index-status | pack TASK... | rebuild | manifest]
+
+Without a subcommand it prints the manifest of the task on the branch (or what a task started now would
+load), the working-set marks of the model, the next request's tokens by source and the governor's
+decision for the next call. Nothing is sent to a provider. Project trust is decided first; nobody can
+be asked here, so an undecided project stays untrusted unless --approve is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from piwork.core.context import commands
+from piwork.core.context.view import ContextView, load_view
+from piwork.core.errors import PiworkError
+from piwork.core.paths import agent_dir as default_agent_dir
+
+ACTIONS = ("preflight", "budget", "index-status", "pack", "rebuild", "manifest")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="piwork context", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cwd", default=os.getcwd(), help="project folder (default: current folder)")
+    parser.add_argument("--session", metavar="FILE", help="session file whose branch is examined")
+    parser.add_argument(
+        "--leaf", metavar="ID", help="entry id ending the branch (default: the session's leaf)"
+    )
+    parser.add_argument("--model", metavar="PROVIDER/ID", help="model whose window sets the marks")
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    trust = parser.add_mutually_exclusive_group()
+    trust.add_argument("-a", "--approve", action="store_true", help="trust the project for this run only")
+    trust.add_argument(
+        "-na", "--no-approve", action="store_true", help="do not trust the project for this run"
+    )
+    parser.add_argument(
+        "action", nargs="?", choices=ACTIONS, help="one /context command instead of the overview"
+    )
+    parser.add_argument("args", nargs="*", help="files for preflight, the task for pack")
+    return parser
+
+
+def main(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out, err = out or sys.stdout, err or sys.stderr
+    ns = _parser().parse_args(argv)
+    cwd = os.path.abspath(ns.cwd)
+    if not os.path.isdir(cwd):
+        err.write(f"piwork context: {cwd} is not a folder\n")
+        return 2
+    if ns.session is not None and not os.path.isfile(ns.session):
+        what = "a folder" if os.path.isdir(ns.session) else "not found"
+        err.write(f"piwork context: the session file {ns.session} is {what}\n")
+        return 2
+    if ns.action == "pack" and not ns.args:
+        err.write("piwork context: pack needs a task description\n")
+        return 2
+    override = True if ns.approve else False if ns.no_approve else None
+    try:
+        view = asyncio.run(load_view(cwd, default_agent_dir(), ns.session, ns.leaf, ns.model, override))
+    except (PiworkError, OSError) as error:
+        err.write(f"piwork context: {error}\n")
+        return 1
+    if ns.leaf is not None and view.tree is not None and not view.tree.has(ns.leaf):
+        err.write(f"piwork context: no entry {ns.leaf} in {ns.session}\n")
+        return 2
+    if ns.model and view.model is None:
+        err.write(f"piwork context: unknown model {ns.model}\n")
+        return 2
+    doc = _action(view, ns.action, ns.args) if ns.action else overview(view)
+    if ns.json:
+        out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    elif ns.action:
+        _print_action(doc, out)
+    else:
+        _print_overview(doc, out)
+    return 0 if doc.get("ok", True) else 1
+
+
+def _action(view: ContextView, action: str, args: list[str]) -> dict[str, Any]:
+    if action == "preflight":
+        return commands.preflight(view, planned_files=args)
+    if action == "budget":
+        return commands.budget(view)
+    if action == "index-status":
+        return commands.index_status_command(view)
+    if action == "pack":
+        return commands.pack(view, " ".join(args))
+    if action == "rebuild":
+        return commands.rebuild(view)
+    return commands.manifest_command(view)
+
+
+def overview(view: ContextView) -> dict[str, Any]:
+    trust = view.resources.trust
+    return {
+        "cwd": view.cwd,
+        "session": view.session_file,
+        "leaf": view.leaf_id,
+        "trust": trust.to_json() if trust else None,
+        "model": f"{view.model.provider}/{view.model.id}" if view.model else None,
+        "manifest": commands.manifest_command(view),
+        "marks": commands.marks_json(commands.marks_of(view)),
+        "occupancy": commands.occupancy(view),
+        "request": commands.request_breakdown(view),
+    }
+
+
+def _print_overview(doc: dict[str, Any], out: TextIO) -> None:
+    out.write(f"Folder: {doc['cwd']}\n")
+    if doc["session"]:
+        out.write(f"Session: {doc['session']}" + (f" (leaf {doc['leaf']})" if doc["leaf"] else "") + "\n")
+    if doc["trust"]:
+        out.write(f"Project trust: {doc['trust']['description']}\n")
+    out.write(f"Model: {doc['model'] or '(none selected: pass --model PROVIDER/ID for the marks)'}\n\n")
+    manifest = doc["manifest"]
+    out.write(manifest["text"])
+    if not manifest["stored"]:
+        out.write("(no task on this branch yet: this is what a task started now would load)\n")
+    for entry in manifest["manifest"]["entries"]:
+        extra = f" - {entry['reason']}" if entry.get("reason") else ""
+        out.write(
+            f"  L{entry['layer']} {entry['kind']}: {entry['status']}, {entry['tokens']} tokens{extra}\n"
+        )
+    marks = doc["marks"]
+    out.write("\nMarks:")
+    if marks is None:
+        out.write(" (no model)\n")
+    else:
+        pricing = f"{marks['pricing']:,}" if marks["pricing"] is not None else "-"
+        out.write(
+            f" pressure {marks['pressure']:,} · ceiling {marks['ceiling']:,} · pricing {pricing} · "
+            f"compaction {marks['compaction']:,} (window {marks['window']:,})\n"
+        )
+    occ = doc["occupancy"]
+    out.write(f"Occupancy: {occ['tokens']:,} tokens ({occ['source']}, {occ['tokenizer']})\n")
+    request = doc["request"]
+    out.write(f"\nNext request by source ({request['tokenizer']}), {request['total']:,} tokens:\n")
+    for kind, tokens in sorted(request["bySource"].items(), key=lambda kv: -kv[1]):
+        out.write(f"  {kind:<20} {tokens:>10,}\n")
+    governor = request["governor"]
+    out.write("\nGovernor, next call: ")
+    if governor is None:
+        out.write("unknown without a model\n")
+    else:
+        out.write(
+            f"{governor['decision']} - {governor['detail']}; sends {governor['sentTokens']:,} of "
+            f"{governor['transcriptTokens']:,} tokens (zone {governor['zone']})"
+            + (", withheld (context limit)" if governor["withhold"] else "")
+            + "\n"
+        )
+
+
+def _print_action(doc: dict[str, Any], out: TextIO) -> None:
+    if "text" in doc:
+        out.write(doc["text"] if doc["text"].endswith("\n") else doc["text"] + "\n")
+        return
+    if "message" in doc:
+        out.write(doc["message"] + "\n")
+        return
+    for key, value in doc.items():
+        if isinstance(value, dict):
+            out.write(f"{key}:\n")
+            for sub, item in value.items():
+                out.write(f"  {sub}: {item}\n")
+        elif isinstance(value, list):
+            out.write(f"{key}:\n")
+            for item in value:
+                out.write(f"  - {item}\n")
+        else:
+            out.write(f"{key}: {value}\n")

@@ -1,0 +1,349 @@
+"""``/context …`` and ``/fresh …``: engine functions returning plain data (the window and headless call them).
+
+Each function takes a :class:`~piwork.core.context.view.ContextView` (what the next request would hold)
+and returns a JSON-ready dict; none of them talks to a provider. ``/context compact`` and ``/fresh``
+change sessions, so they take the session objects they act on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from piwork.core.compaction.tokens import calculate_context_tokens, valid_usage
+from piwork.core.context.budget import Marks, effective_marks
+from piwork.core.context.bundle import (
+    BUNDLE_CUSTOM_TYPE,
+    BundleRequest,
+    assemble_bundle,
+    build_manifest,
+    context_file_entries,
+)
+from piwork.core.context.contract import verify_commands
+from piwork.core.context.entries import latest_custom
+from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOutcome, RequestShape
+from piwork.core.context.index import build_task_pack, index_status, load_index, refresh_index, write_index
+from piwork.core.context.intake import INTAKE_TOKENS
+from piwork.core.context.manifest import Manifest
+from piwork.core.context.view import ContextView
+from piwork.core.context.xray import xray
+from piwork.core.messages import Message
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "context preflight": ("[files…]", "Estimate the next request against the working-set marks, with advice"),
+    "context budget": ("", "The marks, current occupancy with its source, tokenizer and billed totals"),
+    "context index-status": ("", "Fresh, changed and missing entries of .pi/context-index.json"),
+    "context pack": ("<task>", "Build the task pack (layer 3) for a task description"),
+    "context compact": ("", "Durable compaction now"),
+    "context rebuild": ("", "Refresh the context index incrementally (unchanged entries are reused)"),
+    "context manifest": ("", "The context manifest of this task"),
+    "fresh task": ("", "New session seeded with the Task Contract, manifest and a summary"),
+    "fresh scout": ("", "New read-only scouting session seeded with the contract and a summary"),
+    "fresh be-to-fe": ("", "New session handing a backend result over to frontend work"),
+}
+_BUNDLE = BUNDLE_CUSTOM_TYPE
+
+
+def _is_bundle(message: Message) -> bool:
+    return message.get("role") == "custom" and message.get("customType") == _BUNDLE
+
+
+def _verifiers(view: ContextView) -> list[str]:
+    from piwork.core.context.profile import load_profile
+
+    profile = load_profile(view.cwd).profile if view.trusted else None
+    return verify_commands(view.contract, profile)
+
+
+def governor_outcome(view: ContextView) -> GovernorOutcome | None:
+    """What the governor would decide for the next call (a fresh governor with the session's sticky state)."""
+    if view.model is None:
+        return None
+    governor = Governor(view.governor_settings, view.estimator, lambda: _verifiers(view))
+    if view.tree is not None:
+        state = latest_custom(view.tree, STATE_CUSTOM_TYPE, view.leaf_id)
+        if state is not None:
+            governor.restore(state.get("data"))
+    return governor.decide(list(view.messages), RequestShape(view.model, view.system_prompt, view.tools))
+
+
+def marks_of(view: ContextView) -> Marks | None:
+    if view.model is None:
+        return None
+    return effective_marks(view.model, view.governor_settings)
+
+
+def marks_json(marks: Marks | None) -> dict[str, Any] | None:
+    if marks is None:
+        return None
+    return {
+        "pressure": marks.pressure,
+        "ceiling": marks.ceiling,
+        "pricing": marks.pricing,
+        "compaction": marks.compaction_threshold,
+        "window": marks.window,
+    }
+
+
+# ----------------------------------------------------------------------------- /context preflight
+
+
+def _file_tokens(view: ContextView, paths: Sequence[str]) -> tuple[int, list[dict[str, Any]]]:
+    total = 0
+    rows = []
+    for raw in paths:
+        path = os.path.normpath(os.path.join(view.cwd, raw))
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read().decode("utf-8", errors="replace")
+        except OSError as err:
+            rows.append({"path": path, "tokens": 0, "error": err.strerror})
+            continue
+        tokens = view.estimator.counter.count(text)
+        total += tokens
+        rows.append({"path": path, "tokens": tokens})
+    return total, rows
+
+
+ADVICE = {
+    "ok": [],
+    "pressure": [
+        "Past the pressure mark: the governor elides old raw reads and logs before the next calls.",
+        "Read targeted slices rather than whole files.",
+    ],
+    "over-ceiling": [
+        "Over the prompt ceiling: run /context compact now, or /fresh task to continue in a new session.",
+        "Do not paste large files; attach paths and read slices.",
+    ],
+    "pricing-zone": [
+        "The request would reach the pricing mark: piwork will not send it unless the pricing zone is allowed.",
+        "Compact now (/context compact), start /fresh task, or send once anyway.",
+    ],
+    "overflow": [
+        "The request is past the compaction threshold of the model's context window.",
+        "Compact now (/context compact) or start /fresh task; host compaction would otherwise fire.",
+    ],
+}
+
+
+def preflight(view: ContextView, prompt: str = "", planned_files: Sequence[str] = ()) -> dict[str, Any]:
+    """Estimate the next request (with a prompt and planned files) against the marks."""
+    est = view.estimator
+    bundle = sum(est.message(m) for m in view.messages if _is_bundle(m))
+    messages = sum(est.message(m) for m in view.messages if not _is_bundle(m))
+    system = est.system_prompt(view.system_prompt)
+    tools = est.tools(view.tools)
+    outcome = governor_outcome(view)
+    projected = outcome.sent_tokens if outcome is not None else system + tools + bundle + messages
+    files, rows = _file_tokens(view, planned_files)
+    prompt_tokens = est.counter.count(prompt)
+    planned = files + prompt_tokens
+    marks = marks_of(view)
+    advice: list[str] = []
+    if marks is None:
+        verdict = "ok"
+        advice.append("No model is selected: the marks depend on its context window.")
+    else:
+        verdict = marks.zone(projected + planned)
+        advice.extend(ADVICE[verdict])
+    if prompt_tokens > INTAKE_TOKENS:
+        advice.append(
+            f"The prompt is over {INTAKE_TOKENS:,} tokens: save it as an intake file and reference its path."
+        )
+    for row in rows:
+        if row["tokens"] > 12_800:  # ~51,200 bytes: beyond the hard cap, never injected whole
+            advice.append(
+                f"{row['path']} is over the context cap: read targeted slices or a per-module summary."
+            )
+    return {
+        "estimate": {
+            "systemPrompt": system,
+            "tools": tools,
+            "bundle": bundle,
+            "messages": messages,
+            "projected": projected,
+            "plannedFiles": planned,
+        },
+        "marks": marks_json(marks),
+        "verdict": verdict,
+        "advice": advice,
+        "tokenizer": view.tokenizer,
+        "files": rows,
+    }
+
+
+# ----------------------------------------------------------------------------- /context budget
+
+
+def occupancy(view: ContextView) -> dict[str, Any]:
+    """``contextOccupancy`` for the next request: the provider's figure when the branch ends on a
+    response with usage, else the estimate; always tagged with its source and tokenizer."""
+    last = view.messages[-1] if view.messages else None
+    usage = valid_usage(last) if last is not None else None
+    if usage is not None:
+        return {"tokens": int(calculate_context_tokens(usage)), "source": "provider", "tokenizer": "exact"}
+    est = view.estimator
+    total = est.system_prompt(view.system_prompt) + est.tools(view.tools) + est.messages(view.messages)
+    return {"tokens": total, "source": "estimate", "tokenizer": view.tokenizer}
+
+
+def billed(view: ContextView) -> dict[str, Any]:
+    """``billedTraffic`` of the branch: provider usage only, never estimates."""
+    totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": 0.0, "requests": 0}
+    for message in view.messages:
+        usage = message.get("usage") if message.get("role") == "assistant" else None
+        if not isinstance(usage, dict):
+            continue
+        totals["requests"] += 1
+        for key in ("input", "output", "cacheRead", "cacheWrite"):
+            value = usage.get(key)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                totals[key] += int(value)
+        cost = usage.get("cost")
+        total_cost = cost.get("total") if isinstance(cost, dict) else None
+        if isinstance(total_cost, int | float) and not isinstance(total_cost, bool):
+            totals["cost"] += float(total_cost)
+    return totals
+
+
+def budget(view: ContextView) -> dict[str, Any]:
+    return {
+        "model": f"{view.model.provider}/{view.model.id}" if view.model else None,
+        "marks": marks_json(marks_of(view)),
+        "occupancy": occupancy(view),
+        "tokenizer": view.tokenizer,
+        "billed": billed(view),
+        "settingsProblems": list(view.governor_settings.problems),
+    }
+
+
+# ----------------------------------------------------------------------------- index commands
+
+
+def _untrusted(what: str) -> dict[str, Any]:
+    return {
+        "ok": False,
+        "status": "blocked-untrusted",
+        "message": f"The project is not trusted: {what} is not read.",
+    }
+
+
+def index_status_command(view: ContextView) -> dict[str, Any]:
+    if not view.trusted:
+        return _untrusted("the context index")
+    loaded = load_index(view.cwd)
+    if not loaded.exists:
+        return {
+            "ok": False,
+            "status": "missing",
+            "message": "No context index: run /onboard run to create one.",
+        }
+    if loaded.index is None:
+        return {"ok": False, "status": "invalid", "message": "; ".join(d.message for d in loaded.diagnostics)}
+    status = index_status(view.cwd, loaded.index)
+    out = {"ok": True, **status.to_json(), "problems": [d.message for d in loaded.diagnostics]}
+    if not status.fresh:
+        out["advice"] = "Run /context rebuild to refresh the index."
+    return out
+
+
+def pack(view: ContextView, task: str) -> dict[str, Any]:
+    if not task.strip():
+        return {"ok": False, "message": "Say what the task is: /context pack <task>"}
+    if not view.trusted:
+        return _untrusted("the context index")
+    loaded = load_index(view.cwd)
+    if loaded.index is None:
+        return {"ok": False, "status": "missing", "message": "No usable context index: run /onboard run."}
+    status = index_status(view.cwd, loaded.index)
+    if not status.fresh:
+        return {
+            "ok": False,
+            "status": "stale",
+            "message": f"The index is stale ({status.stale_reason}): run /context rebuild.",
+        }
+    built = build_task_pack(task, status, view.cwd)
+    return {"ok": True, **built.to_json(), "text": built.render_text()}
+
+
+def rebuild(view: ContextView) -> dict[str, Any]:
+    if not view.trusted:
+        return _untrusted("the context index")
+    loaded = load_index(view.cwd)
+    if loaded.index is None:
+        message = "No usable context index to refresh: run /onboard run to create one."
+        return {"ok": False, "message": message, "problems": [d.message for d in loaded.diagnostics]}
+    result = refresh_index(view.cwd, loaded.index)
+    path = write_index(view.cwd, result.index)
+    return {"ok": True, "path": path, **result.to_json()}
+
+
+# ----------------------------------------------------------------------------- manifest
+
+
+def current_manifest(view: ContextView, task: str = "") -> Manifest:
+    """The stored manifest of this task, or (no task yet) what a task started now would load."""
+    if view.manifest is not None:
+        return view.manifest
+    count = view.estimator.counter.count
+    bundle = assemble_bundle(BundleRequest(view.cwd, view.trusted, view.contract, task, count=count))
+    enforce = view.resources.settings.context_files_enforce_hard_cap()
+    rows = context_file_entries(view.resources.context_files, count, enforce)
+    est = view.estimator
+    return build_manifest(
+        "",
+        "",
+        view.tokenizer,
+        rows,
+        bundle,
+        view.contract,
+        est.system_prompt(view.system_prompt),
+        est.tools(view.tools),
+        est.messages([m for m in view.messages if not _is_bundle(m)]),
+    )
+
+
+def manifest_command(view: ContextView) -> dict[str, Any]:
+    manifest = current_manifest(view)
+    return {
+        "stored": view.manifest is not None,
+        "manifest": manifest.to_json(),
+        "text": manifest.render_text(view.cwd),
+    }
+
+
+# ----------------------------------------------------------------------------- what the next request holds
+
+
+def request_breakdown(view: ContextView) -> dict[str, Any]:
+    """The next request by source (x-ray), summed per kind, and the governor's decision for it."""
+    entry_ids: list[str | None] | None = None
+    if view.tree is not None:
+        context = (
+            view.tree.build_context(view.leaf_id) if view.leaf_id is not None else view.tree.build_context()
+        )
+        entry_ids = [e if isinstance(e, str) else None for e in context.entry_ids]
+    ray = xray(view.prompt_parts, view.tools, view.messages, view.estimator, entry_ids)
+    outcome = governor_outcome(view)
+    decision: dict[str, Any] | None = None
+    if outcome is not None:
+        decision = {
+            "decision": outcome.decision.decision if outcome.decision else "unchanged",
+            "detail": outcome.decision.detail
+            if outcome.decision
+            else "no trigger: the working set is sent as it is",
+            "transcriptTokens": outcome.transcript_tokens,
+            "sentTokens": outcome.sent_tokens,
+            "elidedTokens": outcome.elided_tokens,
+            "withhold": outcome.withhold,
+            "zone": outcome.marks.zone(outcome.sent_tokens),
+            "record": outcome.decision.to_json() if outcome.decision else None,
+        }
+    return {
+        "total": ray.total,
+        "tokenizer": ray.tokenizer,
+        "bySource": ray.by_kind(),
+        "parts": ray.to_json()["parts"],
+        "governor": decision,
+    }

@@ -1,0 +1,154 @@
+"""Everything the context commands look at for one project and session branch, gathered once.
+
+The window builds a view from what it already holds (:func:`view_from_parts`); the headless
+``piwork context`` command loads one from disk (:func:`load_view`), deciding trust first without
+asking anybody, exactly as other headless commands do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from piwork.core.context.budget import GovernorSettings
+from piwork.core.context.contract import TaskContract, allowed_tools, latest_contract
+from piwork.core.context.estimate import TokenEstimator
+from piwork.core.context.manifest import Manifest, latest_manifest
+from piwork.core.llm.models import ModelRegistry
+from piwork.core.llm.tokens import Tokenizers
+from piwork.core.llm.types import Model, ToolSpec
+from piwork.core.messages import Message
+from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
+from piwork.core.resources.system_prompt import PromptPart, prompt_input_for, system_prompt_parts
+from piwork.core.resources.trust import TrustResolver
+from piwork.core.resources.trust_store import TrustStore
+from piwork.core.session.store import open_session
+from piwork.core.session.tree import SessionTree
+from piwork.core.tools.registry import ALL_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, create_default_tools
+
+
+@dataclass
+class ContextView:
+    cwd: str
+    agent_dir: str
+    resources: LoadedResources
+    tree: SessionTree | None
+    leaf_id: str | None
+    messages: list[Message]
+    model: Model | None
+    active_tools: list[str]
+    tools: list[ToolSpec]
+    prompt_parts: list[PromptPart]
+    estimator: TokenEstimator
+    governor_settings: GovernorSettings
+    contract: TaskContract | None
+    manifest: Manifest | None
+    session_file: str | None = None
+
+    @property
+    def trusted(self) -> bool:
+        return self.resources.project_trusted
+
+    @property
+    def system_prompt(self) -> str:
+        return "".join(p.text for p in self.prompt_parts)
+
+    @property
+    def tokenizer(self) -> str:
+        return self.estimator.tokenizer
+
+
+def _tool_specs(names: Sequence[str]) -> tuple[list[ToolSpec], dict[str, str], dict[str, list[str]]]:
+    registry = create_default_tools(ALL_TOOL_NAMES)
+    specs = [ToolSpec(s.name, s.description, s.parameters) for s in registry.specs(names)]
+    return specs, registry.snippets(), registry.guidelines()
+
+
+def view_from_parts(
+    resources: LoadedResources,
+    tree: SessionTree | None,
+    model: Model | None,
+    active_tools: Sequence[str] | None = None,
+    estimator: TokenEstimator | None = None,
+    leaf_id: str | None = None,
+    session_file: str | None = None,
+) -> ContextView:
+    """A view over objects the caller already has (the window's runtime)."""
+    contract = latest_contract(tree, leaf_id) if tree is not None else None
+    manifest = latest_manifest(tree, leaf_id) if tree is not None else None
+    names = list(active_tools) if active_tools is not None else allowed_tools(contract, DEFAULT_ACTIVE_TOOLS)
+    specs, snippets, guidelines = _tool_specs(names)
+    parts = system_prompt_parts(prompt_input_for(resources, names, snippets, guidelines))
+    messages: list[Message] = []
+    if tree is not None:
+        context = tree.build_context(leaf_id) if leaf_id is not None else tree.build_context()
+        messages = list(context.messages)
+    return ContextView(
+        resources.cwd,
+        resources.agent_dir,
+        resources,
+        tree,
+        leaf_id,
+        messages,
+        model,
+        names,
+        specs,
+        parts,
+        estimator or TokenEstimator(),
+        GovernorSettings.from_settings(resources.settings.effective),
+        contract,
+        manifest,
+        session_file,
+    )
+
+
+def _model_for(
+    models: ModelRegistry, settings: Mapping[str, Any], session_model: Any, ref: str | None
+) -> Model | None:
+    if ref:
+        provider, _, model_id = ref.partition("/") if "/" in ref else ("", "", ref)
+        if provider:
+            return models.find(provider, model_id)
+        return next((m for m in models.models if m.id == model_id), None)
+    if isinstance(session_model, Mapping) and isinstance(session_model.get("provider"), str):
+        found = models.find(str(session_model["provider"]), str(session_model.get("modelId", "")))
+        if found is not None:
+            return found
+    default_provider, default_id = settings.get("defaultProvider"), settings.get("defaultModel")
+    if isinstance(default_provider, str) and isinstance(default_id, str):
+        return models.find(default_provider, default_id)
+    return None
+
+
+async def load_view(
+    cwd: str,
+    agent_dir: str | os.PathLike[str],
+    session_file: str | None = None,
+    leaf_id: str | None = None,
+    model_ref: str | None = None,
+    trust_override: bool | None = None,
+) -> ContextView:
+    """Decide trust (nobody is asked), load resources, the session branch and the model's tokenizer."""
+    agent = str(agent_dir)
+    resolver = TrustResolver(TrustStore(agent), ask=None)
+    resources = await load_project(
+        os.path.abspath(cwd), agent, resolver, LoaderOptions(), override=trust_override
+    )
+    tree: SessionTree | None = None
+    if session_file is not None:
+        store = await asyncio.to_thread(open_session, Path(session_file), writable=False)
+        tree = store.tree
+    session_model = None
+    if tree is not None:
+        context = tree.build_context(leaf_id) if leaf_id is not None else tree.build_context()
+        session_model = context.model
+    models = ModelRegistry(Path(agent))
+    model = _model_for(models, resources.settings.effective, session_model, model_ref)
+    tokenizers = Tokenizers(Path(agent))
+    await asyncio.to_thread(tokenizers.load)
+    estimator = TokenEstimator(tokenizers.counter_for(model.id if model else ""))
+    return view_from_parts(resources, tree, model, None, estimator, leaf_id, session_file)

@@ -1,0 +1,164 @@
+"""`piwork context`: manifest, marks, next request by source and the governor's call, as text and JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from piwork.core.context.bundle import (
+    BundleRequest,
+    assemble_bundle,
+    build_manifest,
+    context_file_entries,
+    start_task,
+)
+from piwork.core.context.contract import TaskContract
+from piwork.core.resources.context_files import ContextFile
+from piwork.core.session.store import create_session
+
+MODEL = "anthropic/claude-sonnet-4-5"
+
+
+def _project(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    root = tmp_path.resolve()
+    home = root / "home"
+    (home / ".pi/agent").mkdir(parents=True)
+    project = root / "p"
+    (project / ".pi").mkdir(parents=True)
+    (project / "AGENTS.md").write_text("# Rules\n")
+    (project / ".pi/piwork-profile.json").write_text(json.dumps({"version": 1, "verify": ["pytest -q"]}))
+    (project / ".pi/project-context.md").write_text("# Snapshot\nsmall\n")
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("PI_CODING_AGENT_DIR", None)
+    return project, env
+
+
+def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "piwork", "context", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _session(project: Path) -> tuple[Path, str]:
+    session = create_session(str(project), project.parent / "sessions")
+    tree = session.tree
+    contract = TaskContract.from_json(
+        {
+            "title": "Fix",
+            "goal": "fix it",
+            "verify": "pytest -q",
+            "mode": "source-write",
+            "phase": "implement",
+        }
+    )
+    bundle = assemble_bundle(BundleRequest(str(project), True, contract))
+    rows = context_file_entries([ContextFile(str(project / "AGENTS.md"), "# Rules\n")], len)
+    start_task(
+        tree,
+        contract,
+        bundle,
+        build_manifest("task-1", "2026-12-01T10:00:00.000Z", "≈ chars/4", rows, bundle, contract),
+    )
+    first = tree.append_message({"role": "user", "content": "fix it", "timestamp": 1})
+    tree.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a.py"}}],
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "usage": {"input": 1200, "output": 30, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1230},
+            "stopReason": "toolUse",
+            "timestamp": 2,
+        }
+    )
+    tree.append_message(
+        {
+            "role": "toolResult",
+            "toolCallId": "c1",
+            "toolName": "read",
+            "content": [{"type": "text", "text": "x = 1\n" * 50}],
+            "isError": False,
+            "timestamp": 3,
+        }
+    )
+    session.close()
+    assert session.path is not None
+    return session.path, first
+
+
+def test_untrusted_overview_blocks_layers_2_to_7(tmp_path: Path) -> None:
+    project, env = _project(tmp_path)
+    done = _run(["--cwd", str(project), "--model", MODEL], env)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Project trust: untrusted" in out
+    assert "- profile: .pi/piwork-profile.json (blocked-untrusted: the project is not trusted)" in out
+    assert "- snapshot: .pi/project-context.md (blocked-untrusted" in out
+    assert "Marks: pressure 160,000 · ceiling 240,000" in out
+    assert "Next request by source" in out and "tool_schema" in out
+    assert "Governor, next call: unchanged" in out
+    assert "# Snapshot" not in out
+
+
+def test_json_with_a_session_branch(tmp_path: Path) -> None:
+    project, env = _project(tmp_path)
+    path, first = _session(project)
+    done = _run(["--cwd", str(project), "--session", str(path), "--json", "--approve"], env)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["model"] == MODEL  # the model the session ran on
+    assert doc["manifest"]["stored"] is True and doc["manifest"]["manifest"]["taskId"] == "task-1"
+    assert doc["manifest"]["text"].startswith("Context manifest\n- context: AGENTS.md\n- profile:")
+    request = doc["request"]
+    assert sum(request["bySource"].values()) == request["total"]
+    assert request["bySource"]["custom"] > 0 and request["bySource"]["tool_result"] > 0  # bundle, read
+    assert (
+        doc["marks"]["pressure"] == 160_000 and doc["marks"]["compaction"] == doc["marks"]["window"] - 16_384
+    )
+    assert doc["occupancy"]["source"] == "estimate"  # a tool result follows the last response
+    assert request["governor"]["transcriptTokens"] == request["total"]
+
+    at_first = _run(
+        ["--cwd", str(project), "--session", str(path), "--leaf", first, "--json", "--approve"], env
+    )
+    doc = json.loads(at_first.stdout)
+    assert "tool_result" not in doc["request"]["bySource"]
+
+
+def test_subcommands(tmp_path: Path) -> None:
+    project, env = _project(tmp_path)
+    done = _run(
+        ["--cwd", str(project), "--approve", "--model", MODEL, "--json", "preflight", "AGENTS.md"], env
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["verdict"] == "ok" and report["estimate"]["plannedFiles"] > 0
+    done = _run(["--cwd", str(project), "--approve", "index-status"], env)
+    assert done.returncode == 1 and "/onboard run" in done.stdout
+    done = _run(["--cwd", str(project), "--approve", "manifest"], env)
+    assert done.returncode == 0 and done.stdout.startswith("Context manifest\n")
+    assert "- verify: pytest -q" in done.stdout
+
+
+def test_bad_arguments_say_what_is_wrong(tmp_path: Path) -> None:
+    project, env = _project(tmp_path)
+    path, _first = _session(project)
+    cases = [
+        (["--cwd", str(project / "nope")], "is not a folder"),
+        (["--cwd", str(project), "--session", str(project / "none.jsonl")], "not found"),
+        (["--cwd", str(project), "--session", str(path), "--leaf", "zzz"], "no entry zzz"),
+        (["--cwd", str(project), "--model", "nobody/nothing"], "unknown model"),
+        (["--cwd", str(project), "pack"], "pack needs a task"),
+    ]
+    for args, message in cases:
+        done = _run(args, env)
+        assert done.returncode == 2, (args, done.stdout, done.stderr)
+        assert message in done.stderr and "Traceback" not in done.stderr

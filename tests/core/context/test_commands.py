@@ -1,0 +1,222 @@
+"""The /context and /fresh engine functions over real project folders and sessions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from piwork.core.context import commands
+from piwork.core.context.bundle import BundleRequest, assemble_bundle, build_manifest, start_task
+from piwork.core.context.contract import TaskContract
+from piwork.core.context.intake import EXCLUDE_LINE, needs_intake, save_intake
+from piwork.core.context.view import ContextView, view_from_parts
+from piwork.core.llm.types import CostTier, Model, ModelCost
+from piwork.core.resources.loader import load_resources
+from piwork.core.session.store import in_memory_session
+from piwork.core.settings import Settings
+
+from .transcripts import assistant, call, lines, result, user
+
+
+def model(window: int, tiers: tuple[int, ...] = ()) -> Model:
+    cost = ModelCost(tiers=tuple(CostTier(above, 1, 1, 1, 1) for above in tiers))
+    return Model("m", "m", "anthropic-messages", "p", "http://127.0.0.1:9", context_window=window, cost=cost)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "repo"
+    (root / ".pi").mkdir(parents=True)
+    (root / "AGENTS.md").write_text("# Rules\nbe brief\n")
+    body = "def login(): pass\n"
+    (root / "src").mkdir()
+    (root / "src" / "login.py").write_text(body)
+    (root / ".pi" / "piwork-profile.json").write_text(json.dumps({"version": 1, "verify": ["pytest -q"]}))
+    (root / ".pi" / "context-index.json").write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "builtAt": "2026-12-01T09:00:00Z",
+                "entries": [
+                    {
+                        "id": "auth",
+                        "title": "Login",
+                        "summary": "login flow",
+                        "files": [
+                            {"path": "src/login.py", "sha256": hashlib.sha256(body.encode()).hexdigest()}
+                        ],
+                    }
+                ],
+            }
+        )
+    )
+    return root
+
+
+def _view(root: Path, trusted: bool, the_model: Model | None = None, tree=None) -> ContextView:  # type: ignore[no-untyped-def]
+    agent = root.parent / "agent"
+    agent.mkdir(exist_ok=True)
+    loaded = load_resources(str(root), str(agent), Settings.for_project(str(root), str(agent), trusted))
+    return view_from_parts(loaded, tree, the_model)
+
+
+def _filled(root: Path, tokens: int, reads: bool = False):  # type: ignore[no-untyped-def]
+    """A session of about ``tokens`` tokens (chars/4): user messages the governor never elides, or
+    tool reads it may."""
+    session = in_memory_session(str(root))
+    tree = session.tree
+    tree.append_message(user("look"))
+    per = 40_000
+    for i in range(max(1, tokens // (per // 4))):
+        if reads:
+            tree.append_message(assistant(call(f"c{i}", "read", path="same.txt")))
+            tree.append_message(result(f"c{i}", "read", lines(f"v{i}", per // 60)))
+        else:
+            tree.append_message(user("y" * per))
+    tree.append_message(user("and now?"))
+    return tree
+
+
+@pytest.mark.parametrize(
+    ("window", "tiers", "fill", "verdict"),
+    [
+        (1_000_000, (), 1_000, "ok"),
+        (1_000_000, (), 170_000, "pressure"),
+        (1_000_000, (400_000,), 250_000, "over-ceiling"),
+        (1_000_000, (), 290_000, "pricing-zone"),
+        (128_000, (), 130_000, "overflow"),
+    ],
+)
+def test_preflight_verdicts(
+    project: Path, window: int, tiers: tuple[int, ...], fill: int, verdict: str
+) -> None:
+    view = _view(project, True, model(window, tiers), _filled(project, fill))
+    report = commands.preflight(view)
+    assert report["verdict"] == verdict
+    estimate = report["estimate"]
+    assert set(estimate) == {"systemPrompt", "tools", "bundle", "messages", "projected", "plannedFiles"}
+    assert set(report["marks"]) >= {"pressure", "ceiling", "pricing", "compaction"}
+    assert (report["advice"] == []) == (verdict == "ok")
+
+
+def test_preflight_counts_planned_files_and_a_long_prompt(project: Path) -> None:
+    (project / "big.md").write_text("word " * 60_000)
+    view = _view(project, True, model(200_000))
+    report = commands.preflight(view, prompt="p " * 20_000, planned_files=["big.md", "nope.md"])
+    assert report["estimate"]["plannedFiles"] > 60_000 // 4
+    advice = " ".join(report["advice"])
+    assert "intake file" in advice and "over the context cap" in advice
+    assert report["files"][1]["error"]
+
+
+def test_budget_keeps_occupancy_and_billing_apart(project: Path) -> None:
+    session = in_memory_session(str(project))
+    tree = session.tree
+    tree.append_message(user("hi"))
+    reply = assistant(text="hello")
+    reply["usage"] = {
+        "input": 900,
+        "output": 100,
+        "cacheRead": 5000,
+        "cacheWrite": 0,
+        "totalTokens": 6000,
+        "cost": {"total": 0.25},
+    }
+    tree.append_message(reply)
+    report = commands.budget(_view(project, True, model(200_000), tree))
+    assert report["occupancy"] == {"tokens": 6000, "source": "provider", "tokenizer": "exact"}
+    assert report["billed"] == {
+        "input": 900,
+        "output": 100,
+        "cacheRead": 5000,
+        "cacheWrite": 0,
+        "cost": 0.25,
+        "requests": 1,
+    }
+    tree.append_message(user("more"))
+    report = commands.budget(_view(project, True, model(200_000), tree))
+    assert report["occupancy"]["source"] == "estimate"
+
+
+def test_index_commands_respect_trust(project: Path) -> None:
+    untrusted = _view(project, False)
+    for report in (
+        commands.index_status_command(untrusted),
+        commands.pack(untrusted, "login"),
+        commands.rebuild(untrusted),
+    ):
+        assert report["ok"] is False and report["status"] == "blocked-untrusted"
+    view = _view(project, True)
+    status = commands.index_status_command(view)
+    assert status["ok"] and status["freshEntries"] == 1 and status["fresh"]
+    packed = commands.pack(view, "fix login")
+    assert packed["ok"] and packed["entries"][0]["id"] == "auth" and "src/login.py" in packed["text"]
+    (project / "src" / "login.py").write_text("changed\n")
+    assert commands.index_status_command(view)["changedEntries"] == 1
+    assert commands.pack(view, "fix login")["status"] == "stale"
+    rebuilt = commands.rebuild(view)
+    assert rebuilt["ok"] and rebuilt["updated"] == 1
+    assert commands.index_status_command(view)["fresh"]
+    (project / ".pi" / "context-index.json").unlink()
+    assert "/onboard run" in commands.index_status_command(view)["message"]
+
+
+def test_manifest_command_stored_or_planned(project: Path) -> None:
+    view = _view(project, False)
+    report = commands.manifest_command(view)
+    assert report["stored"] is False
+    statuses = {e["kind"]: e["status"] for e in report["manifest"]["entries"]}
+    assert statuses["contextFile"] == "included" and statuses["profile"] == "blocked-untrusted"
+    session = in_memory_session(str(project))
+    contract = TaskContract.from_json(
+        {"title": "t", "goal": "g", "verify": "pytest -q", "mode": "source-write", "phase": "implement"}
+    )
+    bundle = assemble_bundle(BundleRequest(str(project), True, contract))
+    start_task(session.tree, contract, bundle, build_manifest("t1", "now", "≈ chars/4", [], bundle, contract))
+    report = commands.manifest_command(_view(project, True, None, session.tree))
+    assert report["stored"] is True and report["manifest"]["taskId"] == "t1"
+    assert report["text"].endswith("- verify: pytest -q\n")
+
+
+def test_request_breakdown_adds_up_and_shows_the_governor(project: Path) -> None:
+    tree = _filled(project, 20_000)
+    view = _view(project, True, model(200_000), tree)
+    report = commands.request_breakdown(view)
+    assert sum(report["bySource"].values()) == report["total"]
+    assert report["governor"]["transcriptTokens"] == report["total"]
+    assert report["governor"]["decision"] == "unchanged" and report["governor"]["elidedTokens"] == 0
+    # past the pressure mark, superseded re-reads of one file are elided for the next call
+    tree = _filled(project, 180_000, reads=True)
+    report = commands.request_breakdown(_view(project, True, model(1_000_000), tree))
+    governor = report["governor"]
+    assert governor["decision"] == "projected" and governor["elidedTokens"] > 100_000
+    assert governor["sentTokens"] < governor["transcriptTokens"] == report["total"]
+    assert "pressure" in governor["record"]["triggers"]
+    assert commands.request_breakdown(_view(project, True, None, tree))["governor"] is None
+
+
+def test_intake_file_is_written_and_excluded_from_git(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    text = "spec line\n" * 5000
+    assert needs_intake(text, lambda t: len(t) // 4) and not needs_intake("short", len)
+    when = datetime(2026, 12, 1, 13, 5, 0, tzinfo=UTC)
+    first = save_intake(str(tmp_path), text, lambda t: len(t) // 4, when)
+    second = save_intake(str(tmp_path), "again", len, when)
+    assert first.relative == ".pi/intake/20261201T130500Z.md" and second.relative.endswith("-2.md")
+    assert Path(first.path).read_text() == text and first.excluded
+    exclude = (tmp_path / ".git" / "info" / "exclude").read_text().splitlines()
+    assert exclude.count(EXCLUDE_LINE) == 1
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=tmp_path, capture_output=True, text=True
+    ).stdout
+    assert ".pi" not in status
+    assert first.relative in first.reference
+    plain = tmp_path.parent / "plain"
+    plain.mkdir()
+    assert save_intake(str(plain), "x", len).excluded is False
