@@ -48,6 +48,7 @@ from piwork.core.session.branching import clone_session, create_branched_session
 from piwork.core.session.store import Session
 from piwork.core.session.tree import SessionTree
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
+from piwork.gui.tree.branch_tools import BranchTools
 from piwork.gui.tree.display_tree import FILTER_MODES, DisplayTree, entry_title, normalize_mode
 from piwork.gui.tree.entry_details import entry_detail_text
 from piwork.gui.tree.graph_view import BranchGraphView
@@ -125,6 +126,18 @@ class SessionTreePanel(QWidget):
         self.diagnostics_label = QLabel()
         self.diagnostics_label.setWordWrap(True)
         self.graph = BranchGraphView()
+        self.branch_tools = BranchTools(self)
+        self.files_button = QPushButton("Files touched")
+        self.files_button.setToolTip(
+            "Files read, written and edited on the path to the selected entry, with diffs"
+        )
+        self.compare_button = QPushButton("Compare with current")
+        self.compare_button.setToolTip(
+            "The selected entry and the current position side by side from where they parted "
+            "(or mark an entry in the context menu and compare another with it)"
+        )
+        self.graph.toolbar.addWidget(self.files_button)
+        self.graph.toolbar.addWidget(self.compare_button)
         self.views = QTabWidget()
         self.views.setDocumentMode(True)
         self.views.addTab(self.view, "Outline")
@@ -152,6 +165,12 @@ class SessionTreePanel(QWidget):
         self.graph.activated.connect(self.navigate_to)
         self.graph.menu_requested.connect(lambda position: self.build_context_menu().popup(position))
         self.views.currentChanged.connect(lambda _i: self._show_detail(self.current_entry_id()))
+        self.files_button.clicked.connect(lambda: self.branch_tools.files_touched(self.current_entry_id()))
+        self.compare_button.clicked.connect(
+            lambda: self.branch_tools.compare(
+                self.current_entry_id(), self.tree.leaf_id if self.tree else None
+            )
+        )
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched in (self.view, self.graph.list) and event.type() == QEvent.Type.KeyPress:
@@ -190,6 +209,7 @@ class SessionTreePanel(QWidget):
     ) -> None:
         """Show `session`; without a navigator the tree can be browsed but not moved."""
         self._detach()
+        self.branch_tools.reset()
         self.session = session
         self.tree = session.tree
         self.navigator = navigator
@@ -323,6 +343,9 @@ class SessionTreePanel(QWidget):
         in_graph = self.graph.select(entry_id)
         return index.isValid() or in_graph
 
+    def show_status(self, text: str) -> None:
+        self._set_status(text)
+
     def _set_status(self, text: str) -> None:
         self.status.setText(text)
         self.status_changed.emit(text)
@@ -377,7 +400,9 @@ class SessionTreePanel(QWidget):
             ("Clone up to here", self.clone_current, record is not None),
             ("Copy entry id", lambda: QGuiApplication.clipboard().setText(entry_id or ""), True),
         ]
-        for text, slot, enabled in actions:
+        for index, (text, slot, enabled) in enumerate(actions + self.branch_tools.menu_actions(entry_id)):
+            if index == len(actions):
+                menu.addSeparator()
             action = QAction(text, menu)
             action.setEnabled(enabled)
             action.triggered.connect(slot)
@@ -566,5 +591,6 @@ class SessionTreePanel(QWidget):
         """Cancel background work (call before the window closes)."""
         for task in list(self._tasks):
             task.cancel()
+        self.branch_tools.shutdown()
         with contextlib.suppress(RuntimeError):
             self._detach()

@@ -1,0 +1,139 @@
+"""The tree panel's compare and files-touched actions, and the dialogs they open.
+
+`menu_actions(entry_id)` gives the context-menu entries the outline and the graph share:
+compare with the current position, mark an entry and compare another with it, and the files touched
+on an entry's path. The comparison and the file lists load message bodies, so they are computed in
+a worker thread (bodies are read with `pread`, safe beside the GUI thread); the dialogs open when
+they are ready. Clicking an entry in a dialog selects it in the tree and the graph; "Move here"
+goes through the panel's navigation (the usual summary choice).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QDialog
+
+from piwork.core.errors import PiworkError
+from piwork.core.session.branch_activity import BranchActivity
+from piwork.core.session.branch_compare import compare_branches, path_activity
+from piwork.gui.tree.compare_dialog import CompareDialog
+from piwork.gui.tree.display_tree import entry_title
+from piwork.gui.tree.files_dialog import FilesTouchedDialog
+
+if TYPE_CHECKING:
+    from piwork.gui.tree.tree_panel import SessionTreePanel
+
+MenuAction = tuple[str, Callable[[], Any], bool]
+
+
+class BranchTools(QObject):
+    opened = Signal(object)  # a dialog, once shown
+
+    def __init__(self, panel: SessionTreePanel) -> None:
+        super().__init__(panel)
+        self.panel = panel
+        self.marked: str | None = None
+        self.dialogs: list[QDialog] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def reset(self) -> None:
+        """A new session: forget the mark, close the dialogs of the old one."""
+        self.marked = None
+        for dialog in list(self.dialogs):
+            dialog.close()
+
+    def menu_actions(self, entry_id: str | None) -> list[MenuAction]:
+        tree = self.panel.tree
+        leaf = tree.leaf_id if tree is not None else None
+        has = entry_id is not None and tree is not None
+        marked = (
+            self.marked if self.marked is not None and tree is not None and tree.has(self.marked) else None
+        )
+        return [
+            ("Compare with the current position", lambda: self.compare(entry_id, leaf), has and leaf not in (None, entry_id)),
+            ("Mark for comparison", lambda: self.mark(entry_id), has),
+            ("Compare with the marked entry", lambda: self.compare(marked, entry_id), has and marked not in (None, entry_id)),
+            ("Files touched up to here…", lambda: self.files_touched(entry_id), has),
+        ]  # fmt: skip
+
+    def mark(self, entry_id: str | None) -> None:
+        self.marked = entry_id
+        if entry_id is not None and self.panel.tree is not None:
+            record = self.panel.tree.record(entry_id)
+            title = entry_title(record, self.panel.tree) if record is not None else entry_id
+            self.panel.show_status(f"Marked for comparison: {title}")
+
+    def compare(self, a_id: str | None, b_id: str | None) -> asyncio.Task[Any] | None:
+        tree = self.panel.tree
+        if tree is None or a_id is None or b_id is None:
+            return None
+        return self._spawn(self._compare(a_id, b_id))
+
+    def files_touched(self, entry_id: str | None = None) -> asyncio.Task[Any] | None:
+        """Files touched on the path to `entry_id` (default: the active path)."""
+        if self.panel.tree is None:
+            return None
+        return self._spawn(self._files(entry_id))
+
+    # -- work -------------------------------------------------------------------------------------
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _compare(self, a_id: str, b_id: str) -> None:
+        tree = self.panel.tree
+        assert tree is not None
+        try:
+            result = await asyncio.to_thread(compare_branches, tree, a_id, b_id)
+        except PiworkError as exc:
+            self.panel.show_status(f"Cannot compare: {exc}")
+            return
+        if tree is not self.panel.tree:
+            return  # another session was opened meanwhile
+        dialog = CompareDialog(tree, result, self.panel)
+        dialog.entry_clicked.connect(self.panel.select_entry)
+        dialog.move_requested.connect(self.panel.navigate_to)
+        dialog.files_requested.connect(self._show_files)
+        self._show(dialog)
+
+    async def _files(self, entry_id: str | None) -> None:
+        tree = self.panel.tree
+        assert tree is not None
+        try:
+            activity = await asyncio.to_thread(path_activity, tree, entry_id)
+        except PiworkError as exc:
+            self.panel.show_status(f"Cannot list the files: {exc}")
+            return
+        if tree is not self.panel.tree:
+            return
+        if entry_id is None or entry_id == tree.leaf_id:
+            where = "The active path"
+        else:
+            record = tree.record(entry_id)
+            where = f"The path to “{entry_title(record, tree) if record is not None else entry_id}”"
+        self._show_files(activity, where)
+
+    def _show_files(self, activity: BranchActivity, where: str) -> None:
+        dialog = FilesTouchedDialog(activity, where, self.panel)
+        dialog.entry_clicked.connect(self.panel.select_entry)
+        self._show(dialog)
+
+    def _show(self, dialog: QDialog) -> None:
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.dialogs.append(dialog)
+        dialog.destroyed.connect(
+            lambda _o=None, d=dialog: self.dialogs.remove(d) if d in self.dialogs else None
+        )
+        dialog.show()
+        self.opened.emit(dialog)
+
+    def shutdown(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        self.reset()

@@ -1,0 +1,185 @@
+"""CompareDialog: two points of the session tree side by side, from their common ancestor.
+
+Each side shows what happened after the paths parted: its messages, the files it read and changed,
+the commands it ran with their exit codes, its tokens and cost, and its last answer. Clicking a row
+selects that entry in the tree and the graph (`entry_clicked`); "Move here" asks the panel to move
+to that side (`move_requested`: the usual summary choice follows); "Files and diffs…" opens the
+files-touched view of that side (`files_requested`).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QListView,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from piwork.core.session.branch_activity import BranchActivity
+from piwork.core.session.branch_compare import BranchComparison
+from piwork.core.session.tree import SessionTree
+from piwork.gui.tree.display_tree import entry_title
+from piwork.gui.tree.entry_list_model import EntryListModel
+from piwork.gui.tree.files_dialog import file_line
+from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
+
+
+def activity_figures(activity: BranchActivity) -> str:
+    tokens = activity.tokens
+    return (
+        f"{len(activity.entry_ids):,} {'entry' if len(activity.entry_ids) == 1 else 'entries'} · "
+        f"{activity.user_messages} user, {activity.assistant_messages} assistant, "
+        f"{activity.tool_results} tool results\n"
+        f"{activity.total_tokens:,.0f} tokens (in {tokens['input']:,.0f}, out {tokens['output']:,.0f}, "
+        f"cache {tokens['cacheRead'] + tokens['cacheWrite']:,.0f}) · ${activity.cost:.4f}"
+    )
+
+
+class BranchSide(QWidget):
+    """One column of the comparison."""
+
+    entry_clicked = Signal(str)
+    move_requested = Signal(str)
+    files_requested = Signal(object)  # BranchActivity
+
+    def __init__(self, tree: SessionTree, entry_id: str, activity: BranchActivity, letter: str) -> None:
+        super().__init__()
+        self.entry_id = entry_id
+        self.activity = activity
+        record = tree.record(entry_id)
+        title = entry_title(record, tree) if record is not None else entry_id
+        self.title = QLabel(f"{letter}: {title}")
+        bold = QFont(self.title.font())
+        bold.setBold(True)
+        self.title.setFont(bold)
+        self.title.setWordWrap(True)
+        self.figures = QLabel(activity_figures(activity))
+        self.figures.setWordWrap(True)
+        self.tabs = QTabWidget()
+        ids = activity.entry_ids
+        records = [tree.record(i) for i in ids]
+        self.messages = self._list(
+            EntryListModel(
+                len(ids),
+                lambda row: entry_title(records[row], tree) if records[row] is not None else ids[row],  # type: ignore[arg-type]
+                lambda row: ids[row],
+                parent=self,
+            )
+        )
+        files = activity.files()
+        self.files = self._list(
+            EntryListModel(
+                len(files),
+                lambda row: file_line(files[row]),
+                lambda row: files[row].touches[-1].result_entry_id or files[row].touches[-1].call_entry_id,
+                tooltip_of=lambda row: files[row].key,
+                parent=self,
+            )
+        )
+        commands = activity.commands
+        self.commands = self._list(
+            EntryListModel(
+                len(commands),
+                lambda row: (
+                    f"{commands[row].status:>8}  {'! ' if commands[row].by_user else '$ '}{commands[row].command}"
+                ),
+                lambda row: commands[row].entry_id,
+                tooltip_of=lambda row: commands[row].command,
+                failed=lambda row: not commands[row].ok,
+                parent=self,
+            )
+        )
+        self.answer = QPlainTextEdit(readOnly=True)
+        self.answer.setPlainText(activity.last_answer or "(no answer on this side since the paths parted)")
+        self.tabs.addTab(self.messages, f"Messages ({len(ids)})")
+        self.tabs.addTab(self.files, f"Files ({len(files)})")
+        failed = sum(not c.ok for c in commands)
+        self.tabs.addTab(
+            self.commands, f"Commands ({len(commands)}" + (f", {failed} failed)" if failed else ")")
+        )
+        self.tabs.addTab(self.answer, "Last answer")
+        self.move_button = QPushButton("Move here")
+        self.move_button.setToolTip("Continue the session from this entry")
+        self.files_button = QPushButton("Files and diffs…")
+        self.files_button.setEnabled(bool(files))
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.files_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.move_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.title)
+        layout.addWidget(self.figures)
+        layout.addWidget(self.tabs, 1)
+        layout.addLayout(buttons)
+        self.move_button.clicked.connect(lambda: self.move_requested.emit(self.entry_id))
+        self.files_button.clicked.connect(lambda: self.files_requested.emit(self.activity))
+        if activity.last_answer is not None:
+            self.tabs.setCurrentWidget(self.answer)
+
+    def _list(self, model: EntryListModel) -> QListView:
+        view = QListView()
+        view.setUniformItemSizes(True)
+        view.setModel(model)
+        view.clicked.connect(self._on_clicked)
+        view.activated.connect(self._on_clicked)
+        return view
+
+    def _on_clicked(self, index: QModelIndex) -> None:
+        entry_id = index.data(ENTRY_ID_ROLE)
+        if entry_id is not None:
+            self.entry_clicked.emit(str(entry_id))
+
+
+class CompareDialog(QDialog):
+    entry_clicked = Signal(str)
+    move_requested = Signal(str)
+    files_requested = Signal(object, str)  # BranchActivity, where
+
+    def __init__(
+        self, tree: SessionTree, comparison: BranchComparison, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Compare branches")
+        self.comparison = comparison
+        ancestor = tree.record(comparison.ancestor_id) if comparison.ancestor_id is not None else None
+        if ancestor is None:
+            parted = "The two entries share no ancestor (separate roots)."
+        elif not comparison.a.entry_ids or not comparison.b.entry_ids:
+            parted = f"One entry lies on the other's path; compared from: {entry_title(ancestor, tree)}"
+        else:
+            parted = f"The paths part after: {entry_title(ancestor, tree)}"
+        self.ancestor = QLabel(parted)
+        self.ancestor.setWordWrap(True)
+        self.show_ancestor = QPushButton("Show in tree")
+        self.show_ancestor.setEnabled(ancestor is not None)
+        top = QHBoxLayout()
+        top.addWidget(self.ancestor, 1)
+        top.addWidget(self.show_ancestor)
+        self.side_a = BranchSide(tree, comparison.a_id, comparison.a, "A")
+        self.side_b = BranchSide(tree, comparison.b_id, comparison.b, "B")
+        split = QSplitter()
+        split.addWidget(self.side_a)
+        split.addWidget(self.side_b)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(split, 1)
+        self.resize(1000, 620)
+        self.show_ancestor.clicked.connect(lambda: self.entry_clicked.emit(str(comparison.ancestor_id)))
+        for side, letter in ((self.side_a, "A"), (self.side_b, "B")):
+            side.entry_clicked.connect(self.entry_clicked)
+            side.move_requested.connect(self.move_requested)
+            side.files_requested.connect(
+                lambda activity, letter=letter: self.files_requested.emit(
+                    activity, f"Branch {letter} since they parted"
+                )
+            )

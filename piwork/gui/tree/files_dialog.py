@@ -1,0 +1,113 @@
+"""FilesTouchedDialog: every file a path read, wrote or edited, the entries that touched it, each edit's diff.
+
+Left: the files, in the order they were first touched, with what was done to them. Right: the tool
+calls on the selected file (clicking one selects its entry in the tree and the graph, through
+`entry_clicked`) and, for an edit, the diff its tool recorded.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtWidgets import QDialog, QLabel, QListView, QSplitter, QVBoxLayout, QWidget
+
+from piwork.core.session.branch_activity import BranchActivity, FileSummary, FileTouch
+from piwork.gui.tree.diff_view import DiffView
+from piwork.gui.tree.entry_list_model import EntryListModel
+from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
+
+_VERBS = {"read": "read", "write": "written", "edit": "edited"}
+
+
+def file_line(summary: FileSummary) -> str:
+    done = ", ".join(_VERBS[a] for a in summary.actions)
+    calls = len(summary.touches)
+    return f"{summary.display} — {done} ({calls} call{'s' if calls != 1 else ''})"
+
+
+def touch_line(touch: FileTouch) -> str:
+    outcome = " — failed" if touch.failed and touch.result_entry_id else ""
+    if touch.result_entry_id is None:
+        outcome = " — no result"
+    first = touch.result_text.strip().splitlines()[0] if touch.result_text.strip() else ""
+    return f"{touch.action}{outcome}: {first[:100]}"
+
+
+class FilesTouchedDialog(QDialog):
+    entry_clicked = Signal(str)
+
+    def __init__(self, activity: BranchActivity, where: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Files touched")
+        self.files = activity.files()
+        self.heading = QLabel(
+            f"{where}: {len(self.files)} file{'s' if len(self.files) != 1 else ''}"
+            f" ({len(activity.changed_files())} changed)"
+            if self.files
+            else f"{where}: no file was read, written or edited."
+        )
+        self.heading.setWordWrap(True)
+        self.file_list = QListView()
+        self.file_model = EntryListModel(
+            len(self.files),
+            lambda row: file_line(self.files[row]),
+            tooltip_of=lambda row: self.files[row].key,
+            parent=self,
+        )
+        self.file_list.setModel(self.file_model)
+        self.touch_list = QListView()
+        self.touch_list.setToolTip("Click a call to select its entry in the session tree")
+        self.diff = DiffView()
+        self._touches: list[FileTouch] = []
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.touch_list)
+        right.addWidget(self.diff)
+        right.setStretchFactor(1, 2)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.file_list)
+        split.addWidget(right)
+        split.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.heading)
+        layout.addWidget(split, 1)
+        self.resize(900, 560)
+        self.file_list.selectionModel().currentChanged.connect(self._on_file)
+        self.touch_list.clicked.connect(self._on_touch)
+        self.touch_list.activated.connect(self._on_touch)
+        if self.files:
+            self.file_list.setCurrentIndex(self.file_model.index(0, 0))
+
+    def _on_file(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        self._touches = self.files[current.row()].touches if current.isValid() else []
+        touches = self._touches
+        model = EntryListModel(
+            len(touches),
+            lambda row: touch_line(touches[row]),
+            lambda row: touches[row].result_entry_id or touches[row].call_entry_id,
+            tooltip_of=lambda row: touches[row].result_text[:1000] or None,
+            failed=lambda row: touches[row].failed,
+            parent=self,
+        )
+        old = self.touch_list.model()
+        self.touch_list.setModel(model)
+        if old is not None:
+            old.deleteLater()
+        self.touch_list.selectionModel().currentChanged.connect(lambda index, _p: self._show_diff(index))
+        edits = [i for i, t in enumerate(touches) if t.diff is not None]
+        self.touch_list.setCurrentIndex(model.index(edits[-1] if edits else 0, 0))
+
+    def _show_diff(self, index: QModelIndex) -> None:
+        if not index.isValid() or index.row() >= len(self._touches):
+            self.diff.show_diff(None)
+            return
+        touch = self._touches[index.row()]
+        note = {
+            "read": "A read: nothing changed.",
+            "write": "A write replaces the whole file; its content is in the call's entry.",
+            "edit": "This edit recorded no diff.",
+        }[touch.action]
+        self.diff.show_diff(touch.diff, note)
+
+    def _on_touch(self, index: QModelIndex) -> None:
+        entry_id = index.data(ENTRY_ID_ROLE)
+        if entry_id is not None:
+            self.entry_clicked.emit(str(entry_id))

@@ -1,0 +1,129 @@
+"""Compare and files-touched dialogs on a session recorded by real agent runs (loopback provider, real
+tools), opened in the tree panel: what each side shows, clicks selecting entries in the tree and the
+graph, the edit's diff, and moving to a side through the usual summary choice."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from piwork.core.session.store import open_session
+from piwork.gui.tree.compare_dialog import CompareDialog
+from piwork.gui.tree.files_dialog import FilesTouchedDialog
+from piwork.gui.tree.navigation import TreeNavigator
+from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
+from piwork.gui.tree.tree_panel import SessionTreePanel
+from tests.support.branch_runs import RecordedBranches, record_two_branches
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> RecordedBranches:
+    return record_two_branches(tmp_path_factory.mktemp("branches"))
+
+
+def _panel(qtbot: QtBot, path: Path) -> SessionTreePanel:
+    session = open_session(path, writable=True)
+    panel = SessionTreePanel()
+    qtbot.addWidget(panel)
+    panel.resize(700, 600)
+    panel.show()
+    panel.set_session(session, TreeNavigator(session.tree))
+    return panel
+
+
+def _rows(view: object) -> list[str]:
+    model = view.model()  # type: ignore[attr-defined]
+    return [model.index(r, 0).data() for r in range(model.rowCount())]
+
+
+def _opened(qtbot: QtBot, panel: SessionTreePanel, kind: type) -> object:
+    qtbot.waitUntil(lambda: any(isinstance(d, kind) for d in panel.branch_tools.dialogs))
+    return next(d for d in panel.branch_tools.dialogs if isinstance(d, kind))
+
+
+def test_compare_two_tips_then_move_to_one(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, recorded: RecordedBranches, tmp_path: Path
+) -> None:
+    copy = tmp_path / "session.jsonl"
+    copy.write_bytes(recorded.path.read_bytes())
+    panel = _panel(qtbot, copy)
+    ids = recorded.ids
+    panel.views.setCurrentWidget(panel.graph)
+    assert panel.select_entry(ids["tip_a"])
+    menu = panel.build_context_menu()
+    action = next(a for a in menu.actions() if a.text() == "Compare with the current position")
+    assert action.isEnabled()
+    action.trigger()
+    dialog = _opened(qtbot, panel, CompareDialog)
+    assert isinstance(dialog, CompareDialog)
+    assert "Ready. What should the script print?" in dialog.ancestor.text()
+    a, b = dialog.side_a, dialog.side_b
+    assert a.entry_id == ids["tip_a"] and b.entry_id == ids["tip_b"]
+    assert _rows(a.files) == ["hello.py — written, read, edited (3 calls)"]
+    assert _rows(b.files) == ["notes/plan.txt — written (1 call)", "nope.txt — read (1 call)"]
+    assert [r.split() for r in _rows(a.commands)] == [["exit", "0", "$", "python3", "hello.py"]]
+    assert "exit 2" in _rows(b.commands)[0] and "missing-dir" in _rows(b.commands)[0]
+    assert b.commands.model().index(0, 0).data(Qt.ItemDataRole.ForegroundRole) is not None  # failed: red
+    assert b.tabs.tabText(2) == "Commands (1, 1 failed)"
+    assert a.answer.toPlainText() == "Done: hello.py prints hello."
+    assert b.answer.toPlainText() == "Plan B written to notes/plan.txt."
+    assert "[branch summary]" in _rows(b.messages)[0]
+    assert "882 tokens (in 800, out 82, cache 0)" in a.figures.text()
+    # a click on a message selects it in the graph and the outline
+    message = b.messages.model().index(1, 0)
+    b.messages.clicked.emit(message)
+    assert panel.current_entry_id() == message.data(ENTRY_ID_ROLE)
+    assert panel.view.currentIndex().data(ENTRY_ID_ROLE) == message.data(ENTRY_ID_ROLE)
+    # files and diffs of side A
+    a.files_button.click()
+    files = _opened(qtbot, panel, FilesTouchedDialog)
+    assert isinstance(files, FilesTouchedDialog)
+    assert "+1 print('hello')" in files.diff.toPlainText() and "-1 print('hi')" in files.diff.toPlainText()
+    edit_row = files.touch_list.currentIndex()
+    assert edit_row.data(ENTRY_ID_ROLE) == ids["edit_result"]
+    files.touch_list.clicked.emit(edit_row)
+    assert panel.current_entry_id() == ids["edit_result"]
+    # "Move here" asks about the branch being left, then moves
+    a.move_button.click()
+    qtbot.waitUntil(lambda: panel.branch_dialog is not None and panel.branch_dialog.isVisible())
+    assert panel.branch_dialog is not None
+    panel.branch_dialog.no_summary.setChecked(True)
+    panel.branch_dialog.ok_button.click()
+    qtbot.waitUntil(lambda: panel.tree is not None and panel.tree.leaf_id == ids["tip_a"])
+    menu.deleteLater()
+    panel.shutdown()
+    qtbot.waitUntil(lambda: not panel.branch_tools.dialogs)
+
+
+def test_files_touched_of_the_active_path_and_a_marked_comparison(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, recorded: RecordedBranches
+) -> None:
+    panel = _panel(qtbot, recorded.path)
+    ids = recorded.ids
+    panel.views.setCurrentWidget(panel.graph)
+    panel.select_entry(ids["tip_b"])
+    panel.files_button.click()
+    files = _opened(qtbot, panel, FilesTouchedDialog)
+    assert isinstance(files, FilesTouchedDialog)
+    assert files.heading.text() == "The active path: 2 files (1 changed)"
+    assert _rows(files.touch_list) == ["write: Successfully wrote to notes/plan.txt"]
+    assert "replaces the whole file" in files.diff.toPlainText()
+    files.file_list.setCurrentIndex(files.file_model.index(1, 0))
+    assert _rows(files.touch_list)[0].startswith("read — failed: ENOENT")
+    # mark one entry, compare another with it
+    panel.select_entry(ids["fork"])
+    menu = panel.build_context_menu()
+    next(a for a in menu.actions() if a.text() == "Mark for comparison").trigger()
+    assert "Marked for comparison" in panel.status.text()
+    panel.select_entry(ids["tip_a"])
+    menu = panel.build_context_menu()
+    next(a for a in menu.actions() if a.text() == "Compare with the marked entry").trigger()
+    dialog = _opened(qtbot, panel, CompareDialog)
+    assert isinstance(dialog, CompareDialog)
+    assert dialog.side_a.entry_id == ids["fork"] and "lies on the other's path" in dialog.ancestor.text()
+    assert dialog.side_a.answer.toPlainText().startswith("(no answer")
+    panel.shutdown()
