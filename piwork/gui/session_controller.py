@@ -214,6 +214,7 @@ class SessionController(QObject):
             self.session_trust[os.path.realpath(self.cwd)] = trust.trusted
         self._unsubscribe = runtime.session.subscribe(self._on_event)
         self.window.log_panel.reset()  # nothing of the previous session's logs stays on show
+        self.window.tree_panel.set_settings(runtime.resources.settings)
         self.window.tree_panel.set_session(runtime.store, AgentNavigator(runtime.session))
         self.window.resource_panel.set_resources(runtime.resources)
         self._show_system_prompt()

@@ -81,6 +81,11 @@ def branch_output_cap(summarizer: Summarizer) -> int:
     return min(BRANCH_SUMMARY_MAX_TOKENS, max_tokens) if max_tokens > 0 else BRANCH_SUMMARY_MAX_TOKENS
 
 
+def branch_summary_budget(context_window: int, settings: BranchSummarySettings) -> int:
+    """Tokens of the abandoned branch the summarizer is given (the newest messages that fit)."""
+    return (context_window or BRANCH_FALLBACK_CONTEXT_WINDOW) - settings.reserve_tokens
+
+
 async def generate_branch_summary(
     entries: list[Any],
     summarizer: Summarizer,
@@ -90,8 +95,8 @@ async def generate_branch_summary(
     replace_instructions: bool = False,
 ) -> BranchSummary | None:
     """Summary of abandoned ``entries`` (oldest first); ``None`` when they hold no message."""
-    window = summarizer.model.context_window or BRANCH_FALLBACK_CONTEXT_WINDOW
-    prepared = await asyncio.to_thread(prepare_branch_entries, entries, window - settings.reserve_tokens)
+    budget = branch_summary_budget(summarizer.model.context_window, settings)
+    prepared = await asyncio.to_thread(prepare_branch_entries, entries, budget)
     if not prepared.messages:
         return None
     prompt = await asyncio.to_thread(

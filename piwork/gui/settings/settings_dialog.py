@@ -119,7 +119,13 @@ class SettingsDialog(QDialog):
         self.keep_recent = _spin(self.settings.compaction_keep_recent_tokens(), 1_000_000, 1000)
         branch = self.settings.branch_summary_settings()
         self.branch_reserve = _spin(int(branch["reserveTokens"]), 1_000_000, 1024)
-        self.skip_branch_prompt = QCheckBox("Never summarise the branch left when moving in the tree", page)
+        self.skip_branch_prompt = QCheckBox(
+            "Don't ask when moving in the tree: always move without a summary", page
+        )
+        self.skip_branch_prompt.setObjectName("skipBranchPrompt")
+        self.skip_branch_prompt.setToolTip(
+            "Set by “Don't ask again” in the dialog shown when you move to another point of the session tree."
+        )
         self.skip_branch_prompt.setChecked(bool(branch["skipPrompt"]))
         form.addRow(self.compaction_enabled)
         form.addRow("Reserve tokens (room kept for the reply)", self.reserve_tokens)

@@ -81,6 +81,9 @@ class BranchChoiceDialog(QDialog):
         self.replace_box = QCheckBox("Use only my text (replace the default summary instructions)")
         self.label_field = QLineEdit(placeholderText="Optional label for the new position")
         self.dont_ask = QCheckBox("Don't ask again (always move without a summary)")
+        self.dont_ask.setToolTip(
+            "Saved in your settings (branchSummary.skipPrompt); turn it back off in Settings → Compaction."
+        )
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )

@@ -13,7 +13,12 @@ from collections.abc import Callable
 from typing import Protocol
 
 from piwork.core.agent.session import AgentSession
-from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, navigate_tree
+from piwork.core.compaction.navigate import (
+    BranchSummaryProgress,
+    NavigationResult,
+    branch_summary_budget,
+    navigate_tree,
+)
 from piwork.core.compaction.settings import BranchSummarySettings
 from piwork.core.compaction.summarize import Summarizer
 from piwork.core.session.tree import SessionTree
@@ -31,6 +36,11 @@ class Navigator(Protocol):
 
     @property
     def can_replace_instructions(self) -> bool: ...
+
+    @property
+    def summary_budget(self) -> int | None:
+        """Tokens of the branch a summary would be given (None: no summary can be made)."""
+        ...
 
     async def navigate(
         self,
@@ -66,6 +76,13 @@ class TreeNavigator:
     @property
     def can_replace_instructions(self) -> bool:
         return True
+
+    @property
+    def summary_budget(self) -> int | None:
+        if self.summarizer is None:
+            return None
+        settings = self.settings or BranchSummarySettings()
+        return branch_summary_budget(self.summarizer.model.context_window, settings)
 
     async def navigate(
         self,
@@ -107,6 +124,14 @@ class AgentNavigator:
     @property
     def can_replace_instructions(self) -> bool:
         return True
+
+    @property
+    def summary_budget(self) -> int | None:
+        model = self.agent.model
+        if model is None:
+            return None
+        settings = BranchSummarySettings.from_settings(self.agent.settings)
+        return branch_summary_budget(model.context_window, settings)
 
     async def navigate(
         self,

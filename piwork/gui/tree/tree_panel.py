@@ -41,8 +41,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.compaction.branch_entries import branch_entry_message, collect_branch_entries_with
-from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
+from piwork.core.compaction.branch_entries import prepare_branch_entries
+from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, collect_from_tree
 from piwork.core.errors import PiworkError
 from piwork.core.session.branching import clone_session, create_branched_session, fork_session
 from piwork.core.session.store import Session
@@ -192,6 +192,10 @@ class SessionTreePanel(QWidget):
             return default
         return self._settings.get(dotted, default)
 
+    def set_settings(self, settings: Any) -> None:
+        """Use ``settings`` (piwork.core.settings.Settings) for the branch-summary preference."""
+        self._settings = settings
+
     def _skip_prompt(self) -> bool:
         return bool(self._setting("branchSummary.skipPrompt", False))
 
@@ -202,6 +206,10 @@ class SessionTreePanel(QWidget):
             self._settings.set_value("branchSummary.skipPrompt", True, "global")
         except PiworkError as exc:
             self._set_status(f"The preference could not be saved: {exc}")
+            return
+        self.status_changed.emit(
+            "From now on moving in the tree never asks about a summary; change it in Settings → Compaction."
+        )
 
     # -- session ----------------------------------------------------------------------------------
     def set_session(
@@ -477,8 +485,11 @@ class SessionTreePanel(QWidget):
         assert self.tree is not None
         if self._skip_prompt():
             return BranchChoice(False)
-        abandoned = collect_branch_entries_with(self.tree.entry, self.tree.leaf_id, entry_id).entries
-        messages = sum(1 for entry in abandoned if branch_entry_message(entry) is not None)
+        # The engine's own collection and budget: what a summary would really be given, whether the
+        # entries' bodies are in memory or read back from the file.
+        abandoned = collect_from_tree(self.tree, self.tree.leaf_id, entry_id).entries
+        budget = self.navigator.summary_budget if self.navigator is not None else None
+        messages = len(prepare_branch_entries(abandoned, budget or 0).messages)
         self._leaving = (len(abandoned), messages)
         record = self.tree.record(entry_id)
         title = entry_title(record, self.tree) if record is not None else entry_id

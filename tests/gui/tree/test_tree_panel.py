@@ -395,3 +395,22 @@ def test_branch_texts_for_single_and_empty_branches() -> None:
     assert branch_contents(1, 1) == "1 entry, of which 1 message would be summarized"
     assert branch_contents(3, 0) == "3 entries, none of them conversation to summarize"
     assert summarizing_text(1200, None) == "Asking the model to summarize the branch (1,200 entries)…"
+
+
+def test_dialog_counts_only_what_fits_the_summary_budget(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, loopback: LoopbackServer
+) -> None:
+    session, ids = _session(tmp_path)
+    panel = SessionTreePanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    small = Summarizer(model=loopback.anthropic_model(context_window=16_400), complete=complete, api_key="k")
+    # 10 tokens for the branch: the two newest messages (5 tokens each) fit, "here is a plan" (4) does not.
+    navigator = TreeNavigator(session.tree, small, BranchSummarySettings(reserve_tokens=16_390))
+    panel.set_session(session, navigator)
+    panel.select_entry(ids["u1"])
+    task = panel.navigate_to(ids["u1"])
+    qtbot.waitUntil(lambda: panel.branch_dialog is not None and panel.branch_dialog.isVisible())
+    assert "holds 3 entries, of which 2 messages would be summarized." in panel.branch_dialog.intro.text()  # type: ignore[union-attr]
+    panel.branch_dialog.reject()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: task is not None and task.done(), timeout=5000)
