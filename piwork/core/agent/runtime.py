@@ -21,6 +21,7 @@ from piwork.core.agent.options import AgentSessionOptions
 from piwork.core.agent.session import AgentSession
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
 from piwork.core.compaction.hooks import CompactionHooks
+from piwork.core.context.contract import allowed_tools, latest_contract
 from piwork.core.context.verifier import gate_for_session
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
@@ -159,7 +160,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             system_prompt_for=system_prompt_for,
             messages=list(context.messages),
             settings=settings,
-            active_tools=list(DEFAULT_ACTIVE_TOOLS),
+            active_tools=allowed_tools(latest_contract(store.tree), DEFAULT_ACTIVE_TOOLS, ALL_TOOL_NAMES),
             expand_input=expand,
             base_options=_stream_options(settings),
             session_id=session_id,

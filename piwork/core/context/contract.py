@@ -104,13 +104,21 @@ class TaskContract:
         return "\n".join(lines)
 
 
-def allowed_tools(contract: TaskContract | None, available: Iterable[str]) -> list[str]:
-    """The tools of ``available`` (order kept) that the task's rules let the model use."""
-    names = list(available)
+def allowed_tools(
+    contract: TaskContract | None, active: Iterable[str], available: Iterable[str] | None = None
+) -> list[str]:
+    """The tools the task's rules leave active, from the ``active`` ones (order kept).
+
+    A read-only task gets exactly the non-writing tools (read, grep, find, ls) that are ``available``
+    (default: ``active``), whether or not they were active before; a source-write task without a
+    verify command loses edit and write.
+    """
+    names = list(active)
     if contract is None:
         return names
     if contract.mode == "read-only":
-        return [n for n in names if n in READ_ONLY_TOOLS]
+        pool = set(names if available is None else available)
+        return [n for n in READ_ONLY_TOOLS if n in pool]
     if not contract.verify:
         return [n for n in names if n not in WRITE_TOOLS]
     return names

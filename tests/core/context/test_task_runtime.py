@@ -1,0 +1,116 @@
+"""A task in a real runtime: bundle before the prompt, tool rules, and the verifier gate on the model's bash."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import keyring.backends.null
+import pytest
+
+from piwork.core.agent.runtime import RuntimeOptions, create_runtime
+from piwork.core.context.contract import TaskContract
+from piwork.core.context.tasks import begin_task, set_phase, set_verify
+from piwork.core.llm.credentials import CredentialStore
+from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def server() -> Any:
+    with LoopbackServer() as srv:
+        yield srv
+
+
+def _options(tmp_path: Path, server: LoopbackServer) -> RuntimeOptions:
+    env = {"HOME": str(tmp_path / "home"), "ANTHROPIC_API_KEY": "sk-test"}
+    return RuntimeOptions(
+        cwd=str(tmp_path / "project"),
+        agent_dir=tmp_path / "agent",
+        model=f"anthropic/{server.model}",
+        base_url=server.url,
+        env=env,
+        credentials=CredentialStore(backend=keyring.backends.null.Keyring(), env=env),
+        trust_override=True,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".pi").mkdir(parents=True)
+    (tmp_path / "home").mkdir()
+    (root / "AGENTS.md").write_text("Be brief.\n")
+    (root / ".pi" / "project-context.md").write_text("# Snapshot\nA tiny app.\n")
+    (root / ".pi" / "piwork-profile.json").write_text(json.dumps({"version": 1, "verify": ["echo verified"]}))
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root
+
+
+def _contract(**kw: Any) -> TaskContract:
+    data = {"title": "Look", "goal": "find the entry point", "mode": "read-only", "phase": "scout"}
+    data.update(kw)
+    return TaskContract.from_json(data)
+
+
+def _tools(request: Any) -> list[str]:
+    return [t["name"] for t in request.body.get("tools", [])]
+
+
+async def test_read_only_task_sends_bundle_first_and_only_reading_tools(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    runtime = await create_runtime(_options(tmp_path, server))
+    session = runtime.session
+    started = begin_task(session, runtime.resources, _contract())
+    assert started.active_tools == ["read", "grep", "find", "ls"]
+    server.script(Turn([Text("ok")]))
+    await session.prompt("where does it start?")
+    request = server.requests[0]
+    assert _tools(request) == ["read", "grep", "find", "ls"]
+    first, second = request.body["messages"][0], request.body["messages"][1]
+    bundle_text = first["content"][0]["text"] if isinstance(first["content"], list) else first["content"]
+    assert bundle_text.count("<task_contract>") == 1 and '<context_layer kind="snapshot"' in bundle_text
+    assert "A tiny app." in bundle_text
+    assert second["content"][0]["text"] == "where does it start?"
+
+    contract = set_phase(session, _contract(mode="source-write"), "implement")
+    assert "edit" not in session.tool_names() and "bash" in session.tool_names()  # no verify yet
+    set_verify(session, contract, "echo verified")
+    assert {"edit", "write", "bash"} <= set(session.tool_names())
+    runtime.store.close()
+
+
+async def test_model_bash_of_a_verifier_reuses_a_pass_on_the_same_tree(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    runtime = await create_runtime(_options(tmp_path, server))
+    session = runtime.session
+    begin_task(
+        session, runtime.resources, _contract(mode="source-write", phase="verify", verify="echo verified")
+    )
+    server.script(
+        Turn([ToolCall("bash", {"command": "echo verified"})]),
+        Turn([ToolCall("bash", {"command": "echo verified"})]),
+        Turn([Text("done")]),
+    )
+    await session.prompt("verify twice")
+    results = [m for m in session.messages if m.get("role") == "toolResult"]
+    assert [r["isError"] for r in results] == [False, False]
+    assert results[0]["content"][0]["text"].strip() == "verified"
+    assert "passed on this exact tree" in results[1]["content"][0]["text"]
+    receipts = list((tmp_path / "agent" / "piwork" / "verifier-receipts").glob("*.jsonl"))
+    assert len(receipts) == 1
+    receipt = json.loads(receipts[0].read_text().splitlines()[0])
+    assert results[1]["details"]["reusedReceipt"] == receipt["id"]
+    header = session.tree.header
+    assert header is not None and receipt["sessionId"] == header["id"]
+    runtime.store.close()
