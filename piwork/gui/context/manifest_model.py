@@ -29,15 +29,6 @@ STATUS_COLORS = {
     "blocked-untrusted": "#c62828",
     "missing": "#9e9e9e",
 }
-STATUS_GLYPHS = {
-    "included": "●",
-    "planned": "○",
-    "omitted": "–",
-    "stale": "◐",
-    "over-cap": "▲",
-    "blocked-untrusted": "■",
-    "missing": "×",
-}
 
 
 def status_icon(status: str) -> QIcon:
@@ -138,7 +129,7 @@ class ManifestModel(QAbstractTableModel):
             if entry is None:
                 return {1: "not recorded", 2: row.layer.source}.get(column, "")
             if column == 1:
-                return f"{STATUS_GLYPHS.get(entry.status, '')} {entry.status}"
+                return entry.status
             if column == 2:
                 return self._path(entry)
             if column == 3:

@@ -70,26 +70,41 @@ class ContextNavigator(QObject):
         key = self.window.chat.presenter.row_key_for_message(message)
         if key is not None and self.window.chat.view.reveal_row_key(key, expand=expand):
             self.landed.emit("chat", key)
-        task = asyncio.ensure_future(self._select_in_tree(index, len(messages)))
+        task = asyncio.ensure_future(self._select_in_tree(message))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _select_in_tree(self, index: int, count: int) -> None:
+    async def _select_in_tree(self, message: dict[str, Any]) -> None:
         session = self.feed.session
         if session is None:
             return
         loop = asyncio.get_running_loop()
         try:
-            context = await loop.run_in_executor(None, session.tree.build_context)
+            entry_id = await loop.run_in_executor(None, entry_of_message, session.tree, message)
         except Exception as err:  # a damaged file: the chat jump already happened
-            log.warning("session tree context could not be built: %s", err)
+            log.warning("session tree entry could not be found: %s", err)
             return
-        if not shiboken6.isValid(self) or len(context.entry_ids) != count:
-            return  # the branch changed meanwhile: no entry is certainly this message
-        entry_id = context.entry_ids[index]
-        if isinstance(entry_id, str) and self.window.tree_panel.select_entry(entry_id):
+        if shiboken6.isValid(self) and entry_id and self.window.tree_panel.select_entry(entry_id):
             self.landed.emit("tree", entry_id)
 
     def shutdown(self) -> None:
         for task in list(self._tasks):
             task.cancel()
+
+
+def entry_of_message(tree: Any, message: dict[str, Any]) -> str | None:
+    """The id of the entry on the current branch that recorded ``message``, newest first (role and
+    timestamp match; a tool result also by its call id). Reads entry bodies, so run it in an executor."""
+    role, stamp, call_id = message.get("role"), message.get("timestamp"), message.get("toolCallId")
+    for record in reversed(tree.path()):
+        if record.type != "message":
+            continue
+        body = tree.body(record)
+        recorded = body.get("message") if isinstance(body, dict) else None
+        if not isinstance(recorded, dict) or recorded.get("role") != role:
+            continue
+        if role == "toolResult" and recorded.get("toolCallId") == call_id:
+            return str(record.id)
+        if role != "toolResult" and recorded.get("timestamp") == stamp:
+            return str(record.id)
+    return None

@@ -1,0 +1,87 @@
+"""The Context panel over a real run: the X-ray lists every source of the next request, largest first,
+and activating a row lands on that message's tool card in the chat and its entry in the session tree, or
+on the context file in the Resources panel. The meter follows the run with exact figures after a reply."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from piwork.gui.chat.chat_model import RowRole
+from piwork.gui.context.xray_model import TargetRole
+from piwork.gui.session_controller import SessionController
+from tests.support import LoopbackServer, Text, ToolCall, Turn, Usage
+
+
+def _run(qtbot: QtBot, controller: SessionController, text: str) -> None:
+    controller.submit(text)
+    qtbot.waitUntil(lambda: controller.chat.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=15_000)
+
+
+def _entry_of_result(controller: SessionController, call_id: str) -> str:
+    path = controller.runtime.store.path  # type: ignore[union-attr]
+    for line in path.read_text().splitlines():
+        entry = json.loads(line)
+        message = entry.get("message") or {}
+        if message.get("role") == "toolResult" and message.get("toolCallId") == call_id:
+            return str(entry["id"])
+    raise AssertionError(f"no entry for {call_id}")
+
+
+def test_xray_row_jumps_to_its_tool_result_in_chat_and_tree(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    server.script(
+        Turn([ToolCall("read", {"path": "big.txt"}, id="call_big")], usage=Usage(input=900)),
+        Turn([ToolCall("read", {"path": "notes.txt"}, id="call_notes")], usage=Usage(input=9000)),
+        Turn([Text("Both read.")], usage=Usage(input=9100, output=4)),
+    )
+    window = controller.window
+    window.show_context_panel(0)
+    _run(qtbot, controller, "read big.txt then notes.txt")
+    panel = window.context_panel
+    model = panel.xray_model
+    qtbot.waitUntil(
+        lambda: model.position_of(lambda r: r.part.ref == "call_notes") is not None, timeout=10_000
+    )
+    # sorted largest first: the big read leads; the parts add up to the request total
+    tokens = [model.row_at(i).part.tokens for i in range(model.rowCount())]  # type: ignore[union-attr]
+    assert tokens == sorted(tokens, reverse=True) and sum(tokens) == model.total
+    assert model.row_at(0).part.ref == "call_big"  # type: ignore[union-attr]
+    kinds = {model.row_at(i).part.kind for i in range(model.rowCount())}  # type: ignore[union-attr]
+    assert {"system", "context_file", "tool_schema", "user", "assistant", "tool_result"} <= kinds
+
+    position = model.position_of(lambda r: r.part.ref == "call_notes")
+    assert position is not None
+    view = panel.xray_view
+    view.setCurrentIndex(model.index(position, 0))
+    qtbot.keyClick(view, Qt.Key.Key_Return)  # activates the row
+    chat = window.chat.view
+    qtbot.waitUntil(lambda: chat.currentIndex().isValid(), timeout=5000)
+    row = chat.currentIndex().data(RowRole)
+    assert row.tool is not None and row.tool.call_id == "call_notes" and "alpha" in row.tool.result_text
+    expected = _entry_of_result(controller, "call_notes")
+    qtbot.waitUntil(lambda: window.tree_panel.current_entry_id() == expected, timeout=5000)
+
+    # a context file row leads to the Resources panel, on that file
+    position = model.position_of(lambda r: r.part.kind == "context_file")
+    assert position is not None
+    target = model.index(position, 0).data(TargetRole)
+    assert target.path.endswith("AGENTS.md")
+    view.setCurrentIndex(model.index(position, 0))
+    qtbot.keyClick(view, Qt.Key.Key_Return)
+    assert window.docks["resources"].isVisible()
+    resource = window.resource_panel.model.row_at(window.resource_panel.view.currentIndex())
+    assert resource is not None and resource.path == target.path
+
+    # the meter: exact after the reply, the provider's count, against the 32K window's marks
+    footer = window.chat.footer
+    qtbot.waitUntil(lambda: footer.reading.exact, timeout=5000)
+    assert footer.reading.window == 32_000 and footer.reading.marks is not None
+    assert footer.reading.marks.pressure == 15_616
+    assert footer.reading.occupancy == 9104  # input 9100 + output 4 of the last reply
+    assert footer.context_label.text() == "context 9.1k / 32k (28%) · exact"
+    assert footer.meter.reading.segments.total == model.total
