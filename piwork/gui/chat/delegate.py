@@ -125,7 +125,7 @@ class ChatDelegate(QStyledItemDelegate):
         badge = QRect()
         if row.tool is not None and row.tool.truncated:
             fm = QFontMetrics(self._small_font())
-            w = fm.horizontalAdvance("truncated · open log") + 12
+            w = fm.horizontalAdvance(row.tool.cut_text()) + 12
             badge = QRect(header.right() - w - 90, header.top() + 2, w, header_h - 4)
         images = []
         x, y = body.left(), body.bottom() + 1 + (4 if body_h else 0)
@@ -277,13 +277,13 @@ class ChatDelegate(QStyledItemDelegate):
                 painter.setFont(self._view.font())
                 right -= 90
             if not geo.badge.isNull():
-                self._paint_badge(painter, geo.badge)
+                self._paint_badge(painter, geo.badge, row.tool.cut_text())
                 right = geo.badge.left() - 6
             bold = QFont(self._view.font())
             bold.setBold(True)
             painter.setFont(bold)
             painter.setPen(text_color)
-            name = row.tool.name + (f" ({row.title})" if row.title else "")
+            name = tool_title(row)
             painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, name)
             offset = QFontMetrics(bold).horizontalAdvance(name) + 8
             painter.setFont(self._view.font())
@@ -309,14 +309,14 @@ class ChatDelegate(QStyledItemDelegate):
         elided = QFontMetrics(bold).elidedText(label, Qt.TextElideMode.ElideRight, header.width())
         painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, elided)
 
-    def _paint_badge(self, painter: QPainter, rect: QRect) -> None:
+    def _paint_badge(self, painter: QPainter, rect: QRect, text: str) -> None:
         painter.save()
         colour = self.theme.accent("badge")
         painter.setPen(colour)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(rect, 6, 6)
         painter.setFont(self._small_font())
-        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, "truncated · open log")
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
         painter.restore()
 
     # ---- clicks ------------------------------------------------------------------------------
@@ -347,6 +347,15 @@ class ChatDelegate(QStyledItemDelegate):
             self.toggleRequested.emit(row)
             return True
         return False
+
+
+def tool_title(row: ChatRow) -> str:
+    """A tool card's name, with the arrow that says it opens (▸) or closes (▾) on a click."""
+    assert row.tool is not None
+    name = row.tool.name + (f" ({row.title})" if row.title else "")
+    if not row.tool.result_text:
+        return name
+    return ("▸ " if row.collapsed else "▾ ") + name
 
 
 def forget_row_caches(delegate: QObject, row: ChatRow) -> None:

@@ -24,6 +24,8 @@ from piwork.gui.chat.rows import (
     rows_for_message,
     stop_rows,
     text_of,
+    tool_result_details,
+    truncation_lines,
 )
 
 FLUSH_MS = 50
@@ -260,6 +262,8 @@ class ChatPresenter(QObject):
         card.status = "error" if event.is_error else "done"
         result = event.result if isinstance(event.result, dict) else {}
         card.result_text = text_of(result.get("content")) or card.result_text
+        card.truncated, card.full_output_path = tool_result_details(result)
+        card.model_lines, card.total_lines = truncation_lines(result.get("details"))
         self._changed(self._card_rows[event.tool_call_id])
         if not any(c.status == "running" for c in self._cards.values()):
             self._tick_timer.stop()

@@ -45,6 +45,8 @@ class ToolCard:
     result_text: str = ""
     truncated: bool = False
     full_output_path: str | None = None
+    model_lines: int | None = None  # lines of output the model was given (when it was cut)
+    total_lines: int | None = None  # lines of the full output
 
     @property
     def duration(self) -> float | None:
@@ -71,8 +73,24 @@ class ToolCard:
         limit = EXPANDED_LINES if expanded else PREVIEW_LINES
         if len(lines) > limit:
             hidden = len(lines) - limit
-            lines = [*lines[:limit], f"… {hidden} more line{'s' if hidden != 1 else ''}"]
+            more = f"… {hidden:,} more line{'s' if hidden != 1 else ''}"
+            where = "the full output is in the log" if expanded else "click the header to expand"
+            lines = [*lines[:limit], f"{more} ({where})"]
         return "\n".join(lines)
+
+    def expands(self) -> bool:
+        """Whether expanding shows more than the collapsed card does."""
+        return len(self.result_text.splitlines()) > PREVIEW_LINES or len(self.result_text) > PREVIEW_CHARS
+
+    def cut_text(self) -> str:
+        """How much of the output the model saw, for the card's badge."""
+        if (
+            self.model_lines is not None
+            and self.total_lines is not None
+            and self.total_lines > self.model_lines
+        ):
+            return f"model saw {self.model_lines:,} of {self.total_lines:,} lines · open log"
+        return "truncated · open log"
 
 
 @dataclass(eq=False)
@@ -155,12 +173,24 @@ def tool_result_details(message: dict[str, Any]) -> tuple[bool, str | None]:
     return truncated or bool(path), str(path) if path else None
 
 
+def truncation_lines(details: Any) -> tuple[int | None, int | None]:
+    """(lines the model saw, lines of the full output) from a result's ``details.truncation``."""
+    truncation = details.get("truncation") if isinstance(details, dict) else None
+    if not isinstance(truncation, dict) or not truncation.get("truncated"):
+        return None, None
+    shown, total = truncation.get("outputLines"), truncation.get("totalLines")
+    if type(shown) is int and type(total) is int:  # bool is an int too, and means nothing here
+        return shown, total
+    return None, None
+
+
 def apply_tool_result(card: ToolCard, message: dict[str, Any]) -> None:
     card.result_text = text_of(message.get("content"))
     if not card.result_text and images_of(message.get("content")):
         card.result_text = "[image]"
     card.status = "error" if message.get("isError") else "done"
     card.truncated, card.full_output_path = tool_result_details(message)
+    card.model_lines, card.total_lines = truncation_lines(message.get("details"))
 
 
 _FILE_LIST = re.compile(r"<(read-files|modified-files)>\n?(.*?)\n?</\1>", re.DOTALL)

@@ -10,6 +10,7 @@ from pytestqt.qtbot import QtBot
 from piwork.core.agent import events as ev
 from piwork.core.llm import types as lt
 from piwork.gui.chat.chat_panel import ChatPanel
+from piwork.gui.chat.delegate import tool_title
 from piwork.gui.chat.rows import RowKind
 from piwork.gui.theme import load_theme
 
@@ -102,9 +103,10 @@ def test_tool_card_lifecycle_and_truncated_badge(qtbot: QtBot) -> None:
     with qtbot.waitSignal(view.openLogRequested) as opened:
         assert view.click_row(0, geo.badge.center() - view.visualRect(panel.model.index(0)).topLeft())
     assert opened.args == ["/tmp/full.log"]
-    assert card_row.collapsed
+    assert card_row.collapsed and tool_title(card_row) == "▸ bash"  # says that it opens
+    assert card_row.tool.preview(False).endswith("… 42 more lines (click the header to expand)")
     assert view.click_row(0, QPoint(20, geo.header.center().y() - geo.card.top() + 4))
-    assert not card_row.collapsed
+    assert not card_row.collapsed and tool_title(card_row) == "▾ bash"
     p.handle(ev.AgentSettled())
     assert panel.send_button.text() == "Send"
 
@@ -214,3 +216,33 @@ def test_images_show_on_user_rows_and_tool_cards(qtbot: QtBot) -> None:
     assert user.images and card.images and card.tool is not None and card.tool.result_text == "[image]"
     pixmaps = panel.view.chat_delegate._pixmaps_for(card)
     assert len(pixmaps) == 1 and pixmaps[0].width() == 1
+
+
+def test_a_cut_tool_card_says_how_many_lines_the_model_saw(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    p = panel.presenter
+    call = {"type": "toolCall", "id": "call_9", "name": "bash", "arguments": {"command": "make all"}}
+    assistant = {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": 1}
+    p.handle(ev.MessageStart(assistant))
+    p.handle(ev.MessageEnd(assistant))
+    p.handle(ev.ToolExecutionStart("call_9", "bash", call["arguments"]))
+    truncation = {"truncated": True, "truncatedBy": "lines", "totalLines": 3000, "outputLines": 2000}
+    result = {
+        "content": [{"type": "text", "text": "".join(f"line {i}\n" for i in range(1001, 3001))}],
+        "details": {"truncation": truncation, "fullOutputPath": "/tmp/make.log"},
+    }
+    p.handle(ev.ToolExecutionEnd("call_9", "bash", result, False))
+    card = panel.model.row_at(0).tool
+    assert card is not None and card.truncated
+    assert card.cut_text() == "model saw 2,000 of 3,000 lines · open log"  # while the turn still runs
+    p.handle(ev.MessageEnd({"role": "toolResult", "toolCallId": "call_9", "toolName": "bash", "isError": False,
+                            "timestamp": 2, **result}))  # fmt: skip
+    assert (card.model_lines, card.total_lines) == (2000, 3000)
+    row = panel.model.row_at(0)
+    view = panel.view
+    view.doItemsLayout()
+    geo = view.chat_delegate.geometry(row, view.visualRect(panel.model.index(0)))
+    width = view.fontMetrics().horizontalAdvance("model saw 2,000 of 3,000 lines · open log")
+    assert geo.badge.width() >= width * 0.8  # the badge is sized for its words
+    row.collapsed = False
+    assert card.preview(True).endswith("… 1,600 more lines (the full output is in the log)")
