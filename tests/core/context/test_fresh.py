@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from piwork.core.context.bundle import (
+    BUNDLE_CUSTOM_TYPE,
+    BundleRequest,
+    assemble_bundle,
+    build_manifest,
+    start_task,
+)
+from piwork.core.context.contract import TaskContract, latest_contract
+from piwork.core.context.fresh import SUMMARY_CUSTOM_TYPE, FreshError, start_fresh
+from piwork.core.context.manifest import latest_manifest
+from piwork.core.resources.loader import load_resources
+from piwork.core.session.context import build_session_context
+from piwork.core.session.store import create_session, open_session
+from piwork.core.session.tree import SessionTree
+from piwork.core.settings import Settings
+
+
+@pytest.fixture
+def setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "repo"
+    (root / ".pi").mkdir(parents=True)
+    (root / ".pi" / "project-context.md").write_text("# Snapshot\n")
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    resources = load_resources(str(root), str(agent), Settings.for_project(str(root), str(agent), True))
+    old = create_session(str(root), tmp_path / "sessions")
+    return root, agent, resources, old
+
+
+def _summary(tree: SessionTree, contract: TaskContract) -> str:
+    users = [m for m in tree.build_context().messages if m.get("role") == "user"]
+    return f"Goal: {contract.goal}\nUser requests: {len(users)}"
+
+
+def _task(old, root: Path) -> TaskContract:  # type: ignore[no-untyped-def]
+    contract = TaskContract.from_json(
+        {
+            "title": "API",
+            "goal": "add the orders endpoint",
+            "verify": "pytest -q",
+            "mode": "source-write",
+            "phase": "implement",
+        }
+    )
+    bundle = assemble_bundle(BundleRequest(str(root), True, contract))
+    start_task(old.tree, contract, bundle, build_manifest("t", "now", "x", [], bundle, contract))
+    old.tree.append_message({"role": "user", "content": "go", "timestamp": 1})
+    return contract
+
+
+@pytest.mark.parametrize(
+    ("kind", "mode", "phase", "title"),
+    [
+        ("task", "source-write", "implement", "API"),
+        ("scout", "read-only", "scout", "API"),
+        ("be-to-fe", "source-write", "plan", "Frontend: API"),
+    ],
+)
+def test_fresh_session_is_seeded_and_written(
+    setup, tmp_path: Path, kind: str, mode: str, phase: str, title: str
+) -> None:  # type: ignore[no-untyped-def]
+    root, agent, resources, old = setup
+    _task(old, root)
+    before = len(old.tree.entries())
+    result = start_fresh(
+        kind, old.tree, resources, _summary, tmp_path / "sessions", agent, "/old/session.jsonl"
+    )
+    assert result.path is not None and Path(result.path).exists()
+    assert len(old.tree.entries()) == before  # the old session is not touched
+    reopened = open_session(result.path)
+    header = reopened.tree.header or {}
+    assert header.get("parentSession") == "/old/session.jsonl"
+    entries = reopened.tree.entries()
+    kinds = [(e["type"], e.get("customType")) for e in entries]
+    assert kinds == [
+        ("custom_message", SUMMARY_CUSTOM_TYPE),
+        ("custom", "piwork.taskContract"),
+        ("custom", "piwork.manifest"),
+        ("custom_message", BUNDLE_CUSTOM_TYPE),
+    ]
+    assert "add the orders endpoint" in entries[0]["content"][0]["text"]
+    contract = latest_contract(reopened.tree)
+    assert contract is not None and (contract.mode, contract.phase, contract.title) == (mode, phase, title)
+    assert contract.extra["freshKind"] == kind
+    assert latest_manifest(reopened.tree) is not None
+    messages = build_session_context(entries)["messages"]
+    assert [m["customType"] for m in messages] == [SUMMARY_CUSTOM_TYPE, BUNDLE_CUSTOM_TYPE]
+    reopened.close()
+    result.session.close()
+
+
+def test_fresh_without_a_task_or_with_a_bad_kind(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _root, agent, resources, old = setup
+    with pytest.raises(FreshError, match="no Task Contract"):
+        start_fresh("task", old.tree, resources, _summary, tmp_path / "s", agent)
+    with pytest.raises(FreshError, match="use one of"):
+        start_fresh("later", old.tree, resources, _summary, tmp_path / "s", agent)
+    assert not (tmp_path / "s").exists() or not list((tmp_path / "s").iterdir())
