@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from piwork.core.compaction.tokens import calculate_context_tokens, valid_usage
 from piwork.core.context.budget import Marks, effective_marks
@@ -22,13 +22,18 @@ from piwork.core.context.bundle import (
 )
 from piwork.core.context.contract import verify_commands
 from piwork.core.context.entries import latest_custom
+from piwork.core.context.fresh import FreshError, FreshResult, handoff_summary, start_fresh
 from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOutcome, RequestShape
 from piwork.core.context.index import build_task_pack, index_status, load_index, refresh_index, write_index
 from piwork.core.context.intake import INTAKE_TOKENS
 from piwork.core.context.manifest import Manifest
 from piwork.core.context.view import ContextView
 from piwork.core.context.xray import xray
+from piwork.core.errors import PiworkError
 from piwork.core.messages import Message
+
+if TYPE_CHECKING:
+    from piwork.core.agent.session import AgentSession
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "context preflight": ("[files…]", "Estimate the next request against the working-set marks, with advice"),
@@ -347,3 +352,40 @@ def request_breakdown(view: ContextView) -> dict[str, Any]:
         "parts": ray.to_json()["parts"],
         "governor": decision,
     }
+
+
+# ----------------------------------------------------------------------------- /fresh and /context compact
+
+
+def fresh_command(
+    view: ContextView,
+    kind: str,
+    session_dir: str | os.PathLike[str] | None = None,
+    source_path: str | None = None,
+) -> FreshResult:
+    """Start ``/fresh <kind>`` from the view's branch (raises :class:`FreshError` when it cannot)."""
+    if view.tree is None:
+        raise FreshError("/fresh needs a session with a task to hand over.")
+    verifiers = _verifiers(view)
+    return start_fresh(
+        kind,
+        view.tree,
+        view.resources,
+        lambda tree, contract: handoff_summary(tree, contract, view.leaf_id, verifiers),
+        session_dir,
+        view.agent_dir,
+        source_path,
+        view.leaf_id,
+        view.estimator,
+    )
+
+
+async def compact_command(session: AgentSession) -> dict[str, Any]:
+    """``/context compact``: durable compaction now, at a settled point (the session stops first)."""
+    try:
+        result = await session.compact()
+    except PiworkError as err:
+        return {"ok": False, "message": str(err)}
+    if result is None:
+        return {"ok": False, "message": "Compaction was cancelled."}
+    return {"ok": True, **{k: v for k, v in result.items() if k in ("tokensBefore", "firstKeptEntryId")}}

@@ -103,3 +103,58 @@ def test_fresh_without_a_task_or_with_a_bad_kind(setup, tmp_path: Path) -> None:
     with pytest.raises(FreshError, match="use one of"):
         start_fresh("later", old.tree, resources, _summary, tmp_path / "s", agent)
     assert not (tmp_path / "s").exists() or not list((tmp_path / "s").iterdir())
+
+
+def test_handoff_summary_is_deterministic_and_complete(setup) -> None:  # type: ignore[no-untyped-def]
+    from piwork.core.context.fresh import handoff_summary
+
+    root, _agent, _resources, old = setup
+    contract = _task(old, root)
+    tree = old.tree
+
+    def assistant(*blocks: dict[str, object], text: str = "") -> None:
+        content = ([{"type": "text", "text": text}] if text else []) + list(blocks)
+        tree.append_message(
+            {
+                "role": "assistant",
+                "content": content,
+                "api": "x",
+                "provider": "x",
+                "model": "x",
+                "usage": {},
+                "stopReason": "toolUse" if blocks else "stop",
+                "timestamp": 2,
+            }
+        )
+
+    def result(call_id: str, name: str, text: str, error: bool = False) -> None:
+        tree.append_message(
+            {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": name,
+                "content": [{"type": "text", "text": text}],
+                "isError": error,
+                "timestamp": 3,
+            }
+        )
+
+    assistant({"type": "toolCall", "id": "r1", "name": "read", "arguments": {"path": "api.py"}})
+    result("r1", "read", "code")
+    assistant({"type": "toolCall", "id": "e1", "name": "edit", "arguments": {"path": "api.py", "edits": []}})
+    result("e1", "edit", "ok")
+    assistant({"type": "toolCall", "id": "b1", "name": "bash", "arguments": {"command": "pytest -q"}})
+    result("b1", "bash", "\n".join(f"line {i}" for i in range(100)) + "\nFAILED test_orders", error=True)
+    assistant({"type": "toolCall", "id": "b2", "name": "bash", "arguments": {"command": "make lint"}})
+    result("b2", "bash", "lint broke", error=True)
+    assistant({"type": "toolCall", "id": "b3", "name": "bash", "arguments": {"command": "make lint"}})
+    result("b3", "bash", "clean")
+    assistant(text="Next: fix the orders test fixture.")
+    text = handoff_summary(tree, contract, verifiers=["pytest -q"])
+    assert text == handoff_summary(tree, contract, verifiers=["pytest -q"])
+    assert "Goal: add the orders endpoint" in text and "- go" in text
+    assert "<modified-files>\napi.py" in text
+    assert "- `pytest -q`: failed" in text
+    assert "FAILED test_orders" in text and "line 59" not in text and "line 61" in text  # last 40 lines
+    assert "lint broke" not in text  # fixed by a later successful run
+    assert "Next: fix the orders test fixture." in text

@@ -114,3 +114,44 @@ async def test_model_bash_of_a_verifier_reuses_a_pass_on_the_same_tree(
     header = session.tree.header
     assert header is not None and receipt["sessionId"] == header["id"]
     runtime.store.close()
+
+
+async def test_context_compact_and_fresh_from_a_runtime(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    from piwork.core.context.commands import compact_command, fresh_command
+    from piwork.core.context.view import view_from_parts
+    from piwork.core.session.store import open_session
+    from tests.support.loopback_server import Usage
+
+    (tmp_path / "agent").mkdir(exist_ok=True)
+    (tmp_path / "agent" / "settings.json").write_text(
+        json.dumps({"compaction": {"reserveTokens": 1000, "keepRecentTokens": 100}})
+    )
+    runtime = await create_runtime(_options(tmp_path, server))
+    session = runtime.session
+    assert (await compact_command(session))["ok"] is False  # nothing to compact yet
+    begin_task(
+        session, runtime.resources, _contract(mode="source-write", phase="implement", verify="echo verified")
+    )
+    long = "word " * 60
+    for i in range(2):
+        server.script(Turn([Text(f"answer {i} {long}")], usage=Usage(input=100, output=50)))
+        await session.prompt(f"question {i} {long}")
+    server.script(Turn([Text("## Goal\nKeep going.")], usage=Usage(input=50, output=10)))
+    report = await compact_command(session)
+    assert report["ok"] is True and report["tokensBefore"] > 0
+
+    view = view_from_parts(runtime.resources, session.tree, session.model, session.tool_names())
+    source = str(runtime.store.path)
+    result = fresh_command(view, "scout", tmp_path / "fresh", source)
+    assert result.path is not None
+    reopened = open_session(result.path)
+    first = reopened.tree.entries()[0]
+    assert (
+        "question 1" in first["content"][0]["text"] and "find the entry point" in first["content"][0]["text"]
+    )
+    assert (reopened.tree.header or {}).get("parentSession") == source
+    reopened.close()
+    result.session.close()
+    runtime.store.close()
