@@ -25,12 +25,15 @@ from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry
 from piwork.core.llm.tokens import Tokenizers
+from piwork.core.llm.transport import is_loopback
+from piwork.core.llm.types import Model
 from piwork.core.resources.trust import TrustOption, TrustRequest, TrustResolver
 from piwork.core.resources.trust_fingerprint import FingerprintStore
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.format import default_session_dir
 from piwork.core.session.listing import read_header
 from piwork.core.session.search import files_to_search
+from piwork.gui.chat.empty_state import CHOOSE, MISSING, READY
 from piwork.gui.chat.slash_commands import SlashCommand
 from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.navigation import ContextNavigator
@@ -97,6 +100,8 @@ class SessionController(QObject):
         self.chat.stopRequested.connect(self.stop)
         self.chat.footer.model_picker.modelPicked.connect(self.pick_model)
         self.chat.footer.thinking_picker.levelPicked.connect(self.pick_thinking)
+        self.chat.addServerRequested.connect(lambda: self.show_settings().providers_page.edit_server(None))
+        self.chat.addKeyRequested.connect(self.show_settings)
         a["new_session"].triggered.connect(lambda: self.spawn(self.open_session(None)))
         a["open_session"].triggered.connect(self.choose_session_file)
         a["sessions_browser"].triggered.connect(self.show_sessions_browser)
@@ -326,22 +331,31 @@ class SessionController(QObject):
         if model is not None:
             self.chat.footer.model_picker.select((model.provider, model.id))
 
+    def _model_usable(self, model: Model | None) -> bool:
+        """A key is available, or the server is on this machine (local servers need none)."""
+        return model is not None and (
+            self.credentials.has_credentials(model.provider) or is_loopback(model.base_url)
+        )
+
     def _fill_pickers(self) -> None:
         models = [m for m in self.models.models if m.api_supported]
         keyed = {p for p in {m.provider for m in models} if self.credentials.has_credentials(p)}
-        available = {(m.provider, m.id) for m in models if m.provider in keyed}
+        available = {(m.provider, m.id) for m in models if m.provider in keyed or is_loopback(m.base_url)}
         current = self.session.model if self.session else None
         self.chat.footer.model_picker.set_models(
             models, available, (current.provider, current.id) if current else None
         )
+        state = READY if self._model_usable(current) else (CHOOSE if available else MISSING)
+        self.chat.set_model_state(state)
 
     # ---- user intent -------------------------------------------------------------------------
 
     def submit(self, text: str) -> None:
         session = self.session
         if session is None:
+            self.chat.composer.set_text(text)  # not lost: it waits in the editor
             self.chat.presenter.add_notice(
-                "No session", "The session is still opening; try again.", error=True
+                "No session", "The session is still opening; send again in a moment."
             )
             return
         if session.is_streaming:
@@ -495,6 +509,13 @@ class SessionController(QObject):
                 graph.select(entry_id)  # the graph lists every entry: keep it on the hit itself
 
     def show_settings(self) -> SettingsDialog:
+        """The settings dialog on its Providers page (one at a time: an open one is brought forward)."""
+        open_dialog = self.window.findChild(SettingsDialog, "settingsDialog")
+        if open_dialog is not None and open_dialog.isVisible():
+            open_dialog.tabs.setCurrentIndex(0)
+            open_dialog.raise_()
+            open_dialog.activateWindow()
+            return open_dialog
         settings = self.runtime.resources.settings if self.runtime else None
         if settings is None:
             from piwork.core.settings import Settings
@@ -503,8 +524,23 @@ class SessionController(QObject):
         dialog = SettingsDialog(settings, self.credentials, self.models, self.agent_dir, self.window)
         dialog.settingsSaved.connect(self._fill_pickers)
         dialog.providers_page.keysChanged.connect(self._fill_pickers)
+        dialog.providers_page.providersChanged.connect(self.providers_changed)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog
+
+    def providers_changed(self, provider: str) -> None:
+        """models.json changed in the window: re-read it; a session without a usable model takes the first
+        model of the provider just added."""
+        self.models.reload()
+        session = self.session
+        if session is not None and provider and not self._model_usable(session.model):
+            first = next((m for m in self.models.models if m.provider == provider and m.api_supported), None)
+            if first is not None and self._model_usable(first):
+                with contextlib.suppress(PiworkError):
+                    session.set_model(self.models.with_resolved_headers(first))
+        self._fill_pickers()
+        self.refresh_status()
 
     def show_preflight(self) -> PreflightDialog:
         dialog = PreflightDialog(self.context_feed.reading, self.window)

@@ -29,6 +29,7 @@ Delivery knobs on ``Turn``: ``drip`` (seconds between events, for abort/streamin
 ``split_bytes`` (write the body in chunks of that many bytes, for awkward-split tests). Every request
 is recorded (``server.requests``: method, path, lower-cased headers, parsed JSON body). With the queue
 empty the server answers 500 with a clear body, so a test that under-scripts fails instead of hanging.
+``GET .../models`` answers ``server.models_answer`` (status, body) or, by default, a list of the one model.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ class LoopbackServer:
         self._seq = 0
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        # ``GET <anything>/models`` answers this (status, body); None: an OpenAI-style list of ``model``.
+        self.models_answer: tuple[int, str] | None = None
 
     # -- lifecycle --
     def start(self) -> LoopbackServer:
@@ -199,6 +202,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
         pass
+
+    def do_GET(self) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        with self.owner._lock:
+            self.owner.requests.append(RecordedRequest("GET", self.path, headers, None))
+        if not self.path.split("?", 1)[0].rstrip("/").endswith("/models"):
+            self._plain(404, '{"error": {"message": "loopback server: no such path"}}')
+            return
+        answer = self.owner.models_answer
+        if answer is None:
+            body = {
+                "object": "list",
+                "data": [{"id": self.owner.model, "object": "model", "owned_by": "loopback"}],
+            }
+            answer = (200, json.dumps(body))
+        self._plain(*answer)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)

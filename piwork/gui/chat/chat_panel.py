@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 from piwork.gui.chat.chat_model import ChatModel
 from piwork.gui.chat.chat_view import ChatView
 from piwork.gui.chat.composer import Composer
+from piwork.gui.chat.empty_state import READY, EmptyState
 from piwork.gui.chat.footer import ChatFooter
 from piwork.gui.chat.presenter import ChatPresenter
 from piwork.gui.chat.slash_commands import SlashCommand, parse_slash
@@ -29,6 +30,8 @@ class ChatPanel(QWidget):
     followUpSubmitted = Signal(str)  # Alt+Enter: deliver when the agent would otherwise stop
     commandSubmitted = Signal(object)  # SlashCommand
     stopRequested = Signal()
+    addServerRequested = Signal()  # the empty state's buttons: open Settings → Providers
+    addKeyRequested = Signal()
 
     def __init__(self, theme: Theme | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -48,6 +51,9 @@ class ChatPanel(QWidget):
         self.queue_label.setWordWrap(True)
         self.queue_label.hide()
         self.footer = ChatFooter(self)
+        self.empty_state = EmptyState(self)
+        self.empty_state.hide()
+        self.model_state = READY
 
         editor_row = QHBoxLayout()
         editor_row.setContentsMargins(8, 0, 8, 0)
@@ -56,6 +62,7 @@ class ChatPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 4)
         layout.setSpacing(4)
+        layout.addWidget(self.empty_state, 1)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.queue_label)
         layout.addLayout(editor_row)
@@ -68,10 +75,38 @@ class ChatPanel(QWidget):
         self.presenter.busyChanged.connect(self.set_busy)
         self.presenter.queueChanged.connect(self.show_queue)
         self.presenter.tick.connect(self.view.viewport().update)
+        self.empty_state.addServerRequested.connect(self.addServerRequested)
+        self.empty_state.addKeyRequested.connect(self.addKeyRequested)
+        self.model.modelReset.connect(self._update_empty_state)
+        self.model.rowsInserted.connect(self._update_empty_state)
+        self.model.rowsRemoved.connect(self._update_empty_state)
+        self.composer.gate = self._can_send
         self.busy = False
         self.read_only_reason: str | None = None
         self.has_model = True
         self._update_placeholder()
+
+    # ---- no model yet ------------------------------------------------------------------------
+
+    def set_model_state(self, state: str) -> None:
+        """``ready``, ``choose`` or ``missing`` (see empty_state): what the chat says while nothing can answer."""
+        self.model_state = state
+        self.empty_state.set_state(state)
+        self._update_empty_state()
+
+    def _update_empty_state(self, *_args: object) -> None:
+        waiting = self.model_state != READY
+        self.empty_state.setVisible(waiting)
+        # With nothing in the conversation the empty state takes the whole area; notices stay visible below it.
+        self.view.setVisible(not waiting or self.model.rowCount() > 0)
+
+    def _can_send(self, text: str) -> bool:
+        command = parse_slash(text)
+        if self.model_state == READY or (command is not None and command.known and command.name != "skill"):
+            return True
+        self.empty_state.note_kept_message()
+        self.empty_state.show()
+        return False
 
     def set_theme(self, theme: Theme) -> None:
         self.view.set_theme(theme)

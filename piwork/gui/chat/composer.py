@@ -3,6 +3,8 @@ the history, Esc asks to stop."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QSize, QStringListModel, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QCompleter, QPlainTextEdit, QWidget
@@ -22,6 +24,8 @@ class Composer(QPlainTextEdit):
         self.setObjectName("composer")
         self.setPlaceholderText("Message the agent — Enter sends, Shift+Enter adds a line, / for commands")
         self.setTabChangesFocus(True)
+        # Asked before a message leaves the editor; False keeps the text where it is (e.g. no model yet).
+        self.gate: Callable[[str], bool] | None = None
         self.history: list[str] = []
         self._history_pos: int | None = None  # index into history while browsing it
         self._draft = ""
@@ -76,6 +80,8 @@ class Composer(QPlainTextEdit):
     def submit(self, follow_up: bool = False) -> None:
         text = self.toPlainText()
         if not text.strip():
+            return
+        if self.gate is not None and not self.gate(text):
             return
         self.remember(text)
         self.clear()

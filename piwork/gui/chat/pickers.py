@@ -5,15 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QWidget
 
+from piwork.core.llm.credentials import env_vars_for
 from piwork.core.llm.types import THINKING_LEVELS, Model
 
 ModelKey = tuple[str, str]  # (provider, model id)
 
 
 class ModelPicker(QComboBox):
-    """Lists models as "name — provider"; models without credentials are shown but marked."""
+    """Lists models as "name — provider". Models that cannot answer (no API key) are listed, greyed out and
+    not selectable, with the reason beside them and in their tooltip."""
 
     modelPicked = Signal(str, str)  # provider, model id
 
@@ -23,6 +26,8 @@ class ModelPicker(QComboBox):
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.setMinimumContentsLength(30)  # "Claude Sonnet 4.5 — anthropic" reads in full
         self.setToolTip("Model for the next message (Ctrl+M)")
+        self.setAccessibleName("Model")
+        self.setAccessibleDescription("The model that answers the next message. Ctrl+M opens the list.")
         self._updating = False
         self.activated.connect(self._on_activated)
         self.set_models([], set())
@@ -38,21 +43,47 @@ class ModelPicker(QComboBox):
             self._updating = False
             return
         self.setEnabled(True)
-        for model in models:
+        if current is None or current not in available:
+            text = "Choose a model…" if available else "No model can answer — set one up"
+            self.addItem(text, None)
+            self._disable(0, "Pick a model that has a key, or add one in Settings → Providers (Ctrl+,).")
+        usable = [m for m in models if (m.provider, m.id) in available]
+        for model in usable + [m for m in models if (m.provider, m.id) not in available]:
             key = (model.provider, model.id)
             label = f"{model.name or model.id} — {model.provider}"
+            tip = f"{model.provider}/{model.id}"
             if key not in available:
                 label += "  (no API key)"
+                variables = " or ".join(env_vars_for(model.provider))
+                tip += f": cannot answer, no API key. Add one in Settings → Providers or set {variables}."
             self.addItem(label, key)
-            self.setItemData(self.count() - 1, f"{model.provider}/{model.id}", Qt.ItemDataRole.ToolTipRole)
-        if current is not None:
+            self.setItemData(self.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+            if key not in available:
+                self._disable(self.count() - 1)
+        if current is not None and current in available:
             self.select(current)
+        else:
+            self.setCurrentIndex(0)
         self.view().setMinimumWidth(self.view().sizeHintForColumn(0) + 24)  # the popup shows whole names
         self._updating = False
 
+    def _disable(self, row: int, tip: str | None = None) -> None:
+        model = self.model()
+        if isinstance(model, QStandardItemModel):
+            item = model.item(row)
+            if item is not None:
+                item.setEnabled(False)
+        if tip:
+            self.setItemData(row, tip, Qt.ItemDataRole.ToolTipRole)
+
+    def is_selectable(self, row: int) -> bool:
+        model = self.model()
+        item = model.item(row) if isinstance(model, QStandardItemModel) else None
+        return item is not None and item.isEnabled()
+
     def select(self, key: ModelKey) -> None:
         for i in range(self.count()):
-            if self.itemData(i) == key:
+            if self.itemData(i) == key and self.is_selectable(i):
                 self.setCurrentIndex(i)
                 return
 
@@ -73,6 +104,8 @@ class ThinkingPicker(QComboBox):
         super().__init__(parent)
         self.setObjectName("thinkingPicker")
         self.setToolTip("Thinking level (Ctrl+Shift+M cycles)")
+        self.setAccessibleName("Thinking level")
+        self.setAccessibleDescription("How much the model thinks before answering. Ctrl+Shift+M cycles.")
         for level in THINKING_LEVELS:
             self.addItem(f"thinking: {level}", level)
         self.activated.connect(lambda i: self.levelPicked.emit(str(self.itemData(i))))

@@ -1,4 +1,5 @@
-"""Provider keys: where each key comes from, save to the OS keyring, session-only keys, env-var alternative."""
+"""Providers: add, edit and remove OpenAI-compatible servers (models.json), and each provider's key —
+where it comes from, saved in the OS keyring, for this session only, or the environment variable to set."""
 
 from __future__ import annotations
 
@@ -11,13 +12,18 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
+from piwork.core.llm.catalog import BUILTIN_MODELS
 from piwork.core.llm.credentials import CredentialError, CredentialStore, KeySource, env_vars_for
 from piwork.core.llm.models import ModelRegistry
+from piwork.core.llm.models_file import ModelsFileError, read_providers, remove_provider
+from piwork.core.llm.transport import is_loopback
+from piwork.gui.settings.server_dialog import ServerDialog
 
 SOURCE_TEXT = {
     KeySource.SESSION: "key for this session only",
@@ -27,8 +33,12 @@ SOURCE_TEXT = {
 }
 
 
+BUILTIN_PROVIDERS = frozenset(str(m["provider"]) for m in BUILTIN_MODELS)
+
+
 class ProvidersPage(QWidget):
     keysChanged = Signal()
+    providersChanged = Signal(str)  # the provider added or changed ("" when one was removed)
 
     def __init__(
         self,
@@ -47,6 +57,21 @@ class ProvidersPage(QWidget):
         self.keyring_banner.setWordWrap(True)
         self.providers = QListWidget(self)
         self.providers.setObjectName("providerList")
+        self.providers.setAccessibleName("Providers")
+        self.providers.setAccessibleDescription("Model providers; a filled dot means a key is available.")
+        self.add_server_button = QPushButton("&Add Server…", self)
+        self.add_server_button.setObjectName("addServer")
+        self.add_server_button.setToolTip(
+            "Add an OpenAI-compatible server: Ollama, llama.cpp, vLLM, LM Studio…"
+        )
+        self.edit_server_button = QPushButton("&Edit Server…", self)
+        self.edit_server_button.setObjectName("editServer")
+        self.edit_server_button.setToolTip("Change the address, models and compatibility of this server")
+        self.remove_server_button = QPushButton("Re&move Server", self)
+        self.remove_server_button.setObjectName("removeServer")
+        self.remove_server_button.setToolTip("Remove this server from models.json")
+        self.server_dialog: ServerDialog | None = None
+        self.confirm_box: QMessageBox | None = None
         self.status = QLabel(self)
         self.status.setObjectName("keyStatus")
         self.status.setWordWrap(True)
@@ -54,6 +79,8 @@ class ProvidersPage(QWidget):
         self.key_edit.setObjectName("keyEdit")
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.key_edit.setPlaceholderText("Paste an API key")
+        self.key_edit.setAccessibleName("API key")
+        self.key_edit.setAccessibleDescription("The key of the selected provider; it is cleared once used.")
         self.save_button = QPushButton("Save in Keyring", self)
         self.save_button.setEnabled(state.usable)
         self.save_button.setToolTip(state.message)
@@ -66,6 +93,20 @@ class ProvidersPage(QWidget):
         self.message.setObjectName("providerMessage")
         self.message.setWordWrap(True)
 
+        for button in (
+            self.add_server_button,
+            self.edit_server_button,
+            self.remove_server_button,
+            self.save_button,
+            self.session_button,
+            self.remove_button,
+            self.import_button,
+        ):
+            button.setAccessibleDescription(button.toolTip() or button.text().replace("&", ""))
+        server_buttons = QHBoxLayout()
+        for button in (self.add_server_button, self.edit_server_button, self.remove_server_button):
+            server_buttons.addWidget(button)
+        server_buttons.addStretch(1)
         buttons = QHBoxLayout()
         for button in (self.save_button, self.session_button, self.remove_button):
             buttons.addWidget(button)
@@ -73,24 +114,34 @@ class ProvidersPage(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.keyring_banner)
         layout.addWidget(self.providers, 1)
+        layout.addLayout(server_buttons)
         layout.addWidget(self.status)
         layout.addWidget(self.key_edit)
         layout.addLayout(buttons)
         layout.addWidget(self.import_button, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.message)
 
-        for provider in registry.providers():
-            item = QListWidgetItem(registry.provider_name(provider))
-            item.setData(Qt.ItemDataRole.UserRole, provider)
-            self.providers.addItem(item)
+        self._fill_list()
         self.providers.currentItemChanged.connect(lambda *_: self._show_status())
+        self.add_server_button.clicked.connect(lambda: self.edit_server(None))
+        self.edit_server_button.clicked.connect(lambda: self.edit_server(self.current_provider()))
+        self.remove_server_button.clicked.connect(self.ask_remove_server)
+        self.providers.itemDoubleClicked.connect(lambda _item: self._edit_if_server())
         self.save_button.clicked.connect(self.save_key)
         self.session_button.clicked.connect(self.use_for_session)
         self.remove_button.clicked.connect(self.remove_key)
         self.import_button.clicked.connect(self.import_from_pi)
-        if self.providers.count():
-            self.providers.setCurrentRow(0)
         self.refresh_labels()
+
+    def _fill_list(self, select: str | None = None) -> None:
+        select = select or self.current_provider()
+        self.providers.clear()
+        for provider in self.registry.providers():
+            item = QListWidgetItem(self.registry.provider_name(provider))
+            item.setData(Qt.ItemDataRole.UserRole, provider)
+            self.providers.addItem(item)
+        if not (select and self.select_provider(select)) and self.providers.count():
+            self.providers.setCurrentRow(0)
 
     def current_provider(self) -> str | None:
         item = self.providers.currentItem()
@@ -103,8 +154,15 @@ class ProvidersPage(QWidget):
                 return True
         return False
 
+    def _local_only(self, provider: str) -> bool:
+        """Every model of ``provider`` is on this machine (no key needed)."""
+        models = [m for m in self.registry.models if m.provider == provider]
+        return bool(models) and all(is_loopback(m.base_url) for m in models)
+
     def describe(self, provider: str) -> str:
         resolved = self.credentials.resolve(provider)
+        if resolved is None and self._local_only(provider):
+            return "No key needed: the server is on this computer. Add a key if it asks for one."
         if resolved is None:
             names = " or ".join(env_vars_for(provider))
             return f"No key. Save one here, or set {names} in the environment."
@@ -115,7 +173,7 @@ class ProvidersPage(QWidget):
         for row in range(self.providers.count()):
             item = self.providers.item(row)
             provider = str(item.data(Qt.ItemDataRole.UserRole))
-            has = self.credentials.has_credentials(provider)
+            has = self.credentials.has_credentials(provider) or self._local_only(provider)
             item.setText(f"{'●' if has else '○'}  {self.registry.provider_name(provider)}")
             item.setToolTip(self.describe(provider))
         self._show_status()
@@ -123,6 +181,96 @@ class ProvidersPage(QWidget):
     def _show_status(self) -> None:
         provider = self.current_provider()
         self.status.setText(self.describe(provider) if provider else "")
+        server = self._is_server(provider)
+        self.edit_server_button.setEnabled(server)
+        self.remove_server_button.setEnabled(server)
+
+    # ---- servers (models.json) ----------------------------------------------------------------
+
+    @property
+    def models_path(self) -> Path:
+        return self.registry.path or self.agent_dir / "models.json"
+
+    def _is_server(self, provider: str | None) -> bool:
+        """A provider the page can edit: defined in models.json with its own models, not a built-in."""
+        if not provider or provider in BUILTIN_PROVIDERS:
+            return False
+        entries, _problem = read_providers(self.models_path)
+        return provider in entries
+
+    def _edit_if_server(self) -> None:
+        if self._is_server(self.current_provider()):
+            self.edit_server(self.current_provider())
+
+    def edit_server(self, provider: str | None) -> ServerDialog:
+        entries, problem = read_providers(self.models_path)
+        existing = set(self.registry.providers()) | set(entries)
+        dialog = ServerDialog(
+            self.models_path,
+            self.credentials,
+            existing,
+            provider,
+            entries.get(provider) if provider else None,
+            self,
+        )
+        if problem:
+            dialog.error.setText(problem + " Saving keeps it aside as a backup and starts a new file.")
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.saved.connect(self._server_saved)
+        self.server_dialog = dialog
+        dialog.destroyed.connect(lambda *_: setattr(self, "server_dialog", None))
+        dialog.open()
+        return dialog
+
+    def _server_saved(self, provider: str, message: str) -> None:
+        self.registry.reload()
+        self._fill_list(provider)
+        self.refresh_labels()
+        self.message.setText(message)
+        self.providersChanged.emit(provider)
+        self.keysChanged.emit()
+
+    def ask_remove_server(self) -> QMessageBox | None:
+        provider = self.current_provider()
+        if not self._is_server(provider):
+            return None
+        name = self.registry.provider_name(provider or "")
+        box = QMessageBox(
+            QMessageBox.Icon.Question,
+            "Remove Server",
+            f"Remove {name} from models.json? Its models leave the model picker; sessions that used them keep "
+            "their history.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            self,
+        )
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.finished.connect(
+            lambda result: (
+                self.remove_server(provider or "") if result == QMessageBox.StandardButton.Yes else None
+            )
+        )
+        self.confirm_box = box
+        box.open()
+        return box
+
+    def remove_server(self, provider: str) -> bool:
+        try:
+            change = remove_provider(self.models_path, provider)
+        except ModelsFileError as err:
+            self.message.setText(str(err))
+            return False
+        name = self.registry.provider_name(provider)
+        self.registry.reload()
+        self._fill_list()
+        self.refresh_labels()
+        note = (
+            f" {change.backup_reason[0].upper()}{change.backup_reason[1:]}." if change.backup_reason else ""
+        )
+        self.message.setText(f"Removed {name} from models.json.{note}")
+        self.providersChanged.emit("")
+        self.keysChanged.emit()
+        return True
 
     def _take_key(self) -> str:
         key = self.key_edit.text().strip()

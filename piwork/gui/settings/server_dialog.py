@@ -1,0 +1,377 @@
+"""Add or edit an OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio, a proxy...).
+
+The dialog asks the server for its models (``GET <base URL>/models``) on the qasync loop, so the window
+stays responsive, and says exactly what failed when it cannot. Saving writes the provider into
+models.json (other providers and unknown keys kept) and the key, when one is given, into the keyring —
+or, without a keyring, keeps it for this session and names the environment variable to set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from piwork.core.llm.credentials import CredentialError, CredentialStore, env_vars_for
+from piwork.core.llm.model_listing import ModelListing, list_models
+from piwork.core.llm.models_file import OPENAI_COMPLETIONS_API, ModelsFileError, save_provider
+from piwork.gui.settings.compat_switches import CompatForm
+
+PRESETS: tuple[tuple[str, str], ...] = (
+    ("Ollama", "http://localhost:11434/v1"),
+    ("llama.cpp server", "http://localhost:8080/v1"),
+    ("vLLM", "http://localhost:8000/v1"),
+    ("LM Studio", "http://localhost:1234/v1"),
+)
+
+
+def provider_id_for(name: str) -> str:
+    """A models.json id from a display name: lower case, words joined by dashes."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.strip().lower()).strip("-")
+    return slug or "server"
+
+
+class ServerDialog(QDialog):
+    saved = Signal(str, str)  # provider id, message for people
+
+    def __init__(
+        self,
+        models_path: Path,
+        credentials: CredentialStore,
+        existing_ids: set[str],
+        provider_id: str | None = None,
+        entry: dict[str, Any] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("serverDialog")
+        self.setWindowTitle("Edit Server" if provider_id else "Add OpenAI-Compatible Server")
+        self.models_path = models_path
+        self.credentials = credentials
+        self.existing_ids = existing_ids - ({provider_id} if provider_id else set())
+        self.editing = provider_id
+        self.entry = dict(entry or {})
+        self.listing: ModelListing | None = None
+        self._task: asyncio.Task[None] | None = None
+
+        self.preset = QComboBox(self)
+        self.preset.setObjectName("serverPreset")
+        self.preset.addItem("Choose a common server…", None)
+        for name, url in PRESETS:
+            self.preset.addItem(f"{name} — {url}", (name, url))
+        self.preset.setAccessibleName("Common servers")
+        self.preset.setAccessibleDescription("Fills in the usual name and base URL of a local model server.")
+        self.name_edit = QLineEdit(self)
+        self.name_edit.setObjectName("serverName")
+        self.name_edit.setPlaceholderText("My server")
+        self.id_edit = QLineEdit(self)
+        self.id_edit.setObjectName("serverId")
+        self.id_edit.setToolTip(
+            "The provider's id in models.json and in session files; it cannot change later."
+        )
+        self.url_edit = QLineEdit(self)
+        self.url_edit.setObjectName("serverBaseUrl")
+        self.url_edit.setPlaceholderText("http://localhost:11434/v1")
+        self.url_edit.setToolTip("The address before /chat/completions; for most servers it ends in /v1.")
+        self.key_edit = QLineEdit(self)
+        self.key_edit.setObjectName("serverKey")
+        self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        has_key = bool(provider_id) and credentials.has_credentials(provider_id or "")
+        self.key_edit.setPlaceholderText(
+            "A key is set — type a new one to replace it" if has_key else "Optional: local servers need none"
+        )
+        self.test_button = QPushButton("&Test Connection", self)
+        self.test_button.setObjectName("testConnection")
+        self.test_button.setToolTip("Ask the server for its models (GET <base URL>/models)")
+        self.test_result = QLabel(self)
+        self.test_result.setObjectName("testResult")
+        self.test_result.setWordWrap(True)
+        self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.models = QListWidget(self)
+        self.models.setObjectName("serverModels")
+        self.models.setMinimumHeight(90)
+        self.model_id_edit = QLineEdit(self)
+        self.model_id_edit.setObjectName("manualModelId")
+        self.model_id_edit.setPlaceholderText("Or type a model id, e.g. qwen2.5-coder:7b")
+        self.add_model_button = QPushButton("Add &Model", self)
+        self.add_model_button.setObjectName("addModelId")
+        self.compat = CompatForm(self)
+        compat_box = QGroupBox("Compatibility (leave on Automatic unless the server rejects requests)", self)
+        compat_box.setCheckable(True)
+        compat_box.setChecked(False)
+        compat_box.setObjectName("compatBox")
+        scroll = QScrollArea(compat_box)
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.compat)
+        scroll.setMinimumHeight(120)
+        box_layout = QVBoxLayout(compat_box)
+        box_layout.addWidget(scroll)
+        compat_box.toggled.connect(scroll.setVisible)
+        scroll.setVisible(False)
+        self.compat_box = compat_box
+        self.error = QLabel(self)
+        self.error.setObjectName("serverError")
+        self.error.setWordWrap(True)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
+        )
+
+        for label, widget, description in (
+            ("Name", self.name_edit, "The name shown in the model picker."),
+            ("Id", self.id_edit, self.id_edit.toolTip()),
+            ("Base URL", self.url_edit, self.url_edit.toolTip()),
+            ("API key", self.key_edit, "Saved in the system keyring, never in models.json."),
+            (
+                "Models",
+                self.models,
+                "Models of this server to offer in the model picker; checked ones are saved.",
+            ),
+            (
+                "Model id",
+                self.model_id_edit,
+                "A model id to add by hand when the server cannot list its models.",
+            ),
+        ):
+            widget.setAccessibleName(label)
+            widget.setAccessibleDescription(description)
+        self.test_button.setAccessibleDescription(self.test_button.toolTip())
+        self.add_model_button.setAccessibleDescription("Add the typed model id to the list")
+
+        form = QFormLayout()
+        form.addRow("Start from", self.preset)
+        form.addRow("&Name", self.name_edit)
+        form.addRow("&Id", self.id_edit)
+        form.addRow("&Base URL", self.url_edit)
+        form.addRow("API &key", self.key_edit)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.test_result, 1)
+        manual_row = QHBoxLayout()
+        manual_row.addWidget(self.model_id_edit, 1)
+        manual_row.addWidget(self.add_model_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(test_row)
+        layout.addWidget(QLabel("Models to offer:", self))
+        layout.addWidget(self.models, 1)
+        layout.addLayout(manual_row)
+        layout.addWidget(compat_box)
+        layout.addWidget(self.error)
+        layout.addWidget(self.buttons)
+
+        self.preset.activated.connect(self._apply_preset)
+        self._id_touched = False
+        self.id_edit.textEdited.connect(lambda _t: setattr(self, "_id_touched", True))
+        self.name_edit.textChanged.connect(self._name_edited)
+        self.test_button.clicked.connect(self.test_connection)
+        self.add_model_button.clicked.connect(self._add_typed_model)
+        self.model_id_edit.returnPressed.connect(self._add_typed_model)
+        self.buttons.accepted.connect(self.save)
+        self.buttons.rejected.connect(self.reject)
+        self.finished.connect(lambda _r: self.cancel_test())
+        self._load(provider_id)
+        self.resize(620, 560)
+
+    # ---- filling ------------------------------------------------------------------------------
+
+    def _load(self, provider_id: str | None) -> None:
+        entry = self.entry
+        self.name_edit.setText(str(entry.get("name") or provider_id or ""))
+        self.id_edit.setText(provider_id or "")
+        self.id_edit.setReadOnly(provider_id is not None)
+        self.url_edit.setText(str(entry.get("baseUrl") or ""))
+        compat = entry.get("compat") if isinstance(entry.get("compat"), dict) else {}
+        self.compat.set_values(dict(compat or {}))
+        if any(key in (compat or {}) for key in self.compat.known_keys()):
+            self.compat_box.setChecked(True)
+        for model in entry.get("models") or []:
+            if isinstance(model, dict) and isinstance(model.get("id"), str):
+                self._add_model(model["id"], checked=True)
+        self.name_edit.setFocus()
+
+    def _apply_preset(self, index: int) -> None:
+        data = self.preset.itemData(index)
+        if not data:
+            return
+        name, url = data
+        if not self.name_edit.text().strip() or self.name_edit.text() in {n for n, _ in PRESETS}:
+            self.name_edit.setText(name)
+        self.url_edit.setText(url)
+
+    def _name_edited(self, text: str) -> None:
+        if self.editing is None and not self._id_touched:
+            self.id_edit.setText(provider_id_for(text))
+
+    def _add_model(self, model_id: str, checked: bool) -> QListWidgetItem:
+        for row in range(self.models.count()):
+            item = self.models.item(row)
+            if item.data(Qt.ItemDataRole.UserRole) == model_id:
+                return item
+        item = QListWidgetItem(model_id)
+        item.setData(Qt.ItemDataRole.UserRole, model_id)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+        self.models.addItem(item)
+        return item
+
+    def _add_typed_model(self) -> None:
+        model_id = self.model_id_edit.text().strip()
+        if model_id:
+            self._add_model(model_id, checked=True).setCheckState(Qt.CheckState.Checked)
+            self.model_id_edit.clear()
+
+    def checked_models(self) -> list[str]:
+        return [
+            str(self.models.item(row).data(Qt.ItemDataRole.UserRole))
+            for row in range(self.models.count())
+            if self.models.item(row).checkState() == Qt.CheckState.Checked
+        ]
+
+    # ---- testing the connection ---------------------------------------------------------------
+
+    def _key_for_test(self) -> str | None:
+        typed = self.key_edit.text().strip()
+        if typed:
+            return typed
+        return self.credentials.api_key(self.editing) if self.editing else None
+
+    def test_connection(self) -> None:
+        url = self.url_edit.text().strip()
+        if not url:
+            self.test_result.setText("Type the server's base URL first.")
+            return
+        self.cancel_test()
+        self.test_button.setEnabled(False)
+        self.test_result.setText(f"Asking {url.rstrip('/')}/models …")
+        self._task = asyncio.ensure_future(self._run_test(url, self._key_for_test()))
+
+    async def _run_test(self, url: str, key: str | None) -> None:
+        try:
+            listing = await list_models(url, key)
+        finally:
+            self.test_button.setEnabled(True)
+        self.show_listing(listing)
+
+    def show_listing(self, listing: ModelListing) -> None:
+        self.listing = listing
+        if not listing.ok:
+            self.test_result.setText("✗ " + listing.problem)
+            self.test_result.setProperty("failed", True)
+            return
+        self.test_result.setProperty("failed", False)
+        had_checked = bool(self.checked_models())
+        for model in listing.models:
+            self._add_model(model.id, checked=not had_checked and len(listing.models) == 1)
+        count = len(listing.models)
+        if count == 0:
+            self.test_result.setText(
+                f"✓ Connected to {listing.url}, but the server lists no models. Type a model id below."
+            )
+        else:
+            plural = "s" if count != 1 else ""
+            self.test_result.setText(f"✓ Connected: {count} model{plural}. Check the ones to offer.")
+
+    def cancel_test(self) -> None:
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        self._task = None
+        self.test_button.setEnabled(True)
+
+    @property
+    def testing(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    # ---- saving -------------------------------------------------------------------------------
+
+    def _entry(self) -> dict[str, Any]:
+        known = {m.id: m for m in self.listing.models} if self.listing and self.listing.ok else {}
+        previous = {
+            m["id"]: m
+            for m in self.entry.get("models") or []
+            if isinstance(m, dict) and isinstance(m.get("id"), str)
+        }
+        models: list[dict[str, Any]] = []
+        for model_id in self.checked_models():
+            model = dict(previous.get(model_id) or {"id": model_id})
+            listed = known.get(model_id)
+            if "contextWindow" not in model and listed is not None and listed.context_window:
+                model["contextWindow"] = listed.context_window
+            models.append(model)
+        old_compat = self.entry.get("compat") if isinstance(self.entry.get("compat"), dict) else {}
+        compat = {k: v for k, v in dict(old_compat or {}).items() if k not in self.compat.known_keys()}
+        compat.update(self.compat.values())
+        return {
+            "name": self.name_edit.text().strip(),
+            "baseUrl": self.url_edit.text().strip(),
+            "api": self.entry.get("api") or OPENAI_COMPLETIONS_API,
+            "compat": compat or None,
+            "models": models,
+        }
+
+    def problem(self) -> str | None:
+        provider_id = self.id_edit.text().strip()
+        url = self.url_edit.text().strip()
+        if not self.name_edit.text().strip():
+            return "Give the server a name."
+        if not provider_id:
+            return "Give the server an id."
+        if provider_id in self.existing_ids:
+            return f"There is already a provider called {provider_id}; choose another id."
+        if not url.startswith(("http://", "https://")):
+            return "The base URL must start with http:// or https://."
+        if not self.checked_models():
+            return "Choose at least one model: test the connection to list them, or type a model id."
+        return None
+
+    def save(self) -> None:
+        problem = self.problem()
+        if problem:
+            self.error.setText(problem)
+            return
+        provider_id = self.id_edit.text().strip()
+        try:
+            change = save_provider(self.models_path, provider_id, self._entry())
+        except ModelsFileError as err:
+            self.error.setText(str(err))
+            return
+        notes = [f"Saved {self.name_edit.text().strip()} in {change.path}."]
+        if change.backup_reason:
+            notes.append(change.backup_reason[0].upper() + change.backup_reason[1:] + ".")
+        key = self.key_edit.text().strip()
+        self.key_edit.clear()
+        if key:
+            notes.append(self._store_key(provider_id, key))
+        self.saved.emit(provider_id, " ".join(notes))
+        self.accept()
+
+    def _store_key(self, provider_id: str, key: str) -> str:
+        if self.credentials.keyring_state().usable:
+            try:
+                self.credentials.store_key(provider_id, key)
+                return "The key is saved in the system keyring."
+            except CredentialError as err:
+                reason = str(err)
+        else:
+            reason = "No system keyring is available."
+        self.credentials.set_session_key(provider_id, key)
+        variable = env_vars_for(provider_id)[-1]
+        return f"{reason} The key is used until piwork closes; to keep it, set {variable} in the environment."
