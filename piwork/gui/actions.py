@@ -26,8 +26,29 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "File",
         "Find words in every session's messages, tool calls and output, on any branch",
     ),
+    ActionSpec(
+        "export",
+        "&Export…",
+        "Ctrl+Shift+E",
+        "File",
+        "Save the session as one HTML page (every branch), or its active branch as a session file (/export)",
+    ),
+    ActionSpec(
+        "import_session",
+        "&Import Session…",
+        "",
+        "File",
+        "Copy a session file into this project's sessions and open it (/import)",
+    ),
     ActionSpec("settings", "Se&ttings…", "Ctrl+,", "File", "Providers, default model, compaction, trust"),
     ActionSpec("quit", "&Quit", "Ctrl+Q", "File"),
+    ActionSpec(
+        "command_palette",
+        "Command &Palette…",
+        "Ctrl+Shift+P",
+        "View",
+        "Find and run any action, command, skill, prompt template, recent session or model",
+    ),
     ActionSpec(
         "focus_composer", "Focus &Composer", "Ctrl+E", "View", "Move the cursor to the message editor"
     ),
@@ -40,7 +61,7 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
         "context_preflight",
         "Context &Preflight…",
-        "Ctrl+Shift+P",
+        "Ctrl+Alt+P",
         "Session",
         "Check the next request against the context marks (/context preflight)",
     ),
@@ -64,7 +85,10 @@ EDITOR_KEYS: tuple[tuple[str, str], ...] = (
     ("Shift+Enter", "New line in the message"),
     ("Up / Down", "Previous / next message from history (on the first / last line)"),
     ("Esc", "Stop the agent"),
-    ("/", "Commands: /compact [focus], /tree, /name, /new, /skill:name args"),
+    (
+        "/",
+        "Commands (a list opens as you type): /model, /thinking, /compact, /tree, /fork, /clone, /export, …",
+    ),
     ("Ctrl+C", "Copy the selected chat rows"),
 )
 

@@ -40,6 +40,8 @@ from piwork.gui.context.navigation import ContextNavigator
 from piwork.gui.context.preflight_dialog import PreflightDialog
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter, describe_exception
+from piwork.gui.palette.palette_dialog import PaletteDialog
+from piwork.gui.palette.sources import action_items, command_items, list_recent_sessions, model_items
 from piwork.gui.resources.prompt_parts import session_prompt_parts, show_system_prompt
 from piwork.gui.search.landing import landing_entry
 from piwork.gui.search.search_dialog import SearchDialog
@@ -47,6 +49,7 @@ from piwork.gui.sessions.session_browser import SessionBrowser
 from piwork.gui.settings.settings_dialog import SettingsDialog
 from piwork.gui.tree.navigation import AgentNavigator
 from piwork.gui.trust_dialog import TrustDialog, TrustPrompter
+from piwork.gui.window_commands import WindowCommands
 
 
 class SessionController(QObject):
@@ -86,6 +89,7 @@ class SessionController(QObject):
         self.context_navigator = ContextNavigator(window, self.context_feed, self)
         self.tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Any = None
+        self.commands = WindowCommands(self)
         self._wire()
 
     @property
@@ -106,6 +110,9 @@ class SessionController(QObject):
         a["open_session"].triggered.connect(self.choose_session_file)
         a["sessions_browser"].triggered.connect(self.show_sessions_browser)
         a["search_sessions"].triggered.connect(self.show_search)
+        a["command_palette"].triggered.connect(self.show_palette)
+        a["export"].triggered.connect(lambda: self.commands.export(""))
+        a["import_session"].triggered.connect(lambda: self.commands.import_file(""))
         a["settings"].triggered.connect(self.show_settings)
         a["compact"].triggered.connect(lambda: self.run_command(SlashCommand("compact", "")))
         a["name_session"].triggered.connect(lambda: self.run_command(SlashCommand("name", "")))
@@ -379,6 +386,8 @@ class SessionController(QObject):
         session = self.session
         if command.name == "new":
             self.spawn(self.open_session(None))
+        elif command.name not in ("compact", "name", "tree"):
+            self.commands.run(command.name, command.args)
         elif session is None:
             return
         elif command.name == "compact":
@@ -462,6 +471,16 @@ class SessionController(QObject):
         browser.show()
         browser.refresh()
         return browser
+
+    def show_palette(self) -> PaletteDialog:
+        """Every action, command, skill, template, model and (once listed) recent session."""
+        items = action_items(self) + command_items(self) + model_items(self)
+        dialog = PaletteDialog(items, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        list_recent_sessions(self, dialog.add_items, dialog)
+        dialog.show()
+        dialog.query.setFocus()
+        return dialog
 
     def show_search(self) -> SearchDialog:
         """The search over every session; a result opens its session with the tree on the entry."""

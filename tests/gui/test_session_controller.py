@@ -236,7 +236,7 @@ def test_skill_commands_are_offered_and_expanded_by_the_engine(
     ctl = SessionController(window, notifications, str(project), agent_dir(), approve=False, env={})
     ctl.spawn(ctl.open_session(None))
     qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
-    words = window.chat.composer._completer.model().stringList()  # type: ignore[attr-defined]
+    words = window.chat.composer.completion_words()
     assert "/skill:release-notes" in words and "/compact" in words
     server.script(Turn([Text("Here are the notes.")]))
     window.chat.composer.set_text("/skill:release-notes for 1.2")

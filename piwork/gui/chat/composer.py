@@ -5,13 +5,42 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, QStringListModel, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QTextCursor
-from PySide6.QtWidgets import QCompleter, QPlainTextEdit, QWidget
+from PySide6.QtCore import QObject, QSize, Qt, Signal
+from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel, QTextCursor
+from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QTreeView, QWidget
 
 from piwork.gui.chat.slash_commands import COMMANDS
 
 MAX_HISTORY = 200
+
+
+def command_model(extra: list[str], parent: QObject) -> QStandardItemModel:
+    """``/command`` and what it does, one row each: the window's commands, then skills and templates."""
+    model = QStandardItemModel(parent)
+    rows = [("/" + name, f"{hint}  {about}".strip()) for name, (hint, about) in COMMANDS.items()]
+    rows += [("/" + name, "skill" if name.startswith("skill:") else "prompt template") for name in extra]
+    seen: set[str] = set()
+    for word, about in sorted(rows, key=lambda row: row[0]):
+        if word in seen:
+            continue
+        seen.add(word)
+        description = QStandardItem(about)
+        description.setEnabled(False)  # dimmed: the command is what gets inserted
+        model.appendRow([QStandardItem(word), description])
+    return model
+
+
+def _command_popup() -> QTreeView:
+    popup = QTreeView()
+    popup.setObjectName("commandCompleter")
+    popup.setHeaderHidden(True)
+    popup.setRootIsDecorated(False)
+    popup.setUniformRowHeights(True)
+    popup.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    popup.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    popup.header().setStretchLastSection(True)
+    popup.setColumnWidth(0, 170)
+    return popup
 
 
 class Composer(QPlainTextEdit):
@@ -30,7 +59,8 @@ class Composer(QPlainTextEdit):
         self._history_pos: int | None = None  # index into history while browsing it
         self._draft = ""
         self._completer = QCompleter(self)
-        self._completer.setModel(QStringListModel(["/" + name for name in COMMANDS], self._completer))
+        self._completer.setModel(command_model([], self._completer))
+        self._completer.setPopup(_command_popup())
         self._completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self._completer.setWidget(self)
         self._completer.activated.connect(self._insert_completion)
@@ -42,8 +72,12 @@ class Composer(QPlainTextEdit):
 
     def set_extra_commands(self, names: list[str]) -> None:
         """Add skill and prompt-template commands (e.g. ``skill:review``) to the completer."""
-        words = ["/" + name for name in COMMANDS] + ["/" + n for n in names]
-        self._completer.setModel(QStringListModel(sorted(set(words)), self._completer))
+        self._completer.setModel(command_model(names, self._completer))
+
+    def completion_words(self) -> list[str]:
+        """Every ``/command`` the completer offers."""
+        model = self._completer.model()
+        return [str(model.index(row, 0).data()) for row in range(model.rowCount())]
 
     # ---- keys --------------------------------------------------------------------------------
 
@@ -155,8 +189,13 @@ class Composer(QPlainTextEdit):
             self._completer.setCompletionPrefix(text)
             if self._completer.completionCount() and self.hasFocus():
                 rect = self.cursorRect()
-                rect.setWidth(260)
+                rect.setWidth(min(640, max(360, self.width() - rect.left())))
+                popup = self._completer.popup()
+                if isinstance(popup, QTreeView):
+                    popup.setColumnWidth(0, 170)
                 self._completer.complete(rect)
+                if popup is not None:  # Enter or Tab takes the first match without moving to it
+                    popup.setCurrentIndex(self._completer.completionModel().index(0, 0))
                 return
         popup = self._completer.popup()
         if popup is not None:

@@ -4,25 +4,43 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# name -> (argument hint, description); shown by the composer's completer and in Help.
+# name -> (argument hint, description); shown by the composer's completer, the palette and Help.
 COMMANDS: dict[str, tuple[str, str]] = {
     "compact": ("[focus]", "Summarise older messages now, optionally focusing the summary on something"),
     "tree": ("", "Show the session tree to branch from an earlier point"),
     "name": ("[name]", "Name this session (asks when no name is given)"),
     "new": ("", "Start a new session in this project"),
+    "model": ("[provider/model]", "Switch the model (opens the picker when none is given)"),
+    "thinking": ("[level]", "Set the thinking level: off, minimal, low, medium, high, xhigh, max"),
+    "session": ("", "Show this session's file, id, messages, tokens and cost"),
+    "fork": ("", "Start a new session from before one of your earlier messages"),
+    "clone": ("", "Copy the active branch into a new session and continue there"),
+    "copy": ("", "Copy the last reply to the clipboard"),
+    "export": ("[file.html|file.jsonl]", "Save the session as an HTML page, or its branch as a session file"),
+    "import": ("[file.jsonl]", "Copy a session file into this project's sessions and open it"),
+    "reload": ("", "Re-read skills, prompt templates, context files and settings"),
+    "hotkeys": ("", "List the keyboard shortcuts"),
+    "resume": ("", "Browse and open another session"),
+    "search": ("[words]", "Search every session of the project"),
+    "trust": ("", "Decide whether this project's resources may load"),
+    "settings": ("", "Providers, default model, compaction"),
+    "quit": ("", "Close piwork"),
     "skill:": ("<name> [args]", "Run a skill with optional arguments"),
 }
+
+# Handled by the window; anything else starting with "/" goes to the agent (prompt templates expand there).
+KNOWN = frozenset(name for name in COMMANDS if not name.endswith(":"))
 
 
 @dataclass(frozen=True)
 class SlashCommand:
-    name: str  # "compact", "tree", "name", "new", "skill", or any other word (a prompt template)
+    name: str  # a key of COMMANDS, "skill", or any other word (a prompt template)
     args: str
     skill: str = ""  # for /skill:<name>
 
     @property
     def known(self) -> bool:
-        return self.name in ("compact", "tree", "name", "new", "skill")
+        return self.name in KNOWN or self.name == "skill"
 
 
 def parse_slash(text: str) -> SlashCommand | None:

@@ -1,0 +1,137 @@
+"""The command palette window: a query line over a ranked list; Enter runs the selected entry.
+
+Up/Down move in the list while the cursor stays in the query line; Esc closes. Entries may arrive
+after the palette opened (recent sessions are listed off the GUI thread).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
+from PySide6.QtGui import QAbstractTextDocumentLayout, QKeyEvent, QPainter, QPalette, QTextDocument
+from PySide6.QtWidgets import (
+    QDialog,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from piwork.gui.palette.palette_model import HtmlRole, KindRole, PaletteItem, PaletteModel, ShortcutRole
+
+
+class PaletteDelegate(QStyledItemDelegate):
+    """Title (matched characters bold) on the left; kind and shortcut on the right."""
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
+        self.initStyleOption(option, index)
+        widget = option.widget
+        plain = QStyleOptionViewItem(option)
+        plain.text = ""
+        if widget is not None:
+            widget.style().drawControl(QStyle.ControlElement.CE_ItemViewItem, plain, painter, widget)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        colour = option.palette.color(QPalette.ColorGroup.Normal, role)
+        rect = option.rect
+        right = f"{index.data(ShortcutRole) or ''}    {index.data(KindRole) or ''}".strip()
+        metrics = option.fontMetrics
+        right_width = metrics.horizontalAdvance(right) + 12
+        painter.save()
+        painter.setPen(colour)
+        painter.drawText(
+            rect.adjusted(0, 0, -8, 0), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, right
+        )
+        document = QTextDocument()
+        document.setDefaultFont(option.font)
+        document.setDocumentMargin(0)
+        document.setHtml(str(index.data(HtmlRole) or ""))
+        context = QAbstractTextDocumentLayout.PaintContext()
+        context.palette.setColor(QPalette.ColorRole.Text, colour)
+        top = rect.top() + (rect.height() - document.size().height()) / 2
+        painter.translate(rect.left() + 8, top)
+        painter.setClipRect(0, 0, max(0, rect.width() - right_width - 8), rect.height())
+        document.documentLayout().draw(painter, context)
+        painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        return QSize(400, option.fontMetrics.height() + 10)
+
+
+class PaletteDialog(QDialog):
+    ran = Signal(object)  # the PaletteItem that was run
+
+    def __init__(self, items: list[PaletteItem], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("commandPalette")
+        self.setWindowTitle("Command Palette")
+        self.model = PaletteModel(self)
+        self.query = QLineEdit(placeholderText="Type to find an action, /command, skill, session or model")
+        self.query.setObjectName("paletteQuery")
+        self.list = QListView()
+        self.list.setObjectName("paletteList")
+        self.list.setModel(self.model)
+        self.list.setItemDelegate(PaletteDelegate(self.list))
+        self.list.setUniformItemSizes(True)
+        self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.hint = QLabel("Enter runs · Esc closes")
+        self.hint.setObjectName("paletteHint")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(self.query)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.hint)
+        self.query.textChanged.connect(self._filter)
+        self.list.clicked.connect(lambda index: self.run_row(index.row()))
+        self.model.add_items(items)
+        self._select(0)
+        self.resize(640, 420)
+
+    def add_items(self, items: list[PaletteItem]) -> None:
+        current = self.list.currentIndex().row()
+        self.model.add_items(items)
+        self._select(max(0, current))
+
+    def _filter(self, text: str) -> None:
+        self.model.set_query(text)
+        self._select(0)
+
+    def _select(self, row: int) -> None:
+        count = self.model.rowCount()
+        if count:
+            self.list.setCurrentIndex(self.model.index(min(row, count - 1)))
+
+    @property
+    def current_item(self) -> PaletteItem | None:
+        return self.model.item_at(self.list.currentIndex().row())
+
+    def run_row(self, row: int) -> None:
+        item = self.model.item_at(row)
+        if item is None:
+            return
+        self.accept()  # close first: what runs may open a dialog of its own
+        if item.run is not None:
+            item.run()
+        self.ran.emit(item)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = Qt.Key(event.key())
+        row = self.list.currentIndex().row()
+        steps: dict[Qt.Key, int] = {
+            Qt.Key.Key_Down: 1,
+            Qt.Key.Key_Up: -1,
+            Qt.Key.Key_PageDown: 10,
+            Qt.Key.Key_PageUp: -10,
+        }
+        if key in steps:
+            self._select(max(0, row + steps[key]))
+            return
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.run_row(row)
+            return
+        super().keyPressEvent(event)

@@ -1,0 +1,98 @@
+"""Palette entries and the filtered, ranked list the palette shows."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+
+from piwork.gui.palette.fuzzy import fuzzy_match
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+HtmlRole = Qt.ItemDataRole.UserRole + 1
+KindRole = Qt.ItemDataRole.UserRole + 2
+ShortcutRole = Qt.ItemDataRole.UserRole + 3
+# Ties are broken by kind: what the window does first, then commands, then the rest.
+KIND_ORDER = ("action", "command", "skill", "prompt", "session", "model")
+
+
+@dataclass(frozen=True)
+class PaletteItem:
+    kind: str  # one of KIND_ORDER
+    title: str
+    detail: str = ""
+    shortcut: str = ""
+    run: Callable[[], Any] | None = None
+    key: str = ""  # identifies the item across refreshes (defaults to kind + title)
+
+    @property
+    def search_text(self) -> str:
+        return self.title if not self.detail else f"{self.title} {self.detail}"
+
+
+def _highlight(text: str, positions: list[int]) -> str:
+    marked = set(positions)
+    return "".join(f"<b>{html.escape(c)}</b>" if i in marked else html.escape(c) for i, c in enumerate(text))
+
+
+class PaletteModel(QAbstractListModel):
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self.items: list[PaletteItem] = []
+        self.query = ""
+        self.shown: list[tuple[PaletteItem, list[int]]] = []
+
+    def add_items(self, items: list[PaletteItem]) -> None:
+        keys = {i.key or i.kind + i.title for i in self.items}
+        self.items.extend(i for i in items if (i.key or i.kind + i.title) not in keys)
+        self.set_query(self.query)
+
+    def set_query(self, query: str) -> None:
+        self.beginResetModel()
+        self.query = query
+        ranked: list[tuple[int, int, int, PaletteItem, list[int]]] = []
+        for order, item in enumerate(self.items):
+            match = fuzzy_match(query, item.title)
+            positions = match[1] if match else []
+            if match is None and item.detail:
+                match = fuzzy_match(query, item.search_text)
+                positions = []  # matched in the detail: nothing to mark in the title
+                if match is not None:
+                    match = (match[0] - 10, [])
+            if match is None:
+                continue
+            kind = KIND_ORDER.index(item.kind) if item.kind in KIND_ORDER else len(KIND_ORDER)
+            ranked.append((-match[0] if query.strip() else 0, kind, order, item, positions))
+        ranked.sort(key=lambda r: r[:3])
+        self.shown = [(r[3], r[4]) for r in ranked]
+        self.endResetModel()
+
+    def item_at(self, row: int) -> PaletteItem | None:
+        return self.shown[row][0] if 0 <= row < len(self.shown) else None
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.shown)
+
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.shown):
+            return None
+        item, positions = self.shown[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return item.title
+        if role == HtmlRole:
+            detail = (
+                f'&nbsp;&nbsp;<span style="color:gray">{html.escape(item.detail)}</span>'
+                if item.detail
+                else ""
+            )
+            return _highlight(item.title, positions) + detail
+        if role == KindRole:
+            return item.kind
+        if role == ShortcutRole:
+            return item.shortcut
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return item.detail or item.title
+        return None

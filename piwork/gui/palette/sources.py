@@ -1,0 +1,136 @@
+"""What the palette offers: every window action (with its shortcut), slash command, skill, prompt
+template, recent session and model. Recent sessions are listed off the GUI thread and join the
+palette when they arrive."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence
+
+from piwork.gui.chat.slash_commands import COMMANDS, SlashCommand
+from piwork.gui.palette.palette_model import PaletteItem
+from piwork.gui.sessions.listing_worker import SessionListing
+
+if TYPE_CHECKING:
+    from piwork.core.session.listing import SessionInfo
+    from piwork.gui.session_controller import SessionController
+
+RECENT_SESSIONS = 30
+
+
+def _shortcut(action: QAction) -> str:
+    return action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+
+
+def action_items(controller: SessionController) -> list[PaletteItem]:
+    window = controller.window
+    items = []
+    for action in window.action_map.values():
+        if action.objectName() == "action_command_palette":
+            continue
+        title = action.text().replace("&", "")
+        items.append(
+            PaletteItem(
+                "action", title, action.statusTip(), _shortcut(action), action.trigger, action.objectName()
+            )
+        )
+    for dock in window.docks.values():
+        toggle = dock.toggleViewAction()
+        title = f"Show/Hide {dock.windowTitle()}"
+        items.append(
+            PaletteItem("action", title, "Panel", _shortcut(toggle), toggle.trigger, toggle.objectName())
+        )
+    return items
+
+
+def _insert(controller: SessionController, text: str) -> Callable[[], None]:
+    return lambda: controller.chat.composer.set_text(text)
+
+
+def command_items(controller: SessionController) -> list[PaletteItem]:
+    items = []
+    for name, (hint, about) in COMMANDS.items():
+        if name.endswith(":"):
+            continue
+        needs_argument = hint.startswith("<")
+        run = (
+            _insert(controller, f"/{name} ")
+            if needs_argument
+            else partial(controller.chat.run_command, SlashCommand(name, ""))
+        )
+        items.append(PaletteItem("command", f"/{name}", about, "", run))
+    resources = controller.runtime.resources if controller.runtime is not None else None
+    if resources is not None:
+        for skill in resources.skills:
+            items.append(
+                PaletteItem(
+                    "skill",
+                    f"/skill:{skill.name}",
+                    skill.description,
+                    "",
+                    _insert(controller, f"/skill:{skill.name} "),
+                )
+            )
+        for prompt in resources.prompts:
+            about = str(prompt.description or "prompt template")
+            items.append(
+                PaletteItem("prompt", f"/{prompt.name}", about, "", _insert(controller, f"/{prompt.name} "))
+            )
+    return items
+
+
+def model_items(controller: SessionController) -> list[PaletteItem]:
+    items = []
+    for model in controller.models.models:
+        if not model.api_supported:
+            continue
+        keyed = controller.credentials.has_credentials(model.provider)
+        detail = model.name + ("" if keyed else " (no key)")
+        items.append(
+            PaletteItem(
+                "model",
+                f"{model.provider}/{model.id}",
+                detail,
+                "",
+                partial(controller.pick_model, model.provider, model.id),
+            )
+        )
+    return items
+
+
+def _open(controller: SessionController, path: str) -> None:
+    controller.spawn(controller.open_session(path))
+
+
+def session_items(controller: SessionController, infos: list[SessionInfo]) -> list[PaletteItem]:
+    items = []
+    for info in infos[:RECENT_SESSIONS]:
+        title = info.name or " ".join(info.first_message.split())[:80]
+        path = str(info.path)
+        items.append(
+            PaletteItem(
+                "session",
+                title,
+                Path(path).name,
+                "",
+                partial(_open, controller, path),
+                "session:" + path,
+            )
+        )
+    return items
+
+
+def list_recent_sessions(
+    controller: SessionController, deliver: Callable[[list[PaletteItem]], None], owner: QObject
+) -> SessionListing:
+    """Start listing this project's sessions on a worker; ``deliver`` gets their palette items.
+    The listing belongs to ``owner`` (the palette): closing it drops what arrives later."""
+    listing = SessionListing(controller.agent_dir, parent=owner)
+    listing.finished.connect(lambda infos: deliver(session_items(controller, infos)))
+    listing.start(controller.cwd)
+    return listing
