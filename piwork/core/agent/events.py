@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from piwork.core.context.records import BilledSample, GovernorDecision, OccupancySample
+
 Message = dict[str, Any]
 
 log = logging.getLogger(__name__)
@@ -104,7 +106,7 @@ class QueueUpdate:
     type: Literal["queue_update"] = "queue_update"
 
 
-CompactionReason = Literal["manual", "threshold", "overflow"]
+CompactionReason = Literal["manual", "threshold", "overflow", "governor"]
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,30 @@ class TreeNavigated:
     type: Literal["session_tree"] = "session_tree"
 
 
+@dataclass(frozen=True)
+class GovernorEvent:
+    """The context governor decided something about one provider call's working set (a log row)."""
+
+    decision: GovernorDecision
+    type: Literal["governor"] = "governor"
+
+
+@dataclass(frozen=True)
+class OccupancyEvent:
+    """A ``contextOccupancy`` sample: what the next (or last) request holds."""
+
+    sample: OccupancySample
+    type: Literal["context_occupancy"] = "context_occupancy"
+
+
+@dataclass(frozen=True)
+class BilledEvent:
+    """A ``billedTraffic`` sample: what one provider call was charged."""
+
+    sample: BilledSample
+    type: Literal["billed_traffic"] = "billed_traffic"
+
+
 AgentEvent = (
     AgentStart
     | AgentEnd
@@ -191,6 +217,9 @@ AgentEvent = (
     | ModelChanged
     | ThinkingLevelChanged
     | TreeNavigated
+    | GovernorEvent
+    | OccupancyEvent
+    | BilledEvent
 )
 
 Listener = Callable[[AgentEvent], None]
@@ -254,5 +283,9 @@ def event_to_json(event: AgentEvent) -> dict[str, Any]:
             "usage": event.message.get("usage"),
             "assistantMessageEvent": _plain(event.provider_event),
         }
+    if isinstance(event, GovernorEvent):
+        return {"type": event.type, **event.decision.to_json()}
+    if isinstance(event, OccupancyEvent | BilledEvent):
+        return {"type": event.type, **event.sample.to_json()}
     data = _plain(event)
     return {"type": event.type, **{k: v for k, v in data.items() if k != "type"}}

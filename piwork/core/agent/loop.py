@@ -87,6 +87,9 @@ class LoopConfig:
     get_follow_up: Callable[[], list[Message]] = list
     # Per-request view of the context (e.g. context governance); never changes the transcript.
     transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
+    # The context governor's view of the request (after ``transform_context``): the messages to send, or
+    # None to withhold the request, which ends the run without asking the model.
+    shape_request: Callable[[list[Message], RequestSetup], list[Message] | None] | None = None
     # Between a tool batch and the next request (compaction checkpoint A); may return new working messages.
     prepare_next_turn: Callable[[CompletedTurn], Awaitable[list[Message] | None]] | None = None
     before_tool_call: BeforeToolCall | None = None
@@ -155,6 +158,9 @@ class AgentLoop:
                 pending = []
 
                 assistant = await self._stream_assistant(messages)
+                if assistant is None:  # withheld: the run ends here, nothing was sent
+                    self._emit(AgentEnd(list(self.new_messages)))
+                    return
                 messages.append(assistant)
                 self.new_messages.append(assistant)
                 if assistant.get("stopReason") in ("error", "aborted"):
@@ -195,7 +201,7 @@ class AgentLoop:
             pending = follow_ups
         self._emit(AgentEnd(list(self.new_messages)))
 
-    async def _stream_assistant(self, messages: list[Message]) -> Message:
+    async def _stream_assistant(self, messages: list[Message]) -> Message | None:
         config = self._config
         try:
             setup = self._last_setup = await config.setup()
@@ -207,6 +213,11 @@ class AgentLoop:
         request_messages = messages
         if config.transform_context is not None:
             request_messages = await config.transform_context(messages, self._signal)
+        if config.shape_request is not None:
+            shaped = config.shape_request(request_messages, setup)
+            if shaped is None:
+                return None
+            request_messages = shaped
         llm_context = LlmContext(
             setup.system_prompt, config.convert_to_llm(request_messages), list(setup.tools)
         )

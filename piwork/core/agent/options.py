@@ -21,6 +21,8 @@ from piwork.core.tools.base import ToolRegistry
 
 if TYPE_CHECKING:
     from piwork.core.agent.checkpoints import CompactionPort
+    from piwork.core.context.telemetry import ContextTelemetry
+    from piwork.core.llm.tokens import TokenCounter
 
 
 def _now_ms() -> int:
@@ -56,6 +58,11 @@ class AgentSessionOptions:
     compaction: CompactionPort | None = None
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     now_ms: Callable[[], int] = _now_ms
+    # context governor: the tokenizer its estimates use (None: chars/4), where its telemetry goes, and the
+    # registered verifier commands (Task Contract ``verify``, profile ``verify[]``)
+    token_counter: TokenCounter | None = None
+    context_telemetry: ContextTelemetry | None = None
+    verifier_commands: Callable[[], Sequence[str]] = tuple
     # why the session file takes no new entries (another piwork holds it...); None while it is writable
     read_only_reason: Callable[[], str | None] = lambda: None
 

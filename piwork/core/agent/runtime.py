@@ -21,8 +21,10 @@ from piwork.core.agent.options import AgentSessionOptions
 from piwork.core.agent.session import AgentSession
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
 from piwork.core.compaction.hooks import CompactionHooks
+from piwork.core.context.budget import GovernorSettings
 from piwork.core.context.contract import allowed_tools, latest_contract
-from piwork.core.context.verifier import gate_for_session
+from piwork.core.context.telemetry import ContextTelemetry, telemetry_file
+from piwork.core.context.verifier import gate_for_session, registered_verifiers
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry, default_model
@@ -88,6 +90,7 @@ class AgentRuntime:
         resources, settings = self.resources, self.resources.settings
         warnings = [f"{p.path or p.scope + ' settings'}: {p.message}" for p in settings.problems]
         warnings += settings.type_warnings
+        warnings += [f"settings: {p}" for p in GovernorSettings.from_settings(settings.effective).problems]
         warnings += list(resources.trust.warnings) if resources.trust is not None else []
         warnings += [f"{d.path}: {d.message}" for d in self.models.diagnostics]
         for diagnostic in (
@@ -168,6 +171,10 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             log_dir=session_log_dir(agent_dir, session_id) if persisted else None,
             telemetry=UsageTelemetry(telemetry_path(agent_dir, session_id) if persisted else None),
             transform_context=options.transform_context,
+            context_telemetry=ContextTelemetry(
+                telemetry_file(agent_dir, store.cwd, session_id) if persisted else None
+            ),
+            verifier_commands=lambda: registered_verifiers(store.tree, cwd, resources.project_trusted),
             hooks=options.hooks,
             read_only_reason=lambda: _read_only_reason(store),
         )

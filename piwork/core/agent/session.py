@@ -30,6 +30,7 @@ from piwork.core.agent.events import (
     QueueUpdate,
     ThinkingLevelChanged,
 )
+from piwork.core.agent.governance import SessionGovernance
 from piwork.core.agent.loop import AgentLoop, CallRecord, CompletedTurn, LoopConfig, RequestSetup, StreamFn
 from piwork.core.agent.options import AgentSessionOptions, default_stream_fn, is_loopback
 from piwork.core.agent.queues import PromptQueues, parse_queue_mode
@@ -39,6 +40,7 @@ from piwork.core.agent.stats import ContextUsage, SessionStats, StatsTracker, co
 from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
 from piwork.core.compaction.summarize import Summarizer
+from piwork.core.context.budget import GovernorSettings
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import env_vars_for
 from piwork.core.llm.thinking import resolve_level
@@ -113,6 +115,13 @@ class AgentSession:
             self.checkpoints.port = TreeCompactionPort(
                 options.tree, self.summarizer, lambda: self.checkpoints.settings, options.hooks
             )
+        self.governance = SessionGovernance(
+            self,
+            GovernorSettings.from_settings(options.settings),
+            options.token_counter,
+            options.context_telemetry,
+            options.verifier_commands,
+        )
 
     # ---- observation -------------------------------------------------------------------------------
 
@@ -132,6 +141,10 @@ class AgentSession:
 
     def replace_messages(self, messages: list[Message]) -> None:
         self._messages = list(messages)
+
+    @property
+    def now_ms(self) -> Callable[[], int]:
+        return self._opts.now_ms
 
     @property
     def model(self) -> Model | None:
@@ -369,8 +382,16 @@ class AgentSession:
 
     async def _run(self, prompts: list[Message]) -> None:
         await self._run_loop(prompts)
+        await self._drain_runs()
+        await self.governance.settle(self._continue_once)
+
+    async def _drain_runs(self) -> None:
         while await self._after_run():
             await self._run_loop(None)
+
+    async def _continue_once(self) -> None:
+        await self._run_loop(None)
+        await self._drain_runs()
 
     async def continue_run(self) -> None:
         """Run again from the current context (used after compaction recovery or a retry)."""
@@ -378,8 +399,8 @@ class AgentSession:
         self._idle.clear()
         try:
             await self._run_loop(None)
-            while await self._after_run():
-                await self._run_loop(None)
+            await self._drain_runs()
+            await self.governance.settle(self._continue_once)
         finally:
             self._settle()
 
@@ -406,6 +427,7 @@ class AgentSession:
             get_steering=self.queues.steering.drain,
             get_follow_up=self.queues.follow_up.drain,
             transform_context=self._opts.transform_context,
+            shape_request=self.governance.shape,
             prepare_next_turn=self._prepare_next_turn,
             before_tool_call=self._opts.before_tool_call,
             tool_execution=self._opts.tool_execution,
@@ -423,6 +445,7 @@ class AgentSession:
     def _on_call(self, record: CallRecord) -> None:
         self.retry.note_call(record)
         self.telemetry.record_call(record)
+        self.governance.on_call(record)
 
     def _on_loop_event(self, event: AgentEvent) -> None:
         if isinstance(event, MessageStart) and event.message.get("role") == "user":

@@ -284,6 +284,7 @@ _ERROR_PREFIX: dict[str, str] = {
     "manual": "Compaction failed: ",
     "threshold": "Auto-compaction failed: ",
     "overflow": "Context overflow recovery failed: ",
+    "governor": "Context governor compaction failed: ",
 }
 
 

@@ -29,7 +29,7 @@ from piwork.core.compaction.prepare import CompactionPreparation
 
 _log = logging.getLogger(__name__)
 
-CompactionReason = Literal["manual", "threshold", "overflow"]
+CompactionReason = Literal["manual", "threshold", "overflow", "governor"]
 HookResult = Mapping[str, Any] | None
 E = TypeVar("E")
 Handler = Callable[[E], Awaitable[HookResult] | HookResult]

@@ -142,10 +142,11 @@ class Governor:
     def mark_saved(self) -> None:
         self._saved = tuple(self._sticky)
 
-    def note_boundary(self, at_ms: float) -> None:
-        """A task or phase started at ``at_ms``: results before it are ``earlier-phase`` from now on."""
+    def set_boundary(self, at_ms: float, *, pending: bool = True) -> None:
+        """A task or phase started at ``at_ms``: results before it are ``earlier-phase`` from now on, and
+        (``pending``) the next call is the first after a boundary."""
         self._boundary_ms = at_ms
-        self._boundary_pending = True
+        self._boundary_pending = pending
 
     # ---- the decision --------------------------------------------------------------------------------
 
@@ -166,15 +167,16 @@ class Governor:
 
         tail_start = self._tail_start(part0.groups)
         calls = _calls_of(messages)
+        verifiers = tuple(v.strip() for v in self.verifiers())
         if any(reason is None for reason in self._sticky.values()):
-            self._resolve_restored(messages, tail_start, calls)
-        w1 = self._with_sticky(messages, tail_start, calls)
+            self._resolve_restored(messages, tail_start, calls, verifiers)
+        w1 = self._with_sticky(messages, tail_start, calls, verifiers)
         est1 = base + est.messages(w1)
         triggers = self._triggers(messages, est1, marks)
         if not triggers:
             return self._zone_only(w1, occupancy, est1, marks)
 
-        candidates = self._candidates(messages, tail_start, calls, triggers)
+        candidates = self._candidates(messages, tail_start, calls, triggers, verifiers)
         eligible = [
             c for c in candidates if c.reason is not None and not c.keep and c.call_id not in self._sticky
         ]
@@ -222,9 +224,14 @@ class Governor:
         group = groups[len(groups) - protected]
         return int(getattr(group, "start", 0))
 
-    def _resolve_restored(self, messages: list[Message], tail_start: int, calls: dict[str, _Call]) -> None:
+    def _resolve_restored(
+        self, messages: list[Message], tail_start: int, calls: dict[str, _Call], verifiers: tuple[str, ...]
+    ) -> None:
         """Reasons for elisions restored from the session: the one that holds now, else ``aged``."""
-        reasons = {c.call_id: c.reason for c in self._candidates(messages, tail_start, calls, ("pressure",))}
+        reasons = {
+            c.call_id: c.reason
+            for c in self._candidates(messages, tail_start, calls, ("pressure",), verifiers)
+        }
         for call_id, reason in self._sticky.items():
             if reason is None:
                 self._sticky[call_id] = reasons.get(call_id) or "aged"
@@ -243,7 +250,7 @@ class Governor:
             call = calls.get(call_id)
             tool = call.tool if call is not None else str(message.get("toolName", ""))
             arguments = call.arguments if call is not None else {}
-            kind = classify(tool, arguments, self.verifiers()) or "read"
+            kind = classify(tool, arguments, verifiers) or "read"
             candidate = _Candidate(i, call_id, tool, main_argument(tool, arguments), kind, None, False)
             out[i] = self._elided(message, candidate, self._sticky[call_id] or "aged")
         return out
@@ -313,10 +320,14 @@ class Governor:
         return tuple(found)
 
     def _candidates(
-        self, messages: list[Message], tail_start: int, calls: dict[str, _Call], triggers: tuple[Trigger, ...]
+        self,
+        messages: list[Message],
+        tail_start: int,
+        calls: dict[str, _Call],
+        triggers: tuple[Trigger, ...],
+        verifiers: tuple[str, ...],
     ) -> list[_Candidate]:
         """Candidates outside the protected tail with their reason (or None) and keep rules, oldest first."""
-        verifiers = {v.strip() for v in self.verifiers()}
         aged = "pressure" in triggers or "ceiling" in triggers
         later_read_paths: set[str] = set()
         later_written: set[str] = set()
@@ -340,7 +351,7 @@ class Governor:
             digest = self._digest(message)
             command = command_of(args) if tool == "bash" else ""
             failed = message.get("isError") is True
-            kind = classify(tool, args, tuple(verifiers))
+            kind = classify(tool, args, verifiers)
             if i < tail_start and kind is not None:
                 reason: ReasonCode | None = None
                 if (

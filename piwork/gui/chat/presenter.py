@@ -276,6 +276,7 @@ class ChatPresenter(QObject):
             "manual": "as you asked",
             "threshold": "the context is nearly full",
             "overflow": "the model ran out of room",
+            "governor": "the working set reached its limit",
         }
         text = f"Summarising older messages ({reasons.get(event.reason, event.reason)})…"
         self._compaction_row = self.add_notice("Compacting conversation", text)

@@ -1,0 +1,227 @@
+"""The context governor inside an AgentSession: per-request working sets, telemetry, settle-time work.
+
+Before every provider call the governor may send a smaller working set (never touching the transcript or
+the session file) and may withhold a request that would reach the pricing mark. Nothing is written while
+the agent runs: once it has settled (run, retries and queued input done) this saves the sticky elisions as
+a state-only ``piwork.governorState`` entry, writes the governor's durable compaction when the working set
+is at the ceiling or a request was withheld, and after a withheld request continues the run once.
+Host compaction (its three checkpoints and overflow recovery) is not changed by any of this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
+
+from piwork.core.agent.events import (
+    BilledEvent,
+    CompactionEnd,
+    CompactionStart,
+    ErrorNotice,
+    GovernorEvent,
+    Message,
+    OccupancyEvent,
+)
+from piwork.core.agent.loop import CallRecord, RequestSetup
+from piwork.core.compaction.compact import failure_message
+from piwork.core.compaction.tokens import calculate_context_tokens
+from piwork.core.context.budget import GovernorSettings, effective_marks
+from piwork.core.context.durable import CONTRACT_CUSTOM_TYPE, governor_compaction
+from piwork.core.context.estimate import TokenEstimator
+from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOutcome, RequestShape
+from piwork.core.context.records import GovernorDecision, OccupancySample
+from piwork.core.context.telemetry import ContextTelemetry
+from piwork.core.errors import PiworkError
+from piwork.core.llm.tokens import TokenCounter
+from piwork.core.session.timestamps import js_date_ms
+
+if TYPE_CHECKING:
+    from piwork.core.agent.session import AgentSession
+
+STILL_OVER = (
+    "the working set is still at the pricing mark after compaction: compact now, start a fresh task, "
+    "or send once anyway"
+)
+
+
+class SessionGovernance:
+    def __init__(
+        self,
+        session: AgentSession,
+        settings: GovernorSettings,
+        counter: TokenCounter | None = None,
+        telemetry: ContextTelemetry | None = None,
+        verifiers: Callable[[], Sequence[str]] = tuple,
+        now_ms: Callable[[], int] | None = None,
+    ) -> None:
+        self._session = session
+        self._now_ms = now_ms or session.now_ms
+        self.telemetry = telemetry or ContextTelemetry()
+        self.verifiers = verifiers
+        self.governor = Governor(settings, TokenEstimator(counter), verifiers, self._now_ms)
+        self.last_outcome: GovernorOutcome | None = None
+        self._last_shape: RequestShape | None = None
+        self._withheld = False
+        self._send_once = False
+        self._contract_id: object = None
+        self._restore()
+
+    # ---- state -----------------------------------------------------------------------------------------
+
+    def _restore(self) -> None:
+        tree = self._session.tree
+        state_found = contract_found = False
+        for record in reversed(tree.path()):
+            if record.type != "custom":
+                continue
+            body = tree.body(record)
+            kind = body.get("customType") if isinstance(body, dict) else None
+            if kind == STATE_CUSTOM_TYPE and not state_found:
+                self.governor.restore(body.get("data"))
+                state_found = True
+            elif kind == CONTRACT_CUSTOM_TYPE and not contract_found:
+                self._contract_id = record.id
+                self.governor.set_boundary(js_date_ms(body.get("timestamp")), pending=False)
+                contract_found = True
+            if state_found and contract_found:
+                break
+
+    def _check_contract(self) -> None:
+        """A new Task Contract entry (a new task or phase) is a boundary."""
+        tree = self._session.tree
+        for record in reversed(tree.path()):
+            if record.type != "custom":
+                continue
+            body = tree.body(record)
+            if isinstance(body, dict) and body.get("customType") == CONTRACT_CUSTOM_TYPE:
+                if record.id != self._contract_id:
+                    self._contract_id = record.id
+                    self.governor.set_boundary(js_date_ms(body.get("timestamp")), pending=True)
+                return
+
+    def send_once_anyway(self) -> None:
+        """The user chose to send the next request even though it reaches the pricing mark."""
+        self._send_once = True
+
+    # ---- per request ------------------------------------------------------------------------------------
+
+    def shape(self, messages: list[Message], setup: RequestSetup) -> list[Message] | None:
+        self._check_contract()
+        reserve = self._session.checkpoints.settings.reserve_tokens
+        shape = self._last_shape = RequestShape(setup.model, setup.system_prompt, setup.tools, reserve)
+        outcome = self.last_outcome = self.governor.decide(messages, shape)
+        if outcome.decision is not None:
+            self._log(outcome.decision)
+        self._occupancy(
+            OccupancySample(
+                self._now_ms(),
+                outcome.sent_tokens,
+                "estimate",
+                self.governor.estimator.tokenizer,
+                outcome.marks.window,
+                outcome.transcript_tokens,
+            )
+        )
+        if outcome.withhold and not self._send_once:
+            self._withheld = True
+            return None
+        self._send_once = False
+        return outcome.messages
+
+    def on_call(self, record: CallRecord) -> None:
+        """Billed traffic of a finished call; provider-reported occupancy of a good reply."""
+        message = record.message
+        usage = message.get("usage")
+        if not isinstance(usage, dict):
+            return
+        if any(
+            isinstance(usage.get(k), int | float) and usage.get(k) for k in ("input", "output", "cacheRead")
+        ):
+            sample = self.telemetry.add_billed(
+                record.ended_ms, str(message.get("provider", "")), str(message.get("model", "")), usage
+            )
+            self._session.emit(BilledEvent(sample))
+        tokens = calculate_context_tokens(usage)
+        model = self._session.model
+        if message.get("stopReason") not in ("error", "aborted") and math.isfinite(tokens) and tokens > 0:
+            window = model.context_window if model is not None else 0
+            self._occupancy(OccupancySample(record.ended_ms, int(tokens), "provider", "provider", window))
+
+    def _occupancy(self, sample: OccupancySample) -> None:
+        self.telemetry.add_occupancy(sample)
+        self._session.emit(OccupancyEvent(sample))
+
+    def _log(self, decision: GovernorDecision) -> None:
+        self.telemetry.add_governor(decision)
+        self._session.emit(GovernorEvent(decision))
+
+    # ---- settled ------------------------------------------------------------------------------------------
+
+    async def settle(self, continue_once: Callable[[], Awaitable[None]]) -> None:
+        """After the run, its retries and queued input: durable work, then at most one continuation."""
+        session = self._session
+        if session.read_only_reason is not None:
+            return
+        if self._withheld:
+            self._withheld = False
+            if await self.compact():
+                await continue_once()
+                if self._withheld:
+                    self._withheld = False
+                    self._log(self._still_over())
+        elif self._at_ceiling():
+            await self.compact()
+        self.save_state()
+
+    def _still_over(self) -> GovernorDecision:
+        last = self.last_outcome
+        return GovernorDecision(
+            time_ms=self._now_ms(),
+            turn=self.governor.calls,
+            decision="context-limit",
+            detail=STILL_OVER,
+            occupancy_before=last.transcript_tokens if last is not None else 0,
+            occupancy_after=last.sent_tokens if last is not None else 0,
+            tokenizer=self.governor.estimator.tokenizer,
+        )
+
+    def _at_ceiling(self) -> bool:
+        shape, last = self._last_shape, self.last_outcome
+        if shape is None or last is None or not self.governor.settings.enabled:
+            return False
+        estimator = self.governor.estimator
+        transcript = estimator.request(shape.system_prompt, shape.tools, self._session.messages)
+        working_set = transcript - last.elided_tokens
+        marks = effective_marks(shape.model, self.governor.settings, shape.reserve_tokens)
+        return working_set >= marks.ceiling
+
+    async def compact(self) -> bool:
+        """The governor's durable compaction (also ``/context compact``); True when an entry was written."""
+        session = self._session
+        session.emit(CompactionStart("governor"))
+        try:
+            result = await governor_compaction(
+                session.tree, session.checkpoints.settings, session.summarizer(), tuple(self.verifiers())
+            )
+        except PiworkError as err:
+            session.emit(CompactionEnd("governor", None, False, False, failure_message("governor", err)))
+            return False
+        context = await asyncio.to_thread(session.tree.build_context)
+        session.replace_messages(context.messages)
+        session.emit(CompactionEnd("governor", result.to_json(), False, False))
+        return True
+
+    def save_state(self) -> None:
+        data = self.governor.state_to_save()
+        if data is None:
+            return
+        try:
+            self._session.tree.append_custom_entry(STATE_CUSTOM_TYPE, data)
+        except (OSError, PiworkError) as err:
+            self._session.emit(
+                ErrorNotice(f"piwork could not save the context governor's state ({err}).", "session file")
+            )
+            return
+        self.governor.mark_saved()

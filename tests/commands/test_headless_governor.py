@@ -1,0 +1,123 @@
+"""End to end over real HTTP: ``piwork -p --mode json`` with the context governor on and off."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.commands.test_headless import Env
+from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
+
+ROUNDS = 12
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Env:
+    return Env(tmp_path)
+
+
+def script(server: LoopbackServer) -> None:
+    turns = [Turn([ToolCall("read", {"path": f"f{i}.txt"}, id=f"toolu_{i:02d}")]) for i in range(ROUNDS)]
+    server.script(*turns, Turn([Text("Read them all.")]))
+
+
+def write_files(cwd: Path) -> None:
+    for i in range(ROUNDS):
+        line = f"file {i} " + "q" * 90
+        (cwd / f"f{i}.txt").write_text("\n".join(f"{n:04d} {line}" for n in range(400)) + "\n")
+
+
+def normalised(path: Path) -> list[dict[str, Any]]:
+    """Entries without their ids, links and clocks, the governor's own state entries left out."""
+    out = []
+    for line in path.read_text().splitlines()[1:]:
+        entry = json.loads(line)
+        if entry.get("type") == "custom" and entry.get("customType") == "piwork.governorState":
+            continue
+        for key in ("id", "parentId", "timestamp"):
+            entry.pop(key, None)
+        message = entry.get("message")
+        if isinstance(message, dict):
+            message.pop("timestamp", None)
+            message.pop("responseId", None)
+        out.append(entry)
+    return out
+
+
+def run(env: Env, server: LoopbackServer, session: Path, governor: dict[str, Any]) -> list[dict[str, Any]]:
+    env.settings({"retry": {"baseDelayMs": 5}, "piwork": {"contextGovernor": governor}})
+    script(server)
+    first = len(server.requests)
+    result = env.call(
+        "-p",
+        "read every file",
+        "--mode",
+        "json",
+        "--session",
+        str(session),
+        "--model",
+        f"anthropic/{server.model}",
+        "--base-url",
+        server.url,
+    )
+    assert result.returncode == 0, result.stderr
+    assert server.pending == 0
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    return [{"sizes": [len(json.dumps(r.body)) for r in server.requests[first:]]}, *lines]
+
+
+def test_requests_shrink_while_the_session_file_keeps_every_original(env: Env) -> None:
+    write_files(env.cwd)
+    with LoopbackServer() as server:
+        on = run(env, server, env.agent / "on.jsonl", {"pressureMark": 40_000})
+        off = run(env, server, env.agent / "off.jsonl", {"enabled": False})
+
+    sizes_on, sizes_off = on[0]["sizes"], off[0]["sizes"]
+    assert len(sizes_on) == len(sizes_off) == ROUNDS + 1
+    assert all(b > a for a, b in itertools.pairwise(sizes_off))  # without: only grows
+    shrinks = [i for i in range(1, len(sizes_on)) if sizes_on[i] < sizes_on[i - 1]]
+    assert shrinks, sizes_on
+    assert sizes_on[-1] < sizes_off[-1] * 0.75
+
+    events_on = on[1:]
+    governor = [e for e in events_on if e["type"] == "governor"]
+    assert any(e["decision"] == "projected" for e in governor)
+    projected = next(e for e in governor if e["decision"] == "projected")
+    assert set(projected) >= {
+        "timeMs",
+        "turn",
+        "triggers",
+        "occupancyBefore",
+        "occupancyAfter",
+        "savings",
+        "required",
+        "elided",
+    }
+    assert projected["elided"][0]["toolCallId"].startswith("toolu_")
+    occupancy = [e for e in events_on if e["type"] == "context_occupancy"]
+    billed = [e for e in events_on if e["type"] == "billed_traffic"]
+    assert {e["source"] for e in occupancy} == {"estimate", "provider"}
+    assert all(e["series"] == "contextOccupancy" and "cost" not in e for e in occupancy)
+    assert all(e["series"] == "billedTraffic" and "source" not in e for e in billed)
+    assert len(billed) == ROUNDS + 1
+    assert not [e for e in off[1:] if e["type"] == "governor"]
+
+    # byte for byte the same conversation on disk, apart from ids, clocks and the governor's state entry
+    assert normalised(env.agent / "on.jsonl") == normalised(env.agent / "off.jsonl")
+    states = [
+        json.loads(line)
+        for line in (env.agent / "on.jsonl").read_text().splitlines()
+        if '"piwork.governorState"' in line
+    ]
+    assert len(states) == 1 and states[0]["data"]["toolCallIds"]
+
+    # telemetry: metadata only, each record in its own series
+    session_id = json.loads((env.agent / "on.jsonl").read_text().splitlines()[0])["id"]
+    (telemetry,) = (env.agent / "piwork" / "telemetry").glob(f"*/{session_id}.jsonl")
+    records = [json.loads(line) for line in telemetry.read_text().splitlines()]
+    assert {r["series"] for r in records} == {"contextOccupancy", "billedTraffic", "governor"}
+    assert "qqqqqqqqqq" not in telemetry.read_text()
