@@ -237,7 +237,7 @@ class Governor:
                 self._sticky[call_id] = reasons.get(call_id) or "aged"
 
     def _with_sticky(
-        self, messages: list[Message], tail_start: int, calls: dict[str, _Call]
+        self, messages: list[Message], tail_start: int, calls: dict[str, _Call], verifiers: tuple[str, ...]
     ) -> list[Message]:
         if not self._sticky:
             return messages
