@@ -159,20 +159,4 @@ def _print_overview(doc: dict[str, Any], out: TextIO) -> None:
 
 
 def _print_action(doc: dict[str, Any], out: TextIO) -> None:
-    if "text" in doc:
-        out.write(doc["text"] if doc["text"].endswith("\n") else doc["text"] + "\n")
-        return
-    if "message" in doc:
-        out.write(doc["message"] + "\n")
-        return
-    for key, value in doc.items():
-        if isinstance(value, dict):
-            out.write(f"{key}:\n")
-            for sub, item in value.items():
-                out.write(f"  {sub}: {item}\n")
-        elif isinstance(value, list):
-            out.write(f"{key}:\n")
-            for item in value:
-                out.write(f"  - {item}\n")
-        else:
-            out.write(f"{key}: {value}\n")
+    out.write(commands.report_text(doc) + "\n")

@@ -35,6 +35,7 @@ from piwork.core.session.listing import read_header
 from piwork.core.session.search import files_to_search
 from piwork.gui.chat.empty_state import CHOOSE, MISSING, READY
 from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.context.context_commands import ContextCommands
 from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.navigation import ContextNavigator
 from piwork.gui.context.preflight_dialog import PreflightDialog
@@ -86,6 +87,7 @@ class SessionController(QObject):
         self.runtime: AgentRuntime | None = None
         self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
         self.context_feed = ContextFeed(self.tokenizers, self)
+        self.context_commands = ContextCommands(self)
         self.context_navigator = ContextNavigator(window, self.context_feed, self)
         self.tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Any = None
@@ -386,6 +388,8 @@ class SessionController(QObject):
         session = self.session
         if command.name == "new":
             self.spawn(self.open_session(None))
+        elif command.name in ("context", "fresh"):
+            self.spawn(self.context_commands.run(command))
         elif command.name not in ("compact", "name", "tree"):
             self.commands.run(command.name, command.args)
         elif session is None:

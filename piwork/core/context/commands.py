@@ -389,3 +389,25 @@ async def compact_command(session: AgentSession) -> dict[str, Any]:
     if result is None:
         return {"ok": False, "message": "Compaction was cancelled."}
     return {"ok": True, **{k: v for k, v in result.items() if k in ("tokensBefore", "firstKeptEntryId")}}
+
+
+def report_text(doc: dict[str, Any]) -> str:
+    """A command's result as plain lines (what the chat notice and the headless text output show)."""
+    if isinstance(doc.get("text"), str):
+        return str(doc["text"]).rstrip("\n")
+    lines: list[str] = []
+    if isinstance(doc.get("message"), str):
+        lines.append(str(doc["message"]))
+    for key, value in doc.items():
+        if key in ("message", "ok"):
+            continue
+        if isinstance(value, dict):
+            lines.append(f"{key}:")
+            lines.extend(f"  {sub}: {item}" for sub, item in value.items())
+        elif isinstance(value, list):
+            if value:
+                lines.append(f"{key}:")
+                lines.extend(f"  - {item}" for item in value)
+        elif not isinstance(doc.get("message"), str):
+            lines.append(f"{key}: {value}")
+    return "\n".join(lines)

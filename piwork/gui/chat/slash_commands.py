@@ -26,6 +26,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "settings": ("", "Providers, default model, compaction"),
     "quit": ("", "Close piwork"),
     "skill:": ("<name> [args]", "Run a skill with optional arguments"),
+    "context": (
+        "preflight|budget|index-status|pack <task>|compact|rebuild|manifest",
+        "Context window: check the next request, the marks, the index, the task pack, the manifest",
+    ),
+    "fresh": (
+        "task|scout|be-to-fe",
+        "Continue the task in a new session seeded with its contract and a summary",
+    ),
 }
 
 # Handled by the window; anything else starting with "/" goes to the agent (prompt templates expand there).

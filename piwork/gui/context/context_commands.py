@@ -1,0 +1,111 @@
+"""Typed ``/context …`` and ``/fresh …`` in the composer: the engine's command functions, shown as notices.
+
+Building the view (resources, branch, system prompt) and reading the project's files run in a worker
+thread; compaction and opening the fresh session run on the event loop like the other commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from piwork.core.context import commands
+from piwork.core.context.estimate import TokenEstimator
+from piwork.core.context.fresh import FRESH_KINDS, FreshError
+from piwork.core.context.view import ContextView, view_from_parts
+from piwork.gui.chat.slash_commands import SlashCommand
+
+if TYPE_CHECKING:
+    from piwork.gui.session_controller import SessionController
+
+CONTEXT_ACTIONS = ("preflight", "budget", "index-status", "pack", "compact", "rebuild", "manifest")
+
+
+class ContextCommands:
+    def __init__(self, controller: SessionController) -> None:
+        self.controller = controller
+
+    def _notice(self, title: str, text: str, error: bool = False, hint: str = "") -> None:
+        self.controller.chat.presenter.add_notice(title, text, hint=hint, error=error)
+
+    def _view(self) -> ContextView | None:
+        runtime = self.controller.runtime
+        if runtime is None:
+            return None
+        session = runtime.session
+        model = session.model
+        estimator = TokenEstimator(self.controller.tokenizers.counter_for(model.id if model else ""))
+        return view_from_parts(runtime.resources, session.tree, model, session.tool_names(), estimator)
+
+    async def run(self, command: SlashCommand) -> None:
+        if command.name == "fresh":
+            await self._fresh(command.args.strip())
+            return
+        action, _, rest = command.args.strip().partition(" ")
+        if action not in CONTEXT_ACTIONS:
+            self._notice(
+                "/context",
+                f"Unknown or missing subcommand {action!r}.",
+                error=True,
+                hint="Use one of: " + ", ".join(CONTEXT_ACTIONS),
+            )
+            return
+        title = f"/context {action}"
+        session = self.controller.session
+        if action == "compact":
+            if session is None:
+                return
+            report = await commands.compact_command(session)
+            self._notice(title, commands.report_text(report) or "Compacted.", error=not report.get("ok"))
+            return
+        view = await asyncio.to_thread(self._view)
+        if view is None:
+            return
+        report = await asyncio.to_thread(self._report, view, action, rest.strip())
+        if action == "preflight":
+            self.controller.show_preflight()
+        failed = report.get("ok") is False
+        self._notice(title, commands.report_text(report), error=failed)
+
+    @staticmethod
+    def _report(view: ContextView, action: str, rest: str) -> dict[str, Any]:
+        if action == "preflight":
+            return commands.preflight(view, planned_files=rest.split() if rest else ())
+        if action == "budget":
+            return commands.budget(view)
+        if action == "index-status":
+            return commands.index_status_command(view)
+        if action == "pack":
+            return commands.pack(view, rest)
+        if action == "rebuild":
+            return commands.rebuild(view)
+        return commands.manifest_command(view)
+
+    async def _fresh(self, kind: str) -> None:
+        runtime = self.controller.runtime
+        if kind not in FRESH_KINDS:
+            self._notice("/fresh", f"Say which: /fresh {' | /fresh '.join(FRESH_KINDS)}.", error=True)
+            return
+        if runtime is None:
+            return
+        view = await asyncio.to_thread(self._view)
+        if view is None:
+            return
+        store = runtime.store
+        source = str(store.path) if store.path is not None and store.flushed else None
+        try:
+            result = await asyncio.to_thread(commands.fresh_command, view, kind, store.session_dir, source)
+        except FreshError as err:
+            self._notice(
+                f"/fresh {kind}",
+                str(err),
+                error=True,
+                hint="Start a task first (it records a Task Contract).",
+            )
+            return
+        result.session.close()
+        await self.controller.open_session(result.path)
+        self._notice(
+            f"/fresh {kind}",
+            f"Continuing in a new session seeded with the task contract, the manifest and a summary of {source or 'the previous session'}.",
+        )
