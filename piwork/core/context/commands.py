@@ -29,7 +29,6 @@ from piwork.core.context.intake import INTAKE_TOKENS
 from piwork.core.context.manifest import Manifest
 from piwork.core.context.view import ContextView
 from piwork.core.context.xray import xray
-from piwork.core.errors import PiworkError
 from piwork.core.messages import Message
 
 if TYPE_CHECKING:
@@ -381,14 +380,23 @@ def fresh_command(
 
 
 async def compact_command(session: AgentSession) -> dict[str, Any]:
-    """``/context compact``: durable compaction now, at a settled point (the session stops first)."""
+    """``/context compact``: the governor's durable compaction now, at a settled point (a run is stopped
+    first). A coding task gets the deterministic summary; a plain discussion the model summariser."""
+    await session.abort()
+    ends: list[Any] = []
+    unsubscribe = session.subscribe(
+        lambda event: ends.append(event) if event.type == "compaction_end" else None
+    )
     try:
-        result = await session.compact()
-    except PiworkError as err:
-        return {"ok": False, "message": str(err)}
-    if result is None:
-        return {"ok": False, "message": "Compaction was cancelled."}
-    return {"ok": True, **{k: v for k, v in result.items() if k in ("tokensBefore", "firstKeptEntryId")}}
+        done = await session.governance.compact()
+    finally:
+        unsubscribe()
+    end = ends[-1] if ends else None
+    if not done or end is None or end.result is None:
+        message = end.error_message if end is not None and end.error_message else "Nothing was compacted."
+        return {"ok": False, "message": message}
+    result = end.result
+    return {"ok": True, **{k: result[k] for k in ("tokensBefore", "firstKeptEntryId") if k in result}}
 
 
 def report_text(doc: dict[str, Any]) -> str:

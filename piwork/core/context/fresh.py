@@ -12,11 +12,10 @@ context bundle — ready for the first prompt. The old session is not touched.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from piwork.core.compaction.file_ops import compute_file_lists, extract_file_ops, format_file_lists
 from piwork.core.context.bundle import (
@@ -27,10 +26,11 @@ from piwork.core.context.bundle import (
     start_task,
 )
 from piwork.core.context.contract import TaskContract, latest_contract
+from piwork.core.context.durable import deterministic_summary
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.index import now_utc
 from piwork.core.errors import PiworkError
-from piwork.core.messages import Message, message_text
+from piwork.core.messages import Message
 from piwork.core.resources.loader import LoadedResources
 from piwork.core.session.store import Session, create_session
 from piwork.core.session.tree import SessionTree
@@ -38,9 +38,6 @@ from piwork.core.session.tree import SessionTree
 FreshKind = Literal["task", "scout", "be-to-fe"]
 FRESH_KINDS: tuple[FreshKind, ...] = ("task", "scout", "be-to-fe")
 SUMMARY_CUSTOM_TYPE = "piwork.freshSummary"
-ITEM_CHARS = 500
-ERROR_TAIL_LINES = 40
-MAX_ITEMS = 20
 
 
 class FreshError(PiworkError):
@@ -129,61 +126,12 @@ def start_fresh(
     return FreshResult(session, str(session.path) if session.path else None, new_contract, summary)
 
 
-def _clip(text: str, limit: int = ITEM_CHARS) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def handoff_summary(
     tree: SessionTree, contract: TaskContract, leaf_id: str | None = None, verifiers: Sequence[str] = ()
 ) -> str:
-    """A deterministic summary of the branch for the new session (no model call): the contract, the
-    user's requests, files read and changed, the latest verifier results, unresolved errors and the
-    last assistant text as next steps."""
+    """The governor's deterministic summary of the whole branch (no model call) plus the files it read
+    and changed: what the new session is told about the old one."""
     context = tree.build_context(leaf_id) if leaf_id is not None else tree.build_context()
     messages: list[Message] = list(context.messages)
-    sections = ["## Task\n" + contract.render_text()]
-    requests = [_clip(message_text(m, "\n")) for m in messages if m.get("role") == "user"]
-    requests = [r for r in requests if r][-MAX_ITEMS:]
-    if requests:
-        sections.append("## User requests\n" + "\n".join(f"- {r}" for r in requests))
-    files = format_file_lists(compute_file_lists(extract_file_ops(messages))).strip()
-    if files:
-        sections.append("## Files\n" + files)
-    calls: dict[str, tuple[str, Any]] = {}
-    for m in messages:
-        for block in m.get("content") or [] if m.get("role") == "assistant" else []:
-            if isinstance(block, dict) and block.get("type") == "toolCall":
-                calls[str(block.get("id"))] = (str(block.get("name")), block.get("arguments"))
-    wanted = {v.strip() for v in verifiers}
-    latest_verifier: dict[str, str] = {}
-    fixed: set[str] = set()
-    errors: list[str] = []
-    for m in reversed(messages):
-        if m.get("role") != "toolResult":
-            continue
-        tool, args = calls.get(str(m.get("toolCallId")), (str(m.get("toolName")), {}))
-        shape = f"{tool} {json.dumps(args, sort_keys=True)}"
-        command = str(args.get("command", "")).strip() if isinstance(args, dict) else ""
-        failed = m.get("isError") is True
-        if command in wanted and command not in latest_verifier:
-            latest_verifier[command] = "failed" if failed else "passed"
-        if failed and shape not in fixed:
-            tail = message_text(m, "\n").rstrip("\n").split("\n")[-ERROR_TAIL_LINES:]
-            errors.append(f"{tool}: {_clip(command or json.dumps(args), 200)}\n" + "\n".join(tail))
-        elif not failed:
-            fixed.add(shape)
-    if latest_verifier:
-        sections.append(
-            "## Verifier (latest run)\n"
-            + "\n".join(f"- `{c}`: {s}" for c, s in sorted(latest_verifier.items()))
-        )
-    if errors:
-        sections.append("## Unresolved errors\n" + "\n\n".join(reversed(errors[:MAX_ITEMS])))
-    last = next(
-        (m for m in reversed(messages) if m.get("role") == "assistant" and message_text(m, "\n").strip()),
-        None,
-    )
-    if last is not None:
-        sections.append("## Next steps (the last answer)\n" + _clip(message_text(last, "\n"), 1500))
-    return "\n\n".join(sections)
+    summary = deterministic_summary(messages, contract.to_json(), verifiers)
+    return summary + format_file_lists(compute_file_lists(extract_file_ops(messages)))

@@ -138,9 +138,14 @@ async def test_context_compact_and_fresh_from_a_runtime(
     for i in range(2):
         server.script(Turn([Text(f"answer {i} {long}")], usage=Usage(input=100, output=50)))
         await session.prompt(f"question {i} {long}")
-    server.script(Turn([Text("## Goal\nKeep going.")], usage=Usage(input=50, output=10)))
+    calls = len(server.requests)
     report = await compact_command(session)
     assert report["ok"] is True and report["tokensBefore"] > 0
+    assert len(server.requests) == calls  # a task with a contract: deterministic summary, no model call
+    compaction = [e for e in session.tree.entries() if e["type"] == "compaction"]
+    assert len(compaction) == 1 and "## Task" in compaction[0]["summary"]
+    again = await compact_command(session)
+    assert again["ok"] is False and again["message"]
 
     view = view_from_parts(runtime.resources, session.tree, session.model, session.tool_names())
     source = str(runtime.store.path)
