@@ -468,3 +468,15 @@ def find_by_name(root: str, words: set[str], limit: int = FINDER_MAX_RESULTS) ->
                 if len(found) >= limit:
                     return found
     return found
+
+
+def index_read_answer(cwd: str) -> str:
+    """What the read tool returns for the context index: its sanitised map and freshness, not the raw file."""
+    loaded = load_index(cwd)
+    head = "[piwork: .pi/context-index.json is an advisory map; here is its summary (/context index-status).]"
+    if loaded.index is None:
+        problems = "; ".join(d.message for d in loaded.diagnostics) or "the file is missing"
+        return f"{head}\nThe context index cannot be used: {problems}. /onboard run creates it again."
+    status = index_status(cwd, loaded.index)
+    freshness = "fresh" if status.fresh else f"stale ({status.stale_reason}; /context rebuild refreshes it)"
+    return f"{head}\nIndex {freshness}.\n{index_summary(status)}"

@@ -8,6 +8,7 @@ import os
 import shlex
 from typing import Any, ClassVar
 
+from piwork.core.context.index import index_read_answer
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
 from piwork.core.tools.bmp import bmp_to_png
 from piwork.core.tools.fs_errors import describe_os_error
@@ -20,6 +21,7 @@ from piwork.core.tools.images import (
     image_size,
 )
 from piwork.core.tools.paths import resolve_read_path
+from piwork.core.tools.protected_paths import is_context_index
 from piwork.core.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
 
 BINARY_SNIFF_BYTES = 8192
@@ -88,6 +90,8 @@ class ReadTool(Tool):
         offset = _check_count("offset", args.get("offset"), 0)
         limit = _check_count("limit", args.get("limit"), 1)
         absolute = resolve_read_path(path, ctx.cwd)
+        if is_context_index(absolute, ctx.cwd):
+            return ToolResult.text(index_read_answer(ctx.cwd), {"contextIndex": True})
         data = _read_file(absolute)
         mime = detect_image_mime(data[:SNIFF_BYTES])
         if mime is not None:

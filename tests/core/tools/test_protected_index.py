@@ -66,3 +66,27 @@ def test_other_files_in_pi_are_still_writable(project: Path) -> None:
     out = call("write", {"path": ".pi/project-context.md", "content": "# notes\n"}, project)
     assert not out.is_error
     assert (project / ".pi" / "project-context.md").read_text() == "# notes\n"
+
+
+def test_read_answers_with_the_sanitised_summary(project: Path) -> None:
+    import hashlib
+    import json
+
+    (project / "src" / "a.py").write_text("x = 1\n")
+    digest = hashlib.sha256(b"x = 1\n").hexdigest()
+    raw = {
+        "version": 1,
+        "builtAt": "2026-12-01T10:00:00Z",
+        "secretField": "do-not-show",
+        "entries": [
+            {"id": "core", "title": "Core\x07 module", "files": [{"path": "src/a.py", "sha256": digest}]}
+        ],
+    }
+    (project / ".pi" / "context-index.json").write_text(json.dumps(raw))
+    out = call("read", {"path": "src/../.pi/context-index.json"}, project)
+    body = text(out)
+    assert not out.is_error and out.details == {"contextIndex": True}
+    assert "advisory map" in body and "Index fresh." in body and "- core: Core module" in body
+    assert "do-not-show" not in body and "sha256" not in body and "\x07" not in body
+    (project / ".pi" / "context-index.json").write_text("{broken")
+    assert "/onboard run" in text(call("read", {"path": ".pi/context-index.json"}, project))
