@@ -27,7 +27,7 @@ Scope = Literal["global", "project"]
 GLOBAL_ONLY_KEYS = ("defaultProjectTrust", "httpProxy")
 GLOBAL_ONLY_PIWORK_KEYS = ("credentials", "tokenizer")
 RESOURCE_KEYS = ("packages", "extensions", "skills", "prompts", "themes")
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 class SettingsWriteError(PiworkError):

@@ -28,7 +28,7 @@ from piwork.core.context.verifier import gate_for_session, registered_verifiers
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry, default_model
-from piwork.core.llm.thinking import resolve_level
+from piwork.core.llm.thinking import DEFAULT_THINKING_LEVEL, resolve_level
 from piwork.core.llm.types import OPENAI_COMPLETIONS, THINKING_LEVELS, Model, StreamOptions, ThinkingLevel
 from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
 from piwork.core.resources.prompts import expand_prompt_template
@@ -37,6 +37,7 @@ from piwork.core.resources.trust import TrustAsker, TrustResolver
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.listing import most_recent_session
 from piwork.core.session.store import Session, create_session, in_memory_session, open_session
+from piwork.core.session.tree import SessionTree
 from piwork.core.tools.logs import session_log_dir
 from piwork.core.tools.registry import ALL_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, ToolOptions, create_default_tools
 
@@ -134,9 +135,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     model = _choose_model(options, models, credentials, settings, context.model)
     if options.api_key and model is not None:
         credentials.set_session_key(model.provider, options.api_key)
-    thinking = _choose_thinking(options, settings, context.thinking_level)
-    if model is not None:
-        thinking = resolve_level(model, thinking)
+    thinking = _choose_thinking(options, settings, context, store.tree, model)
     _record_initial_state(store, context, model, thinking)
     gate = gate_for_session(agent_dir, store.tree, cwd, resources.project_trusted)
     tool_options = dataclasses.replace(ToolOptions.from_settings(agent_dir, settings), command_gate=gate)
@@ -321,29 +320,53 @@ def _custom_model(models: ModelRegistry, provider: str, model_id: str, base_url:
     return Model(id=model_id, name=model_id, api=api, provider=provider, base_url=base_url)
 
 
+def _as_level(value: Any) -> ThinkingLevel | None:
+    return next((level for level in THINKING_LEVELS if level == value), None)
+
+
 def _choose_thinking(
-    options: RuntimeOptions, settings: Mapping[str, Any], session_level: Any
+    options: RuntimeOptions,
+    settings: Mapping[str, Any],
+    context: Any,
+    tree: SessionTree,
+    model: Model | None,
 ) -> ThinkingLevel:
-    for candidate in (options.thinking, session_level, settings.get("defaultThinkingLevel")):
-        for level in THINKING_LEVELS:
-            if candidate == level:
-                return level
-    return "off"
+    """The level a run starts at, chosen in Pi's order so both tools continue a file the same way.
+
+    An explicit ``--thinking`` wins; a session with messages keeps its recorded level (or takes the
+    default when it never recorded one); then the per-model setting; then ``defaultThinkingLevel``;
+    then ``medium``. Without a model there is nothing to think with (``off``); otherwise the level is
+    fitted to what the model supports.
+    """
+    default = _as_level(settings.get("defaultThinkingLevel")) or DEFAULT_THINKING_LEVEL
+    level = options.thinking
+    if level is None and context.messages:
+        has_entry = any(r.type == "thinking_level_change" for r in tree.path())
+        level = _as_level(context.thinking_level) if has_entry else default
+    if level is None and model is not None:
+        per_model = settings.get("modelThinkingLevels")
+        if isinstance(per_model, Mapping):
+            level = _as_level(per_model.get(f"{model.provider}/{model.id}"))
+    if level is None:
+        level = default
+    return resolve_level(model, level) if model is not None else "off"
 
 
 def _record_initial_state(store: Session, context: Any, model: Model | None, thinking: ThinkingLevel) -> None:
-    """Like Pi: a new session starts with its model and thinking level; a resumed one records changes."""
+    """Write what Pi writes when it opens the same file with the same command line.
+
+    A session without messages (new, or holding only earlier state entries) records its model and
+    thinking level. A session with messages records a thinking level only if it never did; a different
+    ``--model`` or ``--thinking`` on resume is used for the run without an entry, as Pi does, so either
+    tool reopening the file restores the same settings.
+    """
     tree = store.tree
     if store.read_only:  # another window holds the file: it is only being looked at
         return
-    is_new = len(tree) == 0
-    previous = context.model if isinstance(context.model, Mapping) else None
-    if model is not None and (
-        is_new
-        or previous is None
-        or (previous.get("provider"), previous.get("modelId")) != (model.provider, model.id)
-    ):
+    if context.messages:
+        if not any(r.type == "thinking_level_change" for r in tree.path()):
+            tree.append_thinking_level_change(thinking)
+        return
+    if model is not None:
         tree.append_model_change(model.provider, model.id)
-    has_thinking_entry = any(r.type == "thinking_level_change" for r in tree.path())
-    if is_new or not has_thinking_entry or context.thinking_level != thinking:
-        tree.append_thinking_level_change(thinking)
+    tree.append_thinking_level_change(thinking)
