@@ -136,11 +136,27 @@ def _mark_last_user(messages: list[dict[str, Any]], cache: dict[str, str]) -> No
         return
 
 
+# Thinking is asked for as a summary at every level, so newer models (whose API default is to omit it)
+# stream thinking the chat can show, like older ones.
+THINKING_DISPLAY = "summarized"
+
+
 def _thinking(
     model: Model, context: LlmContext, options: StreamOptions, base_max: int
 ) -> tuple[dict[str, Any], int]:
     """Thinking fields of the body and the final ``max_tokens``."""
     level = resolve_level(model, options.thinking_level)
+    if model.compat.get("supportsMidConvoEffort") is True:
+        # Models whose effort is managed server-side think adaptively at every level; a prefix that no
+        # longer matches its thinking block drops the block instead of failing the request.
+        return {
+            "thinking": {
+                "type": "adaptive",
+                "display": THINKING_DISPLAY,
+                "block_binding": {"prefix_mismatch_behavior": "drop_block"},
+            },
+            "output_config": {"effort": "high"},
+        }, base_max
     if not model.reasoning:
         return {}, base_max
     if level == "off":
@@ -151,7 +167,7 @@ def _thinking(
     if model.compat.get("forceAdaptiveThinking"):
         effort = mapped_value(model, level) or _ADAPTIVE_EFFORT[level]
         return {
-            "thinking": {"type": "adaptive", "display": "summarized"},
+            "thinking": {"type": "adaptive", "display": THINKING_DISPLAY},
             "output_config": {"effort": effort},
         }, base_max
     budget = budget_for(level, options.thinking_budgets)
@@ -160,7 +176,9 @@ def _thinking(
         budget = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS))
     max_tokens = clamp_max_tokens(model.context_window, estimate_context(context), max_tokens)
     budget_tokens = min(budget, max(0, max_tokens - MIN_ANSWER_TOKENS)) or 1024
-    return {"thinking": {"type": "enabled", "budget_tokens": budget_tokens}}, max_tokens
+    return {
+        "thinking": {"type": "enabled", "budget_tokens": budget_tokens, "display": THINKING_DISPLAY}
+    }, max_tokens
 
 
 def build_request(model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:

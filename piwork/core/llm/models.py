@@ -137,9 +137,8 @@ class ModelRegistry:
         by_key: dict[tuple[str, str], dict[str, Any]] = {}
         for builtin in BUILTIN_MODELS:
             by_key[(builtin["provider"], builtin["id"])] = dict(builtin)
-        builtin_by_id = {m["id"]: m for m in BUILTIN_MODELS}
         for provider_id, provider in config.items():
-            self._apply_provider(provider_id, provider, by_key, builtin_by_id)
+            self._apply_provider(provider_id, provider, by_key)
         self._models = [model_from_json(data) for data in by_key.values()]
 
     def _read_config(self) -> dict[str, dict[str, Any]]:
@@ -168,11 +167,10 @@ class ModelRegistry:
     @staticmethod
     def _unresolved_models(providers: dict[str, dict[str, Any]]) -> list[str]:
         """Custom models whose api or baseUrl comes from nowhere (model, provider or same-id built-in)."""
-        builtin_by_id = {m["id"]: m for m in BUILTIN_MODELS}
         errors: list[str] = []
         for provider_id, provider in providers.items():
             for index, entry in enumerate(provider.get("models") or []):
-                same_id = builtin_by_id.get(entry["id"], {})
+                same_id = _model_defaults(provider_id, entry, provider)
                 for key in ("api", "baseUrl"):
                     if not (entry.get(key) or provider.get(key) or same_id.get(key)):
                         errors.append(
@@ -185,7 +183,6 @@ class ModelRegistry:
         provider_id: str,
         provider: dict[str, Any],
         by_key: dict[tuple[str, str], dict[str, Any]],
-        builtin_by_id: dict[str, dict[str, Any]],
     ) -> None:
         shared: dict[str, Any] = {}
         if "baseUrl" in provider:
@@ -207,7 +204,7 @@ class ModelRegistry:
             if (provider_id, model_id) in by_key:
                 by_key[(provider_id, model_id)] = _patch(by_key[(provider_id, model_id)], override)
         for entry in provider.get("models") or []:
-            same_id = builtin_by_id.get(entry["id"], {})
+            same_id = _model_defaults(provider_id, entry, provider)
             data = {**_MODEL_DEFAULTS, "name": entry["id"], "provider": provider_id}
             api = entry.get("api") or provider.get("api") or same_id.get("api")
             base_url = entry.get("baseUrl") or provider.get("baseUrl") or same_id.get("baseUrl")
@@ -270,3 +267,25 @@ def default_model(
         if model.api_supported and has_credentials(model.provider):
             return model
     return None
+
+
+def _model_defaults(
+    provider_id: str, entry: Mapping[str, Any], provider: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The built-in model a custom entry takes a missing ``api``/``baseUrl`` from, chosen as Pi does.
+
+    Among the provider's own built-in models: the same id, else one with the entry's (or provider's)
+    api, else an OpenAI-compatible one, else the first. A provider with no built-ins gives nothing.
+    """
+    own = [m for m in BUILTIN_MODELS if m.get("provider") == provider_id]
+    if not own:
+        return {}
+    api = entry.get("api") or provider.get("api")
+    for candidate in (
+        next((m for m in own if m["id"] == entry["id"]), None),
+        next((m for m in own if api and m.get("api") == api), None),
+        next((m for m in own if m.get("api") == "openai-completions"), None),
+    ):
+        if candidate is not None:
+            return dict(candidate)
+    return dict(own[0])

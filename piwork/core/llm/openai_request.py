@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from piwork import __version__
 from piwork.core.jscompat import js_trim
@@ -22,53 +21,93 @@ TOOL_IMAGES_INTRO = "Images returned by the tool:"
 BRIDGE_AFTER_TOOL_RESULTS = "Tool results received."
 
 
-def _host(base_url: str) -> str:
-    return (urlsplit(base_url).hostname or "").lower()
+def _endpoint(model: Model) -> set[str]:
+    """The endpoint families a model's provider id or base URL belong to (substring match, as in Pi)."""
+    provider, url = model.provider, model.base_url
+    families: set[str] = set()
+    by_provider_or_url = {
+        "zai": (("zai", "zai-coding-cn"), ("api.z.ai", "open.bigmodel.cn")),
+        "together": (("together",), ("api.together.ai", "api.together.xyz")),
+        "moonshot": (("moonshotai", "moonshotai-cn"), ("api.moonshot.",)),
+        "openrouter": (("openrouter",), ("openrouter.ai",)),
+        "cloudflare-workers": (("cloudflare-workers-ai",), ("api.cloudflare.com",)),
+        "cloudflare-gateway": (("cloudflare-ai-gateway",), ("gateway.ai.cloudflare.com",)),
+        "nvidia": (("nvidia",), ("integrate.api.nvidia.com",)),
+        "ant-ling": (("ant-ling",), ("api.ant-ling.com",)),
+        "cerebras": (("cerebras",), ("cerebras.ai",)),
+        "xai": (("xai",), ("api.x.ai",)),
+        "opencode": (("opencode",), ("opencode.ai",)),
+        "chutes": ((), ("chutes.ai",)),
+    }
+    for family, (providers, hosts) in by_provider_or_url.items():
+        if provider in providers or any(host in url for host in hosts):
+            families.add(family)
+    if provider == "deepseek" or "deepseek.com" in url.lower():
+        families.add("deepseek")
+    return families
+
+
+# Endpoints that take only part of OpenAI's request dialect (no ``store``, no ``developer`` role).
+_NON_STANDARD = {
+    "nvidia", "cerebras", "xai", "together", "chutes", "deepseek", "zai", "moonshot", "opencode",
+    "cloudflare-workers", "cloudflare-gateway", "ant-ling",
+}  # fmt: skip
+_MAX_TOKENS_FIELD = {
+    "chutes",
+    "deepseek",
+    "moonshot",
+    "cloudflare-gateway",
+    "together",
+    "nvidia",
+    "ant-ling",
+    "zai",
+}
+_NO_REASONING_EFFORT = {"xai", "zai", "moonshot", "together", "cloudflare-gateway", "nvidia", "ant-ling"}
+_NO_STRICT_MODE = {"moonshot", "together", "cloudflare-gateway", "nvidia"}
+_NO_LONG_CACHE = {"together", "cloudflare-workers", "cloudflare-gateway", "nvidia", "ant-ling"}
+_THINKING_FORMATS = (  # first match wins
+    ("deepseek", "deepseek"), ("zai", "zai"), ("together", "together"), ("ant-ling", "ant-ling"),
+    ("openrouter", "openrouter"),
+)  # fmt: skip
 
 
 def detect_compat(model: Model) -> dict[str, Any]:
-    """Defaults by endpoint (OpenAI, OpenRouter, any other host); explicit ``model.compat`` wins."""
-    host = _host(model.base_url)
-    is_openai = host == "api.openai.com" or model.provider == "openai"
-    is_openrouter = model.provider == "openrouter" or host.endswith("openrouter.ai")
+    """What the endpoint accepts, detected as Pi detects it; explicit ``model.compat`` keys win.
+
+    Any host that is not a known partial implementation is assumed to speak OpenAI's full dialect
+    (``developer`` role for reasoning models, ``store``, ``max_completion_tokens``, ``reasoning_effort``),
+    so the same ``models.json`` entry sends the same request from piwork and from Pi. Local servers
+    that reject part of it are configured with ``compat`` (the Providers settings page offers the
+    switches).
+    """
+    families = _endpoint(model)
+    non_standard = bool(families & _NON_STANDARD)
+    openrouter = "openrouter" in families
+    vendor_model = openrouter and model.id.startswith(("anthropic/", "openai/"))
     detected: dict[str, Any] = {
-        "supportsStore": False,
-        "supportsDeveloperRole": False,
-        "supportsReasoningEffort": False,
+        "supportsStore": not non_standard,
+        "supportsDeveloperRole": vendor_model or (not non_standard and not openrouter),
+        "supportsReasoningEffort": not families & _NO_REASONING_EFFORT,
         "supportsUsageInStreaming": True,
         "supportsFinishReason": True,
-        "supportsStrictMode": True,
-        "maxTokensField": "max_tokens",
+        "supportsStrictMode": not families & _NO_STRICT_MODE,
+        "supportsLongCacheRetention": not families & _NO_LONG_CACHE,
+        "maxTokensField": "max_tokens" if families & _MAX_TOKENS_FIELD else "max_completion_tokens",
         "requiresToolResultName": False,
         "requiresAssistantAfterToolResult": False,
         "requiresThinkingAsText": False,
-        "thinkingFormat": None,
-        "cacheControlFormat": None,
-        "promptCacheKey": False,
+        "requiresReasoningContentOnAssistantMessages": "deepseek" in families,
+        "thinkingFormat": next((fmt for family, fmt in _THINKING_FORMATS if family in families), "openai"),
+        "cacheControlFormat": (
+            "anthropic" if model.provider == "openrouter" and model.id.startswith("anthropic/") else None
+        ),
+        "sendSessionAffinityHeaders": False,
+        "sessionAffinityFormat": "openrouter" if openrouter else "openai",
+        "chatTemplateKwargs": {},
+        "chatTemplateArgs": {},
+        "zaiToolStream": False,
     }
-    if is_openai:
-        detected.update(
-            supportsStore=True,
-            supportsDeveloperRole=True,
-            supportsReasoningEffort=True,
-            maxTokensField="max_completion_tokens",
-            thinkingFormat="openai",
-            promptCacheKey=host == "api.openai.com",  # proxies may reject the field
-        )
-    elif is_openrouter:
-        vendor_model = model.id.startswith(("anthropic/", "openai/"))
-        detected.update(
-            supportsDeveloperRole=vendor_model,
-            supportsReasoningEffort=True,
-            maxTokensField="max_completion_tokens",
-            thinkingFormat="openrouter",
-            cacheControlFormat="anthropic" if model.id.startswith("anthropic/") else None,
-        )
-    merged = {**detected, **dict(model.compat)}
-    if merged.get("thinkingFormat") is None and model.compat.get("supportsReasoningEffort"):
-        merged["thinkingFormat"] = "openai"
-    if model.compat.get("thinkingFormat") == "openai" and "supportsReasoningEffort" not in model.compat:
-        merged["supportsReasoningEffort"] = True  # naming the OpenAI format opts in to reasoning_effort
+    merged = {**detected, **{k: v for k, v in dict(model.compat).items() if v is not None}}
     if merged.get("thinkingTokenBudgetField") is None and merged.get("supportsThinkingTokenBudget"):
         merged["thinkingTokenBudgetField"] = "thinking_token_budget"
     return merged
@@ -98,7 +137,7 @@ def _user(message: Message) -> dict[str, Any] | None:
     return {"role": "user", "content": parts} if parts else None
 
 
-def _assistant(message: Message, compat: Mapping[str, Any]) -> dict[str, Any] | None:
+def _assistant(message: Message, model: Model, compat: Mapping[str, Any]) -> dict[str, Any] | None:
     blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
     text = "".join(
         b.get("text") or "" for b in blocks if b.get("type") == "text" and js_trim(b.get("text") or "")
@@ -128,6 +167,12 @@ def _assistant(message: Message, compat: Mapping[str, Any]) -> dict[str, Any] | 
             result[str(field_name)] = "\n".join(b["thinking"] for b in thinking)
     if calls:
         result["tool_calls"] = calls
+    if (
+        compat.get("requiresReasoningContentOnAssistantMessages")
+        and model.reasoning
+        and "reasoning_content" not in result
+    ):
+        result["reasoning_content"] = ""  # such servers reject a replayed assistant turn without it
     if not result["content"] and not calls:
         return None
     return result
@@ -160,7 +205,7 @@ def convert_messages(context: LlmContext, model: Model, compat: Mapping[str, Any
             out.append(converted)
             last_role = "user"
         elif role == "assistant":
-            converted = _assistant(message, compat)
+            converted = _assistant(message, model, compat)
             if converted is None:
                 continue
             out.append(converted)
@@ -263,34 +308,40 @@ def build_request(model: Model, context: LlmContext, options: StreamOptions) -> 
     body.update(reasoning_fields(model, options, compat, max_tokens))
     if compat.get("supportsStore"):
         body["store"] = False
-    # Long retention (24 h) is asked of OpenAI, or of a server whose compat says it supports it.
-    long_cache = options.cache_retention == "long" and bool(
-        compat.get("promptCacheKey") or model.compat.get("supportsLongCacheRetention")
-    )
-    if options.session_id and (
-        (compat.get("promptCacheKey") and options.cache_retention != "none") or long_cache
-    ):
+    if compat.get("zaiToolStream") and tools:
+        body["tool_stream"] = True
+    if compat.get("vllmPriority") is not None:
+        body["priority"] = compat["vllmPriority"]
+    long_cache = options.cache_retention == "long" and bool(compat.get("supportsLongCacheRetention"))
+    openai_host = "api.openai.com" in model.base_url
+    if options.session_id and ((openai_host and options.cache_retention != "none") or long_cache):
         body["prompt_cache_key"] = options.session_id[:64]
     if long_cache:
         body["prompt_cache_retention"] = "24h"
     if compat.get("cacheControlFormat") == "anthropic" and options.cache_retention != "none":
         cache = {"type": "ephemeral"}
-        if options.cache_retention == "long" and compat.get("supportsLongCacheRetention", True):
+        if long_cache:
             cache["ttl"] = "1h"
         _apply_anthropic_cache_markers(messages, tools, cache)
-    if compat.get("openRouterRouting"):
-        body["provider"] = compat["openRouterRouting"]
+    routing = model.compat.get("openRouterRouting")
+    if routing is not None and routing is not False:
+        body["provider"] = routing
+    gateway = model.compat.get("vercelGatewayRouting")
+    if isinstance(gateway, Mapping) and (gateway.get("only") or gateway.get("order")):
+        body["providerOptions"] = {
+            "gateway": {key: gateway[key] for key in ("only", "order") if gateway.get(key)}
+        }
     body.update(dict(model.sampling_params))
     body.update(dict(options.sampling_params or {}))
     return HttpRequest(
         url=model.base_url.rstrip("/") + "/chat/completions",
-        headers=_headers(model, options),
+        headers=_headers(model, options, compat),
         body=strip_surrogates(body),
         secrets=(options.api_key,) if options.api_key else (),
     )
 
 
-def _headers(model: Model, options: StreamOptions) -> dict[str, str]:
+def _headers(model: Model, options: StreamOptions, compat: Mapping[str, Any]) -> dict[str, str]:
     headers = {
         "content-type": "application/json",
         "accept": "text/event-stream",
@@ -298,6 +349,15 @@ def _headers(model: Model, options: StreamOptions) -> dict[str, str]:
     }
     if options.api_key:
         headers["authorization"] = f"Bearer {options.api_key}"
+    session_id = options.session_id
+    if session_id and compat.get("sendSessionAffinityHeaders") and options.cache_retention != "none":
+        if compat.get("sessionAffinityFormat") == "openrouter":
+            headers["x-session-id"] = session_id
+        else:
+            if compat.get("sessionAffinityFormat") == "openai":
+                headers["session_id"] = session_id
+            headers["x-client-request-id"] = session_id
+            headers["x-session-affinity"] = session_id
     for extra in (model.headers, options.headers or {}):
         for name, value in extra.items():
             headers[name.lower()] = value

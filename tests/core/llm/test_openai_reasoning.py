@@ -26,20 +26,20 @@ def fields(
 @pytest.mark.parametrize(
     ("compat", "level", "expected"),
     [
-        ({}, "high", {}),  # local servers: nothing unless asked
-        ({"supportsReasoningEffort": True}, "high", {"reasoning_effort": "high"}),
+        ({}, "high", {"reasoning_effort": "high"}),  # any other host: OpenAI's dialect, as Pi
+        ({"supportsReasoningEffort": False}, "high", {}),
         ({"thinkingFormat": "openai"}, "low", {"reasoning_effort": "low"}),
-        ({"thinkingFormat": "qwen"}, "medium", {"enable_thinking": True}),
+        ({"thinkingFormat": "qwen", "supportsReasoningEffort": False}, "medium", {"enable_thinking": True}),
         ({"thinkingFormat": "qwen", "supportsReasoningEffort": True}, "off", {"enable_thinking": False}),
         ({"thinkingFormat": "qwen-chat-template"}, "low", {"chat_template_kwargs": {"enable_thinking": True, "preserve_thinking": True}}),
         ({"thinkingFormat": "deepseek"}, "off", {"thinking": {"type": "disabled"}}),
         ({"thinkingFormat": "deepseek", "supportsReasoningEffort": True}, "high", {"thinking": {"type": "enabled"}, "reasoning_effort": "high"}),
-        ({"thinkingFormat": "zai"}, "high", {"thinking": {"type": "enabled", "clear_thinking": False}}),
+        ({"thinkingFormat": "zai", "supportsReasoningEffort": False}, "high", {"thinking": {"type": "enabled", "clear_thinking": False}}),
         ({"thinkingFormat": "together"}, "off", {"reasoning": {"enabled": False}}),
         ({"thinkingFormat": "string-thinking"}, "off", {"thinking": "none"}),
         ({"thinkingFormat": "openrouter"}, "medium", {"reasoning": {"effort": "medium"}}),
-        ({"thinkingTokenBudgetField": "thinking_budget_tokens"}, "high", {"thinking_budget_tokens": 8192 - 1024}),
-        ({"supportsThinkingTokenBudget": True}, "minimal", {"thinking_token_budget": 1024}),
+        ({"thinkingTokenBudgetField": "thinking_budget_tokens"}, "high", {"thinking_budget_tokens": 8192 - 1024, "reasoning_effort": "high"}),
+        ({"supportsThinkingTokenBudget": True, "supportsReasoningEffort": False}, "minimal", {"thinking_token_budget": 1024}),
         ({"thinkingTokenBudgetField": "thinking_budget"}, "off", {}),
         ({"thinkingFormat": "chat-template",
           "chatTemplateKwargs": {"enable_thinking": {"$var": "thinking.enabled"}, "effort": {"$var": "thinking.effort"},

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from piwork.core.llm import anthropic_request, openai_request
 from piwork.core.llm.types import (
     ANTHROPIC_MESSAGES,
@@ -66,7 +68,7 @@ def test_anthropic_body_snapshot() -> None:
     assert request.url == "https://api.anthropic.com/v1/messages"
     body = request.body
     assert body["system"] == [{"type": "text", "text": "SYS", "cache_control": {"type": "ephemeral"}}]
-    assert body["thinking"] == {"type": "enabled", "budget_tokens": 8192}
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 8192, "display": "summarized"}
     assert body["max_tokens"] == 64000 and body["stream"] is True and "temperature" not in body
     assert body["messages"] == [
         {"role": "user", "content": "Fix the test"},
@@ -248,16 +250,79 @@ def test_openai_non_reasoning_model_uses_system_role() -> None:
     assert body["messages"][0] == {"role": "system", "content": "SYS"} and "reasoning_effort" not in body
 
 
-def test_local_server_defaults_are_conservative() -> None:
+def test_local_server_defaults_match_pi() -> None:
+    """A models.json server without ``compat`` gets the request Pi sends for the same entry."""
     local = Model("qwen", "Qwen", OPENAI_COMPLETIONS, "ollama", "http://localhost:11434/v1", reasoning=True)
     request = openai_request.build_request(
         local, LlmContext("SYS", gpt_history()[3:]), StreamOptions(thinking_level="high")
     )
     body = request.body
-    assert body["messages"][0]["role"] == "system"
-    assert "store" not in body and "reasoning_effort" not in body and "prompt_cache_key" not in body
-    assert body["max_tokens"] == 16384 and "max_completion_tokens" not in body
+    assert body["messages"][0]["role"] == "developer"
+    assert body["store"] is False and body["reasoning_effort"] == "high" and "prompt_cache_key" not in body
+    assert body["max_completion_tokens"] == 16384 and "max_tokens" not in body
     assert "authorization" not in request.headers
+
+
+def test_compat_switches_turn_off_what_a_local_server_rejects() -> None:
+    compat = {"supportsDeveloperRole": False, "supportsStore": False, "supportsReasoningEffort": False,
+              "maxTokensField": "max_tokens", "supportsUsageInStreaming": False, "supportsStrictMode": False}  # fmt: skip
+    local = Model("qwen", "Qwen", OPENAI_COMPLETIONS, "ollama", "http://localhost:11434/v1", reasoning=True,
+                  compat=compat)  # fmt: skip
+    ctx = LlmContext("SYS", gpt_history()[3:], [TOOL])
+    body = openai_request.build_request(local, ctx, StreamOptions(thinking_level="high")).body
+    assert body["messages"][0]["role"] == "system"
+    assert "store" not in body and "reasoning_effort" not in body and "stream_options" not in body
+    assert body["max_tokens"] == 16384 and "max_completion_tokens" not in body
+    assert "strict" not in body["tools"][0]["function"]
+
+
+@pytest.mark.parametrize(
+    ("provider", "base_url", "expected"),
+    [
+        ("deepseek", "https://api.deepseek.com/v1",
+         {"store": None, "role": "system", "max": "max_tokens", "thinking": {"type": "enabled"}}),
+        ("together", "https://api.together.xyz/v1",
+         {"store": None, "role": "system", "max": "max_tokens", "reasoning": {"enabled": True}}),
+        ("xai", "https://api.x.ai/v1",
+         {"store": None, "role": "system", "max": "max_completion_tokens", "reasoning_effort": None}),
+        ("custom", "https://gateway.example.com/v1",
+         {"store": False, "role": "developer", "max": "max_completion_tokens", "reasoning_effort": "high"}),
+    ],
+)  # fmt: skip
+def test_known_partial_endpoints(provider: str, base_url: str, expected: dict[str, Any]) -> None:
+    model = Model("m", "m", OPENAI_COMPLETIONS, provider, base_url, reasoning=True)
+    body = openai_request.build_request(
+        model, LlmContext("SYS", gpt_history()[3:]), StreamOptions(thinking_level="high")
+    ).body
+    assert body.get("store") == expected["store"]
+    assert body["messages"][0]["role"] == expected["role"]
+    assert expected["max"] in body
+    for key in ("thinking", "reasoning", "reasoning_effort"):
+        if key in expected:
+            assert body.get(key) == expected[key]
+
+
+def test_deepseek_replays_assistant_turns_with_reasoning_content() -> None:
+    model = Model("deepseek-reasoner", "R", OPENAI_COMPLETIONS, "deepseek", "https://api.deepseek.com/v1",
+                  reasoning=True)  # fmt: skip
+    body = openai_request.build_request(
+        model, LlmContext("SYS", gpt_history()[1:]), StreamOptions(thinking_level="high")
+    ).body
+    assistants = [m for m in body["messages"] if m["role"] == "assistant"]
+    assert assistants and all("reasoning_content" in m for m in assistants)
+
+
+def test_session_affinity_headers_when_asked() -> None:
+    ctx = LlmContext("S", [{"role": "user", "content": "x", "timestamp": 1}])
+    plain = Model("q", "q", OPENAI_COMPLETIONS, "local", "http://127.0.0.1:8000/v1")
+    headers = openai_request.build_request(plain, ctx, StreamOptions(session_id="s1")).headers
+    assert "x-session-affinity" not in headers
+    asked = Model(**{**plain.__dict__, "compat": {"sendSessionAffinityHeaders": True}})
+    headers = openai_request.build_request(asked, ctx, StreamOptions(session_id="s1")).headers
+    assert headers["session_id"] == headers["x-client-request-id"] == headers["x-session-affinity"] == "s1"
+    router = Model(**{**asked.__dict__, "provider": "openrouter"})
+    headers = openai_request.build_request(router, ctx, StreamOptions(session_id="s1")).headers
+    assert headers["x-session-id"] == "s1" and "session_id" not in headers
 
 
 def test_local_compat_flags() -> None:
@@ -292,7 +357,7 @@ def test_openrouter_anthropic_models_get_cache_markers_and_reasoning_object() ->
     ]
     assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
     assert body["reasoning"] == {"effort": "none"} and body["provider"] == {"order": ["anthropic"]}
-    assert "store" not in body and body["max_completion_tokens"] == 16384
+    assert body["store"] is False and body["max_completion_tokens"] == 16384
 
 
 def test_thinking_level_map_and_fallback_to_a_supported_level() -> None:
@@ -330,11 +395,11 @@ def test_openai_long_cache_retention() -> None:
     body = openai_request.build_request(
         local, ctx, StreamOptions(session_id="s1", cache_retention="long")
     ).body
-    assert "prompt_cache_key" not in body and "prompt_cache_retention" not in body
-    opted_in = Model(**{**local.__dict__, "compat": {"supportsLongCacheRetention": True}})
-    body = openai_request.build_request(
-        opted_in, ctx, StreamOptions(session_id="s1", cache_retention="long")
-    ).body
     assert body["prompt_cache_retention"] == "24h" and body["prompt_cache_key"] == "s1"
+    opted_out = Model(**{**local.__dict__, "compat": {"supportsLongCacheRetention": False}})
+    body = openai_request.build_request(
+        opted_out, ctx, StreamOptions(session_id="s1", cache_retention="long")
+    ).body
+    assert "prompt_cache_key" not in body and "prompt_cache_retention" not in body
     body = openai_request.build_request(GPT, ctx, StreamOptions(session_id="s1", cache_retention="none")).body
     assert "prompt_cache_key" not in body and "prompt_cache_retention" not in body
