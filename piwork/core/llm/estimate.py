@@ -33,7 +33,9 @@ def message_chars(message: Message) -> tuple[int, int]:
             chars += utf16_len(block.get("thinking") or "")
         elif kind == "toolCall":
             chars += utf16_len(block.get("name") or "")
-            chars += utf16_len(json.dumps(block.get("arguments") or {}, ensure_ascii=False))
+            chars += utf16_len(
+                json.dumps(block.get("arguments") or {}, ensure_ascii=False, separators=(",", ":"))
+            )
         elif kind == "image":
             images += 1
     return chars, images
@@ -44,13 +46,58 @@ def estimate_message(message: Message) -> int:
     return math.ceil(chars / 4) + images * IMAGE_TOKENS
 
 
+def _tools_tokens(context: LlmContext) -> int:
+    if not context.tools:
+        return 0
+    spec = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in context.tools]
+    return chars4(json.dumps(spec, ensure_ascii=False, separators=(",", ":")))
+
+
+def _last_usage(messages: list[Message]) -> tuple[int, float] | None:
+    """(index, reported context tokens) of the last response whose usage still describes its prefix.
+
+    A response older than a message inserted before it later (a compaction summary carries an older
+    position but a newer timestamp) no longer measures the prefix; aborted and failed responses and
+    ones without usage never do.
+    """
+    latest_prefix = -math.inf
+    found: tuple[int, float] | None = None
+    for index, message in enumerate(messages):
+        timestamp = message.get("timestamp")
+        stamp = timestamp if isinstance(timestamp, int | float) and not isinstance(timestamp, bool) else 0
+        if message.get("role") == "assistant" and stamp >= latest_prefix:
+            usage = message.get("usage")
+            if message.get("stopReason") not in ("aborted", "error") and isinstance(usage, dict):
+                tokens = reported_tokens(usage)
+                if tokens > 0:
+                    found = (index, tokens)
+        latest_prefix = max(latest_prefix, stamp)
+    return found
+
+
+def reported_tokens(usage: dict[str, Any]) -> float:
+    """``totalTokens`` when set and non-zero, else input + output + cache read + cache write."""
+    total = usage.get("totalTokens")
+    if isinstance(total, int | float) and not isinstance(total, bool) and total:
+        return float(total)
+    fields = [usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite")]
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in fields):
+        return float(sum(fields))  # type: ignore[arg-type]
+    return 0.0
+
+
 def estimate_context(context: LlmContext) -> int:
-    total = chars4(context.system_prompt)
-    if context.tools:
-        spec = [
-            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in context.tools
-        ]
-        total += chars4(json.dumps(spec, ensure_ascii=False))
+    """Prompt size for the output cap: the last provider-reported usage plus estimates of what follows.
+
+    Without such usage, everything is estimated: system prompt, tool schemas and every message. This
+    is the figure Pi clamps with, so both cap ``max_tokens`` on the same turns even when the
+    provider's count differs from chars/4.
+    """
+    anchor = _last_usage(context.messages)
+    if anchor is not None:
+        index, reported = anchor
+        return math.ceil(reported) + sum(estimate_message(m) for m in context.messages[index + 1 :])
+    total = chars4(context.system_prompt) + _tools_tokens(context)
     return total + sum(estimate_message(m) for m in context.messages)
 
 
