@@ -238,7 +238,9 @@ def test_default_thinking_level_from_settings(server: LoopbackServer, tmp_path: 
         [],
     ],
 )
-def test_resume_with_another_model_or_level(server: LoopbackServer, tmp_path: Path, resume: list[str]) -> None:
+def test_resume_with_another_model_or_level(
+    server: LoopbackServer, tmp_path: Path, resume: list[str]
+) -> None:
     pi, mine = _both(tmp_path, server, _openai_models(server))
     first = ["-p", "hi", "--provider", "local", "--model", MODEL, "--thinking", "medium"]
     again = ["-p", "again", "--continue", "--provider", "local", *resume]
@@ -262,7 +264,9 @@ def test_usage_that_differs_from_the_estimate_clamps_output_the_same_way(
     pi, mine = _both(tmp_path, server, models)
     args = ["-p", "read notes.txt", "--provider", "local", "--model", MODEL, "--thinking", "off"]
     turns = [
-        Turn([Text("Reading."), ToolCall("read", {"path": "notes.txt"})], usage=Usage(input=20000, output=30)),
+        Turn(
+            [Text("Reading."), ToolCall("read", {"path": "notes.txt"})], usage=Usage(input=20000, output=30)
+        ),
         Turn([Text("Done.")], usage=Usage(input=20100, output=5)),
     ]
     server.script(*turns)
