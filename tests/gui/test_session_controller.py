@@ -244,6 +244,9 @@ def test_skill_commands_are_offered_and_expanded_by_the_engine(
     qtbot.waitUntil(lambda: len(server.requests) == 1 and not window.chat.busy, timeout=10_000)
     sent = json.dumps(server.requests[0].body)
     assert "Summarise the changes." in sent and "for 1.2" in sent
+    rows = [window.chat.model.row_at(i) for i in range(window.chat.model.rowCount())]
+    assert [r.kind for r in rows] == [RowKind.SKILL, RowKind.USER, RowKind.TEXT]  # a card, not raw XML
+    assert rows[0].title == "release-notes" and rows[0].collapsed and rows[1].text == "for 1.2"
     done = qloop.create_task(ctl.shutdown())
     qtbot.waitUntil(done.done, timeout=10_000)
 

@@ -186,6 +186,29 @@ def expand_skill_command(text: str, skills: Sequence[Skill]) -> str:
     return f"{block}\n\n{args}" if args else block
 
 
+_SKILL_BLOCK = re.compile(
+    r'^<skill name="([^"]+)" location="([^"]+)">\n([\s\S]*?)\n</skill>(?:\n\n([\s\S]+))?$'
+)
+
+
+@dataclass(frozen=True)
+class SkillInvocation:
+    """A user message made by ``/skill:name args``: the skill's name, file, body and the typed args."""
+
+    name: str
+    location: str
+    body: str
+    args: str
+
+
+def parse_skill_invocation(text: str) -> SkillInvocation | None:
+    """The parts of a ``<skill …>`` user message (as ``expand_skill_command`` writes it), else None."""
+    match = _SKILL_BLOCK.match(text)
+    if match is None:
+        return None
+    return SkillInvocation(match.group(1), match.group(2), match.group(3), match.group(4) or "")
+
+
 def prompt_input_for(
     resources: LoadedResources,
     active_tools: Sequence[str],

@@ -206,7 +206,12 @@ class ChatView(QListView):
         menu = QMenu(self)
         menu.addAction(self._copy_action)
         row = index.data(RowRole) if index.isValid() else None
-        if isinstance(row, ChatRow) and row.kind in (RowKind.THINKING, RowKind.TOOL, RowKind.NOTICE):
+        if isinstance(row, ChatRow) and row.kind in (
+            RowKind.THINKING,
+            RowKind.TOOL,
+            RowKind.NOTICE,
+            RowKind.SKILL,
+        ):
             menu.addAction("Collapse" if not row.collapsed else "Expand", lambda: self.toggle_row(row))
         if isinstance(row, ChatRow) and row.tool is not None and row.tool.full_output_path:
             path = row.tool.full_output_path

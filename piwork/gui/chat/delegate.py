@@ -107,7 +107,7 @@ class ChatDelegate(QStyledItemDelegate):
     def _has_body(self, row: ChatRow) -> bool:
         if row.kind is RowKind.MORE:
             return False
-        if row.kind is RowKind.THINKING:
+        if row.kind in (RowKind.THINKING, RowKind.SKILL):
             return not row.collapsed
         if row.kind is RowKind.TOOL:
             return bool(row.tool and (row.tool.result_text or not row.collapsed))
@@ -196,7 +196,7 @@ class ChatDelegate(QStyledItemDelegate):
             return self.theme.accent("tool")
         if row.kind is RowKind.ERROR:
             return self.theme.accent("error")
-        if row.kind is RowKind.NOTICE:
+        if row.kind in (RowKind.NOTICE, RowKind.SKILL):
             return self.theme.accent("notice")
         if row.kind is RowKind.MORE:
             return palette.color(QPalette.ColorRole.AlternateBase)
@@ -262,6 +262,8 @@ class ChatDelegate(QStyledItemDelegate):
             first = row.text.strip().splitlines()[0] if row.text.strip() else ""
             label = f"{arrow} Thinking" + (f" — {first}" if row.collapsed and first else "")
             text_color = self.theme.accent("thinking")
+        elif row.kind is RowKind.SKILL:
+            label = skill_title(row)
         elif row.kind is RowKind.TOOL and row.tool is not None:
             glyph, colour_key = STATUS_GLYPHS.get(row.tool.status, ("?", "running"))
             painter.setPen(self.theme.accent(colour_key))
@@ -303,7 +305,7 @@ class ChatDelegate(QStyledItemDelegate):
             if row.kind is RowKind.NOTICE and len(row.text) > 400:
                 label = ("▸ " if row.collapsed else "▾ ") + label
         bold = QFont(self._view.font())
-        bold.setBold(row.kind in (RowKind.USER, RowKind.ERROR, RowKind.NOTICE))
+        bold.setBold(row.kind in (RowKind.USER, RowKind.ERROR, RowKind.NOTICE, RowKind.SKILL))
         painter.setFont(bold)
         painter.setPen(text_color)
         elided = QFontMetrics(bold).elidedText(label, Qt.TextElideMode.ElideRight, header.width())
@@ -340,13 +342,18 @@ class ChatDelegate(QStyledItemDelegate):
         if not geo.badge.isNull() and geo.badge.contains(pos) and row.tool is not None:
             self.openLogRequested.emit(row.tool.full_output_path or "")
             return True
-        toggles = row.kind in (RowKind.THINKING, RowKind.TOOL) or (
+        toggles = row.kind in (RowKind.THINKING, RowKind.TOOL, RowKind.SKILL) or (
             row.kind is RowKind.NOTICE and len(row.text) > 400
         )
         if toggles and geo.header.contains(pos):
             self.toggleRequested.emit(row)
             return True
         return False
+
+
+def skill_title(row: ChatRow) -> str:
+    """A skill card's header: the arrow, the skill's name and the file it came from."""
+    return ("▸ " if row.collapsed else "▾ ") + f"Skill: {row.title} — {row.hint}"
 
 
 def tool_title(row: ChatRow) -> str:

@@ -138,6 +138,8 @@ class RowDocuments(QObject):
             font.setItalic(True)
             doc.setDefaultFont(font)
             doc.setPlainText(row.text)
+        elif row.kind is RowKind.SKILL:
+            render_markdown(doc, row.text, dark, self.theme.accent("code"))
         elif row.kind is RowKind.NOTICE and not row.streaming:
             render_markdown(doc, row.text + (f"\n\n*{row.hint}*" if row.hint else ""), dark)
         elif row.kind is RowKind.ERROR:

@@ -15,6 +15,7 @@ from typing import Any
 
 from piwork.core.llm.errors import classify
 from piwork.core.llm.types import ErrorKind
+from piwork.core.resources.system_prompt import parse_skill_invocation
 from piwork.gui.logs.sgr import strip_ansi
 
 PREVIEW_LINES = 8  # result lines shown on a collapsed tool card
@@ -32,6 +33,7 @@ class RowKind(StrEnum):
     NOTICE = "notice"
     ERROR = "error"
     MORE = "more"  # "show earlier messages" at the top of a long conversation
+    SKILL = "skill"  # a /skill:name invocation: the skill's text, collapsed (title: name, hint: file)
 
 
 @dataclass(eq=False)
@@ -116,6 +118,8 @@ class ChatRow:
             return f"{head}\n{self.tool.result_text}".rstrip()
         if self.title and self.kind in (RowKind.NOTICE, RowKind.ERROR):
             return f"{self.title}\n{self.text}".rstrip()
+        if self.kind is RowKind.SKILL:
+            return f"Skill {self.title} ({self.hint})\n{self.text}".rstrip()
         return self.text
 
 
@@ -213,9 +217,7 @@ def rows_for_message(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -
     """Rows for one finished message. Tool results attach to the card of their call (in ``tool_cards``)."""
     role = message.get("role")
     if role == "user":
-        return [
-            ChatRow(RowKind.USER, text_of(message.get("content")), images=images_of(message.get("content")))
-        ]
+        return user_rows(message)
     if role == "assistant":
         return assistant_rows(message, tool_cards)
     if role == "toolResult":
@@ -248,6 +250,19 @@ def rows_for_message(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -
             ChatRow(RowKind.NOTICE, text_of(message.get("content")), title=str(message.get("customType", "")))
         ]
     return []
+
+
+def user_rows(message: dict[str, Any]) -> list[ChatRow]:
+    """A user message; a ``/skill:`` invocation becomes a collapsed skill card plus what was typed after it."""
+    text = text_of(message.get("content"))
+    images = images_of(message.get("content"))
+    invocation = parse_skill_invocation(text)
+    if invocation is None:
+        return [ChatRow(RowKind.USER, text, images=images)]
+    skill = ChatRow(RowKind.SKILL, invocation.body, title=invocation.name, hint=invocation.location)
+    if not invocation.args and not images:
+        return [skill]
+    return [skill, ChatRow(RowKind.USER, invocation.args, images=images)]
 
 
 def assistant_rows(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -> list[ChatRow]:

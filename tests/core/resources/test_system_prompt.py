@@ -10,6 +10,7 @@ from piwork.core.resources.system_prompt import (
     SystemPromptInput,
     build_system_prompt,
     expand_skill_command,
+    parse_skill_invocation,
     system_prompt_parts,
 )
 
@@ -76,6 +77,12 @@ def test_skill_command_expansion(tree: Tree) -> None:
     assert match and match.group(1) == "hidden" and match.group(4) == "please do it"
     assert "Body of hidden." in match.group(3) and "name:" not in match.group(3)
     assert expand_skill_command("/skill:hidden", [loaded]).endswith("</skill>")
+    parsed = parse_skill_invocation(text)
+    assert parsed is not None and (parsed.name, parsed.location) == ("hidden", str(path))
+    assert parsed.args == "please do it" and parsed.body == match.group(3)
+    bare = parse_skill_invocation(expand_skill_command("/skill:hidden", [loaded]))
+    assert bare is not None and bare.args == ""
+    assert parse_skill_invocation("plain <skill> talk") is None
     assert expand_skill_command("/skill:unknown x", [loaded]) == "/skill:unknown x"
     path.unlink()
     with pytest.raises(SkillExpansionError, match=r"SKILL\.md"):

@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 from piwork.core.agent import events as ev
 from piwork.core.llm import types as lt
 from piwork.gui.chat.chat_panel import ChatPanel
-from piwork.gui.chat.delegate import tool_title
+from piwork.gui.chat.delegate import skill_title, tool_title
 from piwork.gui.chat.rows import RowKind
 from piwork.gui.theme import load_theme
 
@@ -246,3 +246,34 @@ def test_a_cut_tool_card_says_how_many_lines_the_model_saw(qtbot: QtBot) -> None
     assert geo.badge.width() >= width * 0.8  # the badge is sized for its words
     row.collapsed = False
     assert card.preview(True).endswith("… 1,600 more lines (the full output is in the log)")
+
+
+def test_a_skill_invocation_shows_as_a_collapsed_skill_card(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    block = (
+        '<skill name="release-notes" location="/home/ana/.pi/agent/skills/release-notes/SKILL.md">\n'
+        "Paths in this skill are relative to /home/ana/.pi/agent/skills/release-notes.\n\n"
+        "Summarise the changes since the last tag.\n</skill>\n\nfor 1.2"
+    )
+    message = {"role": "user", "content": [{"type": "text", "text": block}], "timestamp": 1}
+    panel.presenter.handle(ev.MessageStart(message))
+    panel.presenter.handle(ev.MessageEnd(message))
+    rows = [panel.model.row_at(i) for i in range(panel.model.rowCount())]
+    assert [r.kind for r in rows] == [RowKind.SKILL, RowKind.USER]
+    skill, typed = rows
+    assert skill.collapsed and skill.title == "release-notes"
+    assert skill_title(skill) == "▸ Skill: release-notes — /home/ana/.pi/agent/skills/release-notes/SKILL.md"
+    assert skill.text.endswith("Summarise the changes since the last tag.") and typed.text == "for 1.2"
+    assert not any("<skill" in r.text for r in rows)
+    view = panel.view
+    view.doItemsLayout()
+    collapsed_height = view.visualRect(panel.model.index(0)).height()
+    geo = view.chat_delegate.geometry(skill, view.visualRect(panel.model.index(0)))
+    assert geo.body.height() == 0  # collapsed: the header only
+    assert view.click_row(0, QPoint(20, geo.header.center().y() - geo.card.top() + 4))
+    assert not skill.collapsed and skill_title(skill).startswith("▾ Skill: release-notes")
+    qtbot.waitUntil(lambda: view.visualRect(panel.model.index(0)).height() > collapsed_height)
+    # The same message read back from the session file shows the same way; without args, only the card.
+    bare = block.split("\n\nfor 1.2")[0]
+    panel.presenter.show_messages([{"role": "user", "content": bare, "timestamp": 2}])
+    assert [panel.model.row_at(i).kind for i in range(panel.model.rowCount())] == [RowKind.SKILL]
