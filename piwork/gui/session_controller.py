@@ -367,6 +367,16 @@ class SessionController(QObject):
                 "No session", "The session is still opening; send again in a moment."
             )
             return
+        if self.context_commands.offer_intake(text):
+            return
+        self.send_prompt(text)
+
+    def send_prompt(self, text: str) -> None:
+        """Send ``text`` now (steering a running agent), without the long-prompt offer."""
+        session = self.session
+        if session is None:
+            self.chat.composer.set_text(text)
+            return
         if session.is_streaming:
             self.spawn(session.steer(text))
         else:

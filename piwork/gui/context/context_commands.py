@@ -9,9 +9,13 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+
 from piwork.core.context import commands
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.fresh import FRESH_KINDS, FreshError
+from piwork.core.context.intake import INTAKE_TOKENS, save_intake
 from piwork.core.context.view import ContextView, view_from_parts
 from piwork.gui.chat.slash_commands import SlashCommand
 
@@ -109,3 +113,52 @@ class ContextCommands:
             f"/fresh {kind}",
             f"Continuing in a new session seeded with the task contract, the manifest and a summary of {source or 'the previous session'}.",
         )
+
+    # ---- long prompts ---------------------------------------------------------------------------
+
+    def offer_intake(self, text: str) -> bool:
+        """A prompt over 8,000 tokens (≈ chars/4): offer to save it as an intake file. True: the offer
+        took the prompt (it is sent, as a reference or as it is, once the person chooses)."""
+        if len(text) // 4 <= INTAKE_TOKENS or self.controller.runtime is None:
+            return False
+        box = QMessageBox(self.controller.window)
+        box.setObjectName("intakeOffer")
+        box.setWindowTitle("Long prompt")
+        box.setText(
+            f"This prompt is about {len(text) // 4:,} tokens. Save it as an intake file in .pi/intake/ "
+            "(kept out of git) and send a short reference the agent reads in slices?"
+        )
+        save = box.addButton("Save as intake file", QMessageBox.ButtonRole.AcceptRole)
+        send = box.addButton("Send as it is", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(save)
+
+        def chosen(button: object) -> None:
+            if button is save:
+                self.controller.spawn(self._send_intake(text))
+            elif button is send:
+                self.controller.send_prompt(text)
+            else:
+                self.controller.chat.composer.set_text(text)  # nothing lost
+
+        box.buttonClicked.connect(chosen)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        return True
+
+    async def _send_intake(self, text: str) -> None:
+        runtime = self.controller.runtime
+        if runtime is None:
+            self.controller.chat.composer.set_text(text)
+            return
+        try:
+            intake = await asyncio.to_thread(save_intake, runtime.resources.cwd, text, lambda t: len(t) // 4)
+        except OSError as err:
+            self.controller.chat.composer.set_text(text)
+            self._notice("Intake file not saved", str(err), error=True)
+            return
+        self._notice(
+            "Saved as intake file",
+            f"{intake.relative}" + ("" if intake.excluded else " (not a git work tree)"),
+        )
+        self.controller.send_prompt(intake.reference)

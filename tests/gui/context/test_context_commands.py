@@ -76,3 +76,43 @@ def test_fresh_needs_a_task_then_opens_a_seeded_session(
     texts = [m for m in new.session.messages if m.get("role") == "custom"]
     assert [m["customType"] for m in texts] == ["piwork.freshSummary", "piwork.contextBundle"]
     assert "summarise it" in texts[0]["content"][0]["text"]
+
+
+def test_a_long_prompt_is_offered_as_an_intake_file(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    import subprocess
+    from pathlib import Path
+
+    from PySide6.QtWidgets import QMessageBox
+
+    project = Path(controller.cwd)
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    long = "requirement: the parser keeps comments\n" * 1000  # ~40,000 chars
+
+    def offer() -> QMessageBox:
+        qtbot.waitUntil(
+            lambda: controller.window.findChild(QMessageBox, "intakeOffer") is not None, timeout=5_000
+        )
+        box = controller.window.findChild(QMessageBox, "intakeOffer")
+        assert box is not None
+        return box
+
+    controller.submit(long)
+    box = offer()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: controller.window.findChild(QMessageBox, "intakeOffer") is None, timeout=5_000)
+    assert controller.chat.composer.toPlainText() == long and server.requests == []
+
+    server.script(Turn([Text("reading it")]))
+    controller.submit(long)
+    box = offer()
+    save = next(b for b in box.buttons() if b.text() == "Save as intake file")
+    save.click()
+    qtbot.waitUntil(lambda: len(server.requests) == 1, timeout=10_000)
+    sent = server.requests[0].body["messages"][-1]["content"][0]["text"]
+    assert sent.startswith("The full request is in .pi/intake/") and len(sent) < 300
+    saved = list((project / ".pi" / "intake").glob("*.md"))
+    assert len(saved) == 1 and saved[0].read_text() == long
+    assert "/.pi/intake/" in (project / ".git" / "info" / "exclude").read_text()
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
