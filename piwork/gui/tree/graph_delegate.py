@@ -8,7 +8,9 @@ active path's lane is drawn thicker and its rows are tinted.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt
+from dataclasses import dataclass
+
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
@@ -36,6 +38,7 @@ _ACTIVE_TINT = QColor(80, 140, 230, 34)
 _LINKED_TINT = QColor(40, 160, 120, 50)
 _TAG_FILL = QColor(250, 216, 120)
 _TAG_TEXT = QColor(60, 45, 0)
+_TEXT_FLAGS = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft | Qt.TextFlag.TextSingleLine)
 
 
 def lane_colour(lane: int) -> QColor:
@@ -46,9 +49,53 @@ def lane_x(lane: int) -> float:
     return LANE_WIDTH * lane + LANE_WIDTH / 2 + 2
 
 
+@dataclass
+class _Fonts:
+    """Fonts and metrics for one view font, made once (a paint must not allocate them per row)."""
+
+    plain: QFont
+    bold: QFont
+    italic: QFont
+    tag: QFont
+    metrics: QFontMetrics
+    bold_metrics: QFontMetrics
+    tag_metrics: QFontMetrics
+
+    @staticmethod
+    def of(font: QFont) -> _Fonts:
+        font = QFont(font)  # a copy: the option's font dies with the option
+        bold, italic, tag = QFont(font), QFont(font), QFont(font)
+        bold.setBold(True)
+        italic.setItalic(True)
+        tag.setPointSizeF(max(6.0, font.pointSizeF() - 1))
+        tag.setBold(True)
+        return _Fonts(font, bold, italic, tag, QFontMetrics(font), QFontMetrics(bold), QFontMetrics(tag))
+
+
 class GraphDelegate(QStyledItemDelegate):
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._fonts: dict[str, _Fonts] = {}
+        self._pens: dict[tuple[int, bool], QPen] = {}
+
+    def _fonts_for(self, font: QFont) -> _Fonts:
+        key = font.key()
+        found = self._fonts.get(key)
+        if found is None:
+            found = self._fonts[key] = _Fonts.of(font)
+        return found
+
+    def _pen(self, lane: int, bold: bool) -> QPen:
+        pen = self._pens.get((lane, bold))
+        if pen is None:
+            pen = self._pens[(lane, bold)] = QPen(lane_colour(lane), 3.0 if bold else 1.6)
+        return pen
+
+    def row_height(self, font: QFont) -> int:
+        return self._fonts_for(font).metrics.height() + 8
+
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
-        return QSize(200, QFontMetrics(option.font).height() + 8)
+        return QSize(200, self.row_height(option.font))
 
     def paint(
         self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
@@ -58,11 +105,11 @@ class GraphDelegate(QStyledItemDelegate):
             super().paint(painter, option, index)
             return
         rect = option.rect
-        state = option.state
         palette = option.palette
+        fonts = self._fonts_for(option.font)
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        selected = bool(state & QStyle.StateFlag.State_Selected)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
         if selected:
             painter.fillRect(rect, palette.highlight())
         elif cell.linked:
@@ -73,45 +120,43 @@ class GraphDelegate(QStyledItemDelegate):
         middle = (top + bottom) / 2
         left = float(rect.left())
         for lane in cell.through:
-            self._line(painter, lane, False, left + lane_x(lane), top, bottom)
+            x = left + lane_x(lane)
+            painter.setPen(self._pen(lane, False))
+            painter.drawLine(QPointF(x, top), QPointF(x, bottom))
         x = left + lane_x(cell.lane)
         if cell.up:
-            self._line(painter, cell.lane, cell.active, x, top, middle)
+            painter.setPen(self._pen(cell.lane, cell.active))
+            painter.drawLine(QPointF(x, top), QPointF(x, middle))
         if cell.down:
-            self._line(painter, cell.lane, cell.active and not cell.leaf, x, middle, bottom)
-        for lane in cell.forks:
-            path = QPainterPath(QPointF(x, middle))
-            end = QPointF(left + lane_x(lane), bottom)
-            path.cubicTo(QPointF(x, bottom), QPointF(end.x(), middle), end)
-            painter.setPen(QPen(lane_colour(lane), 1.6))
+            painter.setPen(self._pen(cell.lane, cell.active and not cell.leaf))
+            painter.drawLine(QPointF(x, middle), QPointF(x, bottom))
+        if cell.forks:
             painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawPath(path)
+            for lane in cell.forks:
+                path = QPainterPath(QPointF(x, middle))
+                end_x = left + lane_x(lane)
+                path.cubicTo(QPointF(x, bottom), QPointF(end_x, middle), QPointF(end_x, bottom))
+                painter.setPen(self._pen(lane, False))
+                painter.drawPath(path)
         self._mark(painter, cell, QPointF(x, middle))
         widest = max((min(cell.width, TEXT_COLUMN_LANES) - 1, cell.lane, *cell.through, *cell.forks))
-        text_left = int(left + lane_x(widest) + LANE_WIDTH)
-        text_rect = rect.adjusted(text_left - rect.left(), 0, -4, 0)
-        text_colour = palette.highlightedText().color() if selected else palette.text().color()
+        text_rect = rect.adjusted(int(lane_x(widest) + LANE_WIDTH), 0, -4, 0)
         if cell.label:
-            text_rect = self._tag(painter, option.font, cell.label, text_rect)
-        font = QFont(option.font)
+            text_rect = self._tag(painter, fonts, cell.label, text_rect)
+        font, metrics = fonts.plain, fonts.metrics
         if cell.leaf:
-            font.setBold(True)
-        if cell.kind == "fold":
-            font.setItalic(True)
+            font, metrics = fonts.bold, fonts.bold_metrics
+        elif cell.kind == "fold":
+            font = fonts.italic
         painter.setFont(font)
         colour = _KIND_COLOURS.get(cell.kind)
-        painter.setPen(colour if colour is not None and not selected else text_colour)
-        metrics = QFontMetrics(font)
-        text = metrics.elidedText(
-            cell.text.replace("\n", " "), Qt.TextElideMode.ElideRight, text_rect.width()
-        )
-        painter.drawText(text_rect, int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), text)
+        if selected:
+            painter.setPen(palette.highlightedText().color())
+        else:
+            painter.setPen(colour if colour is not None else palette.text().color())
+        text = metrics.elidedText(cell.text, Qt.TextElideMode.ElideRight, text_rect.width())
+        painter.drawText(text_rect, _TEXT_FLAGS, text)
         painter.restore()
-
-    @staticmethod
-    def _line(painter: QPainter, lane: int, bold: bool, x: float, y1: float, y2: float) -> None:
-        painter.setPen(QPen(lane_colour(lane), 3.0 if bold else 1.6))
-        painter.drawLine(QPointF(x, y1), QPointF(x, y2))
 
     @staticmethod
     def _mark(painter: QPainter, cell: GraphCell, centre: QPointF) -> None:
@@ -150,18 +195,14 @@ class GraphDelegate(QStyledItemDelegate):
             painter.drawEllipse(centre, r + 3.5, r + 3.5)
 
     @staticmethod
-    def _tag(painter: QPainter, font: QFont, label: str, rect: QRect) -> QRect:
-        tag_font = QFont(font)
-        tag_font.setPointSizeF(max(6.0, font.pointSizeF() - 1))
-        tag_font.setBold(True)
-        metrics = QFontMetrics(tag_font)
-        width = metrics.horizontalAdvance(label) + 10
-        height = metrics.height() + 2
+    def _tag(painter: QPainter, fonts: _Fonts, label: str, rect: QRect) -> QRect:
+        width = fonts.tag_metrics.horizontalAdvance(label) + 10
+        height = fonts.tag_metrics.height() + 2
         box = QRectF(rect.left(), rect.center().y() - height / 2 + 1, width, height)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(_TAG_FILL)
         painter.drawRoundedRect(box, 4, 4)
-        painter.setFont(tag_font)
+        painter.setFont(fonts.tag)
         painter.setPen(_TAG_TEXT)
         painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), label)
-        return rect.adjusted(int(width) + 6, 0, 0, 0)
+        return rect.adjusted(width + 6, 0, 0, 0)

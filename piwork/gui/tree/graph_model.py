@@ -267,7 +267,8 @@ class BranchGraphModel(QAbstractListModel):
         if row is None:
             return False
         if row == NOTHING_SHOWN:
-            self._update_path()
+            if self._layout.anchor.get(record.seq) != self._leaf:
+                self._update_path()
             return True
         parent = self._layout.parent[record.seq]
         assert parent is not None
@@ -277,7 +278,11 @@ class BranchGraphModel(QAbstractListModel):
         self.beginInsertRows(QModelIndex(), visible + 1, visible + 1)
         self._rows.insert_after(parent, record.seq)
         self.endInsertRows()
-        self._update_path()
+        if parent == self._leaf:  # the drawn part of the active path depends only on the drawn parent
+            self._active.add(record.seq)
+            self._leaf = record.seq
+        else:
+            self._update_path()
         self._repaint_seq(previous_leaf)
         self._repaint_seq(parent)
         return True

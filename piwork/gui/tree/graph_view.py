@@ -1,4 +1,4 @@
-"""BranchGraphView: the session tree drawn as a branch graph (a list view over `BranchGraphModel`).
+"""BranchGraphView: the session tree drawn as a branch graph (a one-column table over `BranchGraphModel`).
 
 It owns no session behaviour: it reports the selected entry (`current_changed`), activation
 (Enter/double-click, `activated`) and context-menu requests (`menu_requested` with a global
@@ -8,8 +8,18 @@ position); the tree panel answers them with the same actions as its outline. Dou
 
 from __future__ import annotations
 
+import gc
+
 from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QCheckBox, QHBoxLayout, QListView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from piwork.core.session.graph_rows import FOLD_AT, Fold
 from piwork.core.session.tree import SessionTree
@@ -29,14 +39,26 @@ class BranchGraphView(QWidget):
         self.fold_box = QCheckBox("Fold long runs")
         self.fold_box.setChecked(True)
         self.fold_box.setToolTip(f"Show runs of {FOLD_AT} or more plain messages as one row")
-        self.list = QListView()
-        self.list.setUniformItemSizes(True)
-        self.list.setLayoutMode(QListView.LayoutMode.SinglePass)
+        # A one-column table, not a list view: its header keeps 100k fixed-height rows as one size,
+        # while a list view lays out every row again whenever a streamed entry is inserted.
+        self.list = QTableView()
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.setShowGrid(False)
+        self.list.setWordWrap(False)
+        self.list.setTabKeyNavigation(False)
         self.list.setMouseTracking(True)
-        self.list.setItemDelegate(GraphDelegate(self.list))
+        self.list.horizontalHeader().hide()
+        self.list.horizontalHeader().setStretchLastSection(True)
+        delegate = GraphDelegate(self.list)
+        self.list.setItemDelegate(delegate)
+        rows = self.list.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setMinimumSectionSize(1)
+        rows.setDefaultSectionSize(delegate.row_height(self.list.font()))
         top = QHBoxLayout()
         top.setContentsMargins(4, 2, 4, 2)
         top.addWidget(self.fold_box)
@@ -56,6 +78,10 @@ class BranchGraphView(QWidget):
         if tree is None:
             return
         self.model = BranchGraphModel(tree, self, fold_at=FOLD_AT if self.fold_box.isChecked() else None)
+        # A large session's records and layout are hundreds of thousands of young objects: one full
+        # collection now, while the view opens, instead of the first collections that would otherwise
+        # walk them all during the first scrolls (a full one follows a mass promotion).
+        gc.collect()
         self.list.setModel(self.model)
         self.list.selectionModel().currentChanged.connect(self._on_current_changed)
         self.model.rebuilt.connect(self.reveal_leaf)

@@ -1,0 +1,149 @@
+"""Branch graph on a 100,000-entry session: layout + first paint, scroll stalls, streaming appends.
+
+Run: QT_QPA_PLATFORM=offscreen python tests/benchmarks/bench_graph.py
+(prints one JSON line; targets: painted_s < 1.5, max_stall_ms < 30)
+
+Figures: `open_s` (reading the file, not part of the graph's time), `layout_s` (the engine's lanes
+alone), `painted_s` (from the opened session to the graph view painted around the leaf: layout,
+folds, model and paint; `painted_cpu_s` is this process's CPU time for it), `max_stall_ms` and
+`p99_stall_ms` (gaps between 5 ms timer ticks of the GUI thread while the graph is scrolled from top
+to bottom in 200 page jumps, folds open so every row is there; `max_step_cpu_ms`/`median_step_cpu_ms`
+are this process's CPU time per jump, which other programs on a busy machine do not inflate), `unfold_s` (turning folding off: rows
+laid out again), `append_ms` (mean per entry streamed at the leaf while shown, inserted in place).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
+
+from PySide6.QtCore import QElapsedTimer, QTimer
+from PySide6.QtWidgets import QApplication
+
+from piwork.core.session.graph_layout import GraphLayout
+from piwork.core.session.store import open_session
+from piwork.gui.tree.graph_view import BranchGraphView
+from tests.benchmarks.session_fixture import write_large_session
+
+ENTRIES = 100_000
+BRANCHES = 40
+TARGET_PAINTED_S = 1.5
+TARGET_STALL_MS = 30.0
+
+
+def main() -> int:
+    app = QApplication.instance() or QApplication(sys.argv)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "large.jsonl"
+        write_large_session(path, entries=ENTRIES, branches=BRANCHES)
+        t = time.perf_counter()
+        session = open_session(path, writable=True)
+        open_s = time.perf_counter() - t
+        tree = session.tree
+
+        t = time.perf_counter()
+        layout = GraphLayout(tree)
+        layout_s = time.perf_counter() - t
+        lanes = layout.width
+        del layout
+
+        view = BranchGraphView()
+        view.resize(900, 700)
+        view.show()
+        app.processEvents()
+        started = time.perf_counter()
+        cpu_started = time.process_time()
+        view.set_tree(tree)
+        view.list.viewport().repaint()
+        app.processEvents()
+        painted_s = time.perf_counter() - started
+        painted_cpu_s = time.process_time() - cpu_started
+        assert view.model is not None
+        folded_rows = view.model.rowCount()
+
+        t = time.perf_counter()
+        view.fold_box.setChecked(False)
+        app.processEvents()
+        unfold_s = time.perf_counter() - t
+        rows = view.model.rowCount()
+        gaps, step_cpu = _scroll_and_measure_stalls(app, view)
+
+        t = time.perf_counter()
+        for turn in range(10):  # a user turn and its answer, as a run appends them
+            tree.append_message({"role": "user", "content": f"next {turn}", "timestamp": turn})
+            tree.append_message({"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                                 "stopReason": "stop", "timestamp": turn})  # fmt: skip
+            app.processEvents()
+        append_ms = (time.perf_counter() - t) * 1000 / 20
+        view.clear()
+        view.close()
+        session.close()
+    gaps.sort()
+    max_stall = gaps[-1] if gaps else 0.0
+    p99 = gaps[int(len(gaps) * 0.99)] if gaps else 0.0
+    print(
+        json.dumps(
+            {
+                "bench": "graph",
+                "entries": ENTRIES,
+                "rows": rows,
+                "rows_folded": folded_rows,
+                "lanes": lanes,
+                "open_s": round(open_s, 3),
+                "layout_s": round(layout_s, 3),
+                "painted_s": round(painted_s, 3),
+                "painted_cpu_s": round(painted_cpu_s, 3),
+                "unfold_s": round(unfold_s, 3),
+                "max_stall_ms": round(max_stall, 1),
+                "p99_stall_ms": round(p99, 1),
+                "max_step_cpu_ms": round(max(step_cpu), 1),
+                "median_step_cpu_ms": round(sorted(step_cpu)[len(step_cpu) // 2], 1),
+                "append_ms": round(append_ms, 2),
+                "target_painted_s": TARGET_PAINTED_S,
+                "target_stall_ms": TARGET_STALL_MS,
+                "ok": painted_s < TARGET_PAINTED_S and max_stall < TARGET_STALL_MS,
+                "ok_cpu": painted_cpu_s < TARGET_PAINTED_S and max(step_cpu) < TARGET_STALL_MS,
+            }
+        )
+    )
+    return 0
+
+
+def _scroll_and_measure_stalls(app: QApplication, view: BranchGraphView) -> tuple[list[float], list[float]]:
+    """Scroll from the top to the bottom in 200 jumps: gaps between timer ticks, CPU ms per jump."""
+    gaps: list[float] = []
+    step_cpu: list[float] = []
+    clock = QElapsedTimer()
+    clock.start()
+    last = [clock.elapsed()]
+
+    def tick() -> None:
+        now = clock.elapsed()
+        gaps.append(float(now - last[0]))
+        last[0] = now
+
+    timer = QTimer(interval=5)
+    timer.timeout.connect(tick)
+    timer.start()
+    bar = view.list.verticalScrollBar()
+    view.list.scrollToTop()
+    steps = 200
+    for step in range(steps + 1):
+        cpu = time.process_time()
+        bar.setValue(bar.maximum() * step // steps)
+        view.list.viewport().repaint()
+        app.processEvents()
+        step_cpu.append((time.process_time() - cpu) * 1000)
+    timer.stop()
+    return gaps, step_cpu
+
+
+if __name__ == "__main__":
+    sys.exit(main())
