@@ -21,7 +21,7 @@ from piwork.core.context.bundle import (
     context_file_entries,
     start_task,
 )
-from piwork.core.context.contract import Phase, TaskContract, allowed_tools, append_contract
+from piwork.core.context.contract import ContractError, Phase, TaskContract, allowed_tools, append_contract
 from piwork.core.context.estimate import TokenEstimator, tools_json
 from piwork.core.context.index import now_utc
 from piwork.core.context.manifest import Manifest
@@ -116,3 +116,30 @@ def set_verify(session: AgentSession, contract: TaskContract, verify: str) -> Ta
     append_contract(session.tree, changed)
     apply_tool_rules(session, changed)
     return changed
+
+
+def contract_from_text(
+    text: str, profile_verify: Sequence[str] = (), default_mode: str = "source-write"
+) -> TaskContract:
+    """``/task [read-only|source-write] [unfamiliar] <goal>``: a contract whose verify is the profile's first."""
+    words = text.split()
+    mode = default_mode
+    if words and words[0] in ("read-only", "source-write"):
+        mode = words.pop(0)
+    goal = " ".join(words).strip()
+    if not goal:
+        raise ContractError("Say what the task is: /task [read-only|source-write] <goal>")
+    title = goal if len(goal) <= 60 else goal[:59] + "…"
+    verify = profile_verify[0] if profile_verify and mode == "source-write" else None
+    phase = "scout" if mode == "read-only" else "implement"
+    return TaskContract.from_json(
+        {
+            "title": title,
+            "goal": goal,
+            "acceptance": [],
+            "verify": verify,
+            "mode": mode,
+            "phase": phase,
+            "startedAt": now_utc(),
+        }
+    )

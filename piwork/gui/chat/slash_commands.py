@@ -30,6 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "preflight|budget|index-status|pack <task>|compact|rebuild|manifest",
         "Context window: check the next request, the marks, the index, the task pack, the manifest",
     ),
+    "task": (
+        "[read-only|source-write] [unfamiliar] <goal>",
+        "Start a task: its contract, manifest and the project's context layers before your next prompt",
+    ),
     "fresh": (
         "task|scout|be-to-fe",
         "Continue the task in a new session seeded with its contract and a summary",

@@ -13,9 +13,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
 from piwork.core.context import commands
+from piwork.core.context.contract import ContractError
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.fresh import FRESH_KINDS, FreshError
 from piwork.core.context.intake import INTAKE_TOKENS, save_intake
+from piwork.core.context.profile import load_profile
+from piwork.core.context.tasks import begin_task, contract_from_text
 from piwork.core.context.view import ContextView, view_from_parts
 from piwork.gui.chat.slash_commands import SlashCommand
 
@@ -44,6 +47,9 @@ class ContextCommands:
     async def run(self, command: SlashCommand) -> None:
         if command.name == "fresh":
             await self._fresh(command.args.strip())
+            return
+        if command.name == "task":
+            await self._task(command.args.strip())
             return
         action, _, rest = command.args.strip().partition(" ")
         if action not in CONTEXT_ACTIONS:
@@ -162,3 +168,39 @@ class ContextCommands:
             f"{intake.relative}" + ("" if intake.excluded else " (not a git work tree)"),
         )
         self.controller.send_prompt(intake.reference)
+
+    # ---- /task ----------------------------------------------------------------------------------
+
+    async def _task(self, text: str) -> None:
+        runtime = self.controller.runtime
+        if runtime is None:
+            return
+        resources = runtime.resources
+        profile = await asyncio.to_thread(load_profile, resources.cwd) if resources.project_trusted else None
+        found = profile.profile if profile is not None else None
+        unfamiliar = text.startswith("unfamiliar ")
+        try:
+            contract = contract_from_text(
+                text.removeprefix("unfamiliar ") if unfamiliar else text,
+                found.verify if found else (),
+                found.default_task_mode if found else "source-write",
+            )
+        except ContractError as err:
+            self._notice("/task", str(err), error=True)
+            return
+        session = runtime.session
+        model = session.model
+        estimator = TokenEstimator(self.controller.tokenizers.counter_for(model.id if model else ""))
+        started = await asyncio.to_thread(
+            begin_task, session, resources, contract, contract.goal, unfamiliar, (), estimator
+        )
+        lines = [
+            started.manifest.render_text(resources.cwd).rstrip("\n"),
+            "",
+            "Tools: " + ", ".join(started.active_tools),
+        ]
+        if contract.mode == "source-write" and not contract.verify:
+            lines.append(
+                "No verify command (the profile has none): edit and write stay off until one is set."
+            )
+        self._notice(f"/task {contract.mode}", "\n".join(lines))

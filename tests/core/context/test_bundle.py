@@ -257,3 +257,22 @@ def test_start_task_appends_contract_manifest_and_one_bundle_before_the_prompt(t
     assert stored is not None and stored.totals.bundle == bundle.tokens and stored.verify == "pytest -q"
     dumped = json.dumps(entries[1])
     assert "Architecture" not in dumped and "remember" not in dumped  # metadata only
+
+
+def test_contract_from_task_text() -> None:
+    from piwork.core.context.tasks import contract_from_text
+
+    c = contract_from_text("fix the parser", ["pytest -q", "ruff check ."])
+    assert (c.mode, c.phase, c.verify, c.goal, c.title) == (
+        "source-write",
+        "implement",
+        "pytest -q",
+        "fix the parser",
+        "fix the parser",
+    )
+    c = contract_from_text("read-only map the modules", ["pytest -q"])
+    assert (c.mode, c.phase, c.verify, c.goal) == ("read-only", "scout", None, "map the modules")
+    assert contract_from_text("x", (), "read-only").mode == "read-only"
+    assert contract_from_text("y" * 80).title.endswith("…")
+    with pytest.raises(ContractError):
+        contract_from_text("source-write   ")

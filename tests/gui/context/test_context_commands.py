@@ -116,3 +116,26 @@ def test_a_long_prompt_is_offered_as_an_intake_file(
     assert len(saved) == 1 and saved[0].read_text() == long
     assert "/.pi/intake/" in (project / ".git" / "info" / "exclude").read_text()
     qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
+
+
+def test_slash_task_starts_a_task_before_the_next_prompt(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    _type(controller, "/task")
+    row = _wait_notice(qtbot, controller, "/task")
+    assert row.kind == RowKind.ERROR and "Say what the task is" in row.text
+    _type(controller, "/task read-only find where notes are parsed")
+    row = _wait_notice(qtbot, controller, "/task read-only")
+    assert row.text.startswith("Context manifest\n") and "Tools: read, grep, find, ls" in row.text
+    runtime = controller.runtime
+    assert runtime is not None
+    assert runtime.session.tool_names() == ["read", "grep", "find", "ls"]
+    server.script(Turn([Text("in notes.txt")]))
+    controller.submit("go")
+    qtbot.waitUntil(lambda: len(server.requests) == 1, timeout=10_000)
+    body = server.requests[0].body
+    assert [t["name"] for t in body["tools"]] == ["read", "grep", "find", "ls"]
+    first = body["messages"][0]["content"]
+    first_text = first[0]["text"] if isinstance(first, list) else first
+    assert "<task_contract>" in first_text and "Goal: find where notes are parsed" in first_text
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
