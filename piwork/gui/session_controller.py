@@ -405,11 +405,20 @@ class SessionController(QObject):
         elif session is None:
             return
         elif command.name == "compact":
-            self.spawn(session.compact(command.args or None))
+            self.spawn(self._compact(session, command.args or None))
         elif command.name == "name":
             self.name_session(command.args)
         elif command.name == "tree":
             self.window.show_tree()
+
+    async def _compact(self, session: AgentSession, focus: str | None) -> None:
+        """/compact: its outcome (including "nothing to compact") is already on the compaction card in the
+        chat, so the same reason is not reported a second time as an error."""
+        try:
+            await session.compact(focus)
+        except PiworkError as err:
+            if str(err) != session.checkpoints.last_error:
+                raise
 
     def name_session(self, name: str) -> None:
         session = self.session

@@ -171,6 +171,9 @@ def _message_meta(message: dict[str, Any], meta: dict[str, Any]) -> str:
         for key in ("provider", "model", "stopReason"):
             if key in message:
                 meta[key] = message[key]
+        error = message.get("errorMessage")
+        if message.get("stopReason") in ("error", "aborted") and isinstance(error, str):
+            meta["errorMessage"] = error[:PREVIEW_CHARS]
         content = message.get("content")
         meta["hasText"] = isinstance(content, list) and any(
             isinstance(b, dict)

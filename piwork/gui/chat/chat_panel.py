@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from piwork.gui.chat.chat_model import ChatModel
 from piwork.gui.chat.chat_view import ChatView
@@ -50,6 +50,15 @@ class ChatPanel(QWidget):
         self.queue_label.setObjectName("queueLabel")
         self.queue_label.setWordWrap(True)
         self.queue_label.hide()
+        # Floats over the bottom of the conversation, so showing it never moves the composer or its buttons.
+        self.waiting_label = QLabel(self.view)
+        self.waiting_label.setObjectName("waitingLabel")
+        self.waiting_label.setAccessibleName("Waiting for the model")
+        self.waiting_label.setAutoFillBackground(True)
+        self.waiting_label.setFrameShape(QFrame.Shape.StyledPanel)
+        self.waiting_label.setContentsMargins(8, 3, 8, 3)
+        self.waiting_label.hide()
+        self.view.installEventFilter(self)
         self.footer = ChatFooter(self)
         self.empty_state = EmptyState(self)
         self.empty_state.hide()
@@ -74,6 +83,7 @@ class ChatPanel(QWidget):
         self.send_button.clicked.connect(self._on_send_clicked)
         self.presenter.busyChanged.connect(self.set_busy)
         self.presenter.queueChanged.connect(self.show_queue)
+        self.presenter.waitingChanged.connect(self.show_waiting)
         self.presenter.tick.connect(self.view.viewport().update)
         self.empty_state.addServerRequested.connect(self.addServerRequested)
         self.empty_state.addKeyRequested.connect(self.addKeyRequested)
@@ -134,6 +144,24 @@ class ChatPanel(QWidget):
             text = IDLE_PLACEHOLDER
         self.composer.setPlaceholderText(text)
         self.composer.setToolTip(text)  # a long placeholder may be cut off in a narrow window
+
+    def show_waiting(self, text: str) -> None:
+        """The model has been silent for a while: say so, and for how long (the presenter updates it)."""
+        self.waiting_label.setText(("⏳ " + text) if text else "")
+        self.waiting_label.setVisible(bool(text))
+        self._place_waiting_label()
+
+    def _place_waiting_label(self) -> None:
+        label = self.waiting_label
+        label.adjustSize()
+        margin = 8
+        label.move(margin, max(0, self.view.height() - label.height() - margin))
+        label.raise_()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.view and event.type() == QEvent.Type.Resize and self.waiting_label.isVisible():
+            self._place_waiting_label()
+        return super().eventFilter(watched, event)
 
     def show_queue(self, steering: list[str], follow_up: list[str]) -> None:
         lines = [f"↳ steering: {t}" for t in steering] + [f"↳ follow-up: {t}" for t in follow_up]

@@ -7,19 +7,20 @@ to the streaming row; everything else updates the one row it concerns.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from piwork.gui.chat.chat_model import ChatModel
+from piwork.gui.chat.retry_card import RetryCard
 from piwork.gui.chat.rows import (
     ChatRow,
     RowKind,
     ToolCard,
     apply_tool_result,
     assistant_rows,
-    error_hint,
     images_of,
     rows_for_message,
     stop_rows,
@@ -28,8 +29,11 @@ from piwork.gui.chat.rows import (
     truncation_lines,
 )
 
+_NOTHING_TO_COMPACT = re.compile(r"Nothing to compact|Already compacted", re.IGNORECASE)
 FLUSH_MS = 50
 TICK_MS = 500
+WAIT_TICK_MS = 1000
+WAIT_AFTER_S = 2.0  # silence from the model longer than this shows "waiting for the model… N s"
 
 
 class ChatPresenter(QObject):
@@ -41,6 +45,7 @@ class ChatPresenter(QObject):
     treeNavigated = Signal()
     compactionFinished = Signal()
     tick = Signal()  # running tools: durations need repainting
+    waitingChanged = Signal(str)  # "waiting for the model… 12 s" while the model is silent; "" hides it
     flushed = Signal()
 
     def __init__(self, model: ChatModel, flush_ms: int = FLUSH_MS, parent: QObject | None = None) -> None:
@@ -52,7 +57,14 @@ class ChatPresenter(QObject):
         self._stream_rows: dict[int, ChatRow] = {}
         self._pending: dict[int, tuple[ChatRow, list[str]]] = {}
         self._dirty: dict[int, ChatRow] = {}
-        self._retry_row: ChatRow | None = None
+        self._retry: RetryCard | None = None
+        self._last_error_row: ChatRow | None = None  # the error row of the latest failed reply
+        self._last_activity = time.monotonic()  # last sign of life from the model (or start of a request)
+        self._receiving = False  # the model has sent part of the current reply
+        self._waiting_text = ""
+        self._wait_timer = QTimer(self)
+        self._wait_timer.setInterval(WAIT_TICK_MS)
+        self._wait_timer.timeout.connect(self._on_wait_tick)
         self._compaction_row: ChatRow | None = None
         # first row of each finished message (keyed by the message object's id; the message is kept so the
         # id cannot be reused): the Context panel's X-ray jumps through it
@@ -114,10 +126,17 @@ class ChatPresenter(QObject):
 
     def _on_agent_start(self, _event: Any) -> None:
         self._set_busy(True)
+        self._alive()
+        self._wait_timer.start()
 
     def _on_agent_settled(self, _event: Any) -> None:
         self.flush()
         self._set_busy(False)
+        self._wait_timer.stop()
+        self._set_waiting("")
+
+    def _on_turn_start(self, _event: Any) -> None:
+        self._alive()
 
     def _on_agent_end(self, event: Any) -> None:
         self.flush()
@@ -130,8 +149,15 @@ class ChatPresenter(QObject):
             self._pending_user = (message, user_rows)
         elif message.get("role") == "assistant":
             self._stream_rows = {}
+            self._receiving = False
+            self._alive()
+            if self._retry is not None:
+                self._retry.sending()
+                self._changed(self._retry.row)
 
     def _on_message_update(self, event: Any) -> None:
+        self._receiving = True
+        self._alive()
         provider_event = event.provider_event
         kind = getattr(provider_event, "type", "")
         index = getattr(provider_event, "content_index", -1)
@@ -181,12 +207,14 @@ class ChatPresenter(QObject):
         role = message.get("role")
         self.flush()
         if role == "assistant":
+            self._receiving = False
+            self._alive()
             if self._stream_rows:
                 first = self._stream_rows[min(self._stream_rows)]
                 self._finish_streamed_message(message)
                 self._remember(message, [first])
             else:
-                new_rows = assistant_rows(message, self._cards)
+                new_rows = self._take_failure(assistant_rows(message, self._cards), message)
                 for new_row in new_rows:
                     if new_row.tool is not None:
                         self._card_rows[new_row.tool.call_id] = new_row
@@ -231,7 +259,7 @@ class ChatPresenter(QObject):
                 if message.get("stopReason") in ("error", "aborted"):
                     row.tool.status = "aborted"
                 self._changed(row)
-        self._append(stop_rows(message))
+        self._append(self._take_failure(stop_rows(message), message))
 
     def _on_tool_execution_start(self, event: Any) -> None:
         card = self._cards.get(event.tool_call_id)
@@ -255,6 +283,7 @@ class ChatPresenter(QObject):
         self._mark_dirty(self._card_rows[event.tool_call_id])
 
     def _on_tool_execution_end(self, event: Any) -> None:
+        self._alive()
         card = self._cards.get(event.tool_call_id)
         if card is None:
             return
@@ -284,7 +313,18 @@ class ChatPresenter(QObject):
     def _on_compaction_end(self, event: Any) -> None:
         row = self._compaction_row or self.add_notice("Compaction")
         self._compaction_row = None
-        if event.error_message:
+        if event.error_message and _NOTHING_TO_COMPACT.search(event.error_message):
+            # not a failure: there is simply nothing (more) to summarise yet
+            row.kind = RowKind.NOTICE
+            row.title = "Nothing to compact"
+            already = "Already compacted" in event.error_message
+            row.text = (
+                "The conversation was compacted already and nothing new has been said since."
+                if already
+                else "The conversation is still short enough to keep whole; there is nothing to summarise yet."
+            )
+            row.hint = ""
+        elif event.error_message:
             row.kind = RowKind.ERROR
             row.title = "Compaction failed"
             row.text = event.error_message
@@ -303,30 +343,72 @@ class ChatPresenter(QObject):
         self._changed(row)
         self.compactionFinished.emit()
 
+    def _take_failure(self, rows: list[ChatRow], message: dict[str, Any]) -> list[ChatRow]:
+        """A failed reply shows one card: during a retry sequence its error goes on the retry card."""
+        if message.get("stopReason") != "error":
+            return rows
+        errors = [row for row in rows if row.kind is RowKind.ERROR]
+        if self._retry is not None:
+            self._retry.failed_again(len(self._retry.history) + 1, str(message.get("errorMessage") or ""))
+            self._changed(self._retry.row)
+            return [row for row in rows if row.kind is not RowKind.ERROR]
+        if errors:
+            self._last_error_row = errors[-1]
+        return rows
+
     def _on_auto_retry_start(self, event: Any) -> None:
-        seconds = event.delay_ms / 1000
-        title = f"Retrying in {seconds:g} s (attempt {event.attempt} of {event.max_attempts})"
-        if self._retry_row is None:
-            self._retry_row = self.add_notice(
-                title, event.error_message, hint="Press Stop to cancel the retry."
-            )
-        else:
-            self._retry_row.title = title
-            self._retry_row.text = event.error_message
-            self._changed(self._retry_row)
+        now = time.monotonic()
+        if self._retry is None:
+            row = self._last_error_row
+            if row is None:  # a summary request being retried: no failed reply row to take over
+                row = self.add_notice("Retrying", error=True)
+            self._retry = RetryCard.from_failure_row(row)
+        self._retry.waiting(event.attempt, event.max_attempts, event.delay_ms, event.error_message, now)
+        self._last_activity = self._retry.deadline or now
+        self._set_waiting("")
+        self._changed(self._retry.row)
 
     def _on_auto_retry_end(self, event: Any) -> None:
-        row = self._retry_row or self.add_notice("Retry")
-        self._retry_row = None
-        if event.success:
-            row.title = f"Retry succeeded (attempt {event.attempt})"
-            row.hint = ""
+        card = self._retry or RetryCard(self.add_notice("Retry", error=True))
+        self._retry = None
+        self._last_error_row = None
+        card.finished(event.success, event.attempt, event.final_error)
+        self._changed(card.row)
+
+    # ---- waiting for the model ---------------------------------------------------------------
+
+    def _alive(self) -> None:
+        self._last_activity = time.monotonic()
+        if self._waiting_text:
+            self._set_waiting("")
+
+    def _set_waiting(self, text: str) -> None:
+        if text != self._waiting_text:
+            self._waiting_text = text
+            self.waitingChanged.emit(text)
+
+    def waiting_text(self) -> str:
+        return self._waiting_text
+
+    def _on_wait_tick(self) -> None:
+        now = time.monotonic()
+        retry = self._retry
+        if retry is not None and retry.deadline is not None:
+            retry.tick(now)  # the card counts the wait down
+            self._changed(retry.row)
+            if now < retry.deadline:
+                return
+        if any(card.status == "running" for card in self._cards.values()):
+            self._set_waiting("")  # a tool is working, not the model
+            return
+        silent = now - self._last_activity
+        if silent < WAIT_AFTER_S:
+            return
+        seconds = int(silent)
+        if self._receiving:
+            self._set_waiting(f"The model has sent nothing for {seconds} s — still waiting (Esc stops)")
         else:
-            row.kind = RowKind.ERROR
-            row.title = f"Gave up after {event.attempt} attempt{'s' if event.attempt != 1 else ''}"
-            row.text = event.final_error or row.text
-            row.hint = error_hint(row.text)
-        self._changed(row)
+            self._set_waiting(f"Waiting for the model… {seconds} s (Esc stops)")
 
     def _on_error(self, event: Any) -> None:
         self.add_notice(f"Warning ({event.source})", event.message)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from piwork.core.llm.error_text import readable_error
 from piwork.core.llm.errors import classify
 from piwork.core.llm.types import ErrorKind
 from piwork.core.resources.system_prompt import parse_skill_invocation
@@ -289,7 +290,7 @@ def stop_rows(message: dict[str, Any]) -> list[ChatRow]:
     reason = message.get("stopReason")
     if reason == "error":
         text = str(message.get("errorMessage") or "The provider reported an error.")
-        return [ChatRow(RowKind.ERROR, text, title="The reply failed", hint=error_hint(text))]
+        return [ChatRow(RowKind.ERROR, readable_error(text), title="The reply failed", hint=error_hint(text))]
     if reason == "aborted":
         text = str(message.get("errorMessage") or "Stopped by you.")
         return [ChatRow(RowKind.ERROR, text, title="Stopped", hint=error_hint("aborted"))]

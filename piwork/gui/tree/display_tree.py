@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from piwork.core.llm.error_text import readable_error
 from piwork.core.session.records import EntryRecord, paused_gc
 from piwork.core.session.tree import SessionTree
 from piwork.gui.logs.sgr import strip_ansi
@@ -329,6 +330,12 @@ def entry_title(record: EntryRecord, tree: SessionTree) -> str:
         role = record.role or "?"
         if role == "toolResult":
             return f"[tool result] {preview}"
+        stop = record.meta.get("stopReason")
+        if role == "assistant" and stop == "error":
+            error = readable_error(str(record.meta.get("errorMessage") or "no reason given"))
+            return f"assistant: ✗ failed — {error}" + (f" (after: {preview})" if preview else "")
+        if role == "assistant" and stop == "aborted":
+            return f"assistant: ■ stopped — {preview}" if preview else "assistant: ■ stopped before answering"
         if role == "assistant" and not preview:
             return "assistant: (no text)"
         if role == "bashExecution":

@@ -48,6 +48,7 @@ _KIND_COLOURS = {
     "branch_summary": QColor(40, 140, 120),
     "toolResult": QColor(120, 120, 120),
 }
+_FAILED_COLOUR = QColor(190, 40, 40)  # an assistant reply that failed (the title says why)
 
 
 class SessionTreeModel(QAbstractItemModel):
@@ -185,6 +186,8 @@ class SessionTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.BackgroundRole and seq in self._display.active:
             return _ACTIVE_BACKGROUND
         if role == Qt.ItemDataRole.ForegroundRole:
+            if record.role == "assistant" and record.meta.get("stopReason") == "error":
+                return QBrush(_FAILED_COLOUR)
             colour = _KIND_COLOURS.get(record.role or "") or _KIND_COLOURS.get(str(record.type))
             return QBrush(colour) if colour is not None else None
         if role == Qt.ItemDataRole.ToolTipRole:

@@ -138,7 +138,7 @@ def test_retry_and_compaction_notices_update_in_place(qtbot: QtBot) -> None:
     p.handle(ev.AutoRetryStart(1, 3, 2000, "529 overloaded"))
     p.handle(ev.AutoRetryStart(2, 3, 4000, "529 overloaded"))
     assert panel.model.rowCount() == 1
-    assert "attempt 2 of 3" in panel.model.row_at(0).title
+    assert "attempt 3 of 4" in panel.model.row_at(0).title  # the next attempt of all four (1 + 3 retries)
     p.handle(ev.AutoRetryEnd(False, 3, "529 overloaded"))
     assert panel.model.row_at(0).kind is RowKind.ERROR
     p.handle(ev.CompactionStart("manual"))
