@@ -96,6 +96,17 @@ class _Call:
     arguments: object
 
 
+@dataclass(frozen=True)
+class _CallInfo:
+    tool: str
+    arguments: object
+    base_kind: CandidateKind | None  # without the verifier commands, which may change
+    argument: str
+    shape: str
+    path: str | None
+    command: str
+
+
 @dataclass
 class Governor:
     settings: GovernorSettings = field(default_factory=GovernorSettings)
@@ -109,6 +120,8 @@ class Governor:
         self._sticky: dict[str, ReasonCode | None] = {}  # tool-call id -> reason (None: restored)
         self._copies: dict[str, tuple[Message, Message]] = {}  # call id -> (original, elided copy)
         self._digests: dict[int, tuple[Message, str]] = {}
+        self._infos: dict[str, _CallInfo] = {}
+        self._assistant_calls: dict[int, tuple[Message, dict[str, _Call]]] = {}
         self._seen_results: set[str] = set()
         self._seen_digests: set[str] = set()
         self._boundary_ms: float | None = None
@@ -166,12 +179,12 @@ class Governor:
             return self._finish(messages, "fail-closed", detail, (), occupancy, occupancy, 0, 0, (), marks)
 
         tail_start = self._tail_start(part0.groups)
-        calls = _calls_of(messages)
+        calls = self._calls(messages)
         verifiers = tuple(v.strip() for v in self.verifiers())
         if any(reason is None for reason in self._sticky.values()):
             self._resolve_restored(messages, tail_start, calls, verifiers)
         w1 = self._with_sticky(messages, tail_start, calls, verifiers)
-        est1 = base + est.messages(w1)
+        est1 = occupancy if w1 is messages else base + est.messages(w1)
         triggers = self._triggers(messages, est1, marks)
         if not triggers:
             return self._zone_only(w1, occupancy, est1, marks)
@@ -192,10 +205,9 @@ class Governor:
             assert c.reason is not None
             w2[c.index] = self._elided(messages[c.index], c, c.reason)
             items.append(ElidedItem(c.call_id, c.tool, c.argument, est.message(messages[c.index]), c.reason))
-        part2 = partition(w2)
-        part1_groups = len(partition(w1).groups)
-        tail_same = all(w2[i] is messages[i] for i in range(tail_start, len(messages)))
-        if not part2.ok or len(part2.groups) != part1_groups or not tail_same:
+        # Elision replaces toolResult content only, so the groups stay those of W0 exactly when every
+        # replaced message kept its role and tool-call id and none lies in the protected tail.
+        if not _structure_kept(messages, w2, tail_start):
             return self._finish(
                 w1, "fail-closed", "candidate", triggers, occupancy, est1, 0, required, (), marks
             )
@@ -242,18 +254,56 @@ class Governor:
         if not self._sticky:
             return messages
         out = list(messages)
+        copies, sticky = self._copies, self._sticky
         for i in range(tail_start):
             message = out[i]
-            call_id = message.get("toolCallId") if message.get("role") == "toolResult" else None
-            if not isinstance(call_id, str) or call_id not in self._sticky:
+            if message.get("role") != "toolResult":
+                continue
+            call_id = message.get("toolCallId")
+            if not isinstance(call_id, str) or call_id not in sticky:
+                continue
+            cached = copies.get(call_id)
+            if cached is not None and cached[0] is message:
+                out[i] = cached[1]
                 continue
             call = calls.get(call_id)
             tool = call.tool if call is not None else str(message.get("toolName", ""))
-            arguments = call.arguments if call is not None else {}
-            kind = classify(tool, arguments, verifiers) or "read"
-            candidate = _Candidate(i, call_id, tool, main_argument(tool, arguments), kind, None, False)
-            out[i] = self._elided(message, candidate, self._sticky[call_id] or "aged")
+            info = self._info(call_id, tool, call.arguments if call is not None else {})
+            kind = _kind(info, verifiers) or "read"
+            candidate = _Candidate(i, call_id, tool, info.argument, kind, None, False)
+            out[i] = self._elided(message, candidate, sticky[call_id] or "aged")
         return out
+
+    def _info(self, call_id: str, tool: str, arguments: object) -> _CallInfo:
+        """What the governor needs to know about a tool call, computed once per call."""
+        cached = self._infos.get(call_id)
+        if cached is not None and cached.arguments is arguments and cached.tool == tool:
+            return cached
+        command = command_of(arguments) if tool == "bash" else ""
+        info = _CallInfo(
+            tool,
+            arguments,
+            classify(tool, arguments),
+            main_argument(tool, arguments),
+            call_shape(tool, arguments),
+            path_key(arguments),
+            command,
+        )
+        self._infos[call_id] = info
+        return info
+
+    def _calls(self, messages: Sequence[Message]) -> dict[str, _Call]:
+        calls: dict[str, _Call] = {}
+        cache = self._assistant_calls
+        for message in messages:
+            if message.get("role") != "assistant":
+                continue
+            cached = cache.get(id(message))
+            if cached is None or cached[0] is not message:
+                cached = (message, _calls_in(message))
+                cache[id(message)] = cached
+            calls.update(cached[1])
+        return calls
 
     def _elided(self, message: Message, c: _Candidate, reason: ReasonCode) -> Message:
         cached = self._copies.get(c.call_id)
@@ -276,48 +326,45 @@ class Governor:
         found: list[Trigger] = []
         if est1 >= marks.pressure:
             found.append("pressure")
-        bundle_ms = max(
-            (
-                float(m["timestamp"])
-                for m in messages
-                if m.get("role") == "custom"
-                and m.get("customType") in BOUNDARY_CUSTOM_TYPES
-                and isinstance(m.get("timestamp"), int | float)
-            ),
-            default=None,
-        )
+        bundle_ms: float | None = None
+        rounds = 0
+        repeat = False
+        since = self._last_projection_ms
+        for m in messages:
+            role = m.get("role")
+            if role == "toolResult":
+                call_id = str(m.get("toolCallId", ""))
+                digest = self._digest(m)
+                if call_id not in self._seen_results:
+                    self._seen_results.add(call_id)
+                    if digest in self._seen_digests:
+                        repeat = True
+                self._seen_digests.add(digest)
+            elif role == "assistant":
+                if _time(m) > since and not is_failed_assistant(m) and self._has_calls(m):
+                    rounds += 1
+            elif role == "custom" and m.get("customType") in BOUNDARY_CUSTOM_TYPES:
+                stamp = _time(m)
+                bundle_ms = stamp if bundle_ms is None else max(bundle_ms, stamp)
         if bundle_ms is not None and (self._boundary_ms is None or bundle_ms > self._boundary_ms):
             self._boundary_ms = bundle_ms
             self._boundary_pending = True
         if self._boundary_pending:
             found.append("boundary")
             self._boundary_pending = False  # only the first call after the boundary
-        rounds = sum(
-            1
-            for m in messages
-            if m.get("role") == "assistant"
-            and not is_failed_assistant(m)
-            and _time(m) > self._last_projection_ms
-            and any(isinstance(b, dict) and b.get("type") == "toolCall" for b in m.get("content") or [])
-        )
         if rounds >= TOOL_ROUNDS_TRIGGER:
             found.append("toolRounds")
-        repeat = False
-        for m in messages:
-            if m.get("role") != "toolResult":
-                continue
-            call_id = str(m.get("toolCallId", ""))
-            digest = self._digest(m)
-            if call_id not in self._seen_results:
-                self._seen_results.add(call_id)
-                if digest in self._seen_digests:
-                    repeat = True
-            self._seen_digests.add(digest)
         if repeat:
             found.append("repeat")
         if est1 >= marks.ceiling:
             found.append("ceiling")
         return tuple(found)
+
+    def _has_calls(self, message: Message) -> bool:
+        cached = self._assistant_calls.get(id(message))
+        if cached is not None and cached[0] is message:
+            return bool(cached[1])
+        return bool(_calls_in(message))
 
     def _candidates(
         self,
@@ -345,13 +392,11 @@ class Governor:
             call = calls.get(call_id) if isinstance(call_id, str) else None
             if call is None or not isinstance(call_id, str):
                 continue
-            tool, args = call.tool, call.arguments
-            shape = call_shape(tool, args)
-            path = path_key(args)
+            info = self._info(call_id, call.tool, call.arguments)
+            tool, shape, path, command = info.tool, info.shape, info.path, info.command
             digest = self._digest(message)
-            command = command_of(args) if tool == "bash" else ""
             failed = message.get("isError") is True
-            kind = classify(tool, args, verifiers)
+            kind = _kind(info, verifiers)
             if i < tail_start and kind is not None:
                 reason: ReasonCode | None = None
                 if (
@@ -373,7 +418,7 @@ class Governor:
                     or (command in verifiers and command not in verifier_seen)
                     or self.estimator.message(message) < MIN_ELIDE_TOKENS
                 )
-                out.append(_Candidate(i, call_id, tool, main_argument(tool, args), kind, reason, keep))
+                out.append(_Candidate(i, call_id, tool, info.argument, kind, reason, keep))
             if tool == "read" and path is not None:
                 later_read_paths.add(path)
             if tool in WRITE_TOOLS and path is not None and not failed:
@@ -457,19 +502,30 @@ def _latest_time(messages: Sequence[Message]) -> float:
     return max((_time(m) for m in messages), default=0.0)
 
 
-def _calls_of(messages: Sequence[Message]) -> dict[str, _Call]:
-    calls: dict[str, _Call] = {}
-    for message in messages:
-        if message.get("role") != "assistant":
+def _calls_in(message: Message) -> dict[str, _Call]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return {}
+    return {
+        block["id"]: _Call(str(block.get("name", "")), block.get("arguments"))
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str)
+    }
+
+
+def _kind(info: _CallInfo, verifiers: tuple[str, ...]) -> CandidateKind | None:
+    if info.command and info.command in verifiers:
+        return "log"
+    return info.base_kind
+
+
+def _structure_kept(original: Sequence[Message], projected: Sequence[Message], tail_start: int) -> bool:
+    for i in range(len(original)):
+        a, b = original[i], projected[i]
+        if a is b:
             continue
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "toolCall"
-                and isinstance(block.get("id"), str)
-            ):
-                calls[block["id"]] = _Call(str(block.get("name", "")), block.get("arguments"))
-    return calls
+        if i >= tail_start or a.get("role") != b.get("role") or a.get("toolCallId") != b.get("toolCallId"):
+            return False
+        if "toolCallId" not in b:
+            return False
+    return len(original) == len(projected)

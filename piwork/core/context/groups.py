@@ -10,7 +10,7 @@ group by itself, its tool calls need no results, and it closes the group before 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from piwork.core.messages import Message
@@ -18,15 +18,19 @@ from piwork.core.messages import Message
 
 @dataclass(frozen=True)
 class Group:
-    """Messages ``[start, end)`` of the list."""
+    """Messages ``[start, end)`` of the partitioned list."""
 
     start: int
     end: int
-    messages: tuple[Message, ...]
+    source: Sequence[Message] = field(repr=False, compare=False)
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        return tuple(self.source[self.start : self.end])
 
     @property
     def opener(self) -> Message:
-        return self.messages[0]
+        return self.source[self.start]
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,7 @@ def partition(messages: Sequence[Message]) -> Partition:
     def close(end: int) -> None:
         nonlocal open_calls
         if end > start:
-            groups.append(Group(start, end, tuple(messages[start:end])))
+            groups.append(Group(start, end, messages))
         if open_calls:
             orphans.extend(Orphan("call", call_id, open_index) for call_id in sorted(open_calls))
         open_calls = None

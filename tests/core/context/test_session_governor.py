@@ -210,3 +210,33 @@ async def test_host_checkpoints_still_fire_and_the_governor_writes_only_after_th
     host = next(e for e in entries if e["type"] == "compaction")
     assert "host summary" in host["summary"]
     assert session.messages[-1]["content"][0]["text"] == "done"
+
+
+async def test_a_new_task_contract_is_a_boundary_and_earlier_results_leave(tmp_path: Path) -> None:
+    paths = write_files(tmp_path, 8)
+    provider = ScriptedProvider([*read_rounds(paths), text("Read."), text("Planned.")])
+    session, store, recorder, _ = session_for(tmp_path, provider)
+    await session.prompt("Scout the files.")
+    assert recorder.of("governor") == []
+    store.tree.append_custom_entry(
+        "piwork.taskContract",
+        {
+            "title": "t",
+            "goal": "g",
+            "acceptance": [],
+            "verify": "pytest -q",
+            "mode": "read-only",
+            "phase": "plan",
+        },
+    )
+    await session.prompt("Now plan.")
+    (event,) = recorder.of("governor")
+    decision = event.decision
+    assert decision.triggers == ("boundary",)
+    assert decision.decision == "projected"
+    assert [(i.tool_call_id, i.reason) for i in decision.elided] == [
+        ("c0", "earlier-phase"),
+        ("c1", "earlier-phase"),
+        ("c2", "earlier-phase"),
+        ("c3", "earlier-phase"),
+    ]

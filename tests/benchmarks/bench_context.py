@@ -1,0 +1,137 @@
+"""The context governor and the request X-ray on a long transcript (no model calls).
+
+Input: 2,000 agent messages of about 200K tokens in all (a user prompt, then ~1,000 tool rounds of
+``read``/``bash`` calls with ~1,100-character results, a user message every 50 rounds) on a model with a
+1M window, so the pressure trigger holds on every call (the governor's heaviest path). Figures:
+
+- ``governor_first_call_ms``: the first decision (every message estimated once, chars/4);
+- ``governor_call_ms_median`` / ``_max``: each later call after a new tool round is appended
+  (steady state; target < 20 ms);
+- ``xray_cold_ms``: the X-ray with the cl100k_base tokenizer and nothing cached (target < 100 ms);
+- ``xray_warm_ms``: the X-ray again with the per-message counts cached.
+
+Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from piwork.core.context.budget import GovernorSettings
+from piwork.core.context.estimate import TokenEstimator
+from piwork.core.context.governor import Governor, RequestShape
+from piwork.core.context.xray import xray
+from piwork.core.llm.tokens import Tokenizers
+from piwork.core.llm.types import Model, ToolSpec
+
+MODEL = Model("bench", "bench", "anthropic-messages", "bench", "http://127.0.0.1:9", context_window=1_000_000)
+TOOLS = [
+    ToolSpec("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),
+    ToolSpec("bash", "Run a command", {"type": "object", "properties": {"command": {"type": "string"}}}),
+]
+SYSTEM = "You are a coding agent.\n" * 200
+
+
+def tool_round(i: int, now: int) -> list[dict[str, Any]]:
+    if i % 3 == 0:
+        name, args = "bash", {"command": f"cat src/module_{i % 40}.py"}
+    else:
+        name, args = "read", {"path": f"src/module_{i % 90}.py"}
+    body = "\n".join(f"{i:05d}:{n:02d} def function_{n}(value):  return value * {n} + {i}" for n in range(16))
+    return [
+        {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": f"call_{i}", "name": name, "arguments": args}],
+            "stopReason": "toolUse",
+            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
+            "timestamp": now,
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": f"call_{i}",
+            "toolName": name,
+            "content": [{"type": "text", "text": body}],
+            "isError": False,
+            "timestamp": now + 1,
+        },
+    ]
+
+
+def transcript(count: int) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": "Refactor the modules."}], "timestamp": 1}
+    ]
+    i = 0
+    while len(messages) < count:
+        if i and i % 50 == 0:
+            messages.append(
+                {"role": "user", "content": [{"type": "text", "text": f"Next {i}"}], "timestamp": 10 * i}
+            )
+        messages += tool_round(i, 10 * i + 2)
+        i += 1
+    return messages[:count] if messages[count - 1]["role"] == "toolResult" else messages[: count - 1]
+
+
+def main() -> None:
+    messages = transcript(2_000)
+    governor = Governor(GovernorSettings(), TokenEstimator())
+    shape = RequestShape(MODEL, SYSTEM, TOOLS)
+    start = time.perf_counter()
+    first = governor.decide(list(messages), shape)
+    first_ms = (time.perf_counter() - start) * 1000
+    times = []
+    decisions: dict[str, int] = {}
+    for n in range(50):
+        messages += tool_round(100_000 + n, 10_000_000 + 10 * n)
+        start = time.perf_counter()
+        outcome = governor.decide(list(messages), shape)
+        times.append((time.perf_counter() - start) * 1000)
+        kind = outcome.decision.decision if outcome.decision else "none"
+        decisions[kind] = decisions.get(kind, 0) + 1
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tokenizers = Tokenizers(Path(tmp), env={})
+        tokenizers.load()
+    counter = tokenizers.counter_for("claude-sonnet")
+    estimator = TokenEstimator(counter)
+    start = time.perf_counter()
+    cold = xray(SYSTEM, TOOLS, messages, estimator)
+    cold_ms = (time.perf_counter() - start) * 1000
+    start = time.perf_counter()
+    xray(SYSTEM, TOOLS, messages, estimator)
+    warm_ms = (time.perf_counter() - start) * 1000
+
+    print(
+        json.dumps(
+            {
+                "bench": "context",
+                "messages": len(messages),
+                "transcript_tokens_chars4": first.transcript_tokens,
+                "first_decision": first.decision.decision if first.decision else None,
+                "first_savings": first.decision.savings if first.decision else 0,
+                "governor_first_call_ms": round(first_ms, 2),
+                "governor_call_ms_median": round(statistics.median(times), 2),
+                "governor_call_ms_max": round(max(times), 2),
+                "governor_target_ms": 20,
+                "later_decisions": decisions,
+                "xray_parts": len(cold.parts),
+                "xray_total_tokens": cold.total,
+                "xray_tokenizer": cold.tokenizer,
+                "xray_cold_ms": round(cold_ms, 2),
+                "xray_warm_ms": round(warm_ms, 2),
+                "xray_target_ms": 100,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
