@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from piwork.core.resources.trust import TrustOption, TrustRequest, TrustResolver
+from piwork.core.resources.trust import TrustOption, TrustRequest, TrustResolver, trust_resources
 from piwork.core.resources.trust_store import TrustStore
 from piwork.gui.trust_dialog import TrustDialog, ask_trust
 
@@ -339,3 +339,38 @@ def test_changed_resources_after_a_saved_decision_ask_again(
     assert notes and _saved(tmp_path) == {os.path.realpath(project): False}
     latest = asyncio.run(TrustResolver(store, ask=None).resolve(str(project)))
     assert not prompter.needs_recheck(latest)  # the new answer covers the new resources
+
+
+def test_a_reask_without_a_snapshot_says_so_and_shows_everything(
+    qtbot: QtBot, tmp_path: Path, project: Path
+) -> None:
+    from piwork.core.resources.trust_fingerprint import FingerprintStore, compute_fingerprint
+    from piwork.core.resources.trust_store import TrustUpdate
+    from piwork.gui.trust_dialog import TrustPrompter
+
+    store = _store(tmp_path)
+    real = os.path.realpath(project)
+    store.set_many([TrustUpdate(real, True)])
+    fingerprints = FingerprintStore(tmp_path / "agent")  # a decision made before snapshots were kept
+    fingerprints.record(real, compute_fingerprint(tuple(trust_resources(real))))
+    (project / ".pi" / "settings.json").write_text('{"theme": "light"}\n')
+    prompter = TrustPrompter(store, fingerprints)
+    state = asyncio.run(TrustResolver(store, ask=None).resolve(str(project)))
+    assert prompter.needs_recheck(state) and prompter.changes_since(real, state.resources) is None
+    seen: list[str] = []
+
+    def poll() -> None:
+        dialogs = [w for w in QApplication.topLevelWidgets() if isinstance(w, TrustDialog) and w.isVisible()]
+        if not dialogs:
+            QTimer.singleShot(10, poll)
+            return
+        seen.append(dialogs[0].changes_label.text())
+        seen.append(str(dialogs[0].review.tabs.count()))
+        qtbot.keyClick(dialogs[0].focusWidget() or dialogs[0], Qt.Key.Key_Return)
+
+    QTimer.singleShot(0, poll)
+    decided = _run(lambda: prompter.recheck(state))
+    assert "no copy of how they looked then" in seen[0] and seen[1] == "1"  # no diff tab to show
+    assert (decided.trusted, decided.source) == (False, "prompt")  # type: ignore[attr-defined]
+    assert _saved(tmp_path) == {real: False}
+    assert prompter.snapshots.load(real) is not None  # the answer is remembered with its files now

@@ -129,3 +129,22 @@ def test_fork_clone_and_name_say_what_they_did(
     assert title == "Cloned" and "the whole active branch" in text
     assert controller.runtime is not None and controller.runtime.store.path is not None
     assert controller.runtime.store.path.name in text
+
+
+def test_placeholder_says_no_model_when_the_model_has_no_key(
+    qtbot: QtBot,
+    controller: SessionController,  # noqa: F811
+) -> None:
+    assert controller.chat.composer.placeholderText() == IDLE_PLACEHOLDER
+    remote = {"baseUrl": "https://api.example.invalid/v1", "api": "openai-completions",
+              "models": [{"id": "remote-model", "contextWindow": 100000, "maxTokens": 4096}]}  # fmt: skip
+    (agent_dir() / "models.json").write_text(json.dumps({"providers": {"remote": remote}}))
+    (agent_dir() / "settings.json").write_text(
+        json.dumps({"defaultProvider": "remote", "defaultModel": "remote-model"})
+    )
+    controller.models = ModelRegistry(agent_dir())
+    controller.credentials = CredentialStore(env={}, config_key=controller.models.config_api_key)
+    controller.spawn(controller.open_session(None))
+    qtbot.waitUntil(
+        lambda: controller.chat.composer.placeholderText() == NO_MODEL_PLACEHOLDER, timeout=10_000
+    )

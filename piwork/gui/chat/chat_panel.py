@@ -103,6 +103,7 @@ class ChatPanel(QWidget):
         self.model_state = state
         self.empty_state.set_state(state)
         self._update_empty_state()
+        self._update_placeholder()
 
     def _update_empty_state(self, *_args: object) -> None:
         waiting = self.model_state != READY
@@ -138,7 +139,7 @@ class ChatPanel(QWidget):
             text = READ_ONLY_PLACEHOLDER.format(reason=self.read_only_reason)
         elif self.busy:
             text = STREAMING_PLACEHOLDER
-        elif not self.has_model:
+        elif not self.has_model or self.model_state != READY:
             text = NO_MODEL_PLACEHOLDER
         else:
             text = IDLE_PLACEHOLDER
