@@ -27,6 +27,7 @@ from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOu
 from piwork.core.context.index import build_task_pack, index_status, load_index, refresh_index, write_index
 from piwork.core.context.intake import INTAKE_TOKENS
 from piwork.core.context.manifest import Manifest
+from piwork.core.context.manifest_refresh import refresh_manifest
 from piwork.core.context.view import ContextView
 from piwork.core.context.xray import xray
 from piwork.core.messages import Message
@@ -309,9 +310,15 @@ def current_manifest(view: ContextView, task: str = "") -> Manifest:
 
 
 def manifest_command(view: ContextView) -> dict[str, Any]:
+    """The manifest of the task on the branch, re-checked (``changed``: it differs from the stored one
+    and the caller may save it), or the one a task started now would have."""
+    stored = view.manifest
     manifest = current_manifest(view)
+    if stored is not None:
+        manifest = refresh_manifest(stored, view.cwd, view.trusted, view.messages)
     return {
-        "stored": view.manifest is not None,
+        "stored": stored is not None,
+        "changed": stored is not None and manifest != stored,
         "manifest": manifest.to_json(),
         "text": manifest.render_text(view.cwd),
     }

@@ -17,6 +17,7 @@ from piwork.core.context.contract import ContractError
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.fresh import FRESH_KINDS, FreshError
 from piwork.core.context.intake import INTAKE_TOKENS, save_intake
+from piwork.core.context.manifest import Manifest, append_manifest
 from piwork.core.context.profile import load_profile
 from piwork.core.context.tasks import begin_task, contract_from_text
 from piwork.core.context.view import ContextView, view_from_parts
@@ -74,6 +75,9 @@ class ContextCommands:
         report = await asyncio.to_thread(self._report, view, action, rest.strip())
         if action == "preflight":
             self.controller.show_preflight()
+        if report.get("changed") and session is not None:
+            # the task's layers changed since it was recorded: keep the session's manifest current
+            append_manifest(session.tree, Manifest.from_json(report["manifest"]))
         failed = report.get("ok") is False
         self._notice(title, commands.report_text(report), error=failed)
 

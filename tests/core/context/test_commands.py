@@ -220,3 +220,35 @@ def test_intake_file_is_written_and_excluded_from_git(tmp_path: Path) -> None:
     plain = tmp_path.parent / "plain"
     plain.mkdir()
     assert save_intake(str(plain), "x", len).excluded is False
+
+
+def test_manifest_is_rechecked_against_the_current_files(project: Path) -> None:
+    (project / ".pi" / "project-context.md").write_text("# Snapshot v1\n")
+    session = in_memory_session(str(project))
+    tree = session.tree
+    contract = TaskContract.from_json(
+        {"title": "t", "goal": "login", "verify": "pytest -q", "mode": "source-write", "phase": "implement"}
+    )
+    bundle = assemble_bundle(BundleRequest(str(project), True, contract, "login", unfamiliar=True))
+    start_task(tree, contract, bundle, build_manifest("t1", "now", "≈ chars/4", [], bundle, contract))
+    report = commands.manifest_command(_view(project, True, None, tree))
+    assert report["stored"] and not report["changed"]
+
+    (project / ".pi" / "project-context.md").write_text("# Snapshot v2\n")
+    (project / "src" / "login.py").write_text("def login(): return 1\n")  # the index's only entry goes stale
+    tree.append_message(
+        assistant(call("r1", "read", path="src/app.py"), call("e1", "edit", path="src/login.py", edits=[]))
+    )
+    tree.append_message(result("r1", "read", "x"))
+    tree.append_message(result("e1", "edit", "ok"))
+    report = commands.manifest_command(_view(project, True, None, tree))
+    assert report["changed"]
+    rows = {
+        (e["kind"], Path(e["path"]).name): (e["status"], e.get("reason", ""))
+        for e in report["manifest"]["entries"]
+    }
+    assert rows[("snapshot", "project-context.md")][0] == "stale"
+    assert rows[("index", "context-index.json")][0] == "stale"
+    assert rows[("taskFile", "app.py")] == ("included", "read by the model")
+    assert rows[("taskFile", "login.py")] == ("included", "changed by the model")
+    assert "Snapshot v2" not in json.dumps(report["manifest"])
