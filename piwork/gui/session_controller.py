@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.core.agent.session import AgentSession, NoModel
+from piwork.core.context.records import GovernorDecision
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry
@@ -38,7 +39,8 @@ from piwork.gui.chat.slash_commands import SlashCommand
 from piwork.gui.context.context_commands import ContextCommands
 from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.navigation import ContextNavigator
-from piwork.gui.context.preflight_dialog import PreflightDialog
+from piwork.gui.context.preflight_dialog import DIALOG_VERDICTS, PreflightDialog
+from piwork.gui.context.reading import MeterReading
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter, describe_exception
 from piwork.gui.palette.palette_dialog import PaletteDialog
@@ -88,6 +90,8 @@ class SessionController(QObject):
         self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
         self.context_feed = ContextFeed(self.tokenizers, self)
         self.context_commands = ContextCommands(self)
+        self.preflight_dialog: PreflightDialog | None = None
+        self._auto_preflight: tuple[str, int] | None = None
         self.context_navigator = ContextNavigator(window, self.context_feed, self)
         self.tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Any = None
@@ -133,6 +137,8 @@ class SessionController(QObject):
     def _wire_context(self) -> None:
         feed, panel, footer = self.context_feed, self.window.context_panel, self.chat.footer
         feed.readingChanged.connect(footer.set_reading)
+        feed.readingChanged.connect(self._maybe_auto_preflight)
+        feed.decisionAdded.connect(self._on_governor_decision)
         feed.billedChanged.connect(footer.set_billed)
         feed.xrayChanged.connect(panel.set_xray)
         feed.manifestChanged.connect(lambda manifest: panel.set_manifest(manifest, self.cwd))
@@ -584,16 +590,44 @@ class SessionController(QObject):
         self._fill_pickers()
         self.refresh_status()
 
-    def show_preflight(self) -> PreflightDialog:
-        dialog = PreflightDialog(self.context_feed.reading, self.window)
+    def show_preflight(self) -> asyncio.Task[Any] | None:
+        """/context preflight for the next request (computed in the executor), then the dialog."""
+        runtime = self.runtime
+        if runtime is None:
+            return None
+        return self.spawn(self._preflight(runtime))
+
+    async def _preflight(self, runtime: AgentRuntime) -> PreflightDialog | None:
+        result = await self.context_feed.preflight(runtime.resources)
+        if result is None or not shiboken6.isValid(self.window):
+            return None
+        dialog = PreflightDialog(result, self.context_feed.reading, self.window, can_fresh=True)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.choice.connect(self._on_preflight_choice)
         dialog.show()
+        self.preflight_dialog = dialog
         return dialog
+
+    def _maybe_auto_preflight(self, reading: MeterReading) -> None:
+        """Between runs, a next request in the pricing zone or past the compaction threshold opens the
+        preflight dialog (once per state of the conversation)."""
+        session = self.session
+        if session is None or session.is_streaming or reading.zone not in DIALOG_VERDICTS:
+            return
+        key = (reading.zone, len(session.messages))
+        if key != self._auto_preflight:
+            self._auto_preflight = key
+            self.show_preflight()
+
+    def _on_governor_decision(self, decision: GovernorDecision) -> None:
+        if decision.decision == "context-limit":  # the governor withheld a request at the pricing mark
+            self.show_preflight()
 
     def _on_preflight_choice(self, choice: str) -> None:
         if choice == "compact":
             self.run_command(SlashCommand("compact", ""))
+        elif choice == "fresh":
+            self.run_command(SlashCommand("fresh", "task"))
 
     def show_trust(self) -> TrustDialog:
         dialog = TrustDialog.for_saved_decision(self.cwd, TrustStore(str(self.agent_dir)), self.window)

@@ -25,12 +25,15 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.tokens import estimate_context_tokens
 from piwork.core.context.budget import GovernorSettings, Marks, effective_marks
+from piwork.core.context.commands import preflight
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.manifest import Manifest, latest_manifest
 from piwork.core.context.records import BilledSample, GovernorDecision, OccupancySample
+from piwork.core.context.view import view_from_parts
 from piwork.core.context.xray import Xray, xray
 from piwork.core.llm.tokens import Tokenizers
 from piwork.core.llm.types import Model, ToolSpec
+from piwork.core.resources.loader import LoadedResources
 from piwork.core.resources.system_prompt import PromptPart
 from piwork.gui.context.reading import BilledFigures, MeterReading, Segments, billed_from_usage
 
@@ -75,7 +78,6 @@ class Snapshot:
     tools: list[ToolSpec]
     model: Model | None
     telemetry_dir: Path | None
-    usages: list[tuple[int, dict[str, Any]]]  # (time ms, usage) of this session's provider calls
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,13 @@ def today_billed(telemetry_dir: Path | None, now: float | None = None) -> tuple[
     day = datetime.fromtimestamp(time.time() if now is None else now).date()
     start = datetime.combine(day, datetime.min.time()).timestamp() * 1000
     usages: list[Mapping[str, Any]] = []
-    for path in telemetry_dir.rglob("*.jsonl"):
+    files = sorted(telemetry_dir.rglob("*.jsonl"))
+    # a session with per-project context telemetry (a subfolder) also has per-call records at the top:
+    # count one of them, never both
+    in_folders = {path.name for path in files if path.parent != telemetry_dir}
+    for path in files:
+        if path.parent == telemetry_dir and path.name in in_folders:
+            continue
         try:
             if path.stat().st_mtime * 1000 < start:
                 continue
@@ -136,6 +144,30 @@ def _record_usage(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
             "cost": {"total": record.get("cost")},
         }
     return None
+
+
+def _compacted_since(messages: Sequence[Mapping[str, Any]], index: int) -> bool:
+    """Whether a compaction is newer than the reply at ``index``: its usage then counts a context that no
+    longer exists, so the figure is an estimate until the next reply."""
+    stamp = messages[index].get("timestamp")
+    for message in messages:
+        if message.get("role") == "compactionSummary":
+            when = message.get("timestamp")
+            if not isinstance(stamp, int | float) or not isinstance(when, int | float) or when >= stamp:
+                return True
+    return False
+
+
+def reply_usages(messages: Sequence[Mapping[str, Any]]) -> list[tuple[int, Mapping[str, Any]]]:
+    """(time ms, usage) of every reply in ``messages`` that reported usage: one per provider call."""
+    out: list[tuple[int, Mapping[str, Any]]] = []
+    for message in messages:
+        usage = message.get("usage")
+        if message.get("role") != "assistant" or not isinstance(usage, Mapping):
+            continue
+        stamp = message.get("timestamp")
+        out.append((int(stamp) if isinstance(stamp, int | float) else 0, usage))
+    return out
 
 
 def samples_from_usages(
@@ -187,6 +219,7 @@ class ContextFeed(QObject):
         self.messages: list[dict[str, Any]] = []  # the messages of the last X-ray, for jumps
         self.streaming = False
         self.refresh_count = 0
+        self.occupancy_samples: list[OccupancySample] = []  # from engine events, in call order
         self._estimators: dict[str, TokenEstimator] = {}
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -208,6 +241,7 @@ class ContextFeed(QObject):
         self.snapshot_parts = prompt_parts
         self.telemetry_dir = telemetry_dir
         self.decisions = []
+        self.occupancy_samples = []
         self._elided = 0
         self._estimators.clear()
         self._update_marks()
@@ -246,6 +280,13 @@ class ContextFeed(QObject):
         if isinstance(decision, GovernorDecision):
             self.add_decision(decision)
             return
+        sample = getattr(event, "sample", None)
+        if isinstance(sample, OccupancySample):  # the engine's own series, when it emits them
+            self.occupancy_samples.append(sample)
+            if sample.transcript_tokens is not None:
+                self._elided = max(0, sample.transcript_tokens - sample.tokens)
+            self.schedule()
+            return
         if kind == "agent_start":
             self.streaming = True
         elif kind == "agent_settled":
@@ -256,6 +297,11 @@ class ContextFeed(QObject):
         if kind in _REFRESH_EVENTS or kind == "message_update":
             self.schedule()
 
+    @property
+    def elided_tokens(self) -> int:
+        """Tokens the governor's latest decision kept out of the working set (the meter's ghost)."""
+        return self._elided
+
     def add_decision(self, decision: GovernorDecision) -> None:
         self.decisions.append(decision)
         if decision.decision in ("projected", "forced", "no-op", "over-ceiling"):
@@ -264,6 +310,21 @@ class ContextFeed(QObject):
             self._elided = 0  # the unmodified transcript is sent
         self.decisionAdded.emit(decision)
         self.schedule()
+
+    async def preflight(self, resources: LoadedResources) -> dict[str, Any] | None:
+        """The engine's /context preflight for the session's next request, computed in the executor."""
+        session = self.session
+        if session is None:
+            return None
+        model, names, tree = session.model, session.tool_names(), session.tree
+
+        def compute() -> dict[str, Any]:
+            self.tokenizers.load()
+            counter = self.tokenizers.counter_for(model.id if model is not None else "")
+            view = view_from_parts(resources, tree, model, names, TokenEstimator(counter))
+            return preflight(view)
+
+        return await asyncio.get_running_loop().run_in_executor(None, compute)
 
     # ---- refreshing --------------------------------------------------------------------------------
 
@@ -282,10 +343,7 @@ class ContextFeed(QObject):
         model = session.model
         names = session.tool_names()
         tools = [ToolSpec(s.name, s.description, s.parameters) for s in session.registry.specs(names)]
-        usages = [
-            (record.timestamp_ms, dict(record.usage)) for record in getattr(session.telemetry, "records", [])
-        ]
-        return Snapshot(session.messages, self.snapshot_parts(), tools, model, self.telemetry_dir, usages)
+        return Snapshot(session.messages, self.snapshot_parts(), tools, model, self.telemetry_dir)
 
     def _start_refresh(self) -> None:
         if self.session is None or self._job is not None:
@@ -306,11 +364,16 @@ class ContextFeed(QObject):
         request = xray(snapshot.prompt_parts, snapshot.tools, snapshot.messages, estimator)
         estimate = estimate_context_tokens(snapshot.messages)
         exact = None
-        if estimate.last_usage_index is not None and estimate.trailing_tokens == 0:
+        last = estimate.last_usage_index
+        if (
+            last is not None
+            and estimate.trailing_tokens == 0
+            and not _compacted_since(snapshot.messages, last)
+        ):
             exact = int(estimate.tokens)
         today_tokens, today_cost = today_billed(snapshot.telemetry_dir)
         window = snapshot.model.context_window if snapshot.model is not None else 0
-        occupancy, billed = samples_from_usages(snapshot.usages, window)
+        occupancy, billed = samples_from_usages(reply_usages(snapshot.messages), window)
         return Figures(
             request,
             message_part_indices(snapshot.messages),
@@ -364,5 +427,6 @@ class ContextFeed(QObject):
         self.readingChanged.emit(self.reading)
         self.billedChanged.emit(self.billed)
         self.xrayChanged.emit(request, figures.message_parts)
-        self.seriesChanged.emit(figures.occupancy, figures.billed, self.marks)
+        occupancy = self.occupancy_samples or figures.occupancy
+        self.seriesChanged.emit(occupancy, figures.billed, self.marks)
         self.refreshed.emit()

@@ -1,0 +1,135 @@
+"""The governor log tab lists decisions made by the real governor on hand-built transcripts: a projection
+(with each elided read under it, and "show original") and a fail-closed decision on an orphan; the JSON
+export carries metadata only; the meter's ghost shows what the projection kept out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from piwork.core.context.governor import Governor, RequestShape
+from piwork.core.llm.tokens import Tokenizers
+from piwork.core.llm.types import Model
+from piwork.gui.context.context_panel import ContextPanel
+from piwork.gui.context.feed import ContextFeed
+
+SECRET_LINE = "UNIQUE-FILE-CONTENT-7f3a"
+MODEL = Model(id="m", name="m", api="anthropic-messages", provider="p", base_url="", context_window=200_000)
+
+
+def _read_round(i: int) -> list[dict]:
+    call_id = f"call_{i}"
+    text = f"{SECRET_LINE} revision {i}\n" + ("x = compute(value)  # a line of the file\n" * 150)
+    return [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall", "id": call_id, "name": "read", "arguments": {"path": "src/app.py"}}
+            ],
+            "stopReason": "toolUse",
+            "timestamp": 1000 + 10 * i,
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": call_id,
+            "toolName": "read",
+            "content": [{"type": "text", "text": text}],
+            "isError": False,
+            "timestamp": 1001 + 10 * i,
+        },
+    ]
+
+
+def tool_heavy_transcript(rounds: int = 14) -> list[dict]:
+    messages: list[dict] = [
+        {"role": "user", "content": [{"type": "text", "text": "fix app.py"}], "timestamp": 999}
+    ]
+    for i in range(rounds):
+        messages += _read_round(i)
+    return messages
+
+
+def test_log_lists_a_projection_and_a_fail_closed_decision(qtbot: QtBot, tmp_path: Path) -> None:
+    governor = Governor()
+    shape = RequestShape(MODEL, "You are a coding agent.")
+    projected = governor.decide(tool_heavy_transcript(), shape)
+    assert projected.decision is not None and projected.decision.decision == "projected"
+    assert "toolRounds" in projected.decision.triggers
+    orphan = tool_heavy_transcript(3)
+    del orphan[1]  # the first call's assistant message: its result is left an orphan
+    failed = Governor().decide(orphan, shape)
+    assert failed.decision is not None and failed.decision.decision == "fail-closed"
+
+    panel = ContextPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    for outcome in (projected, failed):
+        assert outcome.decision is not None
+        panel.add_decision(outcome.decision)
+    model = panel.log_model
+    assert model.rowCount() == 2
+    first = model.index(0, 0)
+    decision = projected.decision
+    assert model.index(0, 7).data() == "projected"
+    assert model.index(0, 2).data() == ", ".join(decision.triggers)
+    assert model.index(0, 3).data() == f"{decision.occupancy_before:,}"
+    assert model.index(0, 4).data() == f"{decision.occupancy_after:,}"
+    assert model.index(0, 5).data() == f"{decision.savings:,}" and decision.savings >= decision.required
+    assert model.index(0, 8).data() == str(len(decision.elided)) and len(decision.elided) >= 2
+    assert model.rowCount(first) == len(decision.elided)
+    assert model.index(1, 7).data().startswith("fail-closed: transcript orphan")
+    assert model.rowCount(model.index(1, 0)) == 0
+    assert "2 decisions, 1 projected" in panel.log_summary.text()
+
+    # expanding the projection lists each elided read; "show original" asks for that tool result
+    panel.log_view.expand(first)
+    child = model.index(0, 0, first)
+    assert child.data().startswith("read src/app.py") and "superseded" in child.data()
+    panel.log_view.setCurrentIndex(child)
+    assert panel.show_original_button.isEnabled()
+    with qtbot.waitSignal(panel.showOriginalRequested) as shown:
+        panel.show_original_button.click()
+    assert shown.args == [decision.elided[0].tool_call_id]
+
+    exported = panel.export_log(str(tmp_path / "log.json"))
+    assert exported is not None
+    text = exported.read_text()
+    data = json.loads(text)
+    assert [d["decision"] for d in data["decisions"]] == ["projected", "fail-closed"]
+    assert SECRET_LINE not in text  # metadata only: no tool output
+
+
+def test_the_meter_ghost_is_what_the_projection_kept_out(qtbot: QtBot) -> None:
+    outcome = Governor().decide(tool_heavy_transcript(), RequestShape(MODEL, "You are a coding agent."))
+    assert outcome.decision is not None
+    feed = ContextFeed(Tokenizers(None))
+    added: list[object] = []
+    feed.decisionAdded.connect(added.append)
+    feed.add_decision(outcome.decision)
+    assert added == [outcome.decision]
+    assert feed.elided_tokens == outcome.elided_tokens > 0
+
+
+def test_today_counts_each_call_once(tmp_path: Path) -> None:
+    """Billed today sums telemetry files of every session, a session's call counted once even when both
+    its per-call record and its billed series row exist; older days are left out."""
+    import time
+
+    from piwork.gui.context.feed import today_billed
+
+    now_ms = int(time.time() * 1000)
+    usage = {"input": 1000, "output": 50, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.01}}
+    (tmp_path / "s1.jsonl").write_text(json.dumps({"timestamp_ms": now_ms, "usage": usage}) + "\n")
+    (tmp_path / "proj").mkdir()
+    billed = {"series": "billedTraffic", "timeMs": now_ms, "input": 1000, "output": 50, "cost": 0.01}
+    occupancy = {"series": "contextOccupancy", "timeMs": now_ms, "tokens": 999_999}
+    (tmp_path / "proj" / "s1.jsonl").write_text(json.dumps(billed) + "\n" + json.dumps(occupancy) + "\n")
+    old = {"timestamp_ms": now_ms - 3 * 86_400_000, "usage": usage}
+    (tmp_path / "s2.jsonl").write_text(
+        json.dumps(old) + "\n" + json.dumps({"timestamp_ms": now_ms, "usage": usage}) + "\nnot json\n"
+    )
+    tokens, cost = today_billed(tmp_path)
+    assert tokens == 2 * 1050  # s1 once (its series row), s2's call of today; occupancy never counted
+    assert cost == 0.02

@@ -1,0 +1,63 @@
+"""The preflight dialog over a real run: a 32K model whose next request is past the compaction threshold
+opens it by itself with the engine's verdict, figures and advice; it also opens on demand."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from piwork.core.paths import agent_dir
+from piwork.gui.context.preflight_dialog import PreflightDialog
+from piwork.gui.session_controller import SessionController
+from tests.support import LoopbackServer, Text, ToolCall, Turn, Usage
+
+
+def _dialogs() -> list[PreflightDialog]:
+    return [w for w in QApplication.topLevelWidgets() if isinstance(w, PreflightDialog) and w.isVisible()]
+
+
+def test_overflow_opens_the_preflight_dialog(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    settings = agent_dir() / "settings.json"
+    data = json.loads(settings.read_text())
+    settings.write_text(json.dumps({**data, "compaction": {"enabled": False}}))  # keep the overflow
+    first = controller.runtime
+    controller.spawn(controller.open_session(None))  # a new session reads the settings again
+    qtbot.waitUntil(
+        lambda: controller.runtime is not first and controller.runtime is not None, timeout=10_000
+    )
+    server.script(
+        Turn([ToolCall("read", {"path": "big.txt"}, id="call_big")], usage=Usage(input=2_000)),
+        Turn([ToolCall("read", {"path": "big.txt"}, id="call_big2")], usage=Usage(input=14_000)),
+        Turn([Text("Read it twice.")], usage=Usage(input=26_000, output=3)),
+    )
+    controller.submit("read big.txt")
+    qtbot.waitUntil(lambda: controller.chat.busy, timeout=5000)
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=15_000)
+    qtbot.waitUntil(lambda: bool(_dialogs()), timeout=10_000)
+    dialog = _dialogs()[0]
+    assert dialog.verdict == "overflow"
+    text = dialog.figures.text()
+    assert "Marks: pressure 15.6k · ceiling 15.6k · compaction 15.6k" in text
+    assert "compaction threshold" in text  # the engine's advice
+    assert dialog.compact_button.isVisible() and not dialog.send_button.isVisible()
+    dialog.close()
+
+    # on demand, from the menu
+    controller.window.action_map["context_preflight"].trigger()
+    qtbot.waitUntil(lambda: bool(_dialogs()), timeout=10_000)
+    again = _dialogs()[0]
+    assert again.preflight["estimate"]["projected"] > 15_616
+    # "Compact now" runs a real compaction (its summary streamed from the loopback server)
+    server.script(Turn([Text("## Goal\nRead big.txt.\n## Progress\nRead it twice.")]))
+    footer = controller.chat.footer
+    again.compact_button.click()
+    assert not _dialogs()
+    feed = controller.context_feed
+    qtbot.waitUntil(lambda: any(m.get("role") == "compactionSummary" for m in feed.messages), timeout=15_000)
+    # after a compaction the last reply's usage counts a context that is gone: an estimate until the next
+    assert not footer.reading.exact and footer.reading.source_label == "≈ cl100k_base"
+    assert (footer.reading.occupancy or 0) < 26_003
