@@ -628,6 +628,9 @@ class SessionController(QObject):
             self.run_command(SlashCommand("compact", ""))
         elif choice == "fresh":
             self.run_command(SlashCommand("fresh", "task"))
+        elif choice == "send-anyway" and self.session is not None and not self.session.is_streaming:
+            self.session.governance.send_once_anyway()  # the withheld request goes out once
+            self.spawn(self.session.continue_run())
 
     def show_trust(self) -> TrustDialog:
         dialog = TrustDialog.for_saved_decision(self.cwd, TrustStore(str(self.agent_dir)), self.window)

@@ -219,7 +219,10 @@ class ContextFeed(QObject):
         self.messages: list[dict[str, Any]] = []  # the messages of the last X-ray, for jumps
         self.streaming = False
         self.refresh_count = 0
-        self.occupancy_samples: list[OccupancySample] = []  # from engine events, in call order
+        # the engine's series from its events, in call order, after the history read from the transcript
+        self.occupancy_samples: list[OccupancySample] = []
+        self.billed_samples: list[BilledSample] = []
+        self._history: tuple[list[OccupancySample], list[BilledSample]] | None = None
         self._estimators: dict[str, TokenEstimator] = {}
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -242,6 +245,8 @@ class ContextFeed(QObject):
         self.telemetry_dir = telemetry_dir
         self.decisions = []
         self.occupancy_samples = []
+        self.billed_samples = []
+        self._history = None
         self._elided = 0
         self._estimators.clear()
         self._update_marks()
@@ -281,10 +286,15 @@ class ContextFeed(QObject):
             self.add_decision(decision)
             return
         sample = getattr(event, "sample", None)
-        if isinstance(sample, OccupancySample):  # the engine's own series, when it emits them
-            self.occupancy_samples.append(sample)
+        if isinstance(sample, OccupancySample):  # the engine's series: one estimate per call, as sent
+            if sample.source == "estimate":
+                self.occupancy_samples.append(sample)
             if sample.transcript_tokens is not None:
                 self._elided = max(0, sample.transcript_tokens - sample.tokens)
+            self.schedule()
+            return
+        if isinstance(sample, BilledSample):
+            self.billed_samples.append(sample)
             self.schedule()
             return
         if kind == "agent_start":
@@ -427,6 +437,9 @@ class ContextFeed(QObject):
         self.readingChanged.emit(self.reading)
         self.billedChanged.emit(self.billed)
         self.xrayChanged.emit(request, figures.message_parts)
-        occupancy = self.occupancy_samples or figures.occupancy
-        self.seriesChanged.emit(occupancy, figures.billed, self.marks)
+        if self._history is None:  # replies before this window followed the session: from the transcript
+            self._history = (figures.occupancy, figures.billed)
+        occupancy = self._history[0] + self.occupancy_samples
+        billed = self._history[1] + self.billed_samples
+        self.seriesChanged.emit(occupancy, billed, self.marks)
         self.refreshed.emit()
