@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from piwork.core.agent.events import (
     BilledEvent,
@@ -100,6 +100,22 @@ class SessionGovernance:
                     self._contract_id = record.id
                     self.governor.set_boundary(js_date_ms(body.get("timestamp")), pending=True)
                 return
+
+    def verifier_reused(self, receipt: Any) -> None:
+        """The verifier gate answered a verifier command with a receipt instead of running it: a log row."""
+        command = str(getattr(receipt, "command", ""))
+        receipt_id = str(getattr(receipt, "id", ""))
+        digest = str(getattr(receipt, "tree_digest", ""))[:12]
+        detail = f"{command}: passed on this exact tree (receipt {receipt_id}, tree {digest})"
+        self._log(
+            GovernorDecision(
+                time_ms=self._now_ms(),
+                turn=self.governor.calls,
+                decision="verifier-reused",
+                detail=detail,
+                tokenizer=self.governor.estimator.tokenizer,
+            )
+        )
 
     def send_once_anyway(self) -> None:
         """The user chose to send the next request even though it reaches the pricing mark."""

@@ -178,6 +178,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             read_only_reason=lambda: _read_only_reason(store),
         )
     )
+    gate.on_reuse = session.governance.verifier_reused  # a reused verifier pass is a governor log row
     await asyncio.to_thread(session.session_stats)  # the first count reads every entry: not on the loop
     # notices raised from now on (the file changed on disk and was reloaded...) reach the subscribers
     store.on_notice = lambda text: session.emit(ErrorNotice(text, "session"))

@@ -240,3 +240,20 @@ async def test_a_new_task_contract_is_a_boundary_and_earlier_results_leave(tmp_p
         ("c2", "earlier-phase"),
         ("c3", "earlier-phase"),
     ]
+
+
+async def test_a_reused_verifier_pass_is_a_governor_log_row(tmp_path: Path) -> None:
+    from piwork.core.context.verifier import Receipt
+
+    provider = ScriptedProvider([])
+    session, _, recorder, _ = session_for(tmp_path, provider)
+    receipt = Receipt(
+        "vr-1a2b", "pytest -q", str(tmp_path), "ab" * 32, 0, "2026-01-01T00:00:00Z", 900, "00", "s"
+    )
+    session.governance.verifier_reused(receipt)
+    (event,) = recorder.of("governor")
+    assert event.decision.decision == "verifier-reused"
+    assert (
+        event.decision.detail == "pytest -q: passed on this exact tree (receipt vr-1a2b, tree abababababab)"
+    )
+    assert session.governance.telemetry.governor == [event.decision]
