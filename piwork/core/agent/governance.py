@@ -221,7 +221,7 @@ class SessionGovernance:
             result = await governor_compaction(
                 session.tree, session.checkpoints.settings, session.summarizer(), tuple(self.verifiers())
             )
-        except PiworkError as err:
+        except (PiworkError, OSError) as err:
             session.emit(CompactionEnd("governor", None, False, False, failure_message("governor", err)))
             return False
         context = await asyncio.to_thread(session.tree.build_context)

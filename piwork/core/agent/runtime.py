@@ -29,6 +29,7 @@ from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry, default_model
 from piwork.core.llm.thinking import DEFAULT_THINKING_LEVEL, resolve_level
+from piwork.core.llm.tokens import TokenCounter
 from piwork.core.llm.types import OPENAI_COMPLETIONS, THINKING_LEVELS, Model, StreamOptions, ThinkingLevel
 from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
 from piwork.core.resources.prompts import expand_prompt_template
@@ -68,6 +69,7 @@ class RuntimeOptions:
     # per-request view of the context (context governance); never changes the transcript
     transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
     hooks: CompactionHooks | None = None  # before/after compaction and tree navigation
+    token_counter: TokenCounter | None = None  # the context governor's tokenizer (None: chars/4)
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
@@ -173,6 +175,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             context_telemetry=ContextTelemetry(
                 telemetry_file(agent_dir, store.cwd, session_id) if persisted else None
             ),
+            token_counter=options.token_counter,
             verifier_commands=lambda: registered_verifiers(store.tree, cwd, resources.project_trusted),
             hooks=options.hooks,
             read_only_reason=lambda: _read_only_reason(store),

@@ -174,3 +174,17 @@ async def test_later_session_notices_reach_subscribers(
     await runtime.session.prompt("second")
     assert any("changed by another program" in text for text in notices)
     runtime.store.close()
+
+
+async def test_bad_context_governor_settings_are_reported_and_defaults_used(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    settings = {"piwork": {"contextGovernor": {"minSavings": "lots", "enabled": False}}}
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps(settings))
+    runtime = await create_runtime(options(tmp_path, server))
+    assert (
+        "settings: piwork.contextGovernor.minSavings must be a whole number of tokens (got 'lots'); using 8000"
+        in (runtime.file_warnings())
+    )
+    assert runtime.session.governance.governor.settings.enabled is False
+    runtime.store.close()

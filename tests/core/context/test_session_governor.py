@@ -257,3 +257,22 @@ async def test_a_reused_verifier_pass_is_a_governor_log_row(tmp_path: Path) -> N
         event.decision.detail == "pytest -q: passed on this exact tree (receipt vr-1a2b, tree abababababab)"
     )
     assert session.governance.telemetry.governor == [event.decision]
+
+
+async def test_governor_compacts_at_settle_when_the_working_set_is_at_the_ceiling(tmp_path: Path) -> None:
+    paths = write_files(tmp_path, 8)
+    provider = ScriptedProvider([*read_rounds(paths), text("Read them.")])
+    session, store, recorder, _ = session_for(tmp_path, provider, promptCeiling=30_000)
+    await session.prompt("Read all.")
+    order = [
+        f"{e.type}:{e.reason}" if isinstance(e, CompactionStart) else e.type
+        for e in recorder.events
+        if isinstance(e, AgentEnd | AgentSettled | CompactionStart)
+    ]
+    assert order == ["agent_end", "compaction_start:governor", "agent_settled"]
+    decisions = {e.decision.decision for e in recorder.of("governor")}
+    assert "forced" in decisions or "over-ceiling" in decisions
+    (compaction,) = [e for e in file_entries(store) if e["type"] == "compaction"]
+    assert compaction["summary"].startswith("## User requests\n- Read all.")
+    assert "usage" not in compaction
+    assert len(provider.requests) == 9  # no summariser request
