@@ -67,7 +67,16 @@ def run(env: Env, server: LoopbackServer, session: Path, governor: dict[str, Any
     assert result.returncode == 0, result.stderr
     assert server.pending == 0
     lines = [json.loads(line) for line in result.stdout.splitlines()]
-    return [{"sizes": [len(json.dumps(r.body)) for r in server.requests[first:]]}, *lines]
+    bodies = [r.body for r in server.requests[first:]]
+    return [{"sizes": [len(json.dumps(b)) for b in bodies], "bodies": bodies}, *lines]
+
+
+def without_cache_marks(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: without_cache_marks(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_marks(v) for v in value]
+    return value
 
 
 def test_requests_shrink_while_the_session_file_keeps_every_original(env: Env) -> None:
@@ -105,6 +114,16 @@ def test_requests_shrink_while_the_session_file_keeps_every_original(env: Env) -
     assert all(e["series"] == "billedTraffic" and "source" not in e for e in billed)
     assert len(billed) == ROUNDS + 1
     assert not [e for e in off[1:] if e["type"] == "governor"]
+
+    # between projections each request only appends to the previous one (the provider's cache holds)
+    projected_calls = {e["turn"] for e in governor if e["decision"] in ("projected", "forced")}
+    requests = [without_cache_marks(b["messages"]) for b in on[0]["bodies"]]
+    appended = 0
+    for n in range(1, len(requests)):
+        if n + 1 not in projected_calls:
+            assert requests[n][: len(requests[n - 1])] == requests[n - 1], n
+            appended += 1
+    assert appended >= ROUNDS - len(projected_calls)
 
     # byte for byte the same conversation on disk, apart from ids, clocks and the governor's state entry
     assert normalised(env.agent / "on.jsonl") == normalised(env.agent / "off.jsonl")

@@ -13,7 +13,9 @@ objects (their prefix stays append-only for the provider's cache). The procedure
    the request reaches the ceiling (forced mode) — else send the previous state. No model is ever asked
    to summarise the difference away.
 
-After the decision, a request still at the pricing mark is withheld (``context-limit``) unless the
+The ``pressure`` and ``ceiling`` triggers compare the working set with sticky elisions applied (W1), so
+a projection that brought it under the mark quiets the trigger until it grows again; the savings
+threshold is taken from the transcript occupancy (W0). After the decision, a request still at the pricing mark is withheld (``context-limit``) unless the
 settings allow the pricing zone; one between ceiling and pricing mark is sent and logged ``over-ceiling``.
 """
 
