@@ -185,6 +185,18 @@ class _Undefined:
 _UNDEFINED = _Undefined()
 UNDEFINED: Any = _UNDEFINED
 
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript truthiness of a JSON value: false for null, undefined, false, 0, NaN and ""."""
+    if value is None or value is UNDEFINED or value is False:
+        return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value != 0 and not (isinstance(value, float) and math.isnan(value))
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
 _ESCAPES = {
     '"': '\\"',
     "\\": "\\\\",

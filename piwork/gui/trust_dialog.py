@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import os
 from collections.abc import Sequence
 
@@ -73,10 +74,6 @@ _EXPLANATION = (
     "project packages. Context files such as AGENTS.md are read either way. Trust is not a sandbox: tools "
     "still run with your permissions. Only trust folders whose contents you know."
 )
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def preview_text(path: str) -> str:
@@ -129,7 +126,7 @@ class TrustDialog(QDialog):
         self.setWindowTitle("Trust this project folder again?" if reasking else "Trust this project folder?")
         folder = request.folder
         header = QLabel(
-            f"<b>{_escape(os.path.basename(folder) or folder)}</b><br><code>{_escape(folder)}</code>"
+            f"<b>{html.escape(os.path.basename(folder) or folder, quote=False)}</b><br><code>{html.escape(folder, quote=False)}</code>"
             f"<p>{_EXPLANATION}</p>"
         )
         header.setWordWrap(True)
@@ -209,7 +206,7 @@ class TrustDialog(QDialog):
             return ""
         return (
             "<b>The resources that need trust changed since your last decision</b>, so piwork asks "
-            f"again: {_escape(change_summary(changes))}. The changed files are marked in the list; "
+            f"again: {html.escape(change_summary(changes), quote=False)}. The changed files are marked in the list; "
             "“What changed” shows their lines."
         )
 
@@ -263,7 +260,7 @@ class TrustDialog(QDialog):
         row = QWidget()
         box = QHBoxLayout(row)
         box.setContentsMargins(0, 0, 0, 0)
-        label = QLabel(f"<b>trust.json cannot be used:</b> {_escape(message)}")
+        label = QLabel(f"<b>trust.json cannot be used:</b> {html.escape(message, quote=False)}")
         label.setWordWrap(True)
         box.addWidget(label, 1)
         if self._store is not None:
@@ -279,10 +276,12 @@ class TrustDialog(QDialog):
         try:
             backup = self._store.backup_and_reset()
         except OSError as exc:
-            self.store_error_label.setText(f"Backing up trust.json failed: {_escape(str(exc))}")
+            self.store_error_label.setText(
+                f"Backing up trust.json failed: {html.escape(str(exc), quote=False)}"
+            )
             return
         self.store_error_label.setText(
-            f"trust.json was moved to {_escape(str(backup))}; you can decide again."
+            f"trust.json was moved to {html.escape(str(backup), quote=False)}; you can decide again."
         )
 
     def showEvent(self, event: QShowEvent) -> None:

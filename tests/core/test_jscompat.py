@@ -5,10 +5,12 @@ import json
 import pytest
 
 from piwork.core.jscompat import (
+    UNDEFINED,
     js_json_stringify,
     js_number_str,
     js_sorted,
     js_trim,
+    js_truthy,
     json_loads_js,
     utf16_len,
     utf16_slice,
@@ -66,3 +68,27 @@ def test_json_parse_rejects_nan_and_rounds_big_integers() -> None:
 def test_stringify_enumerates_array_index_keys_first_like_javascript() -> None:
     value = {"b": 1, "10": 2, "2": 3, "01": 4, "a": {"1": 0, "x": 1}}
     assert js_json_stringify(value) == '{"2":3,"10":2,"b":1,"01":4,"a":{"1":0,"x":1}}'
+
+
+@pytest.mark.parametrize(
+    ("value", "truthy"),
+    [
+        (None, False),
+        (UNDEFINED, False),
+        (False, False),
+        (0, False),
+        (0.0, False),
+        (-0.0, False),
+        (float("nan"), False),
+        ("", False),
+        (True, True),
+        (1, True),
+        (-1.5, True),
+        ("0", True),
+        (" ", True),
+        ([], True),
+        ({}, True),
+    ],
+)
+def test_truthiness_follows_javascript(value: object, truthy: bool) -> None:
+    assert js_truthy(value) is truthy

@@ -16,8 +16,8 @@ from piwork.core.compaction.tokens import (
     estimate_tokens,
     should_compact,
 )
+from piwork.core.jscompat import js_truthy
 from piwork.core.messages import convert_to_llm
-from piwork.core.session.jsvalues import js_truthy
 
 
 def _estimate_tokens(args: dict[str, Any], env: CaseEnv) -> Any:

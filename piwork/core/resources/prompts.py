@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from piwork.core.jscompat import js_trim, utf16_len, utf16_slice
+from piwork.core.jscompat import js_trim, js_truthy, utf16_len, utf16_slice
 from piwork.core.resources.diagnostics import Collision, Diagnostic
 from piwork.core.resources.frontmatter import parse_frontmatter
 from piwork.core.resources.skills import SourceInfo, resolve_user_path
@@ -41,12 +41,6 @@ class PromptTemplate:
 class PromptsResult:
     prompts: list[PromptTemplate] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-
-
-def js_truthy(value: Any) -> bool:
-    if isinstance(value, float) and value != value:
-        return False
-    return value not in (None, False, 0, "") or isinstance(value, (list, dict))
 
 
 def load_template_file(file_path: str, source_info: SourceInfo) -> PromptTemplate | None:

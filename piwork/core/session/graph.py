@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from piwork.core.jscompat import js_truthy
 from piwork.core.session.format import CYCLE, DANGLING_PARENT, Diagnostic
-from piwork.core.session.jsvalues import js_same, js_truthy, map_key
+from piwork.core.session.jsvalues import js_same, map_key
 from piwork.core.session.records import EntryRecord
 
 

@@ -3,7 +3,7 @@
 Session files are parsed without validation (like Pi does), so the engine must cope with any JSON
 value where an object is expected. These helpers give JavaScript's answers: property access on an
 object, ``undefined`` for a missing key or a primitive, a ``TypeError`` on ``null``/``undefined``;
-truthiness; strict equality; and ``Map`` keys.
+strict equality; and ``Map`` keys. Truthiness lives in ``piwork.core.jscompat`` (re-exported here).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from piwork.core.jscompat import UNDEFINED
+from piwork.core.jscompat import UNDEFINED, js_truthy
 
 __all__ = ["UNDEFINED", "js_get", "js_same", "js_truthy", "map_key"]
 
@@ -23,16 +23,6 @@ def js_get(value: Any, key: str) -> Any:
     if value is None or value is UNDEFINED:
         raise TypeError(f"cannot read property {key!r} of {'null' if value is None else 'undefined'}")
     return UNDEFINED
-
-
-def js_truthy(value: Any) -> bool:
-    if value is None or value is UNDEFINED or value is False:
-        return False
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value != 0 and not (isinstance(value, float) and math.isnan(value))
-    if isinstance(value, str):
-        return value != ""
-    return True
 
 
 def js_same(a: Any, b: Any) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from piwork.core.jscompat import js_truthy
 from piwork.core.session.body_source import FileBodySource
 from piwork.core.session.format import (
     BAD_HEADER,
@@ -27,7 +28,6 @@ from piwork.core.session.format import (
     json_loads,
     json_loads_bytes,
 )
-from piwork.core.session.jsvalues import js_truthy
 from piwork.core.session.line_index import scan_message_lines
 from piwork.core.session.records import EntryRecord, make_record, paused_gc
 

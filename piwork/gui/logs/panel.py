@@ -16,6 +16,7 @@ the right side shows the model's text and, lazily, the full output file (see Ful
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -179,7 +180,7 @@ class LogViewerPanel(QWidget):
                 self.tabs.setCurrentWidget(self.full_output)
                 return self.full_output.path == path and not self.full_output.error_text
         self.list_view.clearSelection()
-        self.title_label.setText(f"<code>{_escape(path)}</code>")
+        self.title_label.setText(f"<code>{html.escape(path, quote=False)}</code>")
         self.cut_label.clear()
         self.tabs.setCurrentWidget(self.full_output)
         return self.full_output.open_file(path)
@@ -188,7 +189,7 @@ class LogViewerPanel(QWidget):
         if not current.isValid():
             return
         item = self.outputs.items[current.row()]
-        self.title_label.setText(f"<b>{item.tool_name}</b> — {_escape(item.title)}")
+        self.title_label.setText(f"<b>{item.tool_name}</b> — {html.escape(item.title, quote=False)}")
         status = " (failed)" if item.is_error else ""
         self.cut_label.setText(item.cut_summary() + status)
         self.model_text.setPlainText(item.model_text)
@@ -202,7 +203,3 @@ class LogViewerPanel(QWidget):
     def shutdown(self) -> None:
         """Stop background readers (call before the window closes)."""
         self.full_output.close_file()
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

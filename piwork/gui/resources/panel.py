@@ -15,6 +15,7 @@ a token count per part.
 
 from __future__ import annotations
 
+import html
 import os
 from collections.abc import Sequence
 
@@ -39,10 +40,6 @@ from piwork.gui.resources.rows_model import ResourceRowsModel, state_reason
 from piwork.gui.trust_dialog import preview_text
 
 MAX_COLUMN_WIDTH = 240
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class ResourcePanel(QWidget):
@@ -109,14 +106,17 @@ class ResourcePanel(QWidget):
         state = loaded.trust
         if state is None:
             word = "trusted" if loaded.project_trusted else "untrusted"
-            return f"<b>Project {word}</b> — {_escape(loaded.cwd)}"
-        lines = [f"<b>Project {state.label}</b> ({_escape(state.describe())}) — {_escape(state.cwd)}"]
+            return f"<b>Project {word}</b> — {html.escape(loaded.cwd, quote=False)}"
+        lines = [
+            f"<b>Project {state.label}</b> ({html.escape(state.describe(), quote=False)}) — {html.escape(state.cwd, quote=False)}"
+        ]
         if state.resources:
             entries = ", ".join(
-                f"<code>{_escape(os.path.relpath(r.path, state.cwd))}</code>" for r in state.resources
+                f"<code>{html.escape(os.path.relpath(r.path, state.cwd), quote=False)}</code>"
+                for r in state.resources
             )
             lines.append(f"Entries that need trust: {entries}")
-        lines.extend(f"⚠ {_escape(w)}" for w in state.warnings)
+        lines.extend(f"⚠ {html.escape(w, quote=False)}" for w in state.warnings)
         return "<br>".join(lines)
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -125,9 +125,9 @@ class ResourcePanel(QWidget):
             self.reason_label.clear()
             self.preview.clear()
             return
-        warnings = "".join(f"<br>⚠ {_escape(d.message)}" for d in row.diagnostics)
+        warnings = "".join(f"<br>⚠ {html.escape(d.message, quote=False)}" for d in row.diagnostics)
         self.reason_label.setText(
-            f"<code>{_escape(row.path)}</code><br>{_escape(state_reason(row))}{warnings}"
+            f"<code>{html.escape(row.path, quote=False)}</code><br>{html.escape(state_reason(row), quote=False)}{warnings}"
         )
         if row.state == "blocked-untrusted":
             self.preview.setPlainText("(not read: the project is not trusted)")
