@@ -32,6 +32,7 @@ class FileTouch:
     failed: bool
     diff: str | None = None  # edits: the diff the tool recorded
     result_text: str = ""
+    content: str | None = None  # writes: the whole content the call wrote
 
 
 @dataclass(frozen=True)
@@ -243,11 +244,12 @@ class _Collector:
             key = _file_key(path, self.cwd)
             details = result.get("details")
             diff = details.get("diff") if isinstance(details, Mapping) else None
+            content = arguments.get("content") if tool == "write" else None
             self.activity.touches.append(
                 FileTouch(
                     _shown_path(path, key, self.cwd), key, FILE_TOOLS[tool], call_entry, result_id,
                     failed or result_id is None, diff if isinstance(diff, str) else None,
-                    _text(result.get("content")),
+                    _text(result.get("content")), content if isinstance(content, str) else None,
                 )
             )  # fmt: skip
         elif tool == "bash" and isinstance(arguments.get("command"), str):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from piwork.core.session.branch_activity import BranchActivity, branch_activity
+from piwork.core.session.graph_layout import GRAPH_SKIPPED_TYPES
 from piwork.core.session.tree import EntryNotFound, SessionTree
 
 
@@ -70,3 +71,14 @@ def path_activity(tree: SessionTree, entry_id: str | None = None) -> BranchActiv
         raise EntryNotFound(target)
     records = tree.path(target) if target is not None else []
     return branch_activity(_bodies(tree, records), _cwd(tree))
+
+
+def conversation_leaf(tree: SessionTree) -> str | None:
+    """The current position as a user sees it: the leaf, or its nearest ancestor that is part of the
+    conversation when the leaf is bookkeeping (a label, a name, a model change...)."""
+    if tree.leaf_id is None:
+        return None
+    for record in reversed(tree.path()):
+        if record.type not in GRAPH_SKIPPED_TYPES and isinstance(record.id, str):
+            return record.id
+    return None

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QDialog
 
 from piwork.core.errors import PiworkError
 from piwork.core.session.branch_activity import BranchActivity
-from piwork.core.session.branch_compare import compare_branches, path_activity
+from piwork.core.session.branch_compare import compare_branches, conversation_leaf, path_activity
 from piwork.gui.tree.compare_dialog import CompareDialog
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.files_dialog import FilesTouchedDialog
@@ -48,7 +48,7 @@ class BranchTools(QObject):
 
     def menu_actions(self, entry_id: str | None) -> list[MenuAction]:
         tree = self.panel.tree
-        leaf = tree.leaf_id if tree is not None else None
+        leaf = conversation_leaf(tree) if tree is not None else None
         has = entry_id is not None and tree is not None
         marked = (
             self.marked if self.marked is not None and tree is not None and tree.has(self.marked) else None
@@ -66,6 +66,10 @@ class BranchTools(QObject):
             record = self.panel.tree.record(entry_id)
             title = entry_title(record, self.panel.tree) if record is not None else entry_id
             self.panel.show_status(f"Marked for comparison: {title}")
+
+    def compare_with_current(self, entry_id: str | None) -> asyncio.Task[Any] | None:
+        tree = self.panel.tree
+        return self.compare(entry_id, conversation_leaf(tree)) if tree is not None else None
 
     def compare(self, a_id: str | None, b_id: str | None) -> asyncio.Task[Any] | None:
         tree = self.panel.tree
@@ -112,7 +116,7 @@ class BranchTools(QObject):
             return
         if tree is not self.panel.tree:
             return
-        if entry_id is None or entry_id == tree.leaf_id:
+        if entry_id is None or entry_id in (tree.leaf_id, conversation_leaf(tree)):
             where = "The active path"
         else:
             record = tree.record(entry_id)

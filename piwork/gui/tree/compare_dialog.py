@@ -9,7 +9,7 @@ files-touched view of that side (`files_requested`).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QDialog,
@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -44,6 +43,19 @@ def activity_figures(activity: BranchActivity) -> str:
     )
 
 
+def _section(title: QLabel, body: QWidget) -> QWidget:
+    font = QFont(title.font())
+    font.setBold(True)
+    title.setFont(font)
+    box = QWidget()
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 4, 0, 0)
+    layout.setSpacing(2)
+    layout.addWidget(title)
+    layout.addWidget(body, 1)
+    return box
+
+
 class BranchSide(QWidget):
     """One column of the comparison."""
 
@@ -60,11 +72,11 @@ class BranchSide(QWidget):
         self.title = QLabel(f"{letter}: {title}")
         bold = QFont(self.title.font())
         bold.setBold(True)
+        bold.setPointSizeF(bold.pointSizeF() + 1)
         self.title.setFont(bold)
         self.title.setWordWrap(True)
         self.figures = QLabel(activity_figures(activity))
         self.figures.setWordWrap(True)
-        self.tabs = QTabWidget()
         ids = activity.entry_ids
         records = [tree.record(i) for i in ids]
         self.messages = self._list(
@@ -100,13 +112,21 @@ class BranchSide(QWidget):
         )
         self.answer = QPlainTextEdit(readOnly=True)
         self.answer.setPlainText(activity.last_answer or "(no answer on this side since the paths parted)")
-        self.tabs.addTab(self.messages, f"Messages ({len(ids)})")
-        self.tabs.addTab(self.files, f"Files ({len(files)})")
         failed = sum(not c.ok for c in commands)
-        self.tabs.addTab(
-            self.commands, f"Commands ({len(commands)}" + (f", {failed} failed)" if failed else ")")
-        )
-        self.tabs.addTab(self.answer, "Last answer")
+        self.sections = QSplitter(Qt.Orientation.Vertical)
+        self.titles: dict[str, QLabel] = {}
+        for key, text, widget in (
+            ("answer", "Last answer", self.answer),
+            ("files", f"Files read and changed ({len(files)})", self.files),
+            (
+                "commands",
+                f"Commands ({len(commands)}" + (f", {failed} failed)" if failed else ")"),
+                self.commands,
+            ),
+            ("messages", f"Entries since the paths parted ({len(ids)})", self.messages),
+        ):
+            self.titles[key] = QLabel(text)
+            self.sections.addWidget(_section(self.titles[key], widget))
         self.move_button = QPushButton("Move here")
         self.move_button.setToolTip("Continue the session from this entry")
         self.files_button = QPushButton("Files and diffs…")
@@ -119,15 +139,14 @@ class BranchSide(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.title)
         layout.addWidget(self.figures)
-        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.sections, 1)
         layout.addLayout(buttons)
         self.move_button.clicked.connect(lambda: self.move_requested.emit(self.entry_id))
         self.files_button.clicked.connect(lambda: self.files_requested.emit(self.activity))
-        if activity.last_answer is not None:
-            self.tabs.setCurrentWidget(self.answer)
 
     def _list(self, model: EntryListModel) -> QListView:
         view = QListView()
+        view.setToolTip("Click to select the entry in the session tree")
         view.setUniformItemSizes(True)
         view.setModel(model)
         view.clicked.connect(self._on_clicked)

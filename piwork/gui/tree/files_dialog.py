@@ -2,7 +2,7 @@
 
 Left: the files, in the order they were first touched, with what was done to them. Right: the tool
 calls on the selected file (clicking one selects its entry in the tree and the graph, through
-`entry_clicked`) and, for an edit, the diff its tool recorded.
+`entry_clicked`) and, for an edit, the diff its tool recorded; for a write, the whole content written.
 """
 
 from __future__ import annotations
@@ -100,9 +100,14 @@ class FilesTouchedDialog(QDialog):
             self.diff.show_diff(None)
             return
         touch = self._touches[index.row()]
+        if touch.action == "write" and touch.content is not None:
+            self.diff.show_diff(
+                "\n".join(f"+{n} {line}" for n, line in enumerate(touch.content.splitlines(), 1))
+            )
+            return
         note = {
             "read": "A read: nothing changed.",
-            "write": "A write replaces the whole file; its content is in the call's entry.",
+            "write": "This write recorded no content.",
             "edit": "This edit recorded no diff.",
         }[touch.action]
         self.diff.show_diff(touch.diff, note)

@@ -167,9 +167,7 @@ class SessionTreePanel(QWidget):
         self.views.currentChanged.connect(lambda _i: self._show_detail(self.current_entry_id()))
         self.files_button.clicked.connect(lambda: self.branch_tools.files_touched(self.current_entry_id()))
         self.compare_button.clicked.connect(
-            lambda: self.branch_tools.compare(
-                self.current_entry_id(), self.tree.leaf_id if self.tree else None
-            )
+            lambda: self.branch_tools.compare_with_current(self.current_entry_id())
         )
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from piwork.core.session.branch_activity import branch_activity
-from piwork.core.session.branch_compare import compare_branches, path_activity
+from piwork.core.session.branch_compare import compare_branches, conversation_leaf, path_activity
 from piwork.core.session.store import open_session
 from piwork.core.session.tree import EntryNotFound
 from tests.support.branch_runs import RecordedBranches, record_two_branches
@@ -64,6 +64,21 @@ def test_an_entry_and_its_ancestor_and_unknown_ids(recorded: RecordedBranches) -
     session.close()
 
 
+def test_the_current_position_skips_bookkeeping_at_the_leaf(
+    recorded: RecordedBranches, tmp_path: Path
+) -> None:
+    copy = tmp_path / "s.jsonl"
+    copy.write_bytes(recorded.path.read_bytes())
+    session = open_session(copy, writable=True)
+    tree = session.tree
+    assert conversation_leaf(tree) == recorded.ids["tip_b"]
+    tree.set_label(recorded.ids["fork"], "start")  # the label entry becomes the leaf
+    assert tree.leaf_id != recorded.ids["tip_b"] and conversation_leaf(tree) == recorded.ids["tip_b"]
+    tree.reset_leaf()
+    assert conversation_leaf(tree) is None
+    session.close()
+
+
 def test_files_touched_on_the_active_path_and_on_any_branch(recorded: RecordedBranches) -> None:
     session = open_session(recorded.path)
     ids = recorded.ids
@@ -74,6 +89,7 @@ def test_files_touched_on_the_active_path_and_on_any_branch(recorded: RecordedBr
     assert hello.actions == ["write", "read", "edit"] and hello.changed
     assert hello.key == str(recorded.project / "hello.py")
     assert [t.diff is not None for t in hello.touches] == [False, False, True]
+    assert hello.touches[0].content == "print('hi')\n" and hello.touches[2].content is None
     session.close()
 
 
