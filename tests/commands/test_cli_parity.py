@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import LoopbackServer, Text, ToolCall, Turn, Usage
+from tests.support import Failure, LoopbackServer, Text, ToolCall, Turn, Usage
 from tests.support.reference import MISSING_REASON, NODE, PI_DIST, reference_installed
 
 pytestmark = [
@@ -40,6 +40,23 @@ class Run:
     bodies: list[dict[str, Any]]
     entries: list[dict[str, Any]]
     stdout: str
+
+    def events(self, kind: str) -> list[dict[str, Any]]:
+        """Events of one type from a ``--mode json`` run."""
+        found = []
+        for line in self.stdout.splitlines():
+            event = json.loads(line) if line.startswith("{") else {}
+            if event.get("type") == kind:
+                found.append(event)
+        return found
+
+    def errors(self) -> list[str]:
+        """The error text of each failed response kept in the session file."""
+        return [
+            e["message"]["errorMessage"]
+            for e in self.entries
+            if e["type"] == "message" and e["message"].get("errorMessage")
+        ]
 
 
 class Side:
@@ -275,3 +292,40 @@ def test_usage_that_differs_from_the_estimate_clamps_output_the_same_way(
     mine_run = mine.run(*args)
     _assert_same(reference, mine_run)
     assert mine_run.bodies[1]["max_completion_tokens"] < mine_run.bodies[0]["max_completion_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("api", "failures", "settings"),
+    [
+        ("openai", [(429, '{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}'),
+                    (500, "upstream boom")], {}),
+        ("openai", [(503, ""), (400, '{"error":{"message":"Overloaded, try again"}}'),
+                    (502, '{"detail":"bad gateway"}')], {"retry": {"baseDelayMs": 20}}),
+        ("anthropic", [(429, '{"type":"error","error":{"type":"rate_limit_error","message":"Slow down"}}'),
+                       (529, "Overloaded"), (500, "")], {"retry": {"baseDelayMs": 20}}),
+    ],
+)  # fmt: skip
+def test_http_errors_retry_waits_and_their_words(
+    server: LoopbackServer,
+    tmp_path: Path,
+    api: str,
+    failures: list[tuple[int, str]],
+    settings: dict[str, Any],
+) -> None:
+    models = _openai_models(server) if api == "openai" else _anthropic_models(server)
+    pi, mine = _both(tmp_path, server, models)
+    provider = "local" if api == "openai" else "anthropic"
+    args = ["-p", "hi", "--provider", provider, "--model", MODEL, "--mode", "json"]
+    runs: dict[str, Run] = {}
+    for side in (pi, mine):
+        side.settings(settings)
+        server.script(*[Turn(failure=Failure.http(status, body)) for status, body in failures])
+        server.script(Turn([Text("hello")]))
+        runs[side.name] = side.run(*args)
+    assert runs["piwork"].errors() == runs["pi"].errors()
+    wanted = ("attempt", "maxAttempts", "delayMs", "errorMessage")
+    retries = {
+        name: [{k: e.get(k) for k in wanted} for e in run.events("auto_retry_start")]
+        for name, run in runs.items()
+    }
+    assert retries["piwork"] == retries["pi"] and retries["pi"]

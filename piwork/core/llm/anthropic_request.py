@@ -233,6 +233,7 @@ def build_request(model: Model, context: LlmContext, options: StreamOptions) -> 
         headers=_headers(model, options, betas),
         body=strip_surrogates(body),
         secrets=(options.api_key,) if options.api_key else (),
+        api=model.api,
     )
 
 

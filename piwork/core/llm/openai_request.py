@@ -338,6 +338,7 @@ def build_request(model: Model, context: LlmContext, options: StreamOptions) -> 
         headers=_headers(model, options, compat),
         body=strip_surrogates(body),
         secrets=(options.api_key,) if options.api_key else (),
+        api=model.api,
     )
 
 

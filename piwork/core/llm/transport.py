@@ -24,9 +24,11 @@ from urllib.parse import urlsplit
 import httpx
 
 from piwork.core.llm.errors import classify
+from piwork.core.llm.http_errors import MAX_BODY_CHARS, http_error_text
 from piwork.core.llm.redaction import SECRET_HEADERS, header_secrets, redact_text, unsendable_header
 from piwork.core.llm.sse import SseDecoder, SseEvent
 from piwork.core.llm.types import (
+    OPENAI_COMPLETIONS,
     AssistantEvent,
     DoneEvent,
     ErrorEvent,
@@ -40,7 +42,6 @@ from piwork.core.llm.types import (
 from piwork.core.llm.wire import error_message
 
 T = TypeVar("T")
-MAX_ERROR_BODY = 4000
 RETRY_STATUSES = frozenset({408, 409, 429})
 ABORTED_TEXT = "Request aborted: the response was stopped before it finished."
 
@@ -72,6 +73,7 @@ class HttpRequest:
     headers: Mapping[str, str]
     body: Mapping[str, Any]
     secrets: tuple[str, ...] = ()  # strings to scrub from any error text (the API key)
+    api: str = OPENAI_COMPLETIONS  # decides how an error body is worded (see http_errors)
 
 
 class _Interrupted(Exception):
@@ -225,15 +227,6 @@ async def _read_limited(response: httpx.Response, limit: int) -> tuple[bytes, bo
     return b"".join(parts), False
 
 
-def _error_body(raw: bytes, more: bool = False) -> str:
-    text = raw.decode("utf-8", errors="replace").strip()
-    if len(text) > MAX_ERROR_BODY or more:
-        cut = len(text) - MAX_ERROR_BODY
-        dropped = f"{cut}+" if more else str(cut)
-        text = f"{text[:MAX_ERROR_BODY]}… [truncated {dropped} chars]"
-    return text
-
-
 def transport_error_text(exc: httpx.HTTPError, options: StreamOptions) -> str:
     detail = str(exc).strip() or type(exc).__name__
     if isinstance(exc, httpx.ConnectTimeout):
@@ -267,11 +260,11 @@ async def _send(
                 return response
             status, headers = response.status_code, response.headers
             try:
-                body = await guard.wait(_read_limited(response, MAX_ERROR_BODY * 8))
+                body = await guard.wait(_read_limited(response, MAX_BODY_CHARS * 8))
             finally:
                 await response.aclose()
             raw, more = body
-            text = f"{status} {_error_body(raw, more)}" if raw.strip() else f"{status} (no body)"
+            text = http_error_text(request.api, status, raw.decode("utf-8", errors="replace"), more)
         except httpx.HTTPError as exc:
             text = transport_error_text(exc, options)
         text = redact(text, request.secrets)

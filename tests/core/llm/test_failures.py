@@ -40,10 +40,9 @@ def test_429_with_retry_after(loopback: LoopbackServer, protocol: str) -> None:
     loopback.script(Turn(failure=Failure.http(429, ANTHROPIC_429, {"retry-after": "7"})))
     final = final_error(loopback, protocol)
     assert final.message["stopReason"] == "error"
-    assert (
-        final.message["errorMessage"].startswith("429 ")
-        and "rate_limit_error" in final.message["errorMessage"]
-    )
+    # worded as Pi words it: the whole JSON body (Anthropic), the error object (OpenAI-compatible)
+    assert final.message["errorMessage"].startswith("429 " if protocol == "anthropic" else "429: ")
+    assert "rate_limit_error" in final.message["errorMessage"]
     assert final.error.kind is ErrorKind.RATE_LIMIT and final.error.retryable
     assert final.error.retry_after_ms == 7000 and final.error.status == 429
 
@@ -73,7 +72,7 @@ def test_401_is_auth_and_the_key_never_appears(loopback: LoopbackServer) -> None
 def test_error_body_is_truncated(loopback: LoopbackServer, protocol: str) -> None:
     loopback.script(Turn(failure=Failure.http(500, "x" * 10000)))
     text = final_error(loopback, protocol).message["errorMessage"]
-    assert text.startswith("500 ") and text.endswith("… [truncated 6000 chars]")
+    assert text.startswith("500 ") and text.endswith("x... [truncated 6000 chars]")
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
