@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from piwork.core.messages import message_text
 from piwork.core.session.format import default_session_dir, is_valid_header, json_loads_bytes
 from piwork.core.session.listing import all_session_files, header_in, session_files
 from piwork.core.session.reader import read_session_file
@@ -96,6 +97,8 @@ class SessionHits:
     name: str | None
     hits: list[SearchHit] = field(default_factory=list)
     total: int = 0  # matching entries, including those past the limit
+    first_message: str = ""  # the first user message (a title for an unnamed session)
+    more: bool = False  # more entries may match than ``total`` counts (they were not read past the limit)
 
 
 # ---------------------------------------------------------------------- texts of an entry
@@ -236,7 +239,42 @@ def _matching_lines(data: bytes, query: SearchQuery) -> Iterator[bytes]:
         position = lowered.find(first, end)
 
 
-def _branch_info(path: Path) -> Callable[[str], tuple[bool, str | None]]:
+Locator = Callable[[str], tuple[bool, str | None]]
+
+# Pi and piwork write every entry as {"type":…,"id":…,"parentId":…,…} on one line.
+_LINK = re.compile(rb'^\{"type":"([a-z_]+)","id":"([^"\\]+)","parentId":(?:null|"([^"\\]+)")', re.M)
+
+
+def _links_locator(data: bytes) -> Locator | None:
+    """Branch facts from the ``id``/``parentId`` at the front of each line of a whole file held in
+    memory; ``None`` when some entry line is written another way (the full reader decides then)."""
+    links = [(i, p) for kind, i, p in _LINK.findall(data) if kind != b"session"]
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if len(links) + 1 != lines or not links:  # a line written another way (or blank): not sure
+        return None
+    parent = {i.decode(): (p.decode() if p else None) for i, p in links}
+    active: set[str] = set()
+    node: str | None = links[-1][0].decode()
+    while node is not None and node not in active:
+        active.add(node)
+        node = parent.get(node)
+
+    def locate(entry_id: str) -> tuple[bool, str | None]:
+        if entry_id in active:
+            return True, None
+        seen: set[str] = set()
+        up = parent.get(entry_id)
+        while up is not None and up not in seen:
+            if up in active:
+                return False, up
+            seen.add(up)
+            up = parent.get(up)
+        return False, None
+
+    return locate
+
+
+def _branch_info(path: Path) -> Locator:
     """For entry ids of ``path``: (on the active path, the active-path entry its branch leaves from)."""
     loaded = read_session_file(path)
     tree = SessionTree(loaded.header, loaded.records)
@@ -268,7 +306,9 @@ def search_file(
     header: dict[str, Any] | None = None
     hits: list[SearchHit] = []
     total = 0
+    more = False
     name: str | None = None
+    single_block: bytes | None = None
     try:
         for number, data in enumerate(_blocks(path, block_size)):
             if cancelled():
@@ -277,7 +317,13 @@ def search_file(
                 header = header_in(data[: 1024 * 1024])
                 if header is None or not is_valid_header(header):
                     return None
+                single_block = data
+            else:
+                single_block = None
             for line in _matching_lines(data, query):
+                if len(hits) >= limit:  # enough to show: count the other candidates without parsing
+                    more = True
+                    continue
                 try:
                     entry = json_loads_bytes(line)
                 except ValueError:
@@ -288,8 +334,7 @@ def search_file(
                 if hit is None:
                     continue
                 total += 1
-                if len(hits) < limit:
-                    hits.append(hit)
+                hits.append(hit)
             if b'"type":"session_info"' in data:
                 name = _last_name(data) or name
     except OSError:
@@ -297,26 +342,42 @@ def search_file(
     if not hits or header is None:
         return None
     try:
-        locate = _branch_info(path)
+        locate = (single_block is not None and _links_locator(single_block)) or _branch_info(path)
     except OSError:
         return None
-    placed = []
-    for hit in hits:
-        on_path, branch_point = locate(hit.entry_id)
-        placed.append(
-            SearchHit(
-                hit.entry_id,
-                hit.kind,
-                hit.detail,
-                hit.snippet,
-                hit.spans,
-                hit.timestamp,
-                on_path,
-                branch_point,
-            )
-        )
+    placed = [
+        SearchHit(h.entry_id, h.kind, h.detail, h.snippet, h.spans, h.timestamp, *locate(h.entry_id))
+        for h in hits
+    ]
     cwd = header.get("cwd")
-    return SessionHits(path, str(header["id"]), cwd if isinstance(cwd, str) else "", name, placed, total)
+    first = "" if name else _first_user_text(path)
+    return SessionHits(
+        path, str(header["id"]), cwd if isinstance(cwd, str) else "", name, placed, total, first, more
+    )
+
+
+def _first_user_text(path: Path, limit: int = 1024 * 1024) -> str:
+    """The text of the first user message within the first ``limit`` bytes ("" when there is none)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit)
+    except OSError:
+        return ""
+    at = data.find(b'"role":"user"')
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        if end < 0:
+            return ""
+        try:
+            entry = json_loads_bytes(data[start:end])
+        except ValueError:
+            entry = None
+        message = entry.get("message") if isinstance(entry, dict) else None
+        if isinstance(message, dict) and message.get("role") == "user":
+            return " ".join(message_text(message, " ").split())
+        at = data.find(b'"role":"user"', end)
+    return ""
 
 
 def _last_name(data: bytes) -> str | None:

@@ -6,6 +6,8 @@ after the palette opened (recent sessions are listed off the GUI thread).
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QAbstractTextDocumentLayout, QKeyEvent, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import (
@@ -50,7 +52,8 @@ class PaletteDelegate(QStyledItemDelegate):
         document = QTextDocument()
         document.setDefaultFont(option.font)
         document.setDocumentMargin(0)
-        document.setHtml(str(index.data(HtmlRole) or ""))
+        text = str(index.data(HtmlRole) or "")
+        document.setHtml(re.sub(r' style="color:[^"]*"', "", text) if selected else text)
         context = QAbstractTextDocumentLayout.PaintContext()
         context.palette.setColor(QPalette.ColorRole.Text, colour)
         top = rect.top() + (rect.height() - document.size().height()) / 2

@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize
 from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from piwork.gui.search.results_model import HtmlRole
 
+_COLOUR = re.compile(r' style="color:[^"]*"')
+
 
 class HitDelegate(QStyledItemDelegate):
     def _document(
-        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex, selected: bool
     ) -> QTextDocument:
         document = QTextDocument()
         document.setDefaultFont(option.font)
         document.setDocumentMargin(2)
-        document.setHtml(str(index.data(HtmlRole) or ""))
+        text = str(index.data(HtmlRole) or "")
+        if selected:  # the selection colour decides: branch colours would be unreadable on it
+            text = _COLOUR.sub("", text)
+        document.setHtml(text)
         return document
 
     def paint(
@@ -28,9 +35,9 @@ class HitDelegate(QStyledItemDelegate):
         text_option.text = ""
         if style is not None:
             style.drawControl(QStyle.ControlElement.CE_ItemViewItem, text_option, painter, option.widget)
-        document = self._document(option, index)
-        context = QAbstractTextDocumentLayout.PaintContext()
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        document = self._document(option, index, selected)
+        context = QAbstractTextDocumentLayout.PaintContext()
         group = QPalette.ColorGroup.Normal
         role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
         context.palette.setColor(QPalette.ColorRole.Text, option.palette.color(group, role))

@@ -45,10 +45,11 @@ def snippet_html(hit: SearchHit) -> str:
 
 
 def session_title(result: SessionHits, show_cwd: bool = False) -> str:
-    title = result.name or result.path.name
+    first = result.first_message
+    title = result.name or (first if len(first) <= 70 else first[:69] + "…") or result.path.name
     count = f"{result.total} match" + ("" if result.total == 1 else "es")
-    if result.total > len(result.hits):
-        count += f", first {len(result.hits)} shown"
+    if result.more:
+        count = f"first {result.total} matches; more in this session"
     where = f" — {result.cwd}" if show_cwd and result.cwd else ""
     return f"{title} ({count}){where}"
 
