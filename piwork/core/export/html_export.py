@@ -10,6 +10,7 @@ message cannot end the element early and no ``http://`` address appears anywhere
 from __future__ import annotations
 
 import html
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,7 +24,10 @@ import orjson
 from piwork import __version__
 from piwork.core.errors import InputRejected
 from piwork.core.messages import message_text
+from piwork.core.session.format import CURRENT_VERSION, json_loads_bytes
+from piwork.core.session.migrate import migrate_to_current, version_at_least
 from piwork.core.session.reader import read_session_file
+from piwork.core.session.records import paused_gc
 
 _ASSETS = resources.files("piwork.core.export") / "assets"
 
@@ -34,50 +38,104 @@ class ExportError(InputRejected):
 
 @dataclass(frozen=True)
 class ExportedSession:
-    """What the page is built from: the header, every entry in file order, and the leaf."""
+    """What the page is built from: the header, every entry as JSON text in file order, the leaf, a title."""
 
     header: dict[str, Any]
-    entries: list[dict[str, Any]]
+    entries_json: list[bytes]
     leaf_id: str | None
-    name: str | None
+    title: str
 
 
 def load_for_export(path: str | os.PathLike[str]) -> ExportedSession:
-    """Read every entry of ``path`` (nothing is written)."""
-    loaded = read_session_file(path, keep_bodies=True)
+    """Read every entry of ``path`` (nothing is written).
+
+    An entry goes into the page as the very JSON text of its line, checked to be valid JSON (a line
+    that only a lenient reading accepts is written anew), so a large session is not rebuilt object by
+    object. A file of an older format version is migrated in memory first."""
+    file_path = Path(path)
+    loaded = read_session_file(file_path)
     if loaded.status == "missing":
         raise ExportError(f"No such session file: {path}")
     if loaded.status != "ok" or loaded.header is None:
         raise ExportError(f"Not a session file: {path}")
-    entries = [r.body for r in loaded.records if isinstance(r.body, dict) and isinstance(r.id, str)]
-    leaf = next((r.id for r in reversed(loaded.records) if r.type != "session"), None)
-    name = None
+    records = [r for r in loaded.records if r.type != "session" and isinstance(r.id, str)]
+    if not version_at_least(loaded.version, CURRENT_VERSION):
+        return _migrated(file_path)
+    data = file_path.read_bytes()
+    entries: list[bytes] = []
+    name: str | None = None
+    first_user = ""
+    with paused_gc():
+        for record in records:
+            raw = data[record.offset : record.offset + record.length]
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                try:
+                    value = json_loads_bytes(raw)
+                except ValueError:
+                    continue
+                raw = json.dumps(value).encode("ascii")
+            if not isinstance(value, dict):
+                continue
+            entries.append(raw)
+            if record.type == "session_info":
+                name = _name_of(value)
+            elif not first_user and record.role == "user":
+                first_user = _user_text(value)
+    leaf = records[-1].id if records else None
+    return ExportedSession(loaded.header, entries, leaf, _title(name, first_user, loaded.header))
+
+
+def _migrated(path: Path) -> ExportedSession:
+    full = read_session_file(path, keep_bodies=True)
+    values: list[Any] = [full.header] + [r.body for r in full.records]
+    migrate_to_current(values)
+    entries = [v for v in values[1:] if isinstance(v, dict) and isinstance(v.get("id"), str)]
+    name: str | None = None
+    first_user = ""
     for entry in entries:
         if entry.get("type") == "session_info":
-            raw = entry.get("name")
-            name = raw.strip() or None if isinstance(raw, str) else None
-    return ExportedSession(loaded.header, entries, leaf if isinstance(leaf, str) else None, name)
+            name = _name_of(entry)
+        elif not first_user:
+            first_user = _user_text(entry)
+    leaf = entries[-1]["id"] if entries else None
+    header = values[0] if isinstance(values[0], dict) else {}
+    return ExportedSession(header, [orjson.dumps(e) for e in entries], leaf, _title(name, first_user, header))
 
 
-def _title(session: ExportedSession) -> str:
-    if session.name:
-        return session.name
-    for entry in session.entries:
-        message = entry.get("message")
-        if entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "user":
-            text = " ".join(message_text(message, " ").split())
-            if text:
-                return text if len(text) <= 80 else text[:79] + "…"
-    return "Session " + str(session.header.get("id", ""))
+def _name_of(entry: dict[str, Any]) -> str | None:
+    raw = entry.get("name")
+    return (raw.strip() or None) if isinstance(raw, str) else None
 
 
-def embedded_json(value: Any) -> str:
-    """JSON safe inside a ``<script>`` element and free of ``http://``-like addresses."""
+def _user_text(entry: dict[str, Any]) -> str:
+    message = entry.get("message")
+    if entry.get("type") == "message" and isinstance(message, dict) and message.get("role") == "user":
+        return " ".join(message_text(message, " ").split())
+    return ""
+
+
+def _title(name: str | None, first_user: str, header: dict[str, Any]) -> str:
+    if name:
+        return name
+    if first_user:
+        return first_user if len(first_user) <= 80 else first_user[:79] + "…"
+    return "Session " + str(header.get("id", ""))
+
+
+def embedded_json(value: Any, entries_json: list[bytes] | None = None) -> bytes:
+    """JSON safe inside a ``<script>`` element and free of ``http://``-like addresses; with
+    ``entries_json``, ``value`` gets an ``entries`` array of those JSON texts."""
     data = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
-    data = data.replace(b"/", b"\\/").replace(b"<", b"\\u003c")
-    # U+2028/2029 are fine in JSON; escape them anyway for older script parsers.
-    data = data.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
-    return data.decode("utf-8")
+    if entries_json is not None:
+        data = (
+            data[:-1]
+            + (b',"entries":[' if len(data) > 2 else b'"entries":[')
+            + b",".join(entries_json)
+            + b"]}"
+        )
+    return data.replace(b"/", b"\\/").replace(b"<", b"\\u003c")
 
 
 def _asset(name: str) -> str:
@@ -90,21 +148,20 @@ def render_html(
     system_prompt: str | None = None,
     tools: Iterable[dict[str, Any]] = (),
     exported_at: datetime | None = None,
-) -> str:
-    """The page for ``session``; ``system_prompt`` and ``tools`` are shown when given (the window
-    knows them, a file alone does not)."""
-    title = _title(session)
+) -> bytes:
+    """The page for ``session`` (UTF-8); ``system_prompt`` and ``tools`` are shown when given (the
+    window knows them, a file alone does not). Built as bytes: the entries stay the file's own text."""
+    title = session.title
     data = {
         "title": title,
         "header": session.header,
         "leafId": session.leaf_id,
-        "entries": session.entries,
         "systemPrompt": system_prompt,
         "tools": list(tools),
         "exportedAt": (exported_at or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "generator": f"piwork {__version__}",
     }
-    return "".join(
+    head = "".join(
         [
             '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
@@ -120,12 +177,10 @@ def render_html(
             "the session data is embedded in the page source.</p></noscript>\n",
             '<div id="app"></div>\n',
             '<script type="application/json" id="session-data">',
-            embedded_json(data),
-            "</script>\n<script>\n",
-            _asset("export.js"),
-            "</script>\n</body>\n</html>\n",
         ]
     )
+    tail = "</script>\n<script>\n" + _asset("export.js") + "</script>\n</body>\n</html>\n"
+    return b"".join([head.encode("utf-8"), embedded_json(data, session.entries_json), tail.encode("utf-8")])
 
 
 def export_html(
@@ -139,6 +194,6 @@ def export_html(
     page = render_html(load_for_export(source), system_prompt=system_prompt, tools=tools)
     target = Path(output)
     temporary = target.with_name(target.name + ".part")
-    temporary.write_text(page, encoding="utf-8")
+    temporary.write_bytes(page)
     os.replace(temporary, target)
     return target

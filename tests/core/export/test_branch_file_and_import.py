@@ -44,6 +44,12 @@ def test_active_branch_opens_with_the_same_context(tmp_path: Path) -> None:
     assert [(lab["targetId"], lab["label"]) for lab in labels] == [("u1", "start here")]
     loaded = read_session_file(out)
     assert loaded.status == "ok" and loaded.diagnostics == []
+    # Entries the branch keeps as they were are copied line for line; u3 hung under the label, so
+    # its line is written anew with its new parent.
+    source_lines = source.read_text(encoding="utf-8").splitlines()
+    out_lines = out.read_text(encoding="utf-8").splitlines()
+    assert source_lines[1] in out_lines and source_lines[-1] in out_lines
+    assert not any(line.startswith('{"type":"message","id":"u3","parentId":"l1"') for line in out_lines)
 
     original = open_session(source, writable=False)
     exported = open_session(out, writable=False)

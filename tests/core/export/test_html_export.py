@@ -82,9 +82,12 @@ def test_embedded_json_round_trips() -> None:
     import json
 
     value = {"t": "a </script> <!-- https://x.y/z \u2028 é 😀", "n": [1, 2.5, None]}
-    encoded = embedded_json(value)
-    assert "</" not in encoded and "://" not in encoded and "\u2028" not in encoded
+    encoded = embedded_json(value).decode("utf-8")
+    assert "</" not in encoded and "://" not in encoded
     assert json.loads(encoded) == value
+    raw = [b'{"id":"a","text":"</script> http://x"}', b'{"id":"b"}']
+    joined = json.loads(embedded_json({"k": 1}, raw))
+    assert joined == {"k": 1, "entries": [{"id": "a", "text": "</script> http://x"}, {"id": "b"}]}
 
 
 def test_chromium_shows_the_active_branch_and_the_whole_tree(page: Path) -> None:
@@ -143,3 +146,32 @@ def test_command_line(tmp_path: Path) -> None:
         text=True,
     )
     assert bad.returncode == 1 and "No such session file" in bad.stderr
+
+
+def test_a_version_1_file_is_migrated_in_memory_for_the_page(tmp_path: Path) -> None:
+    import json
+
+    lines = [
+        {"type": "session", "id": "old", "timestamp": "2024-01-01T00:00:00.000Z", "cwd": "/p"},
+        {
+            "type": "message",
+            "timestamp": "2024-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "first question"},
+        },
+        {
+            "type": "message",
+            "timestamp": "2024-01-01T00:00:02.000Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "old answer"}]},
+        },
+    ]
+    source = tmp_path / "v1.jsonl"
+    source.write_text("".join(json.dumps(v) + "\n" for v in lines), encoding="utf-8")
+    before = source.read_bytes()
+    page = export_html(source, tmp_path / "v1.html")
+    assert source.read_bytes() == before
+    text = page.read_text(encoding="utf-8")
+    data = json.loads(text.split('id="session-data">', 1)[1].split("</script>", 1)[0])
+    assert data["title"] == "first question"
+    assert [e["message"]["role"] for e in data["entries"]] == ["user", "assistant"]
+    assert data["entries"][1]["parentId"] == data["entries"][0]["id"]
+    assert data["leafId"] == data["entries"][1]["id"]
