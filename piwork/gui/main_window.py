@@ -9,9 +9,9 @@ from __future__ import annotations
 import platform
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QByteArray, QSettings, Qt, Signal, qVersion
+from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, Signal, qVersion
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QMessageBox, QScrollArea, QWidget
 
 from piwork import __version__
 from piwork.gui.actions import ACTIONS, MENUS
@@ -28,6 +28,22 @@ from piwork.gui.tree.tree_panel import SessionTreePanel
 GEOMETRY_KEY = "mainWindow/geometry"
 STATE_KEY = "mainWindow/state"
 STATE_VERSION = 1
+
+
+DOCK_MIN_SIZE = QSize(180, 120)
+
+
+def _scrollable(widget: QWidget) -> QScrollArea:
+    """A panel inside a scroll area: opening a dock never widens the window to the panel's minimum size;
+    a panel narrower than its content scrolls instead of being cut off."""
+    holder = QScrollArea()
+    holder.setObjectName(widget.objectName() + "Scroll" if widget.objectName() else "")
+    holder.setWidgetResizable(True)
+    holder.setFrameShape(QFrame.Shape.NoFrame)
+    holder.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the panel's own controls take focus, not the frame
+    holder.setMinimumSize(DOCK_MIN_SIZE)
+    holder.setWidget(widget)
+    return holder
 
 
 class MainWindow(QMainWindow):
@@ -108,7 +124,7 @@ class MainWindow(QMainWindow):
         """Dock ``widget``; its show/hide toggle goes in the View menu. Layout is remembered by ``dock_id``."""
         dock = QDockWidget(title, self)
         dock.setObjectName("dock_" + dock_id)
-        dock.setWidget(widget)
+        dock.setWidget(_scrollable(widget))
         dock.setFeatures(
             QDockWidget.DockWidgetFeature.DockWidgetMovable
             | QDockWidget.DockWidgetFeature.DockWidgetClosable
@@ -121,7 +137,15 @@ class MainWindow(QMainWindow):
             toggle.setShortcut(QKeySequence(shortcut))
         self.menus["View"].addAction(toggle)  # type: ignore[attr-defined]
         self.docks[dock_id] = dock
+        if area == Qt.DockWidgetArea.BottomDockWidgetArea:
+            dock.visibilityChanged.connect(lambda visible, d=dock: self._fit_bottom_dock(d, visible))
         return dock
+
+    def _fit_bottom_dock(self, dock: QDockWidget, visible: bool) -> None:
+        """A bottom panel opens at a third of the window's height, leaving the conversation readable."""
+        if visible and not dock.isFloating() and dock.property("fitted") is None:
+            dock.setProperty("fitted", True)
+            self.resizeDocks([dock], [max(160, self.height() // 3)], Qt.Orientation.Vertical)
 
     def _wire_window_actions(self) -> None:
         a = self.action_map

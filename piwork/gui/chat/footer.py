@@ -7,8 +7,9 @@ apart, never summed. Clicking the meter opens its detail popover.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QWidget
 
+from piwork.gui.chat.elided_label import ElidedLabel
 from piwork.gui.chat.pickers import ModelPicker, ThinkingPicker
 from piwork.gui.context.budget_meter import BudgetMeter
 from piwork.gui.context.meter_popover import MeterPopover
@@ -22,9 +23,10 @@ class ChatFooter(QWidget):
         self.thinking_picker = ThinkingPicker(self)
         self.meter = BudgetMeter(self)
         self.meter.setMaximumWidth(220)
-        self.context_label = QLabel(self)
+        # Both labels elide in a narrow window (full text in the tooltip) instead of widening it.
+        self.context_label = ElidedLabel(self)
         self.context_label.setObjectName("contextLabel")
-        self.cost_label = QLabel(self)
+        self.cost_label = ElidedLabel(self)
         self.cost_label.setObjectName("costLabel")
         self.cost_label.setToolTip(
             "Billed traffic: tokens and cost the provider reported, for this session and for today "

@@ -24,7 +24,8 @@ class ModelPicker(QComboBox):
         super().__init__(parent)
         self.setObjectName("modelPicker")
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.setMinimumContentsLength(30)  # "Claude Sonnet 4.5 — anthropic" reads in full
+        # Wide enough for most names without widening the window; the open list shows whole names.
+        self.setMinimumContentsLength(16)
         self.setToolTip("Model for the next message (Ctrl+M)")
         self.setAccessibleName("Model")
         self.setAccessibleDescription("The model that answers the next message. Ctrl+M opens the list.")

@@ -67,6 +67,7 @@ class ContextPanel(QWidget):
         self.xray_view.activated.connect(self._on_xray_activated)
         self.xray_summary = QLabel("No session yet.")
         self.xray_summary.setObjectName("xraySummary")
+        self.xray_summary.setWordWrap(True)
         preflight = QPushButton("Preflight…")
         preflight.setToolTip("Check the next request against the marks (/context preflight)")
         preflight.clicked.connect(self.preflightRequested)
@@ -112,6 +113,7 @@ class ContextPanel(QWidget):
         self.export_button.clicked.connect(self.export_log)
         self.log_view.selectionModel().currentChanged.connect(self._on_log_current)
         self.log_summary = QLabel("No governor decisions yet.")
+        self.log_summary.setWordWrap(True)  # a narrow dock wraps it rather than widening the window
         log_head = QHBoxLayout()
         log_head.addWidget(self.log_summary, 1)
         log_head.addWidget(self.show_original_button)

@@ -107,8 +107,13 @@ class ResourcePanel(QWidget):
         if state is None:
             word = "trusted" if loaded.project_trusted else "untrusted"
             return f"<b>Project {word}</b> — {html.escape(loaded.cwd, quote=False)}"
+        heading = (
+            "Nothing in this project needs trust"
+            if state.source == "no-project-resources"
+            else f"Project {'trusted' if state.trusted else 'not trusted'}"
+        )
         lines = [
-            f"<b>Project {state.label}</b> ({html.escape(state.describe(), quote=False)}) — {html.escape(state.cwd, quote=False)}"
+            f"<b>{heading}</b> ({html.escape(state.describe(), quote=False)}) — {html.escape(state.cwd, quote=False)}"
         ]
         if state.resources:
             entries = ", ".join(

@@ -29,6 +29,24 @@ KINDS = (
     ("project-context", "Project context (snapshot, index, memory)"),
 )
 COLUMNS = ("Rank", "Name", "Scope", "State", "Path")
+COLUMN_TIPS = (
+    "Precedence: lower numbers win. 0 this project's settings, 1 this project's folders, 2 your settings, "
+    "3 your folders, 4 packages. When two skills or templates share a name, the lower rank is used.",
+    "The resource's name (a skill or template name, or the file name)",
+    "Where it comes from: this project or your user folder",
+    "Whether the model is told about it, and if not, why",
+    "The file on disk",
+)
+# The words shown for each engine state (the engine's identifiers stay in tooltips and files).
+STATE_WORDS = {
+    "active": "in effect",
+    "not-selected": "not chosen",
+    "shadowed": "shadowed",
+    "collision-loser": "shadowed",
+    "disabled": "turned off",
+    "blocked-untrusted": "needs trust",
+    "error": "error",
+}
 INACTIVE_STATES = {"not-selected", "shadowed", "collision-loser", "disabled", "blocked-untrusted", "error"}
 _GREY = QBrush(QColor(140, 140, 140))
 _WARNING = QBrush(QColor(190, 110, 0))
@@ -113,6 +131,8 @@ class ResourceRowsModel(QAbstractItemModel):
     ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return COLUMN_TIPS[section]
         return None
 
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:
@@ -153,10 +173,14 @@ class ResourceRowsModel(QAbstractItemModel):
         if column == 1:
             warn = " ⚠" if row.diagnostics else ""
             if row.state == "collision-loser" and row.winner_path:
-                return f"{row.name} (loses to {row.winner_path}){warn}"
+                return f"{row.name} (shadowed by {row.winner_path}){warn}"
             return row.name + warn
         if column == 2:
             return row.scope + (f" ({row.settings_scope} settings)" if row.settings_scope else "")
         if column == 3:
-            return row.state
+            word = STATE_WORDS.get(row.state, row.state)
+            if row.state in ("shadowed", "collision-loser") and row.winner_path:
+                parts = row.winner_path.rstrip("/").split("/")
+                return "shadowed by " + "/".join(parts[-3:] if parts[-1] == "SKILL.md" else parts[-1:])
+            return word
         return row.path

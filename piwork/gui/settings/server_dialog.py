@@ -15,11 +15,11 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -115,19 +115,20 @@ class ServerDialog(QDialog):
         self.add_model_button = QPushButton("Add &Model", self)
         self.add_model_button.setObjectName("addModelId")
         self.compat = CompatForm(self)
-        compat_box = QGroupBox("Compatibility (leave on Automatic unless the server rejects requests)", self)
-        compat_box.setCheckable(True)
-        compat_box.setChecked(False)
-        compat_box.setObjectName("compatBox")
-        scroll = QScrollArea(compat_box)
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(self.compat)
-        scroll.setMinimumHeight(120)
-        box_layout = QVBoxLayout(compat_box)
-        box_layout.addWidget(scroll)
-        compat_box.toggled.connect(scroll.setVisible)
-        scroll.setVisible(False)
-        self.compat_box = compat_box
+        # A switch that shows the compat settings: most servers never need them.
+        self.compat_box = QCheckBox(
+            "Show &compatibility settings (only when the server rejects requests)", self
+        )
+        self.compat_box.setObjectName("compatBox")
+        self.compat_box.setAccessibleDescription(
+            "Request details some servers need changed; Automatic chooses by the server's address."
+        )
+        self.compat_scroll = QScrollArea(self)
+        self.compat_scroll.setWidgetResizable(True)
+        self.compat_scroll.setWidget(self.compat)
+        self.compat_scroll.setMinimumHeight(160)
+        self.compat_scroll.setVisible(False)
+        self.compat_box.toggled.connect(self.compat_scroll.setVisible)
         self.error = QLabel(self)
         self.error.setObjectName("serverError")
         self.error.setWordWrap(True)
@@ -174,7 +175,8 @@ class ServerDialog(QDialog):
         layout.addWidget(QLabel("Models to offer:", self))
         layout.addWidget(self.models, 1)
         layout.addLayout(manual_row)
-        layout.addWidget(compat_box)
+        layout.addWidget(self.compat_box)
+        layout.addWidget(self.compat_scroll)
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
 

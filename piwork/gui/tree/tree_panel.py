@@ -127,11 +127,11 @@ class SessionTreePanel(QWidget):
         self.diagnostics_label.setWordWrap(True)
         self.graph = BranchGraphView()
         self.branch_tools = BranchTools(self)
-        self.files_button = QPushButton("Files touched")
+        self.files_button = QPushButton("Files…")
         self.files_button.setToolTip(
             "Files read, written and edited on the path to the selected entry, with diffs"
         )
-        self.compare_button = QPushButton("Compare with current")
+        self.compare_button = QPushButton("Compare…")
         self.compare_button.setToolTip(
             "The selected entry and the current position side by side from where they parted "
             "(or mark an entry in the context menu and compare another with it)"

@@ -94,7 +94,7 @@ def test_untrusted_project_rows_are_greyed_with_the_reason(
     loaded = _load(planted, trusted=False)
     panel = _panel(qtbot, loaded)
     header = panel.trust_label.text()
-    assert header.startswith("<b>Project untrusted</b> (untrusted: the defaultProjectTrust setting)")
+    assert header.startswith("<b>Project not trusted</b> (untrusted: the defaultProjectTrust setting)")
     assert "Entries that need trust: <code>.pi/skills</code>, <code>.pi/SYSTEM.md</code>" in header
     blocked = [
         panel.model.index(row, 0, panel.model.index(group, 0))
@@ -122,7 +122,10 @@ def test_shadowed_skill_names_the_winner_and_previews(qtbot: QtBot, planted: tup
     )
     position = skills.index(loser)
     index = panel.model.index(position, 1, panel.model.index(group, 0))
-    assert index.data() == f"alpha (loses to {winner.path}) ⚠"  # the collision warning is flagged too
+    assert index.data() == f"alpha (shadowed by {winner.path}) ⚠"  # the collision warning is flagged too
+    assert (
+        index.siblingAtColumn(3).data() == "shadowed by skills/alpha/SKILL.md"
+    )  # plain words, not the engine's state id
     panel.view.setCurrentIndex(index)
     assert panel.preview.toPlainText() == SKILL.format(name="alpha", text="global alpha")
     assert "already loaded from" in panel.reason_label.text()

@@ -1,0 +1,49 @@
+"""A one-line label that may be narrower than its text: it draws the text elided ("…") and keeps the whole
+text in its tooltip and accessible description, so a narrow window loses nothing."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QPainter, QPaintEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+MIN_CHARS = 8
+
+
+class ElidedLabel(QLabel):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self._tip = ""
+
+    def setToolTip(self, tip: str) -> None:
+        self._tip = tip
+        self._update_tip()
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setAccessibleDescription(text)
+        self._update_tip()
+
+    def _update_tip(self) -> None:
+        text = self.text()
+        full = f"{text}\n{self._tip}" if self._tip and self.is_elided() else (self._tip or "")
+        super().setToolTip(full)
+
+    def is_elided(self) -> bool:
+        return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        return QSize(min(hint.width(), self.fontMetrics().averageCharWidth() * MIN_CHARS), hint.height())
+
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        self._update_tip()
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        rect = self.contentsRect()
+        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(rect, int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), text)

@@ -1,0 +1,90 @@
+"""A 1000x700 window with every panel open: opening docks does not grow the window, controls outside the
+scrollable panels are not cut below their minimum size, controls do not move when the chat's state changes,
+and the resource panel speaks in words rather than the engine's state identifiers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, QSettings
+from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QScrollArea, QWidget
+from pytestqt.qtbot import QtBot
+
+from piwork.gui.context.reading import BilledFigures
+from piwork.gui.main_window import MainWindow
+from piwork.gui.resources.rows_model import COLUMN_TIPS, COLUMNS
+from piwork.gui.theme import load_theme
+
+SIZE = (1000, 700)
+
+
+def _window(qtbot: QtBot, tmp_path: Path) -> MainWindow:
+    window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    qtbot.addWidget(window)
+    window.resize(*SIZE)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
+def _in_scroll_area(widget: QWidget) -> bool:
+    parent = widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QScrollArea):
+            return True
+        parent = parent.parentWidget()
+    return False
+
+
+def test_every_panel_open_fits_1000_by_700(qtbot: QtBot, tmp_path: Path) -> None:
+    window = _window(qtbot, tmp_path)
+    for dock in window.docks.values():
+        dock.show()
+    qtbot.wait(50)  # the dock layout settles on the next pass of the event loop
+    assert (window.width(), window.height()) == SIZE
+    assert window.minimumSizeHint().width() <= SIZE[0] and window.minimumSizeHint().height() <= SIZE[1]
+    for dock in window.docks.values():
+        assert dock.isVisible() and dock.width() >= 150 and dock.height() >= 100, dock.objectName()
+    cut = []
+    for widget in window.findChildren(QWidget):
+        if not isinstance(widget, QAbstractButton | QComboBox | QLineEdit) or not widget.isVisible():
+            continue
+        if _in_scroll_area(widget):
+            continue  # a dock narrower than its panel scrolls: nothing is lost
+        if widget.width() < widget.minimumSizeHint().width():
+            cut.append(
+                f"{type(widget).__name__} {widget.objectName() or getattr(widget, 'text', lambda: '')()}"
+            )
+        top_left = widget.mapTo(window, QPoint(0, 0))
+        if top_left.x() + widget.width() > window.width() or top_left.y() + widget.height() > window.height():
+            cut.append(f"{type(widget).__name__} {widget.objectName()} outside the window")
+    assert cut == []
+
+
+def test_controls_stay_put_when_the_chat_changes_state(qtbot: QtBot, tmp_path: Path) -> None:
+    window = _window(qtbot, tmp_path)
+    chat = window.chat
+    watched = [chat.send_button, chat.footer.model_picker, chat.footer.thinking_picker, chat.composer]
+
+    def positions() -> list[tuple[int, int, int, int]]:
+        out = []
+        for widget in watched:
+            corner = widget.mapTo(window, QPoint(0, 0))
+            out.append((corner.x(), corner.y(), widget.width(), widget.height()))
+        return out
+
+    before = positions()
+    chat.set_busy(True)
+    chat.show_waiting("Waiting for the model… 12 s (Esc stops)")
+    chat.footer.set_billed(BilledFigures(session_tokens=123_456_789, session_cost=1234.5678))
+    qtbot.wait(20)
+    assert positions() == before
+    assert chat.waiting_label.isVisible()
+    chat.set_busy(False)
+    chat.show_waiting("")
+    qtbot.wait(20)
+    assert positions() == before
+
+
+def test_resource_columns_explain_themselves() -> None:
+    assert dict(zip(COLUMNS, COLUMN_TIPS, strict=True))["Rank"].startswith("Precedence: lower numbers win")
