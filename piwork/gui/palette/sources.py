@@ -112,11 +112,13 @@ def session_items(controller: SessionController, infos: list[SessionInfo]) -> li
     for info in infos[:RECENT_SESSIONS]:
         title = info.name or " ".join(info.first_message.split())[:80]
         path = str(info.path)
+        when = info.created[:16].replace("T", " ")
+        detail = f"{when} · {info.message_count} messages" if when else Path(path).name
         items.append(
             PaletteItem(
                 "session",
                 title,
-                Path(path).name,
+                detail,
                 "",
                 partial(_open, controller, path),
                 "session:" + path,

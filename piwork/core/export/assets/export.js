@@ -256,7 +256,7 @@
   function toolResultBody(entry) {
     var m = entry.message || {};
     var text = contentText(m.content);
-    var out = '<div class="tool-result" id="entry-' + esc(entry.id) + '" data-id="' + esc(entry.id) + '">';
+    var out = '<div class="tool-result' + (entry.id === state.target ? " target" : "") + '" id="entry-' + esc(entry.id) + '" data-id="' + esc(entry.id) + '">';
     out += outputBlock(text, m.isError ? "Error" : "Output") + images(m.content);
     var details = m.details || {};
     if (details.truncation && details.truncation.truncated) {
