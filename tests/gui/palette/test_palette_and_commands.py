@@ -221,3 +221,79 @@ def test_palette_finds_and_runs_everything(
     qtbot.keyClick(palette.query, Qt.Key.Key_Up)
     qtbot.keyClick(palette.query, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: ctl.runtime is not None and ctl.runtime.store.path == saved, timeout=10_000)
+
+
+def test_palette_offers_skills_and_prompt_templates(
+    qtbot: QtBot, tmp_path: Path, qloop: asyncio.AbstractEventLoop
+) -> None:
+    skill = agent_dir() / "skills" / "release-notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write release notes.\n---\nSummarise.\n"
+    )
+    prompts = agent_dir() / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "review.md").write_text("---\ndescription: Review the diff\n---\nReview $@\n")
+    project = tmp_path / "p"
+    project.mkdir()
+    window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    qtbot.addWidget(window)
+    notifications = NotificationCenter(window)
+    ctl = SessionController(window, notifications, str(project), agent_dir(), approve=False, env={})
+    ctl.spawn(ctl.open_session(None))
+    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+    palette = ctl.show_palette()
+    qtbot.addWidget(palette)
+    by_title = {i.title: i for i in palette.model.items}
+    assert by_title["/skill:release-notes"].kind == "skill"
+    assert by_title["/review"].kind == "prompt" and by_title["/review"].detail == "Review the diff"
+    qtbot.keyClicks(palette.query, "release")
+    assert palette.current_item is not None and palette.current_item.title == "/skill:release-notes"
+    qtbot.keyClick(palette.query, Qt.Key.Key_Return)
+    assert ctl.chat.composer.toPlainText() == "/skill:release-notes "
+    done = qloop.create_task(ctl.shutdown())
+    qtbot.waitUntil(done.done, timeout=10_000)
+    notifications.close_all()
+
+
+def test_commands_that_open_windows_and_fork(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    from PySide6.QtCore import QTimer
+
+    from piwork.gui.search.search_dialog import SearchDialog
+    from piwork.gui.sessions.session_browser import SessionBrowser
+    from piwork.gui.settings.settings_dialog import SettingsDialog
+    from piwork.gui.trust_dialog import TrustDialog
+
+    ctl = controller
+    for command, kind in (
+        ("/resume", SessionBrowser),
+        ("/settings", SettingsDialog),
+        ("/trust", TrustDialog),
+    ):
+        _type(ctl, command)
+        opened = [w for w in QApplication.topLevelWidgets() if isinstance(w, kind) and w.isVisible()]
+        assert opened, command
+        for widget in opened:
+            widget.close()
+    _type(ctl, "/search linker")
+    search = next(w for w in QApplication.topLevelWidgets() if isinstance(w, SearchDialog) and w.isVisible())
+    assert search.query.text() == "linker"
+    search.close()
+
+    _reply(qtbot, ctl, server, "Forkable.")
+    original = ctl.runtime.store.path  # type: ignore[union-attr]
+
+    def choose() -> None:
+        dialog = QApplication.activeModalWidget()
+        assert dialog is not None
+        dialog.accept()  # the first choice: the latest message of yours
+
+    QTimer.singleShot(100, choose)
+    _type(ctl, "/fork")
+    qtbot.waitUntil(lambda: ctl.runtime is not None and ctl.runtime.store.path != original, timeout=10_000)
+    assert ctl.chat.composer.toPlainText() == "hello there"  # the forked message, to edit and send again
+
+    _type(ctl, "/quit")
+    assert not ctl.window.isVisible()

@@ -286,7 +286,9 @@
     return '<section class="' + cls + '" id="entry-' + esc(e.id) + '" data-id="' + esc(e.id) + '">' +
       '<div class="entry-head"><span class="who">' + esc(title) + "</span>" +
       (label ? ' <span class="label">' + esc(label) + "</span>" : "") +
-      siblingSwitcher(e) + '<span class="when">' + esc(when(e.timestamp)) + "</span></div>" +
+      siblingSwitcher(e) + '<span class="when">' + esc(when(e.timestamp)) + "</span>" +
+      '<a class="permalink" title="Link to this message" href="#leaf=' + encodeURIComponent(state.leaf || "") +
+      "&target=" + encodeURIComponent(e.id) + '">#</a></div>' +
       body + "</section>";
   }
 
