@@ -407,22 +407,22 @@ async def compact_command(session: AgentSession) -> dict[str, Any]:
 
 
 def report_text(doc: dict[str, Any]) -> str:
-    """A command's result as plain lines (what the chat notice and the headless text output show)."""
+    """A command's result as short lines (a Markdown list; the chat notice and the headless text show it)."""
     if isinstance(doc.get("text"), str):
         return str(doc["text"]).rstrip("\n")
     lines: list[str] = []
-    if isinstance(doc.get("message"), str):
-        lines.append(str(doc["message"]))
+    message = doc.get("message")
+    if isinstance(message, str):
+        lines.append(message)
     for key, value in doc.items():
-        if key in ("message", "ok"):
+        if key in ("message", "ok") or (isinstance(message, str) and not isinstance(value, dict | list)):
             continue
         if isinstance(value, dict):
-            lines.append(f"{key}:")
-            lines.extend(f"  {sub}: {item}" for sub, item in value.items())
+            lines.append(f"- {key}: " + ", ".join(f"{sub} {item}" for sub, item in value.items()))
         elif isinstance(value, list):
             if value:
-                lines.append(f"{key}:")
+                lines.append(f"- {key}:")
                 lines.extend(f"  - {item}" for item in value)
-        elif not isinstance(doc.get("message"), str):
-            lines.append(f"{key}: {value}")
+        else:
+            lines.append(f"- {key}: {value}")
     return "\n".join(lines)

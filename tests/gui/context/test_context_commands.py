@@ -32,7 +32,7 @@ def test_context_commands_answer_in_the_chat(qtbot: QtBot, controller: SessionCo
     _type(controller, "/context budget")
     row = _wait_notice(qtbot, controller, "/context budget")
     assert row.kind == RowKind.NOTICE
-    assert "pressure: 15616" in row.text and "source: estimate" in row.text  # 32K window: W - 16,384
+    assert "pressure 15616" in row.text and "source estimate" in row.text  # 32K window: W - 16,384
     _type(controller, "/context manifest")
     row = _wait_notice(qtbot, controller, "/context manifest")
     assert row.text.startswith("Context manifest\n- context: AGENTS.md")
@@ -44,7 +44,7 @@ def test_context_commands_answer_in_the_chat(qtbot: QtBot, controller: SessionCo
     assert row.kind == RowKind.ERROR and "preflight" in row.hint
     _type(controller, "/context preflight big.txt")
     row = _wait_notice(qtbot, controller, "/context preflight")
-    assert "verdict: ok" in row.text and "plannedFiles" in row.text
+    assert "- verdict: ok" in row.text and "plannedFiles" in row.text
     qtbot.waitUntil(lambda: bool(controller.window.findChildren(PreflightDialog)), timeout=5_000)
     for dialog in controller.window.findChildren(PreflightDialog):
         dialog.close()
