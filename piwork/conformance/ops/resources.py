@@ -12,9 +12,10 @@ from piwork.core.resources.diagnostics import Diagnostic
 from piwork.core.resources.loader import LoaderOptions, load_resources
 from piwork.core.resources.skills import Skill, SourceInfo, load_skills
 from piwork.core.resources.system_prompt import (
+    PromptPart,
     SystemPromptInput,
-    build_system_prompt,
     format_skills_for_prompt,
+    system_prompt_parts,
 )
 from piwork.core.settings import Settings
 
@@ -127,22 +128,32 @@ def _build_prompt(args: dict[str, Any], env: CaseEnv) -> Any:
         context_files=[ContextFile(f["path"], f["content"]) for f in o.get("contextFiles") or []],
         skills=[_skill(s) for s in o.get("skills") or []],
     )
-    text = build_system_prompt(prompt)
-    # Map only the lines piwork itself emitted (the custom prompt and file contents stay as given).
-    cwd_label = f"{prompt_text.CWD_LABEL} "
-    text = text.replace(f"\n{cwd_label}", "\nCurrent working directory: ")
-    text = text.replace(
-        f"<project_context>\n\n{prompt_text.PROJECT_CONTEXT_INTRO}\n",
-        "<project_context>\n\nProject-specific instructions and guidelines:\n",
-    )
-    for ours in (
-        prompt_text.SKILLS_PREAMBLE,
-        prompt_text.SKILLS_LOAD_WITH_READ,
-        prompt_text.SKILLS_LOAD_WITH_BASH,
-        prompt_text.SKILLS_RELATIVE_PATHS,
-    ):
-        text = text.replace(f"\n{ours}\n", f"\n{_REFERENCE_WORDING[ours]}\n")
-    return {"text": text}
+    return {"text": "".join(_as_reference_part(part) for part in system_prompt_parts(prompt))}
+
+
+def _as_reference_part(part: PromptPart) -> str:
+    """A prompt part with piwork's own sentences in the reference's words, at the places piwork emits them.
+
+    Only three parts carry such sentences, each at a fixed spot: the project-context intro (right after
+    the opening tag), the skills preamble (before ``<available_skills>``) and the working-directory label.
+    Everything the user wrote (custom prompt, appended text, context files, skill fields) stays as it is,
+    even when it happens to contain the same sentence.
+    """
+    text = part.text
+    if part.name == "project_context":
+        ours = f"\n\n<project_context>\n\n{prompt_text.PROJECT_CONTEXT_INTRO}\n\n"
+        if text.startswith(ours):
+            reference = _REFERENCE_WORDING[prompt_text.PROJECT_CONTEXT_INTRO]
+            return f"\n\n<project_context>\n\n{reference}\n\n" + text[len(ours) :]
+    elif part.name == "skills":
+        end = text.find("<available_skills>")
+        if end >= 0:
+            return _as_reference_wording(text[:end], set(_REFERENCE_WORDING)) + text[end:]
+    elif part.name == "cwd":
+        ours = f"\n{prompt_text.CWD_LABEL} "
+        if text.startswith(ours):
+            return f"\n{_REFERENCE_WORDING[prompt_text.CWD_LABEL]} " + text[len(ours) :]
+    return text
 
 
 OPS = {
