@@ -42,3 +42,22 @@ def test_case_files_present() -> None:
 def test_golden_case(case: dict[str, Any]) -> None:
     outcome = run_case(case)
     assert outcome.passed, describe_failure(outcome)
+
+
+def test_every_shipped_deviation_is_paired_with_the_reference_and_differs_from_it() -> None:
+    """shipped.json pins piwork's deviations: each shipped case names its reason, and its twin in the
+    reference mode (same args, expectation from the reference implementation) expects something else."""
+    cases = load_cases(HERE / "shipped.json")
+    shipped = [c for c in cases if c["args"].get("mode") == "shipped"]
+    assert shipped
+    for case in shipped:
+        assert "§" in case.get("note", ""), f"{case['id']} does not say which spec section it follows"
+        twins = [
+            c
+            for c in cases
+            if c["args"].get("mode") == "reference"
+            and c["op"] == case["op"]
+            and {k: v for k, v in c["args"].items() if k != "mode"}
+            == {k: v for k, v in case["args"].items() if k != "mode"}
+        ]
+        assert len(twins) == 1 and twins[0]["expect"] != case["expect"], case["id"]

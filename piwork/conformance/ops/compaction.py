@@ -38,19 +38,30 @@ def _should_compact(args: dict[str, Any], env: CaseEnv) -> Any:
     return {"result": should_compact(args["contextTokens"], args["contextWindow"], settings)}
 
 
+def _strict(args: dict[str, Any]) -> bool:
+    """The mode a case runs in: the reference's (golden cases) unless it asks for piwork's shipped one."""
+    mode = str(args.get("mode", "reference"))
+    if mode not in ("reference", "shipped"):
+        raise ValueError(f"unknown mode {mode!r} (reference or shipped)")
+    return mode == "reference"
+
+
 def _find_turn_start_index(args: dict[str, Any], env: CaseEnv) -> Any:
     return {"index": find_turn_start_index(args["entries"], args["entryIndex"], args["startIndex"])}
 
 
 def _find_cut_point(args: dict[str, Any], env: CaseEnv) -> Any:
     entries = args["entries"]
-    return find_cut_point(entries, args["startIndex"], args["endIndex"], args["keepRecentTokens"]).to_json()
+    cut = find_cut_point(
+        entries, args["startIndex"], args["endIndex"], args["keepRecentTokens"], strict_pi=_strict(args)
+    )
+    return cut.to_json()
 
 
 def _prepare_compaction(args: dict[str, Any], env: CaseEnv) -> Any:
     raw = args["settings"]
     settings = CompactionSettings.from_json(raw)
-    preparation = prepare_compaction(args["pathEntries"], settings)
+    preparation = prepare_compaction(args["pathEntries"], settings, strict_pi=_strict(args))
     if preparation is None:
         return {"preparation": None}
     result = preparation.to_json()

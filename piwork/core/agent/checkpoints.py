@@ -123,6 +123,7 @@ class CompactionCheckpoints:
             latest_compaction_ms=self.latest_compaction_ms(),
             skip_aborted=skip_aborted,
             recovery_attempted=self._recovery_attempted,
+            strict_pi=False,  # piwork's deviations (compaction-and-branch-summary spec)
         )
         if decision.action == "recovery_failed":
             self._session.emit(CompactionEnd("overflow", None, False, False, decision.error_message))
@@ -216,6 +217,7 @@ class CompactionCheckpoints:
                 hooks=self.hooks,
                 cancel=cancel,
                 on_progress=on_progress,
+                strict_pi=False,
             )
         finally:
             self._nav_cancel = None

@@ -103,7 +103,7 @@ async def generate_compaction(
     summarizer: Summarizer,
     custom_instructions: str | None = None,
     *,
-    strict_pi: bool = False,
+    strict_pi: bool,
 ) -> GeneratedCompaction:
     """Ask the model for the summary of a prepared compaction (two requests for a split turn).
 
@@ -242,7 +242,7 @@ async def compact_session(
                 generated, from_hook = _from_hook(supplied), True
         if generated is None:
             generated = await until_cancelled(
-                generate_compaction(preparation, summarizer, custom_instructions), cancel
+                generate_compaction(preparation, summarizer, custom_instructions, strict_pi=False), cancel
             )
     except (Cancelled, SummaryCancelled) as error:
         signal.set()

@@ -122,7 +122,7 @@ def find_cut_point(
     end_index: int,
     keep_recent_tokens: float,
     *,
-    strict_pi: bool = True,
+    strict_pi: bool,
     projected: ProjectedEntries | None = None,
 ) -> CutPoint:
     """Cut for keeping about ``keep_recent_tokens`` of ``entries[start_index:end_index]``.

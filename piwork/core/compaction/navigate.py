@@ -169,7 +169,7 @@ async def navigate_tree(
     hooks: CompactionHooks | None = None,
     cancel: asyncio.Event | None = None,
     on_progress: Callable[[BranchSummaryProgress], None] | None = None,
-    strict_pi: bool = False,
+    strict_pi: bool,
 ) -> NavigationResult:
     """Move the leaf to ``target_id`` (see the module docstring); raises ``EntryNotFound``,
     ``NavigationError`` (no model; the leaf moved while summarizing) or ``SummaryFailed`` before

@@ -97,7 +97,7 @@ def _retained_tail(compaction: Entry) -> list[dict[str, Any]]:
 
 
 def prepare_compaction(
-    path_entries: Sequence[Entry], settings: CompactionSettings, *, strict_pi: bool = True
+    path_entries: Sequence[Entry], settings: CompactionSettings, *, strict_pi: bool
 ) -> CompactionPreparation | None:
     """Plan a compaction of ``path_entries`` (root first), or ``None`` when there is nothing to do.
 

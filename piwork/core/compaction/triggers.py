@@ -87,7 +87,7 @@ def check_after_response(
     latest_compaction_ms: float | None,
     skip_aborted: bool,
     recovery_attempted: bool,
-    strict_pi: bool = False,
+    strict_pi: bool,
 ) -> CompactionCheck:
     """Checkpoints B and C: what to do about the last assistant ``message``.
 

@@ -104,6 +104,7 @@ class TreeNavigator:
             summarizer=self.summarizer,
             settings=self.settings,
             on_progress=on_progress,
+            strict_pi=False,  # the engine's mode: piwork's deviations from the reference
         )
 
 

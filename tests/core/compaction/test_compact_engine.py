@@ -176,10 +176,10 @@ async def test_nothing_new_before_a_split_turn_keeps_the_previous_summary(
     from piwork.core.compaction.compact import generate_compaction
     from piwork.core.compaction.prepare import prepare_compaction
 
-    strict = prepare_compaction(chain.entries, KEEP_SMALL)
+    strict = prepare_compaction(chain.entries, KEEP_SMALL, strict_pi=True)
     assert strict is not None and strict.messages_to_summarize == [] and strict.is_split_turn
     loopback.script(Turn([Text("PREFIX")]), Turn([Text("PREFIX")]))
-    piwork = await generate_compaction(strict, summarizer(loopback))
+    piwork = await generate_compaction(strict, summarizer(loopback), strict_pi=False)
     pi = await generate_compaction(strict, summarizer(loopback), strict_pi=True)
     assert piwork.summary.startswith("EARLIER" + prompts.SPLIT_TURN_SEPARATOR)
     assert pi.summary.startswith(prompts.NO_PRIOR_HISTORY + prompts.SPLIT_TURN_SEPARATOR)

@@ -15,10 +15,10 @@ def _turns(n: int, size: int = 400) -> Chain:
 
 def test_keeps_recent_messages_and_cuts_at_a_user_message() -> None:
     chain = _turns(4)  # each message is 100 tokens
-    cut = find_cut_point(chain.entries, 0, 8, 300)
+    cut = find_cut_point(chain.entries, 0, 8, 300, strict_pi=True)
     # walking back: 7, 6, 5 reach 300 at index 5 (an assistant) -> cut there, inside turn 2
     assert cut == CutPoint(5, 4, True)
-    cut = find_cut_point(chain.entries, 0, 8, 400)
+    cut = find_cut_point(chain.entries, 0, 8, 400, strict_pi=True)
     assert cut == CutPoint(4, -1, False)
 
 
@@ -29,16 +29,16 @@ def test_never_cuts_at_a_tool_result() -> None:
     chain.msg(result("r" * 4000))
     chain.msg(user("v" * 400))
     # the budget is reached at the user message: kept alone
-    assert find_cut_point(chain.entries, 0, 4, 10) == CutPoint(3, -1, False)
+    assert find_cut_point(chain.entries, 0, 4, 10, strict_pi=True) == CutPoint(3, -1, False)
     # reached at the tool result: the cut moves to the next cut point, never onto the result
-    assert find_cut_point(chain.entries, 0, 4, 150) == CutPoint(3, -1, False)
+    assert find_cut_point(chain.entries, 0, 4, 150, strict_pi=True) == CutPoint(3, -1, False)
     assert find_cut_point(chain.entries, 0, 3, 10, strict_pi=False) == CutPoint(1, 0, True)
 
 
 def test_nothing_to_cut_keeps_everything_from_start() -> None:
     chain = Chain()
     chain.add("model_change", provider="p", modelId="m")
-    assert find_cut_point(chain.entries, 0, 1, 10) == CutPoint(0, -1, False)
+    assert find_cut_point(chain.entries, 0, 1, 10, strict_pi=True) == CutPoint(0, -1, False)
 
 
 def test_metadata_before_a_user_message_moves_with_the_cut() -> None:
@@ -49,8 +49,8 @@ def test_metadata_before_a_user_message_moves_with_the_cut() -> None:
     chain.msg(user("v" * 400))
     chain.msg(assistant("b" * 400))
     # The reference quirk: the model change becomes the cut entry and fakes a split turn.
-    assert find_cut_point(chain.entries, 0, 5, 20000) == CutPoint(0, -1, False)
-    assert find_cut_point(chain.entries, 0, 5, 150) == CutPoint(2, 0, True)
+    assert find_cut_point(chain.entries, 0, 5, 20000, strict_pi=True) == CutPoint(0, -1, False)
+    assert find_cut_point(chain.entries, 0, 5, 150, strict_pi=True) == CutPoint(2, 0, True)
     # piwork looks at the first entry with messages after the cut: a user message, a clean boundary.
     assert find_cut_point(chain.entries, 0, 5, 150, strict_pi=False) == CutPoint(2, -1, False)
 
@@ -64,7 +64,7 @@ def test_budget_crossed_after_the_last_cut_point() -> None:
     chain.msg(result("r" * 40000, "c1"))
     chain.msg(result("s" * 40000, "c2"))
     # Pi falls back to the first cut point: everything kept, nothing compacted.
-    assert find_cut_point(chain.entries, 0, 6, 20000) == CutPoint(0, -1, False)
+    assert find_cut_point(chain.entries, 0, 6, 20000, strict_pi=True) == CutPoint(0, -1, False)
     # piwork cuts at the last cut point before the crossing: the call with its results is kept.
     assert find_cut_point(chain.entries, 0, 6, 20000, strict_pi=False) == CutPoint(3, 2, True)
 

@@ -62,6 +62,7 @@ async def test_summary_is_attached_at_the_target_and_matches_the_reference(
         summarize=True,
         summarizer=summarizer(loopback),
         on_progress=progress.append,
+        strict_pi=False,
     )
     request = loopback.requests[0]
     assert request.body["max_tokens"] == 4096  # branch summaries never ask for reasoning
@@ -102,6 +103,7 @@ async def test_user_message_target_goes_to_the_editor_with_custom_focus(
         summarizer=summarizer(loopback),
         custom_instructions="why A failed",
         label="tried A",
+        strict_pi=False,
     )
     # the target user message itself is not summarized, only what followed it
     text = request_text(loopback.requests[0])
@@ -122,6 +124,7 @@ async def test_user_message_target_goes_to_the_editor_with_custom_focus(
         summarizer=summarizer(loopback),
         custom_instructions="Only list the files.",
         replace_instructions=True,
+        strict_pi=False,
     )
     assert request_text(loopback.requests[1]).endswith("</conversation>\n\nOnly list the files.")
     entry = _last_line(session.path)
@@ -132,28 +135,32 @@ async def test_user_message_target_goes_to_the_editor_with_custom_focus(
 async def test_without_summary_the_leaf_moves_and_a_label_goes_on_the_target(tmp_path: Path) -> None:
     session, ids = _branching_session(tmp_path)
     assert session.path is not None
-    outcome = await navigate_tree(session.tree, ids["a_call"], label="before edit")
+    outcome = await navigate_tree(session.tree, ids["a_call"], label="before edit", strict_pi=False)
     assert outcome.summary_entry is None and outcome.editor_text is None
     label = _last_line(session.path)
     assert label["type"] == "label" and label["targetId"] == ids["a_call"]
     assert label["parentId"] == ids["a_call"]  # the leaf moved first, then the label was appended
 
     before = session.path.read_bytes()
-    outcome = await navigate_tree(session.tree, ids["root"])  # no label: nothing written, leaf reset
+    outcome = await navigate_tree(
+        session.tree, ids["root"], strict_pi=False
+    )  # no label: nothing written, leaf reset
     assert session.tree.leaf_id is None and session.path.read_bytes() == before
-    assert (await navigate_tree(session.tree, ids["root"])).new_leaf_id is None  # from a reset leaf
+    assert (
+        await navigate_tree(session.tree, ids["root"], strict_pi=False)
+    ).new_leaf_id is None  # from a reset leaf
 
     with pytest.raises(EntryNotFound):
-        await navigate_tree(session.tree, "nope")
+        await navigate_tree(session.tree, "nope", strict_pi=False)
     with pytest.raises(NavigationError):
-        await navigate_tree(session.tree, ids["answer"], summarize=True)
+        await navigate_tree(session.tree, ids["answer"], summarize=True, strict_pi=False)
 
 
 async def test_from_a_reset_leaf_the_summary_records_root(tmp_path: Path, loopback: LoopbackServer) -> None:
     session, ids = _branching_session(tmp_path)
     session.tree.reset_leaf()
     outcome = await navigate_tree(
-        session.tree, ids["answer"], summarize=True, summarizer=summarizer(loopback)
+        session.tree, ids["answer"], summarize=True, summarizer=summarizer(loopback), strict_pi=False
     )
     assert outcome.summary_entry is None and loopback.requests == []  # nothing was abandoned
     assert session.tree.leaf_id == ids["answer"]
@@ -166,7 +173,7 @@ async def test_nothing_to_summarize_writes_no_entry(tmp_path: Path, loopback: Lo
     assert session.path is not None
     before = session.path.read_bytes()
     outcome = await navigate_tree(
-        session.tree, ids["a_call"], summarize=True, summarizer=summarizer(loopback)
+        session.tree, ids["a_call"], summarize=True, summarizer=summarizer(loopback), strict_pi=False
     )
     assert outcome.notice == NOTHING_TO_SUMMARIZE_NOTICE and outcome.summary_entry is None
     assert loopback.requests == [] and session.path.read_bytes() == before
@@ -189,7 +196,9 @@ async def test_length_stopped_branch_summary_writes_nothing(tmp_path: Path, loop
     before = session.path.read_bytes()
     loopback.script(Turn([Text("cut")], stop="length"))
     with pytest.raises(SummaryFailed, match=r"^Branch summarization failed: generation hit the token cap"):
-        await navigate_tree(session.tree, ids["answer"], summarize=True, summarizer=summarizer(loopback))
+        await navigate_tree(
+            session.tree, ids["answer"], summarize=True, summarizer=summarizer(loopback), strict_pi=False
+        )
     assert session.path.read_bytes() == before and session.tree.leaf_id == ids["a_end"]
 
 
@@ -199,7 +208,12 @@ async def test_hooks_cancel_or_supply_the_summary(tmp_path: Path, loopback: Loop
     events: list[Any] = []
     remove = hooks.on_before_tree(lambda event: events.append(event) or {"cancel": True})
     outcome = await navigate_tree(
-        session.tree, ids["answer"], summarize=True, summarizer=summarizer(loopback), hooks=hooks
+        session.tree,
+        ids["answer"],
+        summarize=True,
+        summarizer=summarizer(loopback),
+        hooks=hooks,
+        strict_pi=False,
     )
     assert outcome.cancelled and session.tree.leaf_id == ids["a_end"]
     prep = events[0].preparation
@@ -212,7 +226,12 @@ async def test_hooks_cancel_or_supply_the_summary(tmp_path: Path, loopback: Loop
     )
     hooks.on_after_tree(after.append)
     outcome = await navigate_tree(
-        session.tree, ids["answer"], summarize=True, summarizer=summarizer(loopback), hooks=hooks
+        session.tree,
+        ids["answer"],
+        summarize=True,
+        summarizer=summarizer(loopback),
+        hooks=hooks,
+        strict_pi=False,
     )
     assert loopback.requests == []
     entry = outcome.summary_entry
@@ -241,6 +260,7 @@ async def test_cancelling_a_running_branch_summary(tmp_path: Path, loopback: Loo
         summarizer=summarizer(loopback),
         cancel=cancel,
         settings=BranchSummarySettings(reserve_tokens=1000),
+        strict_pi=False,
     )
     await presser
     assert outcome.cancelled and outcome.aborted
@@ -261,6 +281,8 @@ async def test_session_changing_during_the_summary_writes_nothing(
 
     writer = asyncio.create_task(append_meanwhile())
     with pytest.raises(NavigationError, match="changed while"):
-        await navigate_tree(session.tree, ids["answer"], summarize=True, summarizer=summarizer(loopback))
+        await navigate_tree(
+            session.tree, ids["answer"], summarize=True, summarizer=summarizer(loopback), strict_pi=False
+        )
     await writer
     assert _last_line(session.path)["type"] == "message"  # only the concurrent append landed

@@ -16,10 +16,10 @@ def _first_char(message: dict) -> str:
 def test_declines_when_already_compacted_or_too_small() -> None:
     chain = Chain()
     chain.msg(user("hi"))
-    assert prepare_compaction(chain.entries, KEEP_100) is None  # nothing before the cut
+    assert prepare_compaction(chain.entries, KEEP_100, strict_pi=True) is None  # nothing before the cut
     chain.add("compaction", summary="s", firstKeptEntryId="e1", tokensBefore=5)
-    assert prepare_compaction(chain.entries, KEEP_100) is None
-    assert prepare_compaction([], KEEP_100) is None
+    assert prepare_compaction(chain.entries, KEEP_100, strict_pi=True) is None
+    assert prepare_compaction([], KEEP_100, strict_pi=True) is None
 
 
 def test_first_compaction_summarizes_history_before_the_cut() -> None:
@@ -29,7 +29,7 @@ def test_first_compaction_summarizes_history_before_the_cut() -> None:
     chain.msg(result("r" * 400))
     chain.msg(user("v" * 400))
     chain.msg(assistant("b" * 400))
-    prep = prepare_compaction(chain.entries, KEEP_100)
+    prep = prepare_compaction(chain.entries, KEEP_100, strict_pi=True)
     assert prep is not None
     assert prep.first_kept_entry_id == "e5"
     assert prep.is_split_turn and prep.turn_prefix_messages == [chain.entries[3]["message"]]
@@ -54,7 +54,7 @@ def test_repeated_compaction_starts_at_previous_kept_boundary_and_carries_files(
     chain.msg(assistant("b" * 400))
     chain.msg(user("w" * 400))
     chain.msg(assistant("c" * 400))
-    prep = prepare_compaction(chain.entries, KEEP_100)
+    prep = prepare_compaction(chain.entries, KEEP_100, strict_pi=True)
     assert prep is not None
     assert prep.previous_summary == "earlier"
     # e3 (kept by the previous compaction) is summarized again; the compaction entry itself is not.
@@ -78,7 +78,7 @@ def test_hook_supplied_details_are_not_carried() -> None:
     )
     chain.msg(assistant("a" * 400))
     chain.msg(user("v" * 400))
-    prep = prepare_compaction(chain.entries, KEEP_100)
+    prep = prepare_compaction(chain.entries, KEEP_100, strict_pi=True)
     assert prep is not None and prep.file_lists.read_files == []
 
 
@@ -89,7 +89,7 @@ def test_unresolvable_first_kept_id_starts_after_the_compaction() -> None:
     chain.msg(user("v" * 400))
     chain.msg(assistant("a" * 400))
     chain.msg(user("w" * 400))
-    prep = prepare_compaction(chain.entries, KEEP_100)
+    prep = prepare_compaction(chain.entries, KEEP_100, strict_pi=True)
     assert prep is not None
     assert [m["content"] for m in prep.messages_to_summarize if m["role"] == "user"] == ["v" * 400]
 
@@ -101,7 +101,7 @@ def test_retained_tail_is_summarized_again_by_piwork_only() -> None:
     chain.msg(user("v" * 400))
     chain.msg(assistant("a" * 400))
     chain.msg(user("w" * 400))
-    strict = prepare_compaction(chain.entries, KEEP_100)
+    strict = prepare_compaction(chain.entries, KEEP_100, strict_pi=True)
     relaxed = prepare_compaction(chain.entries, KEEP_100, strict_pi=False)
     assert strict is not None and relaxed is not None
     assert relaxed.messages_to_summarize[0]["content"] == "kept by tail"

@@ -36,6 +36,7 @@ def check(message: dict[str, Any], **overrides: Any) -> CompactionCheck:
         "latest_compaction_ms": None,
         "skip_aborted": True,
         "recovery_attempted": False,
+        "strict_pi": False,
     }
     args.update(overrides)
     return check_after_response(message, **args)
