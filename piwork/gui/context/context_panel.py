@@ -60,10 +60,10 @@ class ContextPanel(QWidget):
         self.xray_model = XrayModel(self)
         self.xray_view = _table(self.xray_model)
         self.xray_view.setObjectName("xrayView")
-        for column in (1, 2, 3):
-            self.xray_view.horizontalHeader().setSectionResizeMode(
-                column, QHeaderView.ResizeMode.ResizeToContents
-            )
+        metrics = self.xray_view.fontMetrics()  # fixed widths: a refresh never measures every row
+        for column, sample in ((1, "compaction summary"), (2, "1,000,000"), (3, "100.0%")):
+            self.xray_view.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+            self.xray_view.setColumnWidth(column, metrics.horizontalAdvance(sample) + 24)
         self.xray_view.activated.connect(self._on_xray_activated)
         self.xray_summary = QLabel("No session yet.")
         self.xray_summary.setObjectName("xraySummary")

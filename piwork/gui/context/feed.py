@@ -39,7 +39,7 @@ from piwork.gui.context.reading import BilledFigures, MeterReading, Segments, bi
 
 log = logging.getLogger(__name__)
 
-STREAMING_INTERVAL_MS = 400  # while a reply streams: at most this often
+STREAMING_INTERVAL_MS = 1000  # while the agent runs: at most this often
 IDLE_INTERVAL_MS = 30  # otherwise: right after the event burst
 _MESSAGE_ROLES = frozenset(
     {"user", "assistant", "toolResult", "custom", "bashExecution", "compactionSummary", "branchSummary"}
@@ -78,6 +78,7 @@ class Snapshot:
     tools: list[ToolSpec]
     model: Model | None
     telemetry_dir: Path | None
+    billed_stale: bool = True  # read today's telemetry files again
 
 
 @dataclass(frozen=True)
@@ -93,41 +94,89 @@ class Figures:
     billed: list[BilledSample] = field(default_factory=list)
 
 
-def today_billed(telemetry_dir: Path | None, now: float | None = None) -> tuple[int, float]:
-    """Tokens and USD billed today (local time) over every telemetry file, read line by line."""
-    if telemetry_dir is None or not telemetry_dir.is_dir():
-        return 0, 0.0
-    day = datetime.fromtimestamp(time.time() if now is None else now).date()
-    start = datetime.combine(day, datetime.min.time()).timestamp() * 1000
-    usages: list[Mapping[str, Any]] = []
-    files = sorted(telemetry_dir.rglob("*.jsonl"))
-    # a session with per-project context telemetry (a subfolder) also has per-call records at the top:
-    # count one of them, never both
-    in_folders = {path.name for path in files if path.parent != telemetry_dir}
-    for path in files:
-        if path.parent == telemetry_dir and path.name in in_folders:
-            continue
-        try:
-            if path.stat().st_mtime * 1000 < start:
+def _change_key(snapshot: Snapshot) -> tuple[Any, ...]:
+    """What the figures depend on, cheaply: the transcript only grows or is replaced (a new list object
+    after navigation or compaction), the model, the tools and the system prompt."""
+    messages = snapshot.messages
+    model = snapshot.model
+    return (
+        len(messages),
+        id(messages[-1]) if messages else None,
+        id(messages[0]) if messages else None,
+        model.id if model is not None else None,
+        model.context_window if model is not None else 0,
+        tuple(t.name for t in snapshot.tools),
+        sum(len(p.text) for p in snapshot.prompt_parts),
+    )
+
+
+class TodayBilled:
+    """Tokens and USD billed today (local time) over every telemetry file. Each file is read once and
+    then only from where the last read stopped (the files are append-only); a new day starts over."""
+
+    def __init__(self) -> None:
+        self._day_start = 0.0
+        self._files: dict[Path, tuple[int, int, float]] = {}  # path -> (bytes read, tokens, USD)
+
+    def read(self, telemetry_dir: Path | None, now: float | None = None) -> tuple[int, float]:
+        if telemetry_dir is None or not telemetry_dir.is_dir():
+            return 0, 0.0
+        day = datetime.fromtimestamp(time.time() if now is None else now).date()
+        start = datetime.combine(day, datetime.min.time()).timestamp() * 1000
+        if start != self._day_start:
+            self._day_start, self._files = start, {}
+        files = sorted(telemetry_dir.rglob("*.jsonl"))
+        # a session with per-project context telemetry (a subfolder) also has per-call records at the
+        # top: count one of them, never both
+        in_folders = {path.name for path in files if path.parent != telemetry_dir}
+        total_tokens, total_cost = 0, 0.0
+        for path in files:
+            if path.parent == telemetry_dir and path.name in in_folders:
                 continue
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
+            offset, tokens, cost = self._files.get(path, (0, 0, 0.0))
             try:
-                record = json.loads(line)
-            except ValueError:
+                stat = path.stat()
+                if stat.st_mtime * 1000 >= start and stat.st_size != offset:
+                    if stat.st_size < offset:  # replaced: read it again
+                        offset, tokens, cost = 0, 0, 0.0
+                    with open(path, "rb") as handle:
+                        handle.seek(offset)
+                        chunk = handle.read()
+                    complete = chunk.rfind(b"\n") + 1  # a line still being written waits
+                    added_tokens, added_cost = _billed_lines(chunk[:complete], start)
+                    offset, tokens, cost = offset + complete, tokens + added_tokens, cost + added_cost
+            except OSError:
                 continue
-            if not isinstance(record, dict):
-                continue
-            stamp = record.get("timeMs", record.get("timestamp_ms"))
-            if not isinstance(stamp, int | float) or stamp < start:
-                continue
-            usage = _record_usage(record)
-            if usage is not None:
-                usages.append(usage)
+            self._files[path] = (offset, tokens, cost)
+            total_tokens += tokens
+            total_cost += cost
+        return total_tokens, total_cost
+
+
+def _billed_lines(data: bytes, start: float) -> tuple[int, float]:
+    usages: list[Mapping[str, Any]] = []
+    for line in data.splitlines():
+        if b'"usage"' not in line and b"billedTraffic" not in line:
+            continue  # occupancy and governor rows: never billed
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        stamp = record.get("timeMs", record.get("timestamp_ms"))
+        if not isinstance(stamp, int | float) or stamp < start:
+            continue
+        usage = _record_usage(record)
+        if usage is not None:
+            usages.append(usage)
     tokens, cost = billed_from_usage(usages)
     return int(sum(tokens.values())), cost
+
+
+def today_billed(telemetry_dir: Path | None, now: float | None = None) -> tuple[int, float]:
+    """Tokens and USD billed today over every telemetry file (one full read)."""
+    return TodayBilled().read(telemetry_dir, now)
 
 
 def _record_usage(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -228,6 +277,12 @@ class ContextFeed(QObject):
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._start_refresh)
         self._job: asyncio.Future[Figures] | None = None
+        self._applied_key: tuple[Any, ...] | None = None
+        self._pending_key: tuple[Any, ...] | None = None
+        self._billed_stale = True
+        self._series_stale = True
+        self._today: tuple[int, float] = (0, 0.0)
+        self._today_reader = TodayBilled()  # used by one refresh job at a time
         self._again = False
         self._elided = 0
 
@@ -248,6 +303,8 @@ class ContextFeed(QObject):
         self.billed_samples = []
         self._history = None
         self._elided = 0
+        self._applied_key = None
+        self._billed_stale = True
         self._estimators.clear()
         self._update_marks()
         self.manifestChanged.emit(self._manifest())
@@ -289,12 +346,14 @@ class ContextFeed(QObject):
         if isinstance(sample, OccupancySample):  # the engine's series: one estimate per call, as sent
             if sample.source == "estimate":
                 self.occupancy_samples.append(sample)
+            self._series_stale = True
             if sample.transcript_tokens is not None:
                 self._elided = max(0, sample.transcript_tokens - sample.tokens)
             self.schedule()
             return
         if isinstance(sample, BilledSample):
             self.billed_samples.append(sample)
+            self._billed_stale = self._series_stale = True
             self.schedule()
             return
         if kind == "agent_start":
@@ -304,7 +363,10 @@ class ContextFeed(QObject):
             self.manifestChanged.emit(self._manifest())
         if kind in ("model_changed", "agent_settled"):
             self._update_marks()
-        if kind in _REFRESH_EVENTS or kind == "message_update":
+            self._series_stale = True
+        if kind in ("agent_settled", "billed_traffic"):
+            self._billed_stale = True
+        if kind in _REFRESH_EVENTS:  # a streaming delta changes no figure: the message joins at its end
             self.schedule()
 
     @property
@@ -319,6 +381,7 @@ class ContextFeed(QObject):
         elif decision.decision == "fail-closed":
             self._elided = 0  # the unmodified transcript is sent
         self.decisionAdded.emit(decision)
+        self._series_stale = True  # the ghost changes
         self.schedule()
 
     async def preflight(self, resources: LoadedResources) -> dict[str, Any] | None:
@@ -353,12 +416,19 @@ class ContextFeed(QObject):
         model = session.model
         names = session.tool_names()
         tools = [ToolSpec(s.name, s.description, s.parameters) for s in session.registry.specs(names)]
-        return Snapshot(session.messages, self.snapshot_parts(), tools, model, self.telemetry_dir)
+        return Snapshot(
+            session.messages, self.snapshot_parts(), tools, model, self.telemetry_dir, self._billed_stale
+        )
 
     def _start_refresh(self) -> None:
         if self.session is None or self._job is not None:
             return
         snapshot = self._snapshot()
+        key = _change_key(snapshot)
+        if key == self._applied_key and not self._billed_stale and not self._series_stale:
+            return  # nothing the views show has changed since the last refresh
+        self._pending_key = key
+        self._billed_stale = self._series_stale = False  # captured in the snapshot; events set them again
         loop = asyncio.get_event_loop()
         self._job = loop.run_in_executor(None, self._compute, snapshot)
         self._job.add_done_callback(lambda job: self._finished(job, snapshot))
@@ -381,7 +451,9 @@ class ContextFeed(QObject):
             and not _compacted_since(snapshot.messages, last)
         ):
             exact = int(estimate.tokens)
-        today_tokens, today_cost = today_billed(snapshot.telemetry_dir)
+        if snapshot.billed_stale:  # today's files change only when a call is billed
+            self._today = self._today_reader.read(snapshot.telemetry_dir)
+        today_tokens, today_cost = self._today
         window = snapshot.model.context_window if snapshot.model is not None else 0
         occupancy, billed = samples_from_usages(reply_usages(snapshot.messages), window)
         return Figures(
@@ -403,6 +475,7 @@ class ContextFeed(QObject):
         error = job.exception()
         if error is not None:
             log.warning("context figures could not be computed: %s", error)
+            self._billed_stale = self._series_stale = True
         elif self.session is not None:
             self._apply(job.result(), snapshot)
         if self._again:
@@ -433,6 +506,7 @@ class ContextFeed(QObject):
             today_cost=figures.today_cost,
             session_detail=detail,
         )
+        self._applied_key = self._pending_key
         self.refresh_count += 1
         self.readingChanged.emit(self.reading)
         self.billedChanged.emit(self.billed)
