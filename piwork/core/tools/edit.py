@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 from typing import Any, ClassVar
 
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
@@ -15,10 +16,12 @@ from piwork.core.tools.edit_match import (
     normalize_to_lf,
     restore_line_endings,
 )
+from piwork.core.tools.file_kinds import open_regular_for_reading, refuse_special
 from piwork.core.tools.fs_errors import describe_os_error, error_code
 from piwork.core.tools.mutation import PathLocks, abort_checkpoint, finish_then_abort, write_atomic
 from piwork.core.tools.paths import resolve_to_cwd
 from piwork.core.tools.protected_paths import refuse_protected
+from piwork.core.truncate import format_size
 
 _EDIT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -42,23 +45,37 @@ def _is_single_edit(value: Any) -> bool:
     )
 
 
+MAX_EDIT_BYTES = 64 * 1024 * 1024
+"""Larger files are refused: edit holds several copies of the text while matching."""
+
+
 def _check_access(absolute: str, path: str) -> None:
     try:
-        os.stat(absolute)
+        info = os.stat(absolute)
         if not os.access(absolute, os.R_OK | os.W_OK):
             raise PermissionError(13, "Permission denied", absolute)
     except OSError as err:
         raise ToolError(f"Could not edit file: {path}. Error code: {error_code(err)}.") from None
+    refuse_special(info.st_mode, "edit", path)
+    if stat.S_ISREG(info.st_mode) and info.st_size > MAX_EDIT_BYTES:
+        raise ToolError(
+            f"Cannot edit {path}: it is {format_size(info.st_size)}, more than the "
+            f"{format_size(MAX_EDIT_BYTES)} edit limit. Use bash (for example sed -i) to change a file this large."
+        )
 
 
-def _read(absolute: str) -> str:
+def _read(absolute: str, path: str) -> str:
+    fd = open_regular_for_reading(absolute, "edit", path)
     try:
-        with open(absolute, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except IsADirectoryError as err:
-        raise ToolError(describe_os_error(err, "read")) from None
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(MAX_EDIT_BYTES + 1)
     except OSError as err:
-        raise ToolError(describe_os_error(err, "open", absolute)) from None
+        raise ToolError(describe_os_error(err, "read", absolute)) from None
+    if len(data) > MAX_EDIT_BYTES:  # it grew since it was checked
+        raise ToolError(
+            f"Cannot edit {path}: it is larger than the {format_size(MAX_EDIT_BYTES)} edit limit."
+        )
+    return data.decode("utf-8", "replace")
 
 
 class EditTool(Tool):
@@ -128,7 +145,7 @@ class EditTool(Tool):
         async with self.locks.hold(absolute):
             await abort_checkpoint()
             _check_access(absolute, path)
-            raw = await finish_then_abort(asyncio.to_thread(_read, absolute))
+            raw = await finish_then_abort(asyncio.to_thread(_read, absolute, path))
             bom = "\ufeff" if raw.startswith("\ufeff") else ""
             text = raw[len(bom) :]
             ending = detect_line_ending(text)

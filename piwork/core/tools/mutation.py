@@ -1,9 +1,10 @@
-"""Serialising file mutations per real path, and writing files atomically."""
+"""Serialising file mutations per real path; writing into a file in place, or atomically."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -43,6 +44,71 @@ class PathLocks:
             if self._users[key] == 0:
                 del self._users[key]
                 del self._locks[key]
+
+
+class NoReader(OSError):
+    """A FIFO was to be written while no process has it open for reading."""
+
+
+def write_into(path: str, data: bytes) -> bool:
+    """Write ``data`` into the file at ``path``, following symlinks; returns whether it was created.
+
+    The file that is there is written in place (as Pi does), so a device, a FIFO or a symlink's target
+    keeps its inode, hard links keep sharing the content and a read-only file is a permission error.
+    For a regular file the space is reserved before the first byte changes, so a full disk leaves
+    the old content whole; a file this call created is removed again when the write fails. A FIFO
+    without a reader fails at once instead of waiting for one.
+    """
+    created = False
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        created = True
+    except OSError as err:
+        if err.errno == errno.ENXIO:
+            raise NoReader(errno.ENXIO, "no process reads from the FIFO", path) from None
+        raise
+    try:
+        info = os.fstat(fd)
+        os.set_blocking(fd, True)
+        if stat.S_ISREG(info.st_mode):
+            _reserve(fd, len(data), info.st_size)
+            _write_all(fd, data, positioned=True)
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+        else:
+            _write_all(fd, data, positioned=False)
+    except BaseException:
+        os.close(fd)
+        if created:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        raise
+    os.close(fd)
+    return created
+
+
+def _reserve(fd: int, size: int, current: int) -> None:
+    """Allocate ``size`` bytes before writing, so running out of space changes nothing."""
+    if size <= current:
+        return
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as err:
+        if err.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            return  # the file system cannot reserve: write and see
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, current)
+        raise
+
+
+def _write_all(fd: int, data: bytes, positioned: bool) -> None:
+    view = memoryview(data)
+    done = 0
+    while done < len(view):
+        written = os.pwrite(fd, view[done:], done) if positioned else os.write(fd, view[done:])
+        done += written
 
 
 def write_atomic(path: str, data: bytes) -> bool:

@@ -6,11 +6,13 @@ import asyncio
 import base64
 import os
 import shlex
+import threading
 from typing import Any, ClassVar
 
 from piwork.core.context.index import index_read_answer
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
 from piwork.core.tools.bmp import bmp_to_png
+from piwork.core.tools.file_kinds import open_regular_for_reading
 from piwork.core.tools.fs_errors import describe_os_error
 from piwork.core.tools.images import (
     MAX_BASE64_BYTES,
@@ -20,11 +22,13 @@ from piwork.core.tools.images import (
     detect_image_mime,
     image_size,
 )
+from piwork.core.tools.line_window import LineWindow, scan_lines
 from piwork.core.tools.paths import resolve_read_path
 from piwork.core.tools.protected_paths import is_context_index
-from piwork.core.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size, truncate_head
+from piwork.core.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 BINARY_SNIFF_BYTES = 8192
+MAX_IMAGE_FILE_BYTES = 64 * 1024 * 1024  # a BMP this large cannot become an inline PNG anyway
 NO_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
 TOO_LARGE_NOTE = "[Image omitted: could not be resized below the inline image size limit.]"
 UNSUPPORTED_NOTE = "[Image omitted: could not be converted to a supported inline image format.]"
@@ -40,21 +44,8 @@ def _check_count(name: str, value: Any, minimum: int) -> int | None:
     return int(value)
 
 
-def _read_file(path: str) -> bytes:
-    if not os.access(path, os.R_OK):
-        # access() reports the real reason (missing, permission) like a read would.
-        try:
-            with open(path, "rb"):
-                pass
-        except OSError as err:
-            raise ToolError(describe_os_error(err, "access", path)) from None
-    try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except IsADirectoryError as err:
-        raise ToolError(describe_os_error(err, "read")) from None
-    except OSError as err:
-        raise ToolError(describe_os_error(err, "open", path)) from None
+def _read_at_most(fd: int, count: int) -> bytes:
+    return os.pread(fd, count, 0)
 
 
 class ReadTool(Tool):
@@ -80,28 +71,53 @@ class ReadTool(Tool):
     async def execute(
         self, call_id: str, args: dict[str, Any], ctx: ToolContext, on_update: UpdateCallback | None = None
     ) -> ToolResult:
+        stop = threading.Event()  # the scan runs in a thread: tell it to end when the call is aborted
         try:
-            return await asyncio.to_thread(self._read, args, ctx)
+            return await asyncio.to_thread(self._read, args, ctx, stop)
         except asyncio.CancelledError:
+            stop.set()
             raise ToolError("Operation aborted", aborted=True) from None
 
-    def _read(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def _read(self, args: dict[str, Any], ctx: ToolContext, stop: threading.Event) -> ToolResult:
         path: str = args["path"]
         offset = _check_count("offset", args.get("offset"), 0)
         limit = _check_count("limit", args.get("limit"), 1)
         absolute = resolve_read_path(path, ctx.cwd)
         if is_context_index(absolute, ctx.cwd):
             return ToolResult.text(index_read_answer(ctx.cwd), {"contextIndex": True})
-        data = _read_file(absolute)
-        mime = detect_image_mime(data[:SNIFF_BYTES])
+        fd = open_regular_for_reading(absolute, "read", path, syscall="access")
+        try:
+            return self._read_open(fd, path, offset, limit, ctx, stop)
+        except OSError as err:
+            raise ToolError(describe_os_error(err, "read", absolute)) from None
+        finally:
+            os.close(fd)
+
+    def _read_open(
+        self,
+        fd: int,
+        path: str,
+        offset: int | None,
+        limit: int | None,
+        ctx: ToolContext,
+        stop: threading.Event,
+    ) -> ToolResult:
+        head = _read_at_most(fd, max(SNIFF_BYTES, BINARY_SNIFF_BYTES))
+        mime = detect_image_mime(head[:SNIFF_BYTES])
         if mime is not None:
-            return self._image(data, mime, ctx)
-        if b"\0" in data[:BINARY_SNIFF_BYTES]:
+            size = os.fstat(fd).st_size
+            if size > MAX_IMAGE_FILE_BYTES or (mime != "image/bmp" and base64_size(size) >= MAX_BASE64_BYTES):
+                note = "" if ctx.model_supports_images else f"\n{NO_VISION_NOTE}"
+                return ToolResult.text(f"Read image file [{mime}]\n{TOO_LARGE_NOTE}{note}")
+            return self._image(_read_at_most(fd, size), mime, ctx)
+        if b"\0" in head[:BINARY_SNIFF_BYTES]:
             raise ToolError(
                 f"Cannot read {path}: it is a binary file, not text or a supported image "
                 "(jpg, png, gif, webp). Use bash (for example `file` or `xxd | head`) to inspect it."
             )
-        return self._text(data.decode("utf-8", "replace"), path, offset, limit)
+        start = max(0, offset - 1) if offset else 0
+        window = scan_lines(fd, start, limit, stop)
+        return self._text(window, path, offset, limit)
 
     def _image(self, data: bytes, mime: str, ctx: ToolContext) -> ToolResult:
         note = "" if ctx.model_supports_images else f"\n{NO_VISION_NOTE}"
@@ -130,17 +146,16 @@ class ReadTool(Tool):
             ]
         )
 
-    def _text(self, text: str, path: str, offset: int | None, limit: int | None) -> ToolResult:
-        lines = text.split("\n")
-        total = len(lines)  # a trailing newline counts as one more (empty) line, as Pi counts
+    def _text(self, window: LineWindow, path: str, offset: int | None, limit: int | None) -> ToolResult:
+        total = window.total_file_lines  # a trailing newline counts as one more (empty) line, as Pi counts
         start = max(0, offset - 1) if offset else 0
         if start >= total:
             raise ToolError(f"Offset {offset} is beyond end of file ({total} lines total)")
         end = min(start + limit, total) if limit is not None else total
-        truncation = truncate_head("\n".join(lines[start:end]))
+        truncation = window.truncation
         first = start + 1
         if truncation.first_line_exceeds_limit:
-            size = format_size(len(lines[start].encode("utf-8")))
+            size = format_size(window.first_line_bytes)
             quoted = shlex.quote(path)
             message = (
                 f"[Line {first} is {size}, exceeds {format_size(DEFAULT_MAX_BYTES)} limit. "

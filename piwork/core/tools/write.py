@@ -1,4 +1,4 @@
-"""The ``write`` tool: create or replace a file (parents created, written atomically)."""
+"""The ``write`` tool: create a file or write into the one that is there (parents created)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
 from piwork.core.tools.fs_errors import describe_os_error
-from piwork.core.tools.mutation import PathLocks, abort_checkpoint, finish_then_abort, write_atomic
+from piwork.core.tools.mutation import NoReader, PathLocks, abort_checkpoint, finish_then_abort, write_into
 from piwork.core.tools.paths import resolve_to_cwd
 from piwork.core.tools.protected_paths import refuse_protected
 
@@ -53,7 +53,9 @@ class WriteTool(Tool):
                 raise ToolError(describe_os_error(err, "mkdir", err.filename or absolute)) from None
             await abort_checkpoint()
             try:
-                created = await finish_then_abort(asyncio.to_thread(write_atomic, absolute, data))
+                created = await finish_then_abort(asyncio.to_thread(write_into, absolute, data))
+            except NoReader:
+                raise ToolError(f"ENXIO: no process reads from the FIFO, open '{absolute}'") from None
             except OSError as err:
                 raise ToolError(describe_os_error(err, "open", absolute)) from None
             await abort_checkpoint()
