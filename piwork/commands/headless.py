@@ -30,6 +30,8 @@ from piwork.core.llm.types import THINKING_LEVELS, ThinkingLevel
 from piwork.core.paths import agent_dir as default_agent_dir
 
 STDIN = "-"
+ABORT_GRACE_SECONDS = 5.0
+"""After SIGINT/SIGTERM, how long the abort may take before the process ends regardless."""
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 NO_MODEL_HINT = (
     " Pass --model PROVIDER/ID and give its API key in the environment (for example ANTHROPIC_API_KEY)"
@@ -138,6 +140,11 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
 
     def interrupt(code: int) -> None:
         interrupted.append(code)
+        if len(interrupted) > 1:  # asked again: stop now
+            _exit_now(code, err)
+        # A step stuck in a system call (a write into a pipe nobody reads) cannot be cancelled:
+        # if the abort has not ended the run in time, the process ends anyway.
+        loop.call_later(ABORT_GRACE_SECONDS, _exit_now, code, err)
         task = loop.create_task(session.abort())
         aborting.add(task)
         task.add_done_callback(aborting.discard)
@@ -182,6 +189,15 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
             print(f"piwork: {save_failures[0]}", file=err)
         return 1
     return _finish(runtime, mode, out, err)
+
+
+def _exit_now(code: int, err: TextIO) -> None:
+    """End the process without waiting for worker threads (entries already written stay written)."""
+    with contextlib.suppress(Exception):
+        print("piwork: interrupted (a running step did not stop; exiting without it)", file=err)
+        err.flush()
+        sys.stdout.flush()
+    os._exit(code)
 
 
 def _failed(runtime: AgentRuntime) -> bool:
