@@ -98,7 +98,7 @@ class BudgetMeter(QWidget):
         r = self.reading
         if r.window <= 0:
             return "No model selected"
-        lines = [f"Context: {r.label()}"]
+        lines = [f"Context: {r.label()} ({r.percent_text()})"]
         lines += [f"  {SEGMENT_TITLES[k]}: {compact_tokens(v)}" for k, v in r.segments.items()]
         if r.elided:
             lines.append(f"  elided by the governor: {compact_tokens(r.elided)}")

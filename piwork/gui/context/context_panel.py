@@ -142,12 +142,16 @@ class ContextPanel(QWidget):
 
     # ---- content --------------------------------------------------------------------------------
 
-    def set_xray(self, xray: Xray, message_parts_index: list[int] | None) -> None:
+    def set_xray(
+        self, xray: Xray, message_parts_index: list[int] | None, elided: frozenset[int] = frozenset()
+    ) -> None:
         selected = self.xray_view.currentIndex()
         target = selected.data(TargetRole) if selected.isValid() else None
-        self.xray_model.set_xray(xray, message_parts_index)
+        self.xray_model.set_xray(xray, message_parts_index, elided)
+        stubs = f", {len(elided)} elided by the governor" if elided else ""
         self.xray_summary.setText(
-            f"Next request: {xray.total:,} tokens in {len(xray.parts)} parts (≈ {xray.tokenizer.removeprefix('≈').strip()})"
+            f"Next request: {xray.total:,} tokens in {len(xray.parts)} parts{stubs}"
+            f" (≈ {xray.tokenizer.removeprefix('≈').strip()})"
         )
         if target is not None:  # keep the selection on the same source across refreshes
             position = self.xray_model.position_of(lambda row: row.target == target)

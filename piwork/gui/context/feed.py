@@ -57,6 +57,32 @@ _REFRESH_EVENTS = frozenset(
 )
 
 
+def working_set(
+    transcript: list[dict[str, Any]], sent: list[dict[str, Any]] | None
+) -> tuple[list[dict[str, Any]], frozenset[int]]:
+    """The next request's messages: the transcript with the governor's elided copies from the last call
+    (a projection replaces a tool result's content, never the list's shape), and which ones are elided.
+    Messages after the last call are as in the transcript; a transcript that no longer lines up with the
+    last call (a compaction, another branch) is taken as it is."""
+    if not sent:
+        return transcript, frozenset()
+    working = list(transcript)
+    elided: set[int] = set()
+    for i, message in enumerate(sent[: len(transcript)]):
+        original = transcript[i]
+        if message is original:
+            continue
+        if (
+            message.get("role") != "toolResult"
+            or original.get("role") != "toolResult"
+            or message.get("toolCallId") != original.get("toolCallId")
+        ):
+            return transcript, frozenset()
+        working[i] = message
+        elided.add(i)
+    return working, frozenset(elided)
+
+
 def message_part_indices(messages: Sequence[Mapping[str, Any]]) -> list[int]:
     """For each message part of an X-ray over ``messages`` (in order), the index of its message."""
     out = []
@@ -79,6 +105,7 @@ class Snapshot:
     model: Model | None
     telemetry_dir: Path | None
     billed_stale: bool = True  # read today's telemetry files again
+    sent: list[dict[str, Any]] | None = None  # the working set of the last call, after the governor
 
 
 @dataclass(frozen=True)
@@ -87,6 +114,7 @@ class Figures:
 
     xray: Xray
     message_parts: list[int]
+    elided_messages: frozenset[int]
     exact_tokens: int | None  # the provider's count when nothing was added since the last reply
     today_tokens: int = 0
     today_cost: float = 0.0
@@ -249,7 +277,7 @@ def samples_from_usages(
 class ContextFeed(QObject):
     readingChanged = Signal(object)  # MeterReading
     billedChanged = Signal(object)  # BilledFigures
-    xrayChanged = Signal(object, object)  # Xray, message part indices
+    xrayChanged = Signal(object, object, object)  # Xray, message part indices, elided message indices
     manifestChanged = Signal(object)  # Manifest | None
     decisionAdded = Signal(object)  # GovernorDecision
     seriesChanged = Signal(object, object, object)  # occupancy samples, billed samples, Marks | None
@@ -360,6 +388,7 @@ class ContextFeed(QObject):
             self.streaming = True
         elif kind == "agent_settled":
             self.streaming = False
+        if kind in ("agent_start", "agent_settled"):  # a task recorded before its prompt; layers at settle
             self.manifestChanged.emit(self._manifest())
         if kind in ("model_changed", "agent_settled"):
             self._update_marks()
@@ -416,8 +445,17 @@ class ContextFeed(QObject):
         model = session.model
         names = session.tool_names()
         tools = [ToolSpec(s.name, s.description, s.parameters) for s in session.registry.specs(names)]
+        governance = getattr(session, "governance", None)
+        outcome = getattr(governance, "last_outcome", None)
+        sent = list(outcome.messages) if outcome is not None else None
         return Snapshot(
-            session.messages, self.snapshot_parts(), tools, model, self.telemetry_dir, self._billed_stale
+            session.messages,
+            self.snapshot_parts(),
+            tools,
+            model,
+            self.telemetry_dir,
+            self._billed_stale,
+            sent,
         )
 
     def _start_refresh(self) -> None:
@@ -441,7 +479,8 @@ class ContextFeed(QObject):
         estimator = self._estimators.get(counter.info.label)
         if estimator is None:
             estimator = self._estimators[counter.info.label] = TokenEstimator(counter)
-        request = xray(snapshot.prompt_parts, snapshot.tools, snapshot.messages, estimator)
+        working, elided = working_set(snapshot.messages, snapshot.sent)
+        request = xray(snapshot.prompt_parts, snapshot.tools, working, estimator)
         estimate = estimate_context_tokens(snapshot.messages)
         exact = None
         last = estimate.last_usage_index
@@ -459,6 +498,7 @@ class ContextFeed(QObject):
         return Figures(
             request,
             message_part_indices(snapshot.messages),
+            elided,
             exact,
             today_tokens,
             today_cost,
@@ -510,7 +550,7 @@ class ContextFeed(QObject):
         self.refresh_count += 1
         self.readingChanged.emit(self.reading)
         self.billedChanged.emit(self.billed)
-        self.xrayChanged.emit(request, figures.message_parts)
+        self.xrayChanged.emit(request, figures.message_parts, figures.elided_messages)
         if self._history is None:  # replies before this window followed the session: from the transcript
             self._history = (figures.occupancy, figures.billed)
         occupancy = self._history[0] + self.occupancy_samples

@@ -65,7 +65,8 @@ class MeterPopover(QFrame):
 
     def show_figures(self, reading: MeterReading, billed: BilledFigures) -> None:
         self.meter.set_reading(reading)
-        self.headline.setText(f"<b>{reading.label()}</b>")
+        percent = reading.percent_text()
+        self.headline.setText(f"<b>{reading.label()}</b>" + (f" — {percent}" if percent else ""))
         while self.segments_box.count():
             item = self.segments_box.takeAt(0)
             widget = item.widget() if item is not None else None

@@ -90,7 +90,7 @@ class BilledFigures:
     def text(self) -> str:
         return (
             f"billed {compact_tokens(self.session_tokens)} tok · {format_cost(self.session_cost)}"
-            f"  (today {compact_tokens(self.today_tokens)} · {format_cost(self.today_cost)})"
+            f" · today {format_cost(self.today_cost)}"
         )
 
 
@@ -146,11 +146,12 @@ class MeterReading:
             return "context: —"
         if self.occupancy is None:
             return f"context — / {compact_tokens(self.window)}"
-        percent = 100.0 * self.occupancy / self.window
-        return (
-            f"context {compact_tokens(self.occupancy)} / {compact_tokens(self.window)} ({percent:.0f}%)"
-            f" · {self.source_label}"
-        )
+        return f"context {compact_tokens(self.occupancy)} / {compact_tokens(self.window)} · {self.source_label}"
+
+    def percent_text(self) -> str:
+        if self.window <= 0 or self.occupancy is None:
+            return ""
+        return f"{100.0 * self.occupancy / self.window:.0f}% of the window"
 
     def scaled_segments(self) -> list[tuple[str, float]]:
         """Segments scaled so they fill exactly ``shown_tokens`` (the estimate split, the exact length)."""

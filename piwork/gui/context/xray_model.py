@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
 
 from piwork.core.context.xray import Xray, XrayPart
 from piwork.gui.context.reading import compact_tokens
@@ -50,6 +51,7 @@ class JumpTarget:
 class XrayRow:
     part: XrayPart
     target: JumpTarget | None
+    elided: bool = False  # the governor sends a stub in place of this tool result
 
 
 _MESSAGE_KINDS = frozenset(
@@ -57,8 +59,11 @@ _MESSAGE_KINDS = frozenset(
 )
 
 
-def rows_for(xray: Xray, message_parts_index: list[int] | None) -> list[XrayRow]:
-    """Rows with jump targets; ``message_parts_index[i]`` is the message index of the i-th message part."""
+def rows_for(
+    xray: Xray, message_parts_index: list[int] | None, elided: frozenset[int] = frozenset()
+) -> list[XrayRow]:
+    """Rows with jump targets; ``message_parts_index[i]`` is the message index of the i-th message part;
+    ``elided`` holds the indices of messages the governor replaced with a stub."""
     rows: list[XrayRow] = []
     seen_messages = 0
     for part in xray.parts:
@@ -70,6 +75,9 @@ def rows_for(xray: Xray, message_parts_index: list[int] | None) -> list[XrayRow]
             seen_messages += 1
             call_id = part.ref if part.kind == "tool_result" else None
             target = JumpTarget("message", index, call_id)
+            if index is not None and index in elided:
+                rows.append(XrayRow(part, target, elided=True))
+                continue
         elif part.kind == "context_file":
             target = JumpTarget("resource", path=part.ref)
         elif part.kind == "skills":
@@ -88,9 +96,11 @@ class XrayModel(QAbstractTableModel):
         self.total = 0
         self.tokenizer = ""
 
-    def set_xray(self, xray: Xray, message_parts_index: list[int] | None = None) -> None:
+    def set_xray(
+        self, xray: Xray, message_parts_index: list[int] | None = None, elided: frozenset[int] = frozenset()
+    ) -> None:
         self.beginResetModel()
-        self._rows = rows_for(xray, message_parts_index)
+        self._rows = rows_for(xray, message_parts_index, elided)
         self._order = sorted(range(len(self._rows)), key=lambda i: (-self._rows[i].part.tokens, i))
         self.total = xray.total
         self.tokenizer = xray.tokenizer
@@ -144,7 +154,7 @@ class XrayModel(QAbstractTableModel):
             if column == 0:
                 return part.label
             if column == 1:
-                return KIND_TITLES.get(part.kind, part.kind)
+                return KIND_TITLES.get(part.kind, part.kind) + (" (elided)" if row.elided else "")
             if column == 2:
                 return f"{part.tokens:,}"
             if column == 3:
@@ -152,10 +162,13 @@ class XrayModel(QAbstractTableModel):
             return None
         if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole and row.elided:
+            return QColor("#8a8a92")
         if role == Qt.ItemDataRole.ToolTipRole:
             where = {"message": "the chat and tree", "resource": "the Resources panel", "tool": "tool list"}
             hint = f" — double-click to show it in {where[row.target.kind]}" if row.target else ""
-            return f"{part.label}: {compact_tokens(part.tokens)} tokens{hint}"
+            stub = " (a stub elided by the governor; the transcript keeps the original)" if row.elided else ""
+            return f"{part.label}: {compact_tokens(part.tokens)} tokens{stub}{hint}"
         if role == TargetRole:
             return row.target
         if role == TokensRole:

@@ -45,11 +45,11 @@ def _close(a: QColor, b: QColor) -> bool:
     ("window", "expected", "label"),
     [
         # W = 32K: ceiling = W - 16,384; pressure = min(160K, 0.8 W, ceiling) = ceiling; no pricing step
-        (32_000, (15_616, 15_616, 15_616, None), "context 10k / 32k (31%) · exact"),
+        (32_000, (15_616, 15_616, 15_616, None), "context 10k / 32k · exact"),
         # W = 200K: pressure at 160K, the ceiling meets the compaction threshold
-        (200_000, (160_000, 183_616, 183_616, None), "context 10k / 200k (5%) · exact"),
+        (200_000, (160_000, 183_616, 183_616, None), "context 10k / 200k · exact"),
         # W = 1M: the seed's marks as they are, pricing zone from 272K
-        (1_000_000, (160_000, 240_000, 983_616, 272_000), "context 10k / 1M (1%) · exact"),
+        (1_000_000, (160_000, 240_000, 983_616, 272_000), "context 10k / 1M · exact"),
     ],
 )
 def test_marks_sit_at_their_share_of_the_window(
@@ -103,7 +103,7 @@ def test_segments_fill_the_occupancy_and_the_ghost_follows(qtbot: QtBot) -> None
         assert _close(image.pixelColor(int((start + end) / 2), y), segment_color(key, palette)), key
     ghost = image.pixelColor(int((spans[4][1] + spans[4][2]) / 2), y)
     assert not _close(ghost, segment_color("messages", palette))  # pale: a ghost, not part of the set
-    assert reading.label() == "context 120k / 200k (60%) · ≈ o200k_base"
+    assert reading.label() == "context 120k / 200k · ≈ o200k_base"
     assert reading.zone == "ok"
 
 
@@ -134,8 +134,8 @@ def test_footer_shows_billed_beside_the_meter_and_a_popover(qtbot: QtBot) -> Non
         MeterReading(200_000, marks, Segments(3000, 2000, 0, 40_000), 45_000, True, "o200k_base")
     )
     footer.set_billed(BilledFigures(1_234_567, 3.2, 2_000_000, 5.5, {"input": 1_000_000, "output": 234_567}))
-    assert footer.context_label.text() == "context 45k / 200k (22%) · exact"
-    assert footer.cost_label.text() == "billed 1.23M tok · $3.20  (today 2M · $5.50)"
+    assert footer.context_label.text() == "context 45k / 200k · exact"
+    assert footer.cost_label.text() == "billed 1.23M tok · $3.20 · today $5.50"
     assert footer.meter.reading.occupancy == 45_000  # billed figures never reach the bar
     popover = footer.show_popover()
     qtbot.waitUntil(popover.isVisible)

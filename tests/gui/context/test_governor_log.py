@@ -133,3 +133,34 @@ def test_today_counts_each_call_once(tmp_path: Path) -> None:
     tokens, cost = today_billed(tmp_path)
     assert tokens == 2 * 1050  # s1 once (its series row), s2's call of today; occupancy never counted
     assert cost == 0.02
+
+
+def test_xray_shows_the_working_set_with_the_elided_stubs(qtbot: QtBot) -> None:
+    from piwork.core.context.estimate import TokenEstimator
+    from piwork.core.context.xray import xray
+    from piwork.gui.context.feed import message_part_indices, working_set
+
+    transcript = tool_heavy_transcript()
+    outcome = Governor().decide(transcript, RequestShape(MODEL, "You are a coding agent."))
+    assert outcome.decision is not None and outcome.decision.decision == "projected"
+    later = {"role": "user", "content": [{"type": "text", "text": "and now?"}], "timestamp": 5000}
+    messages = [*transcript, later]  # the next request: the last call's working set, then what came since
+    working, elided = working_set(messages, outcome.messages)
+    ids = {item.tool_call_id for item in outcome.decision.elided}
+    assert {messages[i]["toolCallId"] for i in elided} == ids
+    assert working[-1] is later and all(
+        working[i] is messages[i] for i in range(len(messages)) if i not in elided
+    )
+    request = xray("You are a coding agent.", [], working, TokenEstimator())
+    assert request.total == outcome.sent_tokens + TokenEstimator().message(later)
+    panel = ContextPanel()
+    qtbot.addWidget(panel)
+    panel.set_xray(request, message_part_indices(messages), elided)
+    model = panel.xray_model
+    stubs = [model.row_at(i) for i in range(model.rowCount()) if model.row_at(i).elided]  # type: ignore[union-attr]
+    assert {row.part.ref for row in stubs} == ids
+    position = model.position_of(lambda row: row.elided)
+    assert model.index(position, 1).data() == "tool result (elided)"
+    assert f"{len(ids)} elided by the governor" in panel.xray_summary.text()
+    # a transcript that no longer lines up with the last call (here: another branch) is taken as it is
+    assert working_set(messages[:3] + messages[5:], outcome.messages)[1] == frozenset()
