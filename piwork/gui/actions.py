@@ -92,4 +92,20 @@ EDITOR_KEYS: tuple[tuple[str, str], ...] = (
     ("Ctrl+C", "Copy the selected chat rows"),
 )
 
+# Keys of the panels, while the panel has the focus: (panel, keys, what).
+PANEL_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("Session Tree", "Enter", "Go to the selected entry (a message goes back into the editor)"),
+    ("Session Tree", "Ctrl+L", "Label the selected entry"),
+    ("Session Tree", "Ctrl+Shift+L", "Remove the selected entry's label"),
+    ("Session Tree", "Menu key", "Branch tools for the selected entry: summarise, fork, clone, compare"),
+    ("Session Tree", "Up / Down, Left / Right", "Move between entries; fold and unfold branches"),
+    ("Tool Output Logs", "Ctrl+F", "Search the full output"),
+    ("Tool Output Logs", "Enter / Shift+Enter", "Next / previous match (in the search field)"),
+    ("Tool Output Logs", "F3", "Next match"),
+    ("Tool Output Logs", "Shift+F3", "Previous match"),
+    ("Tool Output Logs", "Ctrl+C", "Copy the selected lines"),
+    ("Dialogs", "Tab / Shift+Tab", "Move between controls; Space or Enter presses the focused button"),
+    ("Dialogs", "Esc", "Close the dialog without changing anything"),
+)
+
 MENUS = ("File", "View", "Session", "Project", "Help")

@@ -10,10 +10,11 @@ import platform
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, Signal, qVersion
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QMessageBox, QScrollArea, QWidget
 
 from piwork import __version__
+from piwork.gui.accessibility import name_unnamed_controls
 from piwork.gui.actions import ACTIONS, MENUS
 from piwork.gui.assets import resource_path
 from piwork.gui.chat.chat_panel import ChatPanel
@@ -241,6 +242,11 @@ class MainWindow(QMainWindow):
         self.ui_state.setValue(GEOMETRY_KEY, self.saveGeometry())
         self.ui_state.setValue(STATE_KEY, self.saveState(STATE_VERSION))
         self.ui_state.sync()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        # Panels name their controls; whatever a panel left unnamed is named after its placeholder, tab or dock.
+        name_unnamed_controls(self)
+        super().showEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()

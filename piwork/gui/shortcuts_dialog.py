@@ -13,17 +13,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.gui.actions import ACTIONS, EDITOR_KEYS
+from piwork.gui.actions import ACTIONS, EDITOR_KEYS, PANEL_KEYS
 
 
 def shortcut_rows() -> list[tuple[str, str, str]]:
-    """(where, action, keys) for every action with a shortcut, then the editor keys."""
+    """(where, action, keys) for every action with a shortcut, then the editor's and the panels' keys."""
     rows = []
     for spec in ACTIONS:
         if spec.shortcut:
             keys = QKeySequence(spec.shortcut).toString(QKeySequence.SequenceFormat.NativeText)
             rows.append((spec.menu, spec.text.replace("&", "").rstrip("…"), keys))
     rows += [("Chat", what, keys) for keys, what in EDITOR_KEYS]
+    rows += [(panel, what, keys) for panel, keys, what in PANEL_KEYS]
     return rows
 
 
@@ -35,6 +36,7 @@ class ShortcutsDialog(QDialog):
         self.setWindowTitle("Keyboard Shortcuts")
         rows = shortcut_rows() + (extra or [])
         table = QTableWidget(len(rows), 3, self)
+        table.setAccessibleName("Keyboard shortcuts")
         table.setObjectName("shortcutsTable")
         table.setHorizontalHeaderLabels(["Where", "Action", "Keys"])
         for r, (where, what, keys) in enumerate(rows):

@@ -30,6 +30,7 @@ from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry, default_model
 from piwork.core.llm.thinking import DEFAULT_THINKING_LEVEL, resolve_level
 from piwork.core.llm.tokens import TokenCounter
+from piwork.core.llm.transport import is_loopback
 from piwork.core.llm.types import OPENAI_COMPLETIONS, THINKING_LEVELS, Model, StreamOptions, ThinkingLevel
 from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
 from piwork.core.resources.prompts import expand_prompt_template
@@ -300,9 +301,10 @@ def _choose_model(
     if model is None:
         default_provider = settings.get("defaultProvider")
         default_id = settings.get("defaultModel")
+        local = {m.provider for m in models.models if is_loopback(m.base_url)}  # servers here need no key
         model = default_model(
             models,
-            lambda p: credentials.has_credentials(p) or bool(options.api_key),
+            lambda p: credentials.has_credentials(p) or bool(options.api_key) or p in local,
             default_provider if isinstance(default_provider, str) else None,
             default_id if isinstance(default_id, str) else None,
         )

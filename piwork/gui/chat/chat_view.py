@@ -22,6 +22,10 @@ class ChatView(QListView):
     def __init__(self, model: ChatModel, theme: Theme | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("chatView")
+        self.setAccessibleName("Conversation")
+        self.setAccessibleDescription(
+            "Messages, replies, tool calls and notices; Ctrl+C copies the selected rows."
+        )
         self.setModel(model)
         self._chat_model = model
         self.chat_delegate = ChatDelegate(self, theme)

@@ -51,6 +51,10 @@ class Composer(QPlainTextEdit):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("composer")
+        self.setAccessibleName("Message")
+        self.setAccessibleDescription(
+            "Your message to the agent. Enter sends, Shift+Enter adds a line, / lists commands."
+        )
         self.setPlaceholderText("Message the agent — Enter sends, Shift+Enter adds a line, / for commands")
         self.setTabChangesFocus(True)
         # Asked before a message leaves the editor; False keeps the text where it is (e.g. no model yet).

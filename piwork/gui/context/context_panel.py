@@ -59,6 +59,7 @@ class ContextPanel(QWidget):
         # X-ray
         self.xray_model = XrayModel(self)
         self.xray_view = _table(self.xray_model)
+        self.xray_view.setAccessibleName("Context X-ray")
         self.xray_view.setObjectName("xrayView")
         metrics = self.xray_view.fontMetrics()  # fixed widths: a refresh never measures every row
         for column, sample in ((1, "compaction summary"), (2, "1,000,000"), (3, "100.0%")):
@@ -79,6 +80,7 @@ class ContextPanel(QWidget):
         # Manifest
         self.manifest_model = ManifestModel(self)
         self.manifest_view = _table(self.manifest_model)
+        self.manifest_view.setAccessibleName("Context manifest")
         self.manifest_view.setObjectName("manifestView")
         header = self.manifest_view.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
@@ -98,6 +100,7 @@ class ContextPanel(QWidget):
         # Governor log
         self.log_model = GovernorLogModel(self)
         self.log_view = QTreeView()
+        self.log_view.setAccessibleName("Governor log")
         self.log_view.setObjectName("governorLogView")
         self.log_view.setModel(self.log_model)
         self.log_view.setUniformRowHeights(True)

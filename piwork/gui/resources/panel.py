@@ -51,6 +51,10 @@ class ResourcePanel(QWidget):
         self.trust_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.model = ResourceRowsModel(self)
         self.view = QTreeView()
+        self.view.setAccessibleName("Resources")
+        self.view.setAccessibleDescription(
+            "What the model is told, in precedence order, and why each is or is not in effect."
+        )
         self.view.setModel(self.model)
         self.view.setUniformRowHeights(True)
         self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # a path's file name stays readable
@@ -60,6 +64,7 @@ class ResourcePanel(QWidget):
         self.reason_label = QLabel()
         self.reason_label.setWordWrap(True)
         self.preview = QPlainTextEdit(readOnly=True)
+        self.preview.setAccessibleName("Resource file preview")
         self.preview.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.preview.setPlaceholderText("Select a resource to preview its file.")
         details = QWidget()

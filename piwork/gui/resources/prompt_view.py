@@ -60,6 +60,7 @@ class SystemPromptView(QWidget):
         self._results.counted.connect(self._on_counted)
         self.summary = QLabel("No system prompt assembled yet.")
         self.table = QTableWidget(0, 3)
+        self.table.setAccessibleName("System prompt parts")
         self.table.setHorizontalHeaderLabels(["Part", "Tokens", "Characters"])
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -70,6 +71,7 @@ class SystemPromptView(QWidget):
         self.table.setMinimumHeight(row_height * (len(PART_TITLES) + 1) + 4)  # every part without scrolling
         self.table.setWordWrap(False)
         self.text = QPlainTextEdit(readOnly=True)
+        self.text.setAccessibleName("System prompt text")
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.table.currentCellChanged.connect(lambda row, *_a: self._show_part(row))
         splitter = QSplitter(Qt.Orientation.Vertical)  # the panel docks narrow: parts above, text below

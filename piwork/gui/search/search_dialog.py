@@ -47,11 +47,13 @@ class SearchDialog(QDialog):
         self.model = SearchResultsModel(self)
 
         self.query = QLineEdit(placeholderText="Words to find in messages, tool calls and tool output")
+        self.query.setAccessibleName("Words to find")
         self.query.setObjectName("searchQuery")
         self.query.setClearButtonEnabled(True)
         self.scope = QComboBox()
         self.scope.addItems(list(SCOPES))
         self.view = QTreeView()
+        self.view.setAccessibleName("Search results")
         self.view.setObjectName("searchResults")
         self.view.setHeaderHidden(True)
         self.view.setModel(self.model)

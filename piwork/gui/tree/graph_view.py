@@ -42,6 +42,10 @@ class BranchGraphView(QWidget):
         # A one-column table, not a list view: its header keeps 100k fixed-height rows as one size,
         # while a list view lays out every row again whenever a streamed entry is inserted.
         self.list = QTableView()
+        self.list.setAccessibleName("Branch graph")
+        self.list.setAccessibleDescription(
+            "Branches of the session as a graph; Enter goes to the selected entry."
+        )
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.list.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

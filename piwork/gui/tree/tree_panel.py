@@ -101,8 +101,11 @@ class SessionTreePanel(QWidget):
 
         self.filter_box = QComboBox()
         self.filter_box.addItems(list(FILTER_MODES))
+        self.filter_box.setAccessibleName("Show entries")
+        self.filter_box.setAccessibleDescription("Which entries the tree lists (all, or only some kinds)")
         self.filter_box.setCurrentText(normalize_mode(self._setting("treeFilterMode", "default")))
         self.search_field = QLineEdit(placeholderText="Search entries")
+        self.search_field.setAccessibleName("Search entries")
         self.search_field.setToolTip("Shows the entries that contain all the words typed")
         self._search_timer = QTimer(self, singleShot=True, interval=_SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._apply_search)
@@ -113,6 +116,10 @@ class SessionTreePanel(QWidget):
         top.addWidget(self.go_button)
 
         self.view = QTreeView()
+        self.view.setAccessibleName("Session tree outline")
+        self.view.setAccessibleDescription(
+            "Every entry of the session; Enter goes to the selected entry, Ctrl+L labels it."
+        )
         self.view.setHeaderHidden(True)
         self.view.setUniformRowHeights(True)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -120,6 +127,7 @@ class SessionTreePanel(QWidget):
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.setExpandsOnDoubleClick(False)
         self.detail = QPlainTextEdit(readOnly=True)
+        self.detail.setAccessibleName("Selected entry")
         self.detail.setPlaceholderText("Select an entry to read it in full.")
         self.status = QLabel()
         self.status.setWordWrap(True)
