@@ -1,8 +1,8 @@
-"""Recognising inline images by their first bytes, and reading their pixel size from the header.
+"""Recognising the images the read tool returns as images, by their first bytes.
 
-piwork does not resize images (no imaging library): an image that already fits the inline limits
-(2000×2000 px, base64 payload under 4.5 MiB) is sent as is, uncompressed BMPs are converted to PNG
-first, and larger images are reported as omitted.
+Only the signature is checked here (JPEG, non-animated PNG, GIF, WebP, a well-formed BMP header), the
+way Pi decides before reading the rest; decoding, conversion and fitting into the inline limits are
+in :mod:`piwork.core.tools.image_fit`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from __future__ import annotations
 import struct
 
 SNIFF_BYTES = 4100
-MAX_DIMENSION = 2000
-MAX_BASE64_BYTES = int(4.5 * 1024 * 1024)
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -86,61 +84,3 @@ def _is_bmp(data: bytes) -> bool:
     else:
         return False
     return planes == 1 and bits in (1, 4, 8, 16, 24, 32)
-
-
-def image_size(data: bytes, mime: str) -> tuple[int, int] | None:
-    """Width and height from the image header, or ``None`` when the header cannot be read."""
-    try:
-        if mime == "image/png":
-            return _u32be(data, 16), _u32be(data, 20)
-        if mime == "image/gif":
-            return _u16le(data, 6), _u16le(data, 8)
-        if mime == "image/jpeg":
-            return _jpeg_size(data)
-        if mime == "image/webp":
-            return _webp_size(data)
-    except (IndexError, struct.error):
-        return None
-    return None
-
-
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    offset = 2
-    while offset + 4 <= len(data):
-        if data[offset] != 0xFF:
-            offset += 1
-            continue
-        marker = data[offset + 1]
-        if marker == 0xFF:
-            offset += 1
-            continue
-        if marker in (0x01, 0xD8) or 0xD0 <= marker <= 0xD7:
-            offset += 2
-            continue
-        length = int(struct.unpack(">H", data[offset + 2 : offset + 4])[0])
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            height, width = struct.unpack(">HH", data[offset + 5 : offset + 9])
-            return int(width), int(height)
-        if length < 2:
-            return None
-        offset += 2 + length
-    return None
-
-
-def _webp_size(data: bytes) -> tuple[int, int] | None:
-    kind = data[12:16]
-    if kind == b"VP8 " and data[23:26] == b"\x9d\x01\x2a":
-        width, height = struct.unpack("<HH", data[26:30])
-        return int(width) & 0x3FFF, int(height) & 0x3FFF
-    if kind == b"VP8L" and data[20] == 0x2F:
-        bits = int.from_bytes(data[21:25], "little")
-        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
-    if kind == b"VP8X":
-        width = int.from_bytes(data[24:27], "little") + 1
-        height = int.from_bytes(data[27:30], "little") + 1
-        return width, height
-    return None
-
-
-def base64_size(byte_count: int) -> int:
-    return -(-byte_count // 3) * 4

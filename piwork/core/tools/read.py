@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import os
 import shlex
 import threading
@@ -11,24 +10,17 @@ from typing import Any, ClassVar
 
 from piwork.core.context.index import index_read_answer
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
-from piwork.core.tools.bmp import bmp_to_png
 from piwork.core.tools.file_kinds import open_regular_for_reading
 from piwork.core.tools.fs_errors import describe_os_error
-from piwork.core.tools.images import (
-    MAX_BASE64_BYTES,
-    MAX_DIMENSION,
-    SNIFF_BYTES,
-    base64_size,
-    detect_image_mime,
-    image_size,
-)
+from piwork.core.tools.image_fit import INLINE_TYPES, ImageNotConvertible, fit_image
+from piwork.core.tools.images import SNIFF_BYTES, detect_image_mime
 from piwork.core.tools.line_window import LineWindow, scan_lines
 from piwork.core.tools.paths import resolve_read_path
 from piwork.core.tools.protected_paths import is_context_index
 from piwork.core.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 BINARY_SNIFF_BYTES = 8192
-MAX_IMAGE_FILE_BYTES = 64 * 1024 * 1024  # a BMP this large cannot become an inline PNG anyway
+MAX_IMAGE_FILE_BYTES = 64 * 1024 * 1024  # larger files are not decoded (memory), only reported
 NO_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
 TOO_LARGE_NOTE = "[Image omitted: could not be resized below the inline image size limit.]"
 UNSUPPORTED_NOTE = "[Image omitted: could not be converted to a supported inline image format.]"
@@ -106,7 +98,7 @@ class ReadTool(Tool):
         mime = detect_image_mime(head[:SNIFF_BYTES])
         if mime is not None:
             size = os.fstat(fd).st_size
-            if size > MAX_IMAGE_FILE_BYTES or (mime != "image/bmp" and base64_size(size) >= MAX_BASE64_BYTES):
+            if size > MAX_IMAGE_FILE_BYTES:
                 note = "" if ctx.model_supports_images else f"\n{NO_VISION_NOTE}"
                 return ToolResult.text(f"Read image file [{mime}]\n{TOO_LARGE_NOTE}{note}")
             return self._image(_read_at_most(fd, size), mime, ctx)
@@ -121,28 +113,19 @@ class ReadTool(Tool):
 
     def _image(self, data: bytes, mime: str, ctx: ToolContext) -> ToolResult:
         note = "" if ctx.model_supports_images else f"\n{NO_VISION_NOTE}"
-        hint = ""
-        detected = mime
-        if mime == "image/bmp":
-            converted = bmp_to_png(data)
-            if converted is None:
-                return ToolResult.text(f"Read image file [{mime}]\n{UNSUPPORTED_NOTE}{note}")
-            data, mime = converted, "image/png"
-            hint = f"\n[Image converted from {detected} to {mime}.]"
-        size = image_size(data, mime)
-        fits = (
-            size is not None
-            and size[0] <= MAX_DIMENSION
-            and size[1] <= MAX_DIMENSION
-            and base64_size(len(data)) < MAX_BASE64_BYTES
-        )
-        if not fits:
-            return ToolResult.text(f"Read image file [{detected}]\n{TOO_LARGE_NOTE}{note}")
-        encoded = base64.b64encode(data).decode("ascii")
+        try:
+            fitted = fit_image(data, mime)
+        except ImageNotConvertible:
+            # an inline type that does not decode cannot be fitted; another type cannot be converted
+            omitted = TOO_LARGE_NOTE if mime in INLINE_TYPES else UNSUPPORTED_NOTE
+            return ToolResult.text(f"Read image file [{mime}]\n{omitted}{note}")
+        if fitted is None:
+            return ToolResult.text(f"Read image file [{mime}]\n{TOO_LARGE_NOTE}{note}")
+        hints = "".join(f"\n{hint}" for hint in fitted.hints())
         return ToolResult(
             [
-                {"type": "text", "text": f"Read image file [{mime}]{hint}{note}"},
-                {"type": "image", "data": encoded, "mimeType": mime},
+                {"type": "text", "text": f"Read image file [{fitted.mime}]{hints}{note}"},
+                {"type": "image", "data": fitted.data, "mimeType": fitted.mime},
             ]
         )
 

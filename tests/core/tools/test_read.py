@@ -124,35 +124,37 @@ def test_images_are_returned_as_image_content(tmp_path: Path) -> None:
     )
 
 
-def test_images_over_the_inline_limits_are_omitted(tmp_path: Path) -> None:
+def test_images_over_the_inline_limits_are_resized(tmp_path: Path) -> None:
     (tmp_path / "wide.png").write_bytes(_png(2500, 10))
     out = call("read", {"path": "wide.png"}, tmp_path)
-    assert [b["type"] for b in out.content] == ["text"]
     assert text(out) == (
-        "Read image file [image/png]\n[Image omitted: could not be resized below the inline image size limit.]"
+        "Read image file [image/png]\n"
+        "[Image: original 2500x10, displayed at 2000x8. Multiply coordinates by 1.25 to map to original image.]"
     )
-    gif = b"GIF89a" + struct.pack("<HH", 10, 10) + b"\0" * 20
+    assert out.content[1]["mimeType"] == "image/png"
+    gif = b"GIF89a" + struct.pack("<HH", 10, 10) + b"\0" * 20  # a header with nothing decodable after it
     (tmp_path / "a.gif").write_bytes(gif)
-    assert call("read", {"path": "a.gif"}, tmp_path).content[1]["mimeType"] == "image/gif"
+    assert text(call("read", {"path": "a.gif"}, tmp_path)) == (
+        "Read image file [image/gif]\n[Image omitted: could not be resized below the inline image size limit.]"
+    )
     bmp = b"BM" + struct.pack("<IHHIIiiHH", 70, 0, 0, 54, 40, 1, 1, 1, 24) + b"\0" * 40
     (tmp_path / "a.bmp").write_bytes(bmp)
     assert text(call("read", {"path": "a.bmp"}, tmp_path)).endswith(
         "[Image converted from image/bmp to image/png.]"
     )
     rle = bytearray(bmp)
-    rle[30] = 1  # run-length encoded: not converted
+    rle[30] = 1  # run-length encoded 24-bit pixels: no such format, nothing to convert
     (tmp_path / "rle.bmp").write_bytes(bytes(rle))
     assert text(call("read", {"path": "rle.bmp"}, tmp_path)) == (
         "Read image file [image/bmp]\n[Image omitted: could not be converted to a supported inline image format.]"
     )
 
 
-def test_jpeg_and_webp_sizes_are_read_from_headers() -> None:
-    from piwork.core.tools.images import detect_image_mime, image_size
+def test_jpeg_and_webp_are_recognised_by_their_first_bytes() -> None:
+    from piwork.core.tools.images import detect_image_mime
 
     jpeg = b"\xff\xd8\xff\xe0" + struct.pack(">H", 16) + b"JFIF\0" + b"\0" * 9
-    jpeg += b"\xff\xc0" + struct.pack(">HBHH", 17, 8, 480, 640) + b"\0" * 10
-    assert detect_image_mime(jpeg) == "image/jpeg" and image_size(jpeg, "image/jpeg") == (640, 480)
+    assert detect_image_mime(jpeg) == "image/jpeg"
     webp = (
         b"RIFF"
         + b"\0" * 4
@@ -161,5 +163,5 @@ def test_jpeg_and_webp_sizes_are_read_from_headers() -> None:
         + (99).to_bytes(3, "little")
         + (49).to_bytes(3, "little")
     )
-    assert detect_image_mime(webp) == "image/webp" and image_size(webp, "image/webp") == (100, 50)
+    assert detect_image_mime(webp) == "image/webp"
     assert detect_image_mime(b"\xff\xd8\xff\xf7") is None
