@@ -24,6 +24,7 @@ from piwork.gui.resources.panel import ResourcePanel
 from piwork.gui.shortcuts_dialog import ShortcutsDialog
 from piwork.gui.status_bar import WorkbenchStatusBar
 from piwork.gui.theme import Theme, load_theme
+from piwork.gui.tree.chat_link import chat_row_of_entry
 from piwork.gui.tree.tree_panel import SessionTreePanel
 
 GEOMETRY_KEY = "mainWindow/geometry"
@@ -159,6 +160,7 @@ class MainWindow(QMainWindow):
         a["cycle_thinking"].triggered.connect(self.chat.footer.thinking_picker.cycle)
         a["session_tree"].triggered.connect(self.show_tree)
         self.tree_panel.editor_text_requested.connect(self.chat.composer.set_text)
+        self.tree_panel.entry_selected.connect(self.show_entry_in_chat)
         a["toggle_theme"].setChecked(self.theme.dark)
         a["toggle_theme"].toggled.connect(self.themeToggled)
         self.chat.view.openLogRequested.connect(self.open_log)
@@ -178,6 +180,14 @@ class MainWindow(QMainWindow):
         dock.show()
         dock.raise_()
         self.tree_panel.view.setFocus()
+
+    def show_entry_in_chat(self, entry_id: str | None) -> bool:
+        """Scroll the chat to the row of an entry picked in the branch graph (if the chat shows it)."""
+        tree = self.tree_panel.tree
+        if tree is None or entry_id is None:
+            return False
+        key = chat_row_of_entry(tree.entry(entry_id), self.chat.presenter.message_rows())
+        return key is not None and self.chat.view.reveal_row_key(key)
 
     def open_log(self, path: str) -> None:
         dock = self.docks["logs"]

@@ -105,6 +105,10 @@ class ChatPresenter(QObject):
         if rows:
             self._message_rows[id(message)] = (message, rows[0].key)
 
+    def message_rows(self) -> list[tuple[dict[str, Any], int]]:
+        """Each shown message with the key of its first row, oldest first."""
+        return list(self._message_rows.values())
+
     def row_key_for_message(self, message: dict[str, Any]) -> int | None:
         """Key of the first chat row showing ``message`` (a tool result: its call's card), if shown."""
         found = self._message_rows.get(id(message))
