@@ -92,6 +92,8 @@ class MainWindow(QMainWindow):
             self.docks[dock_id].hide()
         self._wire_window_actions()
         self.resize(1100, 780)
+        # The tree starts narrow enough to leave the conversation most of the width (a saved layout wins).
+        self.resizeDocks([self.docks["tree"]], [300], Qt.Orientation.Horizontal)
 
     # ---- building ----------------------------------------------------------------------------
 

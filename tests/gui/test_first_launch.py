@@ -52,7 +52,8 @@ def test_without_a_model_the_chat_says_what_to_do(qtbot: QtBot, fresh: SessionCo
     assert chat.empty_state.server_button.isVisible() and chat.empty_state.key_button.isVisible()
     picker = chat.footer.model_picker
     assert picker.count() > 1
-    assert picker.currentData() is None and "set one up" in picker.currentText()
+    assert picker.currentData() is None and picker.currentText() == "Set up a model…"
+    assert picker.width() >= picker.fontMetrics().horizontalAdvance(picker.currentText())  # not cut off
     assert not any(picker.is_selectable(i) for i in range(picker.count()))
     labelled = [picker.itemText(i) for i in range(1, picker.count())]
     assert all("(no API key)" in text for text in labelled)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 # Model states the chat can be in (set by the session controller).
@@ -32,7 +32,7 @@ class EmptyState(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("emptyState")
-        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setFrameShape(QFrame.Shape.NoFrame)
         self.title = QLabel(self)
         self.title.setObjectName("emptyStateTitle")
         font = self.title.font()
@@ -60,13 +60,27 @@ class EmptyState(QFrame):
         buttons.addWidget(self.server_button)
         buttons.addWidget(self.key_button)
         buttons.addStretch(1)
+        card = QWidget(self)
+        card.setMaximumWidth(620)
+        inner = QVBoxLayout(card)
+        inner.setSpacing(12)
+        inner.addWidget(self.title)
+        inner.addWidget(self.text)
+        inner.addLayout(buttons)
+        inner.addWidget(self.kept)
+        self.settings_hint = QLabel("Everything is also in File → Settings → Providers (Ctrl+,).", card)
+        self.settings_hint.setObjectName("emptyStateHint")
+        self.settings_hint.setEnabled(False)  # drawn in the muted text colour
+        inner.addWidget(self.settings_hint)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(24, 20, 24, 20)
-        layout.addWidget(self.title)
-        layout.addWidget(self.text)
-        layout.addLayout(buttons)
-        layout.addWidget(self.kept)
-        layout.setAlignment(Qt.AlignmentFlag.AlignTop)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(card, 6)  # up to its maximum width, centred; word-wrapped text keeps its height
+        row.addStretch(1)
+        layout.addStretch(1)
+        layout.addLayout(row)
+        layout.addStretch(2)
         self.server_button.clicked.connect(self.addServerRequested)
         self.key_button.clicked.connect(self.addKeyRequested)
         self.state = READY

@@ -7,7 +7,7 @@ apart, never summed. Clicking the meter opens its detail popover.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QHBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QWidget
 
 from piwork.gui.chat.elided_label import ElidedLabel
 from piwork.gui.chat.pickers import ModelPicker, ThinkingPicker
@@ -23,6 +23,9 @@ class ChatFooter(QWidget):
         self.thinking_picker = ThinkingPicker(self)
         self.meter = BudgetMeter(self)
         self.meter.setMaximumWidth(220)
+        # The meter takes what the labels leave: in a narrow window the figures stay readable, the bar shrinks.
+        self.meter.setSizePolicy(QSizePolicy.Policy.Ignored, self.meter.sizePolicy().verticalPolicy())
+        self.meter.setMinimumWidth(60)
         # Both labels elide in a narrow window (full text in the tooltip) instead of widening it.
         self.context_label = ElidedLabel(self)
         self.context_label.setObjectName("contextLabel")

@@ -45,7 +45,7 @@ class ModelPicker(QComboBox):
             return
         self.setEnabled(True)
         if current is None or current not in available:
-            text = "Choose a model…" if available else "No model can answer — set one up"
+            text = "Choose a model…" if available else "Set up a model…"  # short: the box is narrow
             self.addItem(text, None)
             self._disable(0, "Pick a model that has a key, or add one in Settings → Providers (Ctrl+,).")
         usable = [m for m in models if (m.provider, m.id) in available]

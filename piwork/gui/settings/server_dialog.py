@@ -288,9 +288,10 @@ class ServerDialog(QDialog):
             self.test_result.setText(
                 f"✓ Connected to {listing.url}, but the server lists no models. Type a model id below."
             )
+        elif count == 1:
+            self.test_result.setText(f"✓ Connected: the server offers {listing.models[0].id}.")
         else:
-            plural = "s" if count != 1 else ""
-            self.test_result.setText(f"✓ Connected: {count} model{plural}. Check the ones to offer.")
+            self.test_result.setText(f"✓ Connected: {count} models. Check the ones to offer.")
 
     def cancel_test(self) -> None:
         if self._task is not None and not self._task.done():
