@@ -107,6 +107,23 @@ class ContextPanel(QWidget):
         self.log_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.log_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.log_view.activated.connect(self._on_log_activated)
+        metrics = self.log_view.fontMetrics()  # fixed widths from samples: appending rows measures nothing
+        samples = {
+            0: "00:00:00 ",
+            1: "999",
+            3: "toolRounds, repeat",
+            4: "999,999",
+            5: "999,999",
+            6: "999,999",
+        }
+        samples |= {7: "99,999", 8: "99 (+99 kept)"}
+        for column, sample in samples.items():
+            self.log_view.setColumnWidth(column, metrics.horizontalAdvance(sample) + 24)
+        self.log_view.setColumnWidth(
+            0, metrics.horizontalAdvance("00:00:00") + self.log_view.indentation() + 12
+        )
+        self.log_view.setColumnWidth(2, metrics.horizontalAdvance("no-op: below threshold") + 16)
+        self.log_view.header().setStretchLastSection(True)
         self.log_model.rowsInserted.connect(self._span_children)
         self.log_model.modelReset.connect(self._span_children)
         self.show_original_button = QPushButton("Show original")

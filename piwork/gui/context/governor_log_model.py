@@ -16,7 +16,8 @@ from piwork.core.context.records import ElidedItem, GovernorDecision
 AnyIndex = QModelIndex | QPersistentModelIndex
 DecisionRole = Qt.ItemDataRole.UserRole + 1
 ElidedRole = Qt.ItemDataRole.UserRole + 2
-COLUMNS = ("Time", "Turn", "Triggers", "Before", "After", "Savings", "Required", "Decision", "Elided")
+COLUMNS = ("Time", "Turn", "Decision", "Triggers", "Before", "After", "Savings", "Required", "Elided")
+NUMBER_COLUMNS = range(4, 8)
 
 
 def _clock(time_ms: int) -> str:
@@ -28,12 +29,12 @@ def decision_cells(decision: GovernorDecision) -> tuple[str, ...]:
     return (
         _clock(decision.time_ms),
         str(decision.turn),
+        decision.decision + (f": {decision.detail}" if decision.detail else ""),
         ", ".join(decision.triggers) or "—",
         f"{decision.occupancy_before:,}",
         f"{decision.occupancy_after:,}",
         f"{decision.savings:,}",
         f"{decision.required:,}",
-        decision.decision + (f": {decision.detail}" if decision.detail else ""),
         f"{elided}" + (f" (+{decision.sticky} kept)" if decision.sticky else ""),
     )
 
@@ -140,7 +141,7 @@ class GovernorLogModel(QAbstractItemModel):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             return decision_cells(decision)[column] if 0 <= column < len(COLUMNS) else None
-        if role == Qt.ItemDataRole.TextAlignmentRole and 3 <= column <= 6:
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMBER_COLUMNS:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
             return (

@@ -146,7 +146,9 @@ class MeterReading:
             return "context: —"
         if self.occupancy is None:
             return f"context — / {compact_tokens(self.window)}"
-        return f"context {compact_tokens(self.occupancy)} / {compact_tokens(self.window)} · {self.source_label}"
+        return (
+            f"context {compact_tokens(self.occupancy)} / {compact_tokens(self.window)} · {self.source_label}"
+        )
 
     def percent_text(self) -> str:
         if self.window <= 0 or self.occupancy is None:

@@ -72,14 +72,14 @@ def test_log_lists_a_projection_and_a_fail_closed_decision(qtbot: QtBot, tmp_pat
     assert model.rowCount() == 2
     first = model.index(0, 0)
     decision = projected.decision
-    assert model.index(0, 7).data() == "projected"
-    assert model.index(0, 2).data() == ", ".join(decision.triggers)
-    assert model.index(0, 3).data() == f"{decision.occupancy_before:,}"
-    assert model.index(0, 4).data() == f"{decision.occupancy_after:,}"
-    assert model.index(0, 5).data() == f"{decision.savings:,}" and decision.savings >= decision.required
+    assert model.index(0, 2).data() == "projected"
+    assert model.index(0, 3).data() == ", ".join(decision.triggers)
+    assert model.index(0, 4).data() == f"{decision.occupancy_before:,}"
+    assert model.index(0, 5).data() == f"{decision.occupancy_after:,}"
+    assert model.index(0, 6).data() == f"{decision.savings:,}" and decision.savings >= decision.required
     assert model.index(0, 8).data() == str(len(decision.elided)) and len(decision.elided) >= 2
     assert model.rowCount(first) == len(decision.elided)
-    assert model.index(1, 7).data().startswith("fail-closed: transcript orphan")
+    assert model.index(1, 2).data().startswith("fail-closed: transcript orphan")
     assert model.rowCount(model.index(1, 0)) == 0
     assert "2 decisions, 1 projected" in panel.log_summary.text()
 
