@@ -299,7 +299,7 @@ def current_manifest(view: ContextView, task: str = "") -> Manifest:
     return build_manifest(
         "",
         "",
-        view.tokenizer,
+        view.estimator.record_tokenizer,
         rows,
         bundle,
         view.contract,

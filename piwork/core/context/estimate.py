@@ -36,6 +36,11 @@ class TokenEstimator:
         """The tokenizer label (``o200k_base``, ``≈ cl100k_base``, ``≈ chars/4``)."""
         return self.counter.info.label
 
+    @property
+    def record_tokenizer(self) -> str:
+        """The tokenizer in the manifest's form (``o200k_base``, ``cl100k_base≈``, ``chars/4``)."""
+        return self.counter.info.record_name
+
     def message(self, message: Message) -> int:
         """Tokens of one agent message as the provider receives it (0 when it is not sent)."""
         key = id(message)

@@ -112,7 +112,7 @@ def start_fresh(
     manifest = build_manifest(
         f"task-{source_id[:8]}-{kind}",
         now_utc(),
-        estimator.tokenizer,
+        estimator.record_tokenizer,
         rows,
         bundle,
         new_contract,

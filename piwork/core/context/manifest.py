@@ -131,7 +131,10 @@ class ManifestTotals:
 
 @dataclass(frozen=True)
 class Manifest:
-    """The manifest of one task (``cwd`` is not stored; it only shortens paths in the text form)."""
+    """The manifest of one task (``cwd`` is not stored; it only shortens paths in the text form).
+
+    ``tokenizer`` is ``o200k_base``, ``cl100k_base≈`` (an approximation of the model's own) or ``chars/4``.
+    """
 
     task_id: str
     created_at: str
@@ -168,7 +171,7 @@ class Manifest:
         return cls(
             str(value.get("taskId", "")),
             str(value.get("createdAt", "")),
-            str(value.get("tokenizer", "")),
+            tokenizer_form(str(value.get("tokenizer", ""))),
             tuple(ManifestEntry.from_json(e) for e in raw_entries),
             verify if isinstance(verify, str) else None,
             ManifestTotals.from_json(value.get("totals")),
@@ -201,6 +204,15 @@ class Manifest:
         if self.verify:
             lines.append(f"- verify: {self.verify}")
         return "\n".join(lines) + "\n"
+
+
+def tokenizer_form(name: str) -> str:
+    """A tokenizer name in the manifest's form (``o200k_base``, ``cl100k_base≈``, ``chars/4``); a
+    manifest saved with the meter's label (``≈ cl100k_base``, ``≈ chars/4``) reads in that form."""
+    if not name.startswith("≈"):
+        return name
+    bare = name.removeprefix("≈").strip()
+    return bare if bare == "chars/4" else f"{bare}≈"
 
 
 def _short_path(path: str, cwd: str | None) -> str:
@@ -242,4 +254,5 @@ __all__ = [
     "append_manifest",
     "entry_for",
     "latest_manifest",
+    "tokenizer_form",
 ]

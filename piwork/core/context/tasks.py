@@ -87,7 +87,7 @@ def begin_task(
     manifest = build_manifest(
         "task-" + secrets.token_hex(4),
         now_utc(),
-        estimator.tokenizer,
+        estimator.record_tokenizer,
         rows,
         bundle,
         contract,

@@ -60,6 +60,17 @@ class TokenizerInfo:
         name = self.encoding or "chars/4"
         return f"≈ {name}" if self.approximate else name
 
+    @property
+    def record_name(self) -> str:
+        """The tokenizer as records name it: ``o200k_base``, ``cl100k_base≈`` (approximate) or ``chars/4``.
+
+        ``o200k_harmony`` counts text exactly as ``o200k_base`` does (its extra tokens are special ones).
+        """
+        if self.encoding is None:
+            return "chars/4"
+        name = "o200k_base" if self.encoding == "o200k_harmony" else self.encoding
+        return f"{name}≈" if self.approximate else name
+
 
 def encoding_for_model(model_id: str) -> tuple[str, bool]:
     """(preferred encoding, whether it only approximates the model's own tokenizer)."""

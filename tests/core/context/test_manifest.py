@@ -153,3 +153,36 @@ def test_latest_manifest_skips_damaged_entries(tmp_path: Path) -> None:
     append_manifest(session.tree, _manifest("/a"))
     session.tree.append_custom_entry(MANIFEST_CUSTOM_TYPE, {"version": 99})
     assert latest_manifest(session.tree) == _manifest("/a")
+
+
+def test_tokenizer_is_named_in_the_manifest_form(tmp_path: Path) -> None:
+    from piwork.core.context.estimate import TokenEstimator
+    from piwork.core.llm.tokens import Tokenizers
+
+    tokenizers = Tokenizers(tmp_path / "agent", env={})
+    assert TokenEstimator(tokenizers.counter_for("gpt-4o")).record_tokenizer == "chars/4"  # not loaded yet
+    tokenizers.load()
+    names = {
+        model_id: TokenEstimator(tokenizers.counter_for(model_id)).record_tokenizer
+        for model_id in ("gpt-4o", "gpt-oss-120b", "gpt-4", "claude-sonnet-4-5")
+    }
+    assert names == {
+        "gpt-4o": "o200k_base",
+        "gpt-oss-120b": "o200k_base",
+        "gpt-4": "cl100k_base",
+        "claude-sonnet-4-5": "cl100k_base≈",
+    }
+
+
+@pytest.mark.parametrize(
+    ("stored", "read"),
+    [
+        ("≈ cl100k_base", "cl100k_base≈"),
+        ("≈ chars/4", "chars/4"),
+        ("o200k_base", "o200k_base"),
+        ("cl100k_base≈", "cl100k_base≈"),
+    ],
+)
+def test_manifest_saved_with_the_meter_label_reads_in_the_manifest_form(stored: str, read: str) -> None:
+    data = {**_manifest("/repo").to_json(), "tokenizer": stored}
+    assert Manifest.from_json(data).tokenizer == read
