@@ -145,6 +145,11 @@ def _print_overview(doc: dict[str, Any], out: TextIO) -> None:
     out.write(f"\nNext request by source ({request['tokenizer']}), {request['total']:,} tokens:\n")
     for kind, tokens in sorted(request["bySource"].items(), key=lambda kv: -kv[1]):
         out.write(f"  {kind:<20} {tokens:>10,}\n")
+    prompt_parts = [p for p in request["parts"] if p["kind"] in ("system", "context_file", "skills")]
+    if prompt_parts:
+        out.write("System prompt by part:\n")
+        for part in prompt_parts:
+            out.write(f"  {part['tokens']:>10,}  {part['label']}\n")
     governor = request["governor"]
     out.write("\nGovernor, next call: ")
     if governor is None:

@@ -106,6 +106,16 @@ def test_untrusted_overview_blocks_layers_2_to_7(tmp_path: Path) -> None:
     assert "Next request by source" in out and "tool_schema" in out
     assert "Governor, next call: unchanged" in out
     assert "# Snapshot" not in out
+    # the system prompt part by part: the context file on its own line, the parts adding up
+    listed = out.split("System prompt by part:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    rows = {line.split(None, 1)[1]: int(line.split(None, 1)[0].replace(",", "")) for line in listed}
+    assert str(project / "AGENTS.md") in rows and rows[str(project / "AGENTS.md")] > 0
+    assert "system prompt: role" in rows and "system prompt: cwd" in rows
+    by_source = out.split("tokens:\n", 1)[1]
+    system_rows = [
+        line.split() for line in by_source.splitlines() if line.split()[:1] in (["system"], ["context_file"])
+    ]
+    assert sum(rows.values()) == sum(int(r[1].replace(",", "")) for r in system_rows)
 
 
 def test_json_with_a_session_branch(tmp_path: Path) -> None:

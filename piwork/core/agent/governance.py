@@ -33,8 +33,10 @@ from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOutcome, RequestShape
 from piwork.core.context.records import GovernorDecision, OccupancySample
 from piwork.core.context.telemetry import ContextTelemetry
+from piwork.core.context.xray import Xray, xray
 from piwork.core.errors import PiworkError
 from piwork.core.llm.tokens import TokenCounter
+from piwork.core.llm.types import ToolSpec
 from piwork.core.session.timestamps import js_date_ms
 
 if TYPE_CHECKING:
@@ -116,6 +118,16 @@ class SessionGovernance:
                 tokenizer=self.governor.estimator.tokenizer,
             )
         )
+
+    def xray(self, entry_ids: Sequence[str | None] | None = None) -> Xray:
+        """The next request by source, with the governor's tokenizer and its per-message counts: the
+        system prompt part by part (each context file apart, the skills index), each tool schema, and
+        every message of the transcript (``entry_ids`` parallel to ``session.messages``, when known)."""
+        session = self._session
+        names = session.tool_names()
+        tools = [ToolSpec(s.name, s.description, s.parameters) for s in session.registry.specs(names)]
+        parts = session.system_prompt_parts()
+        return xray(parts, tools, session.messages, self.governor.estimator, entry_ids)
 
     def send_once_anyway(self) -> None:
         """The user chose to send the next request even though it reaches the pricing mark."""

@@ -16,6 +16,7 @@ from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.agent.tool_calls import BeforeToolCall, ToolExecution
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.llm.types import DoneEvent, ErrorEvent, LlmContext, Model, StreamOptions, ThinkingLevel
+from piwork.core.resources.system_prompt import PromptPart
 from piwork.core.session.tree import SessionTree
 from piwork.core.tools.base import ToolRegistry
 
@@ -39,6 +40,9 @@ class AgentSessionOptions:
     model: Model | None
     api_key_for: Callable[[Model], str | None]
     system_prompt_for: Callable[[Sequence[str]], str]
+    # the same prompt as named parts (each context file, the skills index...); when given, the prompt
+    # sent is these parts joined, so a breakdown of it always adds up to what is sent
+    system_prompt_parts_for: Callable[[Sequence[str]], list[PromptPart]] | None = None
     messages: list[Message] = field(default_factory=list)  # the session's current context
     thinking_level: ThinkingLevel = "off"
     settings: Mapping[str, Any] = field(default_factory=dict)

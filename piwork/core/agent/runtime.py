@@ -34,7 +34,12 @@ from piwork.core.llm.transport import is_loopback
 from piwork.core.llm.types import OPENAI_COMPLETIONS, THINKING_LEVELS, Model, StreamOptions, ThinkingLevel
 from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
 from piwork.core.resources.prompts import expand_prompt_template
-from piwork.core.resources.system_prompt import build_system_prompt, expand_skill_command, prompt_input_for
+from piwork.core.resources.system_prompt import (
+    PromptPart,
+    expand_skill_command,
+    prompt_input_for,
+    system_prompt_parts,
+)
 from piwork.core.resources.trust import TrustAsker, TrustResolver
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.listing import most_recent_session
@@ -144,10 +149,13 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     tool_options = dataclasses.replace(ToolOptions.from_settings(agent_dir, settings), command_gate=gate)
     registry = create_default_tools(ALL_TOOL_NAMES, tool_options)
 
-    def system_prompt_for(names: Any) -> str:
+    def prompt_parts_for(names: Any) -> list[PromptPart]:
         tools = registry
         prompt_input = prompt_input_for(resources, list(names), tools.snippets(), tools.guidelines())
-        return build_system_prompt(prompt_input)
+        return system_prompt_parts(prompt_input)
+
+    def system_prompt_for(names: Any) -> str:
+        return "".join(part.text for part in prompt_parts_for(names))
 
     def expand(text: str) -> str:
         return expand_prompt_template(expand_skill_command(text, resources.skills), resources.prompts)
@@ -163,6 +171,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             thinking_level=thinking,
             api_key_for=lambda m: credentials.api_key(m.provider),
             system_prompt_for=system_prompt_for,
+            system_prompt_parts_for=prompt_parts_for,
             messages=list(context.messages),
             settings=settings,
             active_tools=allowed_tools(latest_contract(store.tree), DEFAULT_ACTIVE_TOOLS, ALL_TOOL_NAMES),

@@ -50,6 +50,7 @@ from piwork.core.llm.types import (
     ThinkingLevel,
 )
 from piwork.core.messages import convert_to_llm
+from piwork.core.resources.system_prompt import PromptPart
 from piwork.core.session.tree import SessionTree
 from piwork.core.tools.base import ToolRegistry
 
@@ -223,7 +224,22 @@ class AgentSession:
         self._active_tools = list(names)
 
     def system_prompt(self) -> str:
+        if self._opts.system_prompt_parts_for is not None:
+            return "".join(part.text for part in self.system_prompt_parts())
         return self._opts.system_prompt_for(self.tool_names())
+
+    @property
+    def has_prompt_parts(self) -> bool:
+        """Whether the system prompt comes as named parts (else it is one ``prompt`` part)."""
+        return self._opts.system_prompt_parts_for is not None
+
+    def system_prompt_parts(self) -> list[PromptPart]:
+        """The system prompt of the next request as named parts (joined, they are that prompt)."""
+        parts_for = self._opts.system_prompt_parts_for
+        if parts_for is not None:
+            return parts_for(self.tool_names())
+        text = self._opts.system_prompt_for(self.tool_names())
+        return [PromptPart("prompt", text)] if text else []
 
     def context_usage(self) -> ContextUsage | None:
         """Tokens the next request holds versus the model's context window (None: no window known)."""

@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from piwork.core.context.budget import GovernorSettings
 from piwork.core.context.contract import TaskContract, allowed_tools, latest_contract
@@ -29,6 +29,9 @@ from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.store import open_session
 from piwork.core.session.tree import SessionTree
 from piwork.core.tools.registry import ALL_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, create_default_tools
+
+if TYPE_CHECKING:
+    from piwork.core.agent.session import AgentSession
 
 
 @dataclass
@@ -76,13 +79,20 @@ def view_from_parts(
     estimator: TokenEstimator | None = None,
     leaf_id: str | None = None,
     session_file: str | None = None,
+    prompt_parts: Sequence[PromptPart] | None = None,
 ) -> ContextView:
-    """A view over objects the caller already has (the window's runtime)."""
+    """A view over objects the caller already has (the window's runtime). ``prompt_parts``: the system
+    prompt as the running session sends it (``AgentSession.system_prompt_parts()``); else it is
+    assembled from ``resources`` and the active tools."""
     contract = latest_contract(tree, leaf_id) if tree is not None else None
     manifest = latest_manifest(tree, leaf_id) if tree is not None else None
     names = list(active_tools) if active_tools is not None else allowed_tools(contract, DEFAULT_ACTIVE_TOOLS)
     specs, snippets, guidelines = _tool_specs(names)
-    parts = system_prompt_parts(prompt_input_for(resources, names, snippets, guidelines))
+    parts = (
+        list(prompt_parts)
+        if prompt_parts is not None
+        else system_prompt_parts(prompt_input_for(resources, names, snippets, guidelines))
+    )
     messages: list[Message] = []
     if tree is not None:
         context = tree.build_context(leaf_id) if leaf_id is not None else tree.build_context()
@@ -103,6 +113,25 @@ def view_from_parts(
         contract,
         manifest,
         session_file,
+    )
+
+
+def view_from_session(
+    session: AgentSession,
+    resources: LoadedResources,
+    estimator: TokenEstimator | None = None,
+    session_file: str | None = None,
+) -> ContextView:
+    """A view of a running session's next request: its branch, model, active tools and system prompt
+    exactly as it sends them (the session's governor estimator by default, so counts are shared)."""
+    return view_from_parts(
+        resources,
+        session.tree,
+        session.model,
+        session.tool_names(),
+        estimator or session.governance.governor.estimator,
+        session_file=session_file,
+        prompt_parts=session.system_prompt_parts(),
     )
 
 

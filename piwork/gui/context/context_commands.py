@@ -20,7 +20,7 @@ from piwork.core.context.intake import INTAKE_TOKENS, save_intake
 from piwork.core.context.manifest import Manifest, append_manifest
 from piwork.core.context.profile import load_profile
 from piwork.core.context.tasks import begin_task, contract_from_text
-from piwork.core.context.view import ContextView, view_from_parts
+from piwork.core.context.view import ContextView, view_from_session
 from piwork.gui.chat.slash_commands import SlashCommand
 
 if TYPE_CHECKING:
@@ -43,7 +43,8 @@ class ContextCommands:
         session = runtime.session
         model = session.model
         estimator = TokenEstimator(self.controller.tokenizers.counter_for(model.id if model else ""))
-        return view_from_parts(runtime.resources, session.tree, model, session.tool_names(), estimator)
+        path = runtime.store.path
+        return view_from_session(session, runtime.resources, estimator, str(path) if path else None)
 
     async def run(self, command: SlashCommand) -> None:
         if command.name == "fresh":

@@ -18,7 +18,12 @@ from piwork.gui.resources.panel import ResourcePanel
 
 
 def session_prompt_parts(session: AgentSession, resources: LoadedResources) -> list[PromptPart]:
-    """The system prompt of `session`'s next request, part by part (joined, they are that prompt)."""
+    """The system prompt of `session`'s next request, part by part (joined, they are that prompt).
+
+    A session built by the runtime sends exactly its parts joined; one built with a plain prompt
+    callable is split here from the same inputs the runtime assembles."""
+    if session.has_prompt_parts:
+        return session.system_prompt_parts()
     registry = session.registry
     names = session.tool_names()
     return system_prompt_parts(prompt_input_for(resources, names, registry.snippets(), registry.guidelines()))

@@ -1,0 +1,98 @@
+"""The X-ray of a running session: its system prompt part by part, exactly as the request sends it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import keyring.backends.null
+import pytest
+
+from piwork.core.agent.runtime import RuntimeOptions, create_runtime
+from piwork.core.context.view import view_from_session
+from piwork.core.llm.credentials import CredentialStore
+from piwork.core.llm.tokens import Tokenizers
+from piwork.core.llm.types import LlmContext, ToolSpec
+from piwork.core.messages import convert_to_llm
+from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def server() -> Any:
+    with LoopbackServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print('hi')\n" * 20)
+    (tmp_path / "AGENTS.md").write_text("Parent rules: keep it short.\n")
+    (root / "AGENTS.md").write_text('Project rules: run "pytest" before you say done.\n' * 3)
+    skill = tmp_path / "agent" / "skills" / "greet"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: greet\ndescription: Say hello nicely.\n---\nSay hello.\n")
+    (tmp_path / "home").mkdir()
+    return root
+
+
+def _options(tmp_path: Path, server: LoopbackServer, tokenizers: Tokenizers) -> RuntimeOptions:
+    env = {"HOME": str(tmp_path / "home"), "ANTHROPIC_API_KEY": "sk-test"}
+    return RuntimeOptions(
+        cwd=str(tmp_path / "project"),
+        agent_dir=tmp_path / "agent",
+        model=f"anthropic/{server.model}",
+        base_url=server.url,
+        env=env,
+        credentials=CredentialStore(backend=keyring.backends.null.Keyring(), env=env),
+        trust_override=True,
+        token_counter=tokenizers.counter_for("gpt-4"),
+    )
+
+
+async def test_session_xray_splits_the_sent_system_prompt_and_adds_up(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    tokenizers = Tokenizers(tmp_path / "agent", env={})
+    await tokenizers.load_async()
+    runtime = await create_runtime(_options(tmp_path, server, tokenizers))
+    session = runtime.session
+    server.script(Turn([ToolCall("read", {"path": "src/app.py"})]), Turn([Text("Read it.")]))
+    await session.prompt("What does app.py print?")
+
+    parts = session.system_prompt_parts()
+    sent = "".join(block["text"] for block in server.requests[-1].body["system"])
+    assert "".join(p.text for p in parts) == session.system_prompt() == sent
+    assert {p.name for p in parts} >= {"role", "tools", "guidelines", "project_context", "skills", "cwd"}
+
+    ray = session.governance.xray()
+    counter = tokenizers.counter_for("gpt-4")
+    assert ray.tokenizer == "cl100k_base"
+    files = [p for p in ray.parts if p.kind == "context_file"]
+    assert [p.ref for p in files] == [str(tmp_path / "AGENTS.md"), str(project / "AGENTS.md")]
+    assert all(p.tokens > 0 for p in files)
+    assert [p.label for p in ray.parts if p.kind == "skills"] == ["skills index"]
+    prompt_tokens = sum(p.tokens for p in ray.parts if p.kind in ("system", "context_file", "skills"))
+    assert prompt_tokens == counter.count(sent)
+    names = session.tool_names()
+    tools = [ToolSpec(s.name, s.description, s.parameters) for s in session.registry.specs(names)]
+    whole = counter.count_context(LlmContext(sent, convert_to_llm(session.messages), tools))
+    assert ray.total == sum(p.tokens for p in ray.parts) == whole
+    assert [p.kind for p in ray.parts if p.group is not None] == [
+        "user",
+        "assistant",
+        "tool_result",
+        "assistant",
+    ]
+
+    view = view_from_session(session, runtime.resources)
+    assert view.system_prompt == sent and view.tokenizer == ray.tokenizer
+    runtime.store.close()
