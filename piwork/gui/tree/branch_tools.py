@@ -58,7 +58,22 @@ class BranchTools(QObject):
             ("Mark for comparison", lambda: self.mark(entry_id), has),
             ("Compare with the marked entry", lambda: self.compare(marked, entry_id), has and marked not in (None, entry_id)),
             ("Files touched up to here…", lambda: self.files_touched(entry_id), has),
+            ("Show the summarised branch", lambda: self.show_summarised(entry_id), self._summarised(entry_id) is not None),
         ]  # fmt: skip
+
+    def _summarised(self, entry_id: str | None) -> str | None:
+        """For a branch summary: the last entry of the branch it summarises (if it is in the tree)."""
+        tree = self.panel.tree
+        record = tree.record(entry_id) if tree is not None and entry_id is not None else None
+        if record is None or tree is None or record.type != "branch_summary":
+            return None
+        from_id = record.meta.get("fromId")
+        return from_id if isinstance(from_id, str) and tree.has(from_id) else None
+
+    def show_summarised(self, entry_id: str | None) -> None:
+        target = self._summarised(entry_id)
+        if target is not None:
+            self.panel.select_entry(target)
 
     def mark(self, entry_id: str | None) -> None:
         self.marked = entry_id

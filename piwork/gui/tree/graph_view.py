@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -46,7 +46,9 @@ class BranchGraphView(QWidget):
         self.list.setAccessibleDescription(
             "Branches of the session as a graph; Enter goes to the selected entry."
         )
-        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.setSelectionMode(
+            QAbstractItemView.SelectionMode.ExtendedSelection
+        )  # Ctrl+click a second entry to compare
         self.list.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -102,6 +104,14 @@ class BranchGraphView(QWidget):
     def current_entry_id(self) -> str | None:
         value = self.list.currentIndex().data(ENTRY_ID_ROLE)
         return str(value) if value is not None else None
+
+    def selected_entry_ids(self) -> list[str]:
+        """The selected entries, top to bottom (folds left out)."""
+        if self.model is None:
+            return []
+        rows = sorted(index.row() for index in self.list.selectionModel().selectedRows())
+        ids = (self.model.index(row, 0).data(ENTRY_ID_ROLE) for row in rows)
+        return [str(entry_id) for entry_id in ids if entry_id is not None]
 
     def select(self, entry_id: str | None, unfold: bool = True) -> bool:
         """Select an entry's row (its fold's row when `unfold` is False); no signal loop: the
@@ -162,5 +172,8 @@ class BranchGraphView(QWidget):
         index = self.list.indexAt(position)
         if not index.isValid() or self.model is None or isinstance(self.model.item_at(index), Fold):
             return
-        self.list.setCurrentIndex(index)
+        if not self.list.selectionModel().isRowSelected(index.row()):
+            self.list.setCurrentIndex(index)
+        else:  # keep a two-entry selection for "compare", make the clicked one current
+            self.list.selectionModel().setCurrentIndex(index, QItemSelectionModel.SelectionFlag.NoUpdate)
         self.menu_requested.emit(self.list.viewport().mapToGlobal(position))

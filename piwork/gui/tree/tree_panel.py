@@ -141,8 +141,8 @@ class SessionTreePanel(QWidget):
         )
         self.compare_button = QPushButton("Compare…")
         self.compare_button.setToolTip(
-            "The selected entry and the current position side by side from where they parted "
-            "(or mark an entry in the context menu and compare another with it)"
+            "Two entries side by side from where their paths part: the two selected (Ctrl+click a "
+            "second one), else the selected entry and the current position"
         )
         self.graph.toolbar.addWidget(self.files_button)
         self.graph.toolbar.addWidget(self.compare_button)
@@ -174,9 +174,7 @@ class SessionTreePanel(QWidget):
         self.graph.menu_requested.connect(lambda position: self.build_context_menu().popup(position))
         self.views.currentChanged.connect(lambda _i: self._show_detail(self.current_entry_id()))
         self.files_button.clicked.connect(lambda: self.branch_tools.files_touched(self.current_entry_id()))
-        self.compare_button.clicked.connect(
-            lambda: self.branch_tools.compare_with_current(self.current_entry_id())
-        )
+        self.compare_button.clicked.connect(self.compare_selected)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched in (self.view, self.graph.list) and event.type() == QEvent.Type.KeyPress:
@@ -356,6 +354,14 @@ class SessionTreePanel(QWidget):
         self._reveal(index)
         in_graph = self.graph.select(entry_id)
         return index.isValid() or in_graph
+
+    def compare_selected(self) -> None:
+        """Compare the two entries selected in the graph, or the selected one with the current position."""
+        picked = self.graph.selected_entry_ids() if self.views.currentWidget() is self.graph else []
+        if len(picked) >= 2:
+            self.branch_tools.compare(picked[0], picked[-1])
+        else:
+            self.branch_tools.compare_with_current(self.current_entry_id())
 
     def show_status(self, text: str) -> None:
         self._set_status(text)

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QItemSelectionModel, Qt
 from pytestqt.qtbot import QtBot
 
 from piwork.core.session.store import open_session
@@ -126,4 +126,34 @@ def test_files_touched_of_the_active_path_and_a_marked_comparison(
     assert isinstance(dialog, CompareDialog)
     assert dialog.side_a.entry_id == ids["fork"] and "lies on the other's path" in dialog.ancestor.text()
     assert dialog.side_a.answer.toPlainText().startswith("(no answer")
+    panel.shutdown()
+
+
+def test_two_entries_selected_in_the_graph_and_the_summary_link(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, recorded: RecordedBranches
+) -> None:
+    panel = _panel(qtbot, recorded.path)
+    ids = recorded.ids
+    panel.views.setCurrentWidget(panel.graph)
+    graph = panel.graph
+    assert graph.model is not None
+    graph.list.setCurrentIndex(graph.model.index_of_id(ids["tip_b"]))
+    selection = graph.list.selectionModel()
+    selection.select(
+        graph.model.index_of_id(ids["tip_a"]), QItemSelectionModel.SelectionFlag.Select
+    )  # Ctrl+click
+    assert graph.selected_entry_ids() == [ids["tip_a"], ids["tip_b"]]  # top to bottom
+    panel.compare_button.click()
+    dialog = _opened(qtbot, panel, CompareDialog)
+    assert isinstance(dialog, CompareDialog)
+    assert (dialog.side_a.entry_id, dialog.side_b.entry_id) == (ids["tip_a"], ids["tip_b"])
+    # the branch summary leads to the branch it summarises
+    panel.select_entry(ids["summary"])
+    menu = panel.build_context_menu()
+    show = next(a for a in menu.actions() if a.text() == "Show the summarised branch")
+    assert show.isEnabled()
+    show.trigger()
+    assert panel.current_entry_id() == ids["tip_a"]
+    menu = panel.build_context_menu()
+    assert not next(a for a in menu.actions() if a.text() == "Show the summarised branch").isEnabled()
     panel.shutdown()
