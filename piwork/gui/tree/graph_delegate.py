@@ -121,14 +121,14 @@ class GraphDelegate(QStyledItemDelegate):
         left = float(rect.left())
         for lane in cell.through:
             x = left + lane_x(lane)
-            painter.setPen(self._pen(lane, False))
+            painter.setPen(self._pen(lane, lane in cell.through_active))
             painter.drawLine(QPointF(x, top), QPointF(x, bottom))
         x = left + lane_x(cell.lane)
         if cell.up:
             painter.setPen(self._pen(cell.lane, cell.active))
             painter.drawLine(QPointF(x, top), QPointF(x, middle))
         if cell.down:
-            painter.setPen(self._pen(cell.lane, cell.active and not cell.leaf))
+            painter.setPen(self._pen(cell.lane, cell.down_active))
             painter.drawLine(QPointF(x, middle), QPointF(x, bottom))
         if cell.forks:
             painter.setBrush(Qt.BrushStyle.NoBrush)
@@ -136,7 +136,7 @@ class GraphDelegate(QStyledItemDelegate):
                 path = QPainterPath(QPointF(x, middle))
                 end_x = left + lane_x(lane)
                 path.cubicTo(QPointF(x, bottom), QPointF(end_x, middle), QPointF(end_x, bottom))
-                painter.setPen(self._pen(lane, False))
+                painter.setPen(self._pen(lane, lane in cell.active_forks))
                 painter.drawPath(path)
         self._mark(painter, cell, QPointF(x, middle))
         widest = max((min(cell.width, TEXT_COLUMN_LANES) - 1, cell.lane, *cell.through, *cell.forks))

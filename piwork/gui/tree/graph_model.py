@@ -44,6 +44,9 @@ class GraphCell:
     label: str | None
     text: str
     width: int = 1  # lanes of the whole graph (the text column starts after them, up to a limit)
+    through_active: tuple[int, ...] = ()  # passing lanes that lead to the active path
+    active_forks: tuple[int, ...] = ()  # lanes of the branches leaving here that the active path takes
+    down_active: bool = False  # the active path goes on straight below
 
 
 def node_kind(record: EntryRecord) -> str:
@@ -63,6 +66,7 @@ def node_kind(record: EntryRecord) -> str:
 
 class BranchGraphModel(QAbstractListModel):
     rebuilt = Signal()
+    leaf_moved = Signal()
 
     def __init__(self, tree: SessionTree, parent: Any = None, *, fold_at: int | None = FOLD_AT) -> None:
         super().__init__(parent)
@@ -73,6 +77,7 @@ class BranchGraphModel(QAbstractListModel):
         self._layout = GraphLayout(tree)
         self._active: set[int] = set()
         self._leaf: int | None = None
+        self._transits: list[tuple[int, int, int]] = []  # (lane, fork seq, head seq) of the active path
         self._update_path()
         self._rows = self._make_rows()
         self._unsubscribe: Callable[[], None] | None = tree.subscribe(self._on_tree_event)
@@ -178,12 +183,32 @@ class BranchGraphModel(QAbstractListModel):
             return GraphCell(
                 lane, through, True, True, (), "fold", fold.first in self._active, False,
                 fold.first in self._linked, None, fold_text(fold.count), self._layout.width,
+                self._through_active(fold.first, through), (), fold.first in self._active,
             )  # fmt: skip
         if role == Qt.ItemDataRole.ToolTipRole:
             return "Double-click to show these entries"
         if role == ACTIVE_ROLE:
             return fold.first in self._active
         return None
+
+    def _through_active(self, seq: int, through: tuple[int, ...]) -> tuple[int, ...]:
+        """Which of the lines passing an entry's row are the active path on its way from a fork down
+        to the head of its next branch (a few per path: one per side branch taken)."""
+        if not through or not self._transits:
+            return ()
+        row_of = self._layout.row_of
+        row = row_of[seq]
+        return tuple(
+            lane
+            for lane, fork, head in self._transits
+            if lane in through and row_of[fork] < row < row_of[head]
+        )
+
+    def _active_forks(self, seq: int) -> tuple[int, ...]:
+        kids = self._layout.children.get(seq)
+        if not kids or len(kids) < 2 or seq not in self._active:
+            return ()
+        return tuple(self._layout.lane[kid] for kid in kids[1:] if kid in self._active)
 
     def _cell(self, seq: int, record: EntryRecord) -> GraphCell:
         layout = self._layout
@@ -201,6 +226,9 @@ class BranchGraphModel(QAbstractListModel):
             label=self._tree.label(record.id),
             text=entry_title(record, self._tree),
             width=layout.width,
+            through_active=self._through_active(seq, through),
+            active_forks=self._active_forks(seq),
+            down_active=bool(layout.children.get(seq)) and layout.children[seq][0] in self._active,
         )
 
     def _tooltip(self, record: EntryRecord) -> str:
@@ -221,6 +249,13 @@ class BranchGraphModel(QAbstractListModel):
         anchor = self._layout.anchor
         self._active = {seq for seq in (anchor.get(r.seq) for r in path) if seq is not None}
         self._leaf = self._layout.anchor.get(path[-1].seq) if path else None
+        layout = self._layout
+        on_path = {layout.branch_of[seq] for seq in self._active}
+        self._transits = [
+            (branch.lane, branch.fork, branch.head)
+            for branch in (layout.branches[index] for index in sorted(on_path))
+            if branch.head in self._active and branch.fork is not None
+        ]
 
     def _reset_rows(self) -> None:
         self.beginResetModel()
@@ -256,6 +291,7 @@ class BranchGraphModel(QAbstractListModel):
         elif event.kind == "leaf":
             self._update_path()
             self._repaint_all()
+            self.leaf_moved.emit()
         elif event.kind == "label":
             self._repaint_seq(self._layout.shown_seq(event.entry_id))
         else:

@@ -91,6 +91,7 @@ class BranchGraphView(QWidget):
         self.list.setModel(self.model)
         self.list.selectionModel().currentChanged.connect(self._on_current_changed)
         self.model.rebuilt.connect(self.reveal_leaf)
+        self.model.leaf_moved.connect(self.reveal_leaf)  # after a move elsewhere in the tree
         self.model.rowsInserted.connect(self._after_insert)
         self.reveal_leaf()
 

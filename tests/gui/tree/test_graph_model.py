@@ -54,7 +54,7 @@ def test_model_is_consistent_folded_and_open(qtmodeltester: ModelTester) -> None
     open_model.detach()
 
 
-def test_cells_mark_kinds_lanes_labels_leaf_and_summary_link() -> None:
+def test_cells_mark_kinds_lanes_labels_leaf_and_summary_link(qtbot: QtBot) -> None:
     tree, ids = _branched()
     model = BranchGraphModel(tree)
     cells = {
@@ -68,6 +68,11 @@ def test_cells_mark_kinds_lanes_labels_leaf_and_summary_link() -> None:
     assert cells[ids["a1"]].forks == (cells[ids["u2"]].lane,)
     assert cells[ids["u2"]].lane != cells[ids["u1"]].lane
     assert cells[ids["c"]].leaf and cells[ids["c"]].active and not cells[ids["tipA"]].active
+    # the active path leaves the first run at a1: its fork curve and the line down to u2 are the path
+    side = cells[ids["u2"]].lane
+    assert cells[ids["a1"]].active_forks == (side,) and not cells[ids["a1"]].down_active
+    assert cells[ids["u1"]].down_active
+    assert side in cells[ids["tipA"]].through and cells[ids["tipA"]].through_active == (side,)
     folds = [model.rows.rows[r] for r in range(model.rowCount()) if isinstance(model.rows.rows[r], Fold)]
     assert (
         len(folds) == 1
@@ -76,6 +81,14 @@ def test_cells_mark_kinds_lanes_labels_leaf_and_summary_link() -> None:
     summary_seq = tree.record(ids["s"]).seq  # type: ignore[union-attr]
     linked = model.summarised_branch(summary_seq)
     assert tree.record(ids["tipA"]).seq in linked and tree.record(ids["u1"]).seq not in linked  # type: ignore[union-attr]
+    with qtbot.waitSignal(model.leaf_moved):
+        tree.branch(ids["tipA"])
+    cells = {
+        model.index(r, 0).data(ENTRY_ID_ROLE): model.index(r, 0).data(GRAPH_ROLE)
+        for r in range(model.rowCount())
+    }
+    assert cells[ids["tipA"]].leaf and cells[ids["tipA"]].through_active == ()
+    assert cells[ids["a1"]].active_forks == () and cells[ids["a1"]].down_active
     model.detach()
 
 
