@@ -547,7 +547,7 @@ class SessionController(QObject):
         # show everything, then land on the entry or the row that stands for it (a tool call's result).
         tree.search_field.clear()
         tree.model.set_search("")
-        tree.filter_box.setCurrentText("all")
+        tree.set_filter_mode("all")
         model = tree.model
         target = landing_entry(tree.tree, entry_id, lambda i: model.index_of_id(i).isValid())
         if target is not None and target != entry_id:

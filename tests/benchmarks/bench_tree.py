@@ -61,7 +61,7 @@ def main() -> int:
         stall = _scroll_and_measure_stalls(app, panel)
 
         t = time.perf_counter()
-        panel.filter_box.setCurrentText("all")
+        panel.set_filter_mode("all")
         app.processEvents()
         filter_rebuild_s = time.perf_counter() - t
 

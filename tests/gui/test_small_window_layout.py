@@ -88,3 +88,13 @@ def test_controls_stay_put_when_the_chat_changes_state(qtbot: QtBot, tmp_path: P
 
 def test_resource_columns_explain_themselves() -> None:
     assert dict(zip(COLUMNS, COLUMN_TIPS, strict=True))["Rank"].startswith("Precedence: lower numbers win")
+
+
+def test_tree_filter_speaks_in_words(qtbot: QtBot, tmp_path: Path) -> None:
+    window = _window(qtbot, tmp_path)
+    box = window.tree_panel.filter_box
+    words = [box.itemText(i) for i in range(box.count())]
+    assert "Conversation" in words and "Everything" in words
+    assert not {"no-tools", "user-only", "labeled-only"} & set(words)
+    window.tree_panel.set_filter_mode("no-tools")
+    assert box.currentText() == "Without tool results" and window.tree_panel.filter_mode() == "no-tools"

@@ -41,6 +41,15 @@ def _files(details: Any) -> str:
     return "\n".join(lines)
 
 
+STOP_WORDS = {
+    "stop": "finished",
+    "toolUse": "asked for tools",
+    "length": "cut at the output limit",
+    "error": "failed",
+    "aborted": "stopped",
+}
+
+
 def entry_detail_text(entry: Any) -> str:
     """Header line(s) and the entry's whole text (terminal escapes dropped): message content, summary..."""
     return strip_ansi(_detail_text(entry))
@@ -60,9 +69,8 @@ def _detail_text(entry: Any) -> str:
             body = _blocks_text(message.get("content"))
         extra = []
         if role == "assistant":
-            extra.append(
-                f"{message.get('provider', '')}/{message.get('model', '')} · stop: {message.get('stopReason')}"
-            )
+            ending = STOP_WORDS.get(str(message.get("stopReason")), str(message.get("stopReason")))
+            extra.append(f"{message.get('provider', '')}/{message.get('model', '')} · {ending}")
             if message.get("errorMessage"):
                 extra.append(f"Error: {message['errorMessage']}")
         if role == "toolResult":

@@ -56,6 +56,14 @@ from piwork.gui.tree.loading import load_for_view
 from piwork.gui.tree.navigation import STREAMING_REFUSAL, Navigator
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, SessionTreeModel
 
+FILTER_WORDS = {
+    "default": "Conversation",
+    "no-tools": "Without tool results",
+    "user-only": "Only your messages",
+    "labeled-only": "Only labelled entries",
+    "all": "Everything",
+}
+
 _SEARCH_DELAY_MS = 250
 
 
@@ -100,10 +108,11 @@ class SessionTreePanel(QWidget):
         self._leaving = (0, 0)  # entries and summarizable messages of the branch being left
 
         self.filter_box = QComboBox()
-        self.filter_box.addItems(list(FILTER_MODES))
+        for mode in FILTER_MODES:  # words in the box, Pi's mode ids (treeFilterMode) behind them
+            self.filter_box.addItem(FILTER_WORDS.get(mode, mode), mode)
         self.filter_box.setAccessibleName("Show entries")
         self.filter_box.setAccessibleDescription("Which entries the tree lists (all, or only some kinds)")
-        self.filter_box.setCurrentText(normalize_mode(self._setting("treeFilterMode", "default")))
+        self.set_filter_mode(normalize_mode(self._setting("treeFilterMode", "default")))
         self.search_field = QLineEdit(placeholderText="Search entries")
         self.search_field.setAccessibleName("Search entries")
         self.search_field.setToolTip("Shows the entries that contain all the words typed")
@@ -162,7 +171,7 @@ class SessionTreePanel(QWidget):
         layout.addWidget(self.status)
         self.diagnostics_label.hide()
 
-        self.filter_box.currentTextChanged.connect(self._on_filter_changed)
+        self.filter_box.currentIndexChanged.connect(lambda _i: self._on_filter_changed(self.filter_mode()))
         self.search_field.textChanged.connect(lambda _t: self._search_timer.start())
         self.go_button.clicked.connect(self.activate_current)
         self.view.activated.connect(lambda _index: self.activate_current())
@@ -225,7 +234,7 @@ class SessionTreePanel(QWidget):
         self.session = session
         self.tree = session.tree
         self.navigator = navigator
-        self.model = SessionTreeModel(session.tree, self.filter_box.currentText(), self, display=display)
+        self.model = SessionTreeModel(session.tree, self.filter_mode(), self, display=display)
         self.view.setModel(self.model)
         self.view.selectionModel().currentChanged.connect(self._on_current_changed)
         self.model.rebuilt.connect(self.reveal_leaf)  # a reset loses the selection: show the leaf
@@ -239,13 +248,11 @@ class SessionTreePanel(QWidget):
         """Load a session file in a worker thread, then show it (browse only)."""
         self._set_status(f"Opening {path}…")
         try:
-            loaded = await asyncio.to_thread(load_for_view, path, self.filter_box.currentText(), writable)
+            loaded = await asyncio.to_thread(load_for_view, path, self.filter_mode(), writable)
         except (PiworkError, OSError) as exc:
             self._set_status(f"Cannot open {path}: {exc}")
             return
-        self.set_session(
-            loaded.session, None, loaded.display if loaded.mode == self.filter_box.currentText() else None
-        )
+        self.set_session(loaded.session, None, loaded.display if loaded.mode == self.filter_mode() else None)
         self._set_status("")
         self.loaded.emit()
 
@@ -298,6 +305,15 @@ class SessionTreePanel(QWidget):
         self._change_pending = False
         if self._follow_leaf:
             self.reveal_leaf()
+
+    def filter_mode(self) -> str:
+        """The tree filter's mode id (``default``, ``no-tools``, ``user-only``, ``labeled-only``, ``all``)."""
+        return str(self.filter_box.currentData() or "default")
+
+    def set_filter_mode(self, mode: str) -> None:
+        index = self.filter_box.findData(mode)
+        if index >= 0:
+            self.filter_box.setCurrentIndex(index)
 
     def _on_filter_changed(self, mode: str) -> None:
         if self.model is not None:
