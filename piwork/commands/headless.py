@@ -26,6 +26,7 @@ from piwork.core.agent.events import AgentEvent, ErrorNotice, event_to_json
 from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.core.agent.session import SAVE_FAILED, NoModel
 from piwork.core.errors import PiworkError
+from piwork.core.llm.tokens import Tokenizers
 from piwork.core.llm.types import THINKING_LEVELS, ThinkingLevel
 from piwork.core.paths import agent_dir as default_agent_dir
 
@@ -115,6 +116,7 @@ def main(
         no_session=ns.no_session,
         trust_override=True if ns.approve else False if ns.no_approve else None,
         api_key=ns.api_key,
+        tokenizers=Tokenizers(default_agent_dir()),
     )
     prompts = [prompt, *(valid_text(message) for message in ns.messages)]
     return asyncio.run(_run(options, prompts, ns.mode, stdout, stderr))

@@ -221,6 +221,7 @@ class SessionController(QObject):
             ask_trust=self._ask_trust,
             credentials=self.credentials,
             env=self.env,
+            tokenizers=self.tokenizers,  # the governor counts with the model's tokenizer (loaded in a thread)
         )
         if session_file and self._is_open_file(session_file):
             # Reopening (or reloading) the open file: let go of its writer lock first, or the new

@@ -27,7 +27,7 @@ def script(server: LoopbackServer) -> None:
 
 def write_files(cwd: Path) -> None:
     for i in range(ROUNDS):
-        line = f"file {i} " + "q" * 90
+        line = f"file {i} " + "quartz zebra violin " * 4  # about chars/4 tokens with a real tokenizer too
         (cwd / f"f{i}.txt").write_text("\n".join(f"{n:04d} {line}" for n in range(400)) + "\n")
 
 
@@ -139,4 +139,24 @@ def test_requests_shrink_while_the_session_file_keeps_every_original(env: Env) -
     (telemetry,) = (env.agent / "piwork" / "telemetry").glob(f"*/{session_id}.jsonl")
     records = [json.loads(line) for line in telemetry.read_text().splitlines()]
     assert {r["series"] for r in records} == {"contextOccupancy", "billedTraffic", "governor"}
-    assert "qqqqqqqqqq" not in telemetry.read_text()
+    assert "quartz" not in telemetry.read_text()
+
+
+def test_occupancy_names_the_models_offline_tokenizer(env: Env) -> None:
+    with LoopbackServer() as server:
+        server.script(Turn([ToolCall("read", {"path": "a.txt"}, id="toolu_a")]), Turn([Text("alpha.")]))
+        result = env.call(
+            "-p",
+            "read a.txt",
+            "--mode",
+            "json",
+            "--model",
+            f"anthropic/{server.model}",
+            "--base-url",
+            server.url,
+        )
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    estimates = [e for e in events if e["type"] == "context_occupancy" and e["source"] == "estimate"]
+    assert len(estimates) == 2
+    assert {e["tokenizer"] for e in estimates} == {"≈ cl100k_base"}  # not chars/4: the file ships offline

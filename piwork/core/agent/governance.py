@@ -36,7 +36,7 @@ from piwork.core.context.telemetry import ContextTelemetry
 from piwork.core.context.xray import Xray, xray
 from piwork.core.errors import PiworkError
 from piwork.core.llm.tokens import TokenCounter
-from piwork.core.llm.types import ToolSpec
+from piwork.core.llm.types import Model, ToolSpec
 from piwork.core.session.timestamps import js_date_ms
 
 if TYPE_CHECKING:
@@ -57,8 +57,12 @@ class SessionGovernance:
         telemetry: ContextTelemetry | None = None,
         verifiers: Callable[[], Sequence[str]] = tuple,
         now_ms: Callable[[], int] | None = None,
+        counter_for: Callable[[Model], TokenCounter] | None = None,
     ) -> None:
         self._session = session
+        self._counter_for = counter_for
+        model = session.model
+        self._counted_model = (model.provider, model.id) if model is not None else None
         self._now_ms = now_ms or session.now_ms
         self.telemetry = telemetry or ContextTelemetry()
         self.verifiers = verifiers
@@ -135,8 +139,19 @@ class SessionGovernance:
 
     # ---- per request ------------------------------------------------------------------------------------
 
+    def _follow_model(self, model: Model) -> None:
+        """A request on another model is counted with that model's tokenizer (when one is loaded)."""
+        key = (model.provider, model.id)
+        if self._counter_for is None or key == self._counted_model:
+            return
+        self._counted_model = key
+        counter = self._counter_for(model)
+        if counter.info != self.governor.estimator.counter.info:
+            self.governor.estimator = TokenEstimator(counter)
+
     def shape(self, messages: list[Message], setup: RequestSetup) -> list[Message] | None:
         self._check_contract()
+        self._follow_model(setup.model)
         reserve = self._session.checkpoints.settings.reserve_tokens
         shape = self._last_shape = RequestShape(setup.model, setup.system_prompt, setup.tools, reserve)
         outcome = self.last_outcome = self.governor.decide(messages, shape)

@@ -65,6 +65,8 @@ class AgentSessionOptions:
     # context governor: the tokenizer its estimates use (None: chars/4), where its telemetry goes, and the
     # registered verifier commands (Task Contract ``verify``, profile ``verify[]``)
     token_counter: TokenCounter | None = None
+    # when given, the tokenizer follows the model: the counter for the model of each request
+    token_counter_for: Callable[[Model], TokenCounter] | None = None
     context_telemetry: ContextTelemetry | None = None
     verifier_commands: Callable[[], Sequence[str]] = tuple
     # why the session file takes no new entries (another piwork holds it...); None while it is writable

@@ -29,7 +29,7 @@ from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry, default_model
 from piwork.core.llm.thinking import DEFAULT_THINKING_LEVEL, resolve_level
-from piwork.core.llm.tokens import TokenCounter
+from piwork.core.llm.tokens import TokenCounter, Tokenizers
 from piwork.core.llm.transport import is_loopback
 from piwork.core.llm.types import OPENAI_COMPLETIONS, THINKING_LEVELS, Model, StreamOptions, ThinkingLevel
 from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
@@ -75,7 +75,10 @@ class RuntimeOptions:
     # per-request view of the context (context governance); never changes the transcript
     transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
     hooks: CompactionHooks | None = None  # before/after compaction and tree navigation
-    token_counter: TokenCounter | None = None  # the context governor's tokenizer (None: chars/4)
+    token_counter: TokenCounter | None = None  # the context governor's tokenizer, fixed
+    # else the model's own offline tokenizer from these (its file verified and loaded off the event
+    # loop); the governor follows model changes. Neither: chars/4
+    tokenizers: Tokenizers | None = None
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
@@ -144,6 +147,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     if options.api_key and model is not None:
         credentials.set_session_key(model.provider, options.api_key)
     thinking = _choose_thinking(options, settings, context, store.tree, model)
+    counter, counter_for = await _token_counting(options, model)
     _record_initial_state(store, context, model, thinking)
     gate = gate_for_session(agent_dir, store.tree, cwd, resources.project_trusted)
     tool_options = dataclasses.replace(ToolOptions.from_settings(agent_dir, settings), command_gate=gate)
@@ -185,7 +189,8 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             context_telemetry=ContextTelemetry(
                 telemetry_file(agent_dir, store.cwd, session_id) if persisted else None
             ),
-            token_counter=options.token_counter,
+            token_counter=counter,
+            token_counter_for=counter_for,
             verifier_commands=lambda: registered_verifiers(store.tree, cwd, resources.project_trusted),
             hooks=options.hooks,
             read_only_reason=lambda: _read_only_reason(store),
@@ -196,6 +201,19 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     # notices raised from now on (the file changed on disk and was reloaded...) reach the subscribers
     store.on_notice = lambda text: session.emit(ErrorNotice(text, "session"))
     return AgentRuntime(session, store, resources, models, credentials)
+
+
+async def _token_counting(
+    options: RuntimeOptions, model: Model | None
+) -> tuple[TokenCounter | None, Callable[[Model], TokenCounter] | None]:
+    """The governor's tokenizer: the one given, else the model's from ``options.tokenizers``."""
+    tokenizers = options.tokenizers
+    if options.token_counter is not None or tokenizers is None:
+        return options.token_counter, None
+    if model is not None:
+        await asyncio.to_thread(tokenizers.load_for, model.id)
+    counter = tokenizers.counter_for(model.id) if model is not None else None
+    return counter, lambda m: tokenizers.counter_for(m.id)
 
 
 def _read_only_reason(store: Session) -> str | None:

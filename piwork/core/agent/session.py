@@ -122,6 +122,7 @@ class AgentSession:
             options.token_counter,
             options.context_telemetry,
             options.verifier_commands,
+            counter_for=options.token_counter_for,
         )
 
     # ---- observation -------------------------------------------------------------------------------

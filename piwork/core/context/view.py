@@ -178,6 +178,6 @@ async def load_view(
     models = ModelRegistry(Path(agent))
     model = _model_for(models, resources.settings.effective, session_model, model_ref)
     tokenizers = Tokenizers(Path(agent))
-    await asyncio.to_thread(tokenizers.load)
+    await asyncio.to_thread(tokenizers.load_for, model.id if model else "")
     estimator = TokenEstimator(tokenizers.counter_for(model.id if model else ""))
     return view_from_parts(resources, tree, model, None, estimator, leaf_id, session_file)

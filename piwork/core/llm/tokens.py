@@ -22,7 +22,7 @@ import math
 import os
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,14 @@ def encoding_for_model(model_id: str) -> tuple[str, bool]:
     return "cl100k_base", True
 
 
+def _candidates(model_id: str) -> tuple[str, ...]:
+    """Encodings that may count ``model_id``, best first (cl100k_base approximates the rest)."""
+    wanted, _ = encoding_for_model(model_id)
+    if wanted == "o200k_harmony":
+        return (wanted, "o200k_base", "cl100k_base")
+    return (wanted,) if wanted == "cl100k_base" else (wanted, "cl100k_base")
+
+
 def _read_bpe(path: Path) -> bytes | None:
     """A BPE file's bytes (a ``.gz`` file decompressed), or None when it cannot be read."""
     try:
@@ -118,6 +126,8 @@ class Tokenizers:
         self._use_offline_package = use_offline_package
         self._env = env if env is not None else os.environ
         self._encodings: dict[str, Any] = {}
+        self._tried: set[str] = set()
+        self._installed: dict[str, Path | None] = {}
         self._loaded = False
         self._lock = threading.Lock()
         self.diagnostics: list[str] = []
@@ -178,20 +188,39 @@ class Tokenizers:
 
     # ---- loading -----------------------------------------------------------------------------------
 
-    def load(self) -> None:
-        """Blocking: verify files and build encodings (run it in an executor). Idempotent."""
+    def load(self, names: Iterable[str] | None = None) -> None:
+        """Blocking: verify files and build encodings (run it in an executor). Idempotent.
+
+        ``names`` limits the work to those encodings (building one takes up to a second); by default
+        every known encoding is loaded."""
+        wanted = list(BPE_FILES) + list(_SHARES_FILE) if names is None else list(names)
         with self._lock:
             if self._loaded:
                 return
-            for name in BPE_FILES:
-                path = self._install(name)
+            for encoding in wanted:
+                if encoding in self._tried:
+                    continue
+                self._tried.add(encoding)
+                base = _SHARES_FILE.get(encoding, encoding)
+                if base not in BPE_FILES:
+                    continue
+                path = self._installed.get(base) if base in self._installed else self._install(base)
+                self._installed[base] = path
                 if path is None:
                     continue
-                for encoding in (name, *(alias for alias, base in _SHARES_FILE.items() if base == name)):
-                    loaded = self._get_encoding(encoding, path.parent)
-                    if loaded is not None:
-                        self._encodings[encoding] = loaded
-            self._loaded = True
+                loaded = self._get_encoding(encoding, path.parent)
+                if loaded is not None:
+                    self._encodings[encoding] = loaded
+            if names is None:
+                self._loaded = True
+
+    def load_for(self, model_id: str) -> None:
+        """Blocking: load the encoding ``counter_for(model_id)`` uses (the next candidate only when the
+        preferred one has no verified file)."""
+        for name in _candidates(model_id):
+            self.load([name])
+            if name in self._encodings:
+                return
 
     async def load_async(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.load)
@@ -221,9 +250,7 @@ class Tokenizers:
     def counter_for(self, model_id: str) -> TokenCounter:
         """A counter for ``model_id`` (chars/4 until ``load`` ran or when no file is available)."""
         wanted, approximate = encoding_for_model(model_id)
-        for name in (
-            (wanted, "o200k_base", "cl100k_base") if wanted == "o200k_harmony" else (wanted, "cl100k_base")
-        ):
+        for name in _candidates(model_id):
             encoding = self._encodings.get(name)
             if encoding is not None:
                 exact = not approximate and name == wanted

@@ -1,0 +1,76 @@
+"""The governor counts with the model's offline tokenizer, loaded off the event loop, and follows the model."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import keyring.backends.null
+import pytest
+
+from piwork.core.agent.events import OccupancyEvent
+from piwork.core.agent.runtime import RuntimeOptions, create_runtime
+from piwork.core.llm.credentials import CredentialStore
+from piwork.core.llm.tokens import Tokenizers
+from tests.support.loopback_server import LoopbackServer, Text, Turn
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def server() -> Any:
+    with LoopbackServer() as srv:
+        yield srv
+
+
+def _options(tmp_path: Path, server: LoopbackServer, **extra: Any) -> RuntimeOptions:
+    env = {"HOME": str(tmp_path / "home"), "ANTHROPIC_API_KEY": "sk-test"}
+    (tmp_path / "project").mkdir(exist_ok=True)
+    (tmp_path / "home").mkdir(exist_ok=True)
+    return RuntimeOptions(
+        cwd=str(tmp_path / "project"),
+        agent_dir=tmp_path / "agent",
+        model=f"anthropic/{server.model}",
+        base_url=server.url,
+        env=env,
+        credentials=CredentialStore(backend=keyring.backends.null.Keyring(), env=env),
+        **extra,
+    )
+
+
+async def test_runtime_loads_only_the_models_tokenizer_and_follows_a_model_change(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    tokenizers = Tokenizers(tmp_path / "agent", env={})
+    runtime = await create_runtime(_options(tmp_path, server, tokenizers=tokenizers))
+    session = runtime.session
+    assert tokenizers.available == ["cl100k_base"]  # only what this model needs was built
+    samples: list[Any] = []
+    session.subscribe(lambda e: samples.append(e.sample) if isinstance(e, OccupancyEvent) else None)
+    server.script(Turn([Text("one")]), Turn([Text("two")]))
+    await session.prompt("hello")
+    estimates = [s for s in samples if s.source == "estimate"]
+    assert [s.tokenizer for s in estimates] == ["≈ cl100k_base"]
+
+    await tokenizers.load_async()  # the window loads every encoding for its views
+    assert session.model is not None
+    session.set_model(dataclasses.replace(session.model, id="gpt-4o"))
+    await session.prompt("again")
+    estimates = [s for s in samples if s.source == "estimate"]
+    assert estimates[-1].tokenizer == "o200k_base"
+    ray = session.governance.xray()  # the request as sent, then the reply
+    assert ray.tokenizer == "o200k_base"
+    assert ray.total - ray.parts[-1].tokens == estimates[-1].tokens
+    runtime.store.close()
+
+
+async def test_a_given_counter_wins_and_none_means_chars4(server: LoopbackServer, tmp_path: Path) -> None:
+    runtime = await create_runtime(_options(tmp_path, server))
+    assert runtime.session.governance.governor.estimator.tokenizer == "≈ chars/4"
+    runtime.store.close()
