@@ -237,7 +237,6 @@ class GraphLayout:
         self.branches[index].tip = seq
         self.order.insert(row, seq)
         self.through.insert(row, self.through[row - 1])
-        row_of, order = self.row_of, self.order
-        for later in range(row, len(order)):
-            row_of[order[later]] = later
+        order = self.order
+        self.row_of.update(zip(order[row:], range(row, len(order)), strict=True))  # later rows move down one
         return row

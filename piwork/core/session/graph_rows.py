@@ -104,7 +104,6 @@ class GraphRows:
             return None
         row = parent_row + 1
         self.rows.insert(row, seq)
-        row_of, rows = self.row_of, self.rows
-        for later in range(row, len(rows)):
-            row_of[rows[later]] = later
+        rows = self.rows
+        self.row_of.update(zip(rows[row:], range(row, len(rows)), strict=True))
         return row
