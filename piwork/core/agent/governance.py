@@ -31,6 +31,7 @@ from piwork.core.context.budget import GovernorSettings, effective_marks
 from piwork.core.context.durable import CONTRACT_CUSTOM_TYPE, governor_compaction
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOutcome, RequestShape
+from piwork.core.context.manifest_upkeep import ManifestUpkeep
 from piwork.core.context.records import GovernorDecision, OccupancySample
 from piwork.core.context.telemetry import ContextTelemetry
 from piwork.core.context.xray import Xray, xray
@@ -58,8 +59,10 @@ class SessionGovernance:
         verifiers: Callable[[], Sequence[str]] = tuple,
         now_ms: Callable[[], int] | None = None,
         counter_for: Callable[[Model], TokenCounter] | None = None,
+        manifest: ManifestUpkeep | None = None,
     ) -> None:
         self._session = session
+        self._manifest = manifest
         self._counter_for = counter_for
         model = session.model
         self._counted_model = (model.provider, model.id) if model is not None else None
@@ -217,6 +220,18 @@ class SessionGovernance:
         elif self._at_ceiling():
             await self.compact()
         self.save_state()
+        await self.keep_manifest()
+
+    async def keep_manifest(self) -> None:
+        """The task's manifest re-checked after a run that touched files (saved only when it changed)."""
+        if self._manifest is None:
+            return
+        try:
+            await self._manifest.settle(self._session.messages)
+        except (OSError, PiworkError) as err:
+            self._session.emit(
+                ErrorNotice(f"piwork could not save the context manifest ({err}).", "session file")
+            )
 
     def _still_over(self) -> GovernorDecision:
         last = self.last_outcome

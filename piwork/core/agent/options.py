@@ -69,6 +69,8 @@ class AgentSessionOptions:
     token_counter_for: Callable[[Model], TokenCounter] | None = None
     context_telemetry: ContextTelemetry | None = None
     verifier_commands: Callable[[], Sequence[str]] = tuple
+    # whether the project's layer files (profile, index, snapshot...) may be read: decided by trust
+    project_trusted: Callable[[], bool] = lambda: False
     # why the session file takes no new entries (another piwork holds it...); None while it is writable
     read_only_reason: Callable[[], str | None] = lambda: None
 

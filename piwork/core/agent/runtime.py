@@ -192,6 +192,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             token_counter=counter,
             token_counter_for=counter_for,
             verifier_commands=lambda: registered_verifiers(store.tree, cwd, resources.project_trusted),
+            project_trusted=lambda: resources.project_trusted,
             hooks=options.hooks,
             read_only_reason=lambda: _read_only_reason(store),
         )

@@ -41,6 +41,7 @@ from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
 from piwork.core.compaction.summarize import Summarizer
 from piwork.core.context.budget import GovernorSettings
+from piwork.core.context.manifest_upkeep import ManifestUpkeep
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import env_vars_for
 from piwork.core.llm.thinking import resolve_level
@@ -123,6 +124,7 @@ class AgentSession:
             options.context_telemetry,
             options.verifier_commands,
             counter_for=options.token_counter_for,
+            manifest=ManifestUpkeep(options.tree, options.cwd, options.project_trusted),
         )
 
     # ---- observation -------------------------------------------------------------------------------
