@@ -293,7 +293,11 @@ class BranchGraphModel(QAbstractListModel):
             self._repaint_all()
             self.leaf_moved.emit()
         elif event.kind == "label":
-            self._repaint_seq(self._layout.shown_seq(event.entry_id))
+            seq = self._layout.shown_seq(event.entry_id)
+            if seq is not None and seq in self._rows.fold_of:
+                self._reset_rows()  # a labelled entry is never folded away: lay the rows out again
+            else:
+                self._repaint_seq(seq)
         else:
             self.rebuild()
 

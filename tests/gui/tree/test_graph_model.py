@@ -15,7 +15,7 @@ from piwork.core.session.store import create_session
 from piwork.core.session.tree import SessionTree, tree_from_values
 from piwork.gui.tree.graph_model import GRAPH_ROLE, BranchGraphModel, GraphCell
 from piwork.gui.tree.navigation import TreeNavigator
-from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, LEAF_ROLE
+from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, LABEL_ROLE, LEAF_ROLE
 from piwork.gui.tree.tree_panel import SessionTreePanel
 
 from .sessions import SessionBuilder
@@ -92,9 +92,10 @@ def test_cells_mark_kinds_lanes_labels_leaf_and_summary_link(qtbot: QtBot) -> No
     model.detach()
 
 
-def test_streamed_entries_are_inserted_in_place(qtbot: QtBot) -> None:
+def test_streamed_entries_are_inserted_in_place(qtbot: QtBot, qtmodeltester: ModelTester) -> None:
     tree, ids = _branched()
     model = BranchGraphModel(tree)
+    qtmodeltester.check(model)  # and it keeps checking every change below
     lanes_before = {model.index(r, 0).data(ENTRY_ID_ROLE): model.index(r, 0).data(GRAPH_ROLE).lane
                     for r in range(model.rowCount())}  # fmt: skip
     resets: list[int] = []
@@ -121,6 +122,20 @@ def test_streamed_entries_are_inserted_in_place(qtbot: QtBot) -> None:
     assert _ids(model) == _ids(BranchGraphModel(tree))
     model.detach()
     fresh.detach()
+
+
+def test_labelling_a_folded_entry_brings_it_out_of_its_fold(qtbot: QtBot) -> None:
+    tree, _ = _branched()
+    model = BranchGraphModel(tree)
+    inner = tree.records[model.layout.order[6]]
+    assert inner.seq in model.rows.fold_of
+    with qtbot.waitSignal(model.modelReset):
+        tree.set_label(str(inner.id), "keep")
+    assert (
+        inner.seq in model.rows.rows
+        and model.index_of_id(str(inner.id), unfold=False).data(LABEL_ROLE) == "keep"
+    )
+    model.detach()
 
 
 def test_selecting_a_folded_entry_opens_its_fold() -> None:
