@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.core.agent.session import AgentSession, NoModel
+from piwork.core.context.manifest import ManifestEntry
 from piwork.core.context.records import GovernorDecision
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
@@ -143,10 +144,12 @@ class SessionController(QObject):
         feed.xrayChanged.connect(panel.set_xray)
         feed.manifestChanged.connect(lambda manifest: panel.set_manifest(manifest, self.cwd))
         feed.decisionAdded.connect(panel.add_decision)
+        feed.decisionsReset.connect(panel.set_decisions)
         feed.seriesChanged.connect(panel.plot.set_series)
         panel.jumpRequested.connect(self.context_navigator.jump)
         panel.showOriginalRequested.connect(self.context_navigator.show_original)
         panel.preflightRequested.connect(self.show_preflight)
+        panel.manifestActionRequested.connect(self._on_manifest_action)
         self.context_navigator.missed.connect(lambda text: self.window.status.showMessage(text, 8000))
         self.window.action_map["context_preflight"].triggered.connect(self.show_preflight)
 
@@ -246,7 +249,6 @@ class SessionController(QObject):
         )
         self._show_context()
         session = runtime.session
-        self.window.context_panel.set_decisions([])
         self.context_feed.attach(
             session,
             lambda: session_prompt_parts(session, runtime.resources),
@@ -608,6 +610,14 @@ class SessionController(QObject):
         dialog.show()
         self.preflight_dialog = dialog
         return dialog
+
+    def _on_manifest_action(self, action: str, entry: ManifestEntry) -> None:
+        if action == "open":
+            self.context_navigator.open_manifest_entry(entry)
+        elif action == "rebuild-index":
+            self.run_command(SlashCommand("context", "rebuild"))
+        elif action == "trust":
+            self.show_trust()
 
     def _maybe_auto_preflight(self, reading: MeterReading) -> None:
         """Between runs, a next request in the pricing zone or past the compaction threshold opens the

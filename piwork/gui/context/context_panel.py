@@ -4,9 +4,10 @@ the person asked for (jump somewhere, show an elided result's original, export t
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, QSize, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QPushButton,
     QTableView,
     QTabWidget,
@@ -50,6 +52,7 @@ class ContextPanel(QWidget):
     jumpRequested = Signal(object)  # JumpTarget
     showOriginalRequested = Signal(str)  # tool call id of an elided result
     preflightRequested = Signal()
+    manifestActionRequested = Signal(str, object)  # "open" | "rebuild-index" | "trust", ManifestEntry
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -82,6 +85,9 @@ class ContextPanel(QWidget):
         self.manifest_view = _table(self.manifest_model)
         self.manifest_view.setAccessibleName("Context manifest")
         self.manifest_view.setObjectName("manifestView")
+        self.manifest_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.manifest_view.customContextMenuRequested.connect(self._manifest_menu)
+        self.manifest_view.activated.connect(lambda index: self._manifest_action("open", index))
         header = self.manifest_view.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
@@ -232,6 +238,34 @@ class ContextPanel(QWidget):
 
     def show_selected_original(self) -> None:
         self._on_log_activated(self.log_view.currentIndex())
+
+    def manifest_actions(self, index: QModelIndex) -> list[tuple[str, str]]:
+        """(action, menu text) offered for a manifest row."""
+        row = self.manifest_model.row_at(index.row()) if index.isValid() else None
+        entry = row.entry if row is not None else None
+        if entry is None:
+            return []
+        actions = [("open", "Show in Resources" if entry.layer == 1 else "Open File")]
+        if entry.kind in ("index", "pack"):
+            actions.append(("rebuild-index", "Rebuild index (/context rebuild)"))
+        if entry.status == "blocked-untrusted":
+            actions.append(("trust", "Trust project…"))
+        return actions
+
+    def _manifest_menu(self, position: QPoint) -> None:
+        index = self.manifest_view.indexAt(position)
+        actions = self.manifest_actions(index)
+        if not actions:
+            return
+        menu = QMenu(self)
+        for action, text in actions:
+            menu.addAction(text, functools.partial(self._manifest_action, action, index))
+        menu.exec(self.manifest_view.viewport().mapToGlobal(position))
+
+    def _manifest_action(self, action: str, index: QModelIndex) -> None:
+        row = self.manifest_model.row_at(index.row()) if index.isValid() else None
+        if row is not None and row.entry is not None:
+            self.manifestActionRequested.emit(action, row.entry)
 
     def copy_manifest(self) -> None:
         manifest = self.manifest_model.manifest

@@ -35,6 +35,7 @@ from piwork.core.llm.tokens import Tokenizers
 from piwork.core.llm.types import Model, ToolSpec
 from piwork.core.resources.loader import LoadedResources
 from piwork.core.resources.system_prompt import PromptPart
+from piwork.gui.context.history import History, read_history
 from piwork.gui.context.reading import BilledFigures, MeterReading, Segments, billed_from_usage
 
 log = logging.getLogger(__name__)
@@ -280,8 +281,10 @@ class ContextFeed(QObject):
     xrayChanged = Signal(object, object, object)  # Xray, message part indices, elided message indices
     manifestChanged = Signal(object)  # Manifest | None
     decisionAdded = Signal(object)  # GovernorDecision
+    decisionsReset = Signal(object)  # list[GovernorDecision]: a session opened (with its earlier log)
     seriesChanged = Signal(object, object, object)  # occupancy samples, billed samples, Marks | None
     refreshed = Signal()
+    _treeChanged = Signal()  # emitted from any thread (a task is recorded in a worker); handled on the GUI
 
     def __init__(self, tokenizers: Tokenizers, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -304,6 +307,12 @@ class ContextFeed(QObject):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._start_refresh)
+        self._manifest_timer = QTimer(self)  # the manifest is re-read once after a burst of tree changes
+        self._manifest_timer.setSingleShot(True)
+        self._manifest_timer.setInterval(150)
+        self._manifest_timer.timeout.connect(lambda: self.manifestChanged.emit(self._manifest()))
+        self._treeChanged.connect(self._manifest_timer.start)
+        self._tree_unsubscribe: Callable[[], None] | None = None
         self._job: asyncio.Future[Figures] | None = None
         self._applied_key: tuple[Any, ...] | None = None
         self._pending_key: tuple[Any, ...] | None = None
@@ -335,10 +344,51 @@ class ContextFeed(QObject):
         self._billed_stale = True
         self._estimators.clear()
         self._update_marks()
+        self._follow_tree(session)
         self.manifestChanged.emit(self._manifest())
+        self.decisionsReset.emit([])
+        self._restore_history(session)
         self.schedule()
 
+    def _restore_history(self, session: Any) -> None:
+        """The earlier runs' governor log and series, from the session's telemetry file (in the executor)."""
+        telemetry = getattr(getattr(session, "governance", None), "telemetry", None)
+        path = getattr(telemetry, "path", None)
+        if not isinstance(path, Path) or not path.exists():
+            return
+        job = asyncio.get_event_loop().run_in_executor(None, read_history, path, list(session.messages))
+
+        def done(job: asyncio.Future[History]) -> None:
+            if job.cancelled() or not shiboken6.isValid(self) or self.session is not session:
+                return
+            if job.exception() is not None:
+                log.warning("context history could not be read: %s", job.exception())
+                return
+            history = job.result()
+            self.decisions = history.decisions + self.decisions
+            self.decisionsReset.emit(list(self.decisions))
+            if history.occupancy or history.billed:
+                self._history = (history.occupancy, history.billed)
+                self._series_stale = True
+                self.schedule()
+
+        job.add_done_callback(done)
+
+    def _follow_tree(self, session: Any) -> None:
+        if self._tree_unsubscribe is not None:
+            self._tree_unsubscribe()
+            self._tree_unsubscribe = None
+        tree = getattr(session, "tree", None)
+        if tree is not None:
+            # a state entry (task contract, manifest) or another leaf can change the manifest
+            self._tree_unsubscribe = tree.subscribe(
+                lambda event: self._treeChanged.emit() if event.kind != "label" else None
+            )
+
     def detach(self) -> None:
+        if self._tree_unsubscribe is not None:
+            self._tree_unsubscribe()
+            self._tree_unsubscribe = None
         self.session = None
         if shiboken6.isValid(self._timer):  # the window may be gone already
             self._timer.stop()

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
 
+from piwork.core.context.manifest import ManifestEntry
 from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.xray_model import JumpTarget
 from piwork.gui.main_window import MainWindow
@@ -41,6 +44,16 @@ class ContextNavigator(QObject):
             self.missed.emit(f"Tool schema of {target.path}: part of every request while the tool is active")
         else:
             self.missed.emit("That part of the request has no place to show")
+
+    def open_manifest_entry(self, entry: ManifestEntry) -> None:
+        """A context file: its row in Resources; any other layer's file: the desktop's viewer for it."""
+        if entry.layer == 1:
+            self._to_resource(entry.path)
+        elif entry.path and os.path.isfile(entry.path):
+            QDesktopServices.openUrl(QUrl.fromLocalFile(entry.path))
+            self.landed.emit("file", entry.path)
+        else:
+            self.missed.emit(f"{entry.path or 'That layer'} has no file to open")
 
     def show_original(self, tool_call_id: str) -> None:
         """Open the original (unelided) tool result: the transcript keeps it in full."""

@@ -5,6 +5,7 @@ on the context file in the Resources panel. The meter follows the run with exact
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
@@ -85,3 +86,44 @@ def test_xray_row_jumps_to_its_tool_result_in_chat_and_tree(
     assert footer.reading.occupancy == 9104  # input 9100 + output 4 of the last reply
     assert footer.context_label.text() == "context 9.1k / 32k · exact"
     assert footer.meter.reading.segments.total == model.total
+
+
+def test_manifest_tab_follows_a_task_and_offers_its_actions(
+    qtbot: QtBot, controller: SessionController
+) -> None:
+    from PySide6.QtWidgets import QTableWidget
+
+    from piwork.gui.chat.slash_commands import SlashCommand
+
+    project = controller.cwd
+    (Path(project) / ".pi").mkdir()
+    (Path(project) / ".pi" / "piwork-profile.json").write_text('{"version": 1, "verify": ["pytest -q"]}')
+    window = controller.window
+    window.show_context_panel(1)
+    panel = window.context_panel
+    controller.run_command(SlashCommand("task", "read-only Look around the project"))
+    qtbot.waitUntil(lambda: panel.manifest_model.manifest is not None, timeout=10_000)
+    model = panel.manifest_model
+    rows = {model.row_at(i).layer.number: model.row_at(i) for i in range(model.rowCount())}  # type: ignore[union-attr]
+    assert rows[1].entry is not None and rows[1].entry.path.endswith("AGENTS.md")
+    profile = rows[2].entry
+    assert profile is not None and profile.status == "blocked-untrusted"  # the window opened untrusted
+    profile_row = next(i for i in range(model.rowCount()) if model.row_at(i).entry is profile)  # type: ignore[union-attr]
+    assert ("trust", "Trust project…") in panel.manifest_actions(model.index(profile_row, 0))
+    first = model.index(0, 0)
+    assert panel.manifest_actions(first)[0] == ("open", "Show in Resources")
+    with qtbot.waitSignal(panel.manifestActionRequested) as asked:
+        panel.manifest_view.setCurrentIndex(first)
+        qtbot.keyClick(panel.manifest_view, Qt.Key.Key_Return)
+    assert asked.args[0] == "open" and asked.args[1].layer == 1
+    qtbot.waitUntil(lambda: window.docks["resources"].isVisible(), timeout=5000)
+    selected = window.resource_panel.model.row_at(window.resource_panel.view.currentIndex())
+    assert selected is not None and selected.path.endswith("AGENTS.md")
+
+    # the dock's toggle and its key are listed with the other shortcuts
+    dialog = window.show_shortcuts()
+    table = dialog.findChild(QTableWidget, "shortcutsTable")
+    listed = {tuple(table.item(r, c).text() for c in range(3)) for r in range(table.rowCount())}
+    assert ("View", "Context", "Alt+4") in listed
+    assert any(row[1] == "Context Preflight" for row in listed)
+    dialog.close()

@@ -164,3 +164,33 @@ def test_xray_shows_the_working_set_with_the_elided_stubs(qtbot: QtBot) -> None:
     assert f"{len(ids)} elided by the governor" in panel.xray_summary.text()
     # a transcript that no longer lines up with the last call (here: another branch) is taken as it is
     assert working_set(messages[:3] + messages[5:], outcome.messages)[1] == frozenset()
+
+
+def test_a_reopened_session_shows_its_earlier_log_and_series(tmp_path: Path) -> None:
+    """The telemetry file keeps an elided result's argument only as a hash; reading the log back takes the
+    argument from the session's own tool call, and damaged lines are skipped."""
+    from piwork.core.context.records import BilledSample, OccupancySample
+    from piwork.core.context.telemetry import governor_record
+    from piwork.gui.context.history import read_history
+
+    transcript = tool_heavy_transcript()
+    outcome = Governor().decide(transcript, RequestShape(MODEL, "You are a coding agent."))
+    assert outcome.decision is not None
+    record = governor_record(outcome.decision)
+    assert "src/app.py" not in json.dumps(record)  # metadata only on disk
+    occupancy = OccupancySample(
+        5, outcome.sent_tokens, "estimate", "chars/4", 200_000, outcome.transcript_tokens
+    )
+    provider = OccupancySample(6, 12_345, "provider", "provider", 200_000)
+    billed = BilledSample(7, "p", "m", 1000, 20, 300, 0, 0.004)
+    lines = [record, occupancy.to_json(), provider.to_json(), billed.to_json()]
+    path = tmp_path / "session.jsonl"
+    path.write_text(
+        "\n".join(json.dumps(line) for line in lines)
+        + '\n{"series": "governor", "decision": "??"}\nnot json\n'
+    )
+    history = read_history(path, transcript)
+    assert history.decisions == [outcome.decision]  # the arguments are back, from the transcript
+    assert history.occupancy == [occupancy]  # the estimate per call (the working set sent)
+    assert history.billed == [BilledSample(7, "p", "m", 1000, 20, 300, 0, 0.004)]
+    assert read_history(tmp_path / "missing.jsonl", transcript).decisions == []

@@ -23,7 +23,9 @@ def test_overflow_opens_the_preflight_dialog(
 ) -> None:
     settings = agent_dir() / "settings.json"
     data = json.loads(settings.read_text())
-    settings.write_text(json.dumps({**data, "compaction": {"enabled": False}}))  # keep the overflow
+    # keep the overflow: no host compaction, and no governor (it would compact at settle past the ceiling)
+    quiet = {"compaction": {"enabled": False}, "piwork": {"contextGovernor": {"enabled": False}}}
+    settings.write_text(json.dumps({**data, **quiet}))
     first = controller.runtime
     controller.spawn(controller.open_session(None))  # a new session reads the settings again
     qtbot.waitUntil(
@@ -52,7 +54,8 @@ def test_overflow_opens_the_preflight_dialog(
     again = _dialogs()[0]
     assert again.preflight["estimate"]["projected"] > 15_616
     # "Compact now" runs a real compaction (its summary streamed from the loopback server)
-    server.script(Turn([Text("## Goal\nRead big.txt.\n## Progress\nRead it twice.")]))
+    summary = Turn([Text("## Goal\nRead big.txt.\n## Progress\nRead it twice.")])
+    server.script(summary, summary)  # the history and, when the cut splits a turn, its prefix
     footer = controller.chat.footer
     again.compact_button.click()
     assert not _dialogs()
