@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QListView,
     QPlainTextEdit,
     QScrollBar,
+    QTabBar,
     QTableView,
     QTabWidget,
     QTextEdit,
@@ -50,9 +51,8 @@ def is_inner_part(widget: QWidget) -> bool:
         return True
     parent = widget.parentWidget()
     while parent is not None:
-        if isinstance(
-            parent, QComboBox | QAbstractSpinBox | QAbstractItemView | QLineEdit
-        ):  # e.g. a clear button
+        # a line edit's clear button, a tab bar's scroll arrows, a combo box's editor...
+        if isinstance(parent, QComboBox | QAbstractSpinBox | QAbstractItemView | QLineEdit | QTabBar):
             return True
         parent = parent.parentWidget()
     return False

@@ -10,11 +10,24 @@ inner parts (a combo box's editor, scroll bars, ``qt_*`` widgets) are not counte
 
 from __future__ import annotations
 
+from PySide6.QtGui import QAccessible
 from PySide6.QtWidgets import QWidget
 
 from piwork.gui.accessibility import accessible_name, interactive_controls
 
-__all__ = ["accessible_name", "describe", "interactive_controls", "unnamed_controls"]
+__all__ = [
+    "accessible_description",
+    "accessible_name",
+    "describe",
+    "interactive_controls",
+    "unnamed_controls",
+]
+
+
+def accessible_description(widget: QWidget) -> str:
+    """What a screen reader says the control does (Qt falls back to the tooltip)."""
+    interface = QAccessible.queryAccessibleInterface(widget)
+    return interface.text(QAccessible.Text.Description).strip() if interface is not None else ""
 
 
 def describe(widget: QWidget) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -43,6 +45,9 @@ class ChatPanel(QWidget):
         self.presenter = ChatPresenter(self.model, parent=self)
         self.composer = Composer(self)
         self.send_button = QPushButton("Send", self)
+        self.send_button.setAccessibleDescription(
+            "Send the message (Enter); while the agent works it stops it (Esc)"
+        )
         self.send_button.setObjectName("sendButton")
         self.send_button.setDefault(False)
         self.send_button.setAutoDefault(False)
@@ -91,6 +96,16 @@ class ChatPanel(QWidget):
         self.model.rowsInserted.connect(self._update_empty_state)
         self.model.rowsRemoved.connect(self._update_empty_state)
         self.composer.gate = self._can_send
+        # Keyboard order: conversation, message, Send, then the model and thinking pickers under it.
+        chain = (
+            self.view,
+            self.composer,
+            self.send_button,
+            self.footer.model_picker,
+            self.footer.thinking_picker,
+        )
+        for first, second in pairwise(chain):
+            QWidget.setTabOrder(first, second)
         self.busy = False
         self.read_only_reason: str | None = None
         self.has_model = True

@@ -63,6 +63,9 @@ class ContextPanel(QWidget):
         self.xray_model = XrayModel(self)
         self.xray_view = _table(self.xray_model)
         self.xray_view.setAccessibleName("Context X-ray")
+        self.xray_view.setAccessibleDescription(
+            "What the next request holds, part by part, with tokens and share"
+        )
         self.xray_view.setObjectName("xrayView")
         metrics = self.xray_view.fontMetrics()  # fixed widths: a refresh never measures every row
         for column, sample in ((1, "compaction summary"), (2, "1,000,000"), (3, "100.0%")):
@@ -84,6 +87,7 @@ class ContextPanel(QWidget):
         self.manifest_model = ManifestModel(self)
         self.manifest_view = _table(self.manifest_model)
         self.manifest_view.setAccessibleName("Context manifest")
+        self.manifest_view.setAccessibleDescription("The files and notes recorded for the current task")
         self.manifest_view.setObjectName("manifestView")
         self.manifest_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.manifest_view.customContextMenuRequested.connect(self._manifest_menu)
@@ -97,6 +101,7 @@ class ContextPanel(QWidget):
         self.manifest_summary = QLabel("No context manifest recorded for this task.")
         self.manifest_summary.setWordWrap(True)
         copy = QPushButton("Copy as text")
+        copy.setAccessibleDescription("Copy the context manifest as plain text")
         copy.clicked.connect(self.copy_manifest)
         manifest_head = QHBoxLayout()
         manifest_head.addWidget(self.manifest_summary, 1)
@@ -107,6 +112,7 @@ class ContextPanel(QWidget):
         self.log_model = GovernorLogModel(self)
         self.log_view = QTreeView()
         self.log_view.setAccessibleName("Governor log")
+        self.log_view.setAccessibleDescription("Each decision the context governor made, newest last")
         self.log_view.setObjectName("governorLogView")
         self.log_view.setModel(self.log_model)
         self.log_view.setUniformRowHeights(True)
@@ -133,9 +139,13 @@ class ContextPanel(QWidget):
         self.log_model.rowsInserted.connect(self._span_children)
         self.log_model.modelReset.connect(self._span_children)
         self.show_original_button = QPushButton("Show original")
+        self.show_original_button.setAccessibleDescription(
+            "Show the text the governor replaced in the selected decision"
+        )
         self.show_original_button.setEnabled(False)
         self.show_original_button.clicked.connect(self.show_selected_original)
         self.export_button = QPushButton("Export JSON…")
+        self.export_button.setAccessibleDescription("Save the governor log as a JSON file")
         self.export_button.clicked.connect(self.export_log)
         self.log_view.selectionModel().currentChanged.connect(self._on_log_current)
         self.log_summary = QLabel("No governor decisions yet.")

@@ -65,6 +65,7 @@ class ResourcePanel(QWidget):
         self.reason_label.setWordWrap(True)
         self.preview = QPlainTextEdit(readOnly=True)
         self.preview.setAccessibleName("Resource file preview")
+        self.preview.setAccessibleDescription("The text of the resource selected above")
         self.preview.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.preview.setPlaceholderText("Select a resource to preview its file.")
         details = QWidget()

@@ -61,6 +61,9 @@ class SystemPromptView(QWidget):
         self.summary = QLabel("No system prompt assembled yet.")
         self.table = QTableWidget(0, 3)
         self.table.setAccessibleName("System prompt parts")
+        self.table.setAccessibleDescription(
+            "The parts the system prompt is assembled from, with tokens per part"
+        )
         self.table.setHorizontalHeaderLabels(["Part", "Tokens", "Characters"])
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -72,6 +75,7 @@ class SystemPromptView(QWidget):
         self.table.setWordWrap(False)
         self.text = QPlainTextEdit(readOnly=True)
         self.text.setAccessibleName("System prompt text")
+        self.text.setAccessibleDescription("The assembled system prompt the model is given")
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.table.currentCellChanged.connect(lambda row, *_a: self._show_part(row))
         splitter = QSplitter(Qt.Orientation.Vertical)  # the panel docks narrow: parts above, text below

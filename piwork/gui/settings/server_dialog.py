@@ -135,6 +135,10 @@ class ServerDialog(QDialog):
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
+        save = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        save.setAccessibleDescription("Write this server into models.json (and its key into the keyring)")
+        cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
+        cancel.setAccessibleDescription("Close without changing anything")
 
         for label, widget, description in (
             ("Name", self.name_edit, "The name shown in the model picker."),

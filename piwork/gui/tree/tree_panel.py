@@ -119,6 +119,9 @@ class SessionTreePanel(QWidget):
         self._search_timer = QTimer(self, singleShot=True, interval=_SEARCH_DELAY_MS)
         self._search_timer.timeout.connect(self._apply_search)
         self.go_button = QPushButton("Go to entry")
+        self.go_button.setAccessibleDescription(
+            "Move to the selected entry (Enter in the tree does the same)"
+        )
         top = QHBoxLayout()
         top.addWidget(self.filter_box)
         top.addWidget(self.search_field, 1)
@@ -137,6 +140,7 @@ class SessionTreePanel(QWidget):
         self.view.setExpandsOnDoubleClick(False)
         self.detail = QPlainTextEdit(readOnly=True)
         self.detail.setAccessibleName("Selected entry")
+        self.detail.setAccessibleDescription("The whole text of the entry selected in the tree")
         self.detail.setPlaceholderText("Select an entry to read it in full.")
         self.status = QLabel()
         self.status.setWordWrap(True)
