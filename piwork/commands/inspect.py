@@ -16,7 +16,7 @@ from typing import Any
 
 from piwork.core.compaction.tokens import estimate_tokens
 from piwork.core.errors import PiworkError
-from piwork.core.jscompat import js_json_stringify
+from piwork.core.jscompat import UNDEFINED, js_json_stringify
 from piwork.core.session.store import Session, open_session
 from piwork.core.session.tree import SessionTree
 
@@ -44,7 +44,7 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
     types = Counter(str(r.type) for r in records)
     roles = Counter(str(r.role) for r in records if r.type == "message")
     with_children = {r.parent_id for r in records if isinstance(r.parent_id, str)}
-    leaves = [r.id for r in records if r.id not in with_children and isinstance(r.id, str)]
+    leaves = [r.id for r in records if isinstance(r.id, str) and r.id not in with_children]
     branch_points = [r.id for r in records if isinstance(r.id, str) and len(tree.children(r.id)) > 1]
     target = leaf_id if leaf_id is not None else tree.leaf_id
     context = tree.build_context(target) if target is not None else tree.build_context(None)
@@ -55,17 +55,17 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
         "name": tree.name,
         "entries": {"total": len(records), "byType": dict(types), "messagesByRole": dict(roles)},
         "tree": {
-            "roots": [r.id for r in tree.roots()],
+            "roots": [_id(r.id) for r in tree.roots()],
             "leaves": len(leaves),
             "branchPoints": branch_points,
-            "leafId": tree.leaf_id,
+            "leafId": _id(tree.leaf_id),
             "depth": len(tree.path(tree.leaf_id)) if tree.leaf_id is not None else 0,
             "labels": tree.labels(),
         },
         "compactions": [_compaction(tree, r) for r in records if r.type == "compaction"],
         "branchSummaries": [_branch_summary(tree, r) for r in records if r.type == "branch_summary"],
         "context": {
-            "leafId": target,
+            "leafId": _id(target),
             "messages": len(context.messages),
             "byRole": dict(by_role),
             "estimatedTokens": sum(_estimate_tokens(m) for m in context.messages if isinstance(m, dict)),
@@ -76,10 +76,15 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
     }
 
 
+def _id(value: Any) -> Any:
+    """An entry id as JSON can say it (a line without an id has none)."""
+    return None if value is UNDEFINED else value
+
+
 def _compaction(tree: SessionTree, record: Any) -> dict[str, Any]:
     body = tree.body(record) or {}
     return {
-        "id": record.id,
+        "id": _id(record.id),
         "tokensBefore": body.get("tokensBefore"),
         "firstKeptEntryId": body.get("firstKeptEntryId"),
         "summary": _short(body.get("summary") if isinstance(body.get("summary"), str) else ""),
@@ -89,8 +94,8 @@ def _compaction(tree: SessionTree, record: Any) -> dict[str, Any]:
 def _branch_summary(tree: SessionTree, record: Any) -> dict[str, Any]:
     body = tree.body(record) or {}
     return {
-        "id": record.id,
-        "parentId": record.parent_id,
+        "id": _id(record.id),
+        "parentId": _id(record.parent_id),
         "fromId": body.get("fromId"),
         "summary": _short(body.get("summary") if isinstance(body.get("summary"), str) else ""),
     }

@@ -225,12 +225,43 @@ def js_quote(text: str) -> str:
 
 
 def json_loads_js(text: str) -> Any:
-    """``JSON.parse`` equivalent: rejects NaN/Infinity literals that Python would accept."""
+    """``JSON.parse`` equivalent: rejects NaN/Infinity literals that Python would accept.
+
+    A document nested deeper than :data:`MAX_JSON_DEPTH` is a ``ValueError`` like any other
+    unreadable text (the code walking it afterwards recurses too).
+    """
 
     def _reject(name: str) -> Any:
         raise ValueError(f"invalid JSON literal {name}")
 
-    return json.loads(text, parse_constant=_reject, parse_int=_js_int)
+    try:
+        value = json.loads(text, parse_constant=_reject, parse_int=_js_int)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+    if json_depth_exceeds(value, MAX_JSON_DEPTH):
+        raise ValueError("the JSON is nested too deeply")
+    return value
+
+
+MAX_JSON_DEPTH = 200
+"""Deeper settings, models or trust files are refused: nothing legitimate nests this far."""
+
+
+def json_depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether lists/objects in ``value`` nest deeper than ``limit`` (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 def _js_int(literal: str) -> int | float:

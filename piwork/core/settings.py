@@ -10,7 +10,6 @@ keeping every key piwork does not know.
 from __future__ import annotations
 
 import copy
-import json
 import os
 import tempfile
 from collections.abc import Callable
@@ -356,7 +355,7 @@ class Settings:
             if current:
                 text = current[1:] if current.startswith("\ufeff") else current
                 try:
-                    data = json.loads(text)
+                    data = json_loads_js(text)
                 except ValueError as exc:
                     raise SettingsWriteError(
                         "The settings file changed on disk and no longer parses."

@@ -7,12 +7,12 @@ rejected as a whole with one diagnostic and the built-in models stay usable. ``r
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from piwork.core.jscompat import json_loads_js
 from piwork.core.llm.catalog import BUILTIN_MODELS
 from piwork.core.llm.config_values import ValueResolver
 from piwork.core.llm.models_schema import strip_json_comments, validate_models_config
@@ -151,7 +151,7 @@ class ModelRegistry:
             self.diagnostics.append(ModelDiagnostic(where, f"Could not read models.json: {exc}"))
             return {}
         try:
-            data = json.loads(strip_json_comments(text))
+            data = json_loads_js(strip_json_comments(text))
         except ValueError as exc:
             self.diagnostics.append(ModelDiagnostic(where, f"models.json is not valid JSON: {exc}"))
             return {}

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from piwork.core.errors import PiworkError
+from piwork.core.jscompat import json_loads_js
 from piwork.core.llm.models_schema import strip_json_comments
 from piwork.core.resources.dirlock import locked
 
@@ -39,7 +40,7 @@ class ModelsFileChange:
 def parse_models_text(text: str) -> dict[str, Any]:
     """The document of a models.json text (comments allowed); ``ValueError`` when it is not an object with
     a ``providers`` object."""
-    data = json.loads(strip_json_comments(text.lstrip("\ufeff")))
+    data = json_loads_js(strip_json_comments(text.lstrip("\ufeff")))
     if not isinstance(data, dict):
         raise ValueError("the file is not a JSON object")
     providers = data.get("providers", {})

@@ -26,6 +26,7 @@ from piwork.core.jscompat import js_number_str, js_trim
 _PLAIN = "tag:piwork,2024:plain"
 _YAML_TAG = "tag:yaml.org,2002:"
 _MAX_NODES = 100_000  # alias expansion guard ("billion laughs")
+_MAX_DEPTH = 200  # nesting deeper than this is refused before Python's recursion limit is reached
 _JS_SAFE_INT = 2**53
 
 _NULL_RE = re.compile(r"^(?:~|[Nn]ull|NULL)?$")
@@ -120,7 +121,7 @@ def parse_simple_mapping(source: str) -> dict[str, Any] | None:
     collections, escapes, indicators, tabs, unusual characters), and the full parser takes over.
     """
     result: dict[str, Any] = {}
-    seen: list[Any] = []
+    seen: set[Any] = set()
     for line in source.split("\n"):
         if not line:
             continue
@@ -134,7 +135,7 @@ def parse_simple_mapping(source: str) -> dict[str, Any] | None:
         identity = _js_identity(key_value)
         if identity is not None and identity in seen:
             return None  # the full parser reports the duplicate key
-        seen.append(identity)
+        seen.add(identity)
         result[_key_text(key_value)] = value
     return result
 
@@ -166,10 +167,14 @@ def parse_yaml_full(source: str) -> Any:
             source = source.replace(char, stand_in)
     if not source.endswith("\n"):
         source += "\n"  # a block scalar ending the document keeps its line break, as in `yaml`
+    if _flow_depth(source) > _MAX_DEPTH:
+        raise FrontmatterError("invalid YAML frontmatter: nested too deeply")
     try:
         node = yaml.compose(source)
     except YAMLError as exc:
         raise FrontmatterError(f"invalid YAML frontmatter: {_one_line(exc)}") from exc
+    except RecursionError:
+        raise FrontmatterError("invalid YAML frontmatter: nested too deeply") from None
     if node is None:
         return None
     return _Converter(hide).value(node)
@@ -199,26 +204,54 @@ def _one_line(exc: Exception) -> str:
     return " ".join(str(exc).split())
 
 
+def _flow_depth(source: str) -> int:
+    """The deepest nesting of ``[``/``{`` (a cheap upper bound: quotes are not tracked)."""
+    if "[" not in source and "{" not in source:
+        return 0
+    depth = deepest = 0
+    for char in source:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}" and depth:
+            depth -= 1
+    return deepest
+
+
 class _Converter:
     def __init__(self, restore: bool) -> None:
         self.count = 0
         self.restore = restore
+        self.open: set[int] = set()  # collections being converted: an alias to one is a cycle
 
-    def value(self, node: Node) -> Any:
+    def enter(self, node: Node) -> None:
+        """Count a collection node and mark it open; refuse cycles, depth and alias blow-ups."""
         self.count += 1
         if self.count > _MAX_NODES:
             raise FrontmatterError("invalid YAML frontmatter: too many aliases")
+        if id(node) in self.open:
+            raise FrontmatterError("invalid YAML frontmatter: an alias refers to a node that contains it")
+        if len(self.open) >= _MAX_DEPTH:
+            raise FrontmatterError("invalid YAML frontmatter: nested too deeply")
+        self.open.add(id(node))
+
+    def value(self, node: Node) -> Any:
         if isinstance(node, ScalarNode):
+            self.count += 1
             return self.scalar(node)
-        if isinstance(node, SequenceNode):
-            return [self.value(item) for item in node.value]
-        if isinstance(node, MappingNode):
-            return self.mapping(node)
+        self.enter(node)
+        try:
+            if isinstance(node, SequenceNode):
+                return [self.value(item) for item in node.value]
+            if isinstance(node, MappingNode):
+                return self.mapping(node)
+        finally:
+            self.open.discard(id(node))
         raise FrontmatterError("invalid YAML frontmatter: unsupported node")
 
     def mapping(self, node: MappingNode) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        seen: list[Any] = []
+        seen: set[Any] = set()
         for key_node, value_node in node.value:
             if isinstance(key_node, ScalarNode):
                 key_value = self.scalar(key_node)
@@ -228,10 +261,10 @@ class _Converter:
                         f"invalid YAML frontmatter: duplicate key {_key_text(key_value)!r}"
                     )
                 if identity is not None:
-                    seen.append(identity)
+                    seen.add(identity)
                 key = _key_text(key_value)
             else:
-                key = self.text(_flow_text(key_node))
+                key = self.text(_flow_text(key_node, self))
             result[key] = self.value(value_node)
         return result
 
@@ -319,14 +352,19 @@ def _key_text(value: Any) -> str:
     return str(value)
 
 
-def _flow_text(node: Node) -> str:
+def _flow_text(node: Node, converter: _Converter | None = None) -> str:
     """A collection key written in flow style, the way `yaml` stringifies it for an object key."""
-    if isinstance(node, SequenceNode):
-        items = [_flow_text(item) for item in node.value]
-        return f"[ {', '.join(items)} ]" if items else "[]"
-    if isinstance(node, MappingNode):
-        pairs = [f"{_flow_text(k)}: {_flow_text(v)}" for k, v in node.value]
-        return f"{{ {', '.join(pairs)} }}" if pairs else "{}"
+    guard = converter if converter is not None else _Converter(False)
+    if isinstance(node, (SequenceNode, MappingNode)):
+        guard.enter(node)
+        try:
+            if isinstance(node, SequenceNode):
+                items = [_flow_text(item, guard) for item in node.value]
+                return f"[ {', '.join(items)} ]" if items else "[]"
+            pairs = [f"{_flow_text(k, guard)}: {_flow_text(v, guard)}" for k, v in node.value]
+            return f"{{ {', '.join(pairs)} }}" if pairs else "{}"
+        finally:
+            guard.open.discard(id(node))
     text = str(node.value)
     style = getattr(node, "style", None)
     if style == '"':

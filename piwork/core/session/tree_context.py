@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from piwork.core.session.context import DEFAULT_THINKING_LEVEL, entry_to_messages
 from piwork.core.session.jsvalues import UNDEFINED, js_same
+from piwork.core.session.message_shape import usable_message
 from piwork.core.session.records import EntryRecord
 from piwork.core.session.tree_types import SessionContext
 
@@ -54,12 +55,20 @@ def context_for_path(
             if type(message) is dict and message.get("content") is not None:
                 _share_names(message)
                 messages.append(message)  # the usual entry, without a call
-            elif body is not None:  # a line that turned out unreadable is reported, not fatal
+            elif body is not None and not _message_without_object(body):
+                # a line that turned out unreadable is reported, not fatal
                 messages.extend(entry_to_messages(body))
             if first == 0 and retained:
                 messages.extend(retained)
                 retained = []
-    return SessionContext(messages, thinking_level, model, [r.id for r in selected])
+    usable = [fixed for m in messages if (fixed := usable_message(m)) is not None]
+    return SessionContext(usable, thinking_level, model, [r.id for r in selected])
+
+
+def _message_without_object(body: Any) -> bool:
+    """A ``message`` entry whose ``message`` is missing, ``null`` or not an object: it has nothing
+    to contribute (Pi fails on it), so the context leaves it out."""
+    return type(body) is dict and body.get("type") == "message" and type(body.get("message")) is not dict
 
 
 # Short values repeated in every message of a long session (roles, models, block types ...).
