@@ -2,12 +2,15 @@
 
     piwork context [--cwd DIR] [--session FILE] [--leaf ID] [--json] [--model PROVIDER/ID]
                    [--approve | --no-approve]
-                   [preflight [FILE]... | budget | index-status | pack TASK... | rebuild | manifest]
+                   [preflight [FILE]... | budget | index-status | pack TASK... | rebuild | manifest
+                    | onboard [--refresh]]
 
 Without a subcommand it prints the manifest of the task on the branch (or what a task started now would
 load), the working-set marks of the model, the next request's tokens by source and the governor's
-decision for the next call. Nothing is sent to a provider. Project trust is decided first; nobody can
-be asked here, so an undecided project stays untrusted unless --approve is given.
+decision for the next call. Nothing is sent to a provider, except by ``onboard``: it creates the missing
+context layers, asking the model (--model, else the session's or the default) once for the snapshot.
+Project trust is decided first; nobody can be asked here, so an undecided project stays untrusted unless
+--approve is given.
 """
 
 from __future__ import annotations
@@ -17,14 +20,19 @@ import asyncio
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
+from piwork.core.agent.options import complete_through, default_stream_fn, is_loopback
+from piwork.core.compaction.summarize import Summarizer
 from piwork.core.context import commands
 from piwork.core.context.view import ContextView, load_view
 from piwork.core.errors import PiworkError
+from piwork.core.llm.credentials import CredentialStore
+from piwork.core.llm.models import ModelRegistry
 from piwork.core.paths import agent_dir as default_agent_dir
 
-ACTIONS = ("preflight", "budget", "index-status", "pack", "rebuild", "manifest")
+ACTIONS = ("preflight", "budget", "index-status", "pack", "rebuild", "manifest", "onboard")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--model", metavar="PROVIDER/ID", help="model whose window sets the marks")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument(
+        "--refresh", action="store_true", help="onboard: rebuild the index and the snapshot even if present"
+    )
     trust = parser.add_mutually_exclusive_group()
     trust.add_argument("-a", "--approve", action="store_true", help="trust the project for this run only")
     trust.add_argument(
@@ -74,7 +85,10 @@ def main(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) 
     if ns.model and view.model is None:
         err.write(f"piwork context: unknown model {ns.model}\n")
         return 2
-    doc = _action(view, ns.action, ns.args) if ns.action else overview(view)
+    if ns.action == "onboard":
+        doc = asyncio.run(commands.onboard_command(view, _summarizer(view), ns.refresh))
+    else:
+        doc = _action(view, ns.action, ns.args) if ns.action else overview(view)
     if ns.json:
         out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     elif ns.action:
@@ -82,6 +96,20 @@ def main(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) 
     else:
         _print_overview(doc, out)
     return 0 if doc.get("ok", True) else 1
+
+
+def _summarizer(view: ContextView) -> Summarizer | None:
+    """The model of the view on its provider path, when it has a key (or runs on this machine)."""
+    model = view.model
+    if model is None:
+        return None
+    models = ModelRegistry(Path(view.agent_dir))
+    key = CredentialStore(config_key=models.config_api_key).api_key(model.provider)
+    if not key and not is_loopback(model.base_url):
+        return None
+    return Summarizer(
+        model=models.with_resolved_headers(model), complete=complete_through(default_stream_fn()), api_key=key
+    )
 
 
 def _action(view: ContextView, action: str, args: list[str]) -> dict[str, Any]:

@@ -407,7 +407,7 @@ class SessionController(QObject):
         session = self.session
         if command.name == "new":
             self.spawn(self.open_session(None))
-        elif command.name in ("context", "fresh", "task"):
+        elif command.name in ("context", "fresh", "task", "onboard"):
             self.spawn(self.context_commands.run(command))
         elif command.name not in ("compact", "name", "tree"):
             self.commands.run(command.name, command.args)

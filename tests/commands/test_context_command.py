@@ -172,3 +172,43 @@ def test_bad_arguments_say_what_is_wrong(tmp_path: Path) -> None:
         done = _run(args, env)
         assert done.returncode == 2, (args, done.stdout, done.stderr)
         assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_onboard_creates_the_layers_with_one_model_call(tmp_path: Path) -> None:
+    from tests.core.context.test_onboard import SNAPSHOT, make_repo
+    from tests.support.loopback_server import LoopbackServer, Text, Turn
+
+    root = tmp_path.resolve()
+    home = root / "home"
+    agent = home / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    project = make_repo(root / "shop-repo")
+    env = {**os.environ, "HOME": str(home), "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    env.pop("PI_CODING_AGENT_DIR", None)
+    with LoopbackServer() as server:
+        model = {"id": "loopback-model", "name": "Loopback", "contextWindow": 64_000, "maxTokens": 4096}
+        providers = {
+            "loopback": {"baseUrl": server.url, "api": "anthropic-messages", "apiKey": "k", "models": [model]}
+        }
+        (agent / "models.json").write_text(json.dumps({"providers": providers}))
+        server.script(Turn([Text(SNAPSHOT)]))
+        untrusted = _run(
+            ["--cwd", str(project), "--no-approve", "--model", "loopback/loopback-model", "onboard"], env
+        )
+        assert untrusted.returncode == 1 and "not trusted" in untrusted.stdout
+        assert not (project / ".pi").exists() and not server.requests
+        done = _run(
+            ["--cwd", str(project), "--approve", "--model", "loopback/loopback-model", "onboard"], env
+        )
+        assert done.returncode == 0, done.stderr
+        assert "- .pi/project-context.md: created (summarised by the model)" in done.stdout
+        assert (
+            "- .pi/context-index.json: created (4 modules" in done.stdout and "listed by git" in done.stdout
+        )
+        assert len(server.requests) == 1
+        again = _run(["--cwd", str(project), "--approve", "--json", "onboard"], env)
+        doc = json.loads(again.stdout)
+        assert [f["status"] for f in doc["files"]] == ["kept", "kept", "kept"] and len(server.requests) == 1
+    assert (project / ".pi" / "project-context.md").read_text() == SNAPSHOT
+    status = _run(["--cwd", str(project), "--approve", "index-status"], env)
+    assert status.returncode == 0 and "freshEntries 4" in status.stdout.replace(":", "")

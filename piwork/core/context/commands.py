@@ -28,12 +28,14 @@ from piwork.core.context.index import build_task_pack, index_status, load_index,
 from piwork.core.context.intake import INTAKE_TOKENS
 from piwork.core.context.manifest import Manifest
 from piwork.core.context.manifest_refresh import refresh_manifest
+from piwork.core.context.onboard import onboard
 from piwork.core.context.view import ContextView
 from piwork.core.context.xray import xray
 from piwork.core.messages import Message
 
 if TYPE_CHECKING:
     from piwork.core.agent.session import AgentSession
+    from piwork.core.compaction.summarize import Summarizer
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "context preflight": ("[files…]", "Estimate the next request against the working-set marks, with advice"),
@@ -43,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "context compact": ("", "Durable compaction now"),
     "context rebuild": ("", "Refresh the context index incrementally (unchanged entries are reused)"),
     "context manifest": ("", "The context manifest of this task"),
+    "onboard run": (
+        "[--refresh]",
+        "Create the missing context layers: index, snapshot (one model call) and profile template",
+    ),
     "fresh task": ("", "New session seeded with the Task Contract, manifest and a summary"),
     "fresh scout": ("", "New read-only scouting session seeded with the contract and a summary"),
     "fresh be-to-fe": ("", "New session handing a backend result over to frontend work"),
@@ -358,6 +364,47 @@ def request_breakdown(view: ContextView) -> dict[str, Any]:
         "parts": ray.to_json()["parts"],
         "governor": decision,
     }
+
+
+# ----------------------------------------------------------------------------- /onboard run
+
+
+ONBOARD_USAGE = "Use /onboard run, or /onboard run --refresh to rebuild the index and the snapshot."
+
+
+def parse_onboard(args: str) -> bool | None:
+    """``run`` → False, ``run --refresh`` → True (refresh), anything else → None."""
+    words = args.split()
+    if words == ["run"]:
+        return False
+    if words in (["run", "--refresh"], ["--refresh", "run"]):
+        return True
+    return None
+
+
+async def onboard_command(
+    view: ContextView, summarizer: Summarizer | None, refresh: bool = False
+) -> dict[str, Any]:
+    """``/onboard run``: the missing context layers of the view's project (see :mod:`.onboard`)."""
+    result = await onboard(view.cwd, view.trusted, summarizer, refresh)
+    doc = result.to_json()
+    lines = [result.message]
+    for item in result.files:
+        rel = os.path.relpath(item.path, view.cwd)
+        extra = ""
+        if item.kind == "index" and item.status in ("created", "refreshed"):
+            extra = f" ({result.modules} modules, {result.cited_files} files cited, listed by {result.file_source})"
+        elif item.kind == "snapshot" and item.status in ("created", "refreshed"):
+            extra = (
+                " (summarised by the model)"
+                if result.snapshot_source == "model"
+                else " (assembled from the index)"
+            )
+        detail = f" - {item.detail}" if item.detail else ""
+        lines.append(f"- {rel}: {item.status}{extra}{detail}")
+    lines.extend(f"- {note}" for note in result.notes)
+    doc["text"] = "\n".join(lines)
+    return doc
 
 
 # ----------------------------------------------------------------------------- /fresh and /context compact

@@ -34,6 +34,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "[read-only|source-write] [unfamiliar] <goal>",
         "Start a task: its contract, manifest and the project's context layers before your next prompt",
     ),
+    "onboard": (
+        "run [--refresh]",
+        "Create the project's context index, snapshot and profile template where missing",
+    ),
     "fresh": (
         "task|scout|be-to-fe",
         "Continue the task in a new session seeded with its contract and a summary",

@@ -53,6 +53,9 @@ class ContextCommands:
         if command.name == "task":
             await self._task(command.args.strip())
             return
+        if command.name == "onboard":
+            await self._onboard(command.args)
+            return
         action, _, rest = command.args.strip().partition(" ")
         if action not in CONTEXT_ACTIONS:
             self._notice(
@@ -124,6 +127,30 @@ class ContextCommands:
             f"/fresh {kind}",
             f"Continuing in a new session seeded with the task contract, the manifest and a summary of {source or 'the previous session'}.",
         )
+
+    # ---- /onboard run --------------------------------------------------------------------------
+
+    async def _onboard(self, args: str) -> None:
+        runtime = self.controller.runtime
+        refresh = commands.parse_onboard(args)
+        if refresh is None:
+            self._notice(
+                "/onboard", "Unknown or missing subcommand.", error=True, hint=commands.ONBOARD_USAGE
+            )
+            return
+        if runtime is None:
+            return
+        view = await asyncio.to_thread(self._view)
+        if view is None:
+            return
+        session = runtime.session
+        summarizer = session.summarizer() if session.model is not None else None
+        self._notice(
+            "/onboard run",
+            "Indexing the project" + (" and asking the model for a snapshot…" if summarizer else "…"),
+        )
+        report = await commands.onboard_command(view, summarizer, refresh)
+        self._notice("/onboard run", commands.report_text(report), error=report.get("ok") is False)
 
     # ---- long prompts ---------------------------------------------------------------------------
 
