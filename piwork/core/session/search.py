@@ -98,7 +98,7 @@ class SessionHits:
     hits: list[SearchHit] = field(default_factory=list)
     total: int = 0  # matching entries, including those past the limit
     first_message: str = ""  # the first user message (a title for an unnamed session)
-    more: bool = False  # more entries may match than ``total`` counts (they were not read past the limit)
+    more: bool = False  # the limit was reached: later entries may match too (they were not read)
 
 
 # ---------------------------------------------------------------------- texts of an entry
@@ -241,8 +241,9 @@ def _matching_lines(data: bytes, query: SearchQuery) -> Iterator[bytes]:
 
 Locator = Callable[[str], tuple[bool, str | None]]
 
-# Pi and piwork write every entry as {"type":…,"id":…,"parentId":…,…} on one line.
-_LINK = re.compile(rb'^\{"type":"([a-z_]+)","id":"([^"\\]+)","parentId":(?:null|"([^"\\]+)")', re.M)
+# Pi and piwork write every entry as {"type":…,"id":…,"parentId":…,…} on one line (the first line is
+# the header, so every entry line follows a newline; the literal start makes the scan a fast search).
+_LINK = re.compile(rb'\n\{"type":"([a-z_]+)","id":"([^"\\]+)","parentId":(?:null|"([^"\\]+)")')
 
 
 def _links_locator(data: bytes) -> Locator | None:
@@ -314,16 +315,18 @@ def search_file(
             if cancelled():
                 return None
             if number == 0:
-                header = header_in(data[: 1024 * 1024])
+                start = len(data) - len(data.lstrip())  # the header is the first line that is not blank
+                end = data.find(b"\n", start)
+                header = header_in(data[start : end if end >= 0 else len(data)])
                 if header is None or not is_valid_header(header):
                     return None
                 single_block = data
             else:
                 single_block = None
             for line in _matching_lines(data, query):
-                if len(hits) >= limit:  # enough to show: count the other candidates without parsing
+                if len(hits) >= limit:  # enough to show: the rest of the file is not read for hits
                     more = True
-                    continue
+                    break
                 try:
                     entry = json_loads_bytes(line)
                 except ValueError:
