@@ -47,7 +47,7 @@ from piwork.gui.notifications import NotificationCenter, describe_exception
 from piwork.gui.palette.palette_dialog import PaletteDialog
 from piwork.gui.palette.sources import action_items, command_items, list_recent_sessions, model_items
 from piwork.gui.resources.prompt_parts import session_prompt_parts, show_system_prompt
-from piwork.gui.search.landing import landing_entry
+from piwork.gui.search.landing import select_in_tree
 from piwork.gui.search.search_dialog import SearchDialog
 from piwork.gui.sessions.session_browser import SessionBrowser
 from piwork.gui.settings.settings_dialog import SettingsDialog
@@ -265,6 +265,10 @@ class SessionController(QObject):
 
     def _remember_branch_notice(self, title: str, text: str) -> None:
         self._branch_notice = (title, text)
+
+    def open_branched(self, session: Any, editor_text: str) -> None:
+        """Continue in a session made by a fork or clone (/fork, /clone); see ``_open_branched``."""
+        self._open_branched(session, editor_text)
 
     def _open_branched(self, session: Any, editor_text: str) -> None:
         """A fork or clone made in the tree: continue in it (it is on disk once it holds a reply)."""
@@ -536,28 +540,7 @@ class SessionController(QObject):
         if entry_id is not None:
             # After the tree has followed what opening appended (it moves to the new leaf on a
             # zero-delay timer), so the selection stays on the entry.
-            QTimer.singleShot(0, lambda: self._select_in_tree(entry_id))
-
-    def _select_in_tree(self, entry_id: str) -> None:
-        self.window.show_tree()
-        tree = self.window.tree_panel
-        if tree.tree is None or tree.model is None:
-            return
-        tree.select_entry(entry_id)
-        if tree.model.index_of_id(entry_id).isValid():
-            return
-        # Not in the outline (its search or filter hides it, or it is a turn that only calls tools):
-        # show everything, then land on the entry or the row that stands for it (a tool call's result).
-        tree.search_field.clear()
-        tree.model.set_search("")
-        tree.set_filter_mode("all")
-        model = tree.model
-        target = landing_entry(tree.tree, entry_id, lambda i: model.index_of_id(i).isValid())
-        if target is not None and target != entry_id:
-            tree.select_entry(target)
-            graph = getattr(tree, "graph", None)
-            if graph is not None:
-                graph.select(entry_id)  # the graph lists every entry: keep it on the hit itself
+            QTimer.singleShot(0, lambda: select_in_tree(self.window, entry_id))
 
     def show_settings(self) -> SettingsDialog:
         """The settings dialog on its Providers page (one at a time: an open one is brought forward)."""

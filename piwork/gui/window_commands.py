@@ -130,7 +130,7 @@ class WindowCommands:
         except PiworkError as err:
             self._notice("Not cloned", str(err), error=True)
             return
-        self.ctl._open_branched(created, "")
+        self.ctl.open_branched(created, "")
 
     def fork(self, _args: str) -> None:
         runtime, session = self.ctl.runtime, self.ctl.session
@@ -161,7 +161,7 @@ class WindowCommands:
         except PiworkError as err:
             self._notice("Not forked", str(err), error=True)
             return
-        self.ctl._open_branched(result.session, result.editor_text)
+        self.ctl.open_branched(result.session, result.editor_text)
 
     # ---- files -------------------------------------------------------------------------------
     def export(self, args: str) -> None:
