@@ -261,6 +261,13 @@ class ProvidersPage(QWidget):
             self.message.setText(str(err))
             return False
         name = self.registry.provider_name(provider)
+        # its key goes too: a key kept for a provider that no longer exists would be forgotten there
+        self.credentials.clear_session_key(provider)
+        if self.credentials.keyring_state().usable:
+            try:
+                self.credentials.delete_key(provider)
+            except CredentialError as err:
+                self.message.setText(str(err))
         self.registry.reload()
         self._fill_list()
         self.refresh_labels()

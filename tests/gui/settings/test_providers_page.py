@@ -183,10 +183,12 @@ def test_edit_keeps_unknown_keys_and_remove_asks_first(qtbot: QtBot, tmp_path: P
         "models": [{"id": "a", "contextWindow": 8192, "x-extra": True}, {"id": "b"}],
     }
     models_json.write_text(json.dumps({"providers": {"lab": entry}}))
-    dialog = _dialog(qtbot, tmp_path)
+    backend = DictKeyring()
+    backend.passwords[(SERVICE, "lab")] = "sk-lab"
+    dialog = _dialog(qtbot, tmp_path, backend)
     page = dialog.providers_page
     assert page.select_provider("lab")
-    assert "No key needed" in page.status.text()
+    assert "keyring" in page.status.text()
     assert page.edit_server_button.isEnabled() and page.remove_server_button.isEnabled()
     assert page.select_provider("anthropic") and not page.remove_server_button.isEnabled()
     page.select_provider("lab")
@@ -212,6 +214,7 @@ def test_edit_keeps_unknown_keys_and_remove_asks_first(qtbot: QtBot, tmp_path: P
     with qtbot.waitSignal(page.providersChanged):
         box.button(QMessageBox.StandardButton.Yes).click()
     assert json.loads(models_json.read_text()) == {"providers": {}}
+    assert (SERVICE, "lab") not in backend.passwords  # its key went with it
     assert not page.select_provider("lab")
 
 
@@ -232,3 +235,5 @@ def test_a_models_json_that_cannot_be_parsed_is_backed_up_not_overwritten(
     assert len(backups) == 1 and backups[0].read_text() == broken
     assert json.loads(models_json.read_text())["providers"]["studio"]["models"] == [{"id": "local-model"}]
     assert "unreadable" in dialog.providers_page.message.text()
+    assert dialog.providers_page.select_provider("studio")
+    assert "No key needed" in dialog.providers_page.status.text()  # a server on this computer
