@@ -180,7 +180,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             settings=settings,
             active_tools=allowed_tools(latest_contract(store.tree), DEFAULT_ACTIVE_TOOLS, ALL_TOOL_NAMES),
             expand_input=expand,
-            base_options=_stream_options(settings),
+            base_options=stream_options_from_settings(settings),
             session_id=session_id,
             session_file=store.path,
             log_dir=session_log_dir(agent_dir, session_id) if persisted else None,
@@ -223,7 +223,17 @@ def _read_only_reason(store: Session) -> str | None:
     return store.notices[-1] if store.notices else READ_ONLY
 
 
-def _stream_options(settings: Mapping[str, Any]) -> StreamOptions:
+DEFAULT_IDLE_TIMEOUT_S = 90.0
+"""A server silent this long (no headers, no bytes) has hung: under two minutes, as promised."""
+DEFAULT_REQUEST_TIMEOUT_S = 1800.0
+"""The overall deadline of one request when ``retry.provider.timeoutMs`` is not set: long enough for a
+slow local model's longest answer, short enough that a server dripping bytes cannot hold a run forever."""
+
+
+def stream_options_from_settings(settings: Mapping[str, Any]) -> StreamOptions:
+    """Network limits and retries from settings: ``httpIdleTimeoutMs`` (silence), ``retry.provider.timeoutMs``
+    (overall deadline per request), ``retry.provider.maxRetries``/``maxRetryDelayMs``, ``httpProxy``.
+    A value of 0 turns a limit off."""
     idle = settings.get("httpIdleTimeoutMs")
     retry = _section(settings, "retry")
     provider = _section(retry, "provider")
@@ -237,8 +247,12 @@ def _stream_options(settings: Mapping[str, Any]) -> StreamOptions:
     max_delay = number(provider.get("maxRetryDelayMs"))
     proxy = settings.get("httpProxy")
     return StreamOptions(
-        idle_timeout=300.0 if idle_ms is None else (None if idle_ms <= 0 else idle_ms / 1000),
-        total_timeout=None if total_ms is None or total_ms <= 0 else total_ms / 1000,
+        idle_timeout=DEFAULT_IDLE_TIMEOUT_S
+        if idle_ms is None
+        else (None if idle_ms <= 0 else idle_ms / 1000),
+        total_timeout=DEFAULT_REQUEST_TIMEOUT_S
+        if total_ms is None
+        else (None if total_ms <= 0 else total_ms / 1000),
         max_retries=int(max_retries) if max_retries is not None and max_retries > 0 else 0,
         max_retry_delay_ms=int(max_delay) if max_delay is not None and max_delay >= 0 else 60000,
         proxy=proxy if isinstance(proxy, str) and proxy else None,
