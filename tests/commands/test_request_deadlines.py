@@ -16,7 +16,9 @@ def test_default_limits_end_a_hung_server_within_two_minutes_and_a_drip_eventual
     assert options.idle_timeout is not None and 0 < options.idle_timeout < 120
     assert options.connect_timeout is not None and options.connect_timeout < 120
     assert options.total_timeout is not None and 0 < options.total_timeout <= 3600
-    explicit = stream_options_from_settings({"retry": {"provider": {"timeoutMs": 2500}}, "httpIdleTimeoutMs": 0})
+    explicit = stream_options_from_settings(
+        {"retry": {"provider": {"timeoutMs": 2500}}, "httpIdleTimeoutMs": 0}
+    )
     assert (explicit.total_timeout, explicit.idle_timeout) == (2.5, None)
     assert stream_options_from_settings({"retry": {"provider": {"timeoutMs": 0}}}).total_timeout is None
 
