@@ -198,3 +198,18 @@ def test_a_silent_model_shows_a_live_waiting_indicator(
     ctl.stop()
     qtbot.waitUntil(lambda: not ctl.chat.busy, timeout=10_000)
     assert not label.isVisible()
+
+
+def test_engine_notices_have_titles_in_words(qtbot: QtBot) -> None:
+    from piwork.core.agent.events import ErrorNotice
+    from piwork.gui.chat.chat_panel import ChatPanel
+
+    panel = ChatPanel()
+    qtbot.addWidget(panel)
+    panel.presenter.handle(ErrorNotice("Retry-After of 300 s is over the limit", "retry"))
+    panel.presenter.handle(ErrorNotice("disk full", "session file"))
+    rows = [panel.model.row_at(i) for i in range(panel.model.rowCount())]
+    assert [(r.kind, r.title) for r in rows] == [
+        (RowKind.NOTICE, "Not retried"),
+        (RowKind.ERROR, "Not saved to the session file"),
+    ]

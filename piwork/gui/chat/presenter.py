@@ -30,6 +30,14 @@ from piwork.gui.chat.rows import (
 )
 
 _NOTHING_TO_COMPACT = re.compile(r"Nothing to compact|Already compacted", re.IGNORECASE)
+# Titles, in words, of the engine's non-fatal notices by where they come from.
+_NOTICE_TITLES = {
+    "retry": "Not retried",
+    "session": "Session file",
+    "session file": "Not saved to the session file",
+    "skill": "Skill or template not expanded",
+    "agent": "Something needs attention",
+}
 FLUSH_MS = 50
 TICK_MS = 500
 WAIT_TICK_MS = 1000
@@ -415,7 +423,9 @@ class ChatPresenter(QObject):
             self._set_waiting(f"Waiting for the model… {seconds} s (Esc stops)")
 
     def _on_error(self, event: Any) -> None:
-        self.add_notice(f"Warning ({event.source})", event.message)
+        source = str(event.source)
+        title = _NOTICE_TITLES.get(source, "Something needs attention")
+        self.add_notice(title, event.message, error=source == "session file")
 
     def _on_model_changed(self, event: Any) -> None:
         self.modelChanged.emit(event.provider, event.model_id)
