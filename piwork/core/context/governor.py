@@ -33,28 +33,15 @@ from piwork.core.context.budget import (
     Marks,
     effective_marks,
 )
-from piwork.core.context.elision import (
-    WRITE_TOOLS,
-    CandidateKind,
-    call_shape,
-    classify,
-    command_of,
-    content_digest,
-    elided_copy,
-    main_argument,
-    original_size,
-    path_key,
-    stub_text,
-)
+from piwork.core.context.elision import CandidateKind, elided_copy, original_size, stub_text
 from piwork.core.context.estimate import TokenEstimator
-from piwork.core.context.groups import is_failed_assistant, partition
 from piwork.core.context.records import Decision, ElidedItem, GovernorDecision, ReasonCode, Trigger
+from piwork.core.context.scan import BOUNDARY_CUSTOM_TYPES, CallInfo, TranscriptScan
 from piwork.core.llm.types import Model, ToolSpec
 from piwork.core.messages import Message
 
 STATE_CUSTOM_TYPE = "piwork.governorState"
-# custom messages that open a task or phase (the context bundle opens a task)
-BOUNDARY_CUSTOM_TYPES = frozenset({"piwork.contextBundle"})
+__all__ = ["BOUNDARY_CUSTOM_TYPES", "STATE_CUSTOM_TYPE", "Governor", "GovernorOutcome", "RequestShape"]
 
 
 @dataclass(frozen=True)
@@ -93,23 +80,6 @@ class _Candidate:
 
 
 @dataclass
-class _Call:
-    tool: str
-    arguments: object
-
-
-@dataclass(frozen=True)
-class _CallInfo:
-    tool: str
-    arguments: object
-    base_kind: CandidateKind | None  # without the verifier commands, which may change
-    argument: str
-    shape: str
-    path: str | None
-    command: str
-
-
-@dataclass
 class Governor:
     settings: GovernorSettings = field(default_factory=GovernorSettings)
     estimator: TokenEstimator = field(default_factory=TokenEstimator)
@@ -121,14 +91,13 @@ class Governor:
     def __post_init__(self) -> None:
         self._sticky: dict[str, ReasonCode | None] = {}  # tool-call id -> reason (None: restored)
         self._copies: dict[str, tuple[Message, Message]] = {}  # call id -> (original, elided copy)
-        self._digests: dict[int, tuple[Message, str]] = {}
-        self._infos: dict[str, _CallInfo] = {}
-        self._assistant_calls: dict[int, tuple[Message, dict[str, _Call]]] = {}
+        self._scan = TranscriptScan(self.estimator)
         self._seen_results: set[str] = set()
         self._seen_digests: set[str] = set()
         self._boundary_ms: float | None = None
         self._boundary_pending = False
         self._last_projection_ms: float = 0.0
+        self._rounds: tuple[float, int, int] = (0.0, 0, 0)  # (since, assistant rounds scanned, count)
         self._saved: tuple[str, ...] = ()
         self.calls = 0
         self.log: list[GovernorDecision] = []
@@ -165,33 +134,43 @@ class Governor:
 
     # ---- the decision --------------------------------------------------------------------------------
 
+    def _scanned(self, messages: list[Message]) -> TranscriptScan:
+        """The scan of ``messages``, extended by what was appended (started over when the list was
+        replaced or the tokenizer changed)."""
+        scan = self._scan
+        if scan.estimator is not self.estimator or not scan.extended_by(messages):
+            scan = self._scan = TranscriptScan(self.estimator)
+            self._rounds = (0.0, 0, 0)
+        scan.update(messages)
+        return scan
+
     def decide(self, messages: list[Message], shape: RequestShape) -> GovernorOutcome:
         self.calls += 1
         est = self.estimator
         marks = effective_marks(shape.model, self.settings, shape.reserve_tokens)
         base = est.system_prompt(shape.system_prompt) + est.tools(shape.tools)
-        occupancy = base + est.messages(messages)
+        scan = self._scanned(messages)
+        occupancy = base + scan.tokens
         if not self.settings.enabled:
             return GovernorOutcome(messages, None, occupancy, occupancy, marks)
 
-        part0 = partition(messages)
-        if not part0.ok:
+        orphans = scan.all_orphans()
+        if orphans:
             self._sticky.clear()
-            detail = "transcript orphan: " + part0.orphans[0].describe()
+            detail = "transcript orphan: " + orphans[0].describe()
             return self._finish(messages, "fail-closed", detail, (), occupancy, occupancy, 0, 0, (), marks)
 
-        tail_start = self._tail_start(part0.groups)
-        calls = self._calls(messages)
+        tail_start = self._tail_start(scan)
         verifiers = tuple(v.strip() for v in self.verifiers())
         if any(reason is None for reason in self._sticky.values()):
-            self._resolve_restored(messages, tail_start, calls, verifiers)
-        w1 = self._with_sticky(messages, tail_start, calls, verifiers)
-        est1 = occupancy if w1 is messages else base + est.messages(w1)
-        triggers = self._triggers(messages, est1, marks)
+            self._resolve_restored(scan, tail_start, verifiers)
+        w1, replaced, saved1 = self._with_sticky(messages, scan, tail_start, verifiers)
+        est1 = occupancy - saved1
+        triggers = self._triggers(scan, est1, marks)
         if not triggers:
             return self._zone_only(w1, occupancy, est1, marks)
 
-        candidates = self._candidates(messages, tail_start, calls, triggers, verifiers)
+        candidates = self._candidates(scan, tail_start, triggers, verifiers)
         eligible = [
             c for c in candidates if c.reason is not None and not c.keep and c.call_id not in self._sticky
         ]
@@ -203,24 +182,28 @@ class Governor:
 
         w2 = list(w1)
         items: list[ElidedItem] = []
+        savings = 0
         for c in eligible:
             assert c.reason is not None
-            w2[c.index] = self._elided(messages[c.index], c, c.reason)
-            items.append(ElidedItem(c.call_id, c.tool, c.argument, est.message(messages[c.index]), c.reason))
+            original = messages[c.index]
+            copy = w2[c.index] = self._elided(original, c, c.reason)
+            tokens = est.message(original)
+            savings += tokens - est.message(copy)
+            items.append(ElidedItem(c.call_id, c.tool, c.argument, tokens, c.reason))
         # Elision replaces toolResult content only, so the groups stay those of W0 exactly when every
         # replaced message kept its role and tool-call id and none lies in the protected tail.
-        if not _structure_kept(messages, w2, tail_start):
+        changed = [*replaced, *(c.index for c in eligible)]
+        if not _structure_kept(messages, w2, changed, tail_start):
             return self._finish(
                 w1, "fail-closed", "candidate", triggers, occupancy, est1, 0, required, (), marks
             )
 
-        est2 = base + est.messages(w2)
-        savings = est1 - est2
+        est2 = est1 - savings
         forced = "ceiling" in triggers
         if savings >= required or (forced and savings > 0):
             for item in items:
                 self._sticky[item.tool_call_id] = item.reason
-            self._last_projection_ms = _latest_time(messages)
+            self._last_projection_ms = scan.latest_time
             decision: Decision = "projected" if savings >= required else "forced"
             return self._finish(
                 w2, decision, "", triggers, occupancy, est2, savings, required, tuple(items), marks
@@ -231,81 +214,52 @@ class Governor:
 
     # ---- steps -----------------------------------------------------------------------------------------
 
-    def _tail_start(self, groups: Sequence[object]) -> int:
+    def _tail_start(self, scan: TranscriptScan) -> int:
         protected = self.settings.min_protected_groups
-        if len(groups) <= protected:
+        count = scan.group_count()
+        if count <= protected:
             return 0
-        group = groups[len(groups) - protected]
-        return int(getattr(group, "start", 0))
+        return scan.group_start(count - protected)
 
-    def _resolve_restored(
-        self, messages: list[Message], tail_start: int, calls: dict[str, _Call], verifiers: tuple[str, ...]
-    ) -> None:
+    def _resolve_restored(self, scan: TranscriptScan, tail_start: int, verifiers: tuple[str, ...]) -> None:
         """Reasons for elisions restored from the session: the one that holds now, else ``aged``."""
         reasons = {
-            c.call_id: c.reason
-            for c in self._candidates(messages, tail_start, calls, ("pressure",), verifiers)
+            c.call_id: c.reason for c in self._candidates(scan, tail_start, ("pressure",), verifiers, True)
         }
         for call_id, reason in self._sticky.items():
             if reason is None:
                 self._sticky[call_id] = reasons.get(call_id) or "aged"
 
     def _with_sticky(
-        self, messages: list[Message], tail_start: int, calls: dict[str, _Call], verifiers: tuple[str, ...]
-    ) -> list[Message]:
+        self, messages: list[Message], scan: TranscriptScan, tail_start: int, verifiers: tuple[str, ...]
+    ) -> tuple[list[Message], list[int], int]:
+        """W1: the sticky elisions outside the protected tail applied; the positions replaced and the
+        tokens they save."""
         if not self._sticky:
-            return messages
-        out = list(messages)
-        copies, sticky = self._copies, self._sticky
-        for i in range(tail_start):
-            message = out[i]
-            if message.get("role") != "toolResult":
+            return messages, [], 0
+        out: list[Message] | None = None
+        replaced: list[int] = []
+        saved = 0
+        est = self.estimator
+        for call_id, reason in self._sticky.items():
+            i = scan.result_at.get(call_id)
+            if i is None or i >= tail_start:
                 continue
-            call_id = message.get("toolCallId")
-            if not isinstance(call_id, str) or call_id not in sticky:
-                continue
-            cached = copies.get(call_id)
+            message = messages[i]
+            cached = self._copies.get(call_id)
             if cached is not None and cached[0] is message:
-                out[i] = cached[1]
-                continue
-            call = calls.get(call_id)
-            tool = call.tool if call is not None else str(message.get("toolName", ""))
-            info = self._info(call_id, tool, call.arguments if call is not None else {})
-            kind = _kind(info, verifiers) or "read"
-            candidate = _Candidate(i, call_id, tool, info.argument, kind, None, False)
-            out[i] = self._elided(message, candidate, sticky[call_id] or "aged")
-        return out
-
-    def _info(self, call_id: str, tool: str, arguments: object) -> _CallInfo:
-        """What the governor needs to know about a tool call, computed once per call."""
-        cached = self._infos.get(call_id)
-        if cached is not None and cached.arguments is arguments and cached.tool == tool:
-            return cached
-        command = command_of(arguments) if tool == "bash" else ""
-        info = _CallInfo(
-            tool,
-            arguments,
-            classify(tool, arguments),
-            main_argument(tool, arguments),
-            call_shape(tool, arguments),
-            path_key(arguments),
-            command,
-        )
-        self._infos[call_id] = info
-        return info
-
-    def _calls(self, messages: Sequence[Message]) -> dict[str, _Call]:
-        calls: dict[str, _Call] = {}
-        cache = self._assistant_calls
-        for message in messages:
-            if message.get("role") != "assistant":
-                continue
-            cached = cache.get(id(message))
-            if cached is None or cached[0] is not message:
-                cached = (message, _calls_in(message))
-                cache[id(message)] = cached
-            calls.update(cached[1])
-        return calls
+                copy = cached[1]
+            else:
+                info = scan.infos[call_id]
+                kind = _kind(info, verifiers) or "read"
+                candidate = _Candidate(i, call_id, info.tool, info.argument, kind, None, False)
+                copy = self._elided(message, candidate, reason or "aged")
+            if out is None:
+                out = list(messages)
+            out[i] = copy
+            replaced.append(i)
+            saved += est.message(message) - est.message(copy)
+        return (out if out is not None else messages), replaced, saved
 
     def _elided(self, message: Message, c: _Candidate, reason: ReasonCode) -> Message:
         cached = self._copies.get(c.call_id)
@@ -316,45 +270,35 @@ class Governor:
         self._copies[c.call_id] = (message, copy)
         return copy
 
-    def _digest(self, message: Message) -> str:
-        cached = self._digests.get(id(message))
-        if cached is not None and cached[0] is message:
-            return cached[1]
-        digest = content_digest(message)
-        self._digests[id(message)] = (message, digest)
-        return digest
+    def _rounds_since(self, scan: TranscriptScan, since: float) -> int:
+        """Assistant tool rounds after ``since``, counting only the rounds added since the last call."""
+        last_since, scanned, count = self._rounds
+        if last_since != since or scanned > len(scan.round_times):
+            scanned, count = 0, 0
+        times = scan.round_times
+        count += sum(1 for t in times[scanned:] if t > since)
+        self._rounds = (since, len(times), count)
+        return count
 
-    def _triggers(self, messages: list[Message], est1: int, marks: Marks) -> tuple[Trigger, ...]:
+    def _triggers(self, scan: TranscriptScan, est1: int, marks: Marks) -> tuple[Trigger, ...]:
         found: list[Trigger] = []
         if est1 >= marks.pressure:
             found.append("pressure")
-        bundle_ms: float | None = None
-        rounds = 0
         repeat = False
-        since = self._last_projection_ms
-        for m in messages:
-            role = m.get("role")
-            if role == "toolResult":
-                call_id = str(m.get("toolCallId", ""))
-                digest = self._digest(m)
-                if call_id not in self._seen_results:
-                    self._seen_results.add(call_id)
-                    if digest in self._seen_digests:
-                        repeat = True
-                self._seen_digests.add(digest)
-            elif role == "assistant":
-                if _time(m) > since and not is_failed_assistant(m) and self._has_calls(m):
-                    rounds += 1
-            elif role == "custom" and m.get("customType") in BOUNDARY_CUSTOM_TYPES:
-                stamp = _time(m)
-                bundle_ms = stamp if bundle_ms is None else max(bundle_ms, stamp)
+        for fact in scan.new_results:
+            if fact.call_id not in self._seen_results:
+                self._seen_results.add(fact.call_id)
+                if fact.digest in self._seen_digests:
+                    repeat = True
+            self._seen_digests.add(fact.digest)
+        bundle_ms = scan.bundle_ms
         if bundle_ms is not None and (self._boundary_ms is None or bundle_ms > self._boundary_ms):
             self._boundary_ms = bundle_ms
             self._boundary_pending = True
         if self._boundary_pending:
             found.append("boundary")
             self._boundary_pending = False  # only the first call after the boundary
-        if rounds >= TOOL_ROUNDS_TRIGGER:
+        if self._rounds_since(scan, self._last_projection_ms) >= TOOL_ROUNDS_TRIGGER:
             found.append("toolRounds")
         if repeat:
             found.append("repeat")
@@ -362,78 +306,52 @@ class Governor:
             found.append("ceiling")
         return tuple(found)
 
-    def _has_calls(self, message: Message) -> bool:
-        cached = self._assistant_calls.get(id(message))
-        if cached is not None and cached[0] is message:
-            return bool(cached[1])
-        return bool(_calls_in(message))
-
     def _candidates(
         self,
-        messages: list[Message],
+        scan: TranscriptScan,
         tail_start: int,
-        calls: dict[str, _Call],
         triggers: tuple[Trigger, ...],
         verifiers: tuple[str, ...],
+        include_sticky: bool = False,
     ) -> list[_Candidate]:
-        """Candidates outside the protected tail with their reason (or None) and keep rules, oldest first."""
+        """Candidates outside the protected tail with their reason (or None) and keep rules, oldest
+        first; sticky ones only with ``include_sticky`` (their reason is known already)."""
         aged = "pressure" in triggers or "ceiling" in triggers
-        later_read_paths: set[str] = set()
-        later_written: set[str] = set()
-        later_shapes: set[str] = set()
-        later_digests: set[str] = set()
-        later_ok_shapes: set[str] = set()
-        later_ok_commands: set[str] = set()
-        verifier_seen: set[str] = set()
+        sticky = self._sticky
+        boundary = self._boundary_ms
         out: list[_Candidate] = []
-        for i in range(len(messages) - 1, -1, -1):
-            message = messages[i]
-            if message.get("role") != "toolResult":
+        for fact in scan.results:
+            i = fact.index
+            if i >= tail_start:
+                break
+            if fact.call_id in sticky and not include_sticky:
                 continue
-            call_id = message.get("toolCallId")
-            call = calls.get(call_id) if isinstance(call_id, str) else None
-            if call is None or not isinstance(call_id, str):
-                continue
-            info = self._info(call_id, call.tool, call.arguments)
-            tool, shape, path, command = info.tool, info.shape, info.path, info.command
-            digest = self._digest(message)
-            failed = message.get("isError") is True
+            info = fact.info
             kind = _kind(info, verifiers)
-            if i < tail_start and kind is not None:
-                reason: ReasonCode | None = None
-                if (
-                    tool == "read"
-                    and path is not None
-                    and (path in later_read_paths or path in later_written)
-                ) or (tool != "read" and kind == "read" and shape in later_shapes):
-                    reason = "superseded"
-                elif digest in later_digests:
-                    reason = "repeated"
-                elif self._boundary_ms is not None and _time(message) < self._boundary_ms:
-                    reason = "earlier-phase"
-                elif kind == "log" and command and command in later_ok_commands:
-                    reason = "resolved-log"
-                elif aged:
-                    reason = "aged"
-                keep = (
-                    (failed and shape not in later_ok_shapes)
-                    or (command in verifiers and command not in verifier_seen)
-                    or self.estimator.message(message) < MIN_ELIDE_TOKENS
-                )
-                out.append(_Candidate(i, call_id, tool, info.argument, kind, reason, keep))
-            if tool == "read" and path is not None:
-                later_read_paths.add(path)
-            if tool in WRITE_TOOLS and path is not None and not failed:
-                later_written.add(path)
-            later_shapes.add(shape)
-            later_digests.add(digest)
-            if not failed:
-                later_ok_shapes.add(shape)
-                if command:
-                    later_ok_commands.add(command)
-            if command in verifiers:
-                verifier_seen.add(command)
-        out.reverse()
+            if kind is None:
+                continue
+            path, shape, command = info.path, info.shape, info.command
+            reason: ReasonCode | None = None
+            if (
+                info.tool == "read"
+                and path is not None
+                and (scan.last_read.get(path, -1) > i or scan.last_write.get(path, -1) > i)
+            ) or (info.tool != "read" and kind == "read" and scan.last_shape[shape] > i):
+                reason = "superseded"
+            elif scan.last_digest[fact.digest] > i:
+                reason = "repeated"
+            elif boundary is not None and fact.time < boundary:
+                reason = "earlier-phase"
+            elif kind == "log" and command and scan.last_ok_command.get(command, -1) > i:
+                reason = "resolved-log"
+            elif aged:
+                reason = "aged"
+            keep = (
+                (fact.failed and scan.last_ok_shape.get(shape, -1) <= i)
+                or (command in verifiers and scan.last_command.get(command, -1) <= i)
+                or fact.tokens < MIN_ELIDE_TOKENS
+            )
+            out.append(_Candidate(i, fact.call_id, info.tool, info.argument, kind, reason, keep))
         return out
 
     def _zone_only(self, sent: list[Message], occupancy: int, est_sent: int, marks: Marks) -> GovernorOutcome:
@@ -463,9 +381,8 @@ class Governor:
             decision = "over-ceiling"
         record: GovernorDecision | None = None
         if decision is not None:
-            sticky = sum(
-                1 for m in sent if m.get("role") == "toolResult" and m.get("toolCallId") in self._sticky
-            )
+            present = self._scan.result_at
+            sticky = sum(1 for call_id in self._sticky if call_id in present)
             record = GovernorDecision(
                 time_ms=self.now_ms(),
                 turn=self.calls,
@@ -495,39 +412,22 @@ def _joined(decision: Decision | None, detail: str, why: str) -> str:
     return f"{why} ({before})" if before else why
 
 
-def _time(message: Message) -> float:
-    value = message.get("timestamp")
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-
-
-def _latest_time(messages: Sequence[Message]) -> float:
-    return max((_time(m) for m in messages), default=0.0)
-
-
-def _calls_in(message: Message) -> dict[str, _Call]:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return {}
-    return {
-        block["id"]: _Call(str(block.get("name", "")), block.get("arguments"))
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str)
-    }
-
-
-def _kind(info: _CallInfo, verifiers: tuple[str, ...]) -> CandidateKind | None:
+def _kind(info: CallInfo, verifiers: tuple[str, ...]) -> CandidateKind | None:
     if info.command and info.command in verifiers:
         return "log"
     return info.base_kind
 
 
-def _structure_kept(original: Sequence[Message], projected: Sequence[Message], tail_start: int) -> bool:
-    for i in range(len(original)):
+def _structure_kept(
+    original: Sequence[Message], projected: Sequence[Message], changed: Sequence[int], tail_start: int
+) -> bool:
+    """Every replaced message lies before the protected tail and kept its role and tool-call id."""
+    if len(original) != len(projected):
+        return False
+    for i in changed:
         a, b = original[i], projected[i]
-        if a is b:
-            continue
         if i >= tail_start or a.get("role") != b.get("role") or a.get("toolCallId") != b.get("toolCallId"):
             return False
         if "toolCallId" not in b:
             return False
-    return len(original) == len(projected)
+    return True
