@@ -117,3 +117,11 @@ def test_a_model_without_key_asks_to_pick_another(
     usable = [i for i in range(picker.count()) if picker.is_selectable(i)]
     assert usable and all(picker.itemData(i)[0] == "openai" for i in usable)
     assert usable == list(range(1, len(usable) + 1))  # usable models come first, after the prompt
+
+
+def test_over_a_conversation_the_empty_state_is_a_banner(qtbot: QtBot, fresh: SessionController) -> None:
+    chat = fresh.chat
+    chat.presenter.add_notice("Session file", "opened read-only")
+    qtbot.wait(20)
+    assert chat.empty_state.isVisible() and chat.view.isVisible()
+    assert chat.view.height() > chat.empty_state.height()

@@ -76,10 +76,15 @@ def test_controls_stay_put_when_the_chat_changes_state(qtbot: QtBot, tmp_path: P
     before = positions()
     chat.set_busy(True)
     chat.show_waiting("Waiting for the model… 12 s (Esc stops)")
+    chat.show_queue(["also check the tests"], ["then write the changelog"])
     chat.footer.set_billed(BilledFigures(session_tokens=123_456_789, session_cost=1234.5678))
     qtbot.wait(20)
     assert positions() == before
-    assert chat.waiting_label.isVisible()
+    assert chat.waiting_label.isVisible() and chat.queue_label.isVisible()
+    assert "when the agent is done: then write the changelog" in chat.queue_label.text()
+    assert (
+        chat.waiting_label.geometry().bottom() < chat.queue_label.geometry().top()
+    )  # stacked, not overlapping
     chat.set_busy(False)
     chat.show_waiting("")
     qtbot.wait(20)

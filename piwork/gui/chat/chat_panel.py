@@ -51,11 +51,15 @@ class ChatPanel(QWidget):
         self.send_button.setObjectName("sendButton")
         self.send_button.setDefault(False)
         self.send_button.setAutoDefault(False)
-        self.queue_label = QLabel(self)
+        # Queued messages and the waiting indicator float over the bottom of the conversation, so showing
+        # them never moves the composer or its buttons.
+        self.queue_label = QLabel(self.view)
         self.queue_label.setObjectName("queueLabel")
-        self.queue_label.setWordWrap(True)
+        self.queue_label.setAccessibleName("Queued messages")
+        self.queue_label.setAutoFillBackground(True)
+        self.queue_label.setFrameShape(QFrame.Shape.StyledPanel)
+        self.queue_label.setContentsMargins(8, 3, 8, 3)
         self.queue_label.hide()
-        # Floats over the bottom of the conversation, so showing it never moves the composer or its buttons.
         self.waiting_label = QLabel(self.view)
         self.waiting_label.setObjectName("waitingLabel")
         self.waiting_label.setAccessibleName("Waiting for the model")
@@ -78,7 +82,6 @@ class ChatPanel(QWidget):
         layout.setSpacing(4)
         layout.addWidget(self.empty_state, 1)
         layout.addWidget(self.view, 1)
-        layout.addWidget(self.queue_label)
         layout.addLayout(editor_row)
         layout.addWidget(self.footer)
 
@@ -123,8 +126,13 @@ class ChatPanel(QWidget):
     def _update_empty_state(self, *_args: object) -> None:
         waiting = self.model_state != READY
         self.empty_state.setVisible(waiting)
-        # With nothing in the conversation the empty state takes the whole area; notices stay visible below it.
-        self.view.setVisible(not waiting or self.model.rowCount() > 0)
+        # With nothing in the conversation the empty state takes the whole area; over a conversation it is a
+        # banner at the top and the conversation keeps the rest.
+        has_rows = self.model.rowCount() > 0
+        self.view.setVisible(not waiting or has_rows)
+        layout = self.layout()
+        if isinstance(layout, QVBoxLayout):
+            layout.setStretchFactor(self.empty_state, 0 if has_rows else 1)
 
     def _can_send(self, text: str) -> bool:
         command = parse_slash(text)
@@ -165,24 +173,32 @@ class ChatPanel(QWidget):
         """The model has been silent for a while: say so, and for how long (the presenter updates it)."""
         self.waiting_label.setText(("⏳ " + text) if text else "")
         self.waiting_label.setVisible(bool(text))
-        self._place_waiting_label()
+        self._place_overlays()
 
-    def _place_waiting_label(self) -> None:
-        label = self.waiting_label
-        label.adjustSize()
+    def _place_overlays(self) -> None:
+        """Queued messages at the bottom of the conversation, the waiting indicator just above them."""
         margin = 8
-        label.move(margin, max(0, self.view.height() - label.height() - margin))
-        label.raise_()
+        bottom = self.view.height() - margin
+        for label in (self.queue_label, self.waiting_label):
+            if not label.isVisible():
+                continue
+            label.setMaximumWidth(max(100, self.view.width() - 2 * margin))
+            label.adjustSize()
+            label.move(margin, max(0, bottom - label.height()))
+            label.raise_()
+            bottom -= label.height() + 4
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.view and event.type() == QEvent.Type.Resize and self.waiting_label.isVisible():
-            self._place_waiting_label()
+        if watched is self.view and event.type() == QEvent.Type.Resize:
+            self._place_overlays()
         return super().eventFilter(watched, event)
 
     def show_queue(self, steering: list[str], follow_up: list[str]) -> None:
-        lines = [f"↳ steering: {t}" for t in steering] + [f"↳ follow-up: {t}" for t in follow_up]
+        lines = [f"↳ after the current step: {t}" for t in steering]
+        lines += [f"↳ when the agent is done: {t}" for t in follow_up]
         self.queue_label.setText("\n".join(line if len(line) < 160 else line[:157] + "…" for line in lines))
         self.queue_label.setVisible(bool(lines))
+        self._place_overlays()
 
     def _on_send_clicked(self) -> None:
         if self.busy and not self.composer.toPlainText().strip():
