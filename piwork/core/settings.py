@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -21,12 +21,33 @@ from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_json_stringify, json_loads_js
 from piwork.core.paths import expand_home
 from piwork.core.resources.dirlock import locked
+from piwork.core.settings_schema import (
+    BRANCH_SUMMARY_RESERVE_TOKENS,
+    BRANCH_SUMMARY_SKIP_PROMPT,
+    COMPACTION_ENABLED,
+    COMPACTION_KEEP_RECENT_TOKENS,
+    COMPACTION_RESERVE_TOKENS,
+    CONTEXT_FILES_ENABLED,
+    CONTEXT_FILES_ENFORCE_HARD_CAP,
+    DEFAULT_MODEL,
+    DEFAULT_PROJECT_TRUST,
+    DEFAULT_PROVIDER,
+    DEFAULT_THINKING_LEVEL,
+    ENABLE_SKILL_COMMANDS,
+    GLOBAL_ONLY_KEYS,
+    GLOBAL_ONLY_SECTIONS,
+    HTTP_PROXY,
+    PROVIDER_MAX_RETRY_DELAY_MS,
+    RETRY_BASE_DELAY_MS,
+    RETRY_ENABLED,
+    RETRY_MAX_RETRIES,
+    lookup,
+)
+from piwork.core.settings_values import SettingValues
 
 Scope = Literal["global", "project"]
-GLOBAL_ONLY_KEYS = ("defaultProjectTrust", "httpProxy")
-GLOBAL_ONLY_PIWORK_KEYS = ("credentials", "tokenizer")
+GLOBAL_ONLY_PIWORK_KEYS = tuple(s.removeprefix("piwork.") for s in GLOBAL_ONLY_SECTIONS)
 RESOURCE_KEYS = ("packages", "extensions", "skills", "prompts", "themes")
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 class SettingsWriteError(PiworkError):
@@ -157,6 +178,7 @@ class Settings:
     problems: list[SettingsProblem] = field(default_factory=list)
     _broken: set[Scope] = field(default_factory=set)
     _type_warnings: dict[str, str] = field(default_factory=dict)
+    _values: SettingValues | None = None
 
     @classmethod
     def for_project(cls, cwd: str, agent_dir: str, project_trusted: bool) -> Settings:
@@ -172,6 +194,7 @@ class Settings:
         self.problems = []
         self._broken = set()
         self._type_warnings = {}
+        self._values = None
         self.global_data = self._load("global")
         self.project_data = self._load("project") if self.project_trusted else {}
 
@@ -210,6 +233,24 @@ class Settings:
     def effective(self) -> dict[str, Any]:
         return deep_merge(self.global_data, _without_global_only(self.project_data))
 
+    @property
+    def values(self) -> SettingValues:
+        """The effective settings, typed and checked against their declarations (one object per load)."""
+        if self._values is None:
+            self._values = SettingValues(self.effective, self.file_of)
+        return self._values
+
+    def file_of(self, path: tuple[str, ...]) -> str | None:
+        """The file the effective value at ``path`` comes from: the project's when it sets it."""
+        node: Any = _without_global_only(self.project_data)
+        for part in path:
+            if not isinstance(node, dict) or part not in node:
+                return self.storage.location("global")
+            node = node[part]
+            if not isinstance(node, dict):
+                break
+        return self.storage.location("project")
+
     def origin_of(self, key: str) -> Scope | None:
         """Which file the effective top-level value of ``key`` comes from (project wins)."""
         if key in self.project_data and key not in GLOBAL_ONLY_KEYS:
@@ -240,7 +281,8 @@ class Settings:
 
     @property
     def type_warnings(self) -> list[str]:
-        return list(self._type_warnings.values())
+        """Resource arrays of the wrong shape, then every declared key whose value was not used."""
+        return [*self._type_warnings.values(), *(p.message for p in self.values.problems)]
 
     def _warn_type(self, key: str, message: str) -> None:
         self._type_warnings.setdefault(key, message)
@@ -253,33 +295,16 @@ class Settings:
             node = node[part]
         return node
 
-    def _typed(
-        self, dotted: str, kinds: tuple[type, ...], default: Any, source: dict[str, Any] | None = None
-    ) -> Any:
-        node: Any = self.effective if source is None else source
-        for part in dotted.split("."):
-            if not isinstance(node, dict) or node.get(part) is None:
-                return default
-            node = node[part]
-        if isinstance(node, bool) and bool not in kinds:
-            node = None
-        if node is None or not isinstance(node, kinds):
-            self._warn_type(
-                dotted, f"setting {dotted} has the wrong type ({type(node).__name__}); using {default!r}"
-            )
-            return default
-        return node
-
-    # ----- typed getters (defaults as in Pi)
+    # ----- typed getters (backed by the declarations in settings_schema)
 
     def compaction_enabled(self) -> bool:
-        return bool(self._typed("compaction.enabled", (bool,), True))
+        return self.values.value(COMPACTION_ENABLED)
 
     def compaction_reserve_tokens(self) -> int:
-        return int(self._typed("compaction.reserveTokens", (int, float), 16384))
+        return self.values.value(COMPACTION_RESERVE_TOKENS)
 
     def compaction_keep_recent_tokens(self) -> int:
-        return int(self._typed("compaction.keepRecentTokens", (int, float), 20000))
+        return self.values.value(COMPACTION_KEEP_RECENT_TOKENS)
 
     def compaction_settings(self) -> dict[str, Any]:
         return {
@@ -290,49 +315,44 @@ class Settings:
 
     def branch_summary_settings(self) -> dict[str, Any]:
         return {
-            "reserveTokens": int(self._typed("branchSummary.reserveTokens", (int, float), 16384)),
-            "skipPrompt": bool(self._typed("branchSummary.skipPrompt", (bool,), False)),
+            "reserveTokens": self.values.value(BRANCH_SUMMARY_RESERVE_TOKENS),
+            "skipPrompt": self.values.value(BRANCH_SUMMARY_SKIP_PROMPT),
         }
 
     def retry_settings(self) -> dict[str, Any]:
         return {
-            "enabled": bool(self._typed("retry.enabled", (bool,), True)),
-            "maxRetries": int(self._typed("retry.maxRetries", (int, float), 3)),
-            "baseDelayMs": int(self._typed("retry.baseDelayMs", (int, float), 2000)),
-            "maxRetryDelayMs": int(self._typed("retry.provider.maxRetryDelayMs", (int, float), 60000)),
+            "enabled": self.values.value(RETRY_ENABLED),
+            "maxRetries": self.values.value(RETRY_MAX_RETRIES),
+            "baseDelayMs": self.values.value(RETRY_BASE_DELAY_MS),
+            "maxRetryDelayMs": self.values.value(PROVIDER_MAX_RETRY_DELAY_MS),
         }
 
     def default_project_trust(self) -> str:
-        value = self.global_data.get("defaultProjectTrust")
-        return value if value in ("always", "never") else "ask"
+        return self.values.value(DEFAULT_PROJECT_TRUST)
 
     def default_provider(self) -> str | None:
-        value = self._typed("defaultProvider", (str,), None)
-        return str(value) if value is not None else None
+        return self.values.value(DEFAULT_PROVIDER)
 
     def default_model(self) -> str | None:
-        value = self._typed("defaultModel", (str,), None)
-        return str(value) if value is not None else None
+        return self.values.value(DEFAULT_MODEL)
 
     def default_thinking_level(self) -> str | None:
-        value = self._typed("defaultThinkingLevel", (str,), None)
-        if value is not None and value not in THINKING_LEVELS:
-            self._warn_type("defaultThinkingLevel", f"unknown defaultThinkingLevel {value!r}; ignored")
-            return None
-        return str(value) if value is not None else None
+        """The level the files set, or ``None`` when none is set (or it is not a level)."""
+        raw, _ = lookup(self.effective, DEFAULT_THINKING_LEVEL.path)
+        checked = DEFAULT_THINKING_LEVEL.check(raw)
+        return checked.value if raw is not None and checked.refused is None else None
 
     def enable_skill_commands(self) -> bool:
-        return bool(self._typed("enableSkillCommands", (bool,), True))
+        return self.values.value(ENABLE_SKILL_COMMANDS)
 
     def http_proxy(self) -> str | None:
-        value = self._typed("httpProxy", (str,), None, self.global_data)
-        return str(value) if value is not None else None
+        return self.values.value(HTTP_PROXY)
 
     def context_files_enabled(self) -> bool:
-        return bool(self._typed("piwork.contextFiles.enabled", (bool,), True))
+        return self.values.value(CONTEXT_FILES_ENABLED)
 
     def context_files_enforce_hard_cap(self) -> bool:
-        return bool(self._typed("piwork.contextFiles.enforceHardCap", (bool,), False))
+        return self.values.value(CONTEXT_FILES_ENFORCE_HARD_CAP)
 
     # ----- writing
 
@@ -341,6 +361,10 @@ class Settings:
 
     def set_value(self, dotted: str, value: Any, scope: Scope = "global") -> None:
         """Change one key (``a.b.c``) in one file, keeping everything else in it; ``None`` deletes."""
+        self.set_values({dotted: value}, scope)
+
+    def set_values(self, changes: Mapping[str, Any], scope: Scope = "global") -> None:
+        """Change several keys of one file in one locked, atomic replace; every other key is kept."""
         if scope == "project" and not self.project_trusted:
             raise SettingsWriteError("Project settings cannot be changed while the project is not trusted.")
         if scope in self._broken:
@@ -348,7 +372,8 @@ class Settings:
             raise SettingsWriteError(
                 f"{where} could not be read, so it is not changed; fix or remove it first."
             )
-        parts = dotted.split(".")
+        if not changes:
+            return
 
         def change(current: str | None) -> str:
             data: Any = {}
@@ -362,12 +387,15 @@ class Settings:
                     ) from exc
                 if not isinstance(data, dict):
                     raise SettingsWriteError("The settings file no longer holds a JSON object.")
-            _assign(data, parts, value)
+            for dotted, value in changes.items():
+                _assign(data, dotted.split("."), value)
             return js_json_stringify(data, indent=2)
 
         self.storage.update(scope, change)
         target = self.global_data if scope == "global" else self.project_data
-        _assign(target, parts, copy.deepcopy(value))
+        for dotted, value in changes.items():
+            _assign(target, dotted.split("."), copy.deepcopy(value))
+        self._values = None
 
 
 def _assign(data: dict[str, Any], parts: list[str], value: Any) -> None:

@@ -225,3 +225,24 @@ def test_session_path_under_a_file_is_explained(env: Env) -> None:
         "a file stands where a folder is needed.\n",
     )
     assert (env.home / "notes").read_text() == "kept"
+
+
+def test_refused_setting_values_are_named_on_stderr_and_left_alone(server: LoopbackServer, env: Env) -> None:
+    global_file, project_file = env.agent / "settings.json", env.cwd / ".pi" / "settings.json"
+    project_file.parent.mkdir()
+    files = {
+        global_file: b'{"retry": {"baseDelayMs": 5}, "compaction": {"enabled": "no"}, "someFutureKey": 1}',
+        project_file: b'{"retry": {"maxRetries": -2}}',
+    }
+    for path, data in files.items():
+        path.write_bytes(data)
+    server.script(Turn([Text("hi")]))
+    result = env.call("-p", "hello", "--approve", *env.args(server, "anthropic"))
+    assert (result.returncode, result.stdout) == (0, "hi\n")
+    lines = result.stderr.splitlines()
+    assert (
+        f'piwork: warning: {global_file}: compaction.enabled must be true or false (got "no"); using true'
+        in lines
+    )
+    assert f"piwork: warning: {project_file}: retry.maxRetries must be at least 0 (got -2); using 3" in lines
+    assert all(path.read_bytes() == data for path, data in files.items())

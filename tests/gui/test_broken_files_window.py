@@ -100,3 +100,29 @@ def test_a_stream_cut_mid_message_keeps_the_partial_reply_and_says_why(
         done = qloop.create_task(ctl.shutdown())
         qtbot.waitUntil(done.done, timeout=10_000)
         notifications.close_all()
+
+
+def test_refused_setting_values_are_chat_notices_and_the_file_is_kept(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    adir = agent_dir()
+    settings_file = adir / "settings.json"
+    data = {"theme": "dark", "compaction": {"reserveTokens": -1}, "treeFilterMode": 3}
+    original = json.dumps(data, indent=4).encode()
+    settings_file.write_bytes(original)
+    project = tmp_path / "project"
+    project.mkdir()
+    window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    qtbot.addWidget(window)
+    notifications = NotificationCenter(window)
+    ctl = SessionController(window, notifications, str(project), adir, approve=None, env={})
+    ctl.spawn(ctl.open_session(None))
+    qtbot.waitUntil(lambda: ctl.runtime is not None and not ctl.tasks, timeout=10_000)
+    text = "\n".join(_notices(ctl))
+    assert f"{settings_file}: compaction.reserveTokens must be at least 0 (got -1); using 16384" in text
+    assert f'{settings_file}: treeFilterMode must be one of "default", "no-tools"' in text
+    assert window.tree_panel.filter_box.currentData() == "default"
+    done = qloop.create_task(ctl.shutdown())
+    qtbot.waitUntil(done.done, timeout=10_000)
+    notifications.close_all()
+    assert settings_file.read_bytes() == original

@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from piwork.core.compaction.summarize import RetryPolicy, setting_count
+from piwork.core.compaction.summarize import RetryPolicy
+from piwork.core.settings_schema import PROVIDER_MAX_RETRY_DELAY_MS
+from piwork.core.settings_values import SettingValues
 
 
 @dataclass(frozen=True)
@@ -15,15 +17,14 @@ class RetrySettings(RetryPolicy):
     """``retry.*`` settings (Pi's defaults): the shared policy plus the provider's delay cap."""
 
     # retry.provider.maxRetryDelayMs: a server-requested delay above this is not waited for (0 = no cap).
-    max_retry_delay_ms: int = 60000
+    max_retry_delay_ms: int = PROVIDER_MAX_RETRY_DELAY_MS.default
 
     @classmethod
     def from_mapping(cls, retry: Mapping[str, Any] | None) -> RetrySettings:
         """Build from the merged settings' ``retry`` object, ignoring values of the wrong type."""
         policy = RetryPolicy.from_settings(retry)
-        provider = retry.get("provider") if isinstance(retry, Mapping) else None
-        cap = provider.get("maxRetryDelayMs") if isinstance(provider, Mapping) else None
-        return cls(policy.enabled, policy.max_retries, policy.base_delay_ms, setting_count(cap, 60000))
+        cap = SettingValues.of({"retry": retry}).value(PROVIDER_MAX_RETRY_DELAY_MS)
+        return cls(policy.enabled, policy.max_retries, policy.base_delay_ms, cap)
 
 
 def backoff_delay_ms(attempt: int, settings: RetrySettings) -> int:

@@ -21,14 +21,13 @@ from piwork.core.agent.options import AgentSessionOptions
 from piwork.core.agent.session import AgentSession
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
 from piwork.core.compaction.hooks import CompactionHooks
-from piwork.core.context.budget import GovernorSettings
 from piwork.core.context.contract import allowed_tools, latest_contract
 from piwork.core.context.telemetry import ContextTelemetry, telemetry_file
 from piwork.core.context.verifier import gate_for_session, registered_verifiers
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry, default_model
-from piwork.core.llm.thinking import DEFAULT_THINKING_LEVEL, resolve_level
+from piwork.core.llm.thinking import resolve_level
 from piwork.core.llm.tokens import TokenCounter, Tokenizers
 from piwork.core.llm.transport import is_loopback
 from piwork.core.llm.types import OPENAI_COMPLETIONS, THINKING_LEVELS, Model, StreamOptions, ThinkingLevel
@@ -45,6 +44,19 @@ from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.listing import most_recent_session
 from piwork.core.session.store import Session, create_session, in_memory_session, open_session
 from piwork.core.session.tree import SessionTree
+from piwork.core.settings_schema import (
+    DEFAULT_MODEL,
+    DEFAULT_PROVIDER,
+    DEFAULT_THINKING_LEVEL,
+    HTTP_IDLE_TIMEOUT_MS,
+    HTTP_PROXY,
+    MODEL_THINKING_LEVELS,
+    PROVIDER_MAX_RETRIES,
+    PROVIDER_MAX_RETRY_DELAY_MS,
+    PROVIDER_TIMEOUT_MS,
+    SESSION_DIR,
+)
+from piwork.core.settings_values import SettingValues
 from piwork.core.tools.logs import session_log_dir
 from piwork.core.tools.registry import ALL_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, ToolOptions, create_default_tools
 
@@ -101,8 +113,7 @@ class AgentRuntime:
         """What is wrong in the user's files read at start (each left untouched) and what was done instead."""
         resources, settings = self.resources, self.resources.settings
         warnings = [f"{p.path or p.scope + ' settings'}: {p.message}" for p in settings.problems]
-        warnings += settings.type_warnings
-        warnings += [f"settings: {p}" for p in GovernorSettings.from_settings(settings.effective).problems]
+        warnings += settings.type_warnings  # each declared key whose value was refused, with its file
         warnings += list(resources.trust.warnings) if resources.trust is not None else []
         warnings += [f"{d.path}: {d.message}" for d in self.models.diagnostics]
         for diagnostic in (
@@ -137,7 +148,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     resources = await load_project(
         cwd, str(agent_dir), resolver, options.loader, override=options.trust_override
     )
-    settings = resources.settings.effective
+    settings = resources.settings.values
     models = ModelRegistry(agent_dir)
     credentials = options.credentials or CredentialStore(env=options.env, config_key=models.config_api_key)
     # reading a long session file takes seconds: not on the event loop the window runs
@@ -223,45 +234,20 @@ def _read_only_reason(store: Session) -> str | None:
     return store.notices[-1] if store.notices else READ_ONLY
 
 
-DEFAULT_IDLE_TIMEOUT_S = 90.0
-"""A server silent this long (no headers, no bytes) has hung: under two minutes, as promised."""
-DEFAULT_REQUEST_TIMEOUT_S = 1800.0
-"""The overall deadline of one request when ``retry.provider.timeoutMs`` is not set: long enough for a
-slow local model's longest answer, short enough that a server dripping bytes cannot hold a run forever."""
-
-
 def stream_options_from_settings(settings: Mapping[str, Any]) -> StreamOptions:
     """Network limits and retries from settings: ``httpIdleTimeoutMs`` (silence), ``retry.provider.timeoutMs``
     (overall deadline per request), ``retry.provider.maxRetries``/``maxRetryDelayMs``, ``httpProxy``.
-    A value of 0 turns a limit off."""
-    idle = settings.get("httpIdleTimeoutMs")
-    retry = _section(settings, "retry")
-    provider = _section(retry, "provider")
-
-    def number(value: Any) -> float | None:
-        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-    idle_ms = number(idle)
-    total_ms = number(provider.get("timeoutMs"))
-    max_retries = number(provider.get("maxRetries"))
-    max_delay = number(provider.get("maxRetryDelayMs"))
-    proxy = settings.get("httpProxy")
+    A value of 0 turns a limit off; the defaults are the declarations' (``settings_schema``)."""
+    values = SettingValues.of(settings)
+    idle_ms = values.value(HTTP_IDLE_TIMEOUT_MS)
+    total_ms = values.value(PROVIDER_TIMEOUT_MS)
     return StreamOptions(
-        idle_timeout=DEFAULT_IDLE_TIMEOUT_S
-        if idle_ms is None
-        else (None if idle_ms <= 0 else idle_ms / 1000),
-        total_timeout=DEFAULT_REQUEST_TIMEOUT_S
-        if total_ms is None
-        else (None if total_ms <= 0 else total_ms / 1000),
-        max_retries=int(max_retries) if max_retries is not None and max_retries > 0 else 0,
-        max_retry_delay_ms=int(max_delay) if max_delay is not None and max_delay >= 0 else 60000,
-        proxy=proxy if isinstance(proxy, str) and proxy else None,
+        idle_timeout=idle_ms / 1000 if idle_ms > 0 else None,
+        total_timeout=total_ms / 1000 if total_ms > 0 else None,
+        max_retries=values.value(PROVIDER_MAX_RETRIES),
+        max_retry_delay_ms=values.value(PROVIDER_MAX_RETRY_DELAY_MS),
+        proxy=values.value(HTTP_PROXY),
     )
-
-
-def _section(data: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = data.get(key)
-    return value if isinstance(value, Mapping) else {}
 
 
 def _open_store(options: RuntimeOptions, cwd: str, agent_dir: Path, settings: Mapping[str, Any]) -> Session:
@@ -306,8 +292,7 @@ def _session_dir(options: RuntimeOptions, settings: Mapping[str, Any]) -> str | 
     from_env = options.env.get(SESSION_DIR_ENV)
     if from_env:
         return from_env
-    configured = settings.get("sessionDir")
-    return configured if isinstance(configured, str) and configured else None
+    return SettingValues.of(settings).value(SESSION_DIR)
 
 
 def _choose_model(
@@ -341,14 +326,13 @@ def _choose_model(
         if model is None:
             raise SetupError(f"Unknown provider {provider}.")
     if model is None:
-        default_provider = settings.get("defaultProvider")
-        default_id = settings.get("defaultModel")
+        values = SettingValues.of(settings)
         local = {m.provider for m in models.models if is_loopback(m.base_url)}  # servers here need no key
         model = default_model(
             models,
             lambda p: credentials.has_credentials(p) or bool(options.api_key) or p in local,
-            default_provider if isinstance(default_provider, str) else None,
-            default_id if isinstance(default_id, str) else None,
+            values.value(DEFAULT_PROVIDER),
+            values.value(DEFAULT_MODEL),
         )
     if model is not None and options.base_url:
         model = dataclasses.replace(model, base_url=options.base_url)
@@ -386,15 +370,14 @@ def _choose_thinking(
     then ``medium``. Without a model there is nothing to think with (``off``); otherwise the level is
     fitted to what the model supports.
     """
-    default = _as_level(settings.get("defaultThinkingLevel")) or DEFAULT_THINKING_LEVEL
+    values = SettingValues.of(settings)
+    default = next(known for known in THINKING_LEVELS if known == values.value(DEFAULT_THINKING_LEVEL))
     level = options.thinking
     if level is None and context.messages:
         has_entry = any(r.type == "thinking_level_change" for r in tree.path())
         level = _as_level(context.thinking_level) if has_entry else default
     if level is None and model is not None:
-        per_model = settings.get("modelThinkingLevels")
-        if isinstance(per_model, Mapping):
-            level = _as_level(per_model.get(f"{model.provider}/{model.id}"))
+        level = _as_level(values.value(MODEL_THINKING_LEVELS).get(f"{model.provider}/{model.id}"))
     if level is None:
         level = default
     return resolve_level(model, level) if model is not None else "off"

@@ -9,7 +9,7 @@ the running asyncio loop; the GUI, headless mode and tests all drive this same o
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
 from piwork.core.agent.abort import AbortSignal
@@ -53,6 +53,8 @@ from piwork.core.llm.types import (
 from piwork.core.messages import convert_to_llm
 from piwork.core.resources.system_prompt import PromptPart
 from piwork.core.session.tree import SessionTree
+from piwork.core.settings_schema import FOLLOW_UP_MODE, STEERING_MODE
+from piwork.core.settings_values import SettingValues
 from piwork.core.tools.base import ToolRegistry
 
 __all__ = [
@@ -96,10 +98,11 @@ class AgentSession:
         self._model = options.model
         self._thinking_level: ThinkingLevel = options.thinking_level
         self._active_tools = list(options.active_tools) if options.active_tools is not None else None
-        self.retry_settings = RetrySettings.from_mapping(options.settings.get("retry"))
+        values = self._settings = SettingValues.of(options.settings)
+        self.retry_settings = RetrySettings.from_mapping(values.get("retry"))
         self.queues = PromptQueues(
-            parse_queue_mode(options.settings.get("steeringMode")),
-            parse_queue_mode(options.settings.get("followUpMode")),
+            parse_queue_mode(values.value(STEERING_MODE)),
+            parse_queue_mode(values.value(FOLLOW_UP_MODE)),
             lambda steering, follow_up: self.emit(QueueUpdate(steering, follow_up)),
         )
         self.telemetry = options.telemetry or UsageTelemetry()
@@ -119,7 +122,7 @@ class AgentSession:
             )
         self.governance = SessionGovernance(
             self,
-            GovernorSettings.from_settings(options.settings),
+            GovernorSettings.from_settings(values),
             options.token_counter,
             options.context_telemetry,
             options.verifier_commands,
@@ -159,8 +162,9 @@ class AgentSession:
         return self._thinking_level
 
     @property
-    def settings(self) -> Mapping[str, Any]:
-        return self._opts.settings
+    def settings(self) -> SettingValues:
+        """The effective settings, typed by their declarations (also a mapping of the merged JSON)."""
+        return self._settings
 
     @property
     def tree(self) -> SessionTree:

@@ -26,6 +26,8 @@ from piwork.core.errors import PiworkError
 from piwork.core.llm.errors import is_retryable_text
 from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions, ThinkingLevel
 from piwork.core.messages import convert_to_llm
+from piwork.core.settings_schema import RETRY_BASE_DELAY_MS, RETRY_ENABLED, RETRY_MAX_RETRIES
+from piwork.core.settings_values import SettingValues
 
 CompleteFn = Callable[[Model, LlmContext, StreamOptions], Awaitable[Message]]
 SummarySource = Literal["compaction", "branchSummary"]
@@ -42,30 +44,22 @@ class SummaryCancelled(PiworkError):
         super().__init__(message)
 
 
-def setting_count(value: Any, default: int) -> int:
-    """A non-negative whole number from a settings value; anything else (bool, text, NaN) → ``default``."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return default
-    return max(0, int(value))
-
-
 @dataclass(frozen=True)
 class RetryPolicy:
     """The ``retry.*`` settings shared by agent turns and summary requests (Pi's defaults)."""
 
-    enabled: bool = True
-    max_retries: int = 3
-    base_delay_ms: int = 2000
+    enabled: bool = RETRY_ENABLED.default
+    max_retries: int = RETRY_MAX_RETRIES.default
+    base_delay_ms: int = RETRY_BASE_DELAY_MS.default
 
     @classmethod
     def from_settings(cls, retry: Mapping[str, Any] | None) -> RetryPolicy:
         """Read the settings' ``retry`` object; ill-typed values keep their defaults."""
-        data = retry if isinstance(retry, Mapping) else {}
-        enabled = data.get("enabled")
+        values = SettingValues.of({"retry": retry})
         return RetryPolicy(
-            enabled=enabled if isinstance(enabled, bool) else True,
-            max_retries=setting_count(data.get("maxRetries"), 3),
-            base_delay_ms=setting_count(data.get("baseDelayMs"), 2000),
+            enabled=values.value(RETRY_ENABLED),
+            max_retries=values.value(RETRY_MAX_RETRIES),
+            base_delay_ms=values.value(RETRY_BASE_DELAY_MS),
         )
 
     def backoff_ms(self, attempt: int) -> int:

@@ -14,19 +14,24 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from piwork.core.llm.types import Model
+from piwork.core.settings_schema import (
+    COMPACTION_RESERVE_TOKENS,
+    GOVERNOR_ALLOW_PRICING_ZONE,
+    GOVERNOR_ENABLED,
+    GOVERNOR_MAX_REQUIRED_SAVINGS,
+    GOVERNOR_MIN_PROTECTED_GROUPS,
+    GOVERNOR_MIN_SAVINGS,
+    GOVERNOR_PRESSURE_MARK,
+    GOVERNOR_PROMPT_CEILING,
+    GOVERNOR_SAVINGS_RATIO,
+)
+from piwork.core.settings_values import SettingValues
 
-PRESSURE_MARK = 160_000
-PROMPT_CEILING = 240_000
 PRICING_MARK = 272_000
-RESERVE_TOKENS = 16_384  # compaction.reserveTokens default
-KEEP_RECENT_TOKENS = 20_000  # compaction.keepRecentTokens default
 OUTPUT_SAFETY_MARGIN = 4_096
-MIN_SAVINGS = 8_000
-SAVINGS_RATIO = 0.15
-MAX_REQUIRED_SAVINGS = 20_000
-MIN_PROTECTED_GROUPS = 6
 TOOL_ROUNDS_TRIGGER = 12
 MIN_ELIDE_TOKENS = 200
+RESERVE_TOKENS = COMPACTION_RESERVE_TOKENS.default
 
 SETTINGS_KEY = "piwork.contextGovernor"
 
@@ -37,14 +42,14 @@ Zone = Literal["ok", "pressure", "over-ceiling", "pricing-zone", "overflow"]
 class GovernorSettings:
     """``piwork.contextGovernor`` with every value checked; ``problems`` says what was replaced."""
 
-    enabled: bool = True
-    pressure_mark: int = PRESSURE_MARK
-    prompt_ceiling: int = PROMPT_CEILING
-    allow_pricing_zone: bool = False
-    min_protected_groups: int = MIN_PROTECTED_GROUPS
-    min_savings: int = MIN_SAVINGS
-    savings_ratio: float = SAVINGS_RATIO
-    max_required_savings: int = MAX_REQUIRED_SAVINGS
+    enabled: bool = GOVERNOR_ENABLED.default
+    pressure_mark: int = GOVERNOR_PRESSURE_MARK.default
+    prompt_ceiling: int = GOVERNOR_PROMPT_CEILING.default
+    allow_pricing_zone: bool = GOVERNOR_ALLOW_PRICING_ZONE.default
+    min_protected_groups: int = GOVERNOR_MIN_PROTECTED_GROUPS.default
+    min_savings: int = GOVERNOR_MIN_SAVINGS.default
+    savings_ratio: float = GOVERNOR_SAVINGS_RATIO.default
+    max_required_savings: int = GOVERNOR_MAX_REQUIRED_SAVINGS.default
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     def required_savings(self, occupancy: int) -> int:
@@ -54,93 +59,19 @@ class GovernorSettings:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> GovernorSettings:
-        """Read from the effective settings object; a bad value is reported and its default used."""
-        reader = _Reader(_section(settings))
-        enabled = reader.boolean("enabled", True)
-        pressure = reader.integer("pressureMark", PRESSURE_MARK, minimum=1)
-        ceiling = reader.integer("promptCeiling", PROMPT_CEILING, minimum=1)
-        allow = reader.boolean("allowPricingZone", False)
-        protected = reader.integer("minProtectedGroups", MIN_PROTECTED_GROUPS, minimum=MIN_PROTECTED_GROUPS)
-        min_savings = reader.integer("minSavings", MIN_SAVINGS, minimum=0)
-        ratio = reader.ratio("savingsRatio", SAVINGS_RATIO)
-        max_required = reader.integer("maxRequiredSavings", MAX_REQUIRED_SAVINGS, minimum=0)
-        if max_required < min_savings:
-            reader.problem(
-                f"{SETTINGS_KEY}.maxRequiredSavings ({max_required}) is below minSavings ({min_savings}); "
-                f"using {max(MAX_REQUIRED_SAVINGS, min_savings)}"
-            )
-            max_required = max(MAX_REQUIRED_SAVINGS, min_savings)
+        """Read from the effective settings; a bad value is reported (with its file when known), its default used."""
+        values = SettingValues.of(settings)
         return cls(
-            enabled=enabled,
-            pressure_mark=pressure,
-            prompt_ceiling=ceiling,
-            allow_pricing_zone=allow,
-            min_protected_groups=protected,
-            min_savings=min_savings,
-            savings_ratio=ratio,
-            max_required_savings=max_required,
-            problems=tuple(reader.problems),
+            enabled=values.value(GOVERNOR_ENABLED),
+            pressure_mark=values.value(GOVERNOR_PRESSURE_MARK),
+            prompt_ceiling=values.value(GOVERNOR_PROMPT_CEILING),
+            allow_pricing_zone=values.value(GOVERNOR_ALLOW_PRICING_ZONE),
+            min_protected_groups=values.value(GOVERNOR_MIN_PROTECTED_GROUPS),
+            min_savings=values.value(GOVERNOR_MIN_SAVINGS),
+            savings_ratio=values.value(GOVERNOR_SAVINGS_RATIO),
+            max_required_savings=values.value(GOVERNOR_MAX_REQUIRED_SAVINGS),
+            problems=tuple(p.message for p in values.problems_under(SETTINGS_KEY)),
         )
-
-
-def _section(settings: Mapping[str, Any]) -> Mapping[str, Any] | str:
-    piwork = settings.get("piwork")
-    if not isinstance(piwork, Mapping):
-        return {}
-    value = piwork.get("contextGovernor")
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        return f"{SETTINGS_KEY} must be an object; using the defaults"
-    return value
-
-
-class _Reader:
-    def __init__(self, section: Mapping[str, Any] | str) -> None:
-        self.problems: list[str] = []
-        if isinstance(section, str):
-            self.problems.append(section)
-            section = {}
-        self._data = section
-
-    def problem(self, message: str) -> None:
-        self.problems.append(message)
-
-    def _bad(self, key: str, why: str, default: Any) -> None:
-        shown = "true" if default is True else "false" if default is False else default
-        self.problems.append(f"{SETTINGS_KEY}.{key} {why}; using {shown}")
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self._data.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, bool):
-            self._bad(key, f"must be true or false (got {value!r})", default)
-            return default
-        return value
-
-    def integer(self, key: str, default: int, *, minimum: int) -> int:
-        value = self._data.get(key)
-        if value is None:
-            return default
-        number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-        if number is None or not math.isfinite(number) or number != int(number):
-            self._bad(key, f"must be a whole number of tokens (got {value!r})", default)
-            return default
-        if number < minimum:
-            self._bad(key, f"must be at least {minimum} (got {int(number)})", default)
-            return default
-        return int(number)
-
-    def ratio(self, key: str, default: float) -> float:
-        value = self._data.get(key)
-        if value is None:
-            return default
-        number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-        if number is None or not math.isfinite(number) or not 0 < number <= 1:
-            self._bad(key, f"must be a number above 0 and at most 1 (got {value!r})", default)
-            return default
-        return float(number)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ from piwork.core.resources.trust import TrustResolver
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.store import open_session
 from piwork.core.session.tree import SessionTree
+from piwork.core.settings_schema import DEFAULT_MODEL, DEFAULT_PROVIDER
+from piwork.core.settings_values import SettingValues
 from piwork.core.tools.registry import ALL_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, create_default_tools
 
 if TYPE_CHECKING:
@@ -109,7 +111,7 @@ def view_from_parts(
         specs,
         parts,
         estimator or TokenEstimator(),
-        GovernorSettings.from_settings(resources.settings.effective),
+        GovernorSettings.from_settings(resources.settings.values),
         contract,
         manifest,
         session_file,
@@ -147,8 +149,9 @@ def _model_for(
         found = models.find(str(session_model["provider"]), str(session_model.get("modelId", "")))
         if found is not None:
             return found
-    default_provider, default_id = settings.get("defaultProvider"), settings.get("defaultModel")
-    if isinstance(default_provider, str) and isinstance(default_id, str):
+    values = SettingValues.of(settings)
+    default_provider, default_id = values.value(DEFAULT_PROVIDER), values.value(DEFAULT_MODEL)
+    if default_provider is not None and default_id is not None:
         return models.find(default_provider, default_id)
     return None
 
@@ -176,7 +179,7 @@ async def load_view(
         context = tree.build_context(leaf_id) if leaf_id is not None else tree.build_context()
         session_model = context.model
     models = ModelRegistry(Path(agent))
-    model = _model_for(models, resources.settings.effective, session_model, model_ref)
+    model = _model_for(models, resources.settings.values, session_model, model_ref)
     tokenizers = Tokenizers(Path(agent))
     await asyncio.to_thread(tokenizers.load_for, model.id if model else "")
     estimator = TokenEstimator(tokenizers.counter_for(model.id if model else ""))

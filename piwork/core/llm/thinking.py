@@ -6,8 +6,6 @@ from collections.abc import Mapping
 
 from piwork.core.llm.types import THINKING_LEVELS, Model, ThinkingLevel
 
-# The level a new session starts at when neither the command line nor settings choose one (as in Pi).
-DEFAULT_THINKING_LEVEL: ThinkingLevel = "medium"
 DEFAULT_BUDGETS: Mapping[str, int] = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 MIN_ANSWER_TOKENS = 1024
 _UNSUPPORTED_BY_DEFAULT = frozenset({"xhigh", "max"})

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-DEFAULT_LOGS_MAX_TOTAL_MB = 512
+from piwork.core.settings_schema import LOGS_MAX_TOTAL_MB
+
+DEFAULT_LOGS_MAX_TOTAL_MB = LOGS_MAX_TOTAL_MB.default
 LOGS_DIR_NAME = "logs"
 LOG_SUFFIX = ".log"
 META_SUFFIX = ".json"

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from piwork.core.settings_schema import LOGS_MAX_TOTAL_MB, SHELL_COMMAND_PREFIX, SHELL_PATH
+from piwork.core.settings_values import SettingValues
 from piwork.core.tools.base import Tool, ToolRegistry
 from piwork.core.tools.bash import BashOptions, BashTool, CommandGate
 from piwork.core.tools.edit import EditTool
@@ -36,16 +38,12 @@ class ToolOptions:
     @classmethod
     def from_settings(cls, agent_dir: Path | None, settings: Mapping[str, Any]) -> ToolOptions:
         """Options from merged settings; values of the wrong type are ignored (defaults apply)."""
-        shell = settings.get("shellPath")
-        prefix = settings.get("shellCommandPrefix")
-        logs = settings.get("logs")
-        cap = logs.get("maxTotalMB") if isinstance(logs, Mapping) else None
-        valid = isinstance(cap, int | float) and not isinstance(cap, bool) and cap > 0
+        values = SettingValues.of(settings)
         return cls(
             agent_dir=agent_dir,
-            shell_path=shell if isinstance(shell, str) and shell else None,
-            shell_command_prefix=prefix if isinstance(prefix, str) and prefix else None,
-            logs_max_total_mb=float(cap) if valid and cap is not None else DEFAULT_LOGS_MAX_TOTAL_MB,
+            shell_path=values.value(SHELL_PATH),
+            shell_command_prefix=values.value(SHELL_COMMAND_PREFIX),
+            logs_max_total_mb=values.value(LOGS_MAX_TOTAL_MB),
         )
 
 

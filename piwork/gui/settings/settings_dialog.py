@@ -1,7 +1,8 @@
 """Settings dialog: provider keys, default model, compaction and branch summaries, project trust default.
 
-Values are written with the engine's settings writer into the global settings.json (Pi's file), one key at a
-time, so everything else in the file is kept.
+Each field shows one declared setting (``piwork.core.settings_schema``: its bounds, choices and description)
+read from the same typed settings the engine uses. Saving writes only the keys that changed, all at once,
+with the engine's settings writer into the global settings.json (Pi's file); every other key is kept.
 """
 
 from __future__ import annotations
@@ -25,22 +26,40 @@ from PySide6.QtWidgets import (
 
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry
-from piwork.core.settings import THINKING_LEVELS, Settings, SettingsWriteError
+from piwork.core.settings import Settings, SettingsWriteError
+from piwork.core.settings_schema import (
+    BRANCH_SUMMARY_RESERVE_TOKENS,
+    BRANCH_SUMMARY_SKIP_PROMPT,
+    COMPACTION_ENABLED,
+    COMPACTION_KEEP_RECENT_TOKENS,
+    COMPACTION_RESERVE_TOKENS,
+    DEFAULT_MODEL,
+    DEFAULT_PROJECT_TRUST,
+    DEFAULT_THINKING_LEVEL,
+    Setting,
+)
 from piwork.gui.settings.providers_page import ProvidersPage
 
-TRUST_CHOICES = (
-    ("ask", "Ask for each new project"),
-    ("always", "Always trust project resources"),
-    ("never", "Never load project resources"),
-)
+TRUST_LABELS = {
+    "ask": "Ask for each new project",
+    "always": "Always trust project resources",
+    "never": "Never load project resources",
+}
 
 
-def _spin(value: int, maximum: int, step: int) -> QSpinBox:
+INT_MAX = 2**31 - 1  # the largest value a QSpinBox holds
+
+
+def _spin(setting: Setting[int], value: int, step: int) -> QSpinBox:
+    """A spin box over the declared bounds of ``setting``, showing its description as the tooltip."""
     spin = QSpinBox()
-    spin.setRange(0, maximum)
+    low = int(setting.minimum) if setting.minimum is not None else 0
+    high = int(setting.maximum) if setting.maximum is not None else INT_MAX
+    spin.setRange(low, high)
     spin.setSingleStep(step)
-    spin.setValue(value)
+    spin.setValue(min(max(value, low), high))  # a larger value stays in the file unless the field is edited
     spin.setGroupSeparatorShown(True)
+    spin.setToolTip(setting.description)
     return spin
 
 
@@ -70,7 +89,8 @@ class SettingsDialog(QDialog):
         self.error.setObjectName("settingsError")
         self.error.setWordWrap(True)
         problems = [f"{p.path or p.scope}: {p.message}" for p in settings.problems]
-        self.error.setText("\n".join(problems))
+        self.error.setText("\n".join([*problems, *settings.type_warnings]))
+        self._opened_with = self._shown()
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -101,8 +121,10 @@ class SettingsDialog(QDialog):
                 self.default_model.setCurrentIndex(self.default_model.count() - 1)
         self.default_thinking = QComboBox(page)
         self.default_thinking.setObjectName("defaultThinking")
-        self.default_thinking.addItem("Not set (off)", None)
-        for level in THINKING_LEVELS:
+        self.default_thinking.addItem(f"Not set ({DEFAULT_THINKING_LEVEL.default})", None)
+        self.default_thinking.setToolTip(DEFAULT_THINKING_LEVEL.description)
+        self.default_model.setToolTip(DEFAULT_MODEL.description)
+        for level in DEFAULT_THINKING_LEVEL.choices:
             self.default_thinking.addItem(level, level)
         index = self.default_thinking.findData(self.settings.default_thinking_level())
         self.default_thinking.setCurrentIndex(max(0, index))
@@ -113,18 +135,23 @@ class SettingsDialog(QDialog):
     def _compaction_page(self) -> QWidget:
         page = QWidget(self)
         form = QFormLayout(page)
-        self.compaction_enabled = QCheckBox("Compact automatically when the context is nearly full", page)
+        self.compaction_enabled = QCheckBox(COMPACTION_ENABLED.description, page)
         self.compaction_enabled.setChecked(self.settings.compaction_enabled())
-        self.reserve_tokens = _spin(self.settings.compaction_reserve_tokens(), 1_000_000, 1024)
-        self.keep_recent = _spin(self.settings.compaction_keep_recent_tokens(), 1_000_000, 1000)
+        self.reserve_tokens = _spin(
+            COMPACTION_RESERVE_TOKENS, self.settings.compaction_reserve_tokens(), 1024
+        )
+        self.keep_recent = _spin(
+            COMPACTION_KEEP_RECENT_TOKENS, self.settings.compaction_keep_recent_tokens(), 1000
+        )
         branch = self.settings.branch_summary_settings()
-        self.branch_reserve = _spin(int(branch["reserveTokens"]), 1_000_000, 1024)
+        self.branch_reserve = _spin(BRANCH_SUMMARY_RESERVE_TOKENS, int(branch["reserveTokens"]), 1024)
         self.skip_branch_prompt = QCheckBox(
             "Don't ask when moving in the tree: always move without a summary", page
         )
         self.skip_branch_prompt.setObjectName("skipBranchPrompt")
         self.skip_branch_prompt.setToolTip(
-            "Set by “Don't ask again” in the dialog shown when you move to another point of the session tree."
+            f"{BRANCH_SUMMARY_SKIP_PROMPT.description}. Set by “Don't ask again” in the dialog shown when "
+            "you move to another point of the session tree."
         )
         self.skip_branch_prompt.setChecked(bool(branch["skipPrompt"]))
         form.addRow(self.compaction_enabled)
@@ -140,8 +167,9 @@ class SettingsDialog(QDialog):
         form = QFormLayout(page)
         self.default_trust = QComboBox(page)
         self.default_trust.setObjectName("defaultTrust")
-        for value, label in TRUST_CHOICES:
-            self.default_trust.addItem(label, value)
+        self.default_trust.setToolTip(DEFAULT_PROJECT_TRUST.description)
+        for value in DEFAULT_PROJECT_TRUST.choices:
+            self.default_trust.addItem(TRUST_LABELS.get(value, value), value)
         self.default_trust.setCurrentIndex(
             max(0, self.default_trust.findData(self.settings.default_project_trust()))
         )
@@ -157,36 +185,32 @@ class SettingsDialog(QDialog):
 
     # ---- saving ------------------------------------------------------------------------------
 
-    def changes(self) -> dict[str, Any]:
-        """Keys whose value differs from the current settings (``None`` deletes the key)."""
-        wanted: dict[str, Any] = {}
+    def _shown(self) -> dict[str, Any]:
+        """The value each field holds, by settings key (``None``: the key is not set)."""
         model = self.default_model.currentData()
-        wanted["defaultProvider"] = model[0] if model else None
-        wanted["defaultModel"] = model[1] if model else None
-        wanted["defaultThinkingLevel"] = self.default_thinking.currentData()
-        wanted["compaction.enabled"] = self.compaction_enabled.isChecked()
-        wanted["compaction.reserveTokens"] = self.reserve_tokens.value()
-        wanted["compaction.keepRecentTokens"] = self.keep_recent.value()
-        wanted["branchSummary.reserveTokens"] = self.branch_reserve.value()
-        wanted["branchSummary.skipPrompt"] = self.skip_branch_prompt.isChecked()
-        wanted["defaultProjectTrust"] = self.default_trust.currentData()
-        current = {
-            "defaultProvider": self.settings.default_provider(),
-            "defaultModel": self.settings.default_model(),
-            "defaultThinkingLevel": self.settings.default_thinking_level(),
-            "compaction.enabled": self.settings.compaction_enabled(),
-            "compaction.reserveTokens": self.settings.compaction_reserve_tokens(),
-            "compaction.keepRecentTokens": self.settings.compaction_keep_recent_tokens(),
-            "branchSummary.reserveTokens": self.settings.branch_summary_settings()["reserveTokens"],
-            "branchSummary.skipPrompt": self.settings.branch_summary_settings()["skipPrompt"],
-            "defaultProjectTrust": self.settings.default_project_trust(),
+        return {
+            "defaultProvider": model[0] if model else None,
+            "defaultModel": model[1] if model else None,
+            "defaultThinkingLevel": self.default_thinking.currentData(),
+            "compaction.enabled": self.compaction_enabled.isChecked(),
+            "compaction.reserveTokens": self.reserve_tokens.value(),
+            "compaction.keepRecentTokens": self.keep_recent.value(),
+            "branchSummary.reserveTokens": self.branch_reserve.value(),
+            "branchSummary.skipPrompt": self.skip_branch_prompt.isChecked(),
+            "defaultProjectTrust": self.default_trust.currentData(),
         }
-        return {key: value for key, value in wanted.items() if current[key] != value}
+
+    def changes(self) -> dict[str, Any]:
+        """Keys whose field the user changed (``None`` deletes the key); untouched keys are never written.
+
+        Comparing with what the fields showed when the dialog opened (not with the files) keeps a value
+        the dialog cannot show — a model it does not list, a refused value — as it is in the file.
+        """
+        return {key: value for key, value in self._shown().items() if self._opened_with[key] != value}
 
     def save(self) -> None:
-        try:
-            for key, value in self.changes().items():
-                self.settings.set_value(key, value, "global")
+        try:  # one locked, atomic write of the changed keys only
+            self.settings.set_values(self.changes(), "global")
         except (SettingsWriteError, OSError) as err:
             self.error.setText(str(err))
             return

@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from piwork.core.llm.error_text import readable_error
 from piwork.core.session.records import EntryRecord, paused_gc
 from piwork.core.session.tree import SessionTree
+from piwork.core.settings_schema import TREE_FILTER_MODE
 from piwork.gui.logs.sgr import strip_ansi
 
-FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
+FILTER_MODES = TREE_FILTER_MODE.choices  # the treeFilterMode setting's choices, in the box's order
 _DEFAULT_HIDDEN_TYPES = {"label", "custom", "model_change", "thinking_level_change", "session_info"}
 _QUIET_STOP_REASONS = ("stop", "toolUse", None)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent
@@ -47,6 +47,7 @@ from piwork.core.errors import PiworkError
 from piwork.core.session.branching import clone_session, create_branched_session, fork_session
 from piwork.core.session.store import Session
 from piwork.core.session.tree import SessionTree
+from piwork.core.settings_schema import BRANCH_SUMMARY_SKIP_PROMPT, TREE_FILTER_MODE, Setting
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
 from piwork.gui.tree.branch_tools import BranchTools
 from piwork.gui.tree.display_tree import FILTER_MODES, DisplayTree, entry_title, normalize_mode
@@ -65,6 +66,8 @@ FILTER_WORDS = {
 }
 
 _SEARCH_DELAY_MS = 250
+
+T = TypeVar("T")
 
 
 def _quote(text: str, limit: int = 60) -> str:
@@ -112,7 +115,7 @@ class SessionTreePanel(QWidget):
             self.filter_box.addItem(FILTER_WORDS.get(mode, mode), mode)
         self.filter_box.setAccessibleName("Show entries")
         self.filter_box.setAccessibleDescription("Which entries the tree lists (all, or only some kinds)")
-        self.set_filter_mode(normalize_mode(self._setting("treeFilterMode", "default")))
+        self.set_filter_mode(normalize_mode(self._setting(TREE_FILTER_MODE)))
         self.search_field = QLineEdit(placeholderText="Search entries")
         self.search_field.setAccessibleName("Search entries")
         self.search_field.setToolTip("Shows the entries that contain all the words typed")
@@ -204,23 +207,25 @@ class SessionTreePanel(QWidget):
         return super().eventFilter(watched, event)
 
     # -- settings -------------------------------------------------------------------------------
-    def _setting(self, dotted: str, default: Any) -> Any:
+    def _setting(self, setting: Setting[T]) -> T:
+        """A declared setting's checked value (its default without settings)."""
         if self._settings is None:
-            return default
-        return self._settings.get(dotted, default)
+            return setting.default
+        value: T = self._settings.values.value(setting)
+        return value
 
     def set_settings(self, settings: Any) -> None:
         """Use ``settings`` (piwork.core.settings.Settings) for the branch-summary preference."""
         self._settings = settings
 
     def _skip_prompt(self) -> bool:
-        return bool(self._setting("branchSummary.skipPrompt", False))
+        return self._setting(BRANCH_SUMMARY_SKIP_PROMPT)
 
     def _remember_skip_prompt(self) -> None:
         if self._settings is None:
             return
         try:
-            self._settings.set_value("branchSummary.skipPrompt", True, "global")
+            self._settings.set_value(BRANCH_SUMMARY_SKIP_PROMPT.key, True, "global")
         except PiworkError as exc:
             self._set_status(f"The preference could not be saved: {exc}")
             return

@@ -21,7 +21,7 @@ def test_retry_settings_from_mapping_ignore_bad_values() -> None:
 def test_retry_settings_survive_numbers_json_cannot_make_whole() -> None:
     huge = json.loads('{"maxRetries": 1e999, "baseDelayMs": -5, "provider": {"maxRetryDelayMs": 1e999}}')
     settings = RetrySettings.from_mapping(huge)
-    assert settings == RetrySettings(max_retries=3, base_delay_ms=0, max_retry_delay_ms=60000)
+    assert settings == RetrySettings(max_retries=3, base_delay_ms=2000, max_retry_delay_ms=60000)
     assert RetrySettings.from_mapping({"maxRetries": float("nan")}).max_retries == 3
 
 

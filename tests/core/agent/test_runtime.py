@@ -182,9 +182,10 @@ async def test_bad_context_governor_settings_are_reported_and_defaults_used(
     settings = {"piwork": {"contextGovernor": {"minSavings": "lots", "enabled": False}}}
     (tmp_path / "agent" / "settings.json").write_text(json.dumps(settings))
     runtime = await create_runtime(options(tmp_path, server))
+    settings_file = tmp_path / "agent" / "settings.json"
     assert (
-        "settings: piwork.contextGovernor.minSavings must be a whole number of tokens (got 'lots'); using 8000"
-        in (runtime.file_warnings())
+        f'{settings_file}: piwork.contextGovernor.minSavings must be a whole number (got "lots"); using 8000'
+        in runtime.file_warnings()
     )
     assert runtime.session.governance.governor.settings.enabled is False
     runtime.store.close()

@@ -76,26 +76,26 @@ def test_bad_values_are_reported_and_replaced_by_defaults() -> None:
     settings = GovernorSettings.from_settings({"piwork": {"contextGovernor": raw}})
     assert settings == GovernorSettings()
     assert list(settings.problems) == [
-        "piwork.contextGovernor.enabled must be true or false (got 'yes'); using true",
-        "piwork.contextGovernor.pressureMark must be at least 1 (got -5); using 160000",
-        "piwork.contextGovernor.promptCeiling must be a whole number of tokens (got 1.5); using 240000",
-        "piwork.contextGovernor.allowPricingZone must be true or false (got 1); using false",
-        "piwork.contextGovernor.minProtectedGroups must be at least 6 (got 2); using 6",
-        "piwork.contextGovernor.minSavings must be a whole number of tokens (got '8000'); using 8000",
-        "piwork.contextGovernor.savingsRatio must be a number above 0 and at most 1 (got 3); using 0.15",
+        'settings: piwork.contextGovernor.enabled must be true or false (got "yes"); using true',
+        "settings: piwork.contextGovernor.pressureMark must be at least 1 (got -5); using 160000",
+        "settings: piwork.contextGovernor.promptCeiling must be a whole number (got 1.5); using 240000",
+        "settings: piwork.contextGovernor.allowPricingZone must be true or false (got 1); using false",
+        "settings: piwork.contextGovernor.minProtectedGroups must be at least 6 (got 2); using 6",
+        'settings: piwork.contextGovernor.minSavings must be a whole number (got "8000"); using 8000',
+        "settings: piwork.contextGovernor.savingsRatio must be above 0 and at most 1 (got 3); using 0.15",
     ]
 
 
 def test_not_an_object_and_inconsistent_savings() -> None:
     assert GovernorSettings.from_settings({"piwork": {"contextGovernor": 3}}).problems == (
-        "piwork.contextGovernor must be an object; using the defaults",
+        "settings: piwork.contextGovernor must be an object (got 3); using the defaults",
     )
     settings = GovernorSettings.from_settings(
         {"piwork": {"contextGovernor": {"minSavings": 30_000, "maxRequiredSavings": 10_000}}}
     )
     assert settings.max_required_savings == 30_000
     assert settings.problems == (
-        "piwork.contextGovernor.maxRequiredSavings (10000) is below minSavings (30000); using 30000",
+        "settings: piwork.contextGovernor.maxRequiredSavings must be at least minSavings = 30000 (got 10000); using 30000",
     )
 
 

@@ -1,10 +1,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 
-from piwork.core.settings import FileSettingsStorage, MemorySettingsStorage, Settings, SettingsWriteError
+from piwork.core.settings import (
+    FileSettingsStorage,
+    MemorySettingsStorage,
+    Scope,
+    Settings,
+    SettingsWriteError,
+)
 
 from .conftest import Tree
 
@@ -100,3 +107,31 @@ def test_project_writes_refused_while_untrusted(tree: Tree) -> None:
     trusted = Settings.load(storage, project_trusted=True)
     trusted.set_value("defaultModel", "x", scope="project")
     assert json.loads((tree.root / "p/.pi/settings.json").read_text()) == {"defaultModel": "x"}
+
+
+class CountingStorage(FileSettingsStorage):
+    """The real files, counting the locked read-modify-write rounds."""
+
+    rounds = 0
+
+    def update(self, scope: Scope, change: Callable[[str | None], str]) -> None:
+        self.rounds += 1
+        super().update(scope, change)
+
+
+def test_several_keys_change_in_one_atomic_write_keeping_unknown_keys(tree: Tree) -> None:
+    original = {"unknownKey": {"a": [1, 2]}, "piwork": {"futureThing": True}, "compaction": {"enabled": True}}
+    path = tree.write("home/.pi/agent/settings.json", json.dumps(original))
+    storage = CountingStorage(str(tree.root), str(tree.agent))
+    settings = Settings.load(storage, project_trusted=False)
+    settings.set_values(
+        {"compaction.reserveTokens": 4096, "piwork.contextGovernor.enabled": False, "x": None}
+    )
+    assert storage.rounds == 1
+    assert json.loads(path.read_text()) == {
+        "unknownKey": {"a": [1, 2]},
+        "piwork": {"futureThing": True, "contextGovernor": {"enabled": False}},
+        "compaction": {"enabled": True, "reserveTokens": 4096},
+    }
+    assert settings.compaction_reserve_tokens() == 4096  # the typed view follows the write
+    assert not list(path.parent.glob(".settings.*.tmp"))

@@ -115,3 +115,35 @@ def test_unreadable_settings_file_is_reported_and_not_overwritten(qtbot: QtBot, 
     assert settings_file.read_text() == "{ not json"
     assert "not changed" in dialog.error.text()
     assert dialog.isVisible() is False or dialog.result() == 0
+
+
+def test_dialog_writes_only_what_changed_and_keeps_everything_else(qtbot: QtBot, tmp_path: Path) -> None:
+    settings_file = agent_dir() / "settings.json"
+    original = {
+        "theme": "dark",
+        "someFutureKey": {"nested": [1, 2]},
+        "piwork": {"ownThing": 1},
+        "defaultProvider": "nowhere",  # a model the dialog does not list: kept as it is
+        "defaultModel": "unlisted",
+        "compaction": {"reserveTokens": "lots", "keepRecentTokens": 5_000_000_000},
+    }
+    settings_file.write_text(json.dumps(original))
+    dialog = _dialog(qtbot, tmp_path, DictKeyring())
+    assert f'{settings_file}: compaction.reserveTokens must be a whole number (got "lots"); using 16384' in (
+        dialog.error.text()
+    )
+    assert dialog.changes() == {}
+    dialog.branch_reserve.setValue(9000)
+    with qtbot.waitSignal(dialog.settingsSaved):
+        dialog.save()
+    assert json.loads(settings_file.read_text()) == {**original, "branchSummary": {"reserveTokens": 9000}}
+
+
+def test_fields_take_bounds_and_descriptions_from_the_declarations(qtbot: QtBot, tmp_path: Path) -> None:
+    from piwork.core.settings_schema import COMPACTION_RESERVE_TOKENS, DEFAULT_PROJECT_TRUST
+
+    dialog = _dialog(qtbot, tmp_path, DictKeyring())
+    assert dialog.reserve_tokens.minimum() == COMPACTION_RESERVE_TOKENS.minimum
+    assert dialog.reserve_tokens.toolTip() == COMPACTION_RESERVE_TOKENS.description
+    trust = [dialog.default_trust.itemData(i) for i in range(dialog.default_trust.count())]
+    assert tuple(trust) == DEFAULT_PROJECT_TRUST.choices
