@@ -5,15 +5,22 @@ across chunks is completed by the next one, invalid bytes become U+FFFD), keeps 
 of the decoded text for display, counts lines and bytes of everything, and once the output exceeds
 the display limits writes every raw byte (ANSI codes and invalid UTF-8 included) to a spill file.
 Before that point the raw chunks (at most about ``max_bytes``) are held in memory.
+
+The log is a convenience, never a reason to fail: when it cannot be created or written (a full
+disk) it is removed and the accumulator goes on with the tail alone, saying why in ``log_problem``;
+with ``max_log_bytes`` the log keeps only that many first bytes (``log_capped``).
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from piwork.core.tools.fs_errors import describe_os_error
 from piwork.core.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
 SPILL_BATCH_BYTES = 1 << 20  # raw output is written to the spill file in batches of about this size
@@ -29,6 +36,10 @@ class OutputSnapshot:
     content: str
     truncation: TruncationResult
     full_output_path: str | None
+    log_problem: str | None = None
+    """Why there is no full-output log although the output was cut (e.g. the disk is full)."""
+    log_capped_at: int | None = None
+    """When the log stopped at the size cap: the cap in bytes (the log holds the output's start)."""
 
 
 class OutputAccumulator:
@@ -39,8 +50,13 @@ class OutputAccumulator:
         open_spill: SpillOpener,
         max_lines: int = DEFAULT_MAX_LINES,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        max_log_bytes: int | None = None,
     ) -> None:
         self.max_lines = max_lines
+        self.max_log_bytes = max_log_bytes
+        self.log_problem: str | None = None
+        self.log_capped = False
+        self._log_written = 0
         self.max_bytes = max_bytes
         self._rolling_bytes = max(max_bytes * 2, 1)
         self._open_spill = open_spill
@@ -71,10 +87,11 @@ class OutputAccumulator:
         self._append_text(self._decoder.decode(data), data.count(b"\n"))
         if self._spill is not None or self._over_limits():
             self._ensure_spill()
-            self._pending.append(data)
-            self._pending_bytes += len(data)
-            if self._pending_bytes >= SPILL_BATCH_BYTES:
-                self.flush()
+            if self._spill is not None:
+                self._pending.append(data)
+                self._pending_bytes += len(data)
+                if self._pending_bytes >= SPILL_BATCH_BYTES:
+                    self.flush()
         elif data:
             self._raw_chunks.append(bytes(data))
 
@@ -90,18 +107,20 @@ class OutputAccumulator:
 
     def flush(self) -> None:
         """Write buffered raw output to the spill file (done in batches, and before every snapshot)."""
-        if self._spill is not None and self._pending:
-            self._spill.write(b"".join(self._pending))
-            self._spill.flush()
-        self._pending = []
+        pending, self._pending = self._pending, []
         self._pending_bytes = 0
+        if self._spill is not None and pending:
+            self._write(b"".join(pending))
 
     def close(self) -> None:
         """Write what is buffered and close the spill file (the file itself is kept)."""
         self.flush()
         spill, self._spill = self._spill, None
         if spill is not None:
-            spill.close()
+            try:
+                spill.close()
+            except OSError as err:
+                self._give_up(err, spill)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -147,7 +166,8 @@ class OutputAccumulator:
         if persist_if_truncated and truncated:
             self._ensure_spill()
         self.flush()
-        return OutputSnapshot(tail.content, record, self._spill_path)
+        capped = self.max_log_bytes if self.log_capped else None
+        return OutputSnapshot(tail.content, record, self._spill_path, self.log_problem, capped)
 
     # -- internals -------------------------------------------------------------------------------
 
@@ -216,12 +236,54 @@ class OutputAccumulator:
         return text[first_nl + 1 :]
 
     def _ensure_spill(self) -> None:
-        if self._spill_path is not None:
+        if self._spill_path is not None or self.log_problem is not None:
             return
-        self._spill_path, self._spill = self._open_spill()
-        for chunk in self._raw_chunks:
-            self._spill.write(chunk)
+        try:
+            self._spill_path, self._spill = self._open_spill()
+        except OSError as err:
+            self._give_up(err, None)
+            return
+        chunks, self._raw_chunks = self._raw_chunks, []
+        if chunks:
+            self._write(b"".join(chunks))
+
+    def _write(self, data: bytes) -> None:
+        spill = self._spill
+        if spill is None:
+            return
+        room = None if self.max_log_bytes is None else self.max_log_bytes - self._log_written
+        if room is not None and len(data) >= room:
+            data = data[:room]
+            self.log_capped = True
+        try:
+            spill.write(data)
+            spill.flush()
+        except OSError as err:
+            self._give_up(err, spill)
+            return
+        self._log_written += len(data)
+        if self.log_capped:  # the log keeps the output's start; the tail stays in memory
+            self._spill = None
+            try:
+                spill.close()
+            except OSError as err:
+                self._give_up(err, spill)
+
+    def _give_up(self, err: OSError, spill: BinaryIO | None) -> None:
+        """The log cannot be written: drop it (freeing the space) and carry on without one."""
+        self.log_problem = describe_os_error(err, "write").rsplit(", ", 1)[0]
+        self._spill = None
+        self._pending = []
+        self._pending_bytes = 0
         self._raw_chunks = []
+        if spill is not None:
+            with contextlib.suppress(OSError):
+                spill.close()
+        if self._spill_path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._spill_path)
+        self._spill_path = None
+        self.log_capped = False
 
 
 def _utf8_size(text: str) -> int:

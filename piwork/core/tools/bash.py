@@ -99,7 +99,7 @@ class _Updates:
         snap = self._output.snapshot(persist_if_truncated=True)
         details: dict[str, Any] = {}
         if snap.truncation.truncated:
-            details = {"truncation": snap.truncation.to_json(), "fullOutputPath": snap.full_output_path}
+            details = _log_details(snap)
         self._on_update(ToolResult.text(snap.content, details or None))
 
 
@@ -111,20 +111,40 @@ def format_output(snap: OutputSnapshot, shown_line_bytes: int, empty_text: str) 
         return text
     start = t.total_lines - t.output_lines + 1
     end = t.total_lines
-    path = snap.full_output_path
+    where = _full_output_note(snap)
     if t.last_line_partial:
         text += (
             f"\n\n[Showing last {format_size(t.output_bytes)} of line {end} "
-            f"(line is {format_size(shown_line_bytes)}). Full output: {path}]"
+            f"(line is {format_size(shown_line_bytes)}). {where}]"
         )
     elif t.truncated_by == "lines":
-        text += f"\n\n[Showing lines {start}-{end} of {t.total_lines}. Full output: {path}]"
+        text += f"\n\n[Showing lines {start}-{end} of {t.total_lines}. {where}]"
     else:
         text += (
             f"\n\n[Showing lines {start}-{end} of {t.total_lines} "
-            f"({format_size(DEFAULT_MAX_BYTES)} limit). Full output: {path}]"
+            f"({format_size(DEFAULT_MAX_BYTES)} limit). {where}]"
         )
     return text
+
+
+def _full_output_note(snap: OutputSnapshot) -> str:
+    if snap.full_output_path is None and snap.log_problem is not None:
+        return f"The full output could not be saved: {snap.log_problem}"
+    if snap.log_capped_at is not None:
+        return f"Full output (first {format_size(snap.log_capped_at)} only, logs.maxTotalMB): {snap.full_output_path}"
+    return f"Full output: {snap.full_output_path}"
+
+
+def _log_details(snap: OutputSnapshot) -> dict[str, Any]:
+    details: dict[str, Any] = {
+        "truncation": snap.truncation.to_json(),
+        "fullOutputPath": snap.full_output_path,
+    }
+    if snap.log_problem is not None:
+        details["fullOutputProblem"] = snap.log_problem
+    if snap.log_capped_at is not None:
+        details["fullOutputCappedAt"] = snap.log_capped_at
+    return details
 
 
 def _with_status(text: str, status: str) -> str:
@@ -171,7 +191,10 @@ class BashTool(Tool):
             command = f"{self.options.command_prefix}\n{command}"
         env = shell_env(self.options.bin_dir, ctx.session_env)
         log_dir = ctx.log_dir
-        output = OutputAccumulator(lambda: create_log_file(log_dir, "bash"))
+        output = OutputAccumulator(
+            lambda: create_log_file(log_dir, "bash"),
+            max_log_bytes=int(self.options.logs_max_total_mb * 1024 * 1024),
+        )
         updates = _Updates(output, on_update)
         if on_update is not None:
             on_update(ToolResult([], None))
@@ -194,7 +217,7 @@ class BashTool(Tool):
     def _result(self, snap: OutputSnapshot, line_bytes: int, status: ExitStatus, timeout: Any) -> ToolResult:
         details: dict[str, Any] = {}
         if snap.truncation.truncated:
-            details = {"truncation": snap.truncation.to_json(), "fullOutputPath": snap.full_output_path}
+            details = _log_details(snap)
         if status.aborted or status.timed_out:
             text = format_output(snap, line_bytes, "")
             if status.aborted:

@@ -8,6 +8,8 @@ characters (other than tab and newline) and carriage returns are removed. A roll
 from __future__ import annotations
 
 import codecs
+import contextlib
+import os
 import re
 import time
 from collections import deque
@@ -69,6 +71,7 @@ class _Collector:
     raw_bytes: int = 0
     spill: BinaryIO | None = None
     spill_path: str | None = None
+    failed: bool = False  # the log could not be written (full disk): the tail alone is kept
 
     def __post_init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -85,7 +88,7 @@ class _Collector:
         if self.raw_bytes > DEFAULT_MAX_BYTES:
             self.ensure_spill()
         if self.spill is not None:
-            self.spill.write(text.encode("utf-8"))
+            self._write(text)
         if not text:
             return
         self.chunks.append(text)
@@ -96,11 +99,43 @@ class _Collector:
             self.on_chunk(text)
 
     def ensure_spill(self) -> None:
-        if self.spill_path is not None:
+        if self.spill_path is not None or self.failed:
             return
-        self.spill_path, self.spill = create_log_file(self.log_dir, "shell")
+        try:
+            self.spill_path, self.spill = create_log_file(self.log_dir, "shell")
+        except OSError:
+            self.give_up()
+            return
         for chunk in self.chunks:
-            self.spill.write(chunk.encode("utf-8"))
+            self._write(chunk)
+
+    def _write(self, text: str) -> None:
+        if self.spill is None:
+            return
+        try:
+            self.spill.write(text.encode("utf-8"))
+        except OSError:
+            self.give_up()
+
+    def close(self) -> None:
+        spill, self.spill = self.spill, None
+        if spill is not None:
+            try:
+                spill.close()
+            except OSError:
+                self.give_up()
+
+    def give_up(self) -> None:
+        """No log after all: remove the partial file (giving its space back) and keep the tail."""
+        self.failed = True
+        spill, self.spill = self.spill, None
+        if spill is not None:
+            with contextlib.suppress(OSError):
+                spill.close()
+        if self.spill_path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.spill_path)
+        self.spill_path = None
 
 
 async def run_user_command(
@@ -128,12 +163,12 @@ async def run_user_command(
     tail = truncate_tail(joined)
     if tail.truncated:
         collector.ensure_spill()
-    if collector.spill is not None:
-        collector.spill.close()
+    collector.close()
     if collector.spill_path is not None:
         meta = {"tool": "user-shell", "command": command, "finishedAt": int(time.time() * 1000)}
         meta.update(exitCode=status.code, signal=status.signal_name, aborted=status.aborted)
-        write_log_metadata(collector.spill_path, meta)
+        with contextlib.suppress(OSError):  # the log is written; its description is a nicety
+            write_log_metadata(collector.spill_path, meta)
     return UserCommandResult(
         output=tail.content if tail.truncated else joined,
         exit_code=None if status.aborted else status.code,
