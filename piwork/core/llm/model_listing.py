@@ -14,7 +14,8 @@ import httpx
 
 from piwork.core.llm.error_text import body_message, status_phrase
 from piwork.core.llm.redaction import redact_text
-from piwork.core.llm.transport import _ssl_context, is_loopback
+from piwork.core.llm.transport import make_client
+from piwork.core.llm.types import StreamOptions
 
 LIST_TIMEOUT_S = 10.0
 MAX_BODY = 64_000
@@ -89,6 +90,7 @@ async def list_models(
     api_key: str | None = None,
     headers: dict[str, str] | None = None,
     timeout: float = LIST_TIMEOUT_S,
+    proxy: str | None = None,
 ) -> ModelListing:
     url = models_url(base_url)
     secrets = (api_key,) if api_key else ()
@@ -101,11 +103,9 @@ async def list_models(
         request_headers["authorization"] = f"Bearer {api_key}"
     try:
         async with (
-            httpx.AsyncClient(
-                timeout=httpx.Timeout(timeout),
-                verify=_ssl_context(),
-                follow_redirects=True,
-                trust_env=not is_loopback(url),
+            # the client the providers use: same certificates, and proxies for remote hosts only
+            make_client(
+                StreamOptions(connect_timeout=timeout, idle_timeout=timeout, proxy=proxy), url
             ) as client,
             client.stream("GET", url, headers=request_headers) as response,
         ):

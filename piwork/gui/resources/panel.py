@@ -113,13 +113,14 @@ class ResourcePanel(QWidget):
         if state is None:
             word = "trusted" if loaded.project_trusted else "untrusted"
             return f"<b>Project {word}</b> — {html.escape(loaded.cwd, quote=False)}"
+        how = state.describe().split(": ", 1)[-1]  # the heading already says trusted or not
         heading = (
             "Nothing in this project needs trust"
             if state.source == "no-project-resources"
             else f"Project {'trusted' if state.trusted else 'not trusted'}"
         )
         lines = [
-            f"<b>{heading}</b> ({html.escape(state.describe(), quote=False)}) — {html.escape(state.cwd, quote=False)}"
+            f"<b>{heading}</b> ({html.escape(how, quote=False)}) — {html.escape(state.cwd, quote=False)}"
         ]
         if state.resources:
             entries = ", ".join(

@@ -94,7 +94,7 @@ def test_untrusted_project_rows_are_greyed_with_the_reason(
     loaded = _load(planted, trusted=False)
     panel = _panel(qtbot, loaded)
     header = panel.trust_label.text()
-    assert header.startswith("<b>Project not trusted</b> (untrusted: the defaultProjectTrust setting)")
+    assert header.startswith("<b>Project not trusted</b> (the defaultProjectTrust setting)")
     assert "Entries that need trust: <code>.pi/skills</code>, <code>.pi/SYSTEM.md</code>" in header
     blocked = [
         panel.model.index(row, 0, panel.model.index(group, 0))
