@@ -1,0 +1,60 @@
+"""The usage plot paints two separate series against the marks: occupancy as a line through one point per
+request, billed tokens as bars; nothing is summed, and marks above the axis are left out."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor
+from pytestqt.qtbot import QtBot
+
+from piwork.core.context.budget import effective_marks
+from piwork.core.context.records import BilledSample, OccupancySample
+from piwork.core.llm.types import Model
+from piwork.gui.context.colors import mark_color, series_color
+from piwork.gui.context.usage_plot import UsagePlot, billed_tokens
+
+
+def _close(a: QColor, b: QColor) -> bool:
+    return abs(a.red() - b.red()) + abs(a.green() - b.green()) + abs(a.blue() - b.blue()) < 40
+
+
+def test_two_series_and_the_marks(qtbot: QtBot) -> None:
+    marks = effective_marks(
+        Model(id="m", name="m", api="x", provider="p", base_url="", context_window=200_000)
+    )
+    occupancy = [OccupancySample(i, 40_000 + 20_000 * i, "estimate", "chars/4", 200_000) for i in range(6)]
+    billed = [BilledSample(i, "p", "m", 1_000, 500, 30_000 + 20_000 * i, 0, 0.01) for i in range(6)]
+    plot = UsagePlot()
+    qtbot.addWidget(plot)
+    plot.resize(600, 320)
+    plot.set_series(occupancy, billed, marks)
+    plot.show()
+    qtbot.waitExposed(plot)
+    image = plot.grab().toImage()
+    palette = plot.palette()
+    # the axis reaches above the largest point and shows the pressure mark; higher marks stay off it
+    assert plot.y_max() >= 160_000 * 1.08
+    assert set(plot.visible_marks()) == {"pressure"}
+    y = round(plot.y_for(160_000))
+    x = int(plot.plot_rect().left() + 30)
+    assert any(_close(image.pixelColor(x + dx, y), mark_color("pressure", palette)) for dx in range(8))
+    # each occupancy point sits at its own value (not added to the billed bar beside it)
+    points = plot.occupancy_points()
+    assert len(points) == 6
+    for point, sample in zip(points, occupancy, strict=True):
+        assert point.y() == plot.y_for(sample.tokens)
+        assert _close(
+            image.pixelColor(round(point.x()), round(point.y())), series_color("occupancy", palette)
+        )
+    # a billed bar's top is its own total: input + output + cache read + cache write
+    assert billed_tokens(billed[2]) == 1_000 + 500 + 70_000
+    bar_x = round(plot.x_for(2) + 4)
+    bar_y = round(plot.y_for(billed_tokens(billed[2])) + 3)
+    assert _close(image.pixelColor(bar_x, bar_y), series_color("billed", palette))
+
+
+def test_empty_plot_says_so(qtbot: QtBot) -> None:
+    plot = UsagePlot()
+    qtbot.addWidget(plot)
+    plot.set_series([], [], None)
+    assert plot.requests() == 0 and plot.visible_marks() == {}
+    plot.grab()  # paints the "no requests yet" text without failing
