@@ -180,7 +180,9 @@ def xray(
     """The breakdown of a request of ``messages`` (agent messages, before conversion) by source.
 
     ``system_prompt`` may be the assembler's parts (``system_prompt_parts``) or the plain text;
-    ``entry_ids`` (parallel to ``messages``) gives the session entry each message came from.
+    ``entry_ids`` (parallel to ``messages``) gives the session entry each message came from. Blocking:
+    long texts counted for the first time are appended to the tokenizer's count file, so run it off the
+    GUI thread.
     """
     if isinstance(system_prompt, str):
         prompt_parts: Sequence[PromptPart] = [PromptPart("prompt", system_prompt)] if system_prompt else []
@@ -233,6 +235,7 @@ def xray(
         tokens = estimator.message(message)
         raw.append((role_kind, _message_label(message, calls), tokens, target, group_of.get(id(message))))
 
+    estimator.counter.flush()  # counts of long texts, remembered for the next run (callers are off the GUI thread)
     total = sum(r[2] for r in raw)
     parts = tuple(
         XrayPart(kind, label, tokens, tokens / total if total else 0.0, ref, group)

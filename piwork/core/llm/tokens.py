@@ -29,6 +29,7 @@ from typing import Any
 
 from piwork.core.jscompat import utf16_len
 from piwork.core.llm.estimate import IMAGE_TOKENS
+from piwork.core.llm.token_counts import MIN_CHARS, CountCache, text_key
 from piwork.core.llm.types import LlmContext, Message
 
 _BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/"
@@ -128,6 +129,7 @@ class Tokenizers:
         self._encodings: dict[str, Any] = {}
         self._tried: set[str] = set()
         self._installed: dict[str, Path | None] = {}
+        self._counts: dict[str, CountCache] = {}  # per encoding: long texts' counts by content
         self._loaded = False
         self._lock = threading.Lock()
         self.diagnostics: list[str] = []
@@ -154,6 +156,11 @@ class Tokenizers:
                 found.append(Path(self._env[var]) / cache_name)
         found.append(Path(tempfile.gettempdir()) / "data-gym-cache" / cache_name)
         return found
+
+    def _counts_file(self, encoding: str) -> Path | None:
+        if self._agent_dir is None:
+            return None
+        return self._agent_dir / "piwork" / "token-counts" / f"{encoding}.tsv"
 
     def _private_cache(self) -> Path:
         if self._agent_dir is not None:
@@ -210,6 +217,9 @@ class Tokenizers:
                     continue
                 loaded = self._get_encoding(encoding, path.parent)
                 if loaded is not None:
+                    cache = CountCache(self._counts_file(encoding))
+                    cache.load()
+                    self._counts[encoding] = cache
                     self._encodings[encoding] = loaded
             if names is None:
                 self._loaded = True
@@ -254,23 +264,37 @@ class Tokenizers:
             encoding = self._encodings.get(name)
             if encoding is not None:
                 exact = not approximate and name == wanted
-                return TokenCounter(encoding, TokenizerInfo(name, not exact))
+                return TokenCounter(encoding, TokenizerInfo(name, not exact), self._counts.get(name))
         return TokenCounter(None, TokenizerInfo(None, True))
 
 
 class TokenCounter:
     """Counts tokens of texts, messages and whole requests with one encoding (or chars/4)."""
 
-    def __init__(self, encoding: Any, info: TokenizerInfo) -> None:
+    def __init__(self, encoding: Any, info: TokenizerInfo, counts: CountCache | None = None) -> None:
         self._encoding = encoding
         self.info = info
+        self._counts = counts
 
     def count(self, text: str) -> int:
         if not text:
             return 0
         if self._encoding is None:
             return math.ceil(utf16_len(text) / 4)
-        return len(self._encoding.encode(text, disallowed_special=()))
+        counts = self._counts
+        if counts is None or len(text) < MIN_CHARS:
+            return len(self._encoding.encode(text, disallowed_special=()))
+        key = text_key(text)
+        known = counts.get(key)
+        if known is None:
+            known = len(self._encoding.encode(text, disallowed_special=()))
+            counts.put(key, known)
+        return known
+
+    def flush(self) -> None:
+        """Save the long texts' counts learnt so far for the next run (file I/O: not on the GUI thread)."""
+        if self._counts is not None:
+            self._counts.flush()
 
     def count_message(self, message: Message) -> int:
         content: Any = message.get("content")
