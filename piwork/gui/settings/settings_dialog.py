@@ -83,6 +83,7 @@ class SettingsDialog(QDialog):
         self.providers_page = ProvidersPage(credentials, registry, agent_dir, self)
         self.tabs.addTab(self.providers_page, "Providers")
         self.tabs.addTab(self._model_page(), "Model")
+        self.providers_page.providersChanged.connect(lambda _provider: self.fill_default_models())
         self.tabs.addTab(self._compaction_page(), "Compaction")
         self.tabs.addTab(self._trust_page(), "Trust")
         self.error = QLabel(self)
@@ -104,21 +105,30 @@ class SettingsDialog(QDialog):
 
     # ---- pages -------------------------------------------------------------------------------
 
+    def fill_default_models(self) -> None:
+        """The default-model choices (again after a server was added or removed on the Providers page)."""
+        chosen = self.default_model.currentData() if self.default_model.count() else None
+        current = chosen or (self.settings.default_provider(), self.settings.default_model())
+        self.default_model.clear()
+        self.default_model.addItem(
+            "Automatic (first provider with a key, or a server on this computer)", None
+        )
+        for model in self.registry.models:
+            if not model.api_supported:
+                continue
+            self.default_model.addItem(
+                f"{model.name or model.id} — {self.registry.provider_name(model.provider)}",
+                (model.provider, model.id),
+            )
+            if (model.provider, model.id) == tuple(current):
+                self.default_model.setCurrentIndex(self.default_model.count() - 1)
+
     def _model_page(self) -> QWidget:
         page = QWidget(self)
         form = QFormLayout(page)
         self.default_model = QComboBox(page)
         self.default_model.setObjectName("defaultModel")
-        self.default_model.addItem("Automatic (first provider with a key)", None)
-        current = (self.settings.default_provider(), self.settings.default_model())
-        for model in self.registry.models:
-            if not model.api_supported:
-                continue
-            self.default_model.addItem(
-                f"{model.name or model.id} — {model.provider}", (model.provider, model.id)
-            )
-            if (model.provider, model.id) == current:
-                self.default_model.setCurrentIndex(self.default_model.count() - 1)
+        self.fill_default_models()
         self.default_thinking = QComboBox(page)
         self.default_thinking.setObjectName("defaultThinking")
         self.default_thinking.addItem(f"Not set ({DEFAULT_THINKING_LEVEL.default})", None)

@@ -115,6 +115,8 @@ def test_add_a_server_lists_its_models_and_writes_models_json(
     assert page.current_provider() == "home-ollama"
     assert page.registry.find("home-ollama", "qwen2.5-coder:7b") is not None
     assert "keyring" in page.message.text()
+    choices = [dialog.default_model.itemData(i) for i in range(dialog.default_model.count())]
+    assert ("home-ollama", "qwen2.5-coder:7b") in [tuple(c) for c in choices if c]  # the Model tab follows
 
 
 def test_test_connection_says_what_failed(
