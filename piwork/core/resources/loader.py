@@ -126,9 +126,14 @@ def load_resources(
     trust: TrustState | None = None,
     home: str | None = None,
 ) -> LoadedResources:
-    """Load every resource kind for ``cwd``; project resources only if ``settings.project_trusted``."""
+    """Load every resource kind for ``cwd``; project resources only if ``settings.project_trusted``.
+
+    Discovery starts from the real folder (symlinks resolved) and walks its real parents: the same
+    paths the trust decision was made for, so a symlinked cwd cannot pull in a gated resource from
+    the link's own parents.
+    """
     options = options or LoaderOptions()
-    cwd = os.path.abspath(expand_home(cwd))
+    cwd = os.path.realpath(os.path.abspath(expand_home(cwd)))
     agent_dir = os.path.abspath(expand_home(agent_dir))
     home = home or expand_home("~")
     trusted = settings.project_trusted
@@ -239,6 +244,7 @@ async def load_project(
     home: str | None = None,
 ) -> LoadedResources:
     """Decide trust first (with only global settings read), then load for that decision."""
+    cwd = os.path.realpath(os.path.abspath(expand_home(cwd)))
     settings = Settings.for_project(cwd, agent_dir, project_trusted=False)
     resolver.default_policy = settings.default_project_trust()
     state = await resolver.resolve(cwd, override=override)

@@ -7,7 +7,7 @@ import os
 
 from piwork.core.resources.loader import LoaderOptions, load_project, load_resources
 from piwork.core.resources.trust import TrustResolver
-from piwork.core.resources.trust_store import TrustStore
+from piwork.core.resources.trust_store import TrustStore, TrustUpdate
 from piwork.core.settings import Settings
 
 from .conftest import Tree, skill_text
@@ -147,3 +147,26 @@ def test_effective_setting_rows_name_their_file(tree: Tree) -> None:
         "defaultModel": ("global", str(tree.agent / "settings.json")),
         "compaction": ("project", str(tree.root / "p/.pi/settings.json")),
     }
+
+
+def test_a_symlinked_cwd_discovers_from_the_real_folder_and_its_real_parents(tree: Tree) -> None:
+    # evil/.agents/skills sits above the link, never above the real folder the trust check looks at
+    tree.write("evil/.agents/skills/evil-skill/SKILL.md", skill_text("evil-skill"))
+    tree.write("evil/AGENTS.md", "from the link's parent")
+    tree.write("clean/AGENTS.md", "the real folder")
+    (tree.root / "evil" / "link").symlink_to(tree.root / "clean")
+    for cwd in (tree.root / "evil" / "link", tree.root / "evil" / "link" / "." / ".." / "link"):
+        loaded = load(tree, str(cwd), override=None)
+        assert loaded.trust is not None and loaded.trust.source == "no-project-resources"
+        assert [s.name for s in loaded.skills] == []
+        assert [f.content for f in loaded.context_files] == ["the real folder"]
+        assert not any("evil-skill" in r.path for r in loaded.rows)
+
+
+def test_a_symlinked_cwd_into_an_untrusted_project_loads_nothing_gated(tree: Tree) -> None:
+    real = plant_everything(tree)
+    TrustStore(tree.agent).set_many([TrustUpdate(real, False)])
+    (tree.root / "link").symlink_to(real)
+    loaded = load(tree, str(tree.root / "link"), override=None)
+    assert not loaded.project_trusted and [s.name for s in loaded.skills] == ["user-skill"]
+    assert loaded.prompts == [] and loaded.system_prompt is None
