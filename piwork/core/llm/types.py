@@ -108,6 +108,30 @@ class LlmContext:
     tools: list[ToolSpec] = field(default_factory=list)
 
 
+# The transport limits default to their settings' declarations; imported on use because the
+# declarations import this module (for the thinking levels).
+def _seconds_or_none(ms: int) -> float | None:
+    return ms / 1000 if ms > 0 else None
+
+
+def _idle_timeout() -> float | None:
+    from piwork.core.settings_schema import HTTP_IDLE_TIMEOUT_MS
+
+    return _seconds_or_none(HTTP_IDLE_TIMEOUT_MS.default)
+
+
+def _total_timeout() -> float | None:
+    from piwork.core.settings_schema import PROVIDER_TIMEOUT_MS
+
+    return _seconds_or_none(PROVIDER_TIMEOUT_MS.default)
+
+
+def _max_retry_delay_ms() -> int:
+    from piwork.core.settings_schema import PROVIDER_MAX_RETRY_DELAY_MS
+
+    return PROVIDER_MAX_RETRY_DELAY_MS.default
+
+
 @dataclass(frozen=True)
 class StreamOptions:
     """Per-request options. Times are seconds; ``None`` disables that limit."""
@@ -122,10 +146,10 @@ class StreamOptions:
     session_id: str | None = None  # OpenAI prompt_cache_key
     cache_retention: CacheRetention = "short"
     connect_timeout: float | None = 30.0
-    idle_timeout: float | None = 300.0  # longest wait for the next bytes of the response
-    total_timeout: float | None = None
+    idle_timeout: float | None = field(default_factory=_idle_timeout)  # longest wait for the next bytes
+    total_timeout: float | None = field(default_factory=_total_timeout)  # the whole request
     max_retries: int = 0  # provider-level retries (retry.provider.maxRetries)
-    max_retry_delay_ms: int = 60000  # 0 = no cap
+    max_retry_delay_ms: int = field(default_factory=_max_retry_delay_ms)  # 0 = no cap
     proxy: str | None = None
     # Set it to stop the request: the stream then ends with an ErrorEvent whose stopReason is "aborted".
     abort: asyncio.Event | None = field(default=None, compare=False)
