@@ -166,6 +166,7 @@ class MainWindow(QMainWindow):
         a["toggle_theme"].setChecked(self.theme.dark)
         a["toggle_theme"].toggled.connect(self.themeToggled)
         self.chat.view.openLogRequested.connect(self.open_log)
+        self.chat.footer.contextPanelRequested.connect(lambda: self.show_context_panel(0))
         self.log_panel.send_to_chat.connect(self.chat.composer.insert_text)
 
     # ---- behaviour ---------------------------------------------------------------------------

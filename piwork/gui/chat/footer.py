@@ -7,6 +7,7 @@ apart, never summed. Clicking the meter opens its detail popover.
 
 from __future__ import annotations
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QWidget
 
 from piwork.gui.chat.elided_label import ElidedLabel
@@ -17,6 +18,8 @@ from piwork.gui.context.reading import BilledFigures, MeterReading
 
 
 class ChatFooter(QWidget):
+    contextPanelRequested = Signal()
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model_picker = ModelPicker(self)
@@ -54,6 +57,8 @@ class ChatFooter(QWidget):
     def set_reading(self, reading: MeterReading) -> None:
         self.reading = reading
         self.meter.set_reading(reading)
+        self.meter.setAccessibleName("Context budget")
+        self.meter.setAccessibleDescription(self.meter.tooltip_text())
         self.context_label.setText(reading.label() if reading.window > 0 else "context: —")
         self.context_label.setToolTip(self.meter.tooltip_text())
         if self.popover is not None and self.popover.isVisible():
@@ -68,6 +73,7 @@ class ChatFooter(QWidget):
     def show_popover(self) -> MeterPopover:
         if self.popover is None:
             self.popover = MeterPopover(self)
+            self.popover.contextPanelRequested.connect(self.contextPanelRequested)
         self.popover.show_figures(self.reading, self.billed)
         self.popover.popup_at(self.meter)
         return self.popover

@@ -3,9 +3,9 @@ share, the governor's elided tokens, and billed traffic in a separate box below 
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QColor, QPixmap
-from PySide6.QtWidgets import QFrame, QGridLayout, QGroupBox, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QGroupBox, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from piwork.gui.context.budget_meter import BudgetMeter
 from piwork.gui.context.colors import segment_color
@@ -35,6 +35,8 @@ def _swatch(color: QColor) -> QLabel:
 
 
 class MeterPopover(QFrame):
+    contextPanelRequested = Signal()
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent, Qt.WindowType.Popup)
         self.setObjectName("meterPopover")
@@ -58,9 +60,12 @@ class MeterPopover(QFrame):
         billed = QGroupBox("Billed traffic (provider usage)", self)
         billed_layout = QVBoxLayout(billed)
         billed_layout.addWidget(self.billed_label)
+        self.panel_button = QPushButton("Open the Context panel (Alt+4)", self)
+        self.panel_button.clicked.connect(self._open_panel)
         layout = QVBoxLayout(self)
         layout.addWidget(working)
         layout.addWidget(billed)
+        layout.addWidget(self.panel_button, 0, Qt.AlignmentFlag.AlignRight)
         self.setMinimumWidth(520)
 
     def show_figures(self, reading: MeterReading, billed: BilledFigures) -> None:
@@ -109,6 +114,10 @@ class MeterPopover(QFrame):
             f"{format_cost(billed.session_cost)}\n  {parts}\n"
             f"Today (all sessions): {compact_tokens(billed.today_tokens)} tokens, {format_cost(billed.today_cost)}"
         )
+
+    def _open_panel(self) -> None:
+        self.close()
+        self.contextPanelRequested.emit()
 
     def popup_at(self, anchor: QWidget) -> None:
         """Open above ``anchor`` (the footer meter), kept on screen."""

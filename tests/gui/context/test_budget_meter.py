@@ -142,4 +142,6 @@ def test_footer_shows_billed_beside_the_meter_and_a_popover(qtbot: QtBot) -> Non
     assert "45k / 200k" in popover.headline.text()
     assert "This session: 1.23M tokens, $3.20" in popover.billed_label.text()
     assert "Today (all sessions): 2M tokens, $5.50" in popover.billed_label.text()
-    popover.close()
+    with qtbot.waitSignal(footer.contextPanelRequested):
+        popover.panel_button.click()
+    assert not popover.isVisible()
