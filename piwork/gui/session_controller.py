@@ -364,8 +364,9 @@ class SessionController(QObject):
         keyed = {p for p in {m.provider for m in models} if self.credentials.has_credentials(p)}
         available = {(m.provider, m.id) for m in models if m.provider in keyed or is_loopback(m.base_url)}
         current = self.session.model if self.session else None
+        names = {p: self.models.provider_name(p) for p in {m.provider for m in models}}
         self.chat.footer.model_picker.set_models(
-            models, available, (current.provider, current.id) if current else None
+            models, available, (current.provider, current.id) if current else None, names
         )
         state = READY if self._model_usable(current) else (CHOOSE if available else MISSING)
         self.chat.set_model_state(state)

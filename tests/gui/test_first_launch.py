@@ -96,6 +96,7 @@ def test_a_server_added_from_the_empty_state_answers_the_kept_message(
         editor.save()
         assert chat.model_state == READY and not chat.empty_state.isVisible()
         assert chat.footer.model_picker.current_key() == ("local", "local-coder")
+        assert chat.footer.model_picker.currentText() == "local-coder — Local"  # the provider's name, not its id
         dialog.close()
         chat.composer.setFocus()
         qtbot.keyClick(chat.composer, Qt.Key.Key_Return)

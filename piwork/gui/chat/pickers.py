@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QStandardItemModel
@@ -34,8 +34,14 @@ class ModelPicker(QComboBox):
         self.set_models([], set())
 
     def set_models(
-        self, models: Sequence[Model], available: set[ModelKey], current: ModelKey | None = None
+        self,
+        models: Sequence[Model],
+        available: set[ModelKey],
+        current: ModelKey | None = None,
+        provider_names: Mapping[str, str] | None = None,
     ) -> None:
+        """``provider_names``: display names of providers (models.json ``name``), shown instead of their ids."""
+        names = provider_names or {}
         self._updating = True
         self.clear()
         if not models:
@@ -51,7 +57,7 @@ class ModelPicker(QComboBox):
         usable = [m for m in models if (m.provider, m.id) in available]
         for model in usable + [m for m in models if (m.provider, m.id) not in available]:
             key = (model.provider, model.id)
-            label = f"{model.name or model.id} — {model.provider}"
+            label = f"{model.name or model.id} — {names.get(model.provider, model.provider)}"
             tip = f"{model.provider}/{model.id}"
             if key not in available:
                 label += "  (no API key)"
