@@ -10,13 +10,13 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 
 from piwork.core.context.layers import LAYERS, Layer
 from piwork.core.context.manifest import Manifest, ManifestEntry
+from piwork.gui.flat_table_model import AnyIndex, FlatTableModel
 
-AnyIndex = QModelIndex | QPersistentModelIndex
 EntryRole = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("Layer", "Status", "Path", "Tokens", "Reason")
 
@@ -74,7 +74,9 @@ def manifest_rows(manifest: Manifest | None) -> list[ManifestRow]:
     return rows
 
 
-class ManifestModel(QAbstractTableModel):
+class ManifestModel(FlatTableModel):
+    columns = COLUMNS
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._rows: list[ManifestRow] = manifest_rows(None)
@@ -82,32 +84,16 @@ class ManifestModel(QAbstractTableModel):
         self.cwd: str | None = None
 
     def set_manifest(self, manifest: Manifest | None, cwd: str | None = None) -> None:
-        self.beginResetModel()
-        self.manifest = manifest
-        self.cwd = cwd
-        self._rows = manifest_rows(manifest)
-        self.endResetModel()
+        with self.replacing_rows():
+            self.manifest = manifest
+            self.cwd = cwd
+            self._rows = manifest_rows(manifest)
+
+    def shown_rows(self) -> int:
+        return len(self._rows)
 
     def row_at(self, position: int) -> ManifestRow | None:
         return self._rows[position] if 0 <= position < len(self._rows) else None
-
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
-        return None
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
     def _path(self, entry: ManifestEntry) -> str:
         if self.cwd and os.path.isabs(entry.path):
@@ -117,7 +103,7 @@ class ManifestModel(QAbstractTableModel):
         return entry.path
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or index.parent().isValid():
+        if not self.is_shown(index):
             return None
         row = self.row_at(index.row())
         if row is None:

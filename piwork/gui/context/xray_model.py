@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
 from piwork.core.context.xray import Xray, XrayPart
 from piwork.gui.context.reading import compact_tokens
+from piwork.gui.flat_table_model import AnyIndex, FlatTableModel
 
-AnyIndex = QModelIndex | QPersistentModelIndex
 TargetRole = Qt.ItemDataRole.UserRole + 1
 TokensRole = Qt.ItemDataRole.UserRole + 2
 
@@ -88,7 +88,9 @@ def rows_for(
     return rows
 
 
-class XrayModel(QAbstractTableModel):
+class XrayModel(FlatTableModel):
+    columns = COLUMNS
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._rows: list[XrayRow] = []
@@ -96,20 +98,21 @@ class XrayModel(QAbstractTableModel):
         self.total = 0
         self.tokenizer = ""
 
+    def shown_rows(self) -> int:
+        return len(self._order)
+
     def set_xray(
         self, xray: Xray, message_parts_index: list[int] | None = None, elided: frozenset[int] = frozenset()
     ) -> None:
-        self.beginResetModel()
-        self._rows = rows_for(xray, message_parts_index, elided)
-        self._order = sorted(range(len(self._rows)), key=lambda i: (-self._rows[i].part.tokens, i))
-        self.total = xray.total
-        self.tokenizer = xray.tokenizer
-        self.endResetModel()
+        with self.replacing_rows():
+            self._rows = rows_for(xray, message_parts_index, elided)
+            self._order = sorted(range(len(self._rows)), key=lambda i: (-self._rows[i].part.tokens, i))
+            self.total = xray.total
+            self.tokenizer = xray.tokenizer
 
     def clear(self) -> None:
-        self.beginResetModel()
-        self._rows, self._order, self.total = [], [], 0
-        self.endResetModel()
+        with self.replacing_rows():
+            self._rows, self._order, self.total = [], [], 0
 
     def row_at(self, position: int) -> XrayRow | None:
         if 0 <= position < len(self._order):
@@ -125,26 +128,8 @@ class XrayModel(QAbstractTableModel):
 
     # ---- Qt model API ----------------------------------------------------------------------------
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._order)
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
-        return None
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or index.parent().isValid():
+        if not self.is_shown(index):
             return None
         row = self.row_at(index.row())
         if row is None:

@@ -8,19 +8,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QObject,
-    QPersistentModelIndex,
-    QSortFilterProxyModel,
-    Qt,
-)
+from PySide6.QtCore import QModelIndex, QObject, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QFont
 
 from piwork.core.session.listing import SessionInfo
+from piwork.gui.flat_table_model import AnyIndex as Index
+from piwork.gui.flat_table_model import FlatTableModel
 
-Index = QModelIndex | QPersistentModelIndex
 InfoRole = Qt.ItemDataRole.UserRole + 1
 SortRole = Qt.ItemDataRole.UserRole + 2
 PAGE = 200
@@ -49,17 +43,21 @@ def title_of(info: SessionInfo) -> str:
     return lines[0][:200] if lines else "—"
 
 
-class SessionListModel(QAbstractTableModel):
+class SessionListModel(FlatTableModel):
+    columns = COLUMNS
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._all: list[SessionInfo] = []
         self._shown = 0
 
     def set_sessions(self, infos: list[SessionInfo]) -> None:
-        self.beginResetModel()
-        self._all = list(infos)
-        self._shown = min(PAGE, len(self._all))
-        self.endResetModel()
+        with self.replacing_rows():
+            self._all = list(infos)
+            self._shown = min(PAGE, len(self._all))
+
+    def shown_rows(self) -> int:
+        return self._shown  # a page at a time: views ask for more as they scroll
 
     def sessions(self) -> list[SessionInfo]:
         return list(self._all)
@@ -78,7 +76,7 @@ class SessionListModel(QAbstractTableModel):
         for i, info in enumerate(self._all[: self._shown]):
             if str(info.path) == path:
                 info.name = name or None
-                self.dataChanged.emit(self.index(i, 0), self.index(i, len(COLUMNS) - 1))
+                self.row_changed(i)
                 return
 
     def fetch_all(self) -> None:
@@ -100,21 +98,8 @@ class SessionListModel(QAbstractTableModel):
         self._shown += extra
         self.endInsertRows()
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else self._shown
-
-    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
-
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < self._shown:
+        if not self.is_shown(index):
             return None
         info = self._all[index.row()]
         column = index.column()
