@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -148,10 +148,10 @@ class SessionController(QObject):
         feed.seriesChanged.connect(panel.plot.set_series)
         panel.jumpRequested.connect(self.context_navigator.jump)
         panel.showOriginalRequested.connect(self.context_navigator.show_original)
-        panel.preflightRequested.connect(self.show_preflight)
+        panel.preflightRequested.connect(lambda *_: self.show_preflight())
         panel.manifestActionRequested.connect(self._on_manifest_action)
         self.context_navigator.missed.connect(lambda text: self.window.status.showMessage(text, 8000))
-        self.window.action_map["context_preflight"].triggered.connect(self.show_preflight)
+        self.window.action_map["context_preflight"].triggered.connect(lambda *_: self.show_preflight())
 
     # ---- tasks -------------------------------------------------------------------------------
 
@@ -577,15 +577,17 @@ class SessionController(QObject):
         self._fill_pickers()
         self.refresh_status()
 
-    def show_preflight(self) -> asyncio.Task[Any] | None:
+    def show_preflight(self, planned_files: Sequence[str] = ()) -> asyncio.Task[Any] | None:
         """/context preflight for the next request (computed in the executor), then the dialog."""
         runtime = self.runtime
         if runtime is None:
             return None
-        return self.spawn(self._preflight(runtime))
+        return self.spawn(self._preflight(runtime, tuple(planned_files)))
 
-    async def _preflight(self, runtime: AgentRuntime) -> PreflightDialog | None:
-        result = await self.context_feed.preflight(runtime.resources)
+    async def _preflight(
+        self, runtime: AgentRuntime, planned_files: tuple[str, ...]
+    ) -> PreflightDialog | None:
+        result = await self.context_feed.preflight(runtime.resources, planned_files)
         if result is None or not shiboken6.isValid(self.window):
             return None
         dialog = PreflightDialog(result, self.context_feed.reading, self.window, can_fresh=True)

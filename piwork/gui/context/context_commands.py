@@ -78,7 +78,7 @@ class ContextCommands:
             return
         report = await asyncio.to_thread(self._report, view, action, rest.strip())
         if action == "preflight":
-            self.controller.show_preflight()
+            self.controller.show_preflight(rest.split() if rest.strip() else ())
         if report.get("changed") and session is not None:
             # the task's layers changed since it was recorded: keep the session's manifest current
             append_manifest(session.tree, Manifest.from_json(report["manifest"]))

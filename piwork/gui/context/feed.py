@@ -463,8 +463,11 @@ class ContextFeed(QObject):
         self._series_stale = True  # the ghost changes
         self.schedule()
 
-    async def preflight(self, resources: LoadedResources) -> dict[str, Any] | None:
-        """The engine's /context preflight for the session's next request, computed in the executor."""
+    async def preflight(
+        self, resources: LoadedResources, planned_files: Sequence[str] = ()
+    ) -> dict[str, Any] | None:
+        """The engine's /context preflight for the session's next request (with files the person plans
+        to add), computed in the executor."""
         session = self.session
         if session is None:
             return None
@@ -474,7 +477,7 @@ class ContextFeed(QObject):
             self.tokenizers.load()
             counter = self.tokenizers.counter_for(model.id if model is not None else "")
             view = view_from_parts(resources, tree, model, names, TokenEstimator(counter))
-            return preflight(view)
+            return preflight(view, planned_files=planned_files)
 
         return await asyncio.get_running_loop().run_in_executor(None, compute)
 

@@ -64,3 +64,15 @@ def test_overflow_opens_the_preflight_dialog(
     # after a compaction the last reply's usage counts a context that is gone: an estimate until the next
     assert not footer.reading.exact and footer.reading.source_label == "≈ cl100k_base"
     assert (footer.reading.occupancy or 0) < 26_003
+
+
+def test_context_preflight_with_files_counts_them_in_the_dialog(
+    qtbot: QtBot, controller: SessionController
+) -> None:
+    controller.chat.composer.set_text("/context preflight big.txt")
+    controller.chat.composer.submit()
+    qtbot.waitUntil(lambda: bool(_dialogs()), timeout=10_000)
+    dialog = _dialogs()[0]
+    assert dialog.preflight["estimate"]["plannedFiles"] > 5_000  # big.txt, counted with the model's tokenizer
+    assert "Planned files and prompt:" in dialog.figures.text()
+    dialog.close()
