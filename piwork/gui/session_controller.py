@@ -353,7 +353,7 @@ class SessionController(QObject):
         if model is not None:
             self.chat.footer.model_picker.select((model.provider, model.id))
 
-    def _model_usable(self, model: Model | None) -> bool:
+    def model_usable(self, model: Model | None) -> bool:
         """A key is available, or the server is on this machine (local servers need none)."""
         return model is not None and (
             self.credentials.has_credentials(model.provider) or is_loopback(model.base_url)
@@ -368,7 +368,7 @@ class SessionController(QObject):
         self.chat.footer.model_picker.set_models(
             models, available, (current.provider, current.id) if current else None, names
         )
-        state = READY if self._model_usable(current) else (CHOOSE if available else MISSING)
+        state = READY if self.model_usable(current) else (CHOOSE if available else MISSING)
         self.chat.set_model_state(state)
 
     # ---- user intent -------------------------------------------------------------------------
@@ -569,9 +569,9 @@ class SessionController(QObject):
         model of the provider just added."""
         self.models.reload()
         session = self.session
-        if session is not None and provider and not self._model_usable(session.model):
+        if session is not None and provider and not self.model_usable(session.model):
             first = next((m for m in self.models.models if m.provider == provider and m.api_supported), None)
-            if first is not None and self._model_usable(first):
+            if first is not None and self.model_usable(first):
                 with contextlib.suppress(PiworkError):
                     session.set_model(self.models.with_resolved_headers(first))
         self._fill_pickers()

@@ -96,7 +96,14 @@ def test_a_server_added_from_the_empty_state_answers_the_kept_message(
         editor.save()
         assert chat.model_state == READY and not chat.empty_state.isVisible()
         assert chat.footer.model_picker.current_key() == ("local", "local-coder")
-        assert chat.footer.model_picker.currentText() == "local-coder — Local"  # the provider's name, not its id
+        assert (
+            chat.footer.model_picker.currentText() == "local-coder — Local"
+        )  # the provider's name, not its id
+        from piwork.gui.palette.sources import model_items
+
+        details = {item.title: item.detail for item in model_items(fresh)}
+        assert details["local/local-coder"] == "local-coder"  # usable: no "cannot answer" mark
+        assert all("cannot answer" in d for t, d in details.items() if t.startswith("anthropic/"))
         dialog.close()
         chat.composer.setFocus()
         qtbot.keyClick(chat.composer, Qt.Key.Key_Return)

@@ -89,8 +89,8 @@ def model_items(controller: SessionController) -> list[PaletteItem]:
     for model in controller.models.models:
         if not model.api_supported:
             continue
-        keyed = controller.credentials.has_credentials(model.provider)
-        detail = model.name + ("" if keyed else " (no key)")
+        usable = controller.model_usable(model)  # a key, or a server on this computer
+        detail = model.name + ("" if usable else " (cannot answer: no API key)")
         items.append(
             PaletteItem(
                 "model",
