@@ -171,3 +171,16 @@ def test_every_declaration_is_complete_and_its_default_passes_its_own_check() ->
         assert setting.check(setting.default).refused is None, setting.key
         assert setting.owner == "piwork" if setting.key.startswith("piwork.") else setting.owner == "pi"
     assert schema.GLOBAL_ONLY_KEYS == ("defaultProjectTrust", "httpProxy")
+
+
+def test_the_resources_panel_row_of_the_file_lists_its_refused_values(tmp_path: Path) -> None:
+    from piwork.core.resources.loader import load_resources
+
+    agent, project, global_file, _ = _files(tmp_path, {"retry": {"enabled": 1}})
+    settings = Settings.for_project(str(project), str(agent), project_trusted=False)
+    loaded = load_resources(str(project), str(agent), settings, home=str(tmp_path))
+    (row,) = [r for r in loaded.rows if r.kind == "settings" and r.path == str(global_file)]
+    assert row.state == "active"  # the file is used; one value in it is not
+    assert [(d.type, d.message) for d in row.diagnostics] == [
+        ("warning", f"{global_file}: retry.enabled must be true or false (got 1); using true")
+    ]

@@ -251,6 +251,8 @@ def _file_rows(loaded: LoadedResources, options: LoaderOptions) -> list[Resource
             state = "blocked-untrusted"
         else:
             state = "error" if problems else "active"
+            refused = [p for p in settings.values.problems if p.path == location]  # the file is still used
+            problems += tuple(Diagnostic("warning", p.message, location, "setting_refused") for p in refused)
         rows.append(
             ResourceRow(
                 "settings",
