@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QStandardItemModel
-from PySide6.QtWidgets import QComboBox, QWidget
+from PySide6.QtGui import QPaintEvent, QStandardItemModel
+from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QWidget
 
 from piwork.core.llm.credentials import env_vars_for
 from piwork.core.llm.types import THINKING_LEVELS, Model
@@ -31,6 +31,10 @@ class ModelPicker(QComboBox):
         self.setAccessibleDescription("The model that answers the next message. Ctrl+M opens the list.")
         self._updating = False
         self.activated.connect(self._on_activated)
+        # the closed box may elide a long name: its tooltip has the whole of it
+        self.currentIndexChanged.connect(
+            lambda _i: self.setToolTip(f"{self.currentText()}\nModel for the next message (Ctrl+M)")
+        )
         self.set_models([], set())
 
     def set_models(
@@ -73,6 +77,20 @@ class ModelPicker(QComboBox):
             self.setCurrentIndex(0)
         self.view().setMinimumWidth(self.view().sizeHintForColumn(0) + 24)  # the popup shows whole names
         self._updating = False
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        """A long name is elided ("…") in the closed box rather than cut; the open list shows it whole."""
+        painter = QStylePainter(self)
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        field = self.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox, option, QStyle.SubControl.SC_ComboBoxEditField, self
+        )
+        option.currentText = self.fontMetrics().elidedText(
+            option.currentText, Qt.TextElideMode.ElideRight, field.width()
+        )
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
 
     def _disable(self, row: int, tip: str | None = None) -> None:
         model = self.model()
