@@ -175,3 +175,24 @@ def test_a_version_1_file_is_migrated_in_memory_for_the_page(tmp_path: Path) -> 
     assert [e["message"]["role"] for e in data["entries"]] == ["user", "assistant"]
     assert data["entries"][1]["parentId"] == data["entries"][0]["id"]
     assert data["leafId"] == data["entries"][1]["id"]
+
+
+def test_a_long_branch_is_shown_a_window_at_a_time(tmp_path: Path) -> None:
+    from tests.core.session.helpers import assistant, user, write_session
+
+    entries = []
+    parent = None
+    for n in range(225):
+        entries.append(user(f"u{n}", parent, f"question number {n}", 2 * n))
+        entries.append(assistant(f"a{n}", f"u{n}", f"answer number {n}", 2 * n + 1))
+        parent = f"a{n}"
+    page = export_html(write_session(tmp_path / "long.jsonl", entries), tmp_path / "long.html")
+    end = _parse(dump_dom(page))
+    assert len(end.card_ids) == 200 and end.card_ids[-1] == "a224" and "u0" not in end.card_ids
+    assert len(end.tree_ids) < 450  # the tree lays out only the rows in view
+    assert "Show earlier entries (250 more)" in _messages(dump_dom(page))
+    start = dump_dom(page, "leaf=a224&target=u0")
+    parsed = _parse(start)
+    assert parsed.card_ids[0] == "u0" and parsed.target == ["u0"]
+    assert "Show later entries" in _messages(start) and "Show earlier entries" not in _messages(start)
+    assert "u0" in parsed.tree_ids  # the tree scrolled to the target's row

@@ -340,8 +340,20 @@
   var callsOnPath = new Set();
   function callOnPath(id) { return callsOnPath.has(id); }
 
-  function renderMessages() {
+  /* A long branch is shown a window at a time (WINDOW entries around the target, or its end), with
+   * buttons for the entries before and after: a browser lays out tens of thousands of cards slowly. */
+  var WINDOW = 200;
+  var shown = { start: 0, end: 0, leaf: null };
+
+  function renderMessages(keep) {
     var path = pathTo(state.leaf);
+    if (!keep || shown.leaf !== state.leaf) {
+      var at = state.target ? path.findIndex(function (e) { return e.id === state.target; }) : -1;
+      shown.end = at >= 0 ? Math.min(path.length, at + WINDOW / 2) : path.length;
+      shown.start = Math.max(0, shown.end - WINDOW);
+      shown.end = Math.min(path.length, Math.max(shown.end, shown.start + WINDOW));
+      shown.leaf = state.leaf;
+    }
     var shownResults = new Set(path.map(function (e) { return e.id; }));
     callsOnPath = new Set();
     path.forEach(function (e) {
@@ -354,12 +366,27 @@
     var banner = onActive
       ? '<div class="banner">Active branch · ' + path.length + " entries</div>"
       : '<div class="banner other">Another branch · ' + path.length + ' entries · <a href="#leaf=' + encodeURIComponent(sessionLeaf || "") + '">back to the active branch</a></div>';
-    var html = banner + path.map(function (e) { return renderEntry(e, shownResults); }).join("\n");
+    var before = shown.start > 0
+      ? '<button class="more" data-more="earlier">Show earlier entries (' + shown.start + " more)</button>" : "";
+    var after = shown.end < path.length
+      ? '<button class="more" data-more="later">Show later entries (' + (path.length - shown.end) + " more)</button>" : "";
+    var html = banner + before + path.slice(shown.start, shown.end).map(function (e) { return renderEntry(e, shownResults); }).join("\n") + after;
     var pane = document.getElementById("messages");
     pane.innerHTML = html;
     pane.setAttribute("data-leaf", state.leaf || "");
+    if (keep) return;
     var focus = document.getElementById("entry-" + (state.target || state.leaf));
     if (focus && focus.scrollIntoView) focus.scrollIntoView({ block: state.target ? "center" : "end" });
+  }
+
+  function showMore(which) {
+    var pane = document.getElementById("messages");
+    var height = pane.scrollHeight;
+    var top = pane.scrollTop;
+    if (which === "earlier") shown.start = Math.max(0, shown.start - WINDOW);
+    else shown.end += WINDOW;
+    renderMessages(true);
+    if (which === "earlier") pane.scrollTop = top + (pane.scrollHeight - height);  // stay on what was read
   }
 
   // ---------------------------------------------------------------- tree
@@ -403,11 +430,30 @@
       var nested = list.length > 1 ? depth + 1 : depth;
       for (var k = list.length - 1; k >= 0; k--) stack.push([list[k], nested]);
     }
-    var tree = document.getElementById("tree");
-    tree.innerHTML = rows.length ? rows.join("") : '<div class="muted">No entry matches.</div>';
+    treeRows = rows;
     document.getElementById("tree-count").textContent = rows.length + " shown";
-    var selected = tree.querySelector(".selected") || tree.querySelector(".on-path:last-of-type");
-    if (selected && selected.scrollIntoView) selected.scrollIntoView({ block: "nearest" });
+    var tree = document.getElementById("tree");
+    tree.innerHTML = '<div class="spacer" style="height:' + rows.length * ROW_HEIGHT + 'px"></div>';
+    var focus = rows.findIndex(function (r) { return r.indexOf(" selected") >= 0; });
+    if (focus < 0) focus = rows.length - 1 - rows.slice().reverse().findIndex(function (r) { return r.indexOf(" on-path") >= 0; });
+    tree.scrollTop = Math.max(0, Math.min(focus, rows.length - 1) * ROW_HEIGHT - tree.clientHeight / 2);
+    paintTree();
+  }
+
+  /* The tree lists only the rows in view (fixed-height rows in a spacer as tall as all of them). */
+  var ROW_HEIGHT = 20;
+  var treeRows = [];
+  function paintTree() {
+    var tree = document.getElementById("tree");
+    if (!treeRows.length) {
+      tree.innerHTML = '<div class="muted">No entry matches.</div>';
+      return;
+    }
+    var first = Math.max(0, Math.floor(tree.scrollTop / ROW_HEIGHT) - 20);
+    var count = Math.ceil((tree.clientHeight || 600) / ROW_HEIGHT) + 40;
+    var last = Math.min(treeRows.length, first + count);
+    tree.innerHTML = '<div class="spacer" style="height:' + treeRows.length * ROW_HEIGHT + 'px"><div class="rows" style="top:' +
+      first * ROW_HEIGHT + 'px">' + treeRows.slice(first, last).join("") + "</div></div>";
   }
 
   // ---------------------------------------------------------------- graph
@@ -558,6 +604,16 @@
   document.getElementById("tree-search").addEventListener("input", function (ev) {
     clearTimeout(timer);
     timer = setTimeout(function () { state.query = ev.target.value; renderTree(); }, 150);
+  });
+  var painting = false;
+  document.getElementById("tree").addEventListener("scroll", function () {
+    if (painting) return;
+    painting = true;
+    requestAnimationFrame(function () { painting = false; paintTree(); });
+  });
+  document.getElementById("messages").addEventListener("click", function (ev) {
+    var button = ev.target.closest("button.more");
+    if (button) showMore(button.getAttribute("data-more"));
   });
   window.addEventListener("hashchange", show);
   show();
