@@ -70,6 +70,7 @@ SWITCHES: tuple[CompatSwitch, ...] = (
             ("Chat template arguments", "chat-template"),
             ("Together (reasoning.enabled)", "together"),
             ("Z.ai (thinking)", "zai"),
+            ("Thinking level as a string", "string-thinking"),
         ),
     ),
     CompatSwitch(
@@ -81,6 +82,17 @@ SWITCHES: tuple[CompatSwitch, ...] = (
             ("thinking_budget_tokens (llama.cpp)", "thinking_budget_tokens"),
             ("thinking_budget (Qwen, SGLang)", "thinking_budget"),
         ),
+    ),
+    CompatSwitch(
+        "cacheControlFormat",
+        "Prompt caching marks",
+        "Add cache_control marks to the request (servers that route to Anthropic models).",
+        (("Anthropic style (cache_control)", "anthropic"),),
+    ),
+    CompatSwitch(
+        "promptCacheKey",
+        "Send a prompt cache key",
+        "Send the session id as prompt_cache_key (OpenAI); some proxies reject the field.",
     ),
     CompatSwitch(
         "requiresToolResultName",
