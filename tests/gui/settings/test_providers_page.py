@@ -114,7 +114,9 @@ def test_add_a_server_lists_its_models_and_writes_models_json(
     page = dialog.providers_page
     assert page.current_provider() == "home-ollama"
     added = page.registry.find("home-ollama", "qwen2.5-coder:7b")
-    assert added is not None and added.compat == {"supportsDeveloperRole": False}  # the engine reads the switch
+    assert added is not None and added.compat == {
+        "supportsDeveloperRole": False
+    }  # the engine reads the switch
     assert added.context_window == 32768
     assert "keyring" in page.message.text()
     choices = [dialog.default_model.itemData(i) for i in range(dialog.default_model.count())]
