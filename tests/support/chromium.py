@@ -19,6 +19,7 @@ FLAGS = (
     "--disable-background-networking",
     "--disable-component-update",
     "--no-first-run",
+    "--disable-dev-shm-usage",  # containers often have a small /dev/shm
 )
 
 

@@ -196,3 +196,10 @@ def test_a_long_branch_is_shown_a_window_at_a_time(tmp_path: Path) -> None:
     assert parsed.card_ids[0] == "u0" and parsed.target == ["u0"]
     assert "Show later entries" in _messages(start) and "Show earlier entries" not in _messages(start)
     assert "u0" in parsed.tree_ids  # the tree scrolled to the target's row
+
+
+def test_thinking_and_long_output_unfold_on_request(page: Path) -> None:
+    folded = _messages(dump_dom(page, "leaf=r1"))
+    assert '<details class="thinking">' in folded and '<details class="output">' in folded
+    unfolded = _messages(dump_dom(page, "leaf=r1&open=thinking,outputs"))
+    assert '<details class="thinking" open="">' in unfolded and '<details class="output" open="">' in unfolded

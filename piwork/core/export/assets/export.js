@@ -1,6 +1,7 @@
 /* piwork session export viewer: reads the embedded session and shows any branch of it.
  * Address fragment: #leaf=<entry id>&target=<entry id> shows the conversation from the root to
- * `leaf` and scrolls to `target`. Nothing here loads anything from the network. */
+ * `leaf` and scrolls to `target`; &open=thinking,outputs unfolds thinking and long tool output (the
+ * t and o keys toggle them). Nothing here loads anything from the network. */
 (function () {
   "use strict";
 
@@ -32,7 +33,7 @@
 
   var sessionLeaf = DATA.leafId && byId.has(DATA.leafId) ? DATA.leafId : entries.length ? entries[entries.length - 1].id : null;
   var activeSet = new Set(pathTo(sessionLeaf).map(function (e) { return e.id; }));
-  var state = { leaf: sessionLeaf, target: null, filter: "default", query: "" };
+  var state = { leaf: sessionLeaf, target: null, filter: "default", query: "", thinking: false, outputs: false };
 
   // ---------------------------------------------------------------- helpers
   function esc(text) {
@@ -206,7 +207,7 @@
     var pre = '<pre class="output">' + esc(body) + "</pre>";
     if (lines.length <= LONG_LINES && body.length <= LONG_CHARS) return pre;
     var label = esc(title) + " — " + lines.length + " lines: " + esc(oneLine(lines[0], 80));
-    return '<details class="output"><summary>' + label + "</summary>" + pre + "</details>";
+    return '<details class="output"' + (state.outputs ? " open" : "") + "><summary>" + label + "</summary>" + pre + "</details>";
   }
 
   function images(content) {
@@ -302,7 +303,7 @@
           var parts = (Array.isArray(m.content) ? m.content : [{ type: "text", text: String(m.content || "") }]).map(function (b) {
             if (!b) return "";
             if (b.type === "text") return markdown(b.text);
-            if (b.type === "thinking") return '<details class="thinking"><summary>Thinking</summary>' + markdown(b.thinking) + "</details>";
+            if (b.type === "thinking") return '<details class="thinking"' + (state.thinking ? " open" : "") + "><summary>Thinking</summary>" + markdown(b.thinking) + "</details>";
             if (b.type === "toolCall") return toolCall(b, shownResults);
             if (b.type === "image") return images([b]);
             return "";
@@ -561,7 +562,9 @@
       }).join("") + "</ul></details>";
     }
     document.getElementById("app").innerHTML =
-      '<header><h1>' + esc(DATA.title) + "</h1><dl>" + facts.map(function (f) { return "<dt>" + esc(f[0]) + "</dt><dd>" + esc(f[1] == null ? "" : f[1]) + "</dd>"; }).join("") + "</dl>" + extra + "</header>" +
+      '<header><h1>' + esc(DATA.title) + "</h1><dl>" + facts.map(function (f) { return "<dt>" + esc(f[0]) + "</dt><dd>" + esc(f[1] == null ? "" : f[1]) + "</dd>"; }).join("") + "</dl>" + extra +
+      '<div class="toggles"><label><input type="checkbox" id="open-thinking"> Show thinking (t)</label> ' +
+      '<label><input type="checkbox" id="open-outputs"> Show long tool output (o)</label></div></header>' +
       '<div class="layout"><aside><div class="graph-box"><div id="graph"></div><div id="graph-caption" class="muted"></div></div>' +
       '<div class="tree-tools"><select id="filter" aria-label="Which entries the tree lists">' +
       ["default", "no-tools", "user-only", "labeled", "all"].map(function (f) { return "<option>" + f + "</option>"; }).join("") +
@@ -575,10 +578,15 @@
     var target = params.get("target");
     state.leaf = leaf && byId.has(leaf) ? leaf : sessionLeaf;
     state.target = target && byId.has(target) ? target : null;
+    var open = (params.get("open") || "").split(",");
+    if (open.indexOf("thinking") >= 0) state.thinking = true;
+    if (open.indexOf("outputs") >= 0) state.outputs = true;
   }
 
   function show() {
     readFragment();
+    document.getElementById("open-thinking").checked = state.thinking;
+    document.getElementById("open-outputs").checked = state.outputs;
     renderMessages();
     renderTree();
     renderGraph();
@@ -614,6 +622,18 @@
   document.getElementById("messages").addEventListener("click", function (ev) {
     var button = ev.target.closest("button.more");
     if (button) showMore(button.getAttribute("data-more"));
+  });
+  function toggle(which, value) {
+    state[which] = value;
+    document.getElementById(which === "thinking" ? "open-thinking" : "open-outputs").checked = value;
+    renderMessages(true);
+  }
+  document.getElementById("open-thinking").addEventListener("change", function (ev) { toggle("thinking", ev.target.checked); });
+  document.getElementById("open-outputs").addEventListener("change", function (ev) { toggle("outputs", ev.target.checked); });
+  document.addEventListener("keydown", function (ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || /^(INPUT|SELECT|TEXTAREA)$/.test(ev.target.tagName)) return;
+    if (ev.key === "t") toggle("thinking", !state.thinking);
+    if (ev.key === "o") toggle("outputs", !state.outputs);
   });
   window.addEventListener("hashchange", show);
   show();
