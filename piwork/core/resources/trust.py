@@ -20,6 +20,7 @@ from piwork.core.resources.trust_store import (
     TrustUpdate,
     strict_canonical,
 )
+from piwork.core.settings_schema import DEFAULT_PROJECT_TRUST
 
 PI_TRUST_ENTRIES = (
     "settings.json",
@@ -240,7 +241,7 @@ class TrustResolver:
     """
 
     store: TrustStore
-    default_policy: str = "ask"
+    default_policy: str = DEFAULT_PROJECT_TRUST.default  # defaultProjectTrust (global settings)
     ask: TrustAsker | None = None
     plugins: Sequence[TrustPlugin] = ()
     include_piwork_resources: bool = True

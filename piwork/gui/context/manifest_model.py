@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 
 from piwork.core.context.layers import LAYERS, Layer
 from piwork.core.context.manifest import Manifest, ManifestEntry
-from piwork.gui.flat_table_model import AnyIndex, FlatTableModel
+from piwork.gui.flat_models import AnyIndex, FlatTableModel
 
 EntryRole = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("Layer", "Status", "Path", "Tokens", "Reason")

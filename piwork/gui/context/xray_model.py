@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor
 
 from piwork.core.context.xray import Xray, XrayPart
 from piwork.gui.context.reading import compact_tokens
-from piwork.gui.flat_table_model import AnyIndex, FlatTableModel
+from piwork.gui.flat_models import AnyIndex, FlatTableModel
 
 TargetRole = Qt.ItemDataRole.UserRole + 1
 TokensRole = Qt.ItemDataRole.UserRole + 2

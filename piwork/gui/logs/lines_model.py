@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
+from piwork.gui.flat_models import FlatListModel
 from piwork.gui.logs.line_index import LineIndex
 from piwork.gui.logs.sgr import Span, parse_sgr_spans, strip_ansi
 
@@ -24,7 +25,7 @@ _MAX_ROWS = 2**31 - 1
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 
-class LogLinesModel(QAbstractListModel):
+class LogLinesModel(FlatListModel):
     def __init__(self, index: LineIndex, parent: Any = None) -> None:
         super().__init__(parent)
         self._index = index
@@ -39,13 +40,11 @@ class LogLinesModel(QAbstractListModel):
     def sync_rows(self) -> None:
         """Expose lines indexed since the last call."""
         known = min(self._index.line_count, _MAX_ROWS)
-        if known > self._rows:
-            self.beginInsertRows(QModelIndex(), self._rows, known - 1)
-            self._rows = known
-            self.endInsertRows()
+        with self.appending_rows(known - self._rows):
+            self._rows = max(self._rows, known)
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else self._rows
+    def shown_rows(self) -> int:
+        return self._rows  # lines indexed so far: the index grows in the background
 
     def _decoded(self, row: int) -> tuple[str, list[Span], bool]:
         cached = self._cache.get(row)
@@ -64,7 +63,7 @@ class LogLinesModel(QAbstractListModel):
         return entry
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < self._rows:
+        if not self.is_shown(index):
             return None
         row = index.row()
         if role == Qt.ItemDataRole.DisplayRole:
@@ -94,4 +93,4 @@ class LogLinesModel(QAbstractListModel):
     def _refresh(self, rows: Any) -> None:
         visible = [r for r in rows if r < self._rows]
         if visible:
-            self.dataChanged.emit(self.index(min(visible)), self.index(max(visible)), [MATCH_ROLE])
+            self.rows_changed(min(visible), max(visible), [MATCH_ROLE])

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,22 +35,23 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.tools.logs import list_session_logs
+from piwork.gui.flat_models import FlatListModel
 from piwork.gui.logs.full_output_view import FullOutputView
 from piwork.gui.logs.truncated_results import TruncatedOutput, collect_truncated_outputs, outputs_from_logs
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 
-class TruncatedOutputsModel(QAbstractListModel):
+class TruncatedOutputsModel(FlatListModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.items: list[TruncatedOutput] = []
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.items)
+    def shown_rows(self) -> int:
+        return len(self.items)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.items):
+        if not self.is_shown(index):
             return None
         item = self.items[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
@@ -61,15 +62,12 @@ class TruncatedOutputsModel(QAbstractListModel):
         return None
 
     def replace_all(self, items: list[TruncatedOutput]) -> None:
-        self.beginResetModel()
-        self.items = items
-        self.endResetModel()
+        with self.replacing_rows():
+            self.items = items
 
     def append(self, items: list[TruncatedOutput]) -> None:
-        if items:
-            self.beginInsertRows(QModelIndex(), len(self.items), len(self.items) + len(items) - 1)
+        with self.appending_rows(len(items)):
             self.items.extend(items)
-            self.endInsertRows()
 
 
 class LogViewerPanel(QWidget):

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
+from piwork.gui.flat_models import FlatListModel
 from piwork.gui.palette.fuzzy import fuzzy_match
 
 AnyIndex = QModelIndex | QPersistentModelIndex
@@ -38,7 +39,7 @@ def _highlight(text: str, positions: list[int]) -> str:
     return "".join(f"<b>{html.escape(c)}</b>" if i in marked else html.escape(c) for i, c in enumerate(text))
 
 
-class PaletteModel(QAbstractListModel):
+class PaletteModel(FlatListModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.items: list[PaletteItem] = []
@@ -50,8 +51,14 @@ class PaletteModel(QAbstractListModel):
         self.items.extend(i for i in items if (i.key or i.kind + i.title) not in keys)
         self.set_query(self.query)
 
+    def shown_rows(self) -> int:
+        return len(self.shown)
+
     def set_query(self, query: str) -> None:
-        self.beginResetModel()
+        with self.replacing_rows():
+            self._rank(query)
+
+    def _rank(self, query: str) -> None:
         self.query = query
         ranked: list[tuple[int, int, int, PaletteItem, list[int]]] = []
         for order, item in enumerate(self.items):
@@ -68,16 +75,12 @@ class PaletteModel(QAbstractListModel):
             ranked.append((-match[0] if query.strip() else 0, kind, order, item, positions))
         ranked.sort(key=lambda r: r[:3])
         self.shown = [(r[3], r[4]) for r in ranked]
-        self.endResetModel()
 
     def item_at(self, row: int) -> PaletteItem | None:
         return self.shown[row][0] if 0 <= row < len(self.shown) else None
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.shown)
-
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.shown):
+        if not self.is_shown(index):
             return None
         item, positions = self.shown[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:

@@ -12,8 +12,8 @@ from PySide6.QtCore import QModelIndex, QObject, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QFont
 
 from piwork.core.session.listing import SessionInfo
-from piwork.gui.flat_table_model import AnyIndex as Index
-from piwork.gui.flat_table_model import FlatTableModel
+from piwork.gui.flat_models import AnyIndex as Index
+from piwork.gui.flat_models import FlatTableModel
 
 InfoRole = Qt.ItemDataRole.UserRole + 1
 SortRole = Qt.ItemDataRole.UserRole + 2
@@ -76,7 +76,7 @@ class SessionListModel(FlatTableModel):
         for i, info in enumerate(self._all[: self._shown]):
             if str(info.path) == path:
                 info.name = name or None
-                self.row_changed(i)
+                self.rows_changed(i)
                 return
 
     def fetch_all(self) -> None:
@@ -94,9 +94,8 @@ class SessionListModel(FlatTableModel):
         extra = min(PAGE, len(self._all) - self._shown)
         if extra <= 0:
             return
-        self.beginInsertRows(QModelIndex(), self._shown, self._shown + extra - 1)
-        self._shown += extra
-        self.endInsertRows()
+        with self.appending_rows(extra):
+            self._shown += extra
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not self.is_shown(index):

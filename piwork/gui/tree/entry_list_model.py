@@ -9,16 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
+from piwork.gui.flat_models import FlatListModel
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 _FAILED = QBrush(QColor(190, 40, 40))
 
 
-class EntryListModel(QAbstractListModel):
+class EntryListModel(FlatListModel):
     def __init__(
         self,
         count: int,
@@ -36,11 +37,11 @@ class EntryListModel(QAbstractListModel):
         self._tooltip_of = tooltip_of
         self._failed = failed
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else self._count
+    def shown_rows(self) -> int:
+        return self._count
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < self._count:
+        if not self.is_shown(index):
             return None
         row = index.row()
         if role == Qt.ItemDataRole.DisplayRole:

@@ -1,0 +1,92 @@
+"""The shared part of the window's flat list and table models: rows, columns, headers, flags, change notices.
+
+A model says how many rows it shows now (``shown_rows``: a lazy model exposes only what it has fetched or
+indexed so far) and answers ``data``; row and column counts, header titles and selectable cells come from
+here, as do the helpers that tell views about changed, appended or replaced rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QAbstractItemModel as _ModelBase
+else:
+    _ModelBase = object  # a mixin: the Qt model class comes with the concrete base below
+
+
+class FlatRows(_ModelBase):
+    """Rows without children; ``columns`` are the header titles (one unnamed column for a list)."""
+
+    columns: ClassVar[tuple[str, ...]] = ("",)
+
+    def shown_rows(self) -> int:
+        """How many rows the views may see now."""
+        raise NotImplementedError
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else self.shown_rows()
+
+    def is_shown(self, index: AnyIndex) -> bool:
+        """``index`` is a cell of a row the views can see (and not a child of one)."""
+        return index.isValid() and not index.parent().isValid() and 0 <= index.row() < self.shown_rows()
+
+    def rows_changed(self, first: int, last: int | None = None, roles: Sequence[int] = ()) -> None:
+        """Tell the views the cells of rows ``first``..``last`` changed (only ``roles``, when given)."""
+        end = first if last is None else last
+        self.dataChanged.emit(
+            self.index(first, 0), self.index(end, max(0, len(self.columns) - 1)), list(roles)
+        )
+
+    @contextmanager
+    def replacing_rows(self) -> Iterator[None]:
+        """Wrap a change of every row (a new list): views drop what they knew and ask again."""
+        self.beginResetModel()
+        try:
+            yield
+        finally:
+            self.endResetModel()
+
+    @contextmanager
+    def appending_rows(self, count: int) -> Iterator[None]:
+        """Wrap adding ``count`` rows after the shown ones (nothing is announced for ``count`` 0)."""
+        if count <= 0:
+            yield
+            return
+        start = self.shown_rows()
+        self.beginInsertRows(QModelIndex(), start, start + count - 1)
+        try:
+            yield
+        finally:
+            self.endInsertRows()
+
+
+class FlatTableModel(FlatRows, QAbstractTableModel):
+    """A flat table under named ``columns``."""
+
+    columns: ClassVar[tuple[str, ...]] = ()
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.columns[section] if 0 <= section < len(self.columns) else None
+        return None
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+
+
+class FlatListModel(FlatRows, QAbstractListModel):
+    """A flat list: one unnamed column."""
