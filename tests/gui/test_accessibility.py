@@ -200,9 +200,14 @@ def test_tab_walks_the_chat_in_reading_order(qtbot: QtBot, session_window: Sessi
     chat.composer.setFocus()
     qtbot.waitUntil(chat.composer.hasFocus, timeout=2000)
     order = []
-    for _ in range(3):
+    for _ in range(4):
         qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
         order.append(QApplication.focusWidget())
-    assert order == [chat.send_button, chat.footer.model_picker, chat.footer.thinking_picker]
+    footer = chat.footer
+    assert order == [chat.send_button, footer.model_picker, footer.thinking_picker, footer.meter]
+    qtbot.keyClick(footer.meter, Qt.Key.Key_Space)  # the meter's details open from the keyboard
+    assert footer.popover is not None and footer.popover.isVisible()
+    footer.popover.close()
+    footer.thinking_picker.setFocus()
     qtbot.keyClick(chat.footer.thinking_picker, Qt.Key.Key_Backtab)
     assert QApplication.focusWidget() is chat.footer.model_picker

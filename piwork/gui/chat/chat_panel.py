@@ -99,13 +99,14 @@ class ChatPanel(QWidget):
         self.model.rowsInserted.connect(self._update_empty_state)
         self.model.rowsRemoved.connect(self._update_empty_state)
         self.composer.gate = self._can_send
-        # Keyboard order: conversation, message, Send, then the model and thinking pickers under it.
+        # Keyboard order: conversation, message, Send, then the model, thinking level and context meter under it.
         chain = (
             self.view,
             self.composer,
             self.send_button,
             self.footer.model_picker,
             self.footer.thinking_picker,
+            self.footer.meter,
         )
         for first, second in pairwise(chain):
             QWidget.setTabOrder(first, second)

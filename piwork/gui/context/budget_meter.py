@@ -10,7 +10,7 @@ crisp at any device pixel ratio, with colours chosen from the widget's palette (
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
+from PySide6.QtGui import QBrush, QColor, QKeyEvent, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from piwork.gui.context.colors import mark_color, segment_color
@@ -37,6 +37,10 @@ class BudgetMeter(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setCursor(Qt.CursorShape.PointingHandCursor if not labelled else Qt.CursorShape.ArrowCursor)
         self.setMouseTracking(False)
+        if not labelled:  # the footer's meter opens its details from the keyboard too (Space or Enter)
+            self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+            self.setAccessibleName("Context budget")
+            self.setAccessibleDescription("How full the next request is; Space or Enter opens the details")
 
     # ---- state ----------------------------------------------------------------------------------
 
@@ -136,6 +140,9 @@ class BudgetMeter(QWidget):
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRect(rect.adjusted(0, 0, -1, -1))
         self._paint_marks(painter, rect, palette)
+        if self.hasFocus():  # keyboard users see where they are
+            painter.setPen(QPen(palette.color(QPalette.ColorRole.Highlight), 2))
+            painter.drawRect(rect.adjusted(-1, -1, 0, 0))
         painter.end()
 
     def _paint_pricing_zone(self, painter: QPainter, rect: QRectF, palette: QPalette) -> None:
@@ -198,6 +205,12 @@ class BudgetMeter(QWidget):
             rows[row].append((left, left + width))
             painter.setPen(mark_color(keys[-1], palette))
             painter.drawText(QPointF(left, baseline + row * metrics.height()), text)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if not self.labelled and event.key() in (Qt.Key.Key_Space, Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.clicked.emit()
+            return
+        super().keyPressEvent(event)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
