@@ -51,7 +51,12 @@ def rich_entries() -> list[dict[str, Any]]:
         user("u1", None, "Why does the build fail? See https://example.com/ci and </script><b>x</b>", 1),
         _call("a1", "u1", "bash", {"command": "make 2>&1 | tail -60"}, 2),
         _result("r1", "a1", "bash", LONG_OUTPUT, 3),
-        assistant("a1b", "r1", "It fails at **link** time:\n\n```sh\ncc -o app main.o\n```", 4),
+        assistant(
+            "a1b",
+            "r1",
+            "It fails at **link** time:\n\n```sh\ncc -o app main.o\n```\n\n```python\nreturn 'ok'  # linked\n```",
+            4,
+        ),
         {
             "type": "label",
             "id": "l1",

@@ -102,6 +102,9 @@ def test_chromium_shows_the_active_branch_and_the_whole_tree(page: Path) -> None
     assert parsed.svg_circles >= 3  # the graph: a fork and two tips
     assert "Output — 60 lines" in dom and parsed.details >= 3  # long output, thinking, summaries collapsed
     assert LONG_OUTPUT.splitlines()[-1] in dom  # the full output is inside its <details>
+    # Code in a fence names its language: keywords, strings and comments are coloured.
+    assert '<span class="tok-k">return</span> <span class="tok-s">\'ok\'</span>' in _messages(dom)
+    assert '<span class="tok-c"># linked</span>' in _messages(dom)
     assert "<b>x</b>" not in _messages(dom) and "&lt;b&gt;x&lt;/b&gt;" in _messages(dom)  # text escaped
 
 

@@ -130,6 +130,42 @@
     return "";
   }
 
+  // ---------------------------------------------------------------- code colouring (a light, generic one)
+  var KEYWORDS = new Set(("if else elif for while return def class import from as with try except finally raise " +
+    "function const let var new this self async await yield break continue switch case default public private " +
+    "protected static void int float bool true false null None True False nil fn mut impl struct enum match pub " +
+    "use mod package func go defer interface type in of not and or is lambda then fi do done esac export extends " +
+    "implements throw throws catch").split(" "));
+  var HASH_COMMENTS = /^(py|python|sh|bash|shell|zsh|console|rb|ruby|yaml|yml|toml|make|makefile|dockerfile|r|perl|pl|ini|conf)$/;
+  var EXTENSIONS = { py: "python", js: "js", mjs: "js", ts: "ts", tsx: "ts", jsx: "js", go: "go", rs: "rust", java: "java",
+    c: "c", h: "c", cc: "c", cpp: "c", hpp: "c", cs: "c", kt: "kotlin", swift: "swift", rb: "ruby", sh: "sh", bash: "sh",
+    yaml: "yaml", yml: "yaml", toml: "toml", json: "json", css: "css", scss: "css", sql: "sql" };
+  var HIGHLIGHT_LIMIT = 200000;  // longer texts stay plain: colouring them would slow the page
+
+  function languageOf(path) {
+    var dot = path.lastIndexOf(".");
+    return dot >= 0 ? EXTENSIONS[path.slice(dot + 1).toLowerCase()] || "" : "";
+  }
+
+  function highlight(code, lang) {
+    if (code.length > HIGHLIGHT_LIMIT) return esc(code);
+    var pattern = HASH_COMMENTS.test(lang)
+      ? /(#[^\n]*)|("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|(\b\d[\d_.]*\b)|([A-Za-z_]\w*)/g
+      : /(\/\/[^\n]*|\/\*[\s\S]*?\*\/)|("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`)|(\b\d[\d_.]*\b)|([A-Za-z_]\w*)/g;
+    var out = "";
+    var last = 0;
+    var m;
+    while ((m = pattern.exec(code))) {
+      out += esc(code.slice(last, m.index));
+      if (m[1]) out += '<span class="tok-c">' + esc(m[1]) + "</span>";
+      else if (m[2]) out += '<span class="tok-s">' + esc(m[2]) + "</span>";
+      else if (m[3]) out += '<span class="tok-n">' + esc(m[3]) + "</span>";
+      else out += KEYWORDS.has(m[4]) ? '<span class="tok-k">' + m[4] + "</span>" : esc(m[4]);
+      last = pattern.lastIndex;
+    }
+    return out + esc(code.slice(last));
+  }
+
   // ---------------------------------------------------------------- markdown (a small, safe subset)
   function inline(text) {
     return String(text).split(/(`[^`\n]+`)/).map(function (part, i) {
@@ -157,7 +193,8 @@
         i++;
         while (i < lines.length && lines[i].trim().indexOf(fence[1]) !== 0) code.push(lines[i++]);
         i++;
-        out.push('<pre class="code"><code>' + esc(code.join("\n")) + "</code></pre>");
+        var source = code.join("\n");
+        out.push('<pre class="code"><code>' + (fence[2] ? highlight(source, fence[2].toLowerCase()) : esc(source)) + "</code></pre>");
         continue;
       }
       var heading = line.match(/^(#{1,6})\s+(.*)$/);
@@ -201,10 +238,10 @@
   var LONG_LINES = 12;
   var LONG_CHARS = 1500;
 
-  function outputBlock(text, title) {
+  function outputBlock(text, title, lang) {
     var body = String(text || "");
     var lines = body.split("\n");
-    var pre = '<pre class="output">' + esc(body) + "</pre>";
+    var pre = '<pre class="output">' + (lang ? highlight(body, lang) : esc(body)) + "</pre>";
     if (lines.length <= LONG_LINES && body.length <= LONG_CHARS) return pre;
     var label = esc(title) + " — " + lines.length + " lines: " + esc(oneLine(lines[0], 80));
     return '<details class="output"' + (state.outputs ? " open" : "") + "><summary>" + label + "</summary>" + pre + "</details>";
@@ -246,7 +283,7 @@
     }
     var result = resultsByCall.get(block.id);
     if (result && shownResults.has(result.id)) {
-      body += toolResultBody(result);
+      body += toolResultBody(result, name === "read" && typeof args.path === "string" ? languageOf(args.path) : "");
     } else {
       body += '<div class="muted">(no result on this branch)</div>';
     }
@@ -254,11 +291,11 @@
     return '<div class="tool' + error + '">' + '<div class="tool-head">' + head + "</div>" + body + "</div>";
   }
 
-  function toolResultBody(entry) {
+  function toolResultBody(entry, lang) {
     var m = entry.message || {};
     var text = contentText(m.content);
     var out = '<div class="tool-result' + (entry.id === state.target ? " target" : "") + '" id="entry-' + esc(entry.id) + '" data-id="' + esc(entry.id) + '">';
-    out += outputBlock(text, m.isError ? "Error" : "Output") + images(m.content);
+    out += outputBlock(text, m.isError ? "Error" : "Output", m.isError ? "" : lang) + images(m.content);
     var details = m.details || {};
     if (details.truncation && details.truncation.truncated) {
       out += '<div class="muted">Output was truncated for the model';
@@ -567,7 +604,10 @@
       '<label><input type="checkbox" id="open-outputs"> Show long tool output (o)</label></div></header>' +
       '<div class="layout"><aside><div class="graph-box"><div id="graph"></div><div id="graph-caption" class="muted"></div></div>' +
       '<div class="tree-tools"><select id="filter" aria-label="Which entries the tree lists">' +
-      ["default", "no-tools", "user-only", "labeled", "all"].map(function (f) { return "<option>" + f + "</option>"; }).join("") +
+      [["default", "Conversation"], ["no-tools", "Without tool results"], ["user-only", "Only your messages"],
+        ["labeled", "Only labelled entries"], ["all", "Everything"]].map(function (f) {
+        return '<option value="' + f[0] + '">' + f[1] + "</option>";
+      }).join("") +
       '</select><input id="tree-search" type="search" placeholder="Search entries"><span id="tree-count" class="muted"></span></div>' +
       '<div id="tree" role="tree"></div></aside><main id="messages"></main></div>';
   }
