@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -142,6 +143,7 @@ async def scenario(app: QApplication, quit_event: asyncio.Event) -> int:
         await controller.shutdown()
         notifications.close_all()
         window.close()
+    shutil.rmtree(project.parent, ignore_errors=True)  # the temporary home, agent dir and project
     app.quit()
     return 0
 
