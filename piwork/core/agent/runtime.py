@@ -206,6 +206,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             project_trusted=lambda: resources.project_trusted,
             hooks=options.hooks,
             read_only_reason=lambda: _read_only_reason(store),
+            check_can_save=store.check_can_save,
         )
     )
     gate.on_reuse = session.governance.verifier_reused  # a reused verifier pass is a governor log row

@@ -285,6 +285,8 @@ class AgentSession:
             self.queues.add(expanded, images, self._opts.now_ms(), follow_up=behavior == "follow_up")
             return
         self.require_model()
+        if not self._session_file_usable():
+            return
         self._idle.clear()
         try:
             last = self._last_assistant_in_context()
@@ -492,6 +494,21 @@ class AgentSession:
         if stop not in ("error", "length"):
             self.checkpoints.reset_overflow_attempt()
         self.retry.on_reply(message)
+
+    def _session_file_usable(self) -> bool:
+        """A new session whose file could not be written is said so before any model request."""
+        try:
+            self._opts.check_can_save()
+        except OSError as err:
+            self.emit(
+                ErrorNotice(
+                    f"piwork could not save to the session file ({err.strerror or err}), so nothing was "
+                    "sent to the model. Free some space or choose another session folder.",
+                    SAVE_FAILED,
+                )
+            )
+            return False
+        return True
 
     def _persist(self, message: Message) -> None:
         """Append to the session file; if that fails, say so and stop the run (nothing unrecorded runs on)."""

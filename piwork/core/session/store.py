@@ -11,6 +11,7 @@ a legacy file is migrated only through a backup and an atomic rename.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -78,6 +79,22 @@ def new_header(cwd: str, session_id: str | None = None, parent_session: str | No
     if parent_session is not None:
         header["parentSession"] = parent_session
     return header
+
+
+PROBE_BYTES = 64 * 1024  # room a new session's first entries need (checked before the first request)
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Allocate ``size`` bytes up front where the file system can (``ENOSPC`` now rather than mid-write)."""
+    if size <= 0:
+        return
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as err:
+        if err.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
+    except AttributeError:  # no posix_fallocate on this system
+        pass
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -278,19 +295,49 @@ class Session:
 
     # ------------------------------------------------------------------ writing
     def write_new_file(self) -> None:
-        """Write header and every entry at once (the lazy first write), never over an existing file."""
+        """Write header and every entry at once (the lazy first write), never over an existing file.
+
+        The space is reserved before writing; if anything fails the new file is removed again, so a
+        full disk never leaves an empty or half-written session file behind.
+        """
         assert self.path is not None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = [serialize(self.tree.header)] + [serialize(self.tree.body(r)) for r in self.tree.records]
+        data = "".join(lines).encode("utf-8")
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            os.write(fd, "".join(lines).encode("utf-8"))
+            _reserve(fd, len(data))
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
             os.fsync(fd)
-        finally:
+        except BaseException:
             os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            raise
+        os.close(fd)
         self.flushed = True
         self.acquire_lock()
         self._remember_file_state()
+
+    def check_can_save(self) -> None:
+        """Before the first model request of a new session: raise ``OSError`` if its file could not be
+        written (no folder can be made, no permission, no space), so nothing is asked of the model
+        whose answer would be lost. Nothing is left behind."""
+        if self.path is None or self.flushed or self.read_only:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        probe = self.path.parent / f".{self.path.name}.{os.getpid()}.probe"
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            _reserve(fd, PROBE_BYTES)
+            os.write(fd, b"\0" * 512)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(probe)
 
     def _append_line(self, line: str, durable: bool) -> None:
         if self._append_fd is None and not self.acquire_lock():

@@ -127,11 +127,13 @@ async def run_shell(
     config: ShellConfig,
     timeout: float | None = None,
     kill_grace: float = KILL_GRACE,
+    keep_background: bool = False,
 ) -> ExitStatus:
     """Run ``command``; stdout and stderr arrive merged in order through ``on_data``.
 
     Cancellation kills the process group and returns an aborted status instead of raising, so the
-    caller can still report the output gathered so far.
+    caller can still report the output gathered so far. Jobs the command left running in the
+    background (its process group) are ended with it unless ``keep_background``.
     """
     if not os.path.isdir(cwd):
         raise ToolError(f"Working directory does not exist: {cwd}\nCannot execute bash commands.")
@@ -182,6 +184,8 @@ async def run_shell(
             await _drain(reader)
         except asyncio.CancelledError:  # aborted while children still held the output open
             aborted = True
+            await kill_group(pid, kill_grace)
+        if not keep_background and _group_alive(pid):
             await kill_group(pid, kill_grace)
     finally:
         transport.close()

@@ -156,7 +156,9 @@ async def run_user_command(
     env = shell_env(bin_dir, session_env or {})
     collector = _Collector(log_dir, on_chunk)
     try:
-        status = await run_shell(full_command, cwd, env, collector.data, config, None, kill_grace)
+        status = await run_shell(
+            full_command, cwd, env, collector.data, config, None, kill_grace, keep_background=True
+        )
     finally:
         collector.finish()
     joined = "".join(collector.chunks)

@@ -221,3 +221,16 @@ def test_abort_while_a_background_child_keeps_writing(tmp_path: Path) -> None:
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(pid)
+
+
+def test_background_jobs_end_with_the_command(tmp_path: Path) -> None:
+    pidfile = tmp_path / "job.pid"
+    out = call(
+        "bash", {"command": f"sleep 300 >/dev/null 2>&1 & echo $! > {pidfile}; echo started"}, tmp_path
+    )
+    assert not out.is_error and text(out) == "started\n"
+    job = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(job) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(job)
