@@ -103,3 +103,26 @@ def test_tree_filter_speaks_in_words(qtbot: QtBot, tmp_path: Path) -> None:
     assert not {"no-tools", "user-only", "labeled-only"} & set(words)
     window.tree_panel.set_filter_mode("no-tools")
     assert box.currentText() == "Without tool results" and window.tree_panel.filter_mode() == "no-tools"
+
+
+def test_tree_rows_name_record_kinds_in_words() -> None:
+    from piwork.core.session.tree import tree_from_values
+    from piwork.gui.tree.display_tree import entry_title
+    from tests.gui.tree.sessions import SessionBuilder
+
+    builder = SessionBuilder()
+    builder.user("go")
+    change = builder.model_change()
+    failed = builder._next(
+        "message",
+        message={
+            "role": "assistant",
+            "content": [],
+            "stopReason": "error",
+            "errorMessage": '503 {"error": {"message": "busy"}}',
+        },
+    )
+    tree = tree_from_values(builder.entries)
+    titles = {r.id: entry_title(r, tree) for r in tree.records}
+    assert titles[change].startswith("[model]") and "model_change" not in titles[change]
+    assert titles[failed] == "assistant: ✗ failed — 503 Service Unavailable · busy"

@@ -323,6 +323,19 @@ def _landing(display: DisplayTree, path: Iterable[EntryRecord]) -> int | None:
     return landing
 
 
+# Words for the session file's record kinds and message roles (the ids stay in the entry details).
+_KIND_WORDS = {
+    "model_change": "model",
+    "thinking_level_change": "thinking level",
+    "custom": "extension data",
+}
+_ROLE_WORDS = {
+    "compactionSummary": "compaction summary",
+    "branchSummary": "branch summary",
+    "custom": "extension message",
+}
+
+
 def entry_title(record: EntryRecord, tree: SessionTree) -> str:
     """One-line text of a row."""
     kind = record.type
@@ -341,7 +354,7 @@ def entry_title(record: EntryRecord, tree: SessionTree) -> str:
             return "assistant: (no text)"
         if role == "bashExecution":
             return f"[shell] {preview}"
-        return f"{role}: {preview}"
+        return f"{_ROLE_WORDS.get(role, role)}: {preview}"
     if kind == "compaction":
         tokens = record.meta.get("tokensBefore")
         size = f" ({tokens:,} tokens before)" if isinstance(tokens, int) else ""
@@ -355,4 +368,4 @@ def entry_title(record: EntryRecord, tree: SessionTree) -> str:
         return f"[label] {preview or '(cleared)'} → {target}"
     if kind == "session_info":
         return f"[name] {preview}"
-    return f"[{kind}] {preview}"
+    return f"[{_KIND_WORDS.get(str(kind), kind)}] {preview}"
