@@ -590,6 +590,9 @@ class SessionController(QObject):
         result = await self.context_feed.preflight(runtime.resources, planned_files)
         if result is None or not shiboken6.isValid(self.window):
             return None
+        previous = self.preflight_dialog
+        if previous is not None and shiboken6.isValid(previous) and previous.isVisible():
+            previous.close()  # one preflight dialog at a time, with the latest figures
         dialog = PreflightDialog(result, self.context_feed.reading, self.window, can_fresh=True)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.choice.connect(self._on_preflight_choice)

@@ -50,6 +50,7 @@ def test_withheld_request_opens_the_dialog_and_goes_out_once(
     log = controller.window.context_panel.log_model
     assert "context-limit" in [d.decision for d in log.decisions]
     qtbot.waitUntil(lambda: bool(_dialogs()), timeout=10_000)
+    assert len(_dialogs()) == 1  # each new verdict replaces the open dialog
     dialog = _dialogs()[-1]
     assert dialog.verdict == "pricing-zone"
     assert dialog.send_button.isVisible()
