@@ -37,6 +37,7 @@ class ShortcutsDialog(QDialog):
         rows = shortcut_rows() + (extra or [])
         table = QTableWidget(len(rows), 3, self)
         table.setAccessibleName("Keyboard shortcuts")
+        table.setAccessibleDescription("Where each key works, what it does and the keys")
         table.setObjectName("shortcutsTable")
         table.setHorizontalHeaderLabels(["Where", "Action", "Keys"])
         for r, (where, what, keys) in enumerate(rows):

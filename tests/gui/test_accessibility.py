@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
-from PySide6.QtWidgets import QApplication, QDialog, QWidget
+from PySide6.QtWidgets import QApplication, QDialog, QDialogButtonBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from piwork.core.paths import agent_dir
@@ -36,6 +36,10 @@ from tests.gui.accessibility import (
     unnamed_controls,
 )
 from tests.support import LoopbackServer, Text, ToolCall, Turn
+
+# Dialogs whose controls must also describe what they do (a dialog button box's standard buttons are exempt:
+# "Save", "Close" say it all).
+DESCRIBED_DIALOGS = {"SessionBrowser", "SearchDialog", "PaletteDialog", "ShortcutsDialog", "SettingsDialog"}
 
 # Window actions that open a dialog without blocking (modal file pickers and input boxes are Qt's own).
 DIALOG_ACTIONS = (
@@ -178,19 +182,22 @@ def test_chat_panels_and_provider_settings_describe_their_controls(
     settings = window.findChild(SettingsDialog, "settingsDialog")
     assert settings is not None
     server = settings.providers_page.edit_server(None)
-    roots = [
+    roots: list[QWidget] = [
         window.chat,
         window.tree_panel,
         window.resource_panel,
         window.context_panel,
-        settings.providers_page,
+        settings,
         server,
     ]
+    dialogs = _open_dialogs(session_window)
+    roots += [d for d in dialogs if type(d).__name__ in DESCRIBED_DIALOGS]
+    assert {type(d).__name__ for d in roots} >= DESCRIBED_DIALOGS
     missing = [
         describe(control)
         for root in roots
         for control in interactive_controls(root)
-        if not accessible_description(control)
+        if not accessible_description(control) and not isinstance(control.parentWidget(), QDialogButtonBox)
     ]
     assert not missing, "controls without a description:\n  " + "\n  ".join(missing)
 

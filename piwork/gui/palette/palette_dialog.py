@@ -79,6 +79,7 @@ class PaletteDialog(QDialog):
         self.query.setObjectName("paletteQuery")
         self.list = QListView()
         self.list.setAccessibleName("Matching commands")
+        self.list.setAccessibleDescription("Enter runs the selected command")
         self.list.setObjectName("paletteList")
         self.list.setModel(self.model)
         self.list.setItemDelegate(PaletteDelegate(self.list))

@@ -146,6 +146,9 @@ class SettingsDialog(QDialog):
         page = QWidget(self)
         form = QFormLayout(page)
         self.compaction_enabled = QCheckBox(COMPACTION_ENABLED.description, page)
+        self.compaction_enabled.setAccessibleDescription(
+            "Summarise older messages when the context is nearly full (compaction.enabled)"
+        )
         self.compaction_enabled.setChecked(self.settings.compaction_enabled())
         self.reserve_tokens = _spin(
             COMPACTION_RESERVE_TOKENS, self.settings.compaction_reserve_tokens(), 1024
