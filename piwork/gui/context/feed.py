@@ -10,12 +10,8 @@ result comes back to the GUI thread as plain values and goes to the views in one
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,21 +26,29 @@ from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.manifest import Manifest, latest_manifest
 from piwork.core.context.records import BilledSample, GovernorDecision, OccupancySample
 from piwork.core.context.view import view_from_parts
-from piwork.core.context.xray import Xray, xray
+from piwork.core.context.xray import xray
 from piwork.core.llm.tokens import Tokenizers
-from piwork.core.llm.types import Model, ToolSpec
+from piwork.core.llm.types import ToolSpec
 from piwork.core.resources.loader import LoadedResources
 from piwork.core.resources.system_prompt import PromptPart
+from piwork.gui.context.billed_today import TodayBilled
 from piwork.gui.context.history import History, read_history
-from piwork.gui.context.reading import BilledFigures, MeterReading, Segments, billed_from_usage
+from piwork.gui.context.reading import BilledFigures, MeterReading, Segments
+from piwork.gui.context.request_figures import (
+    Figures,
+    Snapshot,
+    change_key,
+    compacted_since,
+    message_part_indices,
+    reply_usages,
+    samples_from_usages,
+    working_set,
+)
 
 log = logging.getLogger(__name__)
 
 STREAMING_INTERVAL_MS = 1000  # while the agent runs: at most this often
 IDLE_INTERVAL_MS = 30  # otherwise: right after the event burst
-_MESSAGE_ROLES = frozenset(
-    {"user", "assistant", "toolResult", "custom", "bashExecution", "compactionSummary", "branchSummary"}
-)
 _REFRESH_EVENTS = frozenset(
     {
         "message_end",
@@ -56,223 +60,6 @@ _REFRESH_EVENTS = frozenset(
         "session_tree",
     }
 )
-
-
-def working_set(
-    transcript: list[dict[str, Any]], sent: list[dict[str, Any]] | None
-) -> tuple[list[dict[str, Any]], frozenset[int]]:
-    """The next request's messages: the transcript with the governor's elided copies from the last call
-    (a projection replaces a tool result's content, never the list's shape), and which ones are elided.
-    Messages after the last call are as in the transcript; a transcript that no longer lines up with the
-    last call (a compaction, another branch) is taken as it is."""
-    if not sent:
-        return transcript, frozenset()
-    working = list(transcript)
-    elided: set[int] = set()
-    for i, message in enumerate(sent[: len(transcript)]):
-        original = transcript[i]
-        if message is original:
-            continue
-        if (
-            message.get("role") != "toolResult"
-            or original.get("role") != "toolResult"
-            or message.get("toolCallId") != original.get("toolCallId")
-        ):
-            return transcript, frozenset()
-        working[i] = message
-        elided.add(i)
-    return working, frozenset(elided)
-
-
-def message_part_indices(messages: Sequence[Mapping[str, Any]]) -> list[int]:
-    """For each message part of an X-ray over ``messages`` (in order), the index of its message."""
-    out = []
-    for i, message in enumerate(messages):
-        if message.get("role") not in _MESSAGE_ROLES:
-            continue
-        if message.get("role") == "bashExecution" and message.get("excludeFromContext"):
-            continue
-        out.append(i)
-    return out
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What a refresh needs, taken on the GUI thread (cheap: references and a list copy)."""
-
-    messages: list[dict[str, Any]]
-    prompt_parts: list[PromptPart]
-    tools: list[ToolSpec]
-    model: Model | None
-    telemetry_dir: Path | None
-    billed_stale: bool = True  # read today's telemetry files again
-    sent: list[dict[str, Any]] | None = None  # the working set of the last call, after the governor
-
-
-@dataclass(frozen=True)
-class Figures:
-    """What a refresh computed, handed back to the GUI thread."""
-
-    xray: Xray
-    message_parts: list[int]
-    elided_messages: frozenset[int]
-    exact_tokens: int | None  # the provider's count when nothing was added since the last reply
-    today_tokens: int = 0
-    today_cost: float = 0.0
-    occupancy: list[OccupancySample] = field(default_factory=list)
-    billed: list[BilledSample] = field(default_factory=list)
-
-
-def _change_key(snapshot: Snapshot) -> tuple[Any, ...]:
-    """What the figures depend on, cheaply: the transcript only grows or is replaced (a new list object
-    after navigation or compaction), the model, the tools and the system prompt."""
-    messages = snapshot.messages
-    model = snapshot.model
-    return (
-        len(messages),
-        id(messages[-1]) if messages else None,
-        id(messages[0]) if messages else None,
-        model.id if model is not None else None,
-        model.context_window if model is not None else 0,
-        tuple(t.name for t in snapshot.tools),
-        sum(len(p.text) for p in snapshot.prompt_parts),
-    )
-
-
-class TodayBilled:
-    """Tokens and USD billed today (local time) over every telemetry file. Each file is read once and
-    then only from where the last read stopped (the files are append-only); a new day starts over."""
-
-    def __init__(self) -> None:
-        self._day_start = 0.0
-        self._files: dict[Path, tuple[int, int, float]] = {}  # path -> (bytes read, tokens, USD)
-
-    def read(self, telemetry_dir: Path | None, now: float | None = None) -> tuple[int, float]:
-        if telemetry_dir is None or not telemetry_dir.is_dir():
-            return 0, 0.0
-        day = datetime.fromtimestamp(time.time() if now is None else now).date()
-        start = datetime.combine(day, datetime.min.time()).timestamp() * 1000
-        if start != self._day_start:
-            self._day_start, self._files = start, {}
-        files = sorted(telemetry_dir.rglob("*.jsonl"))
-        # a session with per-project context telemetry (a subfolder) also has per-call records at the
-        # top: count one of them, never both
-        in_folders = {path.name for path in files if path.parent != telemetry_dir}
-        total_tokens, total_cost = 0, 0.0
-        for path in files:
-            if path.parent == telemetry_dir and path.name in in_folders:
-                continue
-            offset, tokens, cost = self._files.get(path, (0, 0, 0.0))
-            try:
-                stat = path.stat()
-                if stat.st_mtime * 1000 >= start and stat.st_size != offset:
-                    if stat.st_size < offset:  # replaced: read it again
-                        offset, tokens, cost = 0, 0, 0.0
-                    with open(path, "rb") as handle:
-                        handle.seek(offset)
-                        chunk = handle.read()
-                    complete = chunk.rfind(b"\n") + 1  # a line still being written waits
-                    added_tokens, added_cost = _billed_lines(chunk[:complete], start)
-                    offset, tokens, cost = offset + complete, tokens + added_tokens, cost + added_cost
-            except OSError:
-                continue
-            self._files[path] = (offset, tokens, cost)
-            total_tokens += tokens
-            total_cost += cost
-        return total_tokens, total_cost
-
-
-def _billed_lines(data: bytes, start: float) -> tuple[int, float]:
-    usages: list[Mapping[str, Any]] = []
-    for line in data.splitlines():
-        if b'"usage"' not in line and b"billedTraffic" not in line:
-            continue  # occupancy and governor rows: never billed
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
-        stamp = record.get("timeMs", record.get("timestamp_ms"))
-        if not isinstance(stamp, int | float) or stamp < start:
-            continue
-        usage = _record_usage(record)
-        if usage is not None:
-            usages.append(usage)
-    tokens, cost = billed_from_usage(usages)
-    return int(sum(tokens.values())), cost
-
-
-def today_billed(telemetry_dir: Path | None, now: float | None = None) -> tuple[int, float]:
-    """Tokens and USD billed today over every telemetry file (one full read)."""
-    return TodayBilled().read(telemetry_dir, now)
-
-
-def _record_usage(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """A telemetry line's billed usage: per-call records carry ``usage``; billed series rows carry fields."""
-    usage = record.get("usage")
-    if isinstance(usage, Mapping):
-        return usage
-    if record.get("series") == "billedTraffic":
-        return {
-            "input": record.get("input"),
-            "output": record.get("output"),
-            "cacheRead": record.get("cacheRead"),
-            "cacheWrite": record.get("cacheWrite"),
-            "cost": {"total": record.get("cost")},
-        }
-    return None
-
-
-def _compacted_since(messages: Sequence[Mapping[str, Any]], index: int) -> bool:
-    """Whether a compaction is newer than the reply at ``index``: its usage then counts a context that no
-    longer exists, so the figure is an estimate until the next reply."""
-    stamp = messages[index].get("timestamp")
-    for message in messages:
-        if message.get("role") == "compactionSummary":
-            when = message.get("timestamp")
-            if not isinstance(stamp, int | float) or not isinstance(when, int | float) or when >= stamp:
-                return True
-    return False
-
-
-def reply_usages(messages: Sequence[Mapping[str, Any]]) -> list[tuple[int, Mapping[str, Any]]]:
-    """(time ms, usage) of every reply in ``messages`` that reported usage: one per provider call."""
-    out: list[tuple[int, Mapping[str, Any]]] = []
-    for message in messages:
-        usage = message.get("usage")
-        if message.get("role") != "assistant" or not isinstance(usage, Mapping):
-            continue
-        stamp = message.get("timestamp")
-        out.append((int(stamp) if isinstance(stamp, int | float) else 0, usage))
-    return out
-
-
-def samples_from_usages(
-    usages: Sequence[tuple[int, Mapping[str, Any]]], window: int
-) -> tuple[list[OccupancySample], list[BilledSample]]:
-    """Per provider call: the prompt it held as the provider counted it (occupancy) and what it was billed."""
-    occupancy: list[OccupancySample] = []
-    billed: list[BilledSample] = []
-    for stamp, usage in usages:
-        tokens, cost = billed_from_usage([usage])
-        prompt = int(tokens["input"] + tokens["cacheRead"] + tokens["cacheWrite"])
-        if prompt <= 0 and tokens["output"] <= 0:
-            continue  # a call that failed before any usage: nothing was held or billed
-        occupancy.append(OccupancySample(stamp, prompt, "provider", "provider", window))
-        billed.append(
-            BilledSample(
-                stamp,
-                "",
-                "",
-                int(tokens["input"]),
-                int(tokens["output"]),
-                int(tokens["cacheRead"]),
-                int(tokens["cacheWrite"]),
-                cost,
-            )
-        )
-    return occupancy, billed
 
 
 class ContextFeed(QObject):
@@ -515,7 +302,7 @@ class ContextFeed(QObject):
         if self.session is None or self._job is not None:
             return
         snapshot = self._snapshot()
-        key = _change_key(snapshot)
+        key = change_key(snapshot)
         if key == self._applied_key and not self._billed_stale and not self._series_stale:
             return  # nothing the views show has changed since the last refresh
         self._pending_key = key
@@ -540,7 +327,7 @@ class ContextFeed(QObject):
         if (
             last is not None
             and estimate.trailing_tokens == 0
-            and not _compacted_since(snapshot.messages, last)
+            and not compacted_since(snapshot.messages, last)
         ):
             exact = int(estimate.tokens)
         if snapshot.billed_stale:  # today's files change only when a call is billed

@@ -117,7 +117,7 @@ def test_today_counts_each_call_once(tmp_path: Path) -> None:
     its per-call record and its billed series row exist; older days are left out."""
     import time
 
-    from piwork.gui.context.feed import today_billed
+    from piwork.gui.context.billed_today import today_billed
 
     now_ms = int(time.time() * 1000)
     usage = {"input": 1000, "output": 50, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.01}}
@@ -138,7 +138,7 @@ def test_today_counts_each_call_once(tmp_path: Path) -> None:
 def test_xray_shows_the_working_set_with_the_elided_stubs(qtbot: QtBot) -> None:
     from piwork.core.context.estimate import TokenEstimator
     from piwork.core.context.xray import xray
-    from piwork.gui.context.feed import message_part_indices, working_set
+    from piwork.gui.context.request_figures import message_part_indices, working_set
 
     transcript = tool_heavy_transcript()
     outcome = Governor().decide(transcript, RequestShape(MODEL, "You are a coding agent."))

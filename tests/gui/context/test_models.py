@@ -11,9 +11,9 @@ from piwork.core.context.records import ElidedItem, GovernorDecision
 from piwork.core.context.xray import xray
 from piwork.core.llm.types import ToolSpec
 from piwork.core.resources.system_prompt import PromptPart
-from piwork.gui.context.feed import message_part_indices
 from piwork.gui.context.governor_log_model import GovernorLogModel, export_json
 from piwork.gui.context.manifest_model import ManifestModel
+from piwork.gui.context.request_figures import message_part_indices
 from piwork.gui.context.xray_model import JumpTarget, TargetRole, XrayModel
 
 PROJECT_CONTEXT = (
