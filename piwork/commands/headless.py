@@ -179,6 +179,7 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
     finally:
         unsubscribe()
         unsubscribe_saves()
+        session.governance.governor.estimator.counter.flush()  # long texts' counts, for the next run
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signum)

@@ -109,14 +109,21 @@ def _walk_files(root: str, limit: int) -> tuple[list[str], bool]:
     return sorted(found), False
 
 
+def _inside(root: str, rel: str) -> bool:
+    """Whether ``rel`` really lies in the project (a link out of it is never read or cited)."""
+    real = os.path.realpath(os.path.join(root, rel))
+    base = os.path.realpath(root)
+    return real.startswith(base.rstrip(os.sep) + os.sep)
+
+
 def project_files(root: str, limit: int = MAX_FILES) -> ProjectFiles:
     """The repository's files: git's list in a work tree, else a walk honouring ``.gitignore``."""
     listed = _git_files(root)
     if listed is not None:
-        kept = [p for p in listed if not p.startswith(".pi/")]
+        kept = [p for p in listed if not p.startswith(".pi/") and _inside(root, p)]
         return ProjectFiles(tuple(kept[:limit]), "git", len(kept) > limit)
     walked, truncated = _walk_files(root, limit)
-    return ProjectFiles(tuple(walked), "walk", truncated)
+    return ProjectFiles(tuple(p for p in walked if _inside(root, p)), "walk", truncated)
 
 
 def _read_head(path: str, size: int = 8192) -> bytes | None:

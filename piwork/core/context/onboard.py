@@ -107,6 +107,10 @@ def write_new_file(path: str, text: str, replace_existing: bool = False) -> bool
             os.link(tmp, path)  # fails when the file exists: no window in which it could be replaced
         except FileExistsError:
             return False
+        except OSError:  # a file system without hard links
+            if os.path.lexists(path):
+                return False
+            os.replace(tmp, path)
         return True
     finally:
         if os.path.lexists(tmp):

@@ -44,6 +44,9 @@ def make_repo(root: Path, git: bool = True) -> Path:
     (root / "docs" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0binary")
     (root / "build" / "out.txt").write_text("built\n")
     (root / "debug.log").write_text("noise\n")
+    outside = root.parent / "outside.txt"
+    outside.write_text("TOP SECRET outside the project\n")
+    (root / "shop" / "link.txt").symlink_to(outside)  # a link out of the project is never read
     if git:
         subprocess.run(["git", "init", "-q"], cwd=root, check=True)
         subprocess.run(
@@ -70,6 +73,7 @@ def test_index_is_built_deterministically_from_the_repository(tmp_path: Path, gi
     cited = {f.path: f.sha256 for e in first.entries for f in e.files}
     assert cited["shop/orders.py"] == _sha(root / "shop" / "orders.py")
     assert "docs/logo.png" not in cited  # binary files are not cited
+    assert "shop/link.txt" not in listed.paths and "SECRET" not in json.dumps(first.to_json())
     assert ("docs/notes.md" in cited) == git  # untracked but not ignored: git lists it too
     status = index_status(str(root), first)
     assert status.fresh and status.ratio == 1.0
