@@ -26,7 +26,6 @@ from piwork.core.session.timestamps import now_ms
 CURRENT_VERSION = 3
 HEADER_SCAN_LIMIT = 1024 * 1024
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 # Diagnostic kinds (spec: sessions §4).
 MALFORMED_JSON = "malformed_json"
