@@ -2,9 +2,11 @@
 
 The project file is read only when the project is trusted. The effective view is the global object
 deep-merged with the project one (objects merge, anything else from the project replaces), except
-for global-only keys. A file that does not parse is reported, treated as ``{}``, and never written
-until it parses again. Writes change one key under a lock directory and replace the file atomically,
-keeping every key piwork does not know.
+for global-only keys. ``values`` is that view typed by the declarations of ``settings_schema`` (one
+object for the engine, the headless commands and the settings dialog); a value it refuses is reported
+with its file and never "fixed" in place. A file that does not parse is reported, treated as ``{}``,
+and never written until it parses again. Writes change the given keys under a lock directory and
+replace the file atomically, keeping every key piwork does not know.
 """
 
 from __future__ import annotations
