@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from piwork.core.llm.redaction import StreamRedactor
 from piwork.core.tools.fs_errors import describe_os_error
 from piwork.core.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
@@ -51,8 +52,10 @@ class OutputAccumulator:
         max_lines: int = DEFAULT_MAX_LINES,
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_log_bytes: int | None = None,
+        redactor: StreamRedactor | None = None,
     ) -> None:
         self.max_lines = max_lines
+        self._redactor = redactor
         self.max_log_bytes = max_log_bytes
         self.log_problem: str | None = None
         self.log_capped = False
@@ -115,6 +118,8 @@ class OutputAccumulator:
     def close(self) -> None:
         """Write what is buffered and close the spill file (the file itself is kept)."""
         self.flush()
+        if self._redactor is not None and self._spill is not None:
+            self._write(self._redactor.finish(), redacted=True)
         spill, self._spill = self._spill, None
         if spill is not None:
             try:
@@ -247,10 +252,12 @@ class OutputAccumulator:
         if chunks:
             self._write(b"".join(chunks))
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes, redacted: bool = False) -> None:
         spill = self._spill
         if spill is None:
             return
+        if self._redactor is not None and not redacted:  # keys never reach the log
+            data = self._redactor.feed(data)
         room = None if self.max_log_bytes is None else self.max_log_bytes - self._log_written
         if room is not None and len(data) >= room:
             data = data[:room]

@@ -73,6 +73,8 @@ class AgentSessionOptions:
     project_trusted: Callable[[], bool] = lambda: False
     # why the session file takes no new entries (another piwork holds it...); None while it is writable
     read_only_reason: Callable[[], str | None] = lambda: None
+    # API keys to mask in tool output before it is kept (session file, logs) or shown
+    known_secrets: Callable[[], tuple[str, ...]] = tuple
     # raises OSError when a new session's file could not be written (checked before the first request)
     check_can_save: Callable[[], None] = lambda: None
 

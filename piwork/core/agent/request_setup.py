@@ -40,6 +40,7 @@ def request_setup(
         log_dir=opts.log_dir,
         session_env=session_env(opts, model, thinking_level),
         model_supports_images=model.supports_images,
+        secrets=opts.known_secrets(),
     )
     return RequestSetup(model, system_prompt, specs, options, active, context)
 

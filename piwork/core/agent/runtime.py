@@ -207,6 +207,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             hooks=options.hooks,
             read_only_reason=lambda: _read_only_reason(store),
             check_can_save=store.check_can_save,
+            known_secrets=credentials.known_secrets,
         )
     )
     gate.on_reuse = session.governance.verifier_reused  # a reused verifier pass is a governor log row

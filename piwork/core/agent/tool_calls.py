@@ -33,6 +33,8 @@ from piwork.core.tools.base import (
     ToolResult,
     error_outcome,
     length_stopped_message,
+    mask_outcome,
+    masked_updates,
     unknown_tool_message,
     validate_arguments,
 )
@@ -205,11 +207,13 @@ class ToolBatch:
         call_id, name = _ids(prepared.call)
         accepting = True
 
-        def on_update(partial: ToolResult) -> None:
+        def emit_update(partial: ToolResult) -> None:
             if accepting:
                 self._emit(
                     ToolExecutionUpdate(call_id, name, prepared.call.get("arguments"), partial.to_json())
                 )
+
+        on_update = masked_updates(emit_update, self._context.secrets)
 
         async def execute() -> ToolOutcome:
             try:
@@ -226,7 +230,7 @@ class ToolBatch:
             outcome = error_outcome(str(err) or type(err).__name__)
         finally:
             accepting = False
-        return Finished(prepared.call, outcome)
+        return Finished(prepared.call, mask_outcome(outcome, self._context.secrets))
 
     def _start(self, call: dict[str, Any]) -> None:
         call_id, name = _ids(call)

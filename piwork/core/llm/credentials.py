@@ -95,6 +95,7 @@ class CredentialStore:
         self._config_key = config_key  # e.g. ModelRegistry.config_api_key
         self._session: dict[str, str] = {}
         self._state: KeyringState | None = None
+        self._used: set[str] = set()  # every key handed out, to mask wherever output is kept
 
     # ---- keyring status --------------------------------------------------------------------------
 
@@ -198,7 +199,20 @@ class CredentialStore:
 
     def api_key(self, provider: str) -> str | None:
         resolved = self.resolve(provider)
-        return resolved.value if resolved is not None else None
+        if resolved is None:
+            return None
+        self._used.add(resolved.value)
+        return resolved.value
+
+    def known_secrets(self) -> tuple[str, ...]:
+        """Keys to keep out of output: those handed out so far and every provider key in the environment."""
+        found = set(self._used)
+        for names in PROVIDER_ENV_KEYS.values():
+            for var in names:
+                value = self._env.get(var, "").strip()
+                if value:
+                    found.add(value)
+        return tuple(sorted(found))
 
     def has_credentials(self, provider: str) -> bool:
         return self.resolve(provider) is not None

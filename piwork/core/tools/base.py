@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_json_stringify
+from piwork.core.llm.redaction import redact_value
 from piwork.core.tools.validation import Schema, check, prepare_arguments
 
 Content = dict[str, Any]
@@ -66,12 +67,14 @@ class ToolContext:
     ``session_env``: ``PI_SESSION_ID``, ``PI_SESSION_FILE``, ``PI_PROVIDER``, ``PI_MODEL``,
     ``PI_REASONING_LEVEL`` values for commands (absent keys are removed from the environment).
     ``model_supports_images``: when false, ``read`` notes that images will be omitted.
+    ``secrets``: API keys piwork knows; they are masked as ``***`` in everything a tool returns or logs.
     """
 
     cwd: str
     log_dir: Path | None = None
     session_env: Mapping[str, str] = field(default_factory=dict)
     model_supports_images: bool = True
+    secrets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +223,12 @@ class ToolRegistry:
         on_update: UpdateCallback | None = None,
     ) -> ToolOutcome:
         """Validate and execute one call; every failure becomes an error outcome (never raises)."""
+        outcome = await self._run(call_id, name, arguments, ctx, masked_updates(on_update, ctx.secrets))
+        return mask_outcome(outcome, ctx.secrets)
+
+    async def _run(
+        self, call_id: str, name: str, arguments: Any, ctx: ToolContext, on_update: UpdateCallback | None
+    ) -> ToolOutcome:
         tool = self._tools.get(name)
         if tool is None:
             return error_outcome(unknown_tool_message(name))
@@ -231,3 +240,27 @@ class ToolRegistry:
         except Exception as err:  # a tool bug still becomes a visible error result
             return error_outcome(str(err) or type(err).__name__)
         return ToolOutcome(result.content, result.details, False)
+
+
+def mask_outcome(outcome: ToolOutcome, secrets: tuple[str, ...]) -> ToolOutcome:
+    """The outcome with known keys masked: a command that prints a key must not carry it into the
+    session file, the UI or the model."""
+    if not secrets:
+        return outcome
+    return replace(
+        outcome,
+        content=redact_value(outcome.content, secrets),
+        details=redact_value(outcome.details, secrets),
+    )
+
+
+def masked_updates(on_update: UpdateCallback | None, secrets: tuple[str, ...]) -> UpdateCallback | None:
+    """Streaming updates with keys masked, like the final result."""
+    if on_update is None or not secrets:
+        return on_update
+    callback = on_update
+
+    def masked(partial: ToolResult) -> None:
+        callback(ToolResult(redact_value(partial.content, secrets), redact_value(partial.details, secrets)))
+
+    return masked

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from piwork.core.jscompat import js_number_str
+from piwork.core.llm.redaction import StreamRedactor
 from piwork.core.output import OutputAccumulator, OutputSnapshot
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
 from piwork.core.tools.logs import (
@@ -194,6 +195,7 @@ class BashTool(Tool):
         output = OutputAccumulator(
             lambda: create_log_file(log_dir, "bash"),
             max_log_bytes=int(self.options.logs_max_total_mb * 1024 * 1024),
+            redactor=StreamRedactor(ctx.secrets) if ctx.secrets else None,
         )
         updates = _Updates(output, on_update)
         if on_update is not None:
