@@ -125,10 +125,14 @@ class SessionTreePanel(QWidget):
         self.go_button.setAccessibleDescription(
             "Move to the selected entry (Enter in the tree does the same)"
         )
-        top = QHBoxLayout()
-        top.addWidget(self.filter_box)
-        top.addWidget(self.search_field, 1)
-        top.addWidget(self.go_button)
+        # Filter and "Go to entry" on one row, the search field on its own: a narrow dock keeps it usable.
+        top = QVBoxLayout()
+        top.setSpacing(2)
+        first_row = QHBoxLayout()
+        first_row.addWidget(self.filter_box, 1)
+        first_row.addWidget(self.go_button)
+        top.addLayout(first_row)
+        top.addWidget(self.search_field)
 
         self.view = QTreeView()
         self.view.setAccessibleName("Session tree outline")
