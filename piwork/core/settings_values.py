@@ -47,7 +47,6 @@ class SettingValues(Mapping[str, Any]):
     def __init__(self, effective: Mapping[str, Any], origin: OriginOf | None = None) -> None:
         self._data = effective
         self._origin = origin
-        self._checked: dict[str, Checked[Any]] = {}
         self._problems: list[SettingProblem] | None = None
 
     @classmethod
@@ -75,16 +74,15 @@ class SettingValues(Mapping[str, Any]):
         return checked.value
 
     def _check(self, setting: Setting[Any]) -> Checked[Any]:
-        done = self._checked.get(setting.key)
-        if done is None:
-            raw, _ = lookup(self._data, setting.path)
-            done = setting.check(raw)
-            if done.refused is None and setting.at_least is not None:
-                other = self.value(REGISTRY[setting.at_least])
-                if done.value < other:
-                    low = REGISTRY[setting.at_least].key.rsplit(".", 1)[-1]
-                    done = Checked(max(setting.default, other), f"must be at least {low} = {shown(other)}")
-            self._checked[setting.key] = done
+        # not cached: the merged document may share objects with a settings file's data that a write
+        # changes, and a reader holding this object then sees the new value, as it always did
+        raw, _ = lookup(self._data, setting.path)
+        done = setting.check(raw)
+        if done.refused is None and setting.at_least is not None:
+            other = self.value(REGISTRY[setting.at_least])
+            if done.value < other:
+                low = REGISTRY[setting.at_least].key.rsplit(".", 1)[-1]
+                done = Checked(max(setting.default, other), f"must be at least {low} = {shown(other)}")
         return done
 
     @property
