@@ -58,6 +58,9 @@ class Setting(Generic[T]):
         if raw is None or (raw == "" and self.kind == "text"):
             return Checked(self.default)
         why = _refusal(self, raw)
+        if why is not None and self.kind == "choice-map" and isinstance(raw, Mapping):
+            kept: Any = {name: value for name, value in raw.items() if value in self.choices}
+            return Checked(kept, why)  # the entries that are right still count
         if why is not None:
             return Checked(self.default, why)
         value: Any = raw

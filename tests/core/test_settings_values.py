@@ -59,7 +59,12 @@ BAD_VALUES = [  # key path, bad value, expected reason, what is used instead
     ),
     ({"defaultModel": 3}, "defaultModel", "must be text", None),
     ({"steeringMode": True}, "steeringMode", 'must be one of "all", "one-at-a-time"', '"one-at-a-time"'),
-    ({"modelThinkingLevels": {"a/b": "huge", "c/d": "high"}}, "modelThinkingLevels", "a/b: each value", "{}"),
+    (
+        {"modelThinkingLevels": {"a/b": "huge", "c/d": "high"}},
+        "modelThinkingLevels",
+        "a/b: each value",
+        '{"c/d":"high"}',
+    ),
     ({"compaction": 5}, "compaction", "must be an object", "the defaults"),
     (
         {"piwork": {"contextGovernor": {"minSavings": 30000, "maxRequiredSavings": 10}}},
