@@ -220,3 +220,16 @@ def test_engine_notices_have_titles_in_words(qtbot: QtBot) -> None:
         (RowKind.NOTICE, "Not retried"),
         (RowKind.ERROR, "Not saved to the session file"),
     ]
+
+
+def test_a_failed_compaction_reads_the_providers_message(qtbot: QtBot) -> None:
+    from piwork.core.agent.events import CompactionEnd, CompactionStart
+    from piwork.gui.chat.chat_panel import ChatPanel
+
+    panel = ChatPanel()
+    qtbot.addWidget(panel)
+    panel.presenter.handle(CompactionStart("manual"))
+    body = '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'
+    panel.presenter.handle(CompactionEnd("manual", None, False, False, f"Compaction failed: 529 {body}"))
+    row = panel.model.row_at(0)
+    assert row.kind is RowKind.ERROR and row.text == "Compaction failed: 529 · Overloaded (overloaded_error)"

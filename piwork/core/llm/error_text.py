@@ -12,6 +12,7 @@ from http import HTTPStatus
 from typing import Any
 
 _STATUS_PREFIX = re.compile(r"^(\d{3})\s+(.*)$", re.DOTALL)
+_INNER_STATUS = re.compile(r"\s(\d{3})\s+[\[{]", re.DOTALL)  # a status and JSON body after other words
 MAX_EXCERPT = 300
 
 
@@ -74,6 +75,11 @@ def readable_error(text: str) -> str:
         head = f"{status} {phrase}".strip()
         readable = body_message(body)
         return f"{head} · {readable}" if readable else head
+    inner_status = _INNER_STATUS.search(text)
+    if inner_status is not None:  # "Compaction failed: 529 {json}"
+        prefix = text[: inner_status.start(1)].rstrip()
+        rest = readable_error(text[inner_status.start(1) :])
+        return f"{prefix} {rest}" if prefix else rest
     start = text.find("{")
     inner = _json_message(text[start:].strip()) if start >= 0 else None
     if inner:

@@ -13,6 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from piwork.core.llm.error_text import readable_error
 from piwork.gui.chat.chat_model import ChatModel
 from piwork.gui.chat.retry_card import RetryCard
 from piwork.gui.chat.rows import (
@@ -339,7 +340,7 @@ class ChatPresenter(QObject):
         elif event.error_message:
             row.kind = RowKind.ERROR
             row.title = "Compaction failed"
-            row.text = event.error_message
+            row.text = readable_error(event.error_message)
             row.hint = "You can keep working; run /compact again later or start a new session."
         elif event.aborted:
             row.title = "Compaction cancelled"
