@@ -1,8 +1,9 @@
-"""The shared part of the window's flat list and table models: rows, columns, headers, flags, change notices.
+"""The shared part of the window's hand-written models: rows, columns, headers, flags, change notices.
 
-A model says how many rows it shows now (``shown_rows``: a lazy model exposes only what it has fetched or
-indexed so far) and answers ``data``; row and column counts, header titles and selectable cells come from
-here, as do the helpers that tell views about changed, appended or replaced rows.
+A flat model says how many rows it shows now (``shown_rows``: a lazy model exposes only what it has fetched
+or indexed so far) and answers ``data``; row and column counts, header titles and tips, selectable cells
+come from here, as do the helpers that tell views about changed, appended or replaced rows. Models with
+groups (two-level trees) take their columns and headers from ``NamedColumns``.
 """
 
 from __future__ import annotations
@@ -67,20 +68,34 @@ class FlatRows(_ModelBase):
             self.endInsertRows()
 
 
-class FlatTableModel(FlatRows, QAbstractTableModel):
+class NamedColumns(_ModelBase):
+    """Columns named by ``columns`` (header titles) with optional ``column_tips`` (header tooltips)."""
+
+    columns: ClassVar[tuple[str, ...]] = ()
+    column_tips: ClassVar[tuple[str, ...]] = ()
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return len(self.columns)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.columns[section] if 0 <= section < len(self.columns) else None
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self.column_tips[section] if 0 <= section < len(self.column_tips) else None
+        return None
+
+
+class FlatTableModel(FlatRows, NamedColumns, QAbstractTableModel):
     """A flat table under named ``columns``."""
 
     columns: ClassVar[tuple[str, ...]] = ()
 
     def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.columns)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.columns[section] if 0 <= section < len(self.columns) else None
-        return None
 
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:
         if not index.isValid():

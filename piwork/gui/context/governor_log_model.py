@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from piwork.core.context.records import ElidedItem, GovernorDecision
+from piwork.gui.flat_models import NamedColumns
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 DecisionRole = Qt.ItemDataRole.UserRole + 1
@@ -50,7 +51,9 @@ def export_json(decisions: Sequence[GovernorDecision]) -> str:
     )
 
 
-class GovernorLogModel(QAbstractItemModel):
+class GovernorLogModel(NamedColumns, QAbstractItemModel):
+    columns = COLUMNS
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._decisions: list[GovernorDecision] = []
@@ -105,16 +108,6 @@ class GovernorLogModel(QAbstractItemModel):
         if parent.internalId() == 0 and parent.column() == 0 and parent.row() < len(self._decisions):
             return len(self._decisions[parent.row()].elided)
         return 0
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return len(COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section] if 0 <= section < len(COLUMNS) else None
-        return None
 
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:
         if not index.isValid():

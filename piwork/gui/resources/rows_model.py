@@ -15,6 +15,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from piwork.core.resources.panel import ResourceRow
+from piwork.gui.flat_models import NamedColumns
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -71,7 +72,10 @@ def state_reason(row: ResourceRow) -> str:
     return text
 
 
-class ResourceRowsModel(QAbstractItemModel):
+class ResourceRowsModel(NamedColumns, QAbstractItemModel):
+    columns = COLUMNS
+    column_tips = COLUMN_TIPS
+
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._groups: list[tuple[str, str, list[ResourceRow]]] = []
@@ -122,18 +126,6 @@ class ResourceRowsModel(QAbstractItemModel):
         if parent.internalId() == _NO_GROUP and parent.column() == 0:
             return len(self._groups[parent.row()][2])
         return 0
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return len(COLUMNS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
-            return COLUMN_TIPS[section]
-        return None
 
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:
         if not index.isValid():
