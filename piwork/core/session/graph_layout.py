@@ -67,6 +67,7 @@ class GraphLayout:
         self.lane: dict[int, int] = {}
         self.branch_of: dict[int, int] = {}
         self.branches: list[Branch] = []
+        self.summaries: list[int] = []  # seqs of the drawn branch summaries, in file order
         self._shown_tree()
         self._emit_rows()
         self._assign_lanes()
@@ -77,7 +78,7 @@ class GraphLayout:
         tree = self.tree
         records = tree.records
         children_of = tree.children
-        parent, children, anchor = self.parent, self.children, self.anchor
+        parent, children, anchor, summaries = self.parent, self.children, self.anchor, self.summaries
         roots: list[int] = []
         stack: list[tuple[EntryRecord, int | None]] = [
             (r, None) for r in reversed(tree.roots()) if isinstance(r.id, str)
@@ -95,6 +96,8 @@ class GraphLayout:
                 if seq in anchor:
                     break
                 if graph_shows(record):
+                    if record.type == "branch_summary":
+                        summaries.append(seq)
                     parent[seq] = above
                     if above is None:
                         roots.append(seq)
@@ -112,6 +115,7 @@ class GraphLayout:
         for listed in children.values():
             if len(listed) > 1:
                 listed.sort()
+        summaries.sort()
         self.roots = sorted(roots)
 
     def _emit_rows(self) -> None:
@@ -229,6 +233,8 @@ class GraphLayout:
             return None  # a new root or a new fork
         row = self.row_of[above] + 1
         index = self.branch_of[above]
+        if record.type == "branch_summary":
+            self.summaries.append(seq)
         self.anchor[seq] = seq
         self.parent[seq] = above
         self.children[above] = [seq]

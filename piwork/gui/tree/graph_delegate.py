@@ -3,7 +3,8 @@
 Every row has the same height (the view asks for uniform sizes), so a 100k-row graph costs only the
 rows on screen. Marks: user ● filled circle, assistant ○ ring, tool ▪ small square, branch summary ◆
 diamond, compaction ▲ triangle, other messages • dot, a fold ⋮. The leaf gets an outer ring; the
-active path's lane is drawn thicker and its rows are tinted.
+active path's lane is drawn thicker and its rows are tinted. A dashed connector in the summary colour
+runs from the tip of each summarised branch, right of the lanes, to the arrowhead at its summary.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class GraphDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self._fonts: dict[str, _Fonts] = {}
         self._pens: dict[tuple[int, bool], QPen] = {}
+        self._link_pen = QPen(_KIND_COLOURS["summary"], 1.4, Qt.PenStyle.DashLine)
 
     def _fonts_for(self, font: QFont) -> _Fonts:
         key = font.key()
@@ -138,8 +140,11 @@ class GraphDelegate(QStyledItemDelegate):
                 path.cubicTo(QPointF(x, bottom), QPointF(end_x, middle), QPointF(end_x, bottom))
                 painter.setPen(self._pen(lane, lane in cell.active_forks))
                 painter.drawPath(path)
+        link_lanes = self._links(painter, cell, left, x, top, middle, bottom)
         self._mark(painter, cell, QPointF(x, middle))
-        widest = max((min(cell.width, TEXT_COLUMN_LANES) - 1, cell.lane, *cell.through, *cell.forks))
+        widest = max(
+            (min(cell.width, TEXT_COLUMN_LANES) - 1, cell.lane, *cell.through, *cell.forks, *link_lanes)
+        )
         text_rect = rect.adjusted(int(lane_x(widest) + LANE_WIDTH), 0, -4, 0)
         if cell.label:
             text_rect = self._tag(painter, fonts, cell.label, text_rect)
@@ -157,6 +162,48 @@ class GraphDelegate(QStyledItemDelegate):
         text = metrics.elidedText(cell.text, Qt.TextElideMode.ElideRight, text_rect.width())
         painter.drawText(text_rect, _TEXT_FLAGS, text)
         painter.restore()
+
+    def _links(
+        self,
+        painter: QPainter,
+        cell: GraphCell,
+        left: float,
+        mark_x: float,
+        top: float,
+        middle: float,
+        bottom: float,
+    ) -> tuple[int, ...]:
+        """Summary connectors touching the row; returns the lanes (link columns) they take."""
+        links = cell.links
+        if not links.passing and not links.ends:
+            return ()
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(self._link_pen)
+        base = cell.link_base
+        for column in links.passing:
+            x = left + lane_x(base + column)
+            painter.drawLine(QPointF(x, top), QPointF(x, bottom))
+        bend = 5.0
+        for end in links.ends:
+            x = left + lane_x(base + end.column)
+            start = mark_x + (MARK_RADIUS + (7 if end.at_summary else 4))
+            towards = bottom if end.downward else top
+            turn = middle + (bend if end.downward else -bend)
+            path = QPainterPath(QPointF(start, middle))
+            path.lineTo(QPointF(x - bend, middle))
+            path.quadTo(QPointF(x, middle), QPointF(x, turn))
+            path.lineTo(QPointF(x, towards))
+            painter.drawPath(path)
+            if end.at_summary:  # an arrowhead pointing at the summary's mark
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(_KIND_COLOURS["summary"])
+                painter.drawPolygon(
+                    QPolygonF([QPointF(start - 3, middle), QPointF(start + 3, middle - 3.5),
+                               QPointF(start + 3, middle + 3.5)])
+                )  # fmt: skip
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.setPen(self._link_pen)
+        return tuple(base + c for c in (*links.passing, *(e.column for e in links.ends)))
 
     @staticmethod
     def _mark(painter: QPainter, cell: GraphCell, centre: QPointF) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from piwork.core.session.graph_layout import NOTHING_SHOWN, GraphLayout
+from piwork.core.session.graph_links import NO_LINKS, RowLinks, SummaryLinks
 from piwork.core.session.graph_rows import FOLD_AT, Fold, GraphRows
 from piwork.core.session.records import EntryRecord
 from piwork.core.session.tree import SessionTree, TreeEvent
@@ -47,6 +48,8 @@ class GraphCell:
     through_active: tuple[int, ...] = ()  # passing lanes that lead to the active path
     active_forks: tuple[int, ...] = ()  # lanes of the branches leaving here that the active path takes
     down_active: bool = False  # the active path goes on straight below
+    links: RowLinks = NO_LINKS  # connectors from branch summaries to the branches they summarise
+    link_base: int = 1  # lane index of the first link column (the graph's lane count)
 
 
 def node_kind(record: EntryRecord) -> str:
@@ -80,6 +83,7 @@ class BranchGraphModel(QAbstractListModel):
         self._transits: list[tuple[int, int, int]] = []  # (lane, fork seq, head seq) of the active path
         self._update_path()
         self._rows = self._make_rows()
+        self._links = SummaryLinks(self._rows)
         self._unsubscribe: Callable[[], None] | None = tree.subscribe(self._on_tree_event)
 
     # -- public API -------------------------------------------------------------------------------
@@ -94,6 +98,10 @@ class BranchGraphModel(QAbstractListModel):
     @property
     def rows(self) -> GraphRows:
         return self._rows
+
+    @property
+    def links(self) -> SummaryLinks:
+        return self._links
 
     def detach(self) -> None:
         if self._unsubscribe is not None:
@@ -182,8 +190,9 @@ class BranchGraphModel(QAbstractListModel):
             lane, through = self._rows.lane_and_through(fold)
             return GraphCell(
                 lane, through, True, True, (), "fold", fold.first in self._active, False,
-                fold.first in self._linked, None, fold_text(fold.count), self._layout.width,
+                fold.first in self._linked, None, fold_text(fold.count), self._width(),
                 self._through_active(fold.first, through), (), fold.first in self._active,
+                self._links.at(self._rows.row_of[fold]), self._layout.width,
             )  # fmt: skip
         if role == Qt.ItemDataRole.ToolTipRole:
             return "Double-click to show these entries"
@@ -225,11 +234,16 @@ class BranchGraphModel(QAbstractListModel):
             linked=seq in self._linked,
             label=self._tree.label(record.id),
             text=entry_title(record, self._tree),
-            width=layout.width,
+            width=self._width(),
             through_active=self._through_active(seq, through),
             active_forks=self._active_forks(seq),
             down_active=bool(layout.children.get(seq)) and layout.children[seq][0] in self._active,
+            links=self._links.at(self._rows.row_of[seq]),
+            link_base=layout.width,
         )
+
+    def _width(self) -> int:
+        return self._layout.width + self._links.width
 
     def _tooltip(self, record: EntryRecord) -> str:
         text = entry_detail_text(self._tree.body(record))
@@ -260,6 +274,7 @@ class BranchGraphModel(QAbstractListModel):
     def _reset_rows(self) -> None:
         self.beginResetModel()
         self._rows = self._make_rows()
+        self._links = SummaryLinks(self._rows)
         self.endResetModel()
         self.rebuilt.emit()
 
@@ -269,6 +284,7 @@ class BranchGraphModel(QAbstractListModel):
         self._update_path()
         self._linked = set()
         self._rows = self._make_rows()
+        self._links = SummaryLinks(self._rows)
         self.endResetModel()
         self.rebuilt.emit()
 
@@ -317,7 +333,11 @@ class BranchGraphModel(QAbstractListModel):
             return False
         self.beginInsertRows(QModelIndex(), visible + 1, visible + 1)
         self._rows.insert_after(parent, record.seq)
+        links_before = self._links
+        self._links = SummaryLinks(self._rows)  # rows below moved down one
         self.endInsertRows()
+        if self._links.width != links_before.width or len(self._links) != len(links_before):
+            self._repaint_all()  # a new connector (a summary streamed at a tip) or new link columns
         if parent == self._leaf:  # the drawn part of the active path depends only on the drawn parent
             self._active.add(record.seq)
             self._leaf = record.seq

@@ -92,6 +92,53 @@ def test_cells_mark_kinds_lanes_labels_leaf_and_summary_link(qtbot: QtBot) -> No
     model.detach()
 
 
+def _cells_by_id(model: BranchGraphModel) -> dict[object, GraphCell]:
+    return {
+        model.index(r, 0).data(ENTRY_ID_ROLE): model.index(r, 0).data(GRAPH_ROLE)
+        for r in range(model.rowCount())
+    }
+
+
+def test_each_branch_summary_is_joined_to_the_tip_it_summarises(
+    qtbot: QtBot, qtmodeltester: ModelTester
+) -> None:
+    tree, ids = _branched()
+    model = BranchGraphModel(tree)
+    qtmodeltester.check(model)
+    (link,) = model.links.links
+    assert tree.records[link.summary].id == ids["s"] and tree.records[link.source].id == ids["tipA"]
+    cells = _cells_by_id(model)
+    width = model.layout.width
+    assert cells[ids["u1"]].width == width + 1 and cells[ids["s"]].link_base == width
+    # the tip's row starts the connector downwards, the summary's row ends it with the arrowhead
+    (tip_end,) = cells[ids["tipA"]].links.ends
+    (summary_end,) = cells[ids["s"]].links.ends
+    assert tip_end.downward and not tip_end.at_summary
+    assert not summary_end.downward and summary_end.at_summary
+    # every row between them has the connector passing; rows outside have none
+    between = [ids["u2"], ids["t2"], ids["r2"]]
+    assert all(cells[i].links.passing == (0,) and not cells[i].links.ends for i in between)
+    assert not cells[ids["u1"]].links.passing and not cells[ids["c"]].links.ends
+    # folded or open, the connector joins the same entries (the tip is never folded away)
+    open_model = BranchGraphModel(tree, fold_at=None)
+    (open_link,) = open_model.links.links
+    assert (open_link.summary, open_link.source) == (link.summary, link.source)
+    assert open_link.bottom - open_link.top == link.bottom - link.top
+    # a second summary of the same tip streamed under the leaf gets its own column where they overlap
+    tree.branch(ids["tipA"])
+    with qtbot.waitSignal(model.rowsInserted):
+        second = tree.branch_with_summary(ids["c"], "again, shorter", None, False)
+    assert [tree.records[x.summary].id for x in model.links.links] == [ids["s"], second]
+    assert sorted(x.column for x in model.links.links) == [0, 1] and model.links.width == 2
+    assert _cells_by_id(model)[ids["u2"]].links.passing == (0, 1)
+    assert _cells_by_id(model)[second].links.ends[0].at_summary
+    assert [(x.top, x.bottom) for x in model.links.links] == [
+        (x.top, x.bottom) for x in BranchGraphModel(tree).links.links
+    ]
+    model.detach()
+    open_model.detach()
+
+
 def test_streamed_entries_are_inserted_in_place(qtbot: QtBot, qtmodeltester: ModelTester) -> None:
     tree, ids = _branched()
     model = BranchGraphModel(tree)
