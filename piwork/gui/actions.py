@@ -53,7 +53,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "focus_composer", "Focus &Composer", "Ctrl+E", "View", "Move the cursor to the message editor"
     ),
     ActionSpec(
-        "toggle_theme", "&Dark Palette", "Ctrl+Shift+D", "View", "Switch between light and dark", True
+        "toggle_theme",
+        "&Dark Palette",
+        "Ctrl+Shift+D",
+        "View",
+        "Switch the theme between light and dark",
+        True,
     ),
     ActionSpec("stop", "&Stop", "Ctrl+.", "Session", "Stop the agent (Esc in the editor)"),
     ActionSpec("compact", "&Compact Now…", "Ctrl+Shift+K", "Session", "Summarise older messages (/compact)"),

@@ -45,7 +45,46 @@ def action_items(controller: SessionController) -> list[PaletteItem]:
         items.append(
             PaletteItem("action", title, "Panel", _shortcut(toggle), toggle.trigger, toggle.objectName())
         )
-    return items
+    return items + tree_tool_items(controller)
+
+
+def tree_tool_items(controller: SessionController) -> list[PaletteItem]:
+    """The session tree's branch tools, which live in its toolbar and menus rather than the menu bar."""
+    window = controller.window
+    panel = window.tree_panel
+
+    def show_graph() -> None:
+        window.show_tree()
+        panel.show_graph()
+
+    def compare() -> None:
+        window.show_tree()
+        panel.compare_selected()
+
+    def files_touched() -> None:
+        window.show_tree()
+        panel.branch_tools.files_touched(panel.current_entry_id())
+
+    return [
+        PaletteItem(
+            "action", "Branch Graph", "Draw the session tree as a graph of its branches", "", show_graph
+        ),
+        PaletteItem(
+            "action",
+            "Compare Branches…",
+            "The entry selected in the session tree (or two Ctrl+clicked in the graph) against the current "
+            "position, side by side",
+            "",
+            compare,
+        ),
+        PaletteItem(
+            "action",
+            "Files Touched…",
+            "Files read, written and edited on the path to the selected entry (else the active path), with diffs",
+            "",
+            files_touched,
+        ),
+    ]
 
 
 def _insert(controller: SessionController, text: str) -> Callable[[], None]:

@@ -384,11 +384,19 @@ class SessionTreePanel(QWidget):
         in_graph = self.graph.select(entry_id)
         return index.isValid() or in_graph
 
+    def show_graph(self) -> None:
+        self.views.setCurrentWidget(self.graph)
+        self.graph.list.setFocus()
+
     def compare_selected(self) -> None:
         """Compare the two entries selected in the graph, or the selected one with the current position."""
         picked = self.graph.selected_entry_ids() if self.views.currentWidget() is self.graph else []
         if len(picked) >= 2:
             self.branch_tools.compare(picked[0], picked[-1])
+        elif self.current_entry_id() is None:
+            self._set_status(
+                "Select an entry to compare with the current position (Ctrl+click a second one)."
+            )
         else:
             self.branch_tools.compare_with_current(self.current_entry_id())
 

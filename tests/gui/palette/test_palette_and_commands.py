@@ -297,3 +297,42 @@ def test_commands_that_open_windows_and_fork(
 
     _type(ctl, "/quit")
     assert not ctl.window.isVisible()
+
+
+def _run_in_palette(qtbot: QtBot, ctl: SessionController, query: str, title: str) -> None:
+    palette = ctl.show_palette()
+    qtbot.addWidget(palette)
+    qtbot.keyClicks(palette.query, query)
+    assert palette.current_item is not None and palette.current_item.title == title, query
+    qtbot.keyClick(palette.query, Qt.Key.Key_Return)
+
+
+def test_palette_reaches_the_branch_graph_compare_and_files_touched(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    from piwork.gui.tree.compare_dialog import CompareDialog
+    from piwork.gui.tree.files_dialog import FilesTouchedDialog
+
+    ctl = controller
+    _reply(qtbot, ctl, server, "First answer.")
+    _reply(qtbot, ctl, server, "Second answer.")
+    panel = ctl.window.tree_panel
+    ctl.window.docks["tree"].hide()
+
+    _run_in_palette(qtbot, ctl, "graph", "Branch Graph")
+    assert ctl.window.docks["tree"].isVisible()
+    assert panel.views.currentWidget() is panel.graph
+
+    tools = panel.branch_tools
+    _run_in_palette(qtbot, ctl, "files touched", "Files Touched…")
+    qtbot.waitUntil(lambda: any(isinstance(d, FilesTouchedDialog) for d in tools.dialogs), timeout=10_000)
+
+    assert panel.tree is not None
+    first_user = next(r.id for r in panel.tree.records if r.role == "user")
+    assert panel.select_entry(first_user)
+    _run_in_palette(qtbot, ctl, "compare", "Compare Branches…")
+    qtbot.waitUntil(lambda: any(isinstance(d, CompareDialog) for d in tools.dialogs), timeout=10_000)
+    for dialog in list(tools.dialogs):
+        dialog.close()
+
+    _run_in_palette(qtbot, ctl, "theme", "Dark Palette")
