@@ -1,20 +1,28 @@
 """Hostile inputs and faults: nothing is lost, nothing hangs, nothing gets in, and nothing ends in a traceback.
 
 Each section drives the real engine (and the headless commands in this process) with broken or
-malicious files. Random cases come from a fixed seed, so a failure reproduces; every case is small
-so the whole module stays within seconds.
+malicious input: corrupt sessions and configuration files, FIFOs, devices and sparse files met by the
+tools, write targets that must keep their inode, symlinked project folders, logs that run out of space,
+keys split across output chunks, a server that drips. Random cases come from a fixed seed, so a failure
+reproduces; every case is small so the whole module stays within seconds. The matching regression
+tests live beside the code they cover (tools/test_special_files.py, tools/test_log_space.py,
+agent/test_full_disk.py, commands/test_headless_termination.py, commands/test_request_deadlines.py,
+commands/test_key_hygiene.py, resources/test_loader_security.py).
 """
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import io
 import json
 import os
 import random
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import pytest
 
@@ -336,3 +344,168 @@ def test_random_special_files_never_hang_a_tool(tmp_path: Path) -> None:
         assert outcome.is_error, text(outcome)
     assert time.monotonic() - started < 60
     assert (tmp_path / "pipe").exists() and not (tmp_path / "nowhere").exists()
+
+
+def test_random_write_targets_keep_their_inode(tmp_path: Path) -> None:
+    rng = random.Random(SEED)
+    real = tmp_path / "real.txt"
+    real.write_text("original")
+    (tmp_path / "link.txt").symlink_to(real)
+    (tmp_path / "chain.txt").symlink_to(tmp_path / "link.txt")
+    os.mkfifo(tmp_path / "pipe")
+    inodes = {
+        name: os.lstat(tmp_path / name).st_ino for name in ("real.txt", "link.txt", "chain.txt", "pipe")
+    }
+    for _ in range(40):
+        name = rng.choice([*inodes, "new.txt", "sub/new.txt"])
+        content = "".join(rng.choice("ab\n\u00e9\U0001f600") for _ in range(rng.randint(0, 200)))
+        outcome = call("write", {"path": name, "content": content}, tmp_path)
+        if name == "pipe":
+            assert outcome.is_error and "no process reads" in text(outcome)
+        else:
+            assert not outcome.is_error, text(outcome)
+            assert (tmp_path / name).read_text() == content
+    assert {name: os.lstat(tmp_path / name).st_ino for name in inodes} == inodes
+    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "chain.txt").is_symlink()
+
+
+# -- trust and symlinked folders -------------------------------------------------------------
+
+
+def test_random_symlinked_cwds_never_load_from_the_links_parents(tmp_path: Path) -> None:
+    from piwork.core.resources.loader import LoaderOptions, load_project
+    from piwork.core.resources.trust import TrustResolver
+    from piwork.core.resources.trust_store import TrustStore
+
+    rng = random.Random(SEED)
+    root = tmp_path.resolve()
+    agent = root / "home" / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    real = root / "real" / "project"
+    real.mkdir(parents=True)
+    for case in range(12):
+        depth = rng.randint(1, 4)
+        parents = [root / f"case{case}"]
+        for level in range(depth):
+            parents.append(parents[-1] / f"d{level}")
+        parents[-1].mkdir(parents=True)
+        planted = rng.choice(parents)
+        skill = planted / ".agents" / "skills" / f"evil-{case}" / "SKILL.md"
+        skill.parent.mkdir(parents=True)
+        skill.write_text(f"---\nname: evil-{case}\ndescription: planted\n---\nbody")
+        link = parents[-1] / "link"
+        link.symlink_to(real)
+        spelled = rng.choice([str(link), f"{link}/.", f"{link}/../link", f"{parents[-1]}/./link"])
+        resolver = TrustResolver(TrustStore(agent))
+        loaded = asyncio.run(
+            load_project(spelled, str(agent), resolver, LoaderOptions(), home=str(root / "home"))
+        )
+        assert not [s.name for s in loaded.skills if s.name.startswith("evil")], spelled
+        assert all(str(real) in f.path or f.path.startswith(str(agent)) for f in loaded.context_files)
+
+
+# -- output logs without space ---------------------------------------------------------------
+
+
+class _FullAt:
+    """A log handle whose write fails with ENOSPC, as the OS reports it, once ``room`` bytes are used."""
+
+    def __init__(self, path: Path, room: int) -> None:
+        self.handle = open(path, "wb")  # noqa: SIM115 (closed by close())
+        self.left = room
+
+    def write(self, data: bytes) -> int:
+        if len(data) > self.left:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.left -= len(data)
+        return self.handle.write(data)
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+def _full_at(path: Path, room: int) -> tuple[str, BinaryIO]:
+    return str(path), cast(BinaryIO, _FullAt(path, room))
+
+
+def test_random_disk_full_points_never_break_the_output(tmp_path: Path) -> None:
+    from piwork.core.output import OutputAccumulator
+
+    rng = random.Random(SEED)
+    for case in range(25):
+        room = rng.randint(0, 400_000)
+        path = tmp_path / f"log-{case}"
+
+        output = OutputAccumulator(partial(_full_at, path, room))
+        lines = rng.randint(1, 30_000)
+        blob = b"".join(b"row %d\n" % i for i in range(lines))
+        at = 0
+        while at < len(blob):
+            step = rng.randint(1, 70_000)
+            output.append(blob[at : at + step])
+            at += step
+        output.finish()
+        snap = output.snapshot(persist_if_truncated=True)
+        output.close()
+        assert snap.content.rstrip("\n").endswith(f"row {lines - 1}")
+        if snap.full_output_path is not None:
+            assert path.read_bytes() == blob
+        else:
+            assert not snap.truncation.truncated or snap.log_problem is not None
+            assert not path.exists()
+
+
+# -- keys in output --------------------------------------------------------------------------
+
+
+def test_keys_split_at_random_points_never_reach_a_log() -> None:
+    from piwork.core.llm.redaction import StreamRedactor
+
+    rng = random.Random(SEED)
+    keys = ["sk-ant-" + "".join(rng.choice("abcdef0123456789") for _ in range(40)), "sk-short1"]
+    for _ in range(200):
+        pieces = [
+            rng.choice([*keys, "text ", "\n", "sk-", "sk-ant-", "é"]) for _ in range(rng.randint(1, 30))
+        ]
+        stream = "".join(pieces).encode()
+        redactor = StreamRedactor(keys)
+        written = b""
+        at = 0
+        while at < len(stream):
+            step = rng.randint(1, 20)
+            written += redactor.feed(stream[at : at + step])
+            at += step
+        written += redactor.finish()
+        expected = "".join(pieces)
+        for key in sorted(keys, key=len, reverse=True):
+            expected = expected.replace(key, "***")
+        assert written == expected.encode()
+        assert not any(key.encode() in written for key in keys)
+
+
+# -- network deadlines -----------------------------------------------------------------------
+
+
+def test_a_dripping_server_ends_at_a_seeded_deadline(workspace: Workspace, server: LoopbackServer) -> None:
+    rng = random.Random(SEED)
+    deadline_ms = rng.choice([600, 900, 1200])
+    (workspace.agent / "settings.json").write_text(
+        json.dumps({"retry": {"enabled": False, "provider": {"timeoutMs": deadline_ms}}})
+    )
+    server.script(Turn([Text(" ".join(f"w{i}" for i in range(5000)))], drip=rng.choice([0.05, 0.1])))
+    started = time.monotonic()
+    out, err = io.StringIO(), io.StringIO()
+    code = headless.main(
+        ["-p", "drip", "--model", f"anthropic/{server.model}", "--base-url", server.url],
+        io.StringIO(""),
+        out,
+        err,
+    )
+    assert (
+        code == 1
+        and f"Request timed out after {deadline_ms / 1000:g} s (overall time limit)" in err.getvalue()
+    )
+    assert time.monotonic() - started < 20
