@@ -133,3 +133,29 @@ def test_over_a_conversation_the_empty_state_is_a_banner(qtbot: QtBot, fresh: Se
     qtbot.wait(20)
     assert chat.empty_state.isVisible() and chat.view.isVisible()
     assert chat.view.height() > chat.empty_state.height()
+
+
+def test_after_adding_a_server_from_the_empty_state_typing_goes_to_the_composer(
+    qtbot: QtBot, fresh: SessionController
+) -> None:
+    """The button that opened Settings disappears with the empty state; the keyboard must not be left
+    on a hidden control when the window is active again."""
+    chat = fresh.chat
+    fresh.window.activateWindow()
+    chat.empty_state.server_button.setFocus()
+    with LoopbackServer(model="local-coder") as server:
+        qtbot.keyClick(chat.empty_state.server_button, Qt.Key.Key_Space)
+        dialog = fresh.window.findChild(SettingsDialog, "settingsDialog")
+        assert dialog is not None
+        editor = dialog.providers_page.server_dialog
+        assert editor is not None
+        editor.url_edit.setText(server.openai_url)
+        editor.name_edit.setText("Local")
+        qtbot.mouseClick(editor.test_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: editor.checked_models() == ["local-coder"], timeout=10_000)
+        editor.save()
+        assert not chat.empty_state.isVisible()
+        dialog.close()
+    fresh.window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is fresh.window, timeout=5_000)
+    assert fresh.window.focusWidget() is chat.composer

@@ -126,7 +126,13 @@ class ChatPanel(QWidget):
 
     def _update_empty_state(self, *_args: object) -> None:
         waiting = self.model_state != READY
+        # The button that opened Settings goes with the empty state: give the keyboard to the composer
+        # instead of whatever control comes next (this also holds while the Settings dialog is in front).
+        focused = self.window().focusWidget()
+        hand_over = not waiting and focused is not None and self.empty_state.isAncestorOf(focused)
         self.empty_state.setVisible(waiting)
+        if hand_over:
+            self.composer.setFocus()
         # With nothing in the conversation the empty state takes the whole area; over a conversation it is a
         # banner at the top and the conversation keeps the rest.
         has_rows = self.model.rowCount() > 0
