@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from PySide6.QtCore import QModelIndex, QPoint, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -73,6 +73,10 @@ class ContextPanel(QWidget):
             self.xray_view.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             self.xray_view.setColumnWidth(column, metrics.horizontalAdvance(sample) + 14)
         self.xray_view.activated.connect(self._on_xray_activated)
+        self._source_room = metrics.horizontalAdvance("read src/app.py") + 16
+        self.xray_view.viewport().installEventFilter(
+            self
+        )  # a narrow dock drops Kind before Source becomes unreadable
         self.xray_summary = QLabel("No session yet.")
         self.xray_summary.setObjectName("xraySummary")
         self.xray_summary.setWordWrap(True)
@@ -176,6 +180,18 @@ class ContextPanel(QWidget):
 
     def sizeHint(self) -> QSize:
         return QSize(560, 420)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.xray_view.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_xray_columns()
+        return super().eventFilter(watched, event)
+
+    def _fit_xray_columns(self) -> None:
+        """Hide the Kind column (its words stay in each row's tooltip) when Source would get too little room."""
+        view = self.xray_view
+        numbers = view.columnWidth(2) + view.columnWidth(3)
+        room = view.viewport().width() - numbers - view.columnWidth(1)
+        view.setColumnHidden(1, room < self._source_room)
 
     # ---- content --------------------------------------------------------------------------------
 

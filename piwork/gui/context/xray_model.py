@@ -153,7 +153,8 @@ class XrayModel(FlatTableModel):
             where = {"message": "the chat and tree", "resource": "the Resources panel", "tool": "tool list"}
             hint = f" — double-click to show it in {where[row.target.kind]}" if row.target else ""
             stub = " (a stub elided by the governor; the transcript keeps the original)" if row.elided else ""
-            return f"{part.label}: {compact_tokens(part.tokens)} tokens{stub}{hint}"
+            kind = KIND_TITLES.get(part.kind, part.kind)
+            return f"{part.label} ({kind}): {compact_tokens(part.tokens)} tokens{stub}{hint}"
         if role == TargetRole:
             return row.target
         if role == TokensRole:

@@ -3,16 +3,21 @@ X-ray row (what the part is) keeps room for a short label instead of shrinking t
 
 from __future__ import annotations
 
+import pytest
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from piwork.core.context.xray import Xray, XrayPart
 from piwork.gui.context.context_panel import ContextPanel
 
 
-def test_xray_source_column_keeps_room_in_a_narrow_dock(qtbot: QtBot) -> None:
+@pytest.mark.parametrize(
+    "width", [380, 285]
+)  # the dock beside the tree and the chat: 1100 and 1000 px windows
+def test_xray_source_column_keeps_room_in_a_narrow_dock(qtbot: QtBot, width: int) -> None:
     panel = ContextPanel()
     qtbot.addWidget(panel)
-    panel.resize(380, 600)  # the dock's width beside the session tree and the chat in a 1100 px window
+    panel.resize(width, 600)
     panel.show()
     qtbot.waitExposed(panel)
     parts = (
@@ -26,5 +31,11 @@ def test_xray_source_column_keeps_room_in_a_narrow_dock(qtbot: QtBot) -> None:
     label = view.fontMetrics().horizontalAdvance("read notes.txt")
     assert view.columnWidth(0) >= label, (view.columnWidth(0), label)
     # every column still fits the view: the numbers are not pushed out of sight
-    used = sum(view.columnWidth(c) for c in range(4))
+    used = sum(view.columnWidth(c) for c in range(4) if not view.isColumnHidden(c))
     assert used <= view.viewport().width() + 1
+    assert not view.isColumnHidden(2) and not view.isColumnHidden(3)
+    if view.isColumnHidden(1):  # too narrow for the Kind column: the tooltip still names the kind
+        tip = panel.xray_model.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
+        assert "tool result" in tip
+    panel.resize(700, 600)  # wide again: the Kind column comes back
+    qtbot.waitUntil(lambda: not view.isColumnHidden(1))
