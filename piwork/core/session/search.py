@@ -69,7 +69,9 @@ class SearchQuery:
         return not self.words
 
     def matches(self, texts: Iterable[str]) -> bool:
-        lowered = "\n".join(texts).lower()
+        return self.matches_lowered("\n".join(texts).lower())
+
+    def matches_lowered(self, lowered: str) -> bool:
         return all(word in lowered for word in self.words)
 
 
@@ -164,6 +166,19 @@ def make_snippet(
     text: str, words: tuple[str, ...], width: int = SNIPPET_CHARS
 ) -> tuple[str, tuple[tuple[int, int], ...]]:
     """A one-line excerpt of ``text`` around the first word found, and where the words are in it."""
+    if len(text) > 8 * width:  # a long text: flatten only a window around the first word found
+        lowered_text = text.lower()
+        found_at = [p for p in (lowered_text.find(w) for w in words) if p >= 0]
+        at = min(found_at) if found_at else 0
+        cut = max(0, at - 2 * width)
+        window = text[cut : at + 4 * width]
+        snippet, shown = make_snippet(window, words, width)
+        if cut > 0 and not snippet.startswith("…"):
+            snippet = "…" + snippet
+            shown = tuple((a + 1, b + 1) for a, b in shown)
+        if at + 4 * width < len(text) and not snippet.endswith("…"):
+            snippet += "…"
+        return snippet, shown
     flat = " ".join(text.split())
     lowered = flat.lower()
     found = [p for p in (lowered.find(w) for w in words) if p >= 0]
@@ -190,10 +205,14 @@ def _hit(entry: dict[str, Any], query: SearchQuery) -> SearchHit | None:
     if not isinstance(entry_id, str):
         return None
     texts = entry_texts(entry)
-    if not texts or not query.matches(t for _k, _d, t in texts):
+    if not texts:
+        return None
+    lowered = [t.lower() for _k, _d, t in texts]
+    if not query.matches_lowered("\n".join(lowered)):
         return None
     # The excerpt comes from the text that holds the most words (message text wins ties).
-    best = max(texts, key=lambda item: sum(1 for w in query.words if w in item[2].lower()))
+    held = [sum(1 for w in query.words if w in low) for low in lowered]
+    best = texts[held.index(max(held))]
     snippet, spans = make_snippet(best[2], query.words)
     stamp = entry.get("timestamp")
     return SearchHit(entry_id, best[0], best[1], snippet, spans, stamp if isinstance(stamp, str) else "")
@@ -242,34 +261,37 @@ def _matching_lines(data: bytes, query: SearchQuery) -> Iterator[bytes]:
 Locator = Callable[[str], tuple[bool, str | None]]
 
 # Pi and piwork write every entry as {"type":…,"id":…,"parentId":…,…} on one line (the first line is
-# the header, so every entry line follows a newline; the literal start makes the scan a fast search).
-_LINK = re.compile(rb'\n\{"type":"([a-z_]+)","id":"([^"\\]+)","parentId":(?:null|"([^"\\]+)")')
+# the header, so every entry line follows a newline). The pattern matches at every newline: the ids
+# when the line starts that way, two empty groups otherwise (a line written another way, a blank line).
+_LINK = re.compile(rb'\n(?:\{"type":"(?!session")[a-z_]+","id":"([^"\\]+)","parentId":(?:null|"([^"\\]+)")|)')
 
 
 def _links_locator(data: bytes) -> Locator | None:
     """Branch facts from the ``id``/``parentId`` at the front of each line of a whole file held in
     memory; ``None`` when some entry line is written another way (the full reader decides then)."""
-    links = [(i, p) for kind, i, p in _LINK.findall(data) if kind != b"session"]
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if len(links) + 1 != lines or not links:  # a line written another way (or blank): not sure
+    links = _LINK.findall(data)
+    if data.endswith(b"\n") and links and links[-1] == (b"", b""):
+        links.pop()  # the newline ending the last line starts no line
+    if not links or (b"", b"") in links:  # a line written another way (or blank): not sure
         return None
-    parent = {i.decode(): (p.decode() if p else None) for i, p in links}
-    active: set[str] = set()
-    node: str | None = links[-1][0].decode()
-    while node is not None and node not in active:
+    parent: dict[bytes, bytes] = dict(links)  # ids stay bytes: only the hits' ids are looked up
+    active: set[bytes] = set()
+    node: bytes = links[-1][0]
+    while node and node not in active:
         active.add(node)
-        node = parent.get(node)
+        node = parent.get(node, b"")
 
     def locate(entry_id: str) -> tuple[bool, str | None]:
-        if entry_id in active:
+        key = entry_id.encode()
+        if key in active:
             return True, None
-        seen: set[str] = set()
-        up = parent.get(entry_id)
-        while up is not None and up not in seen:
+        seen: set[bytes] = set()
+        up = parent.get(key, b"")
+        while up and up not in seen:
             if up in active:
-                return False, up
+                return False, up.decode()
             seen.add(up)
-            up = parent.get(up)
+            up = parent.get(up, b"")
         return False, None
 
     return locate
@@ -322,6 +344,8 @@ def search_file(
                     return None
                 single_block = data
             else:
+                if single_block is not None:  # the first block's name, looked for once it is not the only one
+                    name = _name_in(single_block, name)
                 single_block = None
             for line in _matching_lines(data, query):
                 if len(hits) >= limit:  # enough to show: the rest of the file is not read for hits
@@ -338,12 +362,14 @@ def search_file(
                     continue
                 total += 1
                 hits.append(hit)
-            if b'"type":"session_info"' in data:
-                name = _last_name(data) or name
+            if single_block is None:
+                name = _name_in(data, name)
     except OSError:
         return None
     if not hits or header is None:
         return None
+    if single_block is not None:  # a file of one block: its name matters only now that it has hits
+        name = _name_in(single_block, name)
     try:
         locate = (single_block is not None and _links_locator(single_block)) or _branch_info(path)
     except OSError:
@@ -353,19 +379,21 @@ def search_file(
         for h in hits
     ]
     cwd = header.get("cwd")
-    first = "" if name else _first_user_text(path)
+    first = "" if name else _first_user_text(path, single_block)
     return SessionHits(
         path, str(header["id"]), cwd if isinstance(cwd, str) else "", name, placed, total, first, more
     )
 
 
-def _first_user_text(path: Path, limit: int = 1024 * 1024) -> str:
-    """The text of the first user message within the first ``limit`` bytes ("" when there is none)."""
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(limit)
-    except OSError:
-        return ""
+def _first_user_text(path: Path, data: bytes | None = None, limit: int = 1024 * 1024) -> str:
+    """The text of the first user message within the first ``limit`` bytes ("" when there is none);
+    ``data``: the file's bytes when they are already in memory."""
+    if data is None:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(limit)
+        except OSError:
+            return ""
     at = data.find(b'"role":"user"')
     while at >= 0:
         start = data.rfind(b"\n", 0, at) + 1
@@ -381,6 +409,13 @@ def _first_user_text(path: Path, limit: int = 1024 * 1024) -> str:
             return " ".join(message_text(message, " ").split())
         at = data.find(b'"role":"user"', end)
     return ""
+
+
+def _name_in(data: bytes, name: str | None) -> str | None:
+    """The name the last ``session_info`` line of ``data`` sets, or ``name`` when it has none."""
+    if b'"type":"session_info"' not in data:
+        return name
+    return _last_name(data) or name
 
 
 def _last_name(data: bytes) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +192,50 @@ def test_entries_written_in_another_key_order_still_get_their_branch(tmp_path: P
         ("u2", False, "a1"),
         ("t2", False, "a1"),
     ]
+
+
+def test_snippet_of_a_long_text_is_cut_around_the_word_alike() -> None:
+    text = "x " * 20_000 + "needle in\n\nthe haystack " + "y " * 20_000
+    snippet, spans = make_snippet(text, ("needle", "haystack"))
+    assert snippet.startswith("…") and snippet.endswith("…") and "\n" not in snippet
+    assert sorted(snippet[a:b] for a, b in spans) == ["haystack", "needle"]
+    assert (
+        snippet == make_snippet(text[39_000:41_000], ("needle", "haystack"))[0]
+    )  # same excerpt as a short text
+
+
+def test_branches_are_placed_alike_whatever_way_the_lines_are_written(tmp_path: Path) -> None:
+    """The quick link scan and the full reader agree: CRLF endings, a blank line, keys in another order."""
+    plain = branched_session(tmp_path / "plain.jsonl")
+    expected = [
+        (h.entry_id, h.on_active_path, h.branch_point)
+        for h in search_file(plain, SearchQuery.parse("zebra")).hits
+    ]  # type: ignore[union-attr]
+    assert expected == [
+        ("u2", False, "a1"),
+        ("t2", False, "a1"),
+        ("r2", False, "a1"),
+        ("a2", False, "a1"),
+        ("s1", True, None),
+    ]
+    lines = plain.read_text(encoding="utf-8").splitlines()
+    variants = {
+        "crlf.jsonl": "\r\n".join(lines) + "\r\n",
+        "blank.jsonl": "\n".join(lines[:3] + [""] + lines[3:]) + "\n",
+        "no-final-newline.jsonl": "\n".join(lines),
+        "reordered.jsonl": "\n".join(
+            lines[:1]
+            + [
+                json.dumps(dict(reversed(list(json.loads(line).items()))), separators=(",", ":"))
+                for line in lines[1:]
+            ]
+        )
+        + "\n",
+    }
+    for name, text in variants.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8", newline="")
+        found = search_file(path, SearchQuery.parse("zebra"))
+        assert found is not None, name
+        assert [(h.entry_id, h.on_active_path, h.branch_point) for h in found.hits] == expected, name
+        assert found.name == "Build woes", name
