@@ -74,6 +74,11 @@ class ContextPanel(QWidget):
             self.xray_view.setColumnWidth(column, metrics.horizontalAdvance(sample) + 14)
         self.xray_view.activated.connect(self._on_xray_activated)
         self._source_room = metrics.horizontalAdvance("read src/app.py") + 16
+        self._kind_width = self.xray_view.columnWidth(1)
+        # A model reset lays the columns out again and shows Kind: judge again when its width changes.
+        self.xray_view.horizontalHeader().sectionResized.connect(
+            lambda column, _old, _new: self._fit_xray_columns() if column == 1 else None
+        )
         self.xray_view.viewport().installEventFilter(
             self
         )  # a narrow dock drops Kind before Source becomes unreadable
@@ -189,9 +194,12 @@ class ContextPanel(QWidget):
     def _fit_xray_columns(self) -> None:
         """Hide the Kind column (its words stay in each row's tooltip) when Source would get too little room."""
         view = self.xray_view
-        numbers = view.columnWidth(2) + view.columnWidth(3)
-        room = view.viewport().width() - numbers - view.columnWidth(1)
-        view.setColumnHidden(1, room < self._source_room)
+        if not view.isColumnHidden(1) and view.columnWidth(1) > 0:
+            self._kind_width = view.columnWidth(1)  # the person may have dragged it
+        room = view.viewport().width() - view.columnWidth(2) - view.columnWidth(3) - self._kind_width
+        hide = room < self._source_room
+        if hide != view.isColumnHidden(1):
+            view.setColumnHidden(1, hide)
 
     # ---- content --------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from piwork.core.context.xray import Xray, XrayPart
@@ -26,8 +27,11 @@ def test_xray_source_column_keeps_room_in_a_narrow_dock(qtbot: QtBot, width: int
         XrayPart("system", "system prompt: tools", 171, 0.1),
         XrayPart("compaction_summary", "summary", 100, 0.1),
     )
-    panel.xray_model.set_xray(Xray(parts, 7941, "cl100k_base"))
     view = panel.xray_view
+    panel.set_xray(Xray(parts, 7941, "cl100k_base"), None)
+    qtbot.waitUntil(lambda: 0 < view.viewport().width() < width)  # laid out in the panel's width
+    panel.set_xray(Xray(parts, 7941, "cl100k_base"), None)  # a refresh replaces every row, as the feed does
+    QApplication.processEvents()  # the view lays its columns out again after a reset
     label = view.fontMetrics().horizontalAdvance("read notes.txt")
     assert view.columnWidth(0) >= label, (view.columnWidth(0), label)
     # every column still fits the view: the numbers are not pushed out of sight
