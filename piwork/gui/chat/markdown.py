@@ -169,7 +169,11 @@ def _colour(
 
 def render_markdown(doc: QTextDocument, text: str, dark: bool, code_background: QColor | None = None) -> None:
     """Replace ``doc``'s content with ``text`` rendered as Markdown, code highlighted."""
-    doc.setMarkdown(text, QTextDocument.MarkdownFeature.MarkdownDialectGitHub)
+    # No HTML: a reply's "List<String>" or "<details>" is text to read; as HTML it (and all after it) vanished.
+    features = (
+        QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
+    )
+    doc.setMarkdown(text, features)
     _soften_headings(doc)
     highlight_code_blocks(doc, dark, code_background)
 

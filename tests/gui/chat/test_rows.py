@@ -53,3 +53,15 @@ def test_tree_entry_details_drop_terminal_escapes() -> None:
     }
     text = entry_detail_text(entry)
     assert text.endswith("ok PASSED") and "\x1b" not in text
+
+
+def test_angle_brackets_in_a_reply_stay_visible() -> None:
+    """A reply about code names tags and generics in prose; they are words to read, not HTML to drop."""
+    doc = QTextDocument()
+    text = "Return a List<String> here, wrap the table in <details>, and keep **this** bold.\n\n<br>"
+    render_markdown(doc, text, dark=False)
+    plain = doc.toPlainText()
+    assert "List<String>" in plain
+    assert "<details>" in plain
+    assert "<br>" in plain
+    assert "keep this bold" in plain  # Markdown itself still applies
