@@ -329,6 +329,14 @@ _KIND_WORDS = {
     "thinking_level_change": "thinking level",
     "custom": "extension data",
 }
+# piwork's own entries (the customType stays in the entry details).
+_CUSTOM_WORDS = {
+    "piwork.contextBundle": "task context",
+    "piwork.freshSummary": "handed-over summary",
+    "piwork.taskContract": "task contract",
+    "piwork.manifest": "context manifest",
+    "piwork.governorState": "governor state",
+}
 _ROLE_WORDS = {
     "compactionSummary": "compaction summary",
     "branchSummary": "branch summary",
@@ -361,6 +369,10 @@ def entry_title(record: EntryRecord, tree: SessionTree) -> str:
         return f"[compaction{size}] {preview}"
     if kind == "branch_summary":
         return f"[branch summary] {preview}" if preview else "[branch summary] (empty)"
+    custom_type = str(record.meta.get("customType"))
+    if kind in ("custom_message", "custom") and custom_type in _CUSTOM_WORDS:
+        words = f"[{_CUSTOM_WORDS[custom_type]}]"
+        return words if preview in ("", custom_type) else f"{words} {preview}"
     if kind == "custom_message":
         return f"[{record.meta.get('customType', 'custom')}] {preview}"
     if kind == "label":
