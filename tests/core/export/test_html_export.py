@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from piwork.core.export.html_export import ExportError, embedded_json, export_html
+from tests.support.branch_runs import record_two_branches
 from tests.support.chromium import dump_dom
 from tests.support.rich_session import ABANDONED_TEXT, ACTIVE_TEXT, LONG_OUTPUT, write_rich_session
 
@@ -206,3 +207,24 @@ def test_thinking_and_long_output_unfold_on_request(page: Path) -> None:
     assert '<details class="thinking">' in folded and '<details class="output">' in folded
     unfolded = _messages(dump_dom(page, "leaf=r1&open=thinking,outputs"))
     assert '<details class="thinking" open="">' in unfolded and '<details class="output" open="">' in unfolded
+
+
+def test_recorded_edits_figures_counts_and_tool_parameters(tmp_path: Path) -> None:
+    """On a session from real runs: an edit shows the diff the tool recorded (file line numbers), each
+    answer its tokens and cost, the header the count of each kind of entry, the tools their parameters."""
+    (tmp_path / "run").mkdir()
+    recorded = record_two_branches(tmp_path / "run")
+    tools = [{"name": "read", "description": "Read a file", "parameters": {
+        "type": "object", "required": ["path"],
+        "properties": {"path": {"type": "string", "description": "Where the file is"}, "limit": {"type": "number"}}}}]  # fmt: skip
+    page = export_html(recorded.path, tmp_path / "page.html", system_prompt="You help.", tools=tools)
+    dom = dump_dom(page, f"leaf={recorded.ids['tip_a']}")
+    assert "<span class=\"del\">-1 print('hi')</span><span class=\"add\">+1 print('hello')</span>" in dom
+    assert (
+        '<div class="figures" title="Tokens and cost of this answer">160 in · 30 out · $0.0009</div>' in dom
+    )
+    text = " ".join(re.sub(r"<[^>]+>", " ", dom).split())
+    assert "Messages 3 user · 10 assistant · 7 tool results Tool calls 7" in text
+    assert "Summaries 1 branch summary · 0 compactions" in text
+    assert "path string, required — Where the file is" in text and "limit number, optional" in text
+    assert 'id="download-session"' in dom

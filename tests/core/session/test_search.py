@@ -221,7 +221,7 @@ def test_branches_are_placed_alike_whatever_way_the_lines_are_written(tmp_path: 
     lines = plain.read_text(encoding="utf-8").splitlines()
     variants = {
         "crlf.jsonl": "\r\n".join(lines) + "\r\n",
-        "blank.jsonl": "\n".join(lines[:3] + [""] + lines[3:]) + "\n",
+        "blank.jsonl": "\n".join([*lines[:3], "", *lines[3:]]) + "\n",
         "no-final-newline.jsonl": "\n".join(lines),
         "reordered.jsonl": "\n".join(
             lines[:1]

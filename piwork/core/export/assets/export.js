@@ -267,6 +267,9 @@
     } else if ((name === "read" || name === "ls" || name === "find" || name === "grep") && typeof (args.path || args.pattern) === "string") {
       head += '<code>' + esc([args.pattern, args.path].filter(Boolean).join(" in ")) + "</code>";
       if (args.offset || args.limit) head += ' <span class="muted">lines ' + esc((args.offset || 1) + (args.limit ? "–" + ((args.offset || 1) + args.limit - 1) : "")) + "</span>";
+    } else if (name === "edit" && typeof args.path === "string" && recordedDiff(block.id, shownResults)) {
+      head += "<code>" + esc(args.path) + "</code>";
+      body += recordedDiff(block.id, shownResults);
     } else if (name === "edit" && typeof args.path === "string") {
       head += "<code>" + esc(args.path) + "</code>";
       var edits = Array.isArray(args.edits) ? args.edits : [args];
@@ -277,7 +280,7 @@
       }).join("");
     } else if (name === "write" && typeof args.path === "string") {
       head += "<code>" + esc(args.path) + "</code>";
-      body += outputBlock(args.content, "Content");
+      body += outputBlock(args.content, "Content", languageOf(args.path));
     } else {
       body += outputBlock(JSON.stringify(args, null, 2), "Arguments");
     }
@@ -289,6 +292,19 @@
     }
     var error = result && result.message && result.message.isError ? " error" : "";
     return '<div class="tool' + error + '">' + '<div class="tool-head">' + head + "</div>" + body + "</div>";
+  }
+
+  // The edit tool records the change it made as numbered lines ("-12 old", "+12 new", " 13 same"):
+  // shown as such when the result is on the branch, so the page shows the lines as they were in the file.
+  function recordedDiff(callId, shownResults) {
+    var result = resultsByCall.get(callId);
+    var details = result && shownResults.has(result.id) && result.message ? result.message.details : null;
+    if (!details || typeof details.diff !== "string" || !details.diff) return "";
+    var rows = details.diff.split("\n").map(function (line) {
+      var cls = line[0] === "+" ? "add" : line[0] === "-" ? "del" : "same";
+      return '<span class="' + cls + '">' + esc(line) + "</span>";
+    });
+    return '<pre class="diff recorded" title="The change as the edit tool recorded it (line numbers of the file)">' + rows.join("") + "</pre>";
   }
 
   function toolResultBody(entry, lang) {
@@ -317,6 +333,21 @@
       "branch " + (index + 1) + " of " + siblings.length +
       ' <a href="#leaf=' + encodeURIComponent(tipOf(next.id)) + "&target=" + encodeURIComponent(next.id) + '" class="next">▶</a></span>';
   }
+
+  // One assistant message's figures: tokens in and out, cache reads and writes, and its cost.
+  function messageFigures(u) {
+    if (!u || typeof u !== "object") return "";
+    var parts = [];
+    if (+u.input) parts.push(count(+u.input) + " in");
+    if (+u.output) parts.push(count(+u.output) + " out");
+    if (+u.cacheRead) parts.push(count(+u.cacheRead) + " cache read");
+    if (+u.cacheWrite) parts.push(count(+u.cacheWrite) + " cache write");
+    var cost = u.cost && +u.cost.total;
+    if (cost) parts.push("$" + cost.toFixed(4));
+    return parts.length ? '<div class="figures" title="Tokens and cost of this answer">' + esc(parts.join(" · ")) + "</div>" : "";
+  }
+
+  function count(n) { return n.toLocaleString("en-US"); }
 
   function card(e, kind, title, body) {
     var label = labels.get(e.id);
@@ -347,6 +378,7 @@
           }).join("");
           var meta = [m.provider && m.model ? m.provider + "/" + m.model : m.model, m.stopReason && m.stopReason !== "stop" && m.stopReason !== "toolUse" ? "stopped: " + m.stopReason : ""];
           if (m.errorMessage) parts += '<div class="error-text">' + esc(m.errorMessage) + "</div>";
+          parts += messageFigures(m.usage);
           return card(e, "assistant", "Assistant" + (meta.filter(Boolean).length ? " · " + meta.filter(Boolean).join(" · ") : ""), parts);
         }
         if (m.role === "toolResult") {
@@ -562,11 +594,15 @@
 
   // ---------------------------------------------------------------- header and layout
   function stats() {
-    var s = { user: 0, assistant: 0, tools: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, models: new Set() };
+    var s = { user: 0, assistant: 0, tools: 0, results: 0, branchSummaries: 0, compactions: 0, custom: 0, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, models: new Set() };
     entries.forEach(function (e) {
       var m = e.message;
+      if (e.type === "branch_summary") s.branchSummaries++;
+      else if (e.type === "compaction") s.compactions++;
+      else if (e.type === "custom_message") s.custom++;
       if (e.type !== "message" || !m) return;
       if (m.role === "user") s.user++;
+      if (m.role === "toolResult") s.results++;
       if (m.role === "assistant") {
         s.assistant++;
         if (m.model) s.models.add((m.provider ? m.provider + "/" : "") + m.model);
@@ -582,12 +618,41 @@
     return s;
   }
 
+  // A tool's parameters from its JSON schema: name, type, whether it is required, what it is for.
+  function toolParameters(schema) {
+    var props = schema && typeof schema === "object" && schema.properties && typeof schema.properties === "object" ? schema.properties : null;
+    if (!props || !Object.keys(props).length) return "";
+    var required = new Set(Array.isArray(schema.required) ? schema.required : []);
+    return '<ul class="params">' + Object.keys(props).map(function (name) {
+      var p = props[name] || {};
+      var type = Array.isArray(p.type) ? p.type.join(" | ") : p.type || (p.enum ? "one of " + p.enum.join(", ") : "any");
+      return '<li><code>' + esc(name) + '</code> <span class="muted">' + esc(type) + (required.has(name) ? ", required" : ", optional") +
+        "</span>" + (p.description ? " — " + esc(p.description) : "") + "</li>";
+    }).join("") + "</ul>";
+  }
+
+  // The session as a file again: its header and every entry, one JSON value a line (what Pi and piwork open).
+  function downloadSession() {
+    var lines = [JSON.stringify(DATA.header || {})].concat(entries.map(function (e) { return JSON.stringify(e); }));
+    var blob = new Blob([lines.join("\n") + "\n"], { type: "application/x-ndjson" });
+    var link = document.createElement("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = (DATA.header && DATA.header.id ? "session-" + DATA.header.id : "session") + ".jsonl";
+    document.body.appendChild(link);
+    link.click();
+    setTimeout(function () { URL.revokeObjectURL(link.href); link.remove(); }, 1000);
+  }
+
   function renderShell() {
     var h = DATA.header || {};
     var s = stats();
     var facts = [
       ["Session", h.id], ["Folder", h.cwd], ["Created", when(h.timestamp)], ["Exported", when(DATA.exportedAt) + " by " + DATA.generator],
-      ["Messages", s.user + " user · " + s.assistant + " assistant · " + s.tools + " tool calls"],
+      ["Messages", [[s.user, "user"], [s.assistant, "assistant"], [s.results, "tool results"], [s.custom, "extension messages"]]
+        .filter(function (p, i) { return i < 2 || p[0]; }).map(function (p) { return p[0] + " " + p[1]; }).join(" · ")],
+      ["Tool calls", String(s.tools)],
+      ["Summaries", s.branchSummaries + (s.branchSummaries === 1 ? " branch summary" : " branch summaries") + " · " +
+        s.compactions + (s.compactions === 1 ? " compaction" : " compactions")],
       ["Tokens", s.input + " in · " + s.output + " out · " + s.cacheRead + " cache read · " + s.cacheWrite + " cache write"],
       ["Cost", "$" + s.cost.toFixed(4)], ["Models", Array.from(s.models).join(", ") || "—"],
     ];
@@ -595,13 +660,14 @@
     if (DATA.systemPrompt) extra += '<details class="system"><summary>System prompt</summary><pre class="output">' + esc(DATA.systemPrompt) + "</pre></details>";
     if (DATA.tools && DATA.tools.length) {
       extra += '<details class="system"><summary>Tools (' + DATA.tools.length + ")</summary><ul>" + DATA.tools.map(function (t) {
-        return "<li><code>" + esc(t.name) + "</code> " + esc(t.description || "") + "</li>";
+        return "<li><code>" + esc(t.name) + "</code> " + esc(t.description || "") + toolParameters(t.parameters) + "</li>";
       }).join("") + "</ul></details>";
     }
     document.getElementById("app").innerHTML =
       '<header><h1>' + esc(DATA.title) + "</h1><dl>" + facts.map(function (f) { return "<dt>" + esc(f[0]) + "</dt><dd>" + esc(f[1] == null ? "" : f[1]) + "</dd>"; }).join("") + "</dl>" + extra +
       '<div class="toggles"><label><input type="checkbox" id="open-thinking"> Show thinking (t)</label> ' +
-      '<label><input type="checkbox" id="open-outputs"> Show long tool output (o)</label></div></header>' +
+      '<label><input type="checkbox" id="open-outputs"> Show long tool output (o)</label> ' +
+      '<button type="button" id="download-session" title="Save this session as a .jsonl file that piwork and Pi open">Save as session file (.jsonl)</button></div></header>' +
       '<div class="layout"><aside><div class="graph-box"><div id="graph"></div><div id="graph-caption" class="muted"></div></div>' +
       '<div class="tree-tools"><select id="filter" aria-label="Which entries the tree lists">' +
       [["default", "Conversation"], ["no-tools", "Without tool results"], ["user-only", "Only your messages"],
@@ -662,7 +728,23 @@
   document.getElementById("messages").addEventListener("click", function (ev) {
     var button = ev.target.closest("button.more");
     if (button) showMore(button.getAttribute("data-more"));
+    var image = ev.target.closest("img.image");
+    if (image) showImage(image);
   });
+  // An image at its own size over the page; a click or Escape closes it.
+  function showImage(image) {
+    var overlay = document.createElement("div");
+    overlay.className = "image-overlay";
+    overlay.setAttribute("role", "dialog");
+    overlay.setAttribute("aria-label", "Image at full size (click or Escape to close)");
+    var big = document.createElement("img");
+    big.src = image.src;
+    big.alt = image.alt;
+    overlay.appendChild(big);
+    overlay.addEventListener("click", function () { overlay.remove(); });
+    document.body.appendChild(overlay);
+  }
+  document.getElementById("download-session").addEventListener("click", downloadSession);
   function toggle(which, value) {
     state[which] = value;
     document.getElementById(which === "thinking" ? "open-thinking" : "open-outputs").checked = value;
@@ -671,6 +753,7 @@
   document.getElementById("open-thinking").addEventListener("change", function (ev) { toggle("thinking", ev.target.checked); });
   document.getElementById("open-outputs").addEventListener("change", function (ev) { toggle("outputs", ev.target.checked); });
   document.addEventListener("keydown", function (ev) {
+    if (ev.key === "Escape") document.querySelectorAll(".image-overlay").forEach(function (o) { o.remove(); });
     if (ev.ctrlKey || ev.metaKey || ev.altKey || /^(INPUT|SELECT|TEXTAREA)$/.test(ev.target.tagName)) return;
     if (ev.key === "t") toggle("thinking", !state.thinking);
     if (ev.key === "o") toggle("outputs", !state.outputs);
