@@ -232,7 +232,8 @@ class ContextCommands:
             "Tools: " + ", ".join(started.active_tools),
         ]
         if contract.mode == "source-write" and not contract.verify:
-            lines.append(
-                "No verify command (the profile has none): edit and write stay off until one is set."
-            )
+            lines += [
+                "",  # a paragraph of its own: the notice is read as Markdown
+                "No verify command (the profile has none): edit and write stay off until one is set.",
+            ]
         self._notice(f"/task {contract.mode}", "\n".join(lines))

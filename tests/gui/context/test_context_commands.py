@@ -139,3 +139,20 @@ def test_slash_task_starts_a_task_before_the_next_prompt(
     first_text = first[0]["text"] if isinstance(first, list) else first
     assert "<task_contract>" in first_text and "Goal: find where notes are parsed" in first_text
     qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
+
+
+def test_slash_task_notice_keeps_its_lines_apart_when_rendered(
+    qtbot: QtBot, controller: SessionController
+) -> None:
+    from PySide6.QtGui import QTextDocument
+
+    from piwork.gui.chat.markdown import render_markdown
+
+    _type(controller, "/task source-write fix the add function")
+    row = _wait_notice(qtbot, controller, "/task source-write")
+    doc = QTextDocument()
+    render_markdown(doc, row.text, dark=False)
+    lines = doc.toPlainText().splitlines()
+    tools = next(line for line in lines if line.startswith("Tools: "))
+    assert "No verify command" not in tools, lines  # its own line, not glued after the tool names
+    assert any(line.startswith("No verify command") for line in lines)
