@@ -7,6 +7,15 @@ from typing import Any
 
 from piwork.core.session.tree import SessionTree
 
+# What piwork's own entries are, in words (views show these instead of the customType ids).
+CUSTOM_TYPE_WORDS = {
+    "piwork.contextBundle": "task context",
+    "piwork.freshSummary": "handed-over summary",
+    "piwork.taskContract": "task contract",
+    "piwork.manifest": "context manifest",
+    "piwork.governorState": "governor state",
+}
+
 
 def custom_bodies(
     tree: SessionTree, custom_type: str, leaf_id: Any = None, entry_type: str = "custom"

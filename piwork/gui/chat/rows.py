@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from piwork.core.context.entries import CUSTOM_TYPE_WORDS
 from piwork.core.llm.error_text import readable_error
 from piwork.core.llm.errors import classify
 from piwork.core.llm.types import ErrorKind
@@ -247,9 +248,13 @@ def rows_for_message(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -
     if role == "custom":
         if message.get("display") is False:
             return []
-        return [
-            ChatRow(RowKind.NOTICE, text_of(message.get("content")), title=str(message.get("customType", "")))
-        ]
+        custom_type = str(message.get("customType", ""))
+        text = text_of(message.get("content"))
+        words = CUSTOM_TYPE_WORDS.get(custom_type)
+        if words is None:
+            return [ChatRow(RowKind.NOTICE, text, title=custom_type)]
+        # piwork's own context is line-oriented plain text: keep each line (Markdown would join them).
+        return [ChatRow(RowKind.NOTICE, text.replace("\n", "  \n"), title=words[:1].upper() + words[1:])]
     return []
 
 

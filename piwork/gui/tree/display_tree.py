@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from piwork.core.context.entries import CUSTOM_TYPE_WORDS
 from piwork.core.llm.error_text import readable_error
 from piwork.core.session.records import EntryRecord, paused_gc
 from piwork.core.session.tree import SessionTree
@@ -329,14 +330,6 @@ _KIND_WORDS = {
     "thinking_level_change": "thinking level",
     "custom": "extension data",
 }
-# piwork's own entries (the customType stays in the entry details).
-_CUSTOM_WORDS = {
-    "piwork.contextBundle": "task context",
-    "piwork.freshSummary": "handed-over summary",
-    "piwork.taskContract": "task contract",
-    "piwork.manifest": "context manifest",
-    "piwork.governorState": "governor state",
-}
 _ROLE_WORDS = {
     "compactionSummary": "compaction summary",
     "branchSummary": "branch summary",
@@ -370,8 +363,8 @@ def entry_title(record: EntryRecord, tree: SessionTree) -> str:
     if kind == "branch_summary":
         return f"[branch summary] {preview}" if preview else "[branch summary] (empty)"
     custom_type = str(record.meta.get("customType"))
-    if kind in ("custom_message", "custom") and custom_type in _CUSTOM_WORDS:
-        words = f"[{_CUSTOM_WORDS[custom_type]}]"
+    if kind in ("custom_message", "custom") and custom_type in CUSTOM_TYPE_WORDS:
+        words = f"[{CUSTOM_TYPE_WORDS[custom_type]}]"
         return words if preview in ("", custom_type) else f"{words} {preview}"
     if kind == "custom_message":
         return f"[{record.meta.get('customType', 'custom')}] {preview}"

@@ -65,3 +65,32 @@ def test_angle_brackets_in_a_reply_stay_visible() -> None:
     assert "<details>" in plain
     assert "<br>" in plain
     assert "keep this bold" in plain  # Markdown itself still applies
+
+
+def test_piwork_context_messages_are_titled_in_words_and_keep_their_lines() -> None:
+    contract = (
+        "Project context for this task.\n\n<task_contract>\nTask contract\nTitle: fix the add function\n"
+        "Goal: fix the add function\nVerify: (not set)\n</task_contract>"
+    )
+    (bundle,) = rows_for_message(
+        {"role": "custom", "customType": "piwork.contextBundle", "content": contract, "display": True}, {}
+    )
+    assert bundle.title == "Task context"
+    doc = QTextDocument()
+    render_markdown(doc, bundle.text, dark=False)
+    lines = doc.toPlainText().splitlines()
+    assert "Title: fix the add function" in lines and "Goal: fix the add function" in lines
+    (fresh,) = rows_for_message(
+        {
+            "role": "custom",
+            "customType": "piwork.freshSummary",
+            "content": "Where it stands",
+            "display": True,
+        },
+        {},
+    )
+    assert fresh.title == "Handed-over summary"
+    (other,) = rows_for_message(
+        {"role": "custom", "customType": "my-extension", "content": "a\nb", "display": True}, {}
+    )
+    assert other.title == "my-extension" and other.text == "a\nb"  # an extension's message is left as sent
