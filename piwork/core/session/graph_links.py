@@ -6,8 +6,9 @@ the right of the lanes: the connectors take columns by interval partitioning ove
 so two connectors share a column only where they do not overlap.
 
 Cheap for large graphs: the layout keeps the list of drawn summaries, so building the connectors
-costs one lookup per summary; a row asks which connectors touch it with a bisect over their sorted
-top rows and a scan of those that start above it (nothing is stored per row).
+costs one lookup per summary. A row asks which connectors touch it from the connectors of its block
+of rows, a list made the first time a row of that block is painted (nothing is stored per row).
+More than ``MAX_COLUMNS`` overlapping connectors share the last column.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class RowLinks:
 
 
 NO_LINKS = RowLinks((), ())
+BLOCK_ROWS = 256
+MAX_COLUMNS = 8
 
 
 class SummaryLinks:
@@ -68,14 +71,16 @@ class SummaryLinks:
         placed: list[SummaryLink] = []
         for top, bottom, seq, source, summary_row in links:
             column = next((i for i, end in enumerate(column_end) if end < top), len(column_end))
-            if column == len(column_end):
+            if column == len(column_end) and column < MAX_COLUMNS:
                 column_end.append(bottom)
             else:
-                column_end[column] = bottom
+                column = min(column, MAX_COLUMNS - 1)
+                column_end[column] = max(column_end[column], bottom)
             placed.append(SummaryLink(seq, source, top, bottom, column, summary_row == top))
         self.links = placed
         self.width = len(column_end)
         self._tops = [link.top for link in placed]
+        self._blocks: dict[int, list[SummaryLink]] = {}
 
     def __len__(self) -> int:
         return len(self.links)
@@ -86,8 +91,8 @@ class SummaryLinks:
             return NO_LINKS
         passing: list[int] = []
         ends: list[LinkEnd] = []
-        for link in self.links[: bisect_right(self._tops, row)]:
-            if link.bottom < row:
+        for link in self._block(row // BLOCK_ROWS):
+            if link.bottom < row or link.top > row:
                 continue
             if row == link.top or row == link.bottom:
                 downward = row == link.top
@@ -96,4 +101,13 @@ class SummaryLinks:
                 passing.append(link.column)
         if not passing and not ends:
             return NO_LINKS
-        return RowLinks(tuple(sorted(passing)), tuple(ends))
+        return RowLinks(tuple(sorted(set(passing))), tuple(ends))
+
+    def _block(self, block: int) -> list[SummaryLink]:
+        """The connectors overlapping rows ``block * BLOCK_ROWS`` to the block's last row."""
+        found = self._blocks.get(block)
+        if found is None:
+            first, last = block * BLOCK_ROWS, (block + 1) * BLOCK_ROWS - 1
+            candidates = self.links[: bisect_right(self._tops, last)]
+            found = self._blocks[block] = [link for link in candidates if link.bottom >= first]
+        return found

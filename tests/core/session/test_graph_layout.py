@@ -8,6 +8,7 @@ from typing import Any
 
 from piwork.core.ids import SequentialIds
 from piwork.core.session.graph_layout import NOTHING_SHOWN, GraphLayout
+from piwork.core.session.graph_links import MAX_COLUMNS, SummaryLinks
 from piwork.core.session.graph_rows import Fold, GraphRows
 from piwork.core.session.tree import SessionTree, tree_from_values
 
@@ -179,3 +180,44 @@ def test_long_quiet_runs_fold_and_marked_entries_stay_visible() -> None:
     opened = GraphRows(layout, expanded=[fold.first])
     assert len(opened) == len(layout)
     assert len(GraphRows(layout, fold_at=None)) == len(layout)
+
+
+def test_summary_connectors_match_their_spans_and_share_columns_only_apart() -> None:
+    """Random trees with many branch summaries: each connector joins its summary's row and the row of
+    the tip it summarises; a row's connectors are exactly those spanning it; columns overlap only
+    once every column is taken."""
+    rng = random.Random(7)
+    for _round in range(20):
+        values: list[dict[str, Any]] = []
+        ids: list[str] = []
+        for n in range(300):
+            parent = ids[-1] if ids and rng.random() < 0.85 else (rng.choice(ids) if ids else None)
+            entry_id = f"e{n}"
+            if ids and rng.random() < 0.08:
+                values.append({"type": "branch_summary", "id": entry_id, "parentId": parent,
+                               "timestamp": "2025-01-01T00:00:00.000Z", "fromId": rng.choice(ids), "summary": "s"})  # fmt: skip
+            else:
+                values.append({"type": "message", "id": entry_id, "parentId": parent,
+                               "timestamp": "2025-01-01T00:00:00.000Z",
+                               "message": {"role": "user", "content": "x", "timestamp": 1}})  # fmt: skip
+            ids.append(entry_id)
+        tree = tree_from_values(values, new_id=SequentialIds("n"))
+        layout = GraphLayout(tree)
+        rows = GraphRows(layout, fold_at=rng.choice([None, 3]))
+        links = SummaryLinks(rows)
+        assert links.width <= MAX_COLUMNS
+        for link in links.links:
+            record = tree.records[link.summary]
+            assert record.type == "branch_summary"
+            assert rows.row_for(layout.shown_seq(record.meta["fromId"])) in (link.top, link.bottom)  # type: ignore[arg-type]
+            assert rows.row_for(link.summary) in (link.top, link.bottom) and link.top < link.bottom
+        overlapping_columns = 0
+        for row in range(len(rows)):
+            at = links.at(row)
+            spanning = [x for x in links.links if x.top < row < x.bottom]
+            assert at.passing == tuple(sorted({x.column for x in spanning}))
+            assert len(at.ends) == sum(1 for x in links.links if row in (x.top, x.bottom))
+            columns = [x.column for x in spanning]
+            overlapping_columns += len(columns) != len(set(columns))
+        if links.width < MAX_COLUMNS:
+            assert overlapping_columns == 0
