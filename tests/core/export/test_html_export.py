@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from piwork.core.export.html_export import ExportError, embedded_json, export_html
+from piwork.core.session.store import open_session
 from tests.support.branch_runs import record_two_branches
-from tests.support.chromium import dump_dom
+from tests.support.chromium import click_and_download, dump_dom
 from tests.support.rich_session import ABANDONED_TEXT, ACTIVE_TEXT, LONG_OUTPUT, write_rich_session
 
 URL = re.compile(r"(?i)(?:https?|wss?|ftp)://")
@@ -228,3 +229,19 @@ def test_recorded_edits_figures_counts_and_tool_parameters(tmp_path: Path) -> No
     assert "Summaries 1 branch summary · 0 compactions" in text
     assert "path string, required — Where the file is" in text and "limit number, optional" in text
     assert 'id="download-session"' in dom
+
+
+def test_the_page_saves_the_session_file_again(tmp_path: Path) -> None:
+    """Clicking 'Save as session file' in a real browser saves a file that opens with the same tree,
+    labels and context as the exported session."""
+    source = write_rich_session(tmp_path / "rich.jsonl")
+    page = export_html(source, tmp_path / "page.html")
+    (tmp_path / "saved").mkdir()
+    saved = click_and_download(page, "download-session", tmp_path / "saved")
+    assert saved.suffix == ".jsonl"
+    with open_session(source, writable=False) as original, open_session(saved, writable=False) as again:
+        assert again.tree.diagnostics == []
+        assert len(again.tree) == len(original.tree) and again.tree.leaf_id == original.tree.leaf_id
+        assert again.tree.labels() == original.tree.labels()
+        assert again.tree.build_context().to_json() == original.tree.build_context().to_json()
+        assert again.tree.header == original.tree.header
