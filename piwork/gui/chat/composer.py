@@ -89,13 +89,15 @@ class Composer(QPlainTextEdit):
         key = event.key()
         mods = event.modifiers()
         popup = self._completer.popup()
-        if (
-            popup is not None
-            and popup.isVisible()
-            and key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab)
-        ):
-            event.ignore()  # the completer handles it
-            return
+        if popup is not None and popup.isVisible():
+            whole = key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and self._typed_in_full()
+            if key == Qt.Key.Key_Escape or (
+                key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab) and not whole
+            ):
+                event.ignore()  # the completer handles it: Esc closes the list, Enter/Tab take the match
+                return
+            if whole:  # "/compact" typed to the end: Enter runs it rather than adding a space
+                popup.hide()
         if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
             if mods & Qt.KeyboardModifier.ShiftModifier:
                 self.insertPlainText("\n")
@@ -204,6 +206,12 @@ class Composer(QPlainTextEdit):
         popup = self._completer.popup()
         if popup is not None:
             popup.hide()
+
+    def _typed_in_full(self) -> bool:
+        popup = self._completer.popup()
+        index = popup.currentIndex() if popup is not None else None
+        match = index.sibling(index.row(), 0).data() if index is not None and index.isValid() else None
+        return isinstance(match, str) and not match.endswith(":") and self.toPlainText() == match
 
     def _insert_completion(self, completion: str) -> None:
         self._show(completion + ("" if completion.endswith(":") else " "))

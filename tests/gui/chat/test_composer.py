@@ -125,3 +125,26 @@ def test_copy_selected_chat_rows(qtbot: QtBot) -> None:
     panel.view.setFocus()
     qtbot.keyClick(panel.view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     assert QGuiApplication.clipboard().text() == "first question\n\nan answer"
+
+
+def test_escape_closes_the_command_completer_and_enter_runs_a_whole_command(qtbot: QtBot) -> None:
+    composer = _composer(qtbot)
+    qtbot.waitUntil(composer.hasFocus)
+    stops: list[bool] = []
+    composer.stopRequested.connect(lambda: stops.append(True))
+    popup = composer._completer.popup()
+    assert popup is not None
+    qtbot.keyClicks(composer, "/compact")
+    qtbot.waitUntil(popup.isVisible)
+    qtbot.keyClick(popup, Qt.Key.Key_Escape)  # keys reach the open popup first, as on screen
+    assert not popup.isVisible()
+    assert stops == []  # closing the list is not a request to stop the agent
+    assert composer.toPlainText() == "/compact"
+
+    composer.clear()
+    qtbot.keyClicks(composer, "/compact")
+    qtbot.waitUntil(popup.isVisible)
+    with qtbot.waitSignal(composer.submitted) as sent:  # typed in full: Enter runs it
+        qtbot.keyClick(popup, Qt.Key.Key_Return)
+    assert sent.args == ["/compact"]
+    assert not popup.isVisible()
