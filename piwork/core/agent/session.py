@@ -478,16 +478,20 @@ class AgentSession:
             self.queues.delivered(event.message)
         if isinstance(event, AgentEnd):
             event = AgentEnd(event.messages, self.retry.will_retry(event.messages))
+        if not isinstance(event, MessageEnd):
+            self.emit(event)
+            return
+        # the entry is in the session file (as durable as the store makes it) before anyone hears of it
+        failure = self._persist(event.message)
         self.emit(event)
-        if isinstance(event, MessageEnd):
-            self._record(event.message)
+        if failure is not None:
+            self.emit(failure)
+        self._record(event.message)
 
     def _record(self, message: Message) -> None:
-        role = message.get("role")
+        """The ended message joins the in-memory context; a reply updates retry and overflow state."""
         self._messages.append(message)
-        if role in ("user", "assistant", "toolResult"):
-            self._persist(message)
-        if role != "assistant":
+        if message.get("role") != "assistant":
             return
         self._last_assistant = message
         stop = message.get("stopReason")
@@ -510,20 +514,22 @@ class AgentSession:
             return False
         return True
 
-    def _persist(self, message: Message) -> None:
-        """Append to the session file; if that fails, say so and stop the run (nothing unrecorded runs on)."""
+    def _persist(self, message: Message) -> ErrorNotice | None:
+        """Append an ended message to the session file. If that fails, stop the run (nothing unrecorded
+        runs on) and return the notice to show once the message's ``message_end`` was heard."""
+        if message.get("role") not in ("user", "assistant", "toolResult"):
+            return None
         try:
             self._opts.tree.append_message(message)
         except (OSError, PiworkError) as err:
-            self.emit(
-                ErrorNotice(
-                    f"piwork could not save to the session file ({err}). The run was stopped; "
-                    "the conversation so far is still shown but was not all saved.",
-                    SAVE_FAILED,
-                )
-            )
             if self._run_signal is not None:
                 self._run_signal.abort()
+            return ErrorNotice(
+                f"piwork could not save to the session file ({err}). The run was stopped; "
+                "the conversation so far is still shown but was not all saved.",
+                SAVE_FAILED,
+            )
+        return None
 
     async def _after_run(self) -> bool:
         """After a low-level run: retry a transient failure, else compaction checkpoint B, else queued input."""

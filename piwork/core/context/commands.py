@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from piwork.core.agent.events import CompactionEnd
 from piwork.core.compaction.tokens import calculate_context_tokens, valid_usage
 from piwork.core.context.budget import Marks, effective_marks
 from piwork.core.context.bundle import (
@@ -437,9 +438,9 @@ async def compact_command(session: AgentSession) -> dict[str, Any]:
     """``/context compact``: the governor's durable compaction now, at a settled point (a run is stopped
     first). A coding task gets the deterministic summary; a plain discussion the model summariser."""
     await session.abort()
-    ends: list[Any] = []
+    ends: list[CompactionEnd] = []
     unsubscribe = session.subscribe(
-        lambda event: ends.append(event) if event.type == "compaction_end" else None
+        lambda event: ends.append(event) if isinstance(event, CompactionEnd) else None
     )
     try:
         done = await session.governance.compact()

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from piwork.core.agent.events import AgentEvent, MessageEnd
 from piwork.core.agent.session import AgentBusy, NoModel
 from piwork.core.llm.types import ModelCost
 from piwork.core.session.store import open_session
@@ -290,3 +291,29 @@ async def test_a_session_file_that_cannot_be_written_stops_the_run(
     assert notices and "could not save" in notices[0].message
     assert server.requests == [] and gate.started == []  # stopped before anything was sent
     assert not session.is_streaming
+
+
+async def test_message_end_is_heard_once_the_entry_is_in_the_session_file(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    server.script(
+        Turn([Text("First.")]),
+        Turn([ToolCall("gate", {"text": "a"}, id="c1")]),
+        Turn([Text("Done.")]),
+    )
+    session, store, _rec, _ = make_session(server.anthropic_model(), tmp_path)
+    found: list[tuple[str, bool]] = []
+
+    def on_event(event: AgentEvent) -> None:
+        if isinstance(event, MessageEnd):
+            # another reader of the file, as a second program would see it
+            written = store.path is not None and store.path.exists()
+            on_disk = [e["message"] for e in file_entries(store) if e["type"] == "message"] if written else []
+            found.append((event.message["role"], event.message in on_disk))
+
+    session.subscribe(on_event)
+    await session.prompt("hello")  # a new session's file is first written with its first reply
+    assert found == [("user", False), ("assistant", True)]
+    found.clear()
+    await session.prompt("use the gate")
+    assert found == [("user", True), ("assistant", True), ("toolResult", True), ("assistant", True)]
