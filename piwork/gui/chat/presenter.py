@@ -23,6 +23,7 @@ from piwork.gui.chat.rows import (
     apply_tool_result,
     assistant_rows,
     images_of,
+    readable_summary,
     rows_for_message,
     stop_rows,
     text_of,
@@ -351,7 +352,7 @@ class ChatPresenter(QObject):
             row.title = "Conversation compacted" + (
                 f" (was {tokens:,} tokens)" if isinstance(tokens, int) else ""
             )
-            row.text = str(result.get("summary", ""))
+            row.text = readable_summary(str(result.get("summary", "")))
             row.collapsed = True
         self._changed(row)
         self.compactionFinished.emit()

@@ -277,3 +277,13 @@ def test_a_skill_invocation_shows_as_a_collapsed_skill_card(qtbot: QtBot) -> Non
     bare = block.split("\n\nfor 1.2")[0]
     panel.presenter.show_messages([{"role": "user", "content": bare, "timestamp": 2}])
     assert [panel.model.row_at(i).kind for i in range(panel.model.rowCount())] == [RowKind.SKILL]
+
+
+def test_a_live_compaction_notice_lists_its_files_as_a_reopened_one_does(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    summary = "## Goal\nFix it\n\n<read-files>\nREADME.md\nsrc/app.py\n</read-files>\n\n<modified-files>\nout.txt\n</modified-files>"
+    panel.presenter.handle(ev.CompactionStart("manual"))
+    panel.presenter.handle(ev.CompactionEnd("manual", {"summary": summary, "tokensBefore": 16787}))
+    text = panel.model.row_at(0).text
+    assert "<read-files>" not in text and "<modified-files>" not in text
+    assert "Files read:" in text and "Files modified:" in text
