@@ -7,24 +7,40 @@ problem, reported at once rather than after the whole backoff.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
 from piwork.core.agent.abort import Aborted, AbortSignal
-from piwork.core.agent.events import AutoRetryEnd, AutoRetryStart, ErrorNotice, Message
-from piwork.core.agent.retry import decide_retry
+from piwork.core.agent.events import AgentEvent, AutoRetryEnd, AutoRetryStart, ErrorNotice, Message
+from piwork.core.agent.retry import RetrySettings, decide_retry
 from piwork.core.llm.errors import is_context_overflow, is_retryable_text
-from piwork.core.llm.types import ErrorInfo
+from piwork.core.llm.types import ErrorInfo, Model
 
 if TYPE_CHECKING:
     from piwork.core.agent.loop import CallRecord
-    from piwork.core.agent.session import AgentSession
 
 # errorMessage openings of transport failures that happen before any byte reached the server
 NEVER_CONNECTED_PREFIXES = ("Connection error:", "Connection timed out after")
 
 
+class RetryHost(Protocol):
+    """What retrying needs from its session: the model and retry settings to judge a failure, the context
+    to drop the failed reply from, the clock to wait on, and the events to say so."""
+
+    @property
+    def model(self) -> Model | None: ...
+    @property
+    def retry_settings(self) -> RetrySettings: ...
+    @property
+    def messages(self) -> list[Message]: ...
+    @property
+    def sleep(self) -> Callable[[float], Awaitable[None]]: ...
+    def replace_messages(self, messages: list[Message]) -> None: ...
+    def emit(self, event: AgentEvent) -> None: ...
+
+
 class AutoRetry:
-    def __init__(self, session: AgentSession) -> None:
+    def __init__(self, session: RetryHost) -> None:
         self._session = session
         self.attempt = 0
         self.last_error: ErrorInfo | None = None  # classification of the latest failed call

@@ -10,11 +10,18 @@ module turns outcomes into events and keeps the in-memory context in step with t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from piwork.core.agent.events import CompactionEnd, CompactionReason, CompactionStart, Message, TreeNavigated
+from piwork.core.agent.events import (
+    AgentEvent,
+    CompactionEnd,
+    CompactionReason,
+    CompactionStart,
+    Message,
+    TreeNavigated,
+)
 from piwork.core.compaction.compact import failure_message
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, navigate_tree
@@ -22,10 +29,11 @@ from piwork.core.compaction.settings import BranchSummarySettings, CompactionSet
 from piwork.core.compaction.summarize import Summarizer
 from piwork.core.compaction.triggers import check_after_response, due_before_next_response
 from piwork.core.errors import PiworkError
+from piwork.core.llm.types import Model
+from piwork.core.session.tree import SessionTree
 
 if TYPE_CHECKING:
     from piwork.core.agent.loop import CompletedTurn
-    from piwork.core.agent.session import AgentSession
 
 NO_MODEL = "No model selected. Choose a model before compacting."
 NO_ENGINE = "Compaction is not available in this session."
@@ -67,17 +75,35 @@ class CompactionPort(Protocol):
         :class:`CompactionCancelled`."""
 
 
+class CheckpointHost(Protocol):
+    """What the checkpoints need from their session: the model and settings the triggers weigh, the
+    in-memory context they judge and replace, the queued input, the session tree to navigate, and events."""
+
+    @property
+    def model(self) -> Model | None: ...
+    @property
+    def settings(self) -> Mapping[str, Any]: ...
+    @property
+    def messages(self) -> list[Message]: ...
+    @property
+    def queued(self) -> tuple[list[str], list[str]]: ...
+    @property
+    def tree(self) -> SessionTree: ...
+    def replace_messages(self, messages: list[Message]) -> None: ...
+    def emit(self, event: AgentEvent) -> None: ...
+
+
 class CompactionCheckpoints:
     def __init__(
         self,
-        session: AgentSession,
+        session: CheckpointHost,
         port: CompactionPort | None = None,
-        summarizer_for: Any = None,
+        summarizer_for: Callable[[], Summarizer | None] | None = None,
         hooks: CompactionHooks | None = None,
     ) -> None:
         self._session = session
         self.port = port
-        self.summarizer_for = summarizer_for  # () -> Summarizer | None, for branch summaries
+        self.summarizer_for = summarizer_for  # for branch summaries
         self.hooks = hooks
         self.manual_running = False
         self.last_error: str | None = None

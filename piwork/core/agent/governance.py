@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from piwork.core.agent.events import (
+    AgentEvent,
     BilledEvent,
     CompactionEnd,
     CompactionStart,
@@ -26,6 +27,8 @@ from piwork.core.agent.events import (
 )
 from piwork.core.agent.loop import CallRecord, RequestSetup
 from piwork.core.compaction.compact import failure_message
+from piwork.core.compaction.settings import CompactionSettings
+from piwork.core.compaction.summarize import Summarizer
 from piwork.core.compaction.tokens import calculate_context_tokens
 from piwork.core.context.budget import GovernorSettings, effective_marks
 from piwork.core.context.durable import CONTRACT_CUSTOM_TYPE, governor_compaction
@@ -38,10 +41,10 @@ from piwork.core.context.xray import Xray, xray
 from piwork.core.errors import PiworkError
 from piwork.core.llm.tokens import TokenCounter
 from piwork.core.llm.types import Model, ToolSpec
+from piwork.core.resources.system_prompt import PromptPart
 from piwork.core.session.timestamps import js_date_ms
-
-if TYPE_CHECKING:
-    from piwork.core.agent.session import AgentSession
+from piwork.core.session.tree import SessionTree
+from piwork.core.tools.base import ToolRegistry
 
 STILL_OVER = (
     "the working set is still at the pricing mark after compaction: compact now, start a fresh task, "
@@ -49,10 +52,36 @@ STILL_OVER = (
 )
 
 
+class GovernanceHost(Protocol):
+    """What the governor needs from its session: the model, clock and compaction settings a request is
+    shaped by, the prompt parts and tools an X-ray shows, the context and session tree it compacts and saves
+    to (unless read-only), the summarizer its compaction uses, and events."""
+
+    @property
+    def model(self) -> Model | None: ...
+    @property
+    def now_ms(self) -> Callable[[], int]: ...
+    @property
+    def compaction_settings(self) -> CompactionSettings: ...
+    @property
+    def registry(self) -> ToolRegistry: ...
+    @property
+    def messages(self) -> list[Message]: ...
+    @property
+    def tree(self) -> SessionTree: ...
+    @property
+    def read_only_reason(self) -> str | None: ...
+    def tool_names(self) -> list[str]: ...
+    def system_prompt_parts(self) -> list[PromptPart]: ...
+    def summarizer(self) -> Summarizer | None: ...
+    def replace_messages(self, messages: list[Message]) -> None: ...
+    def emit(self, event: AgentEvent) -> None: ...
+
+
 class SessionGovernance:
     def __init__(
         self,
-        session: AgentSession,
+        session: GovernanceHost,
         settings: GovernorSettings,
         counter: TokenCounter | None = None,
         telemetry: ContextTelemetry | None = None,
@@ -155,7 +184,7 @@ class SessionGovernance:
     def shape(self, messages: list[Message], setup: RequestSetup) -> list[Message] | None:
         self._check_contract()
         self._follow_model(setup.model)
-        reserve = self._session.checkpoints.settings.reserve_tokens
+        reserve = self._session.compaction_settings.reserve_tokens
         shape = self._last_shape = RequestShape(setup.model, setup.system_prompt, setup.tools, reserve)
         outcome = self.last_outcome = self.governor.decide(messages, shape)
         if outcome.decision is not None:
@@ -261,7 +290,7 @@ class SessionGovernance:
         session.emit(CompactionStart("governor"))
         try:
             result = await governor_compaction(
-                session.tree, session.checkpoints.settings, session.summarizer(), tuple(self.verifiers())
+                session.tree, session.compaction_settings, session.summarizer(), tuple(self.verifiers())
             )
         except (PiworkError, OSError) as err:
             session.emit(CompactionEnd("governor", None, False, False, failure_message("governor", err)))

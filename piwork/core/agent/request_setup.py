@@ -6,20 +6,46 @@ tool change applies from the next request on.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
 
 from piwork.core.agent.events import AgentEvent, AutoRetryEnd, AutoRetryStart
 from piwork.core.agent.loop import RequestSetup, StreamFn
-from piwork.core.agent.options import AgentSessionOptions, complete_through
+from piwork.core.agent.options import complete_through
 from piwork.core.compaction.summarize import RetryPolicy, Summarizer
-from piwork.core.llm.types import Model, ThinkingLevel
+from piwork.core.llm.types import Model, StreamOptions, ThinkingLevel
 from piwork.core.llm.types import ToolSpec as LlmToolSpec
 from piwork.core.tools.base import ToolContext, ToolRegistry
 
 
+class RequestSource(Protocol):
+    """What a request and a summarizer are built from (the session's options): the tools, the provider
+    options and key, and what the session tells its tools about itself (folder, logs, ids, secrets)."""
+
+    @property
+    def registry(self) -> ToolRegistry: ...
+    @property
+    def base_options(self) -> StreamOptions: ...
+    @property
+    def api_key_for(self) -> Callable[[Model], str | None]: ...
+    @property
+    def known_secrets(self) -> Callable[[], tuple[str, ...]]: ...
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def log_dir(self) -> Path | None: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def session_file(self) -> Path | None: ...
+    @property
+    def sleep(self) -> Callable[[float], Awaitable[None]]: ...
+
+
 def request_setup(
-    opts: AgentSessionOptions,
+    opts: RequestSource,
     model: Model,
     thinking_level: ThinkingLevel,
     tool_names: Sequence[str],
@@ -45,7 +71,7 @@ def request_setup(
     return RequestSetup(model, system_prompt, specs, options, active, context)
 
 
-def session_env(opts: AgentSessionOptions, model: Model, thinking_level: ThinkingLevel) -> dict[str, str]:
+def session_env(opts: RequestSource, model: Model, thinking_level: ThinkingLevel) -> dict[str, str]:
     """Variables the bash tool's commands see about the session (Pi's names)."""
     env = {"PI_PROVIDER": model.provider, "PI_MODEL": model.id, "PI_REASONING_LEVEL": thinking_level}
     if opts.session_id:
@@ -56,7 +82,7 @@ def session_env(opts: AgentSessionOptions, model: Model, thinking_level: Thinkin
 
 
 def summarizer_for(
-    opts: AgentSessionOptions,
+    opts: RequestSource,
     model: Model,
     thinking_level: ThinkingLevel,
     retry: RetryPolicy,

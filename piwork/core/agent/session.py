@@ -39,6 +39,7 @@ from piwork.core.agent.retry import RetrySettings
 from piwork.core.agent.stats import ContextUsage, SessionStats, StatsTracker, context_usage
 from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
+from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import Summarizer
 from piwork.core.context.budget import GovernorSettings
 from piwork.core.context.manifest_upkeep import ManifestUpkeep
@@ -169,6 +170,11 @@ class AgentSession:
     @property
     def tree(self) -> SessionTree:
         return self._opts.tree
+
+    @property
+    def compaction_settings(self) -> CompactionSettings:
+        """The ``compaction.*`` settings (reserve tokens, thresholds) as the checkpoints read them."""
+        return self.checkpoints.settings
 
     @property
     def stream_fn(self) -> StreamFn:
