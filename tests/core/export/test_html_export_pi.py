@@ -1,11 +1,11 @@
 """piwork's exported page shows at least what the reference implementation's export of the same session
 shows: the entry count, every user and assistant text, each tool call's name, arguments and output
 (the edit's recorded diff included), branch summaries, labels, model changes, images and the header's
-figures. Both pages are opened in headless Chromium and the facts are read from their DOMs.
+figures, a skill invocation. Both pages are opened in headless Chromium and the facts are read from their DOMs.
 
 The session comes from real runs against the loopback server (two branches, a branch summary written
-by the model), with a label, an image, thinking, a model change, a compaction and an extension
-message added after them. It is compared on its own leaf and on the abandoned branch.
+by the model), with a label, a skill invocation, an image, thinking, a model change, a compaction and
+an extension message added after them. It is compared on its own leaf and on the abandoned branch.
 
 Needs Node with the reference package (``$PI_ORACLE_DIR``) and Chromium; skipped with a reason otherwise.
 """
@@ -139,7 +139,10 @@ def _session(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         return {"type": "message", "id": entry_id, "parentId": parent, "timestamp": stamp, "message": value}
 
     more = [
-        message("img00001", last["id"], {"role": "user", "timestamp": 1, "content": [
+        message("skl00001", last["id"], {"role": "user", "timestamp": 1, "content": [{"type": "text", "text": (
+            '<skill name="tidy" location="/home/u/.pi/agent/skills/tidy/SKILL.md">\n'
+            "# Tidy\n\nSort the imports, then run the formatter.\n</skill>\n\nTidy hello.py please.")}]}),
+        message("img00001", "skl00001", {"role": "user", "timestamp": 1, "content": [
             {"type": "text", "text": "What colour is this?"}, {"type": "image", "data": png, "mimeType": "image/png"}]}),
         message("thk00001", "img00001", {"role": "assistant", "content": [
             {"type": "thinking", "thinking": "A small red rectangle, it seems."},
@@ -226,6 +229,8 @@ def _check_same_facts(pi: _Texts, ours: _Texts) -> list[str]:
     for summary in pi.by_class.get("branch-summary", []):
         for line in _lines(summary):
             need("" if line in framing else line, conversation, "branch summary")
+    for skill in pi.by_class.get("skill-invocation-label", []):
+        need("skill " + _flat(skill).split("]")[-1].strip(), conversation, "skill invoked")
     for name in pi.by_class.get("model-name", []):
         need(_flat(name), conversation, "model change")
     for label in pi.by_class.get("tree-label", []):
@@ -258,7 +263,7 @@ def _check_same_facts(pi: _Texts, ours: _Texts) -> list[str]:
 
 def test_piwork_page_shows_what_the_reference_page_shows(tmp_path: Path) -> None:
     session, ids = _session(tmp_path)
-    checked = 0
+    checked = skills = 0
     for path in (session, _on_branch(session, ids["tip_a"], tmp_path / "branch-a.jsonl")):
         pi = _texts(dump_dom(_reference_export(tmp_path, path, tmp_path / f"pi-{path.stem}.html")))
         ours = _texts(dump_dom(export_html(path, tmp_path / f"piwork-{path.stem}.html")))
@@ -267,4 +272,5 @@ def test_piwork_page_shows_what_the_reference_page_shows(tmp_path: Path) -> None
         )
         assert _check_same_facts(pi, ours) == [], path.name
         checked += len(pi.by_class["markdown-content"]) + len(pi.by_class["tool-header"])
-    assert checked >= 15
+        skills += len(pi.by_class.get("skill-invocation-label", []))
+    assert checked >= 15 and skills == 1

@@ -76,6 +76,12 @@
       .map(function (b) { return b.text; }).join("\n");
   }
 
+  // A message that invoked a skill carries the skill's file in a <skill> block, then what the user typed.
+  function skillBlock(text) {
+    var found = /^<skill name="([^"]+)" location="([^"]+)">\n([\s\S]*?)\n<\/skill>(?:\n\n([\s\S]+))?$/.exec(text || "");
+    return found ? { name: found[1], location: found[2], body: found[3], message: found[4] || "" } : null;
+  }
+
   function roleOf(e) {
     return e.type === "message" && e.message ? e.message.role : e.type;
   }
@@ -100,6 +106,8 @@
         }
         if (m.role === "toolResult") return "[" + (m.toolName || "tool") + "] " + contentText(m.content);
         if (m.role === "bashExecution") return "$ " + (m.command || "");
+        var skill = m.role === "user" ? skillBlock(contentText(m.content)) : null;
+        if (skill) return "skill " + skill.name + (skill.message ? " · " + skill.message : "");
         return contentText(m.content);
       case "compaction": return "Compaction: " + (e.summary || "");
       case "branch_summary": return "Branch summary: " + (e.summary || "");
@@ -366,7 +374,15 @@
     switch (e.type) {
       case "message":
         if (!m) return "";
-        if (m.role === "user") return card(e, "user", "User", markdown(contentText(m.content)) + images(m.content));
+        if (m.role === "user") {
+          var invoked = skillBlock(contentText(m.content));
+          if (invoked) {
+            return card(e, "user", "User · skill " + invoked.name,
+              '<details class="skill"><summary>Skill <code>' + esc(invoked.name) + '</code> <span class="muted">' + esc(invoked.location) +
+              "</span></summary>" + markdown(invoked.body) + "</details>" + markdown(invoked.message) + images(m.content));
+          }
+          return card(e, "user", "User", markdown(contentText(m.content)) + images(m.content));
+        }
         if (m.role === "assistant") {
           var parts = (Array.isArray(m.content) ? m.content : [{ type: "text", text: String(m.content || "") }]).map(function (b) {
             if (!b) return "";
