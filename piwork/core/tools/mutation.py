@@ -63,6 +63,7 @@ def write_into(path: str, data: bytes) -> bool:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
+        path = os.path.realpath(path)  # a dangling symlink: create its target, as Pi does
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
         created = True
     except OSError as err:

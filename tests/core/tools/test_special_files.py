@@ -8,6 +8,7 @@ is not a regular file and stay bounded in time and memory on huge or sparse file
 from __future__ import annotations
 
 import os
+import random
 import stat
 import threading
 import time
@@ -16,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from piwork.core.truncate import format_size
+from piwork.core.tools import line_window
+from piwork.core.truncate import TruncationResult, format_size, truncate_head
 
 from .helpers import call, text
 from .test_permission_denied import _call as call_without_file_mode_bypass
@@ -221,3 +223,54 @@ def test_edit_of_a_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
         "Use bash (for example sed -i) to change a file this large."
     )
     assert target.read_bytes()[:7] == b"needle\n"
+
+
+def test_write_through_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
+    (tmp_path / "link.txt").symlink_to(tmp_path / "target.txt")
+    out = call("write", {"path": "link.txt", "content": "made"}, tmp_path)
+    assert not out.is_error, text(out)
+    assert (tmp_path / "link.txt").is_symlink() and (tmp_path / "target.txt").read_text() == "made"
+    assert out.details == {"bytes": 4, "created": True}
+
+
+def _whole_file_window(
+    data: bytes, start: int, limit: int | None, max_lines: int, max_bytes: int
+) -> tuple[TruncationResult | None, int | None, int]:
+    """What read computed before it streamed: the whole file decoded and split."""
+    lines = data.decode("utf-8", "replace").split("\n")
+    if start >= len(lines):
+        return (None, None, len(lines))
+    end = min(start + limit, len(lines)) if limit is not None else len(lines)
+    truncation = truncate_head("\n".join(lines[start:end]), max_lines, max_bytes)
+    first = len(lines[start].encode("utf-8")) if truncation.first_line_exceeds_limit else None
+    return (truncation, first, len(lines))
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 4096, 1 << 20])
+def test_streamed_windows_equal_whole_file_reads(
+    tmp_path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(line_window, "CHUNK_BYTES", chunk)
+    rng = random.Random(chunk)
+    pieces = [b"a", b"\n", b"\xc3\xa9", b"\xf0\x9f\x98\x80", b"\xff", b"\xc3", b"\r", b"\n\n", b"x" * 50]
+    path = tmp_path / "f"
+    for _ in range(300):
+        with open(path, "wb") as handle:
+            for _ in range(rng.randint(1, 3)):
+                handle.write(b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 150))))
+                handle.seek(rng.choice([0, 0, 8192]), 1)
+            handle.write(b"end" if rng.random() < 0.5 else b"")
+            handle.truncate(handle.tell())
+        start = rng.choice([0, 0, 1, 2, 4, 30])
+        limit = rng.choice([None, 1, 3, 40])
+        max_lines, max_bytes = rng.randint(1, 30), rng.choice([20, 300, 100_000])
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            window = line_window.scan_lines(fd, start, limit, threading.Event(), max_lines, max_bytes)
+        finally:
+            os.close(fd)
+        truncation, first, total = _whole_file_window(path.read_bytes(), start, limit, max_lines, max_bytes)
+        assert window.total_file_lines == total
+        if truncation is not None:
+            assert window.truncation == truncation
+            assert first is None or window.first_line_bytes == first
