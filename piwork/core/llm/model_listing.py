@@ -6,6 +6,7 @@ the HTTP status and an excerpt of the body, or the transport failure — and nev
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +19,7 @@ from piwork.core.llm.transport import make_client
 from piwork.core.llm.types import StreamOptions
 
 LIST_TIMEOUT_S = 10.0
+LIST_DEADLINE_FACTOR = 3  # the whole listing may take this many times the silence limit
 MAX_BODY = 64_000
 
 
@@ -102,19 +104,28 @@ async def list_models(
     if api_key:
         request_headers["authorization"] = f"Bearer {api_key}"
     try:
-        async with (
-            # the client the providers use: same certificates, and proxies for remote hosts only
-            make_client(
-                StreamOptions(connect_timeout=timeout, idle_timeout=timeout, proxy=proxy), url
-            ) as client,
-            client.stream("GET", url, headers=request_headers) as response,
-        ):
-            raw = b""
-            async for chunk in response.aiter_bytes():
-                raw += chunk
-                if len(raw) > MAX_BODY:
-                    break
-            status = response.status_code
+        # a server that drips its answer byte by byte is cut off as a whole, not only when silent
+        async with asyncio.timeout(timeout * LIST_DEADLINE_FACTOR):
+            async with (
+                # the client the providers use: same certificates, and proxies for remote hosts only
+                make_client(
+                    StreamOptions(connect_timeout=timeout, idle_timeout=timeout, proxy=proxy), url
+                ) as client,
+                client.stream("GET", url, headers=request_headers) as response,
+            ):
+                raw = b""
+                async for chunk in response.aiter_bytes():
+                    raw += chunk
+                    if len(raw) > MAX_BODY:
+                        break
+                status = response.status_code
+    except TimeoutError:
+        where = httpx.URL(url).host
+        return ModelListing(
+            url,
+            False,
+            problem=f"{where} did not finish answering within {timeout * LIST_DEADLINE_FACTOR:g} s.",
+        )
     except httpx.InvalidURL as exc:
         return ModelListing(url, False, problem=f"{base_url} is not a usable URL ({exc}).")
     except httpx.HTTPError as exc:
