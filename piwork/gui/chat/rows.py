@@ -254,7 +254,8 @@ def rows_for_message(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -
         if words is None:
             return [ChatRow(RowKind.NOTICE, text, title=custom_type)]
         # piwork's own context is line-oriented plain text: keep each line (Markdown would join them).
-        return [ChatRow(RowKind.NOTICE, text.replace("\n", "  \n"), title=words[:1].upper() + words[1:])]
+        text = readable_summary(text).replace("\n", "  \n")
+        return [ChatRow(RowKind.NOTICE, text, title=words[:1].upper() + words[1:])]
     return []
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
+from piwork.core.context.entries import CUSTOM_TYPE_WORDS
 from piwork.core.context.xray import Xray, XrayPart
 from piwork.gui.context.reading import compact_tokens
 from piwork.gui.flat_models import AnyIndex, FlatTableModel
@@ -137,7 +138,7 @@ class XrayModel(FlatTableModel):
         part, column = row.part, index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return part.label
+                return CUSTOM_TYPE_WORDS.get(part.label, part.label) if part.kind == "custom" else part.label
             if column == 1:
                 return KIND_TITLES.get(part.kind, part.kind) + (" (elided)" if row.elided else "")
             if column == 2:

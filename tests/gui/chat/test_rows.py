@@ -94,3 +94,14 @@ def test_piwork_context_messages_are_titled_in_words_and_keep_their_lines() -> N
         {"role": "custom", "customType": "my-extension", "content": "a\nb", "display": True}, {}
     )
     assert other.title == "my-extension" and other.text == "a\nb"  # an extension's message is left as sent
+
+
+def test_a_handed_over_summary_lists_its_files_in_words() -> None:
+    text = "Handed over.\n\n## Next steps\nDone.\n<read-files>\nsrc/app.py\n</read-files>"
+    (row,) = rows_for_message(
+        {"role": "custom", "customType": "piwork.freshSummary", "content": text, "display": True}, {}
+    )
+    doc = QTextDocument()
+    render_markdown(doc, row.text, dark=False)
+    plain = doc.toPlainText()
+    assert "<read-files>" not in plain and "Files read: src/app.py" in plain
