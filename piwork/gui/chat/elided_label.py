@@ -1,5 +1,6 @@
-"""A one-line label that may be narrower than its text: it draws the text elided ("…") and keeps the whole
-text in its tooltip and accessible description, so a narrow window loses nothing."""
+"""A one-line label that may be narrower than its text: it draws the longest of its shorter forms that fits
+(say the figures without the words around them), else the shortest elided ("…"), and keeps the whole text
+in its tooltip and accessible description, so a narrow window loses nothing."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ class ElidedLabel(QLabel):
         super().__init__(parent)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self._tip = ""
+        self._shorter: list[str] = []  # forms to fall back on, longest first
 
     def setToolTip(self, tip: str) -> None:
         self._tip = tip
         self._update_tip()
 
-    def setText(self, text: str) -> None:
+    def setText(self, text: str, shorter: list[str] | None = None) -> None:
+        self._shorter = list(shorter or [])
         super().setText(text)
         self.setAccessibleDescription(text)
         self._update_tip()
@@ -33,9 +36,21 @@ class ElidedLabel(QLabel):
     def is_elided(self) -> bool:
         return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
 
+    def shown_text(self) -> str:
+        """What is drawn: the text, else the longest shorter form that fits, else the shortest elided."""
+        metrics, width = self.fontMetrics(), self.contentsRect().width()
+        forms = [self.text(), *self._shorter]
+        for form in forms:
+            if metrics.horizontalAdvance(form) <= width:
+                return form
+        return metrics.elidedText(forms[-1], Qt.TextElideMode.ElideRight, width)
+
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()
-        return QSize(min(hint.width(), self.fontMetrics().averageCharWidth() * MIN_CHARS), hint.height())
+        least = self.fontMetrics().averageCharWidth() * MIN_CHARS
+        if self._shorter:  # room for the shortest form (the bare figures), no more
+            least = max(least, self.fontMetrics().horizontalAdvance(self._shorter[-1]) + 2)
+        return QSize(min(hint.width(), least), hint.height())
 
     def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)  # type: ignore[arg-type]
@@ -44,6 +59,6 @@ class ElidedLabel(QLabel):
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         rect = self.contentsRect()
-        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        text = self.shown_text()
         painter.setPen(self.palette().color(self.foregroundRole()))
         painter.drawText(rect, int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), text)

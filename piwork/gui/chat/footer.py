@@ -14,7 +14,7 @@ from piwork.gui.chat.elided_label import ElidedLabel
 from piwork.gui.chat.pickers import ModelPicker, ThinkingPicker
 from piwork.gui.context.budget_meter import BudgetMeter
 from piwork.gui.context.meter_popover import MeterPopover
-from piwork.gui.context.reading import BilledFigures, MeterReading
+from piwork.gui.context.reading import BilledFigures, MeterReading, compact_tokens, format_cost
 
 
 class ChatFooter(QWidget):
@@ -59,14 +59,20 @@ class ChatFooter(QWidget):
         self.meter.set_reading(reading)
         self.meter.setAccessibleName("Context budget")
         self.meter.setAccessibleDescription(self.meter.tooltip_text())
-        self.context_label.setText(reading.label() if reading.window > 0 else "context: —")
+        if reading.window > 0 and reading.occupancy is not None:
+            figures = f"{compact_tokens(reading.occupancy)} / {compact_tokens(reading.window)}"
+            self.context_label.setText(reading.label(), [f"context {figures}", figures])
+        else:
+            self.context_label.setText(reading.label() if reading.window > 0 else "context: —")
         self.context_label.setToolTip(self.meter.tooltip_text())
         if self.popover is not None and self.popover.isVisible():
             self.popover.show_figures(reading, self.billed)
 
     def set_billed(self, billed: BilledFigures) -> None:
         self.billed = billed
-        self.cost_label.setText(billed.text())
+        cost = format_cost(billed.session_cost)
+        tokens = f"{compact_tokens(billed.session_tokens)} tok · {cost}"
+        self.cost_label.setText(billed.text(), [f"billed {tokens}", tokens, cost])
         if self.popover is not None and self.popover.isVisible():
             self.popover.show_figures(self.reading, billed)
 

@@ -145,3 +145,32 @@ def test_footer_shows_billed_beside_the_meter_and_a_popover(qtbot: QtBot) -> Non
     with qtbot.waitSignal(footer.contextPanelRequested):
         popover.panel_button.click()
     assert not popover.isVisible()
+
+
+def test_a_narrow_footer_keeps_the_figures_and_drops_the_words(qtbot: QtBot) -> None:
+    """With the Context dock open in a 1000 px window the footer has little room: it shows the figures
+    ("45k / 200k", "$3.20") rather than "conte…" and "billed…"."""
+    footer = ChatFooter()
+    qtbot.addWidget(footer)
+    footer.set_reading(
+        MeterReading(
+            200_000,
+            effective_marks(_model(200_000)),
+            Segments(3000, 2000, 0, 40_000),
+            45_000,
+            True,
+            "o200k_base",
+        )
+    )
+    footer.set_billed(BilledFigures(1_234_567, 3.2, 2_000_000, 5.5, {"input": 1_000_000, "output": 234_567}))
+    footer.resize(1000, 30)
+    footer.show()
+    qtbot.waitExposed(footer)
+    assert footer.context_label.shown_text() == "context 45k / 200k · exact"  # room for everything
+    footer.resize(500, 30)
+    qtbot.waitUntil(lambda: footer.context_label.width() < footer.context_label.sizeHint().width())
+    assert footer.context_label.shown_text() in ("45k / 200k", "context 45k / 200k")
+    assert footer.cost_label.shown_text().endswith("$3.20") or footer.cost_label.shown_text().startswith(
+        "$3.20"
+    )
+    assert footer.context_label.text() == "context 45k / 200k · exact"  # the whole text stays for readers
