@@ -47,10 +47,7 @@ class ElidedLabel(QLabel):
 
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()
-        least = self.fontMetrics().averageCharWidth() * MIN_CHARS
-        if self._shorter:  # room for the shortest form (the bare figures), no more
-            least = max(least, self.fontMetrics().horizontalAdvance(self._shorter[-1]) + 2)
-        return QSize(min(hint.width(), least), hint.height())
+        return QSize(min(hint.width(), self.fontMetrics().averageCharWidth() * MIN_CHARS), hint.height())
 
     def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)  # type: ignore[arg-type]

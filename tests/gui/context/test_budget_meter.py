@@ -169,8 +169,6 @@ def test_a_narrow_footer_keeps_the_figures_and_drops_the_words(qtbot: QtBot) -> 
     assert footer.context_label.shown_text() == "context 45k / 200k · exact"  # room for everything
     footer.resize(500, 30)
     qtbot.waitUntil(lambda: footer.context_label.width() < footer.context_label.sizeHint().width())
-    assert footer.context_label.shown_text() in ("45k / 200k", "context 45k / 200k")
-    assert footer.cost_label.shown_text().endswith("$3.20") or footer.cost_label.shown_text().startswith(
-        "$3.20"
-    )
+    assert footer.context_label.shown_text().startswith("45k")  # the figures, not "conte…"
+    assert footer.cost_label.shown_text().startswith("$3.20")
     assert footer.context_label.text() == "context 45k / 200k · exact"  # the whole text stays for readers
