@@ -7,8 +7,10 @@ import contextlib
 import errno
 import os
 import secrets
+import select
 import stat
-from collections.abc import AsyncIterator, Awaitable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TypeVar
 
 from piwork.core.tools.base import ToolError
@@ -50,14 +52,19 @@ class NoReader(OSError):
     """A FIFO was to be written while no process has it open for reading."""
 
 
-def write_into(path: str, data: bytes) -> bool:
+class WriteStopped(OSError):
+    """Writing into a FIFO or device was given up because the call was aborted."""
+
+
+def write_into(path: str, data: bytes, stop: threading.Event | None = None) -> bool:
     """Write ``data`` into the file at ``path``, following symlinks; returns whether it was created.
 
     The file that is there is written in place (as Pi does), so a device, a FIFO or a symlink's target
     keeps its inode, hard links keep sharing the content and a read-only file is a permission error.
     For a regular file the space is reserved before the first byte changes, so a full disk leaves
     the old content whole; a file this call created is removed again when the write fails. A FIFO
-    without a reader fails at once instead of waiting for one.
+    without a reader fails at once instead of waiting for one, and a FIFO or device that stops
+    taking data is given up as soon as ``stop`` is set (a regular file is always written whole).
     """
     created = False
     try:
@@ -72,14 +79,14 @@ def write_into(path: str, data: bytes) -> bool:
         raise
     try:
         info = os.fstat(fd)
-        os.set_blocking(fd, True)
         if stat.S_ISREG(info.st_mode):
+            os.set_blocking(fd, True)
             _reserve(fd, len(data), info.st_size)
             _write_all(fd, data, positioned=True)
             os.ftruncate(fd, len(data))
             os.fsync(fd)
         else:
-            _write_all(fd, data, positioned=False)
+            _feed(fd, data, stop)
     except BaseException:
         os.close(fd)
         if created:
@@ -102,6 +109,19 @@ def _reserve(fd: int, size: int, current: int) -> None:
         with contextlib.suppress(OSError):
             os.ftruncate(fd, current)
         raise
+
+
+def _feed(fd: int, data: bytes, stop: threading.Event | None) -> None:
+    """Write into a non-blocking FIFO or device, waiting while it is full, until done or stopped."""
+    view = memoryview(data)
+    done = 0
+    while done < len(view):
+        if stop is not None and stop.is_set():
+            raise WriteStopped(errno.EINTR, "the write was stopped")
+        try:
+            done += os.write(fd, view[done:])
+        except BlockingIOError:
+            select.select([], [fd], [], 0.1)
 
 
 def _write_all(fd: int, data: bytes, positioned: bool) -> None:
@@ -163,11 +183,17 @@ async def abort_checkpoint() -> None:
         raise ToolError("Operation aborted", aborted=True) from None
 
 
-async def finish_then_abort(step: Awaitable[T]) -> T:
-    """Run one filesystem step to its end even if the call is aborted meanwhile, then report the abort."""
+async def finish_then_abort(step: Awaitable[T], on_abort: Callable[[], None] | None = None) -> T:
+    """Run one filesystem step to its end even if the call is aborted meanwhile, then report the abort.
+
+    ``on_abort`` asks a step that can stop safely (a write into a FIFO nobody drains) to stop early.
+    """
     task = asyncio.ensure_future(step)
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
-        await task  # the step is in flight: never leave it half done
+        if on_abort is not None:
+            on_abort()
+        with contextlib.suppress(WriteStopped):
+            await task  # the step is in flight: never leave it half done
         raise ToolError("Operation aborted", aborted=True) from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import threading
 from typing import Any, ClassVar
 
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
@@ -53,7 +54,10 @@ class WriteTool(Tool):
                 raise ToolError(describe_os_error(err, "mkdir", err.filename or absolute)) from None
             await abort_checkpoint()
             try:
-                created = await finish_then_abort(asyncio.to_thread(write_into, absolute, data))
+                stop = threading.Event()
+                created = await finish_then_abort(
+                    asyncio.to_thread(write_into, absolute, data, stop), stop.set
+                )
             except NoReader:
                 raise ToolError(f"ENXIO: no process reads from the FIFO, open '{absolute}'") from None
             except OSError as err:

@@ -7,6 +7,7 @@ is not a regular file and stay bounded in time and memory on huge or sparse file
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import stat
@@ -18,6 +19,9 @@ from pathlib import Path
 import pytest
 
 from piwork.core.tools import line_window
+from piwork.core.tools.base import ToolContext, ToolError
+from piwork.core.tools.mutation import PathLocks
+from piwork.core.tools.write import WriteTool
 from piwork.core.truncate import TruncationResult, format_size, truncate_head
 
 from .helpers import call, text
@@ -274,3 +278,31 @@ def test_streamed_windows_equal_whole_file_reads(
         if truncation is not None:
             assert window.truncation == truncation
             assert first is None or window.first_line_bytes == first
+
+
+def test_aborting_a_write_into_a_fifo_nobody_drains_ends_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # open, never read: the pipe fills up
+    tool = WriteTool(PathLocks())
+
+    async def write_then_abort() -> BaseException | None:
+        task = asyncio.ensure_future(
+            tool.execute("c1", {"path": "pipe", "content": "x" * 1024 * 1024}, ToolContext(cwd=str(tmp_path)))
+        )
+        await asyncio.sleep(0.5)
+        task.cancel()
+        try:
+            await asyncio.wait_for(task, 10)
+        except ToolError as err:
+            return err
+        return None
+
+    try:
+        started = time.monotonic()
+        error = asyncio.run(write_then_abort())
+        assert time.monotonic() - started < 10
+        assert isinstance(error, ToolError) and error.aborted and str(error) == "Operation aborted"
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
