@@ -2,10 +2,13 @@
 
 A streaming row's document is appended to (never re-set) until the message ends; a long finished message is
 built as Markdown in slices by :class:`MarkdownRenderer` while its plain text shows. The cache is bounded.
+Image thumbnails are decoded (base64, then the image format) and scaled in a worker thread; the row gets
+them, and its height, when they are ready.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from collections import OrderedDict
@@ -15,6 +18,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QImage, QPixmap, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QWidget
 
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.chat.markdown import render_markdown
 from piwork.gui.chat.render_jobs import MarkdownRenderer
 from piwork.gui.chat.rows import ChatRow, RowKind
@@ -35,7 +39,7 @@ class _Doc:
 
 
 class RowDocuments(QObject):
-    rendered = Signal(int)  # row key whose final document replaced the plain placeholder
+    rendered = Signal(int)  # row key whose final document or image thumbnails are now ready
 
     def __init__(self, widget: QWidget, theme: Theme) -> None:
         super().__init__(widget)
@@ -45,6 +49,9 @@ class RowDocuments(QObject):
         self.renderer.finished.connect(self._on_rendered)
         self._docs: OrderedDict[int, _Doc] = OrderedDict()
         self._pixmaps: dict[int, list[QPixmap]] = {}
+        self._decoding: set[int] = set()  # row keys whose images a worker thread is decoding
+        self._tasks = tasks = BackgroundTasks()
+        self.destroyed.connect(lambda *_: tasks.cancel_all())
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
     def set_theme(self, theme: Theme) -> None:
@@ -55,6 +62,7 @@ class RowDocuments(QObject):
     def forget(self, row: ChatRow) -> None:
         self._docs.pop(row.key, None)
         self._pixmaps.pop(row.key, None)
+        self._decoding.discard(row.key)
 
     def document(self, row: ChatRow, width: int) -> QTextDocument:
         """The laid-out body of ``row`` at ``width``, from the cache when it is still current."""
@@ -155,21 +163,39 @@ class RowDocuments(QObject):
             doc.setPlainText(row.text)
 
     def pixmaps(self, row: ChatRow) -> list[QPixmap]:
+        """The row's thumbnails; none until a worker thread has decoded them (``rendered`` says when)."""
         if not row.images:
             return []
         cached = self._pixmaps.get(row.key)
-        if cached is None:
-            cached = []
-            for _mime, data in row.images:
-                image = QImage()
-                try:
-                    image.loadFromData(base64.b64decode(data, validate=False))
-                except (ValueError, TypeError):
-                    image = QImage()
-                if image.isNull():
-                    continue
-                if image.height() > IMAGE_MAX_HEIGHT:
-                    image = image.scaledToHeight(IMAGE_MAX_HEIGHT, Qt.TransformationMode.SmoothTransformation)
-                cached.append(QPixmap.fromImage(image))
-            self._pixmaps[row.key] = cached
-        return cached
+        if cached is not None:
+            return cached
+        if row.key not in self._decoding:
+            self._decoding.add(row.key)
+            self._tasks.spawn(self._decode(row.key, list(row.images)))
+        return []
+
+    async def _decode(self, key: int, images: list[tuple[str, str]]) -> None:
+        decoded = await asyncio.to_thread(decode_thumbnails, images)
+        if key not in self._decoding:
+            return  # the row was forgotten meanwhile
+        self._decoding.discard(key)
+        self._pixmaps[key] = [QPixmap.fromImage(image) for image in decoded]
+        self.rendered.emit(key)
+
+
+def decode_thumbnails(images: list[tuple[str, str]]) -> list[QImage]:
+    """Base64 images (mime type, data) as QImages at most IMAGE_MAX_HEIGHT tall; unreadable ones left out.
+    QImage, unlike QPixmap, may be made in any thread."""
+    thumbnails = []
+    for _mime, data in images:
+        image = QImage()
+        try:
+            image.loadFromData(base64.b64decode(data, validate=False))
+        except (ValueError, TypeError):
+            image = QImage()
+        if image.isNull():
+            continue
+        if image.height() > IMAGE_MAX_HEIGHT:
+            image = image.scaledToHeight(IMAGE_MAX_HEIGHT, Qt.TransformationMode.SmoothTransformation)
+        thumbnails.append(image)
+    return thumbnails

@@ -1,7 +1,11 @@
-"""The session browser dialog: scope, search, sort, named-only; open, rename, delete (to the trash)."""
+"""The session browser dialog: scope, search, sort, named-only; open, rename, delete (to the trash).
+
+Listing, renaming (which reads and indexes the file, then appends and syncs an entry) and deleting run off
+the GUI thread; ``renamed`` and ``deleted`` say when they are done."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +32,7 @@ from PySide6.QtWidgets import (
 from piwork.core.errors import PiworkError
 from piwork.core.session.listing import SessionInfo
 from piwork.core.session.store import open_session
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.sessions.listing_worker import SessionListing
 from piwork.gui.sessions.session_model import (
     COL_CREATED,
@@ -58,19 +63,35 @@ def _ask_name(parent: QWidget) -> AskName:
     return ask
 
 
-def delete_session_file(path: str, confirm: Confirm) -> str:
-    """Move ``path`` to the trash, or delete it after a second confirmation; returns what happened."""
+def move_to_trash(path: str) -> bool:
     result = QFile.moveToTrash(path)  # PySide6 returns a bool or (bool, path in trash) depending on version
-    if result[0] if isinstance(result, tuple) else result:
+    return bool(result[0] if isinstance(result, tuple) else result)
+
+
+def rename_session_file(path: str, name: str) -> None:
+    """Append a session_info entry naming the session (never rewrites the file)."""
+    session = open_session(path)
+    try:
+        session.tree.set_name(name)
+    finally:
+        session.close()
+
+
+async def delete_session_file(path: str, confirm: Confirm) -> str:
+    """Move ``path`` to the trash, or delete it after a second confirmation; returns what happened.
+    The file work runs in a worker thread; ``confirm`` is asked on the GUI thread."""
+    if await asyncio.to_thread(move_to_trash, path):
         return "trashed"
     if not confirm("Delete Permanently?", f"There is no trash here. Delete this file for good?\n\n{path}"):
         return "kept"
-    os.remove(path)
+    await asyncio.to_thread(os.remove, path)
     return "deleted"
 
 
 class SessionBrowser(QDialog):
     sessionChosen = Signal(str)  # path
+    renamed = Signal(str)  # path, once the name is written (or the rename failed and said so)
+    deleted = Signal(str)  # path, once the delete finished (or was refused or failed)
 
     def __init__(
         self,
@@ -89,6 +110,7 @@ class SessionBrowser(QDialog):
         self._confirm = confirm or _ask_yes_no(self)
         self._ask_name = ask_name or _ask_name(self)
         self.listing = SessionListing(agent_dir, session_dir, self)
+        self._tasks = BackgroundTasks()
         self.model = SessionListModel(self)
         self.proxy = SessionFilterProxy(self)
         self.proxy.setSourceModel(self.model)
@@ -254,16 +276,18 @@ class SessionBrowser(QDialog):
         name = self._ask_name(info.name or "")
         if name is None:
             return
+        self._tasks.spawn(self._rename(str(info.path), name))
+
+    async def _rename(self, path: str, name: str) -> None:
         try:
-            session = open_session(info.path)
             try:
-                session.tree.set_name(name)
-            finally:
-                session.close()
-        except (PiworkError, OSError) as err:
-            QMessageBox.warning(self, "Rename failed", str(err))
-            return
-        self.model.rename_path(str(info.path), " ".join(name.split()))
+                await asyncio.to_thread(rename_session_file, path, name)
+            except (PiworkError, OSError) as err:
+                QMessageBox.warning(self, "Rename failed", str(err))
+                return
+            self.model.rename_path(path, " ".join(name.split()))
+        finally:
+            self.renamed.emit(path)
 
     def delete_selected(self) -> None:
         info = self.selected_info()
@@ -271,13 +295,24 @@ class SessionBrowser(QDialog):
             return
         question = f"Move this session to the trash?\n\n{title_of(info)}\n{info.path}"
         if not self._confirm("Delete Session", question):
+            self.deleted.emit(str(info.path))
             return
+        self._tasks.spawn(self._delete(str(info.path)))
+
+    async def _delete(self, path: str) -> None:
         try:
-            outcome = delete_session_file(str(info.path), self._confirm)
-        except OSError as err:
-            QMessageBox.warning(self, "Delete failed", str(err))
-            return
-        if outcome != "kept":
-            self.model.remove_path(str(info.path))
-            self.status.setText(f"Session {'moved to the trash' if outcome == 'trashed' else 'deleted'}.")
-        self._update_buttons()
+            try:
+                outcome = await delete_session_file(path, self._confirm)
+            except OSError as err:
+                QMessageBox.warning(self, "Delete failed", str(err))
+                return
+            if outcome != "kept":
+                self.model.remove_path(path)
+                self.status.setText(f"Session {'moved to the trash' if outcome == 'trashed' else 'deleted'}.")
+            self._update_buttons()
+        finally:
+            self.deleted.emit(path)
+
+    def done(self, result: int) -> None:
+        self._tasks.cancel_all()  # a rename or delete already in its thread still finishes there
+        super().done(result)

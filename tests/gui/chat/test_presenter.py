@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from PySide6.QtCore import QPoint
@@ -188,7 +189,7 @@ def test_dark_theme_renders_rows(qtbot: QtBot) -> None:
 PNG_1PX = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 
-def test_images_show_on_user_rows_and_tool_cards(qtbot: QtBot) -> None:
+def test_images_show_on_user_rows_and_tool_cards(qtbot: QtBot, qloop: asyncio.AbstractEventLoop) -> None:
     panel = _panel(qtbot)
     image = {"type": "image", "data": PNG_1PX, "mimeType": "image/png"}
     panel.presenter.show_messages(
@@ -214,8 +215,10 @@ def test_images_show_on_user_rows_and_tool_cards(qtbot: QtBot) -> None:
     )
     user, card = panel.model.row_at(0), panel.model.row_at(1)
     assert user.images and card.images and card.tool is not None and card.tool.result_text == "[image]"
-    pixmaps = panel.view.chat_delegate._pixmaps_for(card)
-    assert len(pixmaps) == 1 and pixmaps[0].width() == 1
+    delegate = panel.view.chat_delegate
+    delegate._pixmaps_for(card)  # decoded in a worker thread, then the row is laid out again
+    qtbot.waitUntil(lambda: len(delegate._pixmaps_for(card)) == 1)
+    assert delegate._pixmaps_for(card)[0].width() == 1
 
 
 def test_a_cut_tool_card_says_how_many_lines_the_model_saw(qtbot: QtBot) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -99,12 +100,15 @@ def test_open_emits_the_path(qtbot: QtBot, projects: tuple[Path, Path, list[Path
     assert chosen.args == [str(files[0])]
 
 
-def test_rename_appends_a_session_info_entry(qtbot: QtBot, projects: tuple[Path, Path, list[Path]]) -> None:
+def test_rename_appends_a_session_info_entry(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, projects: tuple[Path, Path, list[Path]]
+) -> None:
     here, _there, files = projects
     browser = _browser(qtbot, here, ask_name=lambda current: "Parser work")
     assert browser.select_path(str(files[0]))
     before = files[0].read_text()
-    browser.rename_selected()
+    with qtbot.waitSignal(browser.renamed, timeout=10_000):
+        browser.rename_selected()
     after = files[0].read_text()
     assert after.startswith(before)  # appended, never rewritten
     info = session_info(files[0])
@@ -114,14 +118,18 @@ def test_rename_appends_a_session_info_entry(qtbot: QtBot, projects: tuple[Path,
     assert browser.proxy.rowCount() == 2
 
 
-def test_delete_asks_first_and_then_removes(qtbot: QtBot, projects: tuple[Path, Path, list[Path]]) -> None:
+def test_delete_asks_first_and_then_removes(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, projects: tuple[Path, Path, list[Path]]
+) -> None:
     here, _there, files = projects
     answers = iter([False, True, True])
     browser = _browser(qtbot, here, confirm=lambda _title, _question: next(answers))
     assert browser.select_path(str(files[0]))
-    browser.delete_selected()  # refused
+    with qtbot.waitSignal(browser.deleted, timeout=10_000):
+        browser.delete_selected()  # refused
     assert files[0].exists() and browser.proxy.rowCount() == 2
-    browser.delete_selected()  # accepted: trash, or permanent delete after the second question
+    with qtbot.waitSignal(browser.deleted, timeout=10_000):
+        browser.delete_selected()  # accepted: trash, or permanent delete after the second question
     assert not files[0].exists()
     assert browser.proxy.rowCount() == 1
 
