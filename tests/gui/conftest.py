@@ -1,5 +1,8 @@
 """GUI test harness: offscreen Qt, per-test agent dir and window settings, a qasync loop on pytest-qt's
-event loop, and a check that no test leaves a top-level window behind."""
+event loop, a check that no test leaves a top-level window behind, and the GUI-thread stall guard: a test
+fails when one event kept the GUI thread busy for more than 50 ms of its CPU time (see
+tests/support/gui_stalls.py for how it is measured; mark a test that blocks on purpose with
+``@pytest.mark.gui_stall_allowed``)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,32 @@ import pytest
 from PySide6.QtWidgets import QApplication, QWidget
 
 from piwork.gui import compat
+from tests.support.gui_stalls import STALL_LIMIT_S, StallMeter
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "gui_stall_allowed: the test blocks the GUI thread on purpose (the stall guard only measures)",
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Fail a test during which the GUI thread ran for more than STALL_LIMIT_S without its event loop."""
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):  # a test without Qt
+        return (yield)
+    meter = StallMeter(app)
+    meter.start()
+    try:
+        result = yield
+    finally:
+        meter.stop()
+    stall = meter.worst
+    if stall is not None and item.get_closest_marker("gui_stall_allowed") is None:
+        pytest.fail(f"the GUI thread stalled over {STALL_LIMIT_S * 1000:.0f} ms: {stall.describe()}")
+    return result
 
 
 @pytest.fixture(autouse=True)

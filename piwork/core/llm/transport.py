@@ -317,10 +317,13 @@ async def run_sse_request(
         return
     guard = _Interrupter(options.abort, options.total_timeout)
     guard.start()
-    client = make_client(options, request.url)
+    client: httpx.AsyncClient | None = None
     response: httpx.Response | None = None
     failure: StreamFailure | None = None
     try:
+        # The first client of a process loads the CA bundle and imports the network backend (tens of ms):
+        # build it in a worker thread so the event loop, which is also the window's GUI thread, runs on.
+        client = await guard.wait(asyncio.to_thread(make_client, options, request.url))
         response = await _send(client, request, options, guard)
         decoder = SseDecoder()
         chunks = response.aiter_bytes().__aiter__()
@@ -352,7 +355,8 @@ async def run_sse_request(
         guard.stop()
         if response is not None:
             await response.aclose()
-        await client.aclose()
+        if client is not None:
+            await client.aclose()
     if failure is None:
         yield DoneEvent(message["stopReason"], message)
         return

@@ -27,6 +27,8 @@ from piwork.gui.tree.graph_delegate import GraphDelegate
 from piwork.gui.tree.graph_model import SEQ_ROLE, BranchGraphModel
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 
+GC_AFTER_ENTRIES = 20_000  # sessions this large get one full collection when the graph opens
+
 
 class BranchGraphView(QWidget):
     current_changed = Signal(object)  # entry id (str) or None
@@ -86,8 +88,10 @@ class BranchGraphView(QWidget):
         self.model = BranchGraphModel(tree, self, fold_at=FOLD_AT if self.fold_box.isChecked() else None)
         # A large session's records and layout are hundreds of thousands of young objects: one full
         # collection now, while the view opens, instead of the first collections that would otherwise
-        # walk them all during the first scrolls (a full one follows a mass promotion).
-        gc.collect()
+        # walk them all during the first scrolls (a full one follows a mass promotion). A full collection
+        # walks every object of the process, so a small session (nothing to gain) skips it.
+        if len(tree) >= GC_AFTER_ENTRIES:
+            gc.collect()
         self.list.setModel(self.model)
         self.list.selectionModel().currentChanged.connect(self._on_current_changed)
         self.model.rebuilt.connect(self.reveal_leaf)
