@@ -26,10 +26,6 @@ def js_trim(text: str) -> str:
     return text.strip(JS_WHITESPACE)
 
 
-def js_trim_start(text: str) -> str:
-    return text.lstrip(JS_WHITESPACE)
-
-
 def js_trim_end(text: str) -> str:
     return text.rstrip(JS_WHITESPACE)
 

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from piwork.core.jscompat import js_number_str
-from piwork.core.session.timestamps import js_date_ms
 
 Message = dict[str, Any]
 
@@ -111,24 +110,6 @@ def convert_to_llm(messages: Iterable[Message]) -> list[Message]:
         if converted is not None:
             out.append(converted)
     return out
-
-
-def create_branch_summary_message(summary: Any, from_id: Any, timestamp: Any) -> Message:
-    return {
-        "role": "branchSummary",
-        "summary": summary,
-        "fromId": from_id,
-        "timestamp": js_date_ms(timestamp),
-    }
-
-
-def create_compaction_summary_message(summary: Any, tokens_before: Any, timestamp: Any) -> Message:
-    return {
-        "role": "compactionSummary",
-        "summary": summary,
-        "tokensBefore": tokens_before,
-        "timestamp": js_date_ms(timestamp),
-    }
 
 
 def message_text(message: Message, separator: str = "") -> str:

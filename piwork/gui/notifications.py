@@ -64,9 +64,6 @@ class NotificationCenter(QObject):
         self._restore: list[Callable[[], None]] = []
         self._from_any_thread.connect(self.show, Qt.ConnectionType.QueuedConnection)
 
-    def set_parent_widget(self, widget: QWidget | None) -> None:
-        self._parent_widget = widget
-
     # ---- hooks -------------------------------------------------------------------------------
 
     def install(self, loop: asyncio.AbstractEventLoop | None = None) -> None:

@@ -186,7 +186,6 @@ class ResourceReview(QWidget):
         self.changes = tuple(changes or ())
         self._changes_by_path = {c.path: c for c in self.changes}
         self.jobs = BackgroundJobs(self)
-        self._preview_job = 0
         self._listed: set[str] = set()
         self.model = QStandardItemModel(self)
         self.tree = QTreeView()
@@ -332,9 +331,7 @@ class ResourceReview(QWidget):
             self.heading.setText(
                 f"<b>{html.escape(display_path(path, self.folder), quote=False)}</b> — reading…"
             )
-            self._preview_job = self.jobs.run(
-                lambda: preview_file(path, kind), lambda result: self._show_preview(path, result)
-            )
+            self.jobs.run(lambda: preview_file(path, kind), lambda result: self._show_preview(path, result))
         else:
             role = KIND_ROLES.get(kind, "")
             self._show_text(path, "", f"{role}. Select one of its files to read it." if role else "")

@@ -215,10 +215,6 @@ class AgentSession:
         return not self._idle.is_set()
 
     @property
-    def retry_attempt(self) -> int:
-        return self.retry.attempt
-
-    @property
     def queued(self) -> tuple[list[str], list[str]]:
         """Texts waiting as (steering, follow-up)."""
         return self.queues.texts
@@ -313,10 +309,6 @@ class AgentSession:
         """Deliver only when the agent would otherwise stop."""
         self._require_writable("send a prompt")
         self.queues.add(self._expand(text), images, self._opts.now_ms(), follow_up=True)
-
-    def clear_queues(self) -> tuple[list[str], list[str]]:
-        """Drop everything queued; returns the texts that were waiting (to put back in the editor)."""
-        return self.queues.clear()
 
     async def abort(self) -> None:
         """Stop the current run, retry wait and compaction; returns once the session is idle."""

@@ -26,7 +26,6 @@ from typing import Any, Literal, Protocol
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 CacheRetention = Literal["none", "short", "long"]
-StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 
 ANTHROPIC_MESSAGES = "anthropic-messages"
 OPENAI_COMPLETIONS = "openai-completions"

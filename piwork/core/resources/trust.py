@@ -33,7 +33,6 @@ PI_TRUST_ENTRIES = (
 )
 PIWORK_TRUST_ENTRIES = ("piwork-profile.json", "project-context.md", "context-index.json", "memory")
 
-DefaultTrustPolicy = Literal["always", "never", "ask"]
 TrustSource = Literal[
     "override",
     "no-project-resources",

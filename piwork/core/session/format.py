@@ -12,7 +12,7 @@ import json.scanner
 import os
 import re
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,42 +196,7 @@ def parse_session_text(text: str) -> list[Any]:
     return values
 
 
-@dataclass(frozen=True)
-class ParsedLine:
-    """One parsed JSONL line: the value, its 1-based line number, byte offset and byte length."""
-
-    value: Any
-    line: int
-    offset: int
-    length: int
-
-
-def split_lines(data: bytes) -> Iterator[tuple[int, int, bytes]]:
-    """``(line number, byte offset, bytes)`` for every ``\\n``-separated piece, the tail included."""
-    start = 0
-    line = 0
-    size = len(data)
-    while start < size:
-        line += 1
-        end = data.find(b"\n", start)
-        if end < 0:
-            yield line, start, data[start:]
-            return
-        yield line, start, data[start:end]
-        start = end + 1
-
-
-def parse_line(raw: bytes) -> Any:
-    """A line's JSON value; raises ``ValueError`` when it is not JSON (blank lines are callers')."""
-    return json_loads_js(raw.decode("utf-8", "replace"))
-
-
 def is_blank(raw: bytes) -> bool:
     if not raw.strip():
         return True
     return not js_trim(raw.decode("utf-8", "replace"))
-
-
-def ends_torn(data: bytes) -> bool:
-    """True when something follows the last newline (a crash mid-write leaves this)."""
-    return bool(data) and not data.endswith(b"\n")

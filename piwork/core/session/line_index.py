@@ -34,7 +34,7 @@ _UNICODE_SPACES = (
     b"\xef\xbb\xbf",
 )
 _BLANK_START = re.compile(rb"(?:[ \t]|\\[nrt])*")
-NEWLINE, CARRIAGE_RETURN, CLOSING_BRACE = 10, 13, 125
+CARRIAGE_RETURN, CLOSING_BRACE = 13, 125
 
 
 def _meta(has_text: bool, stop: bytes | None) -> Mapping[str, Any]:

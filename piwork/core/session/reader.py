@@ -47,7 +47,6 @@ class LoadedFile:
     records: list[EntryRecord] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     size: int = 0
-    mtime_ns: int = 0
     torn: bool = False
     source: FileBodySource | None = None
 
@@ -75,7 +74,7 @@ def _read(file_path: Path, keep_bodies: bool, keep_non_objects: bool) -> LoadedF
         stat = file_path.stat()
     except FileNotFoundError:
         return LoadedFile(file_path, "missing")
-    loaded = LoadedFile(file_path, "ok", size=stat.st_size, mtime_ns=stat.st_mtime_ns)
+    loaded = LoadedFile(file_path, "ok", size=stat.st_size)
     loaded.source = FileBodySource(file_path)
     if stat.st_size == 0:
         loaded.status = "empty"

@@ -401,9 +401,6 @@ class ChatPresenter(QObject):
             self._waiting_text = text
             self.waitingChanged.emit(text)
 
-    def waiting_text(self) -> str:
-        return self._waiting_text
-
     def _on_wait_tick(self) -> None:
         now = time.monotonic()
         retry = self._retry

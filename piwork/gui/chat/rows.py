@@ -82,10 +82,6 @@ class ToolCard:
             lines = [*lines[:limit], f"{more} ({where})"]
         return "\n".join(lines)
 
-    def expands(self) -> bool:
-        """Whether expanding shows more than the collapsed card does."""
-        return len(self.result_text.splitlines()) > PREVIEW_LINES or len(self.result_text) > PREVIEW_CHARS
-
     def cut_text(self) -> str:
         """How much of the output the model saw, for the card's badge."""
         if (

@@ -169,10 +169,6 @@ class FullOutputView(QWidget):
     def model(self) -> LogLinesModel | None:
         return self._model
 
-    @property
-    def index_complete(self) -> bool:
-        return self._index is not None and self._index.complete
-
     def open_file(self, path: str) -> bool:
         """Open `path`; returns False (and shows why) when it is missing or unreadable."""
         self.close_file()

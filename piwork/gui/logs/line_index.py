@@ -65,10 +65,6 @@ class LineIndex:
         return len(self._newlines_before) - 1
 
     @property
-    def indexed_bytes(self) -> int:
-        return min(self.size, self.indexed_blocks * BLOCK_SIZE)
-
-    @property
     def complete(self) -> bool:
         return self.indexed_blocks >= self.block_count
 

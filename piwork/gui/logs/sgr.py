@@ -31,10 +31,6 @@ class SgrStyle:
     inverse: bool = False
     strike: bool = False
 
-    @property
-    def is_plain(self) -> bool:
-        return self == PLAIN
-
 
 PLAIN = SgrStyle()
 

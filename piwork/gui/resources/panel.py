@@ -148,15 +148,6 @@ class ResourcePanel(QWidget):
         else:
             self.preview.setPlainText(f"(no file at {row.path})")
 
-    def select_row(self, kind: str, position: int) -> None:
-        for group in range(self.model.rowCount()):
-            parent = self.model.index(group, 0)
-            first = self.model.index(0, 0, parent)
-            row = self.model.row_at(first)
-            if row is not None and row.kind == kind:
-                self.view.setCurrentIndex(self.model.index(position, 0, parent))
-                return
-
     def select_path(self, path: str, kind: str | None = None) -> bool:
         """Select the row of ``path`` (or, with only ``kind``, that group's first active row); shows the
         Resources tab. False when no row matches."""

@@ -1,8 +1,8 @@
 """How the tree panel moves the session: a small protocol with two implementations.
 
 - `AgentNavigator` drives a live `AgentSession` (refuses while it streams, updates its context).
-- `TreeNavigator` drives the engine's `navigate_tree` on a bare `SessionTree` (a session opened for
-  browsing, or tests), with an optional summarizer.
+- `TreeNavigator` drives the engine's `navigate_tree` on a bare `SessionTree` with an optional
+  summarizer (the panel's tests use it; the window always has an AgentSession).
 
 Both run until done or until their task is cancelled (nothing is written then).
 """

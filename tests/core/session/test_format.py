@@ -16,7 +16,6 @@ from piwork.core.session.format import (
     parse_session_text,
     serialize,
     session_file_name,
-    split_lines,
 )
 from piwork.core.session.timestamps import file_timestamp, iso_from_ms, js_date_ms
 
@@ -78,11 +77,6 @@ def test_json_loads_follows_json_parse() -> None:
     for bad in ["", "NaN", '{"a":Infinity}', "\ufeff{}", "{} x", "[1,"]:
         with pytest.raises(ValueError):
             json_loads(bad)
-
-
-def test_split_lines_reports_offsets_and_the_tail() -> None:
-    data = "a\néé\n\ntail".encode()
-    assert list(split_lines(data)) == [(1, 0, b"a"), (2, 2, "éé".encode()), (3, 7, b""), (4, 8, b"tail")]
 
 
 @pytest.mark.parametrize(
