@@ -15,11 +15,12 @@ a token count per part.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import os
 from collections.abc import Sequence
 
-from PySide6.QtCore import QModelIndex, QSize, Qt
+from PySide6.QtCore import QModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,6 +36,7 @@ from PySide6.QtWidgets import (
 from piwork.core.llm.tokens import TokenCounter
 from piwork.core.resources.loader import LoadedResources
 from piwork.core.resources.system_prompt import PromptPart
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.resources.prompt_view import SystemPromptView
 from piwork.gui.resources.rows_model import ResourceRowsModel, state_reason
 from piwork.gui.trust_dialog import preview_text
@@ -43,8 +45,12 @@ MAX_COLUMN_WIDTH = 240
 
 
 class ResourcePanel(QWidget):
+    previewShown = Signal(str)  # path whose preview (read in a worker thread) is now on show
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._tasks = BackgroundTasks()
+        self._previewing: str | None = None
         self.loaded: LoadedResources | None = None
         self.trust_label = QLabel("No project loaded.")
         self.trust_label.setWordWrap(True)
@@ -141,12 +147,19 @@ class ResourcePanel(QWidget):
         self.reason_label.setText(
             f"<code>{html.escape(row.path, quote=False)}</code><br>{html.escape(state_reason(row), quote=False)}{warnings}"
         )
+        self._previewing = None
         if row.state == "blocked-untrusted":
             self.preview.setPlainText("(not read: the project is not trusted)")
-        elif os.path.exists(row.path):
-            self.preview.setPlainText(preview_text(row.path))
         else:
-            self.preview.setPlainText(f"(no file at {row.path})")
+            self.preview.setPlainText("Reading…")
+            self._previewing = row.path
+            self._tasks.spawn(self._show_preview(row.path))
+
+    async def _show_preview(self, path: str) -> None:
+        text = await asyncio.to_thread(_preview_or_missing, path)
+        if path == self._previewing:  # still the selected row
+            self.preview.setPlainText(text)
+            self.previewShown.emit(path)
 
     def select_path(self, path: str, kind: str | None = None) -> bool:
         """Select the row of ``path`` (or, with only ``kind``, that group's first active row); shows the
@@ -169,3 +182,7 @@ class ResourcePanel(QWidget):
 
     def shutdown(self) -> None:
         self.prompt_view.shutdown()
+
+
+def _preview_or_missing(path: str) -> str:
+    return preview_text(path) if os.path.exists(path) else f"(no file at {path})"

@@ -110,8 +110,15 @@ def test_untrusted_project_rows_are_greyed_with_the_reason(
     assert panel.preview.toPlainText() == "(not read: the project is not trusted)"
 
 
-def test_shadowed_skill_names_the_winner_and_previews(qtbot: QtBot, planted: tuple[str, str, str]) -> None:
-    loaded = _load(planted, trusted=True)
+@pytest.fixture
+def trusted(planted: tuple[str, str, str]) -> LoadedResources:
+    return _load(planted, trusted=True)  # before a test's qloop: loading runs its own asyncio loop
+
+
+def test_shadowed_skill_names_the_winner_and_previews(
+    qtbot: QtBot, trusted: LoadedResources, qloop: asyncio.AbstractEventLoop
+) -> None:
+    loaded = trusted
     panel = _panel(qtbot, loaded)
     skills = panel.model.group_rows("skill")
     loser = next(r for r in skills if r.state == "collision-loser")
@@ -126,7 +133,8 @@ def test_shadowed_skill_names_the_winner_and_previews(qtbot: QtBot, planted: tup
     assert (
         index.siblingAtColumn(3).data() == "shadowed by skills/alpha/SKILL.md"
     )  # plain words, not the engine's state id
-    panel.view.setCurrentIndex(index)
+    with qtbot.waitSignal(panel.previewShown, timeout=10_000):  # read in a worker thread
+        panel.view.setCurrentIndex(index)
     assert panel.preview.toPlainText() == SKILL.format(name="alpha", text="global alpha")
     assert "already loaded from" in panel.reason_label.text()
 
