@@ -49,6 +49,7 @@ from piwork.gui.palette.sources import action_items, command_items, list_recent_
 from piwork.gui.resources.prompt_parts import session_prompt_parts, show_system_prompt
 from piwork.gui.search.landing import select_in_tree
 from piwork.gui.search.search_dialog import SearchDialog
+from piwork.gui.session_file_watch import SessionFileWatch
 from piwork.gui.sessions.session_browser import SessionBrowser
 from piwork.gui.settings.settings_dialog import SettingsDialog
 from piwork.gui.tree.navigation import AgentNavigator
@@ -90,6 +91,7 @@ class SessionController(QObject):
         self.runtime: AgentRuntime | None = None
         self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
         self.context_feed = ContextFeed(self.tokenizers, self)
+        self.file_watch = SessionFileWatch(self)  # reads outside changes ahead, off the GUI thread
         self.context_commands = ContextCommands(self)
         self.preflight_dialog: PreflightDialog | None = None
         self._auto_preflight: tuple[str, int] | None = None
@@ -212,7 +214,7 @@ class SessionController(QObject):
         if self.session is not None and self.session.is_streaming:
             await self.session.abort()
         if session_file:
-            header = read_header(Path(session_file)) or {}
+            header = await asyncio.to_thread(read_header, Path(session_file)) or {}
             header_cwd = header.get("cwd")
             if isinstance(header_cwd, str) and os.path.isdir(header_cwd):
                 self.cwd = os.path.abspath(header_cwd)
@@ -237,6 +239,7 @@ class SessionController(QObject):
         if trust is not None and trust.source == "session-only":  # a reload must not ask again
             self.session_trust[os.path.realpath(self.cwd)] = trust.trusted
         self._unsubscribe = runtime.session.subscribe(self._on_event)
+        self.file_watch.watch(runtime.store)
         self.window.log_panel.reset()  # nothing of the previous session's logs stays on show
         self.window.tree_panel.set_settings(runtime.resources.settings)
         self.window.tree_panel.set_session(runtime.store, AgentNavigator(runtime.session))
@@ -304,6 +307,7 @@ class SessionController(QObject):
 
     def _detach(self) -> None:
         self.context_feed.detach()
+        self.file_watch.watch(None)
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -329,6 +333,8 @@ class SessionController(QObject):
             self.window.log_panel.add_message(event.message)
         if kind in ("agent_settled", "model_changed", "thinking_level_changed", "compaction_end"):
             self.refresh_status()
+        if kind == "agent_settled":  # a new session's file exists once it holds a reply
+            self.file_watch.arm()
         if kind == "model_changed":  # the token counter follows the model
             self._show_system_prompt()
 

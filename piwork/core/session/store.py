@@ -4,7 +4,8 @@
 one line per entry, the file created only once an assistant message exists) plus piwork's own:
 each entry is one ``write()`` on an ``O_APPEND`` descriptor, ``fsync`` after assistant messages,
 compactions, branch summaries and on close; an advisory lock keeps a second piwork writer out;
-an append by another program is noticed (size and mtime) and reloaded before piwork appends;
+an append by another program is noticed (size and mtime) and reloaded before piwork appends (the
+window reads it ahead, in a worker thread, as soon as the file changes: ``read_outside_change``);
 a legacy file is migrated only through a backup and an atomic rename.
 """
 
@@ -61,6 +62,11 @@ class SessionFileGone(PiworkError):
 
 def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
     return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    """Which file, and how far it was written (a later write changes size or mtime)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 class SessionReadOnly(PiworkError):
@@ -163,6 +169,8 @@ class Session:
         self._source: FileBodySource | None = None
         self._unreadable_offsets: set[int] = set()
         self._expected: tuple[int, int] | None = None
+        # The file as another program left it, read ahead of the next append: (its identity, what it held).
+        self._read_ahead: tuple[tuple[int, int, int, int], LoadedFile] | None = None
         self._needs_newline = False
         tree.sink = self
         tree._load_body = self._load_body
@@ -250,7 +258,7 @@ class Session:
             self._release_append_fd()  # replaced (an editor's save): the next line goes to the new file
         elif (st.st_size, st.st_mtime_ns) == self._expected:
             return
-        loaded = read_session_file(self.path)
+        loaded = self._take_read_ahead(st) or read_session_file(self.path)
         if loaded.status != "ok":  # emptied or overwritten: adding entries would not make it a session again
             self._stop_writing(
                 f"The session file {self.path} was changed by another program and is no longer a session"
@@ -260,6 +268,45 @@ class Session:
         self._needs_newline = loaded.torn
         self._notice("The session file was changed by another program; piwork reloaded it before writing.")
         self._expected = (st.st_size, st.st_mtime_ns)
+
+    def read_outside_change(self) -> bool:
+        """Read the file now if another program changed it, and keep what it holds for the next append,
+        which would otherwise read it then. Changes nothing else, so a worker thread may call it while
+        the owner keeps using the session. True when something was read."""
+        path, expected = self.path, self._expected
+        if self.read_only or not self.flushed or path is None or expected is None:
+            return False
+        try:
+            before = path.stat()
+        except OSError:
+            return False
+        if (before.st_size, before.st_mtime_ns) == expected:
+            return False
+        loaded = read_session_file(path)
+        try:
+            after = path.stat()
+        except OSError:
+            after = None
+        if after is None or _identity(after) != _identity(before):  # still being written: read at append
+            if loaded.source is not None:
+                loaded.source.close()
+            return False
+        previous, self._read_ahead = self._read_ahead, (_identity(after), loaded)
+        if previous is not None and previous[1].source is not None:
+            previous[1].source.close()
+        return True
+
+    def _take_read_ahead(self, st: os.stat_result) -> LoadedFile | None:
+        """The file read ahead by ``read_outside_change`` when it is still as it was then."""
+        kept, self._read_ahead = self._read_ahead, None
+        if kept is None:
+            return None
+        identity, loaded = kept
+        if identity == _identity(st):
+            return loaded
+        if loaded.source is not None:
+            loaded.source.close()
+        return None
 
     def _stop_writing(self, reason: str) -> NoReturn:
         """Appending now would land in a file nobody can see: go read-only and say so."""
@@ -369,6 +416,9 @@ class Session:
             self._append_fd = None
         if self._source is not None:
             self._source.close()
+        kept, self._read_ahead = self._read_ahead, None
+        if kept is not None and kept[1].source is not None:
+            kept[1].source.close()
 
     def __enter__(self) -> Session:
         return self

@@ -8,12 +8,14 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from piwork.core.ids import SequentialIds
+from piwork.core.session import store
 from piwork.core.session.format import encode_cwd, serialize
-from piwork.core.session.reader import read_session_file
+from piwork.core.session.reader import LoadedFile, read_session_file
 from piwork.core.session.store import SessionReadOnly, create_session, in_memory_session, open_session
 
 from .helpers import assistant, conversation, user, write_session
@@ -163,6 +165,45 @@ def test_external_append_is_noticed_and_reloaded_before_writing(tmp_path: Path) 
         assert session.tree.has("pi1")
         assert session.tree.records[-1].parent_id == "a0"  # our leaf is kept
     assert [r.id for r in read_session_file(path).records][:3] == ["u0", "a0", "pi1"]
+
+
+def test_an_outside_change_read_ahead_is_used_by_the_next_append(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[Path] = []
+
+    def counted(path: Path, *args: Any, **kwargs: Any) -> LoadedFile:
+        reads.append(Path(path))
+        return read_session_file(path, *args, **kwargs)
+
+    monkeypatch.setattr(store, "read_session_file", counted)
+    path = write_session(tmp_path / "s.jsonl", conversation(1))
+    with open_session(path) as session:
+        assert not session.read_outside_change()  # nothing changed yet: nothing read
+        notices: list[str] = []
+        session.on_notice = notices.append
+        with open(path, "a", encoding="utf-8") as other:
+            other.write(serialize(user("pi1", "a0", "from pi", 9)))
+        reads.clear()
+        assert session.read_outside_change()  # what a worker thread does when the file changes
+        assert not session.tree.has("pi1")  # nothing applied yet: the session is as it was
+        session.tree.append_message({"role": "user", "content": "from piwork", "timestamp": 10})
+        assert len(reads) == 1  # the append used what was read ahead
+        assert notices and "another program" in notices[0]
+        assert session.tree.has("pi1") and session.tree.records[-1].parent_id == "a0"
+    assert [r.id for r in read_session_file(path).records][:3] == ["u0", "a0", "pi1"]
+
+
+def test_a_read_ahead_the_file_has_moved_past_is_not_used(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "s.jsonl", conversation(1))
+    with open_session(path) as session:
+        with open(path, "a", encoding="utf-8") as other:
+            other.write(serialize(user("pi1", "a0", "from pi", 9)))
+        assert session.read_outside_change()
+        with open(path, "a", encoding="utf-8") as other:  # a second outside append after the read
+            other.write(serialize(user("pi2", "pi1", "more from pi", 10)))
+        session.tree.append_message({"role": "user", "content": "from piwork", "timestamp": 11})
+        assert session.tree.has("pi1") and session.tree.has("pi2")
 
 
 def test_killed_writer_loses_at_most_the_entry_being_written(tmp_path: Path) -> None:
