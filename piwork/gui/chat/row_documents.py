@@ -72,7 +72,10 @@ class RowDocuments(QObject):
         if row.kind is RowKind.TEXT and not row.streaming and len(row.text) > ASYNC_RENDER_CHARS:
             return self._long_text_doc(row, entry, width)
         if entry is not None:
-            if entry.revision == row.revision and entry.width == width:
+            if entry.revision == row.revision and (entry.width == width or entry.final):
+                if entry.width != width:  # the same text at another width: lay it out again, no re-render
+                    entry.doc.setTextWidth(width)
+                    entry.width = width
                 return entry.doc
             if row.streaming and not entry.final and entry.streamed <= len(row.text):
                 self._append_streamed(entry, row, width)
