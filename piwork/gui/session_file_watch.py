@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 
+import shiboken6
 from PySide6.QtCore import QFileSystemWatcher, QObject, Signal
 
 from piwork.core.session.store import Session
@@ -52,5 +53,5 @@ class SessionFileWatch(QObject):
 
     async def _read_ahead(self, session: Session) -> None:
         done = await asyncio.to_thread(session.read_outside_change)
-        if session is self._session:
+        if shiboken6.isValid(self) and session is self._session:
             self.readAhead.emit(done)

@@ -14,6 +14,7 @@ os.environ.setdefault("QT_API", "pyside6")
 os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 import asyncio
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,6 +48,15 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     if stall is not None and item.get_closest_marker("gui_stall_allowed") is None:
         pytest.fail(f"the GUI thread stalled over {STALL_LIMIT_S * 1000:.0f} ms: {stall.describe()}")
     return result
+
+
+@pytest.fixture(autouse=True)
+def garbage_collected_on_the_gui_thread() -> Iterator[None]:
+    """Collect what each test left in reference cycles now, on the GUI thread. Left for later, a Qt object
+    in such a cycle is destroyed wherever the collector happens to run next: in a worker thread, which
+    crashes a later test."""
+    yield
+    gc.collect()
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,7 @@ import json
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QImage, QPixmap, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QWidget
@@ -50,8 +51,7 @@ class RowDocuments(QObject):
         self._docs: OrderedDict[int, _Doc] = OrderedDict()
         self._pixmaps: dict[int, list[QPixmap]] = {}
         self._decoding: set[int] = set()  # row keys whose images a worker thread is decoding
-        self._tasks = tasks = BackgroundTasks()
-        self.destroyed.connect(lambda *_: tasks.cancel_all())
+        self._tasks = BackgroundTasks()
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
     def set_theme(self, theme: Theme) -> None:
@@ -179,8 +179,8 @@ class RowDocuments(QObject):
 
     async def _decode(self, key: int, images: list[tuple[str, str]]) -> None:
         decoded = await asyncio.to_thread(decode_thumbnails, images)
-        if key not in self._decoding:
-            return  # the row was forgotten meanwhile
+        if not shiboken6.isValid(self) or key not in self._decoding:
+            return  # the view went away, or the row was forgotten, meanwhile
         self._decoding.discard(key)
         self._pixmaps[key] = [QPixmap.fromImage(image) for image in decoded]
         self.rendered.emit(key)

@@ -20,6 +20,7 @@ import html
 import os
 from collections.abc import Sequence
 
+import shiboken6
 from PySide6.QtCore import QModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
@@ -157,7 +158,7 @@ class ResourcePanel(QWidget):
 
     async def _show_preview(self, path: str) -> None:
         text = await asyncio.to_thread(_preview_or_missing, path)
-        if path == self._previewing:  # still the selected row
+        if shiboken6.isValid(self) and path == self._previewing:  # still on show, still the selected row
             self.preview.setPlainText(text)
             self.previewShown.emit(path)
 
