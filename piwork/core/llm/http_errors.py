@@ -21,9 +21,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from piwork.core.jscompat import js_json_stringify
+from piwork.core.jscompat import js_json_stringify, js_truthy
 from piwork.core.llm.types import ANTHROPIC_MESSAGES
-from piwork.core.session.jsvalues import js_truthy
 
 MAX_BODY_CHARS = 4000
 
