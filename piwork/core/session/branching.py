@@ -16,6 +16,7 @@ from typing import Any
 from piwork.core.errors import PiworkError
 from piwork.core.messages import message_text
 from piwork.core.paths import agent_dir as default_agent_dir
+from piwork.core.session.file_bodies import FileBodies
 from piwork.core.session.format import default_session_dir, serialize, session_file_name
 from piwork.core.session.migrate import migrate_to_current
 from piwork.core.session.reader import read_session_file
@@ -90,11 +91,14 @@ def create_branched_session(source: Session, leaf_id: str) -> Session:
     values = branched_values(source.tree, leaf_id)
     parent = str(source.path) if source.path is not None else None
     header = new_header(source.cwd, parent_session=parent)
-    tree = tree_from_values(values, header, new_id=source.tree.id_factory)
     if source.session_dir is None:
-        return Session(tree, None, source.cwd, None, flushed=False)
+        bodies = FileBodies(None)
+        tree = tree_from_values(values, header, load_body=bodies, new_id=source.tree.id_factory)
+        return Session(tree, None, source.cwd, None, bodies=bodies, flushed=False)
     path = source.session_dir / session_file_name(header["timestamp"], header["id"])
-    session = Session(tree, path, source.cwd, source.session_dir, flushed=False)
+    bodies = FileBodies(path)
+    tree = tree_from_values(values, header, load_body=bodies, new_id=source.tree.id_factory)
+    session = Session(tree, path, source.cwd, source.session_dir, bodies=bodies, flushed=False)
     if tree.has_assistant:
         session.write_new_file()
     return session
@@ -135,8 +139,10 @@ def fork_session(source: Session, user_entry_id: str) -> ForkResult:
         header = new_header(source.cwd, parent_session=str(source.path))
         assert source.session_dir is not None
         path = source.session_dir / session_file_name(header["timestamp"], header["id"])
-        tree = SessionTree(header, new_id=source.tree.id_factory)
-        return ForkResult(Session(tree, path, source.cwd, source.session_dir, flushed=False), text)
+        bodies = FileBodies(path)
+        tree = SessionTree(header, load_body=bodies, new_id=source.tree.id_factory)
+        session = Session(tree, path, source.cwd, source.session_dir, bodies=bodies, flushed=False)
+        return ForkResult(session, text)
     return ForkResult(create_branched_session(source, parent_id), text)
 
 

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 from piwork.core.errors import InputRejected, PiworkError
 from piwork.core.ids import IdFactory, random_entry_id
 from piwork.core.paths import agent_dir as default_agent_dir
+from piwork.core.session.file_bodies import FileBodies
 from piwork.core.session.format import (
     CURRENT_VERSION,
     MALFORMED_JSON,
@@ -154,9 +155,12 @@ class Session:
         cwd: str,
         session_dir: Path | None,
         *,
+        bodies: FileBodies,
         flushed: bool,
         read_only: bool = False,
     ) -> None:
+        if tree.body_loader is not bodies:
+            raise ValueError("a session's tree must be built with the session's body loader")
         self.tree = tree
         self.path = path
         self.cwd = cwd
@@ -166,14 +170,14 @@ class Session:
         self.notices: list[str] = []
         self.on_notice: Callable[[str], None] | None = None
         self._append_fd: int | None = None
-        self._source: FileBodySource | None = None
+        self.bodies = bodies
         self._unreadable_offsets: set[int] = set()
         self._expected: tuple[int, int] | None = None
         # The file as another program left it, read ahead of the next append: (its identity, what it held).
         self._read_ahead: tuple[tuple[int, int, int, int], LoadedFile] | None = None
         self._needs_newline = False
         tree.sink = self
-        tree._load_body = self._load_body
+        bodies.on_unreadable = self._unreadable
 
     # ------------------------------------------------------------------ state
     @property
@@ -188,24 +192,9 @@ class Session:
     def persisted(self) -> bool:
         return self.path is not None
 
-    def _load_body(self, record: EntryRecord) -> Any:
-        if record.source is not None:
-            return record.source.load(record)
-        if self.path is None:
-            return record.body
-        if self._source is None or self._source.path != self.path:
-            self.use_source(FileBodySource(self.path))
-        assert self._source is not None
-        return self._source.load(record)
-
     def use_source(self, source: FileBodySource | None) -> None:
         """Read bodies through ``source`` (the reader's), reporting unreadable lines as diagnostics."""
-        if source is None:
-            return
-        if self._source is not None and self._source is not source:
-            self._source.close()
-        self._source = source
-        source.on_error = self._unreadable
+        self.bodies.use_source(source)
 
     def _unreadable(self, record: EntryRecord) -> None:
         if record.offset in self._unreadable_offsets:
@@ -414,8 +403,7 @@ class Session:
                 os.fsync(self._append_fd)
             os.close(self._append_fd)
             self._append_fd = None
-        if self._source is not None:
-            self._source.close()
+        self.bodies.close()
         kept, self._read_ahead = self._read_ahead, None
         if kept is not None and kept[1].source is not None:
             kept[1].source.close()
@@ -431,7 +419,9 @@ class Session:
 def in_memory_session(cwd: str | None = None, *, new_id: IdFactory = random_entry_id) -> Session:
     """A session that never touches the disk (tests, previews)."""
     folder = os.path.abspath(cwd or os.getcwd())
-    return Session(SessionTree(new_header(folder), new_id=new_id), None, folder, None, flushed=False)
+    bodies = FileBodies(None)
+    tree = SessionTree(new_header(folder), load_body=bodies, new_id=new_id)
+    return Session(tree, None, folder, None, bodies=bodies, flushed=False)
 
 
 def create_session(
@@ -451,7 +441,9 @@ def create_session(
     directory.mkdir(parents=True, exist_ok=True)
     header = new_header(folder, session_id, parent_session)
     path = directory / session_file_name(header["timestamp"], header["id"])
-    return Session(SessionTree(header, new_id=new_id), path, folder, directory, flushed=False)
+    bodies = FileBodies(path)
+    tree = SessionTree(header, load_body=bodies, new_id=new_id)
+    return Session(tree, path, folder, directory, bodies=bodies, flushed=False)
 
 
 def open_session(
@@ -472,14 +464,19 @@ def open_session(
     """
     file_path = Path(os.path.abspath(path))
     loaded = read_session_file(file_path, keep_non_objects=keep_non_objects)
+    bodies = FileBodies(file_path)
     if loaded.status == "missing":
         folder = os.path.abspath(cwd or os.getcwd())
-        tree = SessionTree(new_header(folder), new_id=new_id)
-        return Session(tree, file_path, folder, file_path.parent, flushed=False, read_only=not writable)
+        tree = SessionTree(new_header(folder), load_body=bodies, new_id=new_id)
+        return Session(
+            tree, file_path, folder, file_path.parent, bodies=bodies, flushed=False, read_only=not writable
+        )
     if loaded.status == "empty":
         folder = os.path.abspath(cwd or os.getcwd())
-        tree = SessionTree(new_header(folder), new_id=new_id)
-        session = Session(tree, file_path, folder, file_path.parent, flushed=True, read_only=not writable)
+        tree = SessionTree(new_header(folder), load_body=bodies, new_id=new_id)
+        session = Session(
+            tree, file_path, folder, file_path.parent, bodies=bodies, flushed=True, read_only=not writable
+        )
         if writable and session.acquire_lock():
             session._append_line(serialize(tree.header), durable=True)
         return session
@@ -496,9 +493,13 @@ def open_session(
     if chosen_cwd is None and isinstance(header_cwd, str) and header_cwd:
         chosen_cwd = header_cwd
     session_cwd = os.path.abspath(chosen_cwd or os.getcwd())
-    tree = SessionTree(loaded.header, loaded.records, new_id=new_id, diagnostics=loaded.diagnostics)
-    session = Session(tree, file_path, session_cwd, file_path.parent, flushed=True, read_only=not writable)
-    session.use_source(loaded.source)
+    bodies.use_source(loaded.source)
+    tree = SessionTree(
+        loaded.header, loaded.records, load_body=bodies, new_id=new_id, diagnostics=loaded.diagnostics
+    )
+    session = Session(
+        tree, file_path, session_cwd, file_path.parent, bodies=bodies, flushed=True, read_only=not writable
+    )
     session._needs_newline = loaded.torn
     if writable:
         session.acquire_lock()

@@ -203,6 +203,11 @@ class SessionTree:
     def has(self, entry_id: Any) -> bool:
         return map_key(entry_id) in self._by_key
 
+    @property
+    def body_loader(self) -> BodyLoader | None:
+        """How bodies not held on their records are read back (given at construction; None: in memory)."""
+        return self._load_body
+
     def body(self, record: EntryRecord) -> Any:
         if record.body is not None or self._load_body is None:
             return record.body

@@ -14,9 +14,17 @@ import pytest
 
 from piwork.core.ids import SequentialIds
 from piwork.core.session import store
+from piwork.core.session.file_bodies import FileBodies
 from piwork.core.session.format import encode_cwd, serialize
 from piwork.core.session.reader import LoadedFile, read_session_file
-from piwork.core.session.store import SessionReadOnly, create_session, in_memory_session, open_session
+from piwork.core.session.store import (
+    Session,
+    SessionReadOnly,
+    create_session,
+    in_memory_session,
+    open_session,
+)
+from piwork.core.session.tree import SessionTree
 
 from .helpers import assistant, conversation, user, write_session
 
@@ -257,3 +265,21 @@ def test_legacy_file_held_by_another_writer_is_migrated_in_memory_only(tmp_path:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
     assert path.read_text(encoding="utf-8") == original and not list(tmp_path.glob("*.bak-*"))
+
+
+def test_an_opened_tree_reads_bodies_through_the_loader_it_was_built_with(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "s.jsonl", conversation(2))
+    with open_session(path, writable=False) as session:
+        assert session.tree.body_loader is session.bodies
+        record = session.tree.record("a1")
+        assert record is not None and record.body is None  # kept light: read back on demand
+        assert session.tree.body(record)["message"]["content"][0]["text"] == "answer 1"
+    with pytest.raises(ValueError, match="body loader"):
+        Session(SessionTree(None), path, str(tmp_path), tmp_path, bodies=FileBodies(path), flushed=True)
+
+
+def test_an_in_memory_tree_holds_its_bodies() -> None:
+    session = in_memory_session("/home/ana/proj")
+    session.tree.append_message({"role": "user", "content": "hello", "timestamp": 1})
+    assert [e["message"]["content"] for e in session.tree.entries()] == ["hello"]
+    assert SessionTree(None).body_loader is None  # a bare tree (tests, previews) needs no loader
