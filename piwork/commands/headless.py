@@ -22,7 +22,7 @@ import signal
 import sys
 from typing import Any, TextIO
 
-from piwork.core.agent.events import AgentEvent, ErrorNotice, event_to_json
+from piwork.core.agent.events import AgentEvent, ErrorNotice, Listener, event_to_json
 from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.core.agent.session import SAVE_FAILED, NoModel
 from piwork.core.errors import PiworkError
@@ -236,7 +236,7 @@ def _write_line(out: TextIO, value: Any) -> None:
     out.flush()
 
 
-def _notice_printer(err: TextIO) -> Any:
+def _notice_printer(err: TextIO) -> Listener:
     """Text mode: notices that do not end the run (a save failure, a broken skill) still reach stderr."""
 
     def show(event: AgentEvent) -> None:
@@ -246,7 +246,7 @@ def _notice_printer(err: TextIO) -> Any:
     return show
 
 
-def _json_writer(out: TextIO) -> Any:
+def _json_writer(out: TextIO) -> Listener:
     def write(event: AgentEvent) -> None:
         _write_line(out, event_to_json(event))
 

@@ -1,6 +1,8 @@
 """Typed events the agent engine emits, and the small bus that delivers them.
 
-Every event is a frozen dataclass with a ``type`` literal. Messages travel as Pi-shaped dicts (snapshots: a
+Every event is a frozen dataclass with a ``type`` literal, and ``AgentEvent`` is the closed union of them:
+listeners take an ``AgentEvent`` and tell events apart by class (``match``/``isinstance``); the ``type``
+names are for the JSON output and logs. Messages travel as Pi-shaped dicts (snapshots: a
 listener may keep them, the engine never mutates a dict after emitting it, except the live ``message``
 of ``message_update`` which is re-snapshotted on each update).
 """
@@ -196,6 +198,7 @@ class BilledEvent:
     type: Literal["billed_traffic"] = "billed_traffic"
 
 
+# every event the engine emits (tests hold this list to the dataclasses above)
 AgentEvent = (
     AgentStart
     | AgentEnd
