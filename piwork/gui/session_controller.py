@@ -411,8 +411,16 @@ class SessionController(QObject):
             self.submit(text)
 
     def stop(self) -> None:
-        if self.session is not None:
-            self.spawn(self.session.abort())
+        """Stop the agent. Messages still queued are not sent: they go back into the editor, before what
+        is being typed there, so nothing is lost and nothing runs after Stop."""
+        if self.session is None:
+            return
+        steering, follow_up = self.session.clear_queues()
+        queued = [*steering, *follow_up]
+        if queued:
+            typed = self.chat.composer.toPlainText()
+            self.chat.composer.set_text("\n\n".join(t for t in [*queued, typed] if t.strip()))
+        self.spawn(self.session.abort())
 
     def run_command(self, command: SlashCommand) -> None:
         session = self.session

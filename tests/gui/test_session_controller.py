@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
@@ -331,3 +331,22 @@ def test_reopening_the_session_already_open_keeps_it_writable(
         "second question",
         "second answer",
     ]
+
+
+def test_stop_puts_queued_messages_back_in_the_editor_instead_of_sending_them(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    server.script(Turn([Text("Running."), ToolCall("bash", {"command": "sleep 20"})]))
+    controller.submit("run the slow thing")
+    qtbot.waitUntil(lambda: any(r.kind is RowKind.TOOL for r in _rows(controller)), timeout=10_000)
+    qtbot.waitUntil(lambda: controller.chat.busy, timeout=10_000)
+    controller.submit("also check README")  # Enter while busy: after the current step
+    controller.submit_follow_up("then summarise")  # Alt+Enter: when the agent is done
+    qtbot.waitUntil(lambda: controller.chat.queue_label.isVisible(), timeout=10_000)
+    controller.chat.composer.set_text("and one more")
+    qtbot.keyClick(controller.chat.composer, Qt.Key.Key_Escape)  # Stop
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
+    assert len(server.requests) == 1  # nothing queued went to the model after Stop
+    assert controller.chat.composer.toPlainText() == "also check README\n\nthen summarise\n\nand one more"
+    assert not controller.chat.queue_label.isVisible()
+    assert controller.chat.composer.placeholderText().startswith("Message the agent")

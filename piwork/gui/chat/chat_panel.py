@@ -89,6 +89,7 @@ class ChatPanel(QWidget):
         self.composer.followUpSubmitted.connect(self._on_follow_up)
         self.composer.stopRequested.connect(self._on_escape)
         self.send_button.clicked.connect(self._on_send_clicked)
+        self.composer.textChanged.connect(self._update_send_button)
         self.presenter.busyChanged.connect(self.set_busy)
         self.presenter.queueChanged.connect(self.show_queue)
         self.presenter.waitingChanged.connect(self.show_waiting)
@@ -154,9 +155,21 @@ class ChatPanel(QWidget):
 
     def set_busy(self, busy: bool) -> None:
         self.busy = busy
-        self.send_button.setText("Stop" if busy else "Send")
-        self.send_button.setToolTip("Stop the agent (Esc)" if busy else "Send (Enter)")
+        self._update_send_button()
         self._update_placeholder()
+
+    def _update_send_button(self) -> None:
+        """The button does what it says: Stop while the agent works and the editor is empty, else Send
+        (which, while the agent works, delivers the text after the current tool calls)."""
+        stops = self.busy and not self.composer.toPlainText().strip()
+        self.send_button.setText("Stop" if stops else "Send")
+        if stops:
+            tip = "Stop the agent (Esc)"
+        elif self.busy:
+            tip = "Send after the current tool calls (Enter); Esc stops the agent"
+        else:
+            tip = "Send (Enter)"
+        self.send_button.setToolTip(tip)
 
     def set_session_state(self, read_only_reason: str | None, has_model: bool) -> None:
         """What the open session allows: the composer's placeholder says it before anyone types."""

@@ -148,3 +148,24 @@ def test_escape_closes_the_command_completer_and_enter_runs_a_whole_command(qtbo
         qtbot.keyClick(popup, Qt.Key.Key_Return)
     assert sent.args == ["/compact"]
     assert not popup.isVisible()
+
+
+def test_the_button_says_what_a_click_does_while_the_agent_works(qtbot: QtBot) -> None:
+    from piwork.gui.theme import load_theme
+
+    panel = ChatPanel(load_theme("light"))
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.set_busy(True)
+    assert panel.send_button.text() == "Stop"
+    panel.composer.set_text("also check README")  # a click now sends this after the current step
+    assert panel.send_button.text() == "Send"
+    with qtbot.waitSignal(panel.composer.submitted):
+        panel.send_button.click()
+    assert panel.send_button.text() == "Stop"  # the editor is empty again
+    stops: list[bool] = []
+    panel.stopRequested.connect(lambda: stops.append(True))
+    panel.send_button.click()
+    assert stops == [True]
+    panel.set_busy(False)
+    assert panel.send_button.text() == "Send"
