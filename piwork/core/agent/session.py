@@ -310,6 +310,11 @@ class AgentSession:
         self._require_writable("send a prompt")
         self.queues.add(self._expand(text), images, self._opts.now_ms(), follow_up=True)
 
+    def clear_queues(self) -> tuple[list[str], list[str]]:
+        """Drop everything queued; returns the texts that were waiting (the window puts them back in the
+        editor when Stop is pressed)."""
+        return self.queues.clear()
+
     async def abort(self) -> None:
         """Stop the current run, retry wait and compaction; returns once the session is idle."""
         self.retry.abort()
