@@ -19,6 +19,14 @@ import shiboken6
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
+from piwork.core.agent.events import (
+    AgentEvent,
+    AgentSettled,
+    CompactionEnd,
+    MessageEnd,
+    ModelChanged,
+    ThinkingLevelChanged,
+)
 from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.core.agent.session import AgentSession, NoModel
 from piwork.core.context.manifest import ManifestEntry
@@ -325,17 +333,16 @@ class SessionController(QObject):
         self.window.set_session_title(session.tree.name or None, self.cwd)
         self.refresh_status()
 
-    def _on_event(self, event: Any) -> None:
+    def _on_event(self, event: AgentEvent) -> None:
         self.chat.presenter.handle(event)
         self.context_feed.handle(event)
-        kind = event.type
-        if kind == "message_end" and event.message.get("role") in ("toolResult", "bashExecution"):
+        if isinstance(event, MessageEnd) and event.message.get("role") in ("toolResult", "bashExecution"):
             self.window.log_panel.add_message(event.message)
-        if kind in ("agent_settled", "model_changed", "thinking_level_changed", "compaction_end"):
+        if isinstance(event, AgentSettled | ModelChanged | ThinkingLevelChanged | CompactionEnd):
             self.refresh_status()
-        if kind == "agent_settled":  # a new session's file exists once it holds a reply
+        if isinstance(event, AgentSettled):  # a new session's file exists once it holds a reply
             self.file_watch.arm()
-        if kind == "model_changed":  # the token counter follows the model
+        if isinstance(event, ModelChanged):  # the token counter follows the model
             self._show_system_prompt()
 
     # ---- status ------------------------------------------------------------------------------

@@ -13,6 +13,28 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from piwork.core.agent.events import (
+    AgentEnd,
+    AgentEvent,
+    AgentSettled,
+    AgentStart,
+    AutoRetryEnd,
+    AutoRetryStart,
+    CompactionEnd,
+    CompactionStart,
+    ErrorNotice,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    ModelChanged,
+    QueueUpdate,
+    ThinkingLevelChanged,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    TreeNavigated,
+    TurnStart,
+)
 from piwork.core.llm.error_text import readable_error
 from piwork.gui.chat.chat_model import ChatModel
 from piwork.gui.chat.retry_card import RetryCard
@@ -133,10 +155,48 @@ class ChatPresenter(QObject):
 
     # ---- events ------------------------------------------------------------------------------
 
-    def handle(self, event: Any) -> None:
-        handler = getattr(self, "_on_" + str(getattr(event, "type", "")), None)
-        if handler is not None:
-            handler(event)
+    def handle(self, event: AgentEvent) -> None:
+        match event:
+            case AgentStart():
+                self._on_agent_start(event)
+            case AgentSettled():
+                self._on_agent_settled(event)
+            case TurnStart():
+                self._on_turn_start(event)
+            case AgentEnd():
+                self._on_agent_end(event)
+            case MessageStart():
+                self._on_message_start(event)
+            case MessageUpdate():
+                self._on_message_update(event)
+            case MessageEnd():
+                self._on_message_end(event)
+            case ToolExecutionStart():
+                self._on_tool_execution_start(event)
+            case ToolExecutionUpdate():
+                self._on_tool_execution_update(event)
+            case ToolExecutionEnd():
+                self._on_tool_execution_end(event)
+            case QueueUpdate():
+                self._on_queue_update(event)
+            case CompactionStart():
+                self._on_compaction_start(event)
+            case CompactionEnd():
+                self._on_compaction_end(event)
+            case AutoRetryStart():
+                self._on_auto_retry_start(event)
+            case AutoRetryEnd():
+                self._on_auto_retry_end(event)
+            case ErrorNotice():
+                self._on_error(event)
+            case ModelChanged():
+                self._on_model_changed(event)
+            case ThinkingLevelChanged():
+                self._on_thinking_level_changed(event)
+            case TreeNavigated():
+                self._on_session_tree(event)
+            case _:  # the governor's and telemetry's events are shown by the context views
+                pass
 
     def _on_agent_start(self, _event: Any) -> None:
         self._set_busy(True)
