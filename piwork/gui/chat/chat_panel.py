@@ -186,7 +186,9 @@ class ChatPanel(QWidget):
             text = NO_MODEL_PLACEHOLDER
         else:
             text = IDLE_PLACEHOLDER
-        self.composer.setPlaceholderText(text)
+        if text != self.composer.placeholderText():
+            self.composer.setPlaceholderText(text)
+            self.composer.viewport().update()  # Qt repaints a placeholder only when it appears or goes
         self.composer.setToolTip(text)  # a long placeholder may be cut off in a narrow window
 
     def show_waiting(self, text: str) -> None:

@@ -169,3 +169,30 @@ def test_the_button_says_what_a_click_does_while_the_agent_works(qtbot: QtBot) -
     assert stops == [True]
     panel.set_busy(False)
     assert panel.send_button.text() == "Send"
+
+
+def test_a_new_placeholder_is_painted_at_once(qtbot: QtBot) -> None:
+    """Qt repaints an editor's placeholder only when it appears or goes; a changed placeholder on an empty
+    editor (the agent starting or finishing) must be painted too, or the old words stay on screen."""
+    from PySide6.QtCore import QEvent, QObject
+
+    from piwork.gui.theme import load_theme
+
+    panel = ChatPanel(load_theme("light"))
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitExposed(panel)
+    paints: list[int] = []
+
+    class Counter(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                paints.append(1)
+            return False
+
+    counter = Counter(panel)
+    panel.composer.viewport().installEventFilter(counter)
+    for busy in (True, False):
+        before = len(paints)
+        panel.set_busy(busy)
+        qtbot.waitUntil(lambda before=before: len(paints) > before, timeout=2000)
