@@ -5,13 +5,17 @@ Tests that need it skip with a visible reason when no Chromium is installed (CI 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,20 +62,31 @@ def dump_dom(page: Path, fragment: str = "", timeout: float = 60.0) -> str:
     return done.stdout
 
 
-def click_and_download(page: Path, element_id: str, folder: Path, timeout: float = 60.0) -> Path:
-    """Open ``page``, click the element ``element_id`` as a user would, and return the file the page
-    saved into ``folder``. Drives the browser over its DevTools pipe (file descriptors 3 and 4)."""
+@contextmanager
+def opened_page(
+    page: Path, fragment: str = "", downloads: Path | None = None, timeout: float = 60.0
+) -> Iterator[Tab]:
+    """``page`` open in a headless Chromium driven over its DevTools pipe (file descriptors 3 and 4),
+    once its script has run (``body[data-ready]``); files it saves go to ``downloads``."""
     browser = require_chromium()
     to_browser_read, to_browser = os.pipe()
     from_browser, from_browser_write = os.pipe()
 
-    def wire() -> None:  # in the child: the browser reads commands on 3 and answers on 4
+    def wire() -> None:  # in the child: the browser reads commands on 3 and answers on 4, in its own group
+        os.setsid()
         os.dup2(to_browser_read, 3)
         os.dup2(from_browser_write, 4)
 
     with tempfile.TemporaryDirectory(prefix="piwork-chromium-") as profile:
         process = subprocess.Popen(
-            [browser, *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-pipe", "about:blank"],
+            [
+                browser,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                "--window-size=1400,900",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
             pass_fds=(3, 4),
             preexec_fn=wire,  # only dup2 runs in the child
             stdout=subprocess.DEVNULL,
@@ -81,33 +96,102 @@ def click_and_download(page: Path, element_id: str, folder: Path, timeout: float
         os.close(from_browser_write)
         pipe = _DevToolsPipe(to_browser, from_browser, time.monotonic() + timeout)
         try:
-            pipe.call("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(folder)})
-            target = pipe.call("Target.createTarget", {"url": page.resolve().as_uri()})["targetId"]
-            session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-            click = (
-                f"(location.protocol === 'file:' && document.body && document.body.getAttribute('data-ready'))"
-                f" ? (document.getElementById({json.dumps(element_id)}).click(), 'clicked') : 'not yet'"
-            )
-            while True:  # until the page has loaded and run its script (its first context may be replaced)
-                answer = pipe.call(
-                    "Runtime.evaluate", {"expression": click, "userGesture": True}, session, retry=True
+            if downloads is not None:
+                pipe.call(
+                    "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
                 )
-                if answer.get("result", {}).get("value") == "clicked":
-                    break
+            url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
+            target = pipe.call("Target.createTarget", {"url": url})["targetId"]
+            session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+            tab = Tab(pipe, session)
+            ready = "location.protocol === 'file:' && !!document.body && !!document.body.getAttribute('data-ready')"
+            while tab.evaluate(ready, retry=True) is not True:  # the first context may be replaced
                 if time.monotonic() > pipe.deadline:
-                    raise AssertionError(f"the page did not load: {answer}")
+                    raise AssertionError("the page did not load")
                 time.sleep(0.05)
-            while time.monotonic() < pipe.deadline:
-                saved = [f for f in folder.iterdir() if not f.name.endswith(".crdownload")]
-                if saved:
-                    return saved[0]
-                time.sleep(0.1)
-            raise AssertionError(f"the page saved nothing into {folder}")
+            yield tab
         finally:
-            process.kill()
-            process.wait()
+            _close_browser(pipe, process)
             os.close(to_browser)
             os.close(from_browser)
+
+
+def _close_browser(pipe: _DevToolsPipe, process: subprocess.Popen[bytes]) -> None:
+    """Ask the browser to close, then end whatever of its process group is left, so that no helper
+    process still writes into the profile folder when it is removed."""
+    try:
+        pipe.deadline = time.monotonic() + 10
+        pipe.call("Browser.close", {}, retry=True)
+        process.wait(timeout=10)
+    except (AssertionError, OSError, subprocess.TimeoutExpired):
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    for _ in range(100):  # the group's last helpers end a moment after the browser
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+
+
+class Tab:
+    """One page open in the browser."""
+
+    def __init__(self, pipe: _DevToolsPipe, session: str) -> None:
+        self.pipe, self.session = pipe, session
+
+    def evaluate(self, expression: str, *, retry: bool = False) -> Any:
+        """The value of a JavaScript expression in the page, run as from a user's gesture."""
+        answer = self.pipe.call(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "userGesture": True},
+            self.session,
+            retry=retry,
+        )
+        if "exceptionDetails" in answer and not retry:
+            raise AssertionError(answer["exceptionDetails"])
+        return answer.get("result", {}).get("value")
+
+    def drag(self, start: tuple[float, float], end: tuple[float, float]) -> None:
+        """Press the left mouse button at ``start``, move to ``end`` in a few steps, release there."""
+        x0, y0 = start
+        x1, y1 = end
+        mouse = "Input.dispatchMouseEvent"
+        self.pipe.call(
+            mouse, {"type": "mousePressed", "x": x0, "y": y0, "button": "left", "clickCount": 1}, self.session
+        )
+        for step in range(1, 6):
+            x, y = x0 + (x1 - x0) * step / 5, y0 + (y1 - y0) * step / 5
+            self.pipe.call(
+                mouse, {"type": "mouseMoved", "x": x, "y": y, "button": "left", "buttons": 1}, self.session
+            )
+        self.pipe.call(
+            mouse,
+            {"type": "mouseReleased", "x": x1, "y": y1, "button": "left", "clickCount": 1},
+            self.session,
+        )
+
+    def key(self, key: str) -> None:
+        """Press and release ``key`` (a DOM key name such as ``Escape``) on the focused element."""
+        codes = {"Escape": 27, "ArrowLeft": 37, "ArrowRight": 39}
+        for kind in ("keyDown", "keyUp"):
+            event = {"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": codes.get(key, 0)}
+            self.pipe.call("Input.dispatchKeyEvent", event, self.session)
+
+
+def click_and_download(page: Path, element_id: str, folder: Path, timeout: float = 60.0) -> Path:
+    """Open ``page``, click the element ``element_id`` as a user would, and return the file the page
+    saved into ``folder``."""
+    with opened_page(page, downloads=folder, timeout=timeout) as tab:
+        tab.evaluate(f"document.getElementById({json.dumps(element_id)}).click()")
+        while time.monotonic() < tab.pipe.deadline:
+            saved = [f for f in folder.iterdir() if not f.name.endswith(".crdownload")]
+            if saved:
+                return saved[0]
+            time.sleep(0.1)
+    raise AssertionError(f"the page saved nothing into {folder}")
 
 
 class _DevToolsPipe:

@@ -3,9 +3,11 @@ address fragment, and the file holds no network address (nothing can be fetched)
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import pytest
 from piwork.core.export.html_export import ExportError, embedded_json, export_html
 from piwork.core.session.store import open_session
 from tests.support.branch_runs import record_two_branches
-from tests.support.chromium import click_and_download, dump_dom
+from tests.support.chromium import click_and_download, dump_dom, opened_page
 from tests.support.rich_session import ABANDONED_TEXT, ACTIVE_TEXT, LONG_OUTPUT, write_rich_session
 
 URL = re.compile(r"(?i)(?:https?|wss?|ftp)://")
@@ -245,3 +247,37 @@ def test_the_page_saves_the_session_file_again(tmp_path: Path) -> None:
         assert again.tree.labels() == original.tree.labels()
         assert again.tree.build_context().to_json() == original.tree.build_context().to_json()
         assert again.tree.header == original.tree.header
+
+
+def test_escape_goes_back_to_the_session_leaf_and_the_tree_can_be_widened(page: Path) -> None:
+    """In a real browser: Escape clears the tree's search and returns from an abandoned branch to the
+    session's leaf; the separator beside the tree widens it with the arrow keys and by dragging."""
+    with opened_page(page, "leaf=a2&target=u2") as tab:
+        assert "Another branch" in tab.evaluate("document.getElementById('messages').textContent")
+        tab.evaluate(
+            "var s = document.getElementById('tree-search'); s.value = 'zebra';"
+            " s.dispatchEvent(new Event('input')); s.focus()"
+        )
+        tab.key("Escape")
+        tab.evaluate("document.body.focus()")
+        shown = "location.hash + ' ' + document.getElementById('messages').textContent"
+        for _ in range(100):  # the page follows the address when its hashchange event has run
+            if "leaf=a5" in tab.evaluate(shown) and "Another branch" not in tab.evaluate(shown):
+                break
+            time.sleep(0.05)
+        assert "leaf=a5" in tab.evaluate("location.hash")
+        assert tab.evaluate("document.getElementById('tree-search').value") == ""
+        assert "Another branch" not in tab.evaluate("document.getElementById('messages').textContent")
+        before = tab.evaluate("document.querySelector('aside').getBoundingClientRect().width")
+        tab.evaluate("document.getElementById('aside-resizer').focus()")
+        tab.key("ArrowRight")
+        tab.key("ArrowRight")
+        after = tab.evaluate("document.querySelector('aside').getBoundingClientRect().width")
+        assert after == before + 48
+        box = tab.evaluate("JSON.stringify(document.getElementById('aside-resizer').getBoundingClientRect())")
+        rect = json.loads(box)
+        x, y = rect["x"] + rect["width"] / 2, rect["y"] + 200
+        tab.drag((x, y), (x - 150, y))
+        assert tab.evaluate("document.querySelector('aside').getBoundingClientRect().width") == pytest.approx(
+            after - 150, abs=4
+        )

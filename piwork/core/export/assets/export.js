@@ -691,7 +691,9 @@
         return '<option value="' + f[0] + '">' + f[1] + "</option>";
       }).join("") +
       '</select><input id="tree-search" type="search" placeholder="Search entries"><span id="tree-count" class="muted"></span></div>' +
-      '<div id="tree" role="tree"></div></aside><main id="messages"></main></div>';
+      '<div id="tree" role="tree"></div></aside>' +
+      '<div id="aside-resizer" role="separator" aria-orientation="vertical" tabindex="0" title="Drag (or use the arrow keys) to widen or narrow the tree"></div>' +
+      '<main id="messages"></main></div>';
   }
 
   function readFragment() {
@@ -769,10 +771,52 @@
   document.getElementById("open-thinking").addEventListener("change", function (ev) { toggle("thinking", ev.target.checked); });
   document.getElementById("open-outputs").addEventListener("change", function (ev) { toggle("outputs", ev.target.checked); });
   document.addEventListener("keydown", function (ev) {
-    if (ev.key === "Escape") document.querySelectorAll(".image-overlay").forEach(function (o) { o.remove(); });
+    if (ev.key === "Escape") {
+      var overlays = document.querySelectorAll(".image-overlay");
+      overlays.forEach(function (o) { o.remove(); });
+      if (!overlays.length) backToSessionLeaf();
+      return;
+    }
     if (ev.ctrlKey || ev.metaKey || ev.altKey || /^(INPUT|SELECT|TEXTAREA)$/.test(ev.target.tagName)) return;
     if (ev.key === "t") toggle("thinking", !state.thinking);
     if (ev.key === "o") toggle("outputs", !state.outputs);
+  });
+  // Escape: the tree's search is cleared and the page goes back to the session's own leaf.
+  function backToSessionLeaf() {
+    var search = document.getElementById("tree-search");
+    if (search.value) {
+      search.value = "";
+      state.query = "";
+      renderTree();
+    }
+    if (sessionLeaf) go(sessionLeaf, null);
+  }
+
+  // The tree's width follows the separator when it is dragged (or moved with the arrow keys).
+  var resizer = document.getElementById("aside-resizer");
+  function setAsideWidth(px) {
+    var width = Math.max(200, Math.min(px, window.innerWidth * 0.7));
+    document.querySelector("aside").style.width = width + "px";
+    paintTree();
+  }
+  resizer.addEventListener("pointerdown", function (ev) {
+    ev.preventDefault();
+    resizer.setPointerCapture(ev.pointerId);
+    var left = document.querySelector("aside").getBoundingClientRect().left;
+    function move(e) { setAsideWidth(e.clientX - left); }
+    function up() {
+      resizer.removeEventListener("pointermove", move);
+      resizer.removeEventListener("pointerup", up);
+    }
+    resizer.addEventListener("pointermove", move);
+    resizer.addEventListener("pointerup", up);
+  });
+  resizer.addEventListener("keydown", function (ev) {
+    var step = ev.key === "ArrowLeft" ? -24 : ev.key === "ArrowRight" ? 24 : 0;
+    if (step) {
+      ev.preventDefault();
+      setAsideWidth(document.querySelector("aside").getBoundingClientRect().width + step);
+    }
   });
   window.addEventListener("hashchange", show);
   show();
