@@ -1,17 +1,18 @@
 """SystemPromptView: the assembled system prompt, part by part, with a token count for each.
 
-Counting runs in a worker thread (a tokenizer on a long prompt is not free); results come back
-through a queued signal. With no tokenizer file available the counter estimates (chars/4) and the
+Counting runs in a worker thread (a tokenizer on a long prompt is not free); the result comes back
+to the GUI thread as an awaited value. With no tokenizer file available the counter estimates (chars/4) and the
 column header says so.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+import shiboken6
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from piwork.core.llm.tokens import TokenCounter
 from piwork.core.resources.system_prompt import PromptPart
+from piwork.gui.background import BackgroundTasks
 
 PART_TITLES = {
     "custom": "Replacement prompt (SYSTEM.md or option)",
@@ -40,10 +42,6 @@ PART_TITLES = {
 }
 
 
-class _Results(QObject):
-    counted = Signal(int, object, int)  # generation, per-part counts, total
-
-
 class SystemPromptView(QWidget):
     counted = Signal()
 
@@ -54,10 +52,8 @@ class SystemPromptView(QWidget):
         self.total = 0
         self._generation = 0
         self._unit = ""
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prompt-tokens")
+        self._tasks = BackgroundTasks()
         self._closed = False
-        self._results = _Results(self)
-        self._results.counted.connect(self._on_counted)
         self.summary = QLabel("No system prompt assembled yet.")
         self.table = QTableWidget(0, 3)
         self.table.setAccessibleName("System prompt parts")
@@ -109,11 +105,12 @@ class SystemPromptView(QWidget):
         generation, texts = self._generation, [p.text for p in self.parts]
         if self._closed:  # a prompt that arrives while the window closes is shown, not counted
             return
-        self._pool.submit(self._count, generation, texts, full, counter)
+        self._tasks.spawn(self._count(generation, texts, full, counter))
 
-    def _count(self, generation: int, texts: list[str], full: str, counter: TokenCounter) -> None:
-        counts = [counter.count(text) for text in texts]
-        self._results.counted.emit(generation, counts, counter.count(full))
+    async def _count(self, generation: int, texts: list[str], full: str, counter: TokenCounter) -> None:
+        counts, total = await asyncio.to_thread(_count_tokens, texts, full, counter)
+        if shiboken6.isValid(self) and not self._closed:
+            self._on_counted(generation, counts, total)
 
     def _on_counted(self, generation: int, counts: list[int], total: int) -> None:
         if generation != self._generation:
@@ -135,4 +132,8 @@ class SystemPromptView(QWidget):
 
     def shutdown(self, *_args: Any) -> None:
         self._closed = True
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._tasks.cancel_all()
+
+
+def _count_tokens(texts: list[str], full: str, counter: TokenCounter) -> tuple[list[int], int]:
+    return [counter.count(text) for text in texts], counter.count(full)

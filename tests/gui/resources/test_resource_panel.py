@@ -139,8 +139,10 @@ def test_shadowed_skill_names_the_winner_and_previews(
     assert "already loaded from" in panel.reason_label.text()
 
 
-def test_system_prompt_parts_with_token_counts(qtbot: QtBot, planted: tuple[str, str, str]) -> None:
-    loaded = _load(planted, trusted=True)
+def test_system_prompt_parts_with_token_counts(
+    qtbot: QtBot, trusted: LoadedResources, qloop: asyncio.AbstractEventLoop
+) -> None:
+    loaded = trusted
     panel = _panel(qtbot, loaded)
     parts = system_prompt_parts(prompt_input_for(loaded, ["read", "bash"], {"read": "Read files"}, {}))
     counter = Tokenizers(None, use_package_data=False, use_offline_package=False).counter_for("gpt-4o")
