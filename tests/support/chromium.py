@@ -51,7 +51,7 @@ def dump_dom(page: Path, fragment: str = "", timeout: float = 60.0) -> str:
     """The page's DOM after load, opened from disk with ``#fragment``."""
     browser = require_chromium()
     url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
-    with tempfile.TemporaryDirectory(prefix="piwork-chromium-") as profile:
+    with tempfile.TemporaryDirectory(prefix="piwork-chromium-", ignore_cleanup_errors=True) as profile:
         done = subprocess.run(
             [browser, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
             capture_output=True,
@@ -77,7 +77,8 @@ def opened_page(
         os.dup2(to_browser_read, 3)
         os.dup2(from_browser_write, 4)
 
-    with tempfile.TemporaryDirectory(prefix="piwork-chromium-") as profile:
+    # a helper process that outlives the wait may still write into the profile: never fail on cleanup
+    with tempfile.TemporaryDirectory(prefix="piwork-chromium-", ignore_cleanup_errors=True) as profile:
         process = subprocess.Popen(
             [
                 browser,
@@ -128,6 +129,14 @@ def _close_browser(pipe: _DevToolsPipe, process: subprocess.Popen[bytes]) -> Non
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+    # the group's helper processes (zygote, crashpad) exit a little after the browser itself
+    gone_by = time.monotonic() + 5
+    while time.monotonic() < gone_by:
+        try:
+            os.killpg(process.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            break
+        time.sleep(0.05)
     for _ in range(100):  # the group's last helpers end a moment after the browser
         try:
             os.killpg(process.pid, 0)
