@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from piwork.core.session.store import open_session
 from tests.commands.test_headless import Env
+from tests.core.compaction.pi_reference import reference_context
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
 
 ROUNDS = 12
@@ -160,3 +162,24 @@ def test_occupancy_names_the_models_offline_tokenizer(env: Env) -> None:
     estimates = [e for e in events if e["type"] == "context_occupancy" and e["source"] == "estimate"]
     assert len(estimates) == 2
     assert {e["tokenizer"] for e in estimates} == {"≈ cl100k_base"}  # not chars/4: the file ships offline
+
+
+@pytest.mark.oracle
+def test_the_reference_reads_a_governed_session_as_the_ungoverned_one(env: Env) -> None:
+    """The governor's projections live only in requests: Pi opening the file builds the same context
+    as piwork does, and the same conversation as the run without the governor."""
+    write_files(env.cwd)
+    with LoopbackServer() as server:
+        run(env, server, env.agent / "on.jsonl", {"pressureMark": 40_000})
+        run(env, server, env.agent / "off.jsonl", {"enabled": False})
+    on = reference_context(env.agent / "on.jsonl")
+    off = reference_context(env.agent / "off.jsonl")
+    ours = open_session(env.agent / "on.jsonl", writable=False).tree.build_context().to_json()
+    assert on["context"] == ours
+    assert without_clocks(on["context"]["messages"]) == without_clocks(off["context"]["messages"])
+    tool_texts = [m["content"][0]["text"] for m in on["context"]["messages"] if m["role"] == "toolResult"]
+    assert len(tool_texts) == ROUNDS and all("quartz zebra violin" in t for t in tool_texts)  # originals
+
+
+def without_clocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in m.items() if k not in ("timestamp", "responseId")} for m in messages]
