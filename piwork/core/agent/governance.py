@@ -239,14 +239,19 @@ class SessionGovernance:
         session = self._session
         if session.read_only_reason is not None:
             return
+        # compaction.enabled: false switches off automatic compaction, the governor's as well as the
+        # host's; /context compact still compacts when asked
+        automatic = session.compaction_settings.enabled
         if self._withheld:
             self._withheld = False
-            if await self.compact():
+            if not automatic:
+                self._log(self._still_over())
+            elif await self.compact():
                 await continue_once()
                 if self._withheld:
                     self._withheld = False
                     self._log(self._still_over())
-        elif self._at_ceiling():
+        elif automatic and self._at_ceiling():
             await self.compact()
         self.save_state()
         await self.keep_manifest()

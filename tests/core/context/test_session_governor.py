@@ -276,3 +276,45 @@ async def test_governor_compacts_at_settle_when_the_working_set_is_at_the_ceilin
     assert compaction["summary"].startswith("## User requests\n- Read all.")
     assert "usage" not in compaction
     assert len(provider.requests) == 9  # no summariser request
+
+
+async def test_with_compaction_switched_off_the_governor_does_not_compact_by_itself(tmp_path: Path) -> None:
+    paths = write_files(tmp_path, 8)
+    provider = ScriptedProvider([*read_rounds(paths), text("Read them.")])
+    settings = {"compaction": {"enabled": False}, "piwork": {"contextGovernor": {"promptCeiling": 30_000}}}
+    session, store, recorder, _ = make_session(
+        MODEL, tmp_path, settings=settings, stream_fn=provider.stream, registry=create_default_tools(["read"])
+    )
+    await session.prompt("Read all.")
+    assert not [e for e in recorder.events if isinstance(e, CompactionStart)]
+    assert not [e for e in file_entries(store) if e["type"] == "compaction"]
+    # asked for, it still compacts
+    assert await session.governance.compact()
+    assert [e for e in file_entries(store) if e["type"] == "compaction"]
+
+
+async def test_a_withheld_request_with_compaction_switched_off_asks_the_user(tmp_path: Path) -> None:
+    priced = Model(
+        "scripted-1",
+        "Scripted",
+        "anthropic-messages",
+        "scripted",
+        "http://127.0.0.1:9",
+        context_window=400_000,
+        cost=ModelCost(tiers=(CostTier(60_000, 1, 1, 1, 1),)),
+    )
+    paths = write_files(tmp_path, 8)
+    provider = ScriptedProvider([*read_rounds(paths[:6]), text("never")])
+    session, store, recorder, _ = make_session(
+        priced,
+        tmp_path,
+        settings={"compaction": {"enabled": False}},
+        stream_fn=provider.stream,
+        registry=create_default_tools(["read"]),
+    )
+    await session.prompt("Read the files.")
+    decisions = [e.decision for e in recorder.of("governor") if e.decision.decision == "context-limit"]
+    assert len(decisions) == 2 and decisions[-1].detail.startswith(
+        "the working set is still at the pricing mark"
+    )
+    assert not [e for e in file_entries(store) if e["type"] == "compaction"]
