@@ -197,3 +197,31 @@ def test_menu_offers_this_session_only_and_forgetting_the_decision(
     qtbot.waitUntil(lambda: ctl.runtime not in (None, third), timeout=10_000)
     assert "deploy" in _skills(ctl)
     assert json.loads((agent_dir() / "trust.json").read_text()) == {}
+
+
+def test_files_onboard_writes_in_a_trusted_project_do_not_ask_again(
+    qtbot: QtBot,
+    window: MainWindow,
+    project: Path,
+    open_controller: list[SessionController],
+) -> None:
+    """/onboard run (which needs trust) writes .pi/context-index.json and .pi/project-context.md, both gated
+    files: the next start must not take piwork's own writing for a change to re-review."""
+    (project / "README.md").write_text("# Proj\nA project.\n")
+    first = _start(open_controller, window, project, None)
+    qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+    _visible_dialog().option_buttons["trust"].click()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: first.runtime is not None, timeout=10_000)
+    first.chat.composer.set_text("/onboard run")  # no model configured: the snapshot is assembled
+    first.chat.composer.submit()
+    qtbot.waitUntil(lambda: (project / ".pi" / "project-context.md").exists(), timeout=15_000)
+    qtbot.waitUntil(
+        lambda: any(
+            "Onboarded" in first.chat.model.row_at(i).text for i in range(first.chat.model.rowCount())
+        ),
+        timeout=15_000,
+    )
+    reopened = _start(open_controller, window, project, None)
+    qtbot.waitUntil(lambda: reopened.runtime is not None or _visible_dialog() is not None, timeout=10_000)
+    assert _visible_dialog() is None
+    assert reopened.runtime is not None and reopened.runtime.resources.project_trusted

@@ -21,6 +21,7 @@ from piwork.core.context.manifest import Manifest, append_manifest
 from piwork.core.context.profile import load_profile
 from piwork.core.context.tasks import begin_task, contract_from_text
 from piwork.core.context.view import ContextView, view_from_session
+from piwork.core.resources.trust import TrustRequest, TrustResolver
 from piwork.gui.chat.slash_commands import SlashCommand
 
 if TYPE_CHECKING:
@@ -149,8 +150,26 @@ class ContextCommands:
             "/onboard run",
             "Indexing the project" + (" and asking the model for a snapshot…" if summarizer else "…"),
         )
+        settled = await self._trust_settled()
         report = await commands.onboard_command(view, summarizer, refresh)
+        if settled and report.get("ok") is not False:
+            await self._record_own_writes()
         self._notice("/onboard run", commands.report_text(report), error=report.get("ok") is False)
+
+    async def _trust_settled(self) -> bool:
+        """The project is trusted by a saved decision and nothing gated changed since it was made."""
+        prompter = self.controller.trust_prompter
+        state = await TrustResolver(prompter.store).resolve(self.controller.cwd)
+        if not state.trusted or state.source != "saved":
+            return False
+        return not await asyncio.to_thread(prompter.needs_recheck, state)
+
+    async def _record_own_writes(self) -> None:
+        """The files /onboard wrote (context index, snapshot) are gated: take them into the recorded
+        decision, so the next start does not ask to review piwork's own writing."""
+        prompter = self.controller.trust_prompter
+        state = await TrustResolver(prompter.store).resolve(self.controller.cwd)
+        await asyncio.to_thread(prompter.record, TrustRequest(state.cwd, state.resources, ()))
 
     # ---- long prompts ---------------------------------------------------------------------------
 
