@@ -224,6 +224,18 @@ class SessionGovernance:
             window = model.context_window if model is not None else 0
             self._occupancy(OccupancySample(record.ended_ms, int(tokens), "provider", "provider", window))
 
+    def on_summary_usage(self, usage: dict[str, Any]) -> None:
+        """Billed traffic of a summary call (a compaction or branch summary): billed like a reply, so
+        the day's figures count it as the session's totals do."""
+        if not any(
+            isinstance(usage.get(k), int | float) and usage.get(k) for k in ("input", "output", "cacheRead")
+        ):
+            return
+        model = self._session.model
+        provider, model_id = (model.provider, model.id) if model is not None else ("", "")
+        sample = self.telemetry.add_billed(self._now_ms(), provider, model_id, usage)
+        self._session.emit(BilledEvent(sample))
+
     def _occupancy(self, sample: OccupancySample) -> None:
         self.telemetry.add_occupancy(sample)
         self._session.emit(OccupancyEvent(sample))

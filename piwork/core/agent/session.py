@@ -54,6 +54,7 @@ from piwork.core.llm.types import (
 from piwork.core.messages import convert_to_llm
 from piwork.core.resources.system_prompt import PromptPart
 from piwork.core.session.tree import SessionTree
+from piwork.core.session.tree_types import TreeEvent
 from piwork.core.settings_schema import FOLLOW_UP_MODE, STEERING_MODE
 from piwork.core.settings_values import SettingValues
 from piwork.core.tools.base import ToolRegistry
@@ -130,6 +131,7 @@ class AgentSession:
             counter_for=options.token_counter_for,
             manifest=ManifestUpkeep(options.tree, options.cwd, options.project_trusted),
         )
+        options.tree.subscribe(self._on_tree_event)
 
     # ---- observation -------------------------------------------------------------------------------
 
@@ -469,6 +471,18 @@ class AgentSession:
 
     async def _prepare_next_turn(self, turn: CompletedTurn) -> list[Message] | None:
         return await self.checkpoints.before_next_request(turn)
+
+    def _on_tree_event(self, event: TreeEvent) -> None:
+        """A compaction or branch summary appended with the usage of its model call: bill it."""
+        if event.kind != "append" or event.entry_id is None:
+            return
+        record = self._opts.tree.record(event.entry_id)
+        if record is None or record.type not in ("compaction", "branch_summary"):
+            return
+        body = self._opts.tree.body(record)
+        usage = body.get("usage") if isinstance(body, dict) else None
+        if isinstance(usage, dict):
+            self.governance.on_summary_usage(usage)
 
     def _on_call(self, record: CallRecord) -> None:
         self.retry.note_call(record)

@@ -247,3 +247,21 @@ async def test_reference_builds_the_same_context_after_abort_retry_and_compactio
     assert reference["messages"] == json.loads(json.dumps(ours.messages))
     assert reference["messages"][0]["role"] == "compactionSummary"
     assert [m["role"] for m in session.messages] == [m["role"] for m in reference["messages"]]
+
+
+async def test_summary_calls_are_billed_traffic_like_replies(server: LoopbackServer, tmp_path: Path) -> None:
+    """A compaction's and a branch summary's model calls are billed: the context telemetry (which the
+    window's 'today' figure reads) counts them as the session's own totals do."""
+    session, store, _, _ = make_session(server.anthropic_model(), tmp_path, settings=SMALL)
+    await warm_up(session, server)
+    server.script(summary_turn("## Goal\nCompacted."))
+    await session.compact()
+    first_user = next(
+        e for e in file_entries(store) if e["type"] == "message" and e["message"]["role"] == "user"
+    )
+    server.script(summary_turn("## Goal\nBranch explored."))
+    await session.navigate(first_user["id"], summarize=True)
+    billed = session.governance.telemetry.billed_totals
+    totals = session.session_cost()
+    for key in ("input", "output"):
+        assert billed[key] == totals[key], (key, billed, totals)
