@@ -15,6 +15,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from piwork.gui.chat.slash_commands import COMMANDS, SlashCommand
 from piwork.gui.palette.palette_model import PaletteItem
 from piwork.gui.sessions.listing_worker import SessionListing
+from piwork.gui.sessions.titles import first_message_title
 
 if TYPE_CHECKING:
     from piwork.core.session.listing import SessionInfo
@@ -149,7 +150,7 @@ def _open(controller: SessionController, path: str) -> None:
 def session_items(controller: SessionController, infos: list[SessionInfo]) -> list[PaletteItem]:
     items = []
     for info in infos[:RECENT_SESSIONS]:
-        title = info.name or " ".join(info.first_message.split())[:80]
+        title = info.name or " ".join(first_message_title(info.first_message).split())[:80]
         path = str(info.path)
         when = info.created[:16].replace("T", " ")
         detail = f"{when} · {info.message_count} messages" if when else Path(path).name

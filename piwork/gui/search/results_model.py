@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
 from piwork.core.session.search import SearchHit, SessionHits
+from piwork.gui.sessions.titles import first_message_title
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 HitRole = Qt.ItemDataRole.UserRole + 1  # the SearchHit of an entry row (None on a session row)
@@ -45,7 +46,7 @@ def snippet_html(hit: SearchHit) -> str:
 
 
 def session_title(result: SessionHits, show_cwd: bool = False) -> str:
-    first = result.first_message
+    first = " ".join(first_message_title(result.first_message).split())
     title = result.name or (first if len(first) <= 70 else first[:69] + "…") or result.path.name
     count = f"{result.total} match" + ("" if result.total == 1 else "es")
     if result.more:

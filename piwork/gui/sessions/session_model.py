@@ -14,6 +14,7 @@ from PySide6.QtGui import QFont
 from piwork.core.session.listing import SessionInfo
 from piwork.gui.flat_models import AnyIndex as Index
 from piwork.gui.flat_models import FlatTableModel
+from piwork.gui.sessions.titles import first_message_title
 
 InfoRole = Qt.ItemDataRole.UserRole + 1
 SortRole = Qt.ItemDataRole.UserRole + 2
@@ -39,7 +40,7 @@ def _when(ms: float) -> str:
 def title_of(info: SessionInfo) -> str:
     if info.name:
         return info.name
-    lines = info.first_message.strip().splitlines()
+    lines = first_message_title(info.first_message).strip().splitlines()
     return lines[0][:200] if lines else "—"
 
 
