@@ -61,7 +61,8 @@ class ChatFooter(QWidget):
         self.meter.setAccessibleDescription(self.meter.tooltip_text())
         if reading.window > 0 and reading.occupancy is not None:
             figures = f"{compact_tokens(reading.occupancy)} / {compact_tokens(reading.window)}"
-            self.context_label.setText(reading.label(), [f"context {figures}", figures])
+            shortest = compact_tokens(reading.occupancy)  # the bar beside it shows the share of the window
+            self.context_label.setText(reading.label(), [f"context {figures}", figures, shortest])
         else:
             self.context_label.setText(reading.label() if reading.window > 0 else "context: —")
         self.context_label.setToolTip(self.meter.tooltip_text())
