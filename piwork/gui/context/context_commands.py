@@ -61,7 +61,9 @@ class ContextCommands:
         if action not in CONTEXT_ACTIONS:
             self._notice(
                 "/context",
-                f"Unknown or missing subcommand {action!r}.",
+                f"Unknown subcommand {action!r}."
+                if action
+                else "Which part of the context? Add a subcommand.",
                 error=True,
                 hint="Use one of: " + ", ".join(CONTEXT_ACTIONS),
             )

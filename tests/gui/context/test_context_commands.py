@@ -156,3 +156,14 @@ def test_slash_task_notice_keeps_its_lines_apart_when_rendered(
     tools = next(line for line in lines if line.startswith("Tools: "))
     assert "No verify command" not in tools, lines  # its own line, not glued after the tool names
     assert any(line.startswith("No verify command") for line in lines)
+
+
+def test_bare_context_command_says_what_to_add(qtbot: QtBot, controller: SessionController) -> None:
+    _type(controller, "/context")
+    row = _wait_notice(qtbot, controller, "/context")
+    assert row.kind == RowKind.ERROR
+    assert "''" not in row.text and "Which part" in row.text
+    assert "preflight" in row.hint and "budget" in row.hint
+    _type(controller, "/context sideways")
+    qtbot.waitUntil(lambda: sum(r.title == "/context" for r in _notices(controller)) == 2, timeout=5_000)
+    assert _notices(controller)[-1].text == "Unknown subcommand 'sideways'."
