@@ -65,7 +65,7 @@ def read_session_file(
     ``keep_non_objects`` keeps JSON lines that are not objects (``42``, ``"x"``) as entries, the
     way the reference does; by default they are reported as ``malformed_json`` and skipped.
     """
-    with paused_gc():
+    with paused_gc(keep=True):
         return _read(Path(path), keep_bodies, keep_non_objects)
 
 

@@ -33,7 +33,7 @@ from piwork.core.session.format import (
 )
 from piwork.core.session.migrate import migrate_to_current, version_at_least
 from piwork.core.session.reader import FileBodySource, LoadedFile, read_session_file
-from piwork.core.session.records import EntryRecord
+from piwork.core.session.records import EntryRecord, release_kept
 from piwork.core.session.timestamps import iso_now
 from piwork.core.session.tree import SessionTree, tree_from_values
 
@@ -407,6 +407,7 @@ class Session:
         kept, self._read_ahead = self._read_ahead, None
         if kept is not None and kept[1].source is not None:
             kept[1].source.close()
+        release_kept()  # cycles among objects alive while it was open are collected again
 
     def __enter__(self) -> Session:
         return self

@@ -80,7 +80,7 @@ class SessionTree:
 
     # ----------------------------------------------------------------- index
     def _reindex(self) -> None:
-        with paused_gc():
+        with paused_gc(keep=True):
             self._reindex_all()
 
     def _reindex_all(self) -> None:
@@ -370,7 +370,7 @@ class SessionTree:
         ``None`` means an empty context (a reset leaf). ``retainedTail`` is honoured by default.
         """
         target = self.leaf_id if leaf_id is _CURRENT else leaf_id
-        with paused_gc():
+        with paused_gc(keep=True):
             path = [] if target is None else self.path(target)
             return context_for_path(self, path, honour_retained_tail)
 

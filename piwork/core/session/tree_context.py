@@ -47,22 +47,27 @@ def context_for_path(
                 if found:
                     selected.append(record)
         selected.extend(path[compaction_at + 1 :])
-    messages: list[Any] = []
+    usable: list[Any] = []
+    append = usable.append
     for first in range(0, len(selected), BATCH):  # batches: only one batch of whole entries in memory
         batch = selected[first : first + BATCH]
         for body in _bodies(tree, batch):
             message = body.get("message") if type(body) is dict and body.get("type") == "message" else None
             if type(message) is dict and message.get("content") is not None:
                 _share_names(message)
-                messages.append(message)  # the usual entry, without a call
+                if (fixed := usable_message(message)) is not None:
+                    append(fixed)  # the usual entry
             elif body is not None and not _message_without_object(body):
                 # a line that turned out unreadable is reported, not fatal
-                messages.extend(entry_to_messages(body))
+                _extend_usable(usable, entry_to_messages(body))
             if first == 0 and retained:
-                messages.extend(retained)
+                _extend_usable(usable, retained)
                 retained = []
-    usable = [fixed for m in messages if (fixed := usable_message(m)) is not None]
     return SessionContext(usable, thinking_level, model, [r.id for r in selected])
+
+
+def _extend_usable(usable: list[Any], messages: list[Any]) -> None:
+    usable.extend(fixed for m in messages if (fixed := usable_message(m)) is not None)
 
 
 def _message_without_object(body: Any) -> bool:
@@ -72,14 +77,13 @@ def _message_without_object(body: Any) -> bool:
 
 
 # Short values repeated in every message of a long session (roles, models, block types ...).
-_NAME_KEYS = ("role", "api", "provider", "model", "stopReason", "toolName")
+_NAME_KEYS = frozenset(("role", "api", "provider", "model", "stopReason", "toolName"))
 
 
 def _share_names(message: dict[str, Any]) -> None:
     """Make repeated short values share one string object (a long context keeps many messages)."""
-    for key in _NAME_KEYS:
-        value = message.get(key)
-        if type(value) is str:
+    for key, value in message.items():  # replacing values while iterating keeps the dict's size
+        if key in _NAME_KEYS and type(value) is str:
             message[key] = intern(value)
     content = message["content"]
     if type(content) is list:
