@@ -34,6 +34,9 @@ _UNICODE_SPACES = (
     b"\xef\xbb\xbf",
 )
 _BLANK_START = re.compile(rb"(?:[ \t]|\\[nrt])*")
+# Right after the role: content whose first block is text starting with a printable ASCII
+# character other than a space, a quote or a backslash.
+_VISIBLE_TEXT_FIRST = re.compile(rb',"content":\[\{"type":"text","text":"[!#-\[\]-~]')
 CARRIAGE_RETURN, CLOSING_BRACE = 13, 125
 
 
@@ -72,7 +75,10 @@ def _has_text(data: bytes, start: int, end: int) -> bool | None:
 
 
 def _assistant_meta(data: bytes, start: int, end: int) -> Mapping[str, Any] | None:
-    has_text = _has_text(data, start, end)
+    # The usual reply starts with a text block whose first character is visible: it has text.
+    has_text = (
+        True if _VISIBLE_TEXT_FIRST.match(data, start, end) is not None else _has_text(data, start, end)
+    )
     if has_text is None:
         return None
     stop_at = data.rfind(_STOP_REASON, start, end)

@@ -29,6 +29,12 @@ TEXTS = [
     " \n" * 300 + "late text",
     "\u2028",
     "ok",
+    "!",
+    "~ tail",
+    "[x]",
+    "\\leading backslash",
+    '"',
+    "\x7f",
 ]
 
 
