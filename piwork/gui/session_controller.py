@@ -336,7 +336,12 @@ class SessionController(QObject):
     def _on_event(self, event: AgentEvent) -> None:
         self.chat.presenter.handle(event)
         self.context_feed.handle(event)
-        if isinstance(event, MessageEnd) and event.message.get("role") in ("toolResult", "bashExecution"):
+        # the assistant message too: its tool calls name the cut outputs of their results
+        if isinstance(event, MessageEnd) and event.message.get("role") in (
+            "assistant",
+            "toolResult",
+            "bashExecution",
+        ):
             self.window.log_panel.add_message(event.message)
         if isinstance(event, AgentSettled | ModelChanged | ThinkingLevelChanged | CompactionEnd):
             self.refresh_status()

@@ -350,3 +350,14 @@ def test_stop_puts_queued_messages_back_in_the_editor_instead_of_sending_them(
     assert controller.chat.composer.toPlainText() == "also check README\n\nthen summarise\n\nand one more"
     assert not controller.chat.queue_label.isVisible()
     assert controller.chat.composer.placeholderText().startswith("Message the agent")
+
+
+def test_a_cut_output_is_listed_by_its_command_as_it_happens(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    server.script(Turn([ToolCall("bash", {"command": "seq 1 3000"})]), Turn([Text("Done.")]))
+    controller.submit("count")
+    qtbot.waitUntil(lambda: not controller.chat.busy and len(server.requests) == 2, timeout=15_000)
+    outputs = controller.window.log_panel.outputs
+    qtbot.waitUntil(lambda: len(outputs.items) == 1, timeout=5_000)
+    assert outputs.items[0].title == "seq 1 3000"  # not the tool's name
