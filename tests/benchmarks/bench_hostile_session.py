@@ -6,8 +6,11 @@ measurement runs in a fresh Python process (peak memory ``ru_maxrss`` belongs to
 (read + index), ``context_s`` (the leaf's context), ``peak_rss_mb``, and how many problems were
 reported. When the reference implementation is installed (``$PI_ORACLE_DIR``, default
 /tmp/pi-oracle; this script never installs it) the same open + context runs there as a whole process,
-for the clean file and the hostile one (``reference_hostile`` says whether it got through).
-Target: the hostile file opens about as fast as the clean one, and nothing raises.
+for the clean file and the hostile one (``reference_hostile_ok`` says whether it got through), and
+piwork's too: ``*_process_s`` and ``*_peak_rss_mb`` of each whole process, and their ratios
+(``<label>_process_ratio``, ``<label>_rss_ratio``: piwork over the reference).
+Targets: the hostile file opens about as fast as the clean one, nothing raises, and on the clean
+file the whole process takes at most 1.5x the reference's time and peak memory.
 """
 
 from __future__ import annotations
@@ -100,18 +103,23 @@ def reference(path: Path, tmp: Path) -> dict[str, Any] | None:
     script = tmp / "pi_open.mjs"
     script.write_text(PI_SCRIPT, encoding="utf-8")
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp / "pi-agent")}
+    return whole_process([str(node), str(script), str(dist), str(path)], env=env)
+
+
+def whole_process(command: list[str], **options: Any) -> dict[str, Any]:
+    """Wall time, success and peak memory of one process (its own ``ru_maxrss``, from ``wait4``)."""
     started = time.perf_counter()
-    done = subprocess.run(
-        [str(node), str(script), str(dist), str(path)], capture_output=True, text=True, env=env
-    )
+    with subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **options
+    ) as process:
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
     elapsed = round(time.perf_counter() - started, 3)
-    return {"process_s": elapsed, "ok": done.returncode == 0}
-
-
-def piwork_process_s(path: Path) -> float:
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", MEASURE, str(path)], capture_output=True, cwd=ROOT, check=False)
-    return round(time.perf_counter() - started, 3)
+    return {
+        "process_s": elapsed,
+        "ok": process.returncode == 0,
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+    }
 
 
 def main() -> None:
@@ -125,9 +133,13 @@ def main() -> None:
             result[label] = measure(path)
             ref = reference(path, tmp)
             if ref is not None:
-                result[f"reference_{label}_process_s"] = ref["process_s"]
+                own = whole_process([sys.executable, "-c", MEASURE, str(path)], cwd=ROOT)
+                for who, figures in (("reference", ref), ("piwork", own)):
+                    result[f"{who}_{label}_process_s"] = figures["process_s"]
+                    result[f"{who}_{label}_peak_rss_mb"] = figures["peak_rss_mb"]
                 result[f"reference_{label}_ok"] = ref["ok"]
-                result[f"piwork_{label}_process_s"] = piwork_process_s(path)
+                result[f"{label}_process_ratio"] = round(own["process_s"] / ref["process_s"], 2)
+                result[f"{label}_rss_ratio"] = round(own["peak_rss_mb"] / ref["peak_rss_mb"], 2)
             path.unlink()
         result["load_average"] = round(os.getloadavg()[0], 2)
         print(json.dumps(result))
