@@ -120,7 +120,9 @@ def start_fresh(
         0,
         count(intro),
     )
-    start_task(tree, new_contract, bundle, manifest)
+    # the session has no user message yet: its name is what lists and search show for it
+    tree.set_name(f"/fresh {kind}: {new_contract.title or new_contract.goal}"[:200])
+    start_task(tree, new_contract, bundle, manifest)  # the bundle stays last, right before the first prompt
     if session.path is not None:
         session.write_new_file()
     return FreshResult(session, str(session.path) if session.path else None, new_contract, summary)

@@ -16,6 +16,7 @@ from piwork.core.context.fresh import SUMMARY_CUSTOM_TYPE, FreshError, start_fre
 from piwork.core.context.manifest import latest_manifest
 from piwork.core.resources.loader import load_resources
 from piwork.core.session.context import build_session_context
+from piwork.core.session.listing import session_info as session_info_of
 from piwork.core.session.store import create_session, open_session
 from piwork.core.session.tree import SessionTree
 from piwork.core.settings import Settings
@@ -81,11 +82,14 @@ def test_fresh_session_is_seeded_and_written(
     kinds = [(e["type"], e.get("customType")) for e in entries]
     assert kinds == [
         ("custom_message", SUMMARY_CUSTOM_TYPE),
+        ("session_info", None),
         ("custom", "piwork.taskContract"),
         ("custom", "piwork.manifest"),
         ("custom_message", BUNDLE_CUSTOM_TYPE),
     ]
     assert "add the orders endpoint" in entries[0]["content"][0]["text"]
+    listed = session_info_of(Path(result.path))
+    assert listed is not None and listed.name == f"/fresh {kind}: {title}"
     contract = latest_contract(reopened.tree)
     assert contract is not None and (contract.mode, contract.phase, contract.title) == (mode, phase, title)
     assert contract.extra["freshKind"] == kind
