@@ -94,20 +94,26 @@ class SessionTree:
         by_key = self._by_key
         children = self._children
         has_assistant = False
+        # Records whose parent was found earlier in the file need no graph check (see below).
+        unchecked: list[EntryRecord] = []
         for record in self._records:
             entry_id = record.id
             parent_id = record.parent_id
             # The usual message entry, indexed inline (a large session has 100,000 of them).
             if record.type != "message" or type(entry_id) is not str or entry_id in by_key:
                 self._index_record(record, reindexing=True)
+                unchecked.append(record)
                 continue
             if type(parent_id) is str:
                 parent = by_key.get(parent_id)
                 if parent is not None:
                     record.parent_id = parent_id = parent.id  # share one string object per id
+                if parent is None or parent.seq >= record.seq:
+                    unchecked.append(record)
                 parent_key: Any = parent_id
             else:
                 parent_key = map_key(parent_id)
+                unchecked.append(record)
             by_key[entry_id] = record
             siblings = children.get(parent_key)
             if siblings is None:
@@ -123,7 +129,10 @@ class SessionTree:
             ((None if r.id is UNDEFINED else r.id) for r in reversed(self._records) if r.type != "session"),
             None,
         )
-        self._graph_diagnostics.extend(check_graph(self._records, by_key))
+        # A parent found earlier in the file stays the one ``by_key`` holds unless an id is used
+        # twice (the later entry wins), and it can be neither dangling nor part of a cycle.
+        duplicates = any(d.kind == DUPLICATE_ID for d in self._graph_diagnostics)
+        self._graph_diagnostics.extend(check_graph(self._records if duplicates else unchecked, by_key))
 
     def _index_record(self, record: EntryRecord, reindexing: bool = False) -> None:
         kind = record.type

@@ -90,6 +90,17 @@ def test_two_entry_cycle_is_reported_and_never_looped(tmp_path: Path) -> None:
         assert tree.tree() == []  # no root: every entry hangs under another
 
 
+def test_a_cycle_closed_by_a_later_duplicate_id_is_reported(tmp_path: Path) -> None:
+    # "c" first follows the first "b"; the second "b" (the one that wins) hangs under "c".
+    entries = [user("a", None, "1", 1), assistant("b", "a", "2", 2), user("c", "b", "3", 3)]
+    entries.append(assistant("b", "c", "4", 4))
+    path = write_session(tmp_path / "s.jsonl", entries)
+    with open_session(path, writable=False) as session:
+        kinds = sorted((d.kind, d.line) for d in session.tree.diagnostics)
+        assert ("duplicate_id", 5) in kinds
+        assert [kind for kind, _ in kinds].count("cycle") == 1
+
+
 def test_missing_ids_duplicates_and_dangling_parents(tmp_path: Path) -> None:
     no_id = {"type": "custom", "customType": "n", "parentId": None, "timestamp": "2024-12-03T14:00:00.000Z"}
     path = write_session(
