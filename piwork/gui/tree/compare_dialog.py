@@ -10,15 +10,15 @@ files-touched view of that side (`files_requested`).
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QLabel,
     QListView,
-    QPlainTextEdit,
     QPushButton,
     QSplitter,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from piwork.core.session.branch_activity import BranchActivity
 from piwork.core.session.branch_compare import BranchComparison
 from piwork.core.session.tree import SessionTree
+from piwork.gui.chat.markdown import render_markdown
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.entry_list_model import EntryListModel
 from piwork.gui.tree.files_dialog import file_line
@@ -110,8 +111,13 @@ class BranchSide(QWidget):
                 parent=self,
             )
         )
-        self.answer = QPlainTextEdit(readOnly=True)
-        self.answer.setPlainText(activity.last_answer or "(no answer on this side since the paths parted)")
+        self.answer = QTextBrowser()
+        answer = activity.last_answer
+        if answer:  # the answer reads as it does in the chat: Markdown, not its source
+            dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128
+            render_markdown(self.answer.document(), answer, dark)
+        else:
+            self.answer.setPlainText("(no answer on this side since the paths parted)")
         failed = sum(not c.ok for c in commands)
         self.sections = QSplitter(Qt.Orientation.Vertical)
         self.titles: dict[str, QLabel] = {}

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtGui import QFont
 from pytestqt.qtbot import QtBot
 
-from piwork.core.session.store import open_session
-from piwork.gui.tree.compare_dialog import CompareDialog
+from piwork.core.session.branch_activity import BranchActivity
+from piwork.core.session.store import in_memory_session, open_session
+from piwork.gui.tree.compare_dialog import BranchSide, CompareDialog
 from piwork.gui.tree.files_dialog import FilesTouchedDialog
 from piwork.gui.tree.navigation import TreeNavigator
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
@@ -157,3 +159,14 @@ def test_two_entries_selected_in_the_graph_and_the_summary_link(
     menu = panel.build_context_menu()
     assert not next(a for a in menu.actions() if a.text() == "Show the summarised branch").isEnabled()
     panel.shutdown()
+
+
+def test_a_side_shows_its_last_answer_as_the_chat_would(qtbot: QtBot) -> None:
+    tree = in_memory_session().tree
+    entry = tree.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    activity = BranchActivity(last_answer="The answer is **42**, see `calc.py`.")
+    side = BranchSide(tree, entry, activity, "A")
+    qtbot.addWidget(side)
+    assert side.answer.toPlainText() == "The answer is 42, see calc.py."
+    bold = side.answer.document().find("42")
+    assert bold.charFormat().fontWeight() >= QFont.Weight.Bold.value
