@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,6 +108,19 @@ def _open_dialogs(ctl: SessionController) -> list[QWidget]:
     settings = ctl.window.findChild(SettingsDialog, "settingsDialog")
     if settings is not None:
         settings.providers_page.edit_server(None)  # the Add Server dialog
+    # the session tree's own dialogs: files touched and the comparison of the first entry with the current one
+    tree = ctl.window.tree_panel
+    first = tree.model.index(0, 0) if tree.model is not None else None
+    if first is not None and first.isValid():
+        tree.view.setCurrentIndex(first)
+        for task in (
+            tree.branch_tools.files_touched(None),
+            tree.branch_tools.compare_with_current(tree.current_entry_id()),
+        ):
+            if task is not None:
+                deadline = time.monotonic() + 10
+                while not task.done() and time.monotonic() < deadline:
+                    QApplication.processEvents()
     QApplication.processEvents()
     return [w for w in QApplication.topLevelWidgets() if w.isVisible() and id(w) not in before]
 

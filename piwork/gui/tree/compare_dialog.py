@@ -112,6 +112,7 @@ class BranchSide(QWidget):
             )
         )
         self.answer = QTextBrowser()
+        self.answer.setAccessibleDescription("This side's last answer since the paths parted")
         answer = activity.last_answer
         if answer:  # the answer reads as it does in the chat: Markdown, not its source
             dark = self.palette().color(QPalette.ColorRole.Base).lightness() < 128
@@ -132,10 +133,12 @@ class BranchSide(QWidget):
             ("messages", f"Entries since the paths parted ({len(ids)})", self.messages),
         ):
             self.titles[key] = QLabel(text)
+            widget.setAccessibleName(text.split(" (", 1)[0])  # e.g. "Commands", without the count
             self.sections.addWidget(_section(self.titles[key], widget))
         self.move_button = QPushButton("Move here")
         self.move_button.setToolTip("Continue the session from this entry")
         self.files_button = QPushButton("Files and diffs…")
+        self.files_button.setAccessibleDescription("The files this side read and changed, with diffs")
         self.files_button.setEnabled(bool(files))
         buttons = QHBoxLayout()
         buttons.addWidget(self.files_button)
@@ -186,6 +189,9 @@ class CompareDialog(QDialog):
         self.ancestor = QLabel(parted)
         self.ancestor.setWordWrap(True)
         self.show_ancestor = QPushButton("Show in tree")
+        self.show_ancestor.setAccessibleDescription(
+            "Select, in the session tree, the entry where the paths parted"
+        )
         self.show_ancestor.setEnabled(ancestor is not None)
         top = QHBoxLayout()
         top.addWidget(self.ancestor, 1)

@@ -47,6 +47,10 @@ class FilesTouchedDialog(QDialog):
         )
         self.heading.setWordWrap(True)
         self.file_list = QListView()
+        self.file_list.setAccessibleName("Files touched")
+        self.file_list.setAccessibleDescription(
+            "Files read, written or edited on the path; select one to see its calls and diff"
+        )
         self.file_model = EntryListModel(
             len(self.files),
             lambda row: file_line(self.files[row]),
@@ -55,8 +59,11 @@ class FilesTouchedDialog(QDialog):
         )
         self.file_list.setModel(self.file_model)
         self.touch_list = QListView()
+        self.touch_list.setAccessibleName("Calls on the selected file")
         self.touch_list.setToolTip("Click a call to select its entry in the session tree")
         self.diff = DiffView()
+        self.diff.setAccessibleName("Diff of the selected call")
+        self.diff.setAccessibleDescription("What the selected call changed in the file")
         self._touches: list[FileTouch] = []
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.touch_list)
