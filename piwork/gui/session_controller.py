@@ -19,30 +19,24 @@ import shiboken6
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
-from piwork.core.agent.events import (
+from piwork.core.agent import (
     AgentEvent,
+    AgentRuntime,
+    AgentSession,
     AgentSettled,
     CompactionEnd,
     MessageEnd,
     ModelChanged,
+    NoModel,
+    RuntimeOptions,
     ThinkingLevelChanged,
+    create_runtime,
 )
-from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
-from piwork.core.agent.session import AgentSession, NoModel
-from piwork.core.context.manifest import ManifestEntry
-from piwork.core.context.records import GovernorDecision
+from piwork.core.context import GovernorDecision, ManifestEntry
 from piwork.core.errors import PiworkError
-from piwork.core.llm.credentials import CredentialStore
-from piwork.core.llm.models import ModelRegistry
-from piwork.core.llm.tokens import Tokenizers
-from piwork.core.llm.transport import is_loopback
-from piwork.core.llm.types import Model
-from piwork.core.resources.trust import TrustOption, TrustRequest, TrustResolver
-from piwork.core.resources.trust_fingerprint import FingerprintStore
-from piwork.core.resources.trust_store import TrustStore
-from piwork.core.session.format import default_session_dir
-from piwork.core.session.listing import read_header
-from piwork.core.session.search import files_to_search
+from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
+from piwork.core.resources import FingerprintStore, TrustOption, TrustRequest, TrustResolver, TrustStore
+from piwork.core.session import default_session_dir, files_to_search, read_header
 from piwork.gui.chat.empty_state import CHOOSE, MISSING, READY
 from piwork.gui.chat.slash_commands import SlashCommand
 from piwork.gui.context.context_commands import ContextCommands

@@ -15,7 +15,7 @@ import asyncio
 import shiboken6
 from PySide6.QtCore import QFileSystemWatcher, QObject, Signal
 
-from piwork.core.session.store import Session
+from piwork.core.session import Session
 from piwork.gui.background import BackgroundTasks
 
 

@@ -45,23 +45,25 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.errors import PiworkError
-from piwork.core.resources.trust import (
+from piwork.core.resources import (
+    FileChange,
+    FingerprintStore,
+    SnapshotStore,
+    TrustEntry,
     TrustOption,
     TrustRequest,
     TrustResource,
     TrustState,
-    trust_options,
-    trust_resources,
-)
-from piwork.core.resources.trust_fingerprint import FingerprintStore, compute_fingerprint
-from piwork.core.resources.trust_review import display_path
-from piwork.core.resources.trust_snapshot import FileChange, SnapshotStore, compare, take_snapshot
-from piwork.core.resources.trust_store import (
-    TrustEntry,
     TrustStore,
     TrustStoreError,
     TrustUpdate,
+    compare,
+    compute_fingerprint,
+    display_path,
     strict_canonical,
+    take_snapshot,
+    trust_options,
+    trust_resources,
 )
 from piwork.gui.trust_review import ResourceReview, change_summary
 

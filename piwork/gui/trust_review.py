@@ -38,16 +38,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.resources.trust import TrustResource
-from piwork.core.resources.trust_review import (
+from piwork.core.resources import (
     KIND_ROLES,
+    FileChange,
     FilePreview,
     ResourceListing,
+    TrustResource,
     display_path,
     list_resource_files,
     preview_file,
 )
-from piwork.core.resources.trust_snapshot import FileChange
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2

@@ -15,13 +15,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QApplication, QFileDialog, QInputDialog
 
 from piwork.core.errors import PiworkError
-from piwork.core.export.branch_file import export_branch_jsonl
-from piwork.core.export.html_export import export_html
-from piwork.core.export.session_import import import_session
-from piwork.core.llm.types import THINKING_LEVELS
+from piwork.core.export import export_branch_jsonl, export_html, import_session
+from piwork.core.llm import THINKING_LEVELS
 from piwork.core.messages import message_text
-from piwork.core.session.branching import clone_session, fork_session
-from piwork.core.session.format import default_session_dir
+from piwork.core.session import clone_session, default_session_dir, fork_session
 
 if TYPE_CHECKING:
     from piwork.gui.session_controller import SessionController

@@ -5,4 +5,61 @@ Pure planning (no I/O): ``tokens`` (estimates, thresholds), ``cut_point``, ``pre
 Model calls: ``summarize`` and ``prompts``. Engine entry points over a ``SessionTree``:
 ``compact.compact_session`` / ``compact.run_compaction`` and ``navigate.navigate_tree``.
 Extension points: ``hooks``.
+
+Public API (what callers outside the engine import from this package):
+- ``CompactionSettings``, ``BranchSummarySettings``: the ``compaction`` / ``branchSummary`` settings;
+- ``navigate_tree`` (moving the leaf, with an optional branch summary), ``NavigationResult``,
+  ``BranchSummaryProgress``, ``branch_summary_budget``, ``collect_from_tree``,
+  ``prepare_branch_entries``, ``Summarizer`` (the model call that writes summaries);
+- ``estimate_context_tokens``: the context size estimate compaction decides on.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from piwork.core.lazy_exports import load_export
+
+if TYPE_CHECKING:
+    from piwork.core.compaction.branch_entries import prepare_branch_entries
+    from piwork.core.compaction.navigate import (
+        BranchSummaryProgress,
+        NavigationResult,
+        branch_summary_budget,
+        collect_from_tree,
+        navigate_tree,
+    )
+    from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
+    from piwork.core.compaction.summarize import Summarizer
+    from piwork.core.compaction.tokens import estimate_context_tokens
+
+__all__ = [
+    "BranchSummaryProgress",
+    "BranchSummarySettings",
+    "CompactionSettings",
+    "NavigationResult",
+    "Summarizer",
+    "branch_summary_budget",
+    "collect_from_tree",
+    "estimate_context_tokens",
+    "navigate_tree",
+    "prepare_branch_entries",
+]
+
+# Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "BranchSummaryProgress": ("navigate", "BranchSummaryProgress"),
+    "BranchSummarySettings": ("settings", "BranchSummarySettings"),
+    "CompactionSettings": ("settings", "CompactionSettings"),
+    "NavigationResult": ("navigate", "NavigationResult"),
+    "Summarizer": ("summarize", "Summarizer"),
+    "branch_summary_budget": ("navigate", "branch_summary_budget"),
+    "collect_from_tree": ("navigate", "collect_from_tree"),
+    "estimate_context_tokens": ("tokens", "estimate_context_tokens"),
+    "navigate_tree": ("navigate", "navigate_tree"),
+    "prepare_branch_entries": ("branch_entries", "prepare_branch_entries"),
+}
+
+
+def __getattr__(name: str) -> object:
+    return load_export(__name__, _EXPORTS, name)

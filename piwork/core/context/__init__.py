@@ -1,1 +1,166 @@
-"""Context governance: the layered context order, the manifest, the budget and the governor."""
+"""Context governance: the layered context order, the manifest, the budget and the governor.
+
+Public API (what callers outside the engine import from this package):
+- the view over a session: ``ContextView``, ``view_from_session``, ``view_from_parts``,
+  ``TokenEstimator``; the request X-ray: ``build_xray`` -> ``Xray`` of ``XrayPart``;
+- layers and manifest: ``LAYERS``, ``Layer``, ``Manifest``, ``ManifestEntry``, ``append_manifest``,
+  ``latest_manifest``, ``CUSTOM_TYPE_WORDS``;
+- budget and governor records: ``GovernorSettings``, ``Marks``, ``effective_marks``,
+  ``GovernorDecision``, ``OccupancySample``, ``BilledSample``, ``ElidedItem``, ``DECISIONS``,
+  ``REASON_CODES``, ``TRIGGERS``; ``load_profile`` for the project's context profile;
+- tasks, intake and fresh sessions: ``begin_task``, ``contract_from_text``, ``ContractError``,
+  ``save_intake``, ``INTAKE_TOKENS``, ``FRESH_KINDS``, ``FreshError``;
+- the ``/context``, ``/fresh`` and ``/onboard`` commands as reports: ``preflight``,
+  ``budget_command``, ``index_status_command``, ``pack_command``, ``rebuild_command``,
+  ``manifest_command``, ``compact_command``, ``fresh_command``, ``parse_onboard``,
+  ``onboard_command``, ``ONBOARD_USAGE``, and ``report_text`` to show any of them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from piwork.core.lazy_exports import load_export
+
+if TYPE_CHECKING:
+    from piwork.core.context.budget import GovernorSettings, Marks, effective_marks
+    from piwork.core.context.commands import (
+        ONBOARD_USAGE,
+        compact_command,
+        fresh_command,
+        index_status_command,
+        manifest_command,
+        onboard_command,
+        parse_onboard,
+        preflight,
+        report_text,
+    )
+    from piwork.core.context.commands import (
+        budget as budget_command,
+    )
+    from piwork.core.context.commands import (
+        pack as pack_command,
+    )
+    from piwork.core.context.commands import (
+        rebuild as rebuild_command,
+    )
+    from piwork.core.context.contract import ContractError
+    from piwork.core.context.entries import CUSTOM_TYPE_WORDS
+    from piwork.core.context.estimate import TokenEstimator
+    from piwork.core.context.fresh import FRESH_KINDS, FreshError
+    from piwork.core.context.intake import INTAKE_TOKENS, save_intake
+    from piwork.core.context.layers import LAYERS, Layer
+    from piwork.core.context.manifest import Manifest, ManifestEntry, append_manifest, latest_manifest
+    from piwork.core.context.profile import load_profile
+    from piwork.core.context.records import (
+        DECISIONS,
+        REASON_CODES,
+        TRIGGERS,
+        BilledSample,
+        ElidedItem,
+        GovernorDecision,
+        OccupancySample,
+    )
+    from piwork.core.context.tasks import begin_task, contract_from_text
+    from piwork.core.context.view import ContextView, view_from_parts, view_from_session
+    from piwork.core.context.xray import Xray, XrayPart
+    from piwork.core.context.xray import xray as build_xray
+
+__all__ = [
+    "CUSTOM_TYPE_WORDS",
+    "DECISIONS",
+    "FRESH_KINDS",
+    "INTAKE_TOKENS",
+    "LAYERS",
+    "ONBOARD_USAGE",
+    "REASON_CODES",
+    "TRIGGERS",
+    "BilledSample",
+    "ContextView",
+    "ContractError",
+    "ElidedItem",
+    "FreshError",
+    "GovernorDecision",
+    "GovernorSettings",
+    "Layer",
+    "Manifest",
+    "ManifestEntry",
+    "Marks",
+    "OccupancySample",
+    "TokenEstimator",
+    "Xray",
+    "XrayPart",
+    "append_manifest",
+    "begin_task",
+    "budget_command",
+    "build_xray",
+    "compact_command",
+    "contract_from_text",
+    "effective_marks",
+    "fresh_command",
+    "index_status_command",
+    "latest_manifest",
+    "load_profile",
+    "manifest_command",
+    "onboard_command",
+    "pack_command",
+    "parse_onboard",
+    "preflight",
+    "rebuild_command",
+    "report_text",
+    "save_intake",
+    "view_from_parts",
+    "view_from_session",
+]
+
+# Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "BilledSample": ("records", "BilledSample"),
+    "CUSTOM_TYPE_WORDS": ("entries", "CUSTOM_TYPE_WORDS"),
+    "ContextView": ("view", "ContextView"),
+    "ContractError": ("contract", "ContractError"),
+    "DECISIONS": ("records", "DECISIONS"),
+    "ElidedItem": ("records", "ElidedItem"),
+    "FRESH_KINDS": ("fresh", "FRESH_KINDS"),
+    "FreshError": ("fresh", "FreshError"),
+    "GovernorDecision": ("records", "GovernorDecision"),
+    "GovernorSettings": ("budget", "GovernorSettings"),
+    "INTAKE_TOKENS": ("intake", "INTAKE_TOKENS"),
+    "LAYERS": ("layers", "LAYERS"),
+    "Layer": ("layers", "Layer"),
+    "Manifest": ("manifest", "Manifest"),
+    "ManifestEntry": ("manifest", "ManifestEntry"),
+    "Marks": ("budget", "Marks"),
+    "ONBOARD_USAGE": ("commands", "ONBOARD_USAGE"),
+    "OccupancySample": ("records", "OccupancySample"),
+    "REASON_CODES": ("records", "REASON_CODES"),
+    "TRIGGERS": ("records", "TRIGGERS"),
+    "TokenEstimator": ("estimate", "TokenEstimator"),
+    "Xray": ("xray", "Xray"),
+    "XrayPart": ("xray", "XrayPart"),
+    "append_manifest": ("manifest", "append_manifest"),
+    "begin_task": ("tasks", "begin_task"),
+    "budget_command": ("commands", "budget"),
+    "build_xray": ("xray", "xray"),
+    "compact_command": ("commands", "compact_command"),
+    "contract_from_text": ("tasks", "contract_from_text"),
+    "effective_marks": ("budget", "effective_marks"),
+    "fresh_command": ("commands", "fresh_command"),
+    "index_status_command": ("commands", "index_status_command"),
+    "latest_manifest": ("manifest", "latest_manifest"),
+    "load_profile": ("profile", "load_profile"),
+    "manifest_command": ("commands", "manifest_command"),
+    "onboard_command": ("commands", "onboard_command"),
+    "pack_command": ("commands", "pack"),
+    "parse_onboard": ("commands", "parse_onboard"),
+    "preflight": ("commands", "preflight"),
+    "rebuild_command": ("commands", "rebuild"),
+    "report_text": ("commands", "report_text"),
+    "save_intake": ("intake", "save_intake"),
+    "view_from_parts": ("view", "view_from_parts"),
+    "view_from_session": ("view", "view_from_session"),
+}
+
+
+def __getattr__(name: str) -> object:
+    return load_export(__name__, _EXPORTS, name)

@@ -1,6 +1,6 @@
 """Model providers: wire protocols, model registry, credentials and offline token counting.
 
-Entry points for the rest of piwork:
+Modules, for the rest of the engine:
 
 - ``streaming.stream(model, context, options)`` / ``streaming.complete(...)``: one assistant message,
   as typed events (``types``) ending in ``DoneEvent`` or ``ErrorEvent``; never raises for request failures.
@@ -11,4 +11,91 @@ Entry points for the rest of piwork:
   ``keyring_state()`` tells whether keys can be saved.
 - ``tokens.Tokenizers(agent_dir)``: offline tiktoken counters per model (``load_async`` first).
 - ``thinking``: supported thinking levels per model; ``redaction``: masking keys in text and headers.
+
+Public API (what callers outside the engine import from this package):
+- models: ``Model``, ``ModelRegistry``, ``BUILTIN_MODELS``, ``THINKING_LEVELS``, ``ToolSpec``;
+  ``list_models`` -> ``ModelListing``; the ``models.json`` providers: ``read_providers``,
+  ``save_provider``, ``remove_provider``, ``ModelsFileError``, ``OPENAI_COMPLETIONS_API``;
+- credentials: ``CredentialStore``, ``CredentialError``, ``KeySource``, ``env_vars_for``;
+- failures: ``classify`` -> ``ErrorKind``, ``readable_error``; ``is_loopback`` for local endpoints;
+- tokens: ``Tokenizers``, ``TokenCounter``.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from piwork.core.lazy_exports import load_export
+
+if TYPE_CHECKING:
+    from piwork.core.llm.catalog import BUILTIN_MODELS
+    from piwork.core.llm.credentials import CredentialError, CredentialStore, KeySource, env_vars_for
+    from piwork.core.llm.error_text import readable_error
+    from piwork.core.llm.errors import classify
+    from piwork.core.llm.model_listing import ModelListing, list_models
+    from piwork.core.llm.models import ModelRegistry
+    from piwork.core.llm.models_file import (
+        OPENAI_COMPLETIONS_API,
+        ModelsFileError,
+        read_providers,
+        remove_provider,
+        save_provider,
+    )
+    from piwork.core.llm.tokens import TokenCounter, Tokenizers
+    from piwork.core.llm.transport import is_loopback
+    from piwork.core.llm.types import THINKING_LEVELS, ErrorKind, Model, ToolSpec
+
+__all__ = [
+    "BUILTIN_MODELS",
+    "OPENAI_COMPLETIONS_API",
+    "THINKING_LEVELS",
+    "CredentialError",
+    "CredentialStore",
+    "ErrorKind",
+    "KeySource",
+    "Model",
+    "ModelListing",
+    "ModelRegistry",
+    "ModelsFileError",
+    "TokenCounter",
+    "Tokenizers",
+    "ToolSpec",
+    "classify",
+    "env_vars_for",
+    "is_loopback",
+    "list_models",
+    "read_providers",
+    "readable_error",
+    "remove_provider",
+    "save_provider",
+]
+
+# Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "BUILTIN_MODELS": ("catalog", "BUILTIN_MODELS"),
+    "CredentialError": ("credentials", "CredentialError"),
+    "CredentialStore": ("credentials", "CredentialStore"),
+    "ErrorKind": ("types", "ErrorKind"),
+    "KeySource": ("credentials", "KeySource"),
+    "Model": ("types", "Model"),
+    "ModelListing": ("model_listing", "ModelListing"),
+    "ModelRegistry": ("models", "ModelRegistry"),
+    "ModelsFileError": ("models_file", "ModelsFileError"),
+    "OPENAI_COMPLETIONS_API": ("models_file", "OPENAI_COMPLETIONS_API"),
+    "THINKING_LEVELS": ("types", "THINKING_LEVELS"),
+    "TokenCounter": ("tokens", "TokenCounter"),
+    "Tokenizers": ("tokens", "Tokenizers"),
+    "ToolSpec": ("types", "ToolSpec"),
+    "classify": ("errors", "classify"),
+    "env_vars_for": ("credentials", "env_vars_for"),
+    "is_loopback": ("transport", "is_loopback"),
+    "list_models": ("model_listing", "list_models"),
+    "read_providers": ("models_file", "read_providers"),
+    "readable_error": ("error_text", "readable_error"),
+    "remove_provider": ("models_file", "remove_provider"),
+    "save_provider": ("models_file", "save_provider"),
+}
+
+
+def __getattr__(name: str) -> object:
+    return load_export(__name__, _EXPORTS, name)

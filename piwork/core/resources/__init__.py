@@ -10,4 +10,128 @@ Entry points:
   previews of gated resources) and ``trust_snapshot`` (what they looked like at the last decision, and
   the diff since);
 - ``frontmatter.parse_frontmatter`` for any Markdown with YAML frontmatter.
+
+Public API (what callers outside the engine import from this package):
+- loading: ``LoadedResources``, ``ResourceRow`` (the resources panel rows);
+- the system prompt: ``prompt_input_for``, ``system_prompt_parts`` -> ``PromptPart``,
+  ``parse_skill_invocation``;
+- trust: ``TrustResolver``, ``TrustRequest``, ``TrustResource``, ``TrustState``, ``TrustOption``,
+  ``trust_options``, ``trust_resources``; the store: ``TrustStore``, ``TrustEntry``, ``TrustUpdate``,
+  ``TrustStoreError``, ``strict_canonical``; fingerprints: ``FingerprintStore``,
+  ``compute_fingerprint``; review: ``list_resource_files`` -> ``ResourceListing``, ``preview_file``
+  -> ``FilePreview``, ``display_path``, ``KIND_ROLES``; snapshots: ``SnapshotStore``,
+  ``take_snapshot``, ``compare`` -> ``FileChange``.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from piwork.core.lazy_exports import load_export
+
+if TYPE_CHECKING:
+    from piwork.core.resources.loader import LoadedResources
+    from piwork.core.resources.panel import ResourceRow
+    from piwork.core.resources.system_prompt import (
+        PromptPart,
+        parse_skill_invocation,
+        prompt_input_for,
+        system_prompt_parts,
+    )
+    from piwork.core.resources.trust import (
+        TrustOption,
+        TrustRequest,
+        TrustResolver,
+        TrustResource,
+        TrustState,
+        trust_options,
+        trust_resources,
+    )
+    from piwork.core.resources.trust_fingerprint import FingerprintStore, compute_fingerprint
+    from piwork.core.resources.trust_review import (
+        KIND_ROLES,
+        FilePreview,
+        ResourceListing,
+        display_path,
+        list_resource_files,
+        preview_file,
+    )
+    from piwork.core.resources.trust_snapshot import FileChange, SnapshotStore, compare, take_snapshot
+    from piwork.core.resources.trust_store import (
+        TrustEntry,
+        TrustStore,
+        TrustStoreError,
+        TrustUpdate,
+        strict_canonical,
+    )
+
+__all__ = [
+    "KIND_ROLES",
+    "FileChange",
+    "FilePreview",
+    "FingerprintStore",
+    "LoadedResources",
+    "PromptPart",
+    "ResourceListing",
+    "ResourceRow",
+    "SnapshotStore",
+    "TrustEntry",
+    "TrustOption",
+    "TrustRequest",
+    "TrustResolver",
+    "TrustResource",
+    "TrustState",
+    "TrustStore",
+    "TrustStoreError",
+    "TrustUpdate",
+    "compare",
+    "compute_fingerprint",
+    "display_path",
+    "list_resource_files",
+    "parse_skill_invocation",
+    "preview_file",
+    "prompt_input_for",
+    "strict_canonical",
+    "system_prompt_parts",
+    "take_snapshot",
+    "trust_options",
+    "trust_resources",
+]
+
+# Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "FileChange": ("trust_snapshot", "FileChange"),
+    "FilePreview": ("trust_review", "FilePreview"),
+    "FingerprintStore": ("trust_fingerprint", "FingerprintStore"),
+    "KIND_ROLES": ("trust_review", "KIND_ROLES"),
+    "LoadedResources": ("loader", "LoadedResources"),
+    "PromptPart": ("system_prompt", "PromptPart"),
+    "ResourceListing": ("trust_review", "ResourceListing"),
+    "ResourceRow": ("panel", "ResourceRow"),
+    "SnapshotStore": ("trust_snapshot", "SnapshotStore"),
+    "TrustEntry": ("trust_store", "TrustEntry"),
+    "TrustOption": ("trust", "TrustOption"),
+    "TrustRequest": ("trust", "TrustRequest"),
+    "TrustResolver": ("trust", "TrustResolver"),
+    "TrustResource": ("trust", "TrustResource"),
+    "TrustState": ("trust", "TrustState"),
+    "TrustStore": ("trust_store", "TrustStore"),
+    "TrustStoreError": ("trust_store", "TrustStoreError"),
+    "TrustUpdate": ("trust_store", "TrustUpdate"),
+    "compare": ("trust_snapshot", "compare"),
+    "compute_fingerprint": ("trust_fingerprint", "compute_fingerprint"),
+    "display_path": ("trust_review", "display_path"),
+    "list_resource_files": ("trust_review", "list_resource_files"),
+    "parse_skill_invocation": ("system_prompt", "parse_skill_invocation"),
+    "preview_file": ("trust_review", "preview_file"),
+    "prompt_input_for": ("system_prompt", "prompt_input_for"),
+    "strict_canonical": ("trust_store", "strict_canonical"),
+    "system_prompt_parts": ("system_prompt", "system_prompt_parts"),
+    "take_snapshot": ("trust_snapshot", "take_snapshot"),
+    "trust_options": ("trust", "trust_options"),
+    "trust_resources": ("trust", "trust_resources"),
+}
+
+
+def __getattr__(name: str) -> object:
+    return load_export(__name__, _EXPORTS, name)

@@ -8,8 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPaintEvent, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QWidget
 
-from piwork.core.llm.credentials import env_vars_for
-from piwork.core.llm.types import THINKING_LEVELS, Model
+from piwork.core.llm import THINKING_LEVELS, Model, env_vars_for
 
 ModelKey = tuple[str, str]  # (provider, model id)
 

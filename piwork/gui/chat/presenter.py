@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from piwork.core.agent.events import (
+from piwork.core.agent import (
     AgentEnd,
     AgentEvent,
     AgentSettled,
@@ -35,7 +35,7 @@ from piwork.core.agent.events import (
     TreeNavigated,
     TurnStart,
 )
-from piwork.core.llm.error_text import readable_error
+from piwork.core.llm import readable_error
 from piwork.gui.chat.chat_model import ChatModel
 from piwork.gui.chat.retry_card import RetryCard
 from piwork.gui.chat.rows import (

@@ -9,9 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from piwork.core.llm.error_text import readable_error
-from piwork.core.llm.errors import classify
-from piwork.core.llm.types import ErrorKind
+from piwork.core.llm import ErrorKind, classify, readable_error
 from piwork.gui.chat.rows import ChatRow, RowKind, error_hint
 
 REASONS = {

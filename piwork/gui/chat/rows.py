@@ -13,11 +13,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from piwork.core.context.entries import CUSTOM_TYPE_WORDS
-from piwork.core.llm.error_text import readable_error
-from piwork.core.llm.errors import classify
-from piwork.core.llm.types import ErrorKind
-from piwork.core.resources.system_prompt import parse_skill_invocation
+from piwork.core.context import CUSTOM_TYPE_WORDS
+from piwork.core.llm import ErrorKind, classify, readable_error
+from piwork.core.resources import parse_skill_invocation
 from piwork.gui.logs.sgr import strip_ansi
 
 PREVIEW_LINES = 8  # result lines shown on a collapsed tool card

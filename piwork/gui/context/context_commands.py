@@ -12,16 +12,34 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
-from piwork.core.context import commands
-from piwork.core.context.contract import ContractError
-from piwork.core.context.estimate import TokenEstimator
-from piwork.core.context.fresh import FRESH_KINDS, FreshError
-from piwork.core.context.intake import INTAKE_TOKENS, save_intake
-from piwork.core.context.manifest import Manifest, append_manifest
-from piwork.core.context.profile import load_profile
-from piwork.core.context.tasks import begin_task, contract_from_text
-from piwork.core.context.view import ContextView, view_from_session
-from piwork.core.resources.trust import TrustRequest, TrustResolver
+from piwork.core.context import (
+    FRESH_KINDS,
+    INTAKE_TOKENS,
+    ONBOARD_USAGE,
+    ContextView,
+    ContractError,
+    FreshError,
+    Manifest,
+    TokenEstimator,
+    append_manifest,
+    begin_task,
+    budget_command,
+    compact_command,
+    contract_from_text,
+    fresh_command,
+    index_status_command,
+    load_profile,
+    manifest_command,
+    onboard_command,
+    pack_command,
+    parse_onboard,
+    preflight,
+    rebuild_command,
+    report_text,
+    save_intake,
+    view_from_session,
+)
+from piwork.core.resources import TrustRequest, TrustResolver
 from piwork.gui.chat.slash_commands import SlashCommand
 
 if TYPE_CHECKING:
@@ -73,8 +91,8 @@ class ContextCommands:
         if action == "compact":
             if session is None:
                 return
-            report = await commands.compact_command(session)
-            self._notice(title, commands.report_text(report) or "Compacted.", error=not report.get("ok"))
+            report = await compact_command(session)
+            self._notice(title, report_text(report) or "Compacted.", error=not report.get("ok"))
             return
         view = await asyncio.to_thread(self._view)
         if view is None:
@@ -86,21 +104,21 @@ class ContextCommands:
             # the task's layers changed since it was recorded: keep the session's manifest current
             append_manifest(session.tree, Manifest.from_json(report["manifest"]))
         failed = report.get("ok") is False
-        self._notice(title, commands.report_text(report), error=failed)
+        self._notice(title, report_text(report), error=failed)
 
     @staticmethod
     def _report(view: ContextView, action: str, rest: str) -> dict[str, Any]:
         if action == "preflight":
-            return commands.preflight(view, planned_files=rest.split() if rest else ())
+            return preflight(view, planned_files=rest.split() if rest else ())
         if action == "budget":
-            return commands.budget(view)
+            return budget_command(view)
         if action == "index-status":
-            return commands.index_status_command(view)
+            return index_status_command(view)
         if action == "pack":
-            return commands.pack(view, rest)
+            return pack_command(view, rest)
         if action == "rebuild":
-            return commands.rebuild(view)
-        return commands.manifest_command(view)
+            return rebuild_command(view)
+        return manifest_command(view)
 
     async def _fresh(self, kind: str) -> None:
         runtime = self.controller.runtime
@@ -115,7 +133,7 @@ class ContextCommands:
         store = runtime.store
         source = str(store.path) if store.path is not None and store.flushed else None
         try:
-            result = await asyncio.to_thread(commands.fresh_command, view, kind, store.session_dir, source)
+            result = await asyncio.to_thread(fresh_command, view, kind, store.session_dir, source)
         except FreshError as err:
             self._notice(
                 f"/fresh {kind}",
@@ -135,11 +153,9 @@ class ContextCommands:
 
     async def _onboard(self, args: str) -> None:
         runtime = self.controller.runtime
-        refresh = commands.parse_onboard(args)
+        refresh = parse_onboard(args)
         if refresh is None:
-            self._notice(
-                "/onboard", "Unknown or missing subcommand.", error=True, hint=commands.ONBOARD_USAGE
-            )
+            self._notice("/onboard", "Unknown or missing subcommand.", error=True, hint=ONBOARD_USAGE)
             return
         if runtime is None:
             return
@@ -153,10 +169,10 @@ class ContextCommands:
             "Indexing the project" + (" and asking the model for a snapshot…" if summarizer else "…"),
         )
         settled = await self._trust_settled()
-        report = await commands.onboard_command(view, summarizer, refresh)
+        report = await onboard_command(view, summarizer, refresh)
         if settled and report.get("ok") is not False:
             await self._record_own_writes()
-        self._notice("/onboard run", commands.report_text(report), error=report.get("ok") is False)
+        self._notice("/onboard run", report_text(report), error=report.get("ok") is False)
 
     async def _trust_settled(self) -> bool:
         """The project is trusted by a saved decision and nothing gated changed since it was made."""

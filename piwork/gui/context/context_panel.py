@@ -24,9 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.context.manifest import Manifest
-from piwork.core.context.records import GovernorDecision
-from piwork.core.context.xray import Xray
+from piwork.core.context import GovernorDecision, Manifest, Xray
 from piwork.gui.context.governor_log_model import GovernorLogModel, export_json
 from piwork.gui.context.manifest_model import ManifestModel
 from piwork.gui.context.usage_plot import UsagePlot

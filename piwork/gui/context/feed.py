@@ -18,19 +18,23 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from piwork.core.compaction.settings import CompactionSettings
-from piwork.core.compaction.tokens import estimate_context_tokens
-from piwork.core.context.budget import GovernorSettings, Marks, effective_marks
-from piwork.core.context.commands import preflight
-from piwork.core.context.estimate import TokenEstimator
-from piwork.core.context.manifest import Manifest, latest_manifest
-from piwork.core.context.records import BilledSample, GovernorDecision, OccupancySample
-from piwork.core.context.view import view_from_parts
-from piwork.core.context.xray import xray
-from piwork.core.llm.tokens import Tokenizers
-from piwork.core.llm.types import ToolSpec
-from piwork.core.resources.loader import LoadedResources
-from piwork.core.resources.system_prompt import PromptPart
+from piwork.core.compaction import CompactionSettings, estimate_context_tokens
+from piwork.core.context import (
+    BilledSample,
+    GovernorDecision,
+    GovernorSettings,
+    Manifest,
+    Marks,
+    OccupancySample,
+    TokenEstimator,
+    build_xray,
+    effective_marks,
+    latest_manifest,
+    preflight,
+    view_from_parts,
+)
+from piwork.core.llm import Tokenizers, ToolSpec
+from piwork.core.resources import LoadedResources, PromptPart
 from piwork.gui.context.billed_today import TodayBilled
 from piwork.gui.context.history import History, read_history
 from piwork.gui.context.reading import BilledFigures, MeterReading, Segments
@@ -320,7 +324,7 @@ class ContextFeed(QObject):
         if estimator is None:
             estimator = self._estimators[counter.info.label] = TokenEstimator(counter)
         working, elided = working_set(snapshot.messages, snapshot.sent)
-        request = xray(snapshot.prompt_parts, snapshot.tools, working, estimator)
+        request = build_xray(snapshot.prompt_parts, snapshot.tools, working, estimator)
         estimate = estimate_context_tokens(snapshot.messages)
         exact = None
         last = estimate.last_usage_index

@@ -11,7 +11,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
-from piwork.core.context.records import ElidedItem, GovernorDecision
+from piwork.core.context import ElidedItem, GovernorDecision
 from piwork.gui.flat_models import NamedColumns
 
 AnyIndex = QModelIndex | QPersistentModelIndex

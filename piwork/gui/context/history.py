@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from piwork.core.context.records import (
+from piwork.core.context import (
     DECISIONS,
     REASON_CODES,
     TRIGGERS,

@@ -13,8 +13,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 
-from piwork.core.context.layers import LAYERS, Layer
-from piwork.core.context.manifest import Manifest, ManifestEntry
+from piwork.core.context import LAYERS, Layer, Manifest, ManifestEntry
 from piwork.gui.flat_models import AnyIndex, FlatTableModel
 
 EntryRole = Qt.ItemDataRole.UserRole + 1

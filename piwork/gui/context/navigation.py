@@ -17,7 +17,7 @@ import shiboken6
 from PySide6.QtCore import QObject, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 
-from piwork.core.context.manifest import ManifestEntry
+from piwork.core.context import ManifestEntry
 from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.xray_model import JumpTarget
 from piwork.gui.main_window import MainWindow

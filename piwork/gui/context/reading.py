@@ -11,8 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from piwork.core.context.budget import Marks
-from piwork.core.context.xray import Xray
+from piwork.core.context import Marks, Xray
 
 BUNDLE_CUSTOM_TYPE = "piwork.contextBundle"
 SEGMENT_TITLES = {

@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from piwork.core.context.records import BilledSample, OccupancySample
-from piwork.core.context.xray import Xray
-from piwork.core.llm.types import Model, ToolSpec
-from piwork.core.resources.system_prompt import PromptPart
+from piwork.core.context import BilledSample, OccupancySample, Xray
+from piwork.core.llm import Model, ToolSpec
+from piwork.core.resources import PromptPart
 from piwork.gui.context.reading import billed_from_usage
 
 _MESSAGE_ROLES = frozenset(

@@ -13,8 +13,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QPainter, QPainterPath, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from piwork.core.context.budget import Marks
-from piwork.core.context.records import BilledSample, OccupancySample
+from piwork.core.context import BilledSample, Marks, OccupancySample
 from piwork.gui.context.colors import mark_color, series_color
 from piwork.gui.context.reading import compact_tokens
 

@@ -13,8 +13,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
-from piwork.core.context.entries import CUSTOM_TYPE_WORDS
-from piwork.core.context.xray import Xray, XrayPart
+from piwork.core.context import CUSTOM_TYPE_WORDS, Xray, XrayPart
 from piwork.gui.context.reading import compact_tokens
 from piwork.gui.flat_models import AnyIndex, FlatTableModel
 

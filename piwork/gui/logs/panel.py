@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.tools.logs import list_session_logs
+from piwork.core.tools import list_session_logs
 from piwork.gui.flat_models import FlatListModel
 from piwork.gui.logs.full_output_view import FullOutputView
 from piwork.gui.logs.truncated_results import TruncatedOutput, collect_truncated_outputs, outputs_from_logs

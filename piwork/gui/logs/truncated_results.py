@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from piwork.core.tools.logs import LogInfo
+from piwork.core.tools import LogInfo
 from piwork.core.truncate import format_size
 
 _LIMIT_FLAGS = {

@@ -18,7 +18,7 @@ from piwork.gui.sessions.listing_worker import SessionListing
 from piwork.gui.sessions.titles import first_message_title
 
 if TYPE_CHECKING:
-    from piwork.core.session.listing import SessionInfo
+    from piwork.core.session import SessionInfo
     from piwork.gui.session_controller import SessionController
 
 RECENT_SESSIONS = 30

@@ -34,9 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.llm.tokens import TokenCounter
-from piwork.core.resources.loader import LoadedResources
-from piwork.core.resources.system_prompt import PromptPart
+from piwork.core.llm import TokenCounter
+from piwork.core.resources import LoadedResources, PromptPart
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.resources.prompt_view import SystemPromptView
 from piwork.gui.resources.rows_model import ResourceRowsModel, state_reason

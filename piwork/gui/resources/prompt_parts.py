@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import shiboken6
 
-from piwork.core.agent.session import AgentSession
-from piwork.core.llm.tokens import Tokenizers
-from piwork.core.resources.loader import LoadedResources
-from piwork.core.resources.system_prompt import PromptPart, prompt_input_for, system_prompt_parts
+from piwork.core.agent import AgentSession
+from piwork.core.llm import Tokenizers
+from piwork.core.resources import LoadedResources, PromptPart, prompt_input_for, system_prompt_parts
 from piwork.gui.resources.panel import ResourcePanel
 
 

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.llm.tokens import TokenCounter
-from piwork.core.resources.system_prompt import PromptPart
+from piwork.core.llm import TokenCounter
+from piwork.core.resources import PromptPart
 from piwork.gui.background import BackgroundTasks
 
 PART_TITLES = {

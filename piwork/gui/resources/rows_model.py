@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from piwork.core.resources.panel import ResourceRow
+from piwork.core.resources import ResourceRow
 from piwork.gui.flat_models import NamedColumns
 
 AnyIndex = QModelIndex | QPersistentModelIndex

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from piwork.core.session.tree import SessionTree
+from piwork.core.session import SessionTree
 
 if TYPE_CHECKING:
     from piwork.gui.main_window import MainWindow

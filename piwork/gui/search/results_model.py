@@ -12,7 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 
-from piwork.core.session.search import SearchHit, SessionHits
+from piwork.core.session import SearchHit, SessionHits
 from piwork.gui.sessions.titles import first_message_title
 
 AnyIndex = QModelIndex | QPersistentModelIndex

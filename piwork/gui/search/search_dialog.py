@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.session.search import SessionHits
+from piwork.core.session import SessionHits
 from piwork.gui.search.hit_delegate import HitDelegate
 from piwork.gui.search.results_model import PathRole, SearchResultsModel
 from piwork.gui.search.worker import SessionSearch

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from piwork.core.session.search import SearchQuery, SessionHits, search_sessions
+from piwork.core.session import SearchQuery, SessionHits, search_sessions
 
 
 class SessionSearch(QObject):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from piwork.core.session.listing import SessionInfo, list_all_sessions, list_sessions
+from piwork.core.session import SessionInfo, list_all_sessions, list_sessions
 
 
 class SessionListing(QObject):

@@ -30,8 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.errors import PiworkError
-from piwork.core.session.listing import SessionInfo
-from piwork.core.session.store import open_session
+from piwork.core.session import SessionInfo, open_session
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.sessions.listing_worker import SessionListing
 from piwork.gui.sessions.session_model import (

@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QObject, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QFont
 
-from piwork.core.session.listing import SessionInfo
+from piwork.core.session import SessionInfo
 from piwork.gui.flat_models import AnyIndex as Index
 from piwork.gui.flat_models import FlatTableModel
 from piwork.gui.sessions.titles import first_message_title

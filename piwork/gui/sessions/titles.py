@@ -3,7 +3,7 @@ than the <skill …> block written for the model (the session browser, palette a
 
 from __future__ import annotations
 
-from piwork.core.resources.system_prompt import parse_skill_invocation
+from piwork.core.resources import parse_skill_invocation
 
 
 def first_message_title(text: str) -> str:

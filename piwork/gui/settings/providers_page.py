@@ -18,11 +18,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.llm.catalog import BUILTIN_MODELS
-from piwork.core.llm.credentials import CredentialError, CredentialStore, KeySource, env_vars_for
-from piwork.core.llm.models import ModelRegistry
-from piwork.core.llm.models_file import ModelsFileError, read_providers, remove_provider
-from piwork.core.llm.transport import is_loopback
+from piwork.core.llm import (
+    BUILTIN_MODELS,
+    CredentialError,
+    CredentialStore,
+    KeySource,
+    ModelRegistry,
+    ModelsFileError,
+    env_vars_for,
+    is_loopback,
+    read_providers,
+    remove_provider,
+)
 from piwork.gui.settings.server_dialog import ServerDialog
 
 SOURCE_TEXT = {

@@ -31,9 +31,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.llm.credentials import CredentialError, CredentialStore, env_vars_for
-from piwork.core.llm.model_listing import ModelListing, list_models
-from piwork.core.llm.models_file import OPENAI_COMPLETIONS_API, ModelsFileError, save_provider
+from piwork.core.llm import (
+    OPENAI_COMPLETIONS_API,
+    CredentialError,
+    CredentialStore,
+    ModelListing,
+    ModelsFileError,
+    env_vars_for,
+    list_models,
+    save_provider,
+)
 from piwork.gui.settings.compat_switches import CompatForm
 
 PRESETS: tuple[tuple[str, str], ...] = (

@@ -24,8 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.llm.credentials import CredentialStore
-from piwork.core.llm.models import ModelRegistry
+from piwork.core.llm import CredentialStore, ModelRegistry
 from piwork.core.settings import Settings, SettingsWriteError
 from piwork.core.settings_schema import (
     BRANCH_SUMMARY_RESERVE_TOKENS,

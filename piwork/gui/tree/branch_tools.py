@@ -18,8 +18,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDialog
 
 from piwork.core.errors import PiworkError
-from piwork.core.session.branch_activity import BranchActivity
-from piwork.core.session.branch_compare import compare_branches, conversation_leaf, path_activity
+from piwork.core.session import BranchActivity, compare_branches, conversation_leaf, path_activity
 from piwork.gui.tree.compare_dialog import CompareDialog
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.files_dialog import FilesTouchedDialog

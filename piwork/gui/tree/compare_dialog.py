@@ -23,9 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.session.branch_activity import BranchActivity
-from piwork.core.session.branch_compare import BranchComparison
-from piwork.core.session.tree import SessionTree
+from piwork.core.session import BranchActivity, BranchComparison, SessionTree
 from piwork.gui.chat.markdown import render_markdown
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.entry_list_model import EntryListModel

@@ -24,10 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from piwork.core.context.entries import CUSTOM_TYPE_WORDS
-from piwork.core.llm.error_text import readable_error
-from piwork.core.session.records import EntryRecord, paused_gc
-from piwork.core.session.tree import SessionTree
+from piwork.core.context import CUSTOM_TYPE_WORDS
+from piwork.core.llm import readable_error
+from piwork.core.session import EntryRecord, SessionTree, paused_gc
 from piwork.core.settings_schema import TREE_FILTER_MODE
 from piwork.gui.logs.sgr import strip_ansi
 

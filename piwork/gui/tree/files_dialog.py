@@ -10,7 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QDialog, QLabel, QListView, QSplitter, QVBoxLayout, QWidget
 
-from piwork.core.session.branch_activity import BranchActivity, FileSummary, FileTouch
+from piwork.core.session import BranchActivity, FileSummary, FileTouch
 from piwork.gui.tree.diff_view import DiffView
 from piwork.gui.tree.entry_list_model import EntryListModel
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE

@@ -14,11 +14,19 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from piwork.core.session.graph_layout import NOTHING_SHOWN, GraphLayout
-from piwork.core.session.graph_links import NO_LINKS, RowLinks, SummaryLinks
-from piwork.core.session.graph_rows import FOLD_AT, Fold, GraphRows
-from piwork.core.session.records import EntryRecord
-from piwork.core.session.tree import SessionTree, TreeEvent
+from piwork.core.session import (
+    FOLD_AT,
+    NO_LINKS,
+    NOTHING_SHOWN,
+    EntryRecord,
+    Fold,
+    GraphLayout,
+    GraphRows,
+    RowLinks,
+    SessionTree,
+    SummaryLinks,
+    TreeEvent,
+)
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.entry_details import entry_detail_text
 from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, LABEL_ROLE, LEAF_ROLE

@@ -21,8 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.session.graph_rows import FOLD_AT, Fold
-from piwork.core.session.tree import SessionTree
+from piwork.core.session import FOLD_AT, Fold, SessionTree
 from piwork.gui.tree.graph_delegate import GraphDelegate
 from piwork.gui.tree.graph_model import SEQ_ROLE, BranchGraphModel
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE

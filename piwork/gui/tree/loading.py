@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from piwork.core.session.store import Session, open_session
+from piwork.core.session import Session, open_session
 from piwork.gui.tree.display_tree import DisplayTree, build_display_tree
 
 

@@ -12,16 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from piwork.core.agent.session import AgentSession
-from piwork.core.compaction.navigate import (
+from piwork.core.agent import AgentSession
+from piwork.core.compaction import (
     BranchSummaryProgress,
+    BranchSummarySettings,
     NavigationResult,
+    Summarizer,
     branch_summary_budget,
     navigate_tree,
 )
-from piwork.core.compaction.settings import BranchSummarySettings
-from piwork.core.compaction.summarize import Summarizer
-from piwork.core.session.tree import SessionTree
+from piwork.core.session import SessionTree
 
 ProgressFn = Callable[[BranchSummaryProgress], None]
 STREAMING_REFUSAL = "Wait for the current response to finish before navigating the session tree."

@@ -21,8 +21,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from piwork.core.session.records import EntryRecord
-from piwork.core.session.tree import SessionTree, TreeEvent
+from piwork.core.session import EntryRecord, SessionTree, TreeEvent
 from piwork.gui.tree.display_tree import (
     GROUP_SIZE,
     DisplayTree,

@@ -41,12 +41,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.compaction.branch_entries import prepare_branch_entries
-from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, collect_from_tree
+from piwork.core.compaction import (
+    BranchSummaryProgress,
+    NavigationResult,
+    collect_from_tree,
+    prepare_branch_entries,
+)
 from piwork.core.errors import PiworkError
-from piwork.core.session.branching import clone_session, create_branched_session, fork_session
-from piwork.core.session.store import Session
-from piwork.core.session.tree import SessionTree
+from piwork.core.session import Session, SessionTree, clone_session, create_branched_session, fork_session
 from piwork.core.settings_schema import BRANCH_SUMMARY_SKIP_PROMPT, TREE_FILTER_MODE, Setting
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
 from piwork.gui.tree.branch_tools import BranchTools
