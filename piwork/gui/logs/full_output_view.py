@@ -79,6 +79,7 @@ class FullOutputView(QWidget):
         self._search_state = _SearchState()
         self.path: str | None = None
         self.error_text = ""
+        self.notice_text = ""
 
         self._status = QLabel()
         self._status.setWordWrap(True)
@@ -220,6 +221,7 @@ class FullOutputView(QWidget):
         self.close_file()
         self.path = None
         self.error_text = ""
+        self.notice_text = ""
         self._status.clear()
         self._status.setStyleSheet("")
         self.search_field.clear()
@@ -423,7 +425,24 @@ class FullOutputView(QWidget):
             QGuiApplication.clipboard().setText(self.path)
 
     def open_in_editor(self) -> bool:
-        return bool(self.path) and QDesktopServices.openUrl(QUrl.fromLocalFile(self.path or ""))
+        """Hand the log to the desktop's application for it; say so in the viewer when that fails."""
+        path = self.path
+        if not path:
+            return False
+        if not os.path.isfile(path):
+            self._show_notice(f"Could not open {path}: the file is no longer there.")
+            return False
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(path)):
+            self._show_notice(
+                f"No application opened {path}. Copy its path and open it in an editor of your choice."
+            )
+            return False
+        return True
+
+    def _show_notice(self, message: str) -> None:
+        self.notice_text = message
+        self._status.setText(message)
+        self._status.setStyleSheet("color: palette(bright-text); background: #a60; padding: 4px;")
 
     def closeEvent(self, event: Any) -> None:
         self.close_file()

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, QUrl, Slot
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
@@ -321,3 +322,36 @@ def test_reset_forgets_the_previous_sessions_outputs(qtbot: QtBot, tmp_path: Pat
     assert panel.model_text.toPlainText() == "" and panel.cut_label.text() == ""
     assert "make all" not in panel.title_label.text()
     assert panel.full_output.search_field.text() == ""
+
+
+class _Opener(QObject):
+    """A desktop handler for file: URLs, as a desktop registers one for the default editor."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[str] = []
+
+    @Slot(QUrl)
+    def open(self, url: QUrl) -> None:
+        self.opened.append(url.toLocalFile())
+
+
+def test_open_in_editor_hands_the_file_over_or_says_why_it_could_not(qtbot: QtBot, tmp_path: Path) -> None:
+    log = tmp_path / "out.log"
+    log.write_text("one\ntwo\n")
+    view = FullOutputView()
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.index_finished, timeout=5000):
+        assert view.open_file(str(log))
+    # without any application for files (the offscreen platform has none) the viewer says so
+    assert not view.open_in_editor()
+    assert "No application opened" in view.notice_text and str(log) in view.notice_text
+    opener = _Opener()
+    QDesktopServices.setUrlHandler("file", opener, "open")
+    try:
+        assert view.open_in_editor() and opener.opened == [str(log)]
+        log.unlink()
+        assert not view.open_in_editor() and "no longer there" in view.notice_text
+        assert opener.opened == [str(log)]
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
