@@ -232,3 +232,24 @@ def test_tab_walks_the_chat_in_reading_order(qtbot: QtBot, session_window: Sessi
     footer.thinking_picker.setFocus()
     qtbot.keyClick(chat.footer.thinking_picker, Qt.Key.Key_Backtab)
     assert QApplication.focusWidget() is chat.footer.model_picker
+
+
+def test_the_branch_dialog_names_and_describes_its_controls(qtbot: QtBot) -> None:
+    """It opens modally while moving in the tree, so the window walk above never reaches it."""
+    from piwork.gui.tree.branch_dialog import BranchChoiceDialog
+
+    dialog = BranchChoiceDialog(12, 5, "user: try the other approach")
+    qtbot.addWidget(dialog)
+    assert unnamed_controls(dialog) == []
+    for control in interactive_controls(dialog):
+        if not isinstance(control.parentWidget(), QDialogButtonBox):
+            assert accessible_description(control), describe(control)
+
+
+def test_the_log_viewer_names_its_own_controls(qtbot: QtBot) -> None:
+    """Outside the window too (no dock or tab to lend a name), every control of the log viewer is named."""
+    from piwork.gui.logs import FullOutputView, LogViewerPanel
+
+    for widget in (LogViewerPanel(), FullOutputView()):
+        qtbot.addWidget(widget)
+        assert unnamed_controls(widget) == []

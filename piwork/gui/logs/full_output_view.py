@@ -132,6 +132,26 @@ class FullOutputView(QWidget):
         rows.setMinimumSectionSize(1)
         rows.setDefaultSectionSize(QFontMetrics(font).height() + 2)
 
+        named: tuple[tuple[QWidget, str, str], ...] = (
+            (
+                self.search_field,
+                "Search the full output",
+                "Text or pattern to find; Enter steps to the next match.",
+            ),
+            (self.regex_box, "Regex", "Read the search as a regular expression."),
+            (self.case_box, "Match case", "Tell upper and lower case apart when searching."),
+            (self.goto_field, "Go to line", "Line number of the full output to show."),
+            (
+                self.view,
+                "Full output lines",
+                "Every line the command wrote, with its colours; select lines to copy.",
+            ),
+        )
+        for control, name, description in named:
+            control.setAccessibleName(name)
+            control.setAccessibleDescription(description)
+        goto_button.setAccessibleDescription("Show the line chosen beside it.")
+
         copy_path = QPushButton("Copy path")
         open_editor = QPushButton("Open in editor")
         self._send_button = QPushButton("Send selected lines to chat")

@@ -85,6 +85,10 @@ class LogViewerPanel(QWidget):
         self.list_view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.list_view.setWordWrap(True)
         self.list_view.selectionModel().currentChanged.connect(self._on_current_changed)
+        self.list_view.setAccessibleName("Cut tool outputs")
+        self.list_view.setAccessibleDescription(
+            "Tool results the model saw cut short; pick one to inspect it."
+        )
 
         self.title_label = QLabel("Select a cut output to inspect it.")
         self.title_label.setWordWrap(True)
@@ -92,6 +96,7 @@ class LogViewerPanel(QWidget):
         self.cut_label = QLabel()
         self.cut_label.setWordWrap(True)
         self.model_text = QPlainTextEdit(readOnly=True)
+        self.model_text.setAccessibleName("What the model saw")
         self.model_text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.full_output = FullOutputView()
         self.full_output.send_to_chat.connect(self.send_to_chat)

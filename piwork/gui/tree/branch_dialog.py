@@ -91,6 +91,7 @@ class BranchChoiceDialog(QDialog):
         buttons.rejected.connect(self.reject)
         self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)
         self.ok_button.setText("Move here")
+        self._describe()
         self.setMinimumWidth(540)
         layout = QVBoxLayout(self)
         for widget in (
@@ -109,6 +110,21 @@ class BranchChoiceDialog(QDialog):
         self.no_summary.toggled.connect(self._update)
         self.focus_text.textChanged.connect(self._update)
         self._update()
+
+    def _describe(self) -> None:
+        """Names and descriptions a screen reader announces (the focus box and label have no visible label)."""
+        self.focus_text.setAccessibleName("Summary focus")
+        self.label_field.setAccessibleName("Label for the new position")
+        for widget, description in (
+            (self.no_summary, "Move without writing a summary of the branch you leave."),
+            (self.summarize, "Ask the model for a summary of the branch you leave; it shows in the tree."),
+            (self.focused, "Summarize the branch you leave, concentrating on what you type below."),
+            (self.focus_text, "What the summary should concentrate on (with Summarize with my focus)."),
+            (self.replace_box, "Send only your text as the summary instructions, without the default ones."),
+            (self.label_field, "An optional label set on the entry you move to."),
+            (self.dont_ask, "Always move without a summary; turn it back off in Settings → Compaction."),
+        ):
+            widget.setAccessibleDescription(description)
 
     def _update(self) -> None:
         focused = self.focused.isChecked()
