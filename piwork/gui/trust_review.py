@@ -194,6 +194,9 @@ class ResourceReview(QWidget):
         self.tree.setUniformRowHeights(True)
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.tree.setAccessibleName("Resources that need trust")
+        self.tree.setAccessibleDescription(
+            "Each resource this project would load once trusted, with its files; select a file to read it."
+        )
         self.heading = QLabel()
         self.heading.setWordWrap(True)
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -205,10 +208,14 @@ class ResourceReview(QWidget):
         self.content.setFont(fixed)
         self.content.setPlaceholderText("Select a file to read it.")
         self.content.setAccessibleName("File content")
+        self.content.setAccessibleDescription("The selected file as the agent would load it.")
         self.diff_view = QPlainTextEdit(readOnly=True)
         self.diff_view.setFont(fixed)
         self.diff_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.diff_view.setAccessibleName("What changed")
+        self.diff_view.setAccessibleDescription(
+            "Lines added and removed since you last decided about this project."
+        )
         self.highlighter = DiffHighlighter(self.diff_view.document())
         self.tabs = QTabWidget()
         self.tabs.addTab(self.content, "Content")

@@ -40,7 +40,15 @@ from tests.support import LoopbackServer, Text, ToolCall, Turn
 
 # Dialogs whose controls must also describe what they do (a dialog button box's standard buttons are exempt:
 # "Save", "Close" say it all).
-DESCRIBED_DIALOGS = {"SessionBrowser", "SearchDialog", "PaletteDialog", "ShortcutsDialog", "SettingsDialog"}
+DESCRIBED_DIALOGS = {
+    "SessionBrowser",
+    "SearchDialog",
+    "PaletteDialog",
+    "ShortcutsDialog",
+    "SettingsDialog",
+    "TrustDialog",
+    "PreflightDialog",
+}
 
 # Window actions that open a dialog without blocking (modal file pickers and input boxes are Qt's own).
 DIALOG_ACTIONS = (
