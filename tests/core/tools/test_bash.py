@@ -214,7 +214,9 @@ def test_abort_while_a_background_child_keeps_writing(tmp_path: Path) -> None:
     tool = BashTool(BashOptions(kill_grace=0.3))
     ctx = ToolContext(cwd=str(tmp_path), log_dir=tmp_path / "logs")
     command = "(while true; do echo tick; sleep 0.05; done) & echo bg $!; echo ready"
-    err, _seen = asyncio.run(_abort_after_output(tool, command, ctx, "tick"))
+    # abort once the parent has printed the child's pid and finished, while the child still writes
+    # (waiting for the first "tick" alone raced the parent's "bg" line)
+    err, _seen = asyncio.run(_abort_after_output(tool, command, ctx, "ready\ntick"))
     assert getattr(err, "aborted", False) and str(err).endswith("\n\nCommand aborted")
     pid = int(str(err).split("bg ")[1].split()[0])
     deadline = time.monotonic() + 5
