@@ -261,3 +261,20 @@ def test_the_log_viewer_names_its_own_controls(qtbot: QtBot) -> None:
     for widget in (LogViewerPanel(), FullOutputView()):
         qtbot.addWidget(widget)
         assert unnamed_controls(widget) == []
+
+
+def test_keyboard_focus_is_visible_on_the_chat_controls(
+    qtbot: QtBot, session_window: SessionController
+) -> None:
+    """Tabbing onto a control changes how it is drawn (Fusion's focus frame, the meter's own), so a person
+    using the keyboard sees where they are."""
+    chat = session_window.chat
+    footer = chat.footer
+    order = [chat.send_button, footer.model_picker, footer.thinking_picker, footer.meter]
+    unfocused = [control.grab().toImage() for control in order]
+    chat.composer.setFocus()
+    qtbot.waitUntil(chat.composer.hasFocus, timeout=2000)
+    for control, before in zip(order, unfocused, strict=True):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        assert QApplication.focusWidget() is control
+        assert control.grab().toImage() != before, f"no visible focus on {describe(control)}"
