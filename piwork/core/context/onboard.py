@@ -75,6 +75,7 @@ class OnboardResult:
     file_source: str = ""  # git | walk
     snapshot_source: str | None = None  # model | index (deterministic) | None (not written)
     notes: tuple[str, ...] = field(default=())
+    usage: dict[str, Any] | None = None  # the snapshot call's usage: billed traffic like any model call
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,6 +87,7 @@ class OnboardResult:
             "fileSource": self.file_source,
             "snapshotSource": self.snapshot_source,
             "notes": list(self.notes),
+            "usage": self.usage,
         }
 
 
@@ -153,8 +155,11 @@ def deterministic_snapshot(index: ContextIndex, project: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def model_snapshot(summarizer: Summarizer, index: ContextIndex, project: str) -> str:
-    """One model call summarising the index (no retries, no tools); raises when it gives no usable text."""
+async def model_snapshot(
+    summarizer: Summarizer, index: ContextIndex, project: str
+) -> tuple[str, dict[str, Any] | None]:
+    """One model call summarising the index (no retries, no tools) and its usage; raises when it gives no
+    usable text."""
     user = {
         "role": "user",
         "content": [{"type": "text", "text": snapshot_prompt(index, project)}],
@@ -173,7 +178,8 @@ async def model_snapshot(summarizer: Summarizer, index: ContextIndex, project: s
     text = check_response(response, "The project snapshot").strip()
     if not text:
         raise SummaryFailed("The project snapshot came back empty")
-    return text + "\n"
+    usage = response.get("usage")
+    return text + "\n", dict(usage) if isinstance(usage, dict) else None
 
 
 # ----------------------------------------------------------------------------- /onboard run
@@ -208,6 +214,7 @@ async def onboard(
             files.append(OnboardFile("index", path, "failed", err.strerror or str(err)))
 
     snapshot_source: str | None = None
+    usage: dict[str, Any] | None = None
     snapshot = os.path.join(root, SNAPSHOT_PATH)
     existed = os.path.lexists(snapshot)
     if existed and not refresh:
@@ -219,7 +226,7 @@ async def onboard(
             notes.append("No model is chosen: the snapshot was assembled from the index.")
         else:
             try:
-                text = await model_snapshot(summarizer, index, project)
+                text, usage = await model_snapshot(summarizer, index, project)
                 snapshot_source = "model"
             except SummaryCancelled:
                 raise
@@ -264,4 +271,5 @@ async def onboard(
         listed.source,
         snapshot_source,
         tuple(notes),
+        usage,
     )

@@ -170,6 +170,8 @@ class ContextCommands:
         )
         settled = await self._trust_settled()
         report = await onboard_command(view, summarizer, refresh)
+        if isinstance(report.get("usage"), dict):  # the snapshot's model call is billed like a reply
+            session.governance.on_summary_usage(report["usage"])
         if settled and report.get("ok") is not False:
             await self._record_own_writes()
         self._notice("/onboard run", report_text(report), error=report.get("ok") is False)

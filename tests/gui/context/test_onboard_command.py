@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
+from piwork.core.agent.events import BilledEvent
 from piwork.core.paths import agent_dir
 from piwork.gui.chat.rows import RowKind
 from piwork.gui.main_window import MainWindow
@@ -19,7 +20,7 @@ from piwork.gui.session_controller import SessionController
 from piwork.gui.theme import load_theme
 from tests.core.context.test_onboard import SNAPSHOT, make_repo
 from tests.gui.context.conftest import configure_models
-from tests.support import LoopbackServer, Text, Turn
+from tests.support import LoopbackServer, Text, Turn, Usage
 
 
 @pytest.fixture
@@ -54,7 +55,9 @@ def test_onboard_run_in_the_window(
     runtime = ctl.runtime
     assert runtime is not None and runtime.resources.project_trusted
     project = Path(runtime.resources.cwd)
-    server.script(Turn([Text(SNAPSHOT)]))
+    server.script(Turn([Text(SNAPSHOT)], usage=Usage(input=700, output=90)))
+    billed: list[BilledEvent] = []
+    runtime.session.subscribe(lambda e: billed.append(e) if isinstance(e, BilledEvent) else None)
     ctl.chat.composer.set_text("/onboard run")
     ctl.chat.composer.submit()
     qtbot.waitUntil(lambda: any("Onboarded" in r.text for r in _notices(ctl)), timeout=15_000)
@@ -62,6 +65,7 @@ def test_onboard_run_in_the_window(
     assert row.kind == RowKind.NOTICE and "(summarised by the model)" in row.text
     assert (project / ".pi" / "project-context.md").read_text() == SNAPSHOT
     assert json.loads((project / ".pi" / "context-index.json").read_text())["version"] == 1
+    assert [(b.sample.input, b.sample.output) for b in billed] == [(700, 90)]  # the snapshot call is billed
 
     ctl.chat.composer.set_text("/onboard sideways")
     ctl.chat.composer.submit()
