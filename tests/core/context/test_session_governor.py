@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,12 +45,25 @@ def request_tool_texts(provider: ScriptedProvider, n: int) -> list[str]:
     return out
 
 
-def session_for(tmp_path: Path, provider: ScriptedProvider, model: Model = MODEL, **settings: Any) -> Any:
-    governor = {"piwork": {"contextGovernor": settings}} if settings else {}
+def priced_model(pricing_mark: int) -> Model:
+    """MODEL with a 400K window and a price tier (the pricing mark) above ``pricing_mark`` input tokens."""
+    return replace(MODEL, context_window=400_000, cost=ModelCost(tiers=(CostTier(pricing_mark, 1, 1, 1, 1),)))
+
+
+def session_for(
+    tmp_path: Path,
+    provider: ScriptedProvider,
+    model: Model = MODEL,
+    other_settings: dict[str, Any] | None = None,
+    **governor_settings: Any,
+) -> Any:
+    settings = dict(other_settings or {})
+    if governor_settings:
+        settings["piwork"] = {"contextGovernor": governor_settings}
     return make_session(
         model,
         tmp_path,
-        settings=governor,
+        settings=settings,
         stream_fn=provider.stream,
         registry=create_default_tools(["read"]),
     )
@@ -116,15 +130,7 @@ async def test_reopened_session_continues_with_the_same_elisions(tmp_path: Path)
 
 
 async def test_context_limit_stops_compacts_at_settle_and_continues_once(tmp_path: Path) -> None:
-    priced = Model(
-        "scripted-1",
-        "Scripted",
-        "anthropic-messages",
-        "scripted",
-        "http://127.0.0.1:9",
-        context_window=400_000,
-        cost=ModelCost(tiers=(CostTier(60_000, 1, 1, 1, 1),)),
-    )
+    priced = priced_model(60_000)
     paths = write_files(tmp_path, 8)
     provider = ScriptedProvider([*read_rounds(paths[:6]), text("Done after compaction.")])
     session, store, recorder, _ = session_for(tmp_path, provider, priced)
@@ -151,15 +157,7 @@ async def test_context_limit_stops_compacts_at_settle_and_continues_once(tmp_pat
 
 
 async def test_still_over_after_the_one_continuation_asks_the_user(tmp_path: Path) -> None:
-    priced = Model(
-        "scripted-1",
-        "Scripted",
-        "anthropic-messages",
-        "scripted",
-        "http://127.0.0.1:9",
-        context_window=400_000,
-        cost=ModelCost(tiers=(CostTier(30_000, 1, 1, 1, 1),)),
-    )
+    priced = priced_model(30_000)
     provider = ScriptedProvider([text("first"), text("never")])
     session, store, recorder, _ = session_for(tmp_path, provider, priced)
     await session.prompt("short question")
@@ -281,10 +279,8 @@ async def test_governor_compacts_at_settle_when_the_working_set_is_at_the_ceilin
 async def test_with_compaction_switched_off_the_governor_does_not_compact_by_itself(tmp_path: Path) -> None:
     paths = write_files(tmp_path, 8)
     provider = ScriptedProvider([*read_rounds(paths), text("Read them.")])
-    settings = {"compaction": {"enabled": False}, "piwork": {"contextGovernor": {"promptCeiling": 30_000}}}
-    session, store, recorder, _ = make_session(
-        MODEL, tmp_path, settings=settings, stream_fn=provider.stream, registry=create_default_tools(["read"])
-    )
+    off = {"compaction": {"enabled": False}}
+    session, store, recorder, _ = session_for(tmp_path, provider, other_settings=off, promptCeiling=30_000)
     await session.prompt("Read all.")
     assert not [e for e in recorder.events if isinstance(e, CompactionStart)]
     assert not [e for e in file_entries(store) if e["type"] == "compaction"]
@@ -294,24 +290,10 @@ async def test_with_compaction_switched_off_the_governor_does_not_compact_by_its
 
 
 async def test_a_withheld_request_with_compaction_switched_off_asks_the_user(tmp_path: Path) -> None:
-    priced = Model(
-        "scripted-1",
-        "Scripted",
-        "anthropic-messages",
-        "scripted",
-        "http://127.0.0.1:9",
-        context_window=400_000,
-        cost=ModelCost(tiers=(CostTier(60_000, 1, 1, 1, 1),)),
-    )
+    priced = priced_model(60_000)
     paths = write_files(tmp_path, 8)
     provider = ScriptedProvider([*read_rounds(paths[:6]), text("never")])
-    session, store, recorder, _ = make_session(
-        priced,
-        tmp_path,
-        settings={"compaction": {"enabled": False}},
-        stream_fn=provider.stream,
-        registry=create_default_tools(["read"]),
-    )
+    session, store, recorder, _ = session_for(tmp_path, provider, priced, {"compaction": {"enabled": False}})
     await session.prompt("Read the files.")
     decisions = [e.decision for e in recorder.of("governor") if e.decision.decision == "context-limit"]
     assert len(decisions) == 2 and decisions[-1].detail.startswith(
