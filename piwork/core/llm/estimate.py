@@ -6,6 +6,7 @@ import json
 import math
 from typing import Any
 
+from piwork.core.compaction.tokens import calculate_context_tokens, valid_usage
 from piwork.core.jscompat import utf16_len
 from piwork.core.llm.types import LlmContext, Message
 
@@ -66,24 +67,11 @@ def _last_usage(messages: list[Message]) -> tuple[int, float] | None:
         timestamp = message.get("timestamp")
         stamp = timestamp if isinstance(timestamp, int | float) and not isinstance(timestamp, bool) else 0
         if message.get("role") == "assistant" and stamp >= latest_prefix:
-            usage = message.get("usage")
-            if message.get("stopReason") not in ("aborted", "error") and isinstance(usage, dict):
-                tokens = reported_tokens(usage)
-                if tokens > 0:
-                    found = (index, tokens)
+            usage = valid_usage(message)  # the same test compaction uses for the context size
+            if usage is not None:
+                found = (index, calculate_context_tokens(usage))
         latest_prefix = max(latest_prefix, stamp)
     return found
-
-
-def reported_tokens(usage: dict[str, Any]) -> float:
-    """``totalTokens`` when set and non-zero, else input + output + cache read + cache write."""
-    total = usage.get("totalTokens")
-    if isinstance(total, int | float) and not isinstance(total, bool) and total:
-        return float(total)
-    fields = [usage.get(k) for k in ("input", "output", "cacheRead", "cacheWrite")]
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in fields):
-        return float(sum(fields))  # type: ignore[arg-type]
-    return 0.0
 
 
 def estimate_context(context: LlmContext) -> int:
