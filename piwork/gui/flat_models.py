@@ -28,8 +28,9 @@ class FlatRows(_ModelBase):
     columns: ClassVar[tuple[str, ...]] = ("",)
 
     def shown_rows(self) -> int:
-        """How many rows the views may see now."""
-        raise NotImplementedError
+        """How many rows the views may see now; every model built on this base defines it (a Qt model
+        class cannot also be an ``abc.ABC``, so the missing override fails here, loudly)."""
+        raise NotImplementedError(f"{type(self).__name__} does not say how many rows it shows")
 
     def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else self.shown_rows()
