@@ -6,10 +6,19 @@ after the palette opened (recent sessions are listed off the GUI thread).
 
 from __future__ import annotations
 
+import html
 import re
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
-from PySide6.QtGui import QAbstractTextDocumentLayout, QKeyEvent, QPainter, QPalette, QTextDocument
+from PySide6.QtGui import (
+    QAbstractTextDocumentLayout,
+    QFont,
+    QFontMetrics,
+    QKeyEvent,
+    QPainter,
+    QPalette,
+    QTextDocument,
+)
 from PySide6.QtWidgets import (
     QDialog,
     QLabel,
@@ -22,11 +31,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.gui.palette.palette_model import HtmlRole, KindRole, PaletteItem, PaletteModel, ShortcutRole
+from piwork.gui.palette.palette_model import (
+    DetailRole,
+    KindRole,
+    MatchRole,
+    PaletteItem,
+    PaletteModel,
+    ShortcutRole,
+    highlight_html,
+)
 
 
 class PaletteDelegate(QStyledItemDelegate):
-    """Title (matched characters bold) on the left; kind and shortcut on the right."""
+    """Title (matched characters bold) and description on the left, cut with "…" to fit; kind and
+    shortcut on the right. The row's tooltip and accessible description carry the whole text."""
 
     def paint(
         self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
@@ -41,19 +59,15 @@ class PaletteDelegate(QStyledItemDelegate):
         role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
         colour = option.palette.color(QPalette.ColorGroup.Normal, role)
         rect = option.rect
-        right = f"{index.data(ShortcutRole) or ''}    {index.data(KindRole) or ''}".strip()
-        metrics = option.fontMetrics
-        right_width = metrics.horizontalAdvance(right) + 12
+        right = _right_text(index)
+        right_width = option.fontMetrics.horizontalAdvance(right) + 12
         painter.save()
         painter.setPen(colour)
         painter.drawText(
             rect.adjusted(0, 0, -8, 0), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, right
         )
-        document = QTextDocument()
-        document.setDefaultFont(option.font)
-        document.setDocumentMargin(0)
-        text = str(index.data(HtmlRole) or "")
-        document.setHtml(re.sub(r' style="color:[^"]*"', "", text) if selected else text)
+        text = self.fitted_html(index, option.font, rect.width() - right_width - 16)
+        document = html_document(option.font, re.sub(r' style="color:[^"]*"', "", text) if selected else text)
         context = QAbstractTextDocumentLayout.PaintContext()
         context.palette.setColor(QPalette.ColorRole.Text, colour)
         top = rect.top() + (rect.height() - document.size().height()) / 2
@@ -62,8 +76,46 @@ class PaletteDelegate(QStyledItemDelegate):
         document.documentLayout().draw(painter, context)
         painter.restore()
 
+    @staticmethod
+    def fitted_html(index: QModelIndex | QPersistentModelIndex, font: QFont, width: int) -> str:
+        """The row's rich text within ``width`` pixels: the description is cut with "…" first, then
+        (when even the title does not fit) the title."""
+        title = str(index.data(Qt.ItemDataRole.DisplayRole) or "")
+        positions: list[int] = list(index.data(MatchRole) or [])
+        detail = str(index.data(DetailRole) or "")
+        title_html = highlight_html(title, positions)
+        title_width = html_document(font, title_html).idealWidth()
+        if title_width > width:
+            bold = QFont(font)
+            bold.setBold(True)  # measure with the wider face so matched characters still fit
+            cut = QFontMetrics(bold).elidedText(title, Qt.TextElideMode.ElideRight, max(0, width))
+            kept = len(cut) - 1 if cut != title else len(title)
+            return highlight_html(cut[:kept], [p for p in positions if p < kept]) + (
+                "…" if cut != title else ""
+            )
+        if not detail:
+            return title_html
+        gap = "&nbsp;&nbsp;"
+        room = width - title_width - html_document(font, gap).idealWidth()
+        shown = QFontMetrics(font).elidedText(detail, Qt.TextElideMode.ElideRight, max(0, int(room)))
+        if not shown:
+            return title_html
+        return f'{title_html}{gap}<span style="color:gray">{html.escape(shown)}</span>'
+
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
         return QSize(400, option.fontMetrics.height() + 10)
+
+
+def _right_text(index: QModelIndex | QPersistentModelIndex) -> str:
+    return f"{index.data(ShortcutRole) or ''}    {index.data(KindRole) or ''}".strip()
+
+
+def html_document(font: QFont, text: str) -> QTextDocument:
+    document = QTextDocument()
+    document.setDefaultFont(font)
+    document.setDocumentMargin(0)
+    document.setHtml(text)
+    return document
 
 
 class PaletteDialog(QDialog):

@@ -13,9 +13,10 @@ from piwork.gui.flat_models import FlatListModel
 from piwork.gui.palette.fuzzy import fuzzy_match
 
 AnyIndex = QModelIndex | QPersistentModelIndex
-HtmlRole = Qt.ItemDataRole.UserRole + 1
 KindRole = Qt.ItemDataRole.UserRole + 2
 ShortcutRole = Qt.ItemDataRole.UserRole + 3
+DetailRole = Qt.ItemDataRole.UserRole + 4  # the description as plain text (the delegate elides it to fit)
+MatchRole = Qt.ItemDataRole.UserRole + 5  # positions of the title's matched characters
 # Ties are broken by kind: what the window does first, then commands, then the rest.
 KIND_ORDER = ("action", "command", "skill", "prompt", "session", "model")
 
@@ -34,7 +35,7 @@ class PaletteItem:
         return self.title if not self.detail else f"{self.title} {self.detail}"
 
 
-def _highlight(text: str, positions: list[int]) -> str:
+def highlight_html(text: str, positions: list[int]) -> str:
     marked = set(positions)
     return "".join(f"<b>{html.escape(c)}</b>" if i in marked else html.escape(c) for i, c in enumerate(text))
 
@@ -85,17 +86,15 @@ class PaletteModel(FlatListModel):
         item, positions = self.shown[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             return item.title
-        if role == HtmlRole:
-            detail = (
-                f'&nbsp;&nbsp;<span style="color:gray">{html.escape(item.detail)}</span>'
-                if item.detail
-                else ""
-            )
-            return _highlight(item.title, positions) + detail
         if role == KindRole:
             return item.kind
         if role == ShortcutRole:
             return item.shortcut
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return item.detail or item.title
+        if role == DetailRole:
+            return item.detail
+        if role == MatchRole:
+            return positions
+        if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.AccessibleDescriptionRole):
+            # the whole description, also when the row shows it cut short
+            return f"{item.title} — {item.detail}" if item.detail else item.title
         return None
