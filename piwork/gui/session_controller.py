@@ -90,6 +90,7 @@ class SessionController(QObject):
         self.trust_prompter = TrustPrompter(
             TrustStore(str(agent_dir)), FingerprintStore(str(agent_dir)), parent=window
         )
+        self.trust_prompter.before_asking = self._not_while_typing
         self.runtime: AgentRuntime | None = None
         self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
         self.context_feed = ContextFeed(self.tokenizers, self)
@@ -196,6 +197,11 @@ class SessionController(QObject):
 
     async def _ask_trust(self, request: TrustRequest) -> TrustOption | None:
         return await self.trust_prompter.ask(request)
+
+    async def _not_while_typing(self, changed: bool) -> None:
+        """Hold a trust question back while the user types in the composer, until they choose to review."""
+        if self.chat.composer.is_typing():
+            await self.chat.trust_banner.wait_for_review(changed)
 
     async def _trust_override(self) -> bool | None:
         """--approve/--no-approve; else, when the gated resources changed since the saved decision,

@@ -22,6 +22,9 @@ after each saved decision, a fingerprint (engine's `FingerprintStore`) and a sna
 (engine's `SnapshotStore`). `TrustPrompter.recheck(state)` takes a saved decision and, when those
 resources changed since, asks again with the added, removed and modified files and their diffs, and
 writes the new answer through `TrustStore`.
+
+`TrustPrompter.before_asking`, when set, is awaited before any dialog opens: the window uses it to hold the
+question back (behind a bar) while the user is typing a message, so the dialog never takes their keys.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import asyncio
 import contextlib
 import html
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QShowEvent
@@ -358,6 +361,8 @@ class TrustPrompter:
         self.fingerprints = fingerprints
         self.snapshots = snapshots or SnapshotStore(fingerprints.path.parent)
         self.parent = parent
+        # Awaited before a dialog opens (argument: whether this asks again after a change).
+        self.before_asking: Callable[[bool], Awaitable[None]] | None = None
 
     async def ask(
         self,
@@ -365,6 +370,8 @@ class TrustPrompter:
         changes: Sequence[FileChange] | None = None,
         changes_unknown: bool = False,
     ) -> TrustOption | None:
+        if self.before_asking is not None:
+            await self.before_asking(changes is not None or changes_unknown)
         dialog = TrustDialog(request, self.parent, changes=changes, changes_unknown=changes_unknown)
         option = await _show(dialog)
         if option is not None and option.updates:

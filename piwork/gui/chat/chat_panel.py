@@ -14,6 +14,7 @@ from piwork.gui.chat.empty_state import READY, EmptyState
 from piwork.gui.chat.footer import ChatFooter
 from piwork.gui.chat.presenter import ChatPresenter
 from piwork.gui.chat.slash_commands import SlashCommand, parse_slash
+from piwork.gui.chat.trust_banner import TrustBanner
 from piwork.gui.theme import Theme
 
 IDLE_PLACEHOLDER = "Message the agent — Enter sends, Shift+Enter adds a line, / for commands"
@@ -71,6 +72,7 @@ class ChatPanel(QWidget):
         self.footer = ChatFooter(self)
         self.empty_state = EmptyState(self)
         self.empty_state.hide()
+        self.trust_banner = TrustBanner(self)  # a trust question waiting while the user types
         self.model_state = READY
 
         editor_row = QHBoxLayout()
@@ -82,6 +84,10 @@ class ChatPanel(QWidget):
         layout.setSpacing(4)
         layout.addWidget(self.empty_state, 1)
         layout.addWidget(self.view, 1)
+        banner_row = QHBoxLayout()
+        banner_row.setContentsMargins(8, 0, 8, 0)
+        banner_row.addWidget(self.trust_banner)
+        layout.addLayout(banner_row)
         layout.addLayout(editor_row)
         layout.addWidget(self.footer)
 

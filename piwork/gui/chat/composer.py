@@ -3,6 +3,7 @@ the history, Esc asks to stop."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QSize, Qt, Signal
@@ -62,6 +63,7 @@ class Composer(QPlainTextEdit):
         self.history: list[str] = []
         self._history_pos: int | None = None  # index into history while browsing it
         self._draft = ""
+        self._last_key_at = -1e9  # time.monotonic() of the last key pressed here
         self._completer = QCompleter(self)
         self._completer.setModel(command_model([], self._completer))
         self._completer.setPopup(_command_popup())
@@ -85,7 +87,14 @@ class Composer(QPlainTextEdit):
 
     # ---- keys --------------------------------------------------------------------------------
 
+    def is_typing(self, quiet_s: float = 2.0) -> bool:
+        """The user is writing here: a key within ``quiet_s`` seconds, or a draft in the focused editor.
+        A dialog popping up now would take the keys meant for the message."""
+        recent = time.monotonic() - self._last_key_at < quiet_s
+        return recent or (self.hasFocus() and bool(self.toPlainText().strip()))
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        self._last_key_at = time.monotonic()
         key = event.key()
         mods = event.modifiers()
         popup = self._completer.popup()
