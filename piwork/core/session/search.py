@@ -385,6 +385,12 @@ def search_file(
     )
 
 
+# Byte patterns that pick the lines worth parsing (the parsed line then decides). Pi and piwork write
+# compact JSON, but a line with spaces around its colons is valid JSON too and must be found as well.
+_USER_ROLE = re.compile(rb'"role"[ \t\r]*:[ \t\r]*"user"')
+_SESSION_INFO = b'"session_info"'  # the value alone: whatever the spacing before it
+
+
 def _first_user_text(path: Path, data: bytes | None = None, limit: int = 1024 * 1024) -> str:
     """The text of the first user message within the first ``limit`` bytes ("" when there is none);
     ``data``: the file's bytes when they are already in memory."""
@@ -394,8 +400,9 @@ def _first_user_text(path: Path, data: bytes | None = None, limit: int = 1024 * 
                 data = handle.read(limit)
         except OSError:
             return ""
-    at = data.find(b'"role":"user"')
-    while at >= 0:
+    found = _USER_ROLE.search(data)
+    while found is not None:
+        at = found.start()
         start = data.rfind(b"\n", 0, at) + 1
         end = data.find(b"\n", at)
         if end < 0:
@@ -407,13 +414,13 @@ def _first_user_text(path: Path, data: bytes | None = None, limit: int = 1024 * 
         message = entry.get("message") if isinstance(entry, dict) else None
         if isinstance(message, dict) and message.get("role") == "user":
             return " ".join(message_text(message, " ").split())
-        at = data.find(b'"role":"user"', end)
+        found = _USER_ROLE.search(data, end)
     return ""
 
 
 def _name_in(data: bytes, name: str | None) -> str | None:
     """The name the last ``session_info`` line of ``data`` sets, or ``name`` when it has none."""
-    if b'"type":"session_info"' not in data:
+    if _SESSION_INFO not in data:
         return name
     return _last_name(data) or name
 
@@ -422,7 +429,7 @@ def _last_name(data: bytes) -> str | None:
     """The name set by the last ``session_info`` line of a block."""
     name = None
     for line in data.split(b"\n"):
-        if b'"type":"session_info"' not in line:
+        if _SESSION_INFO not in line:
             continue
         try:
             entry = json_loads_bytes(line)

@@ -231,6 +231,10 @@ def test_branches_are_placed_alike_whatever_way_the_lines_are_written(tmp_path: 
             ]
         )
         + "\n",
+        # Valid JSON from another writer: a space (or a tab) after every colon and comma.
+        "spaced.jsonl": "\n".join(json.dumps(json.loads(line)) for line in lines) + "\n",
+        "tabbed.jsonl": "\n".join(json.dumps(json.loads(line), separators=(",\t", ":\t ")) for line in lines)
+        + "\n",
     }
     for name, text in variants.items():
         path = tmp_path / name
@@ -239,3 +243,29 @@ def test_branches_are_placed_alike_whatever_way_the_lines_are_written(tmp_path: 
         assert found is not None, name
         assert [(h.entry_id, h.on_active_path, h.branch_point) for h in found.hits] == expected, name
         assert found.name == "Build woes", name
+
+
+def test_a_session_written_with_spaces_after_the_colons_keeps_its_name_and_first_message(
+    tmp_path: Path,
+) -> None:
+    """Any valid JSON spacing: the name comes from its session_info line, the title of an unnamed session
+    from its first user message, as for compact lines; also when the name is in a later block."""
+    entries = [
+        user("u1", None, "Why does the zebra build fail?", 1),
+        assistant("a1", "u1", "The zebra flag is unset.", 2),
+        {"type": "session_info", "id": "n1", "parentId": "a1", "timestamp": stamp(3), "name": "Zebra hunt"},
+    ]
+    named = tmp_path / "named.jsonl"
+    named.write_text("\n".join(json.dumps(v) for v in [HEADER, *entries]) + "\n", encoding="utf-8")
+    assert '"type": "session_info"' in named.read_text(encoding="utf-8")
+    for block_size in (1 << 20, 64):  # the whole file in one block, and one line per block
+        found = search_file(named, SearchQuery.parse("zebra"), block_size=block_size)
+        assert found is not None and found.name == "Zebra hunt", block_size
+        assert [h.entry_id for h in found.hits] == ["u1", "a1"]
+        assert [s.name for s in search_sessions([named], "zebra")] == ["Zebra hunt"]
+
+    unnamed = tmp_path / "unnamed.jsonl"
+    unnamed.write_text("\n".join(json.dumps(v) for v in [HEADER, *entries[:2]]) + "\n", encoding="utf-8")
+    found = search_file(unnamed, SearchQuery.parse("flag"))
+    assert found is not None and found.name is None
+    assert found.first_message == "Why does the zebra build fail?"
