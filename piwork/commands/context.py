@@ -20,16 +20,23 @@ import asyncio
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
-from piwork.core.agent.options import complete_through, default_stream_fn, is_loopback
-from piwork.core.compaction.summarize import Summarizer
-from piwork.core.context import commands
-from piwork.core.context.view import ContextView, load_view
+from piwork.core.context import (
+    ContextView,
+    budget_command,
+    index_status_command,
+    load_view,
+    manifest_command,
+    onboard_command,
+    overview_command,
+    pack_command,
+    preflight,
+    rebuild_command,
+    report_text,
+    view_summarizer,
+)
 from piwork.core.errors import PiworkError
-from piwork.core.llm.credentials import CredentialStore
-from piwork.core.llm.models import ModelRegistry
 from piwork.core.paths import agent_dir as default_agent_dir
 
 ACTIONS = ("preflight", "budget", "index-status", "pack", "rebuild", "manifest", "onboard")
@@ -86,9 +93,9 @@ def main(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) 
         err.write(f"piwork context: unknown model {ns.model}\n")
         return 2
     if ns.action == "onboard":
-        doc = asyncio.run(commands.onboard_command(view, _summarizer(view), ns.refresh))
+        doc = asyncio.run(onboard_command(view, view_summarizer(view), ns.refresh))
     else:
-        doc = _action(view, ns.action, ns.args) if ns.action else overview(view)
+        doc = _action(view, ns.action, ns.args) if ns.action else overview_command(view)
     if ns.json:
         out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     elif ns.action:
@@ -98,47 +105,18 @@ def main(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) 
     return 0 if doc.get("ok", True) else 1
 
 
-def _summarizer(view: ContextView) -> Summarizer | None:
-    """The model of the view on its provider path, when it has a key (or runs on this machine)."""
-    model = view.model
-    if model is None:
-        return None
-    models = ModelRegistry(Path(view.agent_dir))
-    key = CredentialStore(config_key=models.config_api_key).api_key(model.provider)
-    if not key and not is_loopback(model.base_url):
-        return None
-    return Summarizer(
-        model=models.with_resolved_headers(model), complete=complete_through(default_stream_fn()), api_key=key
-    )
-
-
 def _action(view: ContextView, action: str, args: list[str]) -> dict[str, Any]:
     if action == "preflight":
-        return commands.preflight(view, planned_files=args)
+        return preflight(view, planned_files=args)
     if action == "budget":
-        return commands.budget(view)
+        return budget_command(view)
     if action == "index-status":
-        return commands.index_status_command(view)
+        return index_status_command(view)
     if action == "pack":
-        return commands.pack(view, " ".join(args))
+        return pack_command(view, " ".join(args))
     if action == "rebuild":
-        return commands.rebuild(view)
-    return commands.manifest_command(view)
-
-
-def overview(view: ContextView) -> dict[str, Any]:
-    trust = view.resources.trust
-    return {
-        "cwd": view.cwd,
-        "session": view.session_file,
-        "leaf": view.leaf_id,
-        "trust": trust.to_json() if trust else None,
-        "model": f"{view.model.provider}/{view.model.id}" if view.model else None,
-        "manifest": commands.manifest_command(view),
-        "marks": commands.marks_json(commands.marks_of(view)),
-        "occupancy": commands.occupancy(view),
-        "request": commands.request_breakdown(view),
-    }
+        return rebuild_command(view)
+    return manifest_command(view)
 
 
 def _print_overview(doc: dict[str, Any], out: TextIO) -> None:
@@ -192,4 +170,4 @@ def _print_overview(doc: dict[str, Any], out: TextIO) -> None:
 
 
 def _print_action(doc: dict[str, Any], out: TextIO) -> None:
-    out.write(commands.report_text(doc) + "\n")
+    out.write(report_text(doc) + "\n")

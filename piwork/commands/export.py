@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 
 from piwork.core.errors import PiworkError
-from piwork.core.export.branch_file import export_branch_jsonl
-from piwork.core.export.html_export import export_html
+from piwork.core.export import export_branch_jsonl, export_html
 
 
 def default_output(session: Path, fmt: str) -> Path:

@@ -22,12 +22,19 @@ import signal
 import sys
 from typing import Any, TextIO
 
-from piwork.core.agent.events import AgentEvent, ErrorNotice, Listener, event_to_json
-from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
-from piwork.core.agent.session import SAVE_FAILED, NoModel
+from piwork.core.agent import (
+    SAVE_FAILED,
+    AgentEvent,
+    AgentRuntime,
+    ErrorNotice,
+    Listener,
+    NoModel,
+    RuntimeOptions,
+    create_runtime,
+    event_to_json,
+)
 from piwork.core.errors import PiworkError
-from piwork.core.llm.tokens import Tokenizers
-from piwork.core.llm.types import THINKING_LEVELS, ThinkingLevel
+from piwork.core.llm import THINKING_LEVELS, ThinkingLevel, Tokenizers
 from piwork.core.paths import agent_dir as default_agent_dir
 
 STDIN = "-"

@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from piwork.core.compaction.tokens import estimate_tokens
+from piwork.core.compaction import estimate_tokens
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import UNDEFINED, js_json_stringify
-from piwork.core.session.store import Session, open_session
-from piwork.core.session.tree import SessionTree
+from piwork.core.session import Session, SessionTree, open_session
 
 PREVIEW = 80
 

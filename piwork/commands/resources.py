@@ -16,12 +16,9 @@ import os
 import sys
 from typing import Any, TextIO
 
+from piwork.core.agent import prompt_parts_for
 from piwork.core.paths import agent_dir as default_agent_dir
-from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
-from piwork.core.resources.system_prompt import build_system_prompt, prompt_input_for, system_prompt_parts
-from piwork.core.resources.trust import TrustResolver
-from piwork.core.resources.trust_store import TrustStore
-from piwork.core.tools.registry import DEFAULT_ACTIVE_TOOLS, create_default_tools
+from piwork.core.resources import LoadedResources, LoaderOptions, TrustResolver, TrustStore, load_project
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,21 +55,19 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
     )
     resolver = TrustResolver(TrustStore(agent), ask=None)
     loaded = asyncio.run(load_project(cwd, agent, resolver, options, override=override))
-    tools = create_default_tools()
-    prompt_input = prompt_input_for(loaded, list(DEFAULT_ACTIVE_TOOLS), tools.snippets(), tools.guidelines())
+    parts = prompt_parts_for(loaded)  # a new session's: the default tools, no task yet
+    system_prompt = "".join(part.text for part in parts)
     if ns.json:
         doc = _as_json(loaded)
         if ns.system_prompt:
-            doc["systemPrompt"] = build_system_prompt(prompt_input)
-            doc["systemPromptParts"] = [
-                {"name": p.name, "text": p.text} for p in system_prompt_parts(prompt_input)
-            ]
+            doc["systemPrompt"] = system_prompt
+            doc["systemPromptParts"] = [{"name": p.name, "text": p.text} for p in parts]
         out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
         return 0
     _print_text(loaded, out)
     if ns.system_prompt:
         out.write("\n== System prompt ==\n")
-        out.write(build_system_prompt(prompt_input) + "\n")
+        out.write(system_prompt + "\n")
     return 0
 
 

@@ -8,7 +8,10 @@ Public API:
   ``TurnStart``, ``MessageStart`` / ``MessageUpdate`` / ``MessageEnd``, ``ToolExecutionStart`` /
   ``ToolExecutionUpdate`` / ``ToolExecutionEnd``, ``QueueUpdate``, ``CompactionStart`` /
   ``CompactionEnd``, ``AutoRetryStart`` / ``AutoRetryEnd``, ``ModelChanged``,
-  ``ThinkingLevelChanged``, ``TreeNavigated``, ``ErrorNotice``, ``AgentEnd``, ``AgentSettled``.
+  ``ThinkingLevelChanged``, ``TreeNavigated``, ``ErrorNotice``, ``AgentEnd``, ``AgentSettled``;
+  a subscriber is a ``Listener``; ``event_to_json`` writes one as Pi's JSON event; an ``ErrorNotice``
+  whose source is ``SAVE_FAILED`` says an entry could not be written to the session file.
+- ``prompt_parts_for``: the system prompt a session sends for loaded resources and active tools, by part.
 
 The loop, queues, retry and checkpoint modules behind these stay internal.
 """
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
         CompactionEnd,
         CompactionStart,
         ErrorNotice,
+        Listener,
         MessageEnd,
         MessageStart,
         MessageUpdate,
@@ -41,11 +45,14 @@ if TYPE_CHECKING:
         ToolExecutionUpdate,
         TreeNavigated,
         TurnStart,
+        event_to_json,
     )
     from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
-    from piwork.core.agent.session import AgentSession, NoModel
+    from piwork.core.agent.session import SAVE_FAILED, AgentSession, NoModel
+    from piwork.core.agent.system_prompt import prompt_parts_for
 
 __all__ = [
+    "SAVE_FAILED",
     "AgentEnd",
     "AgentEvent",
     "AgentRuntime",
@@ -57,6 +64,7 @@ __all__ = [
     "CompactionEnd",
     "CompactionStart",
     "ErrorNotice",
+    "Listener",
     "MessageEnd",
     "MessageStart",
     "MessageUpdate",
@@ -71,6 +79,8 @@ __all__ = [
     "TreeNavigated",
     "TurnStart",
     "create_runtime",
+    "event_to_json",
+    "prompt_parts_for",
 ]
 
 # Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
@@ -86,6 +96,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "CompactionEnd": ("events", "CompactionEnd"),
     "CompactionStart": ("events", "CompactionStart"),
     "ErrorNotice": ("events", "ErrorNotice"),
+    "Listener": ("events", "Listener"),
     "MessageEnd": ("events", "MessageEnd"),
     "MessageStart": ("events", "MessageStart"),
     "MessageUpdate": ("events", "MessageUpdate"),
@@ -93,6 +104,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "NoModel": ("session", "NoModel"),
     "QueueUpdate": ("events", "QueueUpdate"),
     "RuntimeOptions": ("runtime", "RuntimeOptions"),
+    "SAVE_FAILED": ("session", "SAVE_FAILED"),
     "ThinkingLevelChanged": ("events", "ThinkingLevelChanged"),
     "ToolExecutionEnd": ("events", "ToolExecutionEnd"),
     "ToolExecutionStart": ("events", "ToolExecutionStart"),
@@ -100,6 +112,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "TreeNavigated": ("events", "TreeNavigated"),
     "TurnStart": ("events", "TurnStart"),
     "create_runtime": ("runtime", "create_runtime"),
+    "event_to_json": ("events", "event_to_json"),
+    "prompt_parts_for": ("system_prompt", "prompt_parts_for"),
 }
 
 

@@ -79,13 +79,6 @@ class AgentSessionOptions:
     check_can_save: Callable[[], None] = lambda: None
 
 
-def is_loopback(base_url: str) -> bool:
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(base_url).hostname or "").lower()
-    return host in ("localhost", "127.0.0.1", "::1") or host.startswith("127.")
-
-
 def default_stream_fn() -> StreamFn:
     from piwork.core.llm.streaming import stream
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from piwork.core.agent.abort import AbortSignal
 from piwork.core.agent.events import ErrorNotice, Message
 from piwork.core.agent.options import AgentSessionOptions
 from piwork.core.agent.session import AgentSession
+from piwork.core.agent.system_prompt import prompt_parts_for
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.context.contract import allowed_tools, latest_contract
@@ -33,12 +34,7 @@ from piwork.core.llm.transport import is_loopback
 from piwork.core.llm.types import OPENAI_COMPLETIONS, THINKING_LEVELS, Model, StreamOptions, ThinkingLevel
 from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
 from piwork.core.resources.prompts import expand_prompt_template
-from piwork.core.resources.system_prompt import (
-    PromptPart,
-    expand_skill_command,
-    prompt_input_for,
-    system_prompt_parts,
-)
+from piwork.core.resources.system_prompt import PromptPart, expand_skill_command
 from piwork.core.resources.trust import TrustAsker, TrustResolver
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.listing import most_recent_session
@@ -164,13 +160,11 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     tool_options = dataclasses.replace(ToolOptions.from_settings(agent_dir, settings), command_gate=gate)
     registry = create_default_tools(ALL_TOOL_NAMES, tool_options)
 
-    def prompt_parts_for(names: Any) -> list[PromptPart]:
-        tools = registry
-        prompt_input = prompt_input_for(resources, list(names), tools.snippets(), tools.guidelines())
-        return system_prompt_parts(prompt_input)
+    def parts_for(names: Sequence[str]) -> list[PromptPart]:
+        return prompt_parts_for(resources, names, registry)
 
-    def system_prompt_for(names: Any) -> str:
-        return "".join(part.text for part in prompt_parts_for(names))
+    def system_prompt_for(names: Sequence[str]) -> str:
+        return "".join(part.text for part in parts_for(names))
 
     def expand(text: str) -> str:
         return expand_prompt_template(expand_skill_command(text, resources.skills), resources.prompts)
@@ -186,7 +180,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             thinking_level=thinking,
             api_key_for=lambda m: credentials.api_key(m.provider),
             system_prompt_for=system_prompt_for,
-            system_prompt_parts_for=prompt_parts_for,
+            system_prompt_parts_for=parts_for,
             messages=list(context.messages),
             settings=settings,
             active_tools=allowed_tools(latest_contract(store.tree), DEFAULT_ACTIVE_TOOLS, ALL_TOOL_NAMES),

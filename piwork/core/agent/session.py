@@ -32,7 +32,7 @@ from piwork.core.agent.events import (
 )
 from piwork.core.agent.governance import SessionGovernance
 from piwork.core.agent.loop import AgentLoop, CallRecord, CompletedTurn, LoopConfig, RequestSetup, StreamFn
-from piwork.core.agent.options import AgentSessionOptions, default_stream_fn, is_loopback
+from piwork.core.agent.options import AgentSessionOptions, default_stream_fn
 from piwork.core.agent.queues import PromptQueues, parse_queue_mode
 from piwork.core.agent.request_setup import request_setup, summarizer_for
 from piwork.core.agent.retry import RetrySettings
@@ -46,6 +46,7 @@ from piwork.core.context.manifest_upkeep import ManifestUpkeep
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import env_vars_for
 from piwork.core.llm.thinking import resolve_level
+from piwork.core.llm.transport import is_loopback
 from piwork.core.llm.types import (
     Model,
     StreamOptions,

@@ -11,7 +11,8 @@ Public API (what callers outside the engine import from this package):
 - ``navigate_tree`` (moving the leaf, with an optional branch summary), ``NavigationResult``,
   ``BranchSummaryProgress``, ``branch_summary_budget``, ``collect_from_tree``,
   ``prepare_branch_entries``, ``Summarizer`` (the model call that writes summaries);
-- ``estimate_context_tokens``: the context size estimate compaction decides on.
+- ``estimate_context_tokens``: the context size estimate compaction decides on; ``estimate_tokens``
+  for one message.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     )
     from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
     from piwork.core.compaction.summarize import Summarizer
-    from piwork.core.compaction.tokens import estimate_context_tokens
+    from piwork.core.compaction.tokens import estimate_context_tokens, estimate_tokens
 
 __all__ = [
     "BranchSummaryProgress",
@@ -42,6 +43,7 @@ __all__ = [
     "branch_summary_budget",
     "collect_from_tree",
     "estimate_context_tokens",
+    "estimate_tokens",
     "navigate_tree",
     "prepare_branch_entries",
 ]
@@ -56,6 +58,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "branch_summary_budget": ("navigate", "branch_summary_budget"),
     "collect_from_tree": ("navigate", "collect_from_tree"),
     "estimate_context_tokens": ("tokens", "estimate_context_tokens"),
+    "estimate_tokens": ("tokens", "estimate_tokens"),
     "navigate_tree": ("navigate", "navigate_tree"),
     "prepare_branch_entries": ("branch_entries", "prepare_branch_entries"),
 }

@@ -1,8 +1,9 @@
 """Context governance: the layered context order, the manifest, the budget and the governor.
 
 Public API (what callers outside the engine import from this package):
-- the view over a session: ``ContextView``, ``view_from_session``, ``view_from_parts``,
-  ``TokenEstimator``; the request X-ray: ``build_xray`` -> ``Xray`` of ``XrayPart``;
+- the view over a session: ``ContextView``, ``view_from_session``, ``view_from_parts``, ``load_view``
+  (from disk, with no running session) and its ``view_summarizer``, ``TokenEstimator``; the request
+  X-ray: ``build_xray`` -> ``Xray`` of ``XrayPart``;
 - layers and manifest: ``LAYERS``, ``Layer``, ``Manifest``, ``ManifestEntry``, ``append_manifest``,
   ``latest_manifest``, ``CUSTOM_TYPE_WORDS``;
 - budget and governor records: ``GovernorSettings``, ``Marks``, ``effective_marks``,
@@ -13,7 +14,8 @@ Public API (what callers outside the engine import from this package):
 - the ``/context``, ``/fresh`` and ``/onboard`` commands as reports: ``preflight``,
   ``budget_command``, ``index_status_command``, ``pack_command``, ``rebuild_command``,
   ``manifest_command``, ``compact_command``, ``fresh_command``, ``parse_onboard``,
-  ``onboard_command``, ``ONBOARD_USAGE``, and ``report_text`` to show any of them.
+  ``onboard_command``, ``ONBOARD_USAGE``, ``overview_command`` (``piwork context`` without a
+  subcommand), and ``report_text`` to show any of them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
         index_status_command,
         manifest_command,
         onboard_command,
+        overview_command,
         parse_onboard,
         preflight,
         report_text,
@@ -62,7 +65,13 @@ if TYPE_CHECKING:
         OccupancySample,
     )
     from piwork.core.context.tasks import begin_task, contract_from_text
-    from piwork.core.context.view import ContextView, view_from_parts, view_from_session
+    from piwork.core.context.view import (
+        ContextView,
+        load_view,
+        view_from_parts,
+        view_from_session,
+        view_summarizer,
+    )
     from piwork.core.context.xray import Xray, XrayPart
     from piwork.core.context.xray import xray as build_xray
 
@@ -101,8 +110,10 @@ __all__ = [
     "index_status_command",
     "latest_manifest",
     "load_profile",
+    "load_view",
     "manifest_command",
     "onboard_command",
+    "overview_command",
     "pack_command",
     "parse_onboard",
     "preflight",
@@ -111,6 +122,7 @@ __all__ = [
     "save_intake",
     "view_from_parts",
     "view_from_session",
+    "view_summarizer",
 ]
 
 # Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
@@ -149,8 +161,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "index_status_command": ("commands", "index_status_command"),
     "latest_manifest": ("manifest", "latest_manifest"),
     "load_profile": ("profile", "load_profile"),
+    "load_view": ("view", "load_view"),
     "manifest_command": ("commands", "manifest_command"),
     "onboard_command": ("commands", "onboard_command"),
+    "overview_command": ("commands", "overview_command"),
     "pack_command": ("commands", "pack"),
     "parse_onboard": ("commands", "parse_onboard"),
     "preflight": ("commands", "preflight"),
@@ -159,6 +173,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "save_intake": ("intake", "save_intake"),
     "view_from_parts": ("view", "view_from_parts"),
     "view_from_session": ("view", "view_from_session"),
+    "view_summarizer": ("view", "view_summarizer"),
 }
 
 

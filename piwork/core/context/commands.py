@@ -367,6 +367,23 @@ def request_breakdown(view: ContextView) -> dict[str, Any]:
     }
 
 
+def overview_command(view: ContextView) -> dict[str, Any]:
+    """``piwork context`` without a subcommand: the manifest, the marks, the occupancy and the next
+    request by source, with the folder, session, trust and model they are for."""
+    trust = view.resources.trust
+    return {
+        "cwd": view.cwd,
+        "session": view.session_file,
+        "leaf": view.leaf_id,
+        "trust": trust.to_json() if trust else None,
+        "model": f"{view.model.provider}/{view.model.id}" if view.model else None,
+        "manifest": manifest_command(view),
+        "marks": marks_json(marks_of(view)),
+        "occupancy": occupancy(view),
+        "request": request_breakdown(view),
+    }
+
+
 # ----------------------------------------------------------------------------- /onboard run
 
 

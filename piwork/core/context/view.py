@@ -2,7 +2,8 @@
 
 The window builds a view from what it already holds (:func:`view_from_parts`); the headless
 ``piwork context`` command loads one from disk (:func:`load_view`), deciding trust first without
-asking anybody, exactly as other headless commands do.
+asking anybody, exactly as other headless commands do, and, with no running session to summarise
+through, gets its summarizer for ``onboard`` from :func:`view_summarizer`.
 """
 
 from __future__ import annotations
@@ -14,16 +15,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from piwork.core.agent.options import complete_through, default_stream_fn
+from piwork.core.agent.system_prompt import prompt_parts_for
+from piwork.core.compaction.summarize import Summarizer
 from piwork.core.context.budget import GovernorSettings
 from piwork.core.context.contract import TaskContract, allowed_tools, latest_contract
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.manifest import Manifest, latest_manifest
+from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry
 from piwork.core.llm.tokens import Tokenizers
+from piwork.core.llm.transport import is_loopback
 from piwork.core.llm.types import Model, ToolSpec
 from piwork.core.messages import Message
 from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
-from piwork.core.resources.system_prompt import PromptPart, prompt_input_for, system_prompt_parts
+from piwork.core.resources.system_prompt import PromptPart
 from piwork.core.resources.trust import TrustResolver
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.store import open_session
@@ -67,12 +73,6 @@ class ContextView:
         return self.estimator.tokenizer
 
 
-def _tool_specs(names: Sequence[str]) -> tuple[list[ToolSpec], dict[str, str], dict[str, list[str]]]:
-    registry = create_default_tools(ALL_TOOL_NAMES)
-    specs = [ToolSpec(s.name, s.description, s.parameters) for s in registry.specs(names)]
-    return specs, registry.snippets(), registry.guidelines()
-
-
 def view_from_parts(
     resources: LoadedResources,
     tree: SessionTree | None,
@@ -89,12 +89,9 @@ def view_from_parts(
     contract = latest_contract(tree, leaf_id) if tree is not None else None
     manifest = latest_manifest(tree, leaf_id) if tree is not None else None
     names = list(active_tools) if active_tools is not None else allowed_tools(contract, DEFAULT_ACTIVE_TOOLS)
-    specs, snippets, guidelines = _tool_specs(names)
-    parts = (
-        list(prompt_parts)
-        if prompt_parts is not None
-        else system_prompt_parts(prompt_input_for(resources, names, snippets, guidelines))
-    )
+    registry = create_default_tools(ALL_TOOL_NAMES)
+    specs = [ToolSpec(s.name, s.description, s.parameters) for s in registry.specs(names)]
+    parts = list(prompt_parts) if prompt_parts is not None else prompt_parts_for(resources, names, registry)
     messages: list[Message] = []
     if tree is not None:
         context = tree.build_context(leaf_id) if leaf_id is not None else tree.build_context()
@@ -184,3 +181,18 @@ async def load_view(
     await asyncio.to_thread(tokenizers.load_for, model.id if model else "")
     estimator = TokenEstimator(tokenizers.counter_for(model.id if model else ""))
     return view_from_parts(resources, tree, model, None, estimator, leaf_id, session_file)
+
+
+def view_summarizer(view: ContextView) -> Summarizer | None:
+    """For a view loaded from disk (no running session to ask): a summarizer on the view's model over
+    the default provider path, when the model has an API key or runs on this machine."""
+    model = view.model
+    if model is None:
+        return None
+    models = ModelRegistry(Path(view.agent_dir))
+    key = CredentialStore(config_key=models.config_api_key).api_key(model.provider)
+    if not key and not is_loopback(model.base_url):
+        return None
+    return Summarizer(
+        model=models.with_resolved_headers(model), complete=complete_through(default_stream_fn()), api_key=key
+    )

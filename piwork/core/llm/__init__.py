@@ -13,7 +13,8 @@ Modules, for the rest of the engine:
 - ``thinking``: supported thinking levels per model; ``redaction``: masking keys in text and headers.
 
 Public API (what callers outside the engine import from this package):
-- models: ``Model``, ``ModelRegistry``, ``BUILTIN_MODELS``, ``THINKING_LEVELS``, ``ToolSpec``;
+- models: ``Model``, ``ModelRegistry``, ``BUILTIN_MODELS``, ``THINKING_LEVELS`` of ``ThinkingLevel``,
+  ``ToolSpec``;
   ``list_models`` -> ``ModelListing``; the ``models.json`` providers: ``read_providers``,
   ``save_provider``, ``remove_provider``, ``ModelsFileError``, ``OPENAI_COMPLETIONS_API``;
 - credentials: ``CredentialStore``, ``CredentialError``, ``KeySource``, ``env_vars_for``;
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     )
     from piwork.core.llm.tokens import TokenCounter, Tokenizers
     from piwork.core.llm.transport import is_loopback
-    from piwork.core.llm.types import THINKING_LEVELS, ErrorKind, Model, ToolSpec
+    from piwork.core.llm.types import THINKING_LEVELS, ErrorKind, Model, ThinkingLevel, ToolSpec
 
 __all__ = [
     "BUILTIN_MODELS",
@@ -57,6 +58,7 @@ __all__ = [
     "ModelListing",
     "ModelRegistry",
     "ModelsFileError",
+    "ThinkingLevel",
     "TokenCounter",
     "Tokenizers",
     "ToolSpec",
@@ -83,6 +85,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ModelsFileError": ("models_file", "ModelsFileError"),
     "OPENAI_COMPLETIONS_API": ("models_file", "OPENAI_COMPLETIONS_API"),
     "THINKING_LEVELS": ("types", "THINKING_LEVELS"),
+    "ThinkingLevel": ("types", "ThinkingLevel"),
     "TokenCounter": ("tokens", "TokenCounter"),
     "Tokenizers": ("tokens", "Tokenizers"),
     "ToolSpec": ("types", "ToolSpec"),

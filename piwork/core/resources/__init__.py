@@ -12,7 +12,8 @@ Entry points:
 - ``frontmatter.parse_frontmatter`` for any Markdown with YAML frontmatter.
 
 Public API (what callers outside the engine import from this package):
-- loading: ``LoadedResources``, ``ResourceRow`` (the resources panel rows);
+- loading: ``load_project`` with ``LoaderOptions`` -> ``LoadedResources``, ``ResourceRow`` (the
+  resources panel rows);
 - the system prompt: ``prompt_input_for``, ``system_prompt_parts`` -> ``PromptPart``,
   ``parse_skill_invocation``;
 - trust: ``TrustResolver``, ``TrustRequest``, ``TrustResource``, ``TrustState``, ``TrustOption``,
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING
 from piwork.core.lazy_exports import load_export
 
 if TYPE_CHECKING:
-    from piwork.core.resources.loader import LoadedResources
+    from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
     from piwork.core.resources.panel import ResourceRow
     from piwork.core.resources.system_prompt import (
         PromptPart,
@@ -71,6 +72,7 @@ __all__ = [
     "FilePreview",
     "FingerprintStore",
     "LoadedResources",
+    "LoaderOptions",
     "PromptPart",
     "ResourceListing",
     "ResourceRow",
@@ -88,6 +90,7 @@ __all__ = [
     "compute_fingerprint",
     "display_path",
     "list_resource_files",
+    "load_project",
     "parse_skill_invocation",
     "preview_file",
     "prompt_input_for",
@@ -105,6 +108,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "FingerprintStore": ("trust_fingerprint", "FingerprintStore"),
     "KIND_ROLES": ("trust_review", "KIND_ROLES"),
     "LoadedResources": ("loader", "LoadedResources"),
+    "LoaderOptions": ("loader", "LoaderOptions"),
     "PromptPart": ("system_prompt", "PromptPart"),
     "ResourceListing": ("trust_review", "ResourceListing"),
     "ResourceRow": ("panel", "ResourceRow"),
@@ -122,6 +126,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "compute_fingerprint": ("trust_fingerprint", "compute_fingerprint"),
     "display_path": ("trust_review", "display_path"),
     "list_resource_files": ("trust_review", "list_resource_files"),
+    "load_project": ("loader", "load_project"),
     "parse_skill_invocation": ("system_prompt", "parse_skill_invocation"),
     "preview_file": ("trust_review", "preview_file"),
     "prompt_input_for": ("system_prompt", "prompt_input_for"),

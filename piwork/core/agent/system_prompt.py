@@ -1,0 +1,23 @@
+"""The system prompt a session sends: the project's loaded resources with the active built-in tools."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from piwork.core.resources.loader import LoadedResources
+from piwork.core.resources.system_prompt import PromptPart, prompt_input_for, system_prompt_parts
+from piwork.core.tools.base import ToolRegistry
+from piwork.core.tools.registry import ALL_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, create_default_tools
+
+
+def prompt_parts_for(
+    resources: LoadedResources,
+    tool_names: Sequence[str] = DEFAULT_ACTIVE_TOOLS,
+    registry: ToolRegistry | None = None,
+) -> list[PromptPart]:
+    """The system prompt, part by part (joined, they are the prompt), with ``tool_names`` active.
+
+    ``registry`` supplies the tools' snippets and guidelines; by default every built-in tool's."""
+    tools = registry if registry is not None else create_default_tools(ALL_TOOL_NAMES)
+    names = list(tool_names)
+    return system_prompt_parts(prompt_input_for(resources, names, tools.snippets(), tools.guidelines()))
