@@ -2,8 +2,9 @@
 
 A flat model says how many rows it shows now (``shown_rows``: a lazy model exposes only what it has fetched
 or indexed so far) and answers ``data``; row and column counts, header titles and tips, selectable cells
-come from here, as do the helpers that tell views about changed, appended or replaced rows. Models with
-groups (two-level trees) take their columns and headers from ``NamedColumns``.
+come from here, as do the helpers that tell views about changed, appended or replaced rows. Models whose
+rows have children (groups, the session tree) build on the companion bases in ``nested_models``, which
+take their columns and headers from ``NamedColumns`` and their change notices from ``RowNotices``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,45 @@ else:
     _ModelBase = object  # a mixin: the Qt model class comes with the concrete base below
 
 
-class FlatRows(_ModelBase):
+class RowNotices(_ModelBase):
+    """Wrappers that tell views rows are replaced, inserted or removed, so a model never pairs
+    ``begin…``/``end…`` calls by hand (the ``end`` runs even when the change raises)."""
+
+    @contextmanager
+    def replacing_rows(self) -> Iterator[None]:
+        """Wrap a change of every row (a new list): views drop what they knew and ask again."""
+        self.beginResetModel()
+        try:
+            yield
+        finally:
+            self.endResetModel()
+
+    @contextmanager
+    def inserting_rows(self, first: int, count: int, parent: AnyIndex = QModelIndex()) -> Iterator[None]:  # noqa: B008
+        """Wrap adding ``count`` rows at ``first`` under ``parent`` (nothing is announced for ``count`` 0)."""
+        if count <= 0:
+            yield
+            return
+        self.beginInsertRows(parent, first, first + count - 1)
+        try:
+            yield
+        finally:
+            self.endInsertRows()
+
+    @contextmanager
+    def removing_rows(self, first: int, count: int, parent: AnyIndex = QModelIndex()) -> Iterator[None]:  # noqa: B008
+        """Wrap taking away ``count`` rows from ``first`` under ``parent`` (nothing is announced for 0)."""
+        if count <= 0:
+            yield
+            return
+        self.beginRemoveRows(parent, first, first + count - 1)
+        try:
+            yield
+        finally:
+            self.endRemoveRows()
+
+
+class FlatRows(RowNotices):
     """Rows without children; ``columns`` are the header titles (one unnamed column for a list)."""
 
     columns: ClassVar[tuple[str, ...]] = ("",)
@@ -47,26 +86,10 @@ class FlatRows(_ModelBase):
         )
 
     @contextmanager
-    def replacing_rows(self) -> Iterator[None]:
-        """Wrap a change of every row (a new list): views drop what they knew and ask again."""
-        self.beginResetModel()
-        try:
-            yield
-        finally:
-            self.endResetModel()
-
-    @contextmanager
     def appending_rows(self, count: int) -> Iterator[None]:
         """Wrap adding ``count`` rows after the shown ones (nothing is announced for ``count`` 0)."""
-        if count <= 0:
+        with self.inserting_rows(self.shown_rows(), count):
             yield
-            return
-        start = self.shown_rows()
-        self.beginInsertRows(QModelIndex(), start, start + count - 1)
-        try:
-            yield
-        finally:
-            self.endInsertRows()
 
 
 class NamedColumns(_ModelBase):

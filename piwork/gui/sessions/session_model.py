@@ -66,10 +66,9 @@ class SessionListModel(FlatTableModel):
     def remove_path(self, path: str) -> None:
         for i, info in enumerate(self._all[: self._shown]):
             if str(info.path) == path:
-                self.beginRemoveRows(QModelIndex(), i, i)
-                del self._all[i]
-                self._shown -= 1
-                self.endRemoveRows()
+                with self.removing_rows(i, 1):
+                    del self._all[i]
+                    self._shown -= 1
                 return
         self._all = [info for info in self._all if str(info.path) != path]
 
