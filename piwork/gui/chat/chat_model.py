@@ -2,16 +2,18 @@
 
 Lazy by design: a long conversation exposes only its last ``window`` rows plus a "show earlier" row at the top,
 so opening a session with thousands of messages lays out a few hundred rows, and streaming a delta touches one
-row (``dataChanged``) instead of rebuilding anything.
+row (``dataChanged``) instead of rebuilding anything. Built on ``FlatListModel`` (flat_models.py): the rows
+shown are the exposed window plus the "show earlier" row.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 
 from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.flat_models import AnyIndex, FlatListModel
 
 RowRole = Qt.ItemDataRole.UserRole + 1
 KindRole = Qt.ItemDataRole.UserRole + 2
@@ -20,10 +22,8 @@ RevisionRole = Qt.ItemDataRole.UserRole + 3
 DEFAULT_WINDOW = 200
 PAGE = 200
 
-Index = QModelIndex | QPersistentModelIndex
 
-
-class ChatModel(QAbstractListModel):
+class ChatModel(FlatListModel):
     rowChangedInPlace = Signal(int)  # visible row number whose content (and maybe height) changed
 
     def __init__(self, window: int = DEFAULT_WINDOW, parent: QObject | None = None) -> None:
@@ -37,16 +37,13 @@ class ChatModel(QAbstractListModel):
 
     # ---- Qt model API ------------------------------------------------------------------------
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
-        if parent.isValid():
-            return 0
+    def shown_rows(self) -> int:
         return len(self._rows) - self._first + (1 if self._more_visible else 0)
 
-    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        number = index.row()
-        if number < 0 or number >= len(self._rows) - self._first + self._more_visible:
+    def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not self.is_shown(index):
             return None
-        row = self.row_at(number)
+        row = self.row_at(index.row())
         if role == Qt.ItemDataRole.DisplayRole:
             if row.kind is RowKind.MORE:
                 return "Show earlier messages"  # constant: the count changes as rows are revealed
@@ -62,11 +59,6 @@ class ChatModel(QAbstractListModel):
         if role == Qt.ItemDataRole.ToolTipRole and row.tool is not None:
             return row.tool.args_summary()
         return None
-
-    def flags(self, index: Index) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
     # ---- rows --------------------------------------------------------------------------------
 
@@ -97,22 +89,17 @@ class ChatModel(QAbstractListModel):
         return self._first
 
     def reset_rows(self, rows: list[ChatRow]) -> None:
-        self.beginResetModel()
-        self._rows = list(rows)
-        self._position = {row.key: i for i, row in enumerate(self._rows)}
-        self._first = max(0, len(self._rows) - self._window)
-        self._more_visible = self._first > 0
-        self.endResetModel()
+        with self.replacing_rows():
+            self._rows = list(rows)
+            self._position = {row.key: i for i, row in enumerate(self._rows)}
+            self._first = max(0, len(self._rows) - self._window)
+            self._more_visible = self._first > 0
 
     def append_rows(self, rows: list[ChatRow]) -> None:
-        if not rows:
-            return
-        start = self.rowCount()
-        self.beginInsertRows(QModelIndex(), start, start + len(rows) - 1)
-        for row in rows:
-            self._position[row.key] = len(self._rows)
-            self._rows.append(row)
-        self.endInsertRows()
+        with self.appending_rows(len(rows)):
+            for row in rows:
+                self._position[row.key] = len(self._rows)
+                self._rows.append(row)
 
     def clear(self) -> None:
         self.reset_rows([])
@@ -122,15 +109,13 @@ class ChatModel(QAbstractListModel):
         if not self._first:
             return 0
         count = min(count, self._first)
-        self.beginInsertRows(QModelIndex(), 1, count)
-        self._first -= count
-        self.endInsertRows()
+        with self.inserting_rows(1, count):  # below the "show earlier" row
+            self._first -= count
         if self._first == 0:
-            self.beginRemoveRows(QModelIndex(), 0, 0)
-            self._more_visible = False
-            self.endRemoveRows()
+            with self.removing_rows(0, 1):
+                self._more_visible = False
         else:
-            self.dataChanged.emit(self.index(0), self.index(0))
+            self.rows_changed(0)  # its tooltip counts the rows still hidden
         return count
 
     def notify_changed(self, row: ChatRow) -> None:
@@ -138,6 +123,5 @@ class ChatModel(QAbstractListModel):
         visible = self.visible_index_of(row)
         if visible is None:
             return
-        index = self.index(visible)
-        self.dataChanged.emit(index, index)
+        self.rows_changed(visible)
         self.rowChangedInPlace.emit(visible)

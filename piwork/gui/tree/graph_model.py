@@ -2,8 +2,9 @@
 
 The layout (lanes, lines, folds) is computed by the engine's `GraphLayout`/`GraphRows`; this model
 only hands one row's facts to the delegate (`GRAPH_ROLE` → `GraphCell`) when a row is painted.
-Engine events: an entry streamed under a tip is inserted with `beginInsertRows` (lanes do not
-move); a leaf move only repaints; a new fork, a reload or unfolding lays the graph out again.
+Engine events: an entry streamed under a tip is inserted in place (lanes do not move); a leaf move
+only repaints; a new fork, a reload or unfolding lays the graph out again. Built on
+`FlatListModel` (flat_models.py): the rows shown are the graph's rows, folds included.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 
 from piwork.core.session import (
     FOLD_AT,
@@ -27,11 +28,11 @@ from piwork.core.session import (
     SummaryLinks,
     TreeEvent,
 )
+from piwork.gui.flat_models import AnyIndex, FlatListModel
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.entry_details import entry_detail_text
 from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, LABEL_ROLE, LEAF_ROLE
 
-AnyIndex = QModelIndex | QPersistentModelIndex
 GRAPH_ROLE = Qt.ItemDataRole.UserRole + 20
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 21
 TOOLTIP_CHARS = 1200
@@ -75,7 +76,7 @@ def node_kind(record: EntryRecord) -> str:
     return "custom"
 
 
-class BranchGraphModel(QAbstractListModel):
+class BranchGraphModel(FlatListModel):
     rebuilt = Signal()
     leaf_moved = Signal()
 
@@ -127,9 +128,7 @@ class BranchGraphModel(QAbstractListModel):
         self._reset_rows()
 
     def item_at(self, index: AnyIndex) -> int | Fold | None:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows.rows):
-            return None
-        return self._rows.rows[index.row()]
+        return self._rows.rows[index.row()] if self.is_shown(index) else None
 
     def index_of_id(self, entry_id: str | None, unfold: bool = True) -> QModelIndex:
         """The row of an entry (of its nearest drawn ancestor); a folded entry's fold opens first."""
@@ -163,8 +162,8 @@ class BranchGraphModel(QAbstractListModel):
             self._repaint_all()
 
     # -- Qt model interface -----------------------------------------------------------------------
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows.rows)
+    def shown_rows(self) -> int:
+        return len(self._rows.rows)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         item = self.item_at(index)
@@ -280,31 +279,28 @@ class BranchGraphModel(QAbstractListModel):
         ]
 
     def _reset_rows(self) -> None:
-        self.beginResetModel()
-        self._rows = self._make_rows()
-        self._links = SummaryLinks(self._rows)
-        self.endResetModel()
+        with self.replacing_rows():
+            self._rows = self._make_rows()
+            self._links = SummaryLinks(self._rows)
         self.rebuilt.emit()
 
     def rebuild(self) -> None:
-        self.beginResetModel()
-        self._layout = GraphLayout(self._tree)
-        self._update_path()
-        self._linked = set()
-        self._rows = self._make_rows()
-        self._links = SummaryLinks(self._rows)
-        self.endResetModel()
+        with self.replacing_rows():
+            self._layout = GraphLayout(self._tree)
+            self._update_path()
+            self._linked = set()
+            self._rows = self._make_rows()
+            self._links = SummaryLinks(self._rows)
         self.rebuilt.emit()
 
     def _repaint_all(self) -> None:
         if self._rows.rows:
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows.rows) - 1, 0))
+            self.rows_changed(0, len(self._rows.rows) - 1)
 
     def _repaint_seq(self, seq: int | None) -> None:
         row = self._rows.row_for(seq) if seq is not None else None
         if row is not None:
-            index = self.index(row, 0)
-            self.dataChanged.emit(index, index)
+            self.rows_changed(row)
 
     def _on_tree_event(self, event: TreeEvent) -> None:
         if event.kind == "append":
@@ -339,11 +335,10 @@ class BranchGraphModel(QAbstractListModel):
         visible = self._rows.row_of.get(parent)
         if visible is None:
             return False
-        self.beginInsertRows(QModelIndex(), visible + 1, visible + 1)
-        self._rows.insert_after(parent, record.seq)
         links_before = self._links
-        self._links = SummaryLinks(self._rows)  # rows below moved down one
-        self.endInsertRows()
+        with self.inserting_rows(visible + 1, 1):
+            self._rows.insert_after(parent, record.seq)
+            self._links = SummaryLinks(self._rows)  # rows below moved down one
         if self._links.width != links_before.width or len(self._links) != len(links_before):
             self._repaint_all()  # a new connector (a summary streamed at a tip) or new link columns
         if parent == self._leaf:  # the drawn part of the active path depends only on the drawn parent
