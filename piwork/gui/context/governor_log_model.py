@@ -1,6 +1,6 @@
 """Governor log model: one row per provider call where the governor did something, each expandable to
-the tool results it elided (tool, argument, tokens, reason). A two-level ``QAbstractItemModel``: a child's
-internal id is its decision's row + 1, so no Python object has to stay alive behind an index."""
+the tool results it elided (tool, argument, tokens, reason). Built on the two-level ``GroupedRows`` base
+(nested_models.py): decisions are the groups, their elided results the members."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QObject, Qt
 
 from piwork.core.context import ElidedItem, GovernorDecision
-from piwork.gui.flat_models import NamedColumns
+from piwork.gui.flat_models import AnyIndex
+from piwork.gui.nested_models import GroupedRows
 
-AnyIndex = QModelIndex | QPersistentModelIndex
 DecisionRole = Qt.ItemDataRole.UserRole + 1
 ElidedRole = Qt.ItemDataRole.UserRole + 2
 COLUMNS = ("Time", "Turn", "Decision", "Triggers", "Before", "After", "Savings", "Required", "Elided")
@@ -51,7 +51,7 @@ def export_json(decisions: Sequence[GovernorDecision]) -> str:
     )
 
 
-class GovernorLogModel(NamedColumns, QAbstractItemModel):
+class GovernorLogModel(GroupedRows, QAbstractItemModel):
     columns = COLUMNS
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -63,63 +63,42 @@ class GovernorLogModel(NamedColumns, QAbstractItemModel):
         return list(self._decisions)
 
     def set_decisions(self, decisions: Sequence[GovernorDecision]) -> None:
-        self.beginResetModel()
-        self._decisions = list(decisions)
-        self.endResetModel()
+        with self.replacing_rows():
+            self._decisions = list(decisions)
 
     def add_decision(self, decision: GovernorDecision) -> None:
-        row = len(self._decisions)
-        self.beginInsertRows(QModelIndex(), row, row)
-        self._decisions.append(decision)
-        self.endInsertRows()
+        with self.appending_groups(1):
+            self._decisions.append(decision)
 
     def decision_at(self, index: AnyIndex) -> GovernorDecision | None:
         if not index.isValid():
             return None
-        if index.internalId() == 0:
+        group = self.group_of(index)
+        if group is None:
             return self._decisions[index.row()] if index.row() < len(self._decisions) else None
-        return self._decisions[index.internalId() - 1]
+        return self._decisions[group]
 
     def elided_at(self, index: AnyIndex) -> ElidedItem | None:
-        if not index.isValid() or index.internalId() == 0:
+        group = self.group_of(index)
+        if group is None:
             return None
-        decision = self._decisions[index.internalId() - 1]
+        decision = self._decisions[group]
         return decision.elided[index.row()] if index.row() < len(decision.elided) else None
 
     # ---- Qt model API ----------------------------------------------------------------------------
 
-    def index(self, row: int, column: int = 0, parent: AnyIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if not self.hasIndex(row, column, parent):
-            return QModelIndex()
-        if not parent.isValid():
-            return self.createIndex(row, column, 0)
-        if parent.internalId() == 0:
-            return self.createIndex(row, column, parent.row() + 1)
-        return QModelIndex()
+    def group_count(self) -> int:
+        return len(self._decisions)
 
-    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
-        if not index.isValid() or index.internalId() == 0:
-            return QModelIndex()
-        return self.createIndex(index.internalId() - 1, 0, 0)
-
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        if not parent.isValid():
-            return len(self._decisions)
-        if parent.internalId() == 0 and parent.column() == 0 and parent.row() < len(self._decisions):
-            return len(self._decisions[parent.row()].elided)
-        return 0
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+    def member_count(self, group: int) -> int:
+        return len(self._decisions[group].elided)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
         column = index.column()
         item = self.elided_at(index)
-        if index.internalId() != 0:
+        if not self.is_group(index):
             if item is None:
                 return None
             if role == Qt.ItemDataRole.DisplayRole and column == 0:

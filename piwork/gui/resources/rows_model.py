@@ -3,7 +3,7 @@
 Top-level rows are the kinds (context files, skills, prompt templates, system prompt, appended
 prompt); their children are the engine's `ResourceRow`s in the order the engine gives (first =
 highest precedence). Rows that do not reach the model (blocked, disabled, shadowed, losers) are
-greyed, and their tooltip says why.
+greyed, and their tooltip says why. Built on the two-level `GroupedRows` base (nested_models.py).
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from piwork.core.resources import ResourceRow
-from piwork.gui.flat_models import NamedColumns
+from piwork.gui.flat_models import AnyIndex
+from piwork.gui.nested_models import GroupedRows
 
-AnyIndex = QModelIndex | QPersistentModelIndex
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
 KINDS = (
     ("context", "Context files"),
@@ -51,7 +51,6 @@ STATE_WORDS = {
 INACTIVE_STATES = {"not-selected", "shadowed", "collision-loser", "disabled", "blocked-untrusted", "error"}
 _GREY = QBrush(QColor(140, 140, 140))
 _WARNING = QBrush(QColor(190, 110, 0))
-_NO_GROUP = 0xFFFFFFFF  # internal id of group rows
 
 
 def state_reason(row: ResourceRow) -> str:
@@ -72,7 +71,7 @@ def state_reason(row: ResourceRow) -> str:
     return text
 
 
-class ResourceRowsModel(NamedColumns, QAbstractItemModel):
+class ResourceRowsModel(GroupedRows, QAbstractItemModel):
     columns = COLUMNS
     column_tips = COLUMN_TIPS
 
@@ -83,59 +82,35 @@ class ResourceRowsModel(NamedColumns, QAbstractItemModel):
         self._bold.setBold(True)
 
     def set_rows(self, rows: Sequence[ResourceRow]) -> None:
-        self.beginResetModel()
-        self._groups = []
-        for kind, title in KINDS:
-            members = [r for r in rows if r.kind == kind]
-            if members:
-                self._groups.append((kind, title, members))
-        known = {k for k, _t in KINDS}
-        extra = [r for r in rows if r.kind not in known]
-        if extra:
-            self._groups.append(("other", "Other", extra))
-        self.endResetModel()
+        with self.replacing_rows():
+            self._groups = []
+            for kind, title in KINDS:
+                members = [r for r in rows if r.kind == kind]
+                if members:
+                    self._groups.append((kind, title, members))
+            known = {k for k, _t in KINDS}
+            extra = [r for r in rows if r.kind not in known]
+            if extra:
+                self._groups.append(("other", "Other", extra))
 
     def group_rows(self, kind: str) -> list[ResourceRow]:
         return next((members for k, _t, members in self._groups if k == kind), [])
 
     def row_at(self, index: AnyIndex) -> ResourceRow | None:
-        if not index.isValid() or index.internalId() == _NO_GROUP:
-            return None
-        return self._groups[index.internalId()][2][index.row()]
+        group = self.group_of(index)
+        return None if group is None else self._groups[group][2][index.row()]
 
-    def index(self, row: int, column: int = 0, parent: AnyIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if not 0 <= column < len(COLUMNS) or row < 0:
-            return QModelIndex()
-        if not parent.isValid():
-            return self.createIndex(row, column, _NO_GROUP) if row < len(self._groups) else QModelIndex()
-        if parent.internalId() != _NO_GROUP:
-            return QModelIndex()
-        group = parent.row()
-        if row >= len(self._groups[group][2]):
-            return QModelIndex()
-        return self.createIndex(row, column, group)
+    def group_count(self) -> int:
+        return len(self._groups)
 
-    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
-        if not index.isValid() or index.internalId() == _NO_GROUP:
-            return QModelIndex()
-        return self.createIndex(index.internalId(), 0, _NO_GROUP)
-
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        if not parent.isValid():
-            return len(self._groups)
-        if parent.internalId() == _NO_GROUP and parent.column() == 0:
-            return len(self._groups[parent.row()][2])
-        return 0
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+    def member_count(self, group: int) -> int:
+        return len(self._groups[group][2])
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        if index.internalId() == _NO_GROUP:
+        group = self.group_of(index)
+        if group is None:
             _kind, title, members = self._groups[index.row()]
             if role == Qt.ItemDataRole.DisplayRole and index.column() == 0:
                 active = sum(1 for r in members if r.state == "active")
@@ -143,7 +118,7 @@ class ResourceRowsModel(NamedColumns, QAbstractItemModel):
             if role == Qt.ItemDataRole.FontRole:
                 return self._bold
             return None
-        row = self._groups[index.internalId()][2][index.row()]
+        row = self._groups[group][2][index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             return self._cell(row, index.row(), index.column())
         if role == ROW_ROLE:

@@ -1,7 +1,8 @@
 """Search results as a two-level model: one row per session, its matching entries under it.
 
-Rows are appended as the worker reports each session (``beginInsertRows``), so a long search shows
-its first results at once and the view never re-lays out what it already shows.
+Sessions are appended as the worker reports each one (an insert, not a reset), so a long search shows
+its first results at once and the view never re-lays out what it already shows. Built on the
+two-level ``GroupedRows`` base (nested_models.py).
 """
 
 from __future__ import annotations
@@ -10,16 +11,16 @@ import html
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
 
 from piwork.core.session import SearchHit, SessionHits
+from piwork.gui.flat_models import AnyIndex
+from piwork.gui.nested_models import GroupedRows
 from piwork.gui.sessions.titles import first_message_title
 
-AnyIndex = QModelIndex | QPersistentModelIndex
 HitRole = Qt.ItemDataRole.UserRole + 1  # the SearchHit of an entry row (None on a session row)
 PathRole = Qt.ItemDataRole.UserRole + 2  # the session file of either kind of row
 HtmlRole = Qt.ItemDataRole.UserRole + 3  # rich text the delegate paints
-_SESSION = 0xFFFFFFFF  # internal id of a session row; entry rows carry their session's row number
 
 
 def where_text(hit: SearchHit) -> str:
@@ -55,7 +56,9 @@ def session_title(result: SessionHits, show_cwd: bool = False) -> str:
     return f"{title} ({count}){where}"
 
 
-class SearchResultsModel(QAbstractItemModel):
+class SearchResultsModel(GroupedRows, QAbstractItemModel):
+    """Sessions are the groups, their hits the members."""
+
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.sessions: list[SessionHits] = []
@@ -66,54 +69,34 @@ class SearchResultsModel(QAbstractItemModel):
         return sum(len(s.hits) for s in self.sessions)
 
     def clear(self) -> None:
-        self.beginResetModel()
-        self.sessions = []
-        self.endResetModel()
+        with self.replacing_rows():
+            self.sessions = []
 
     def add(self, result: SessionHits) -> QModelIndex:
         row = len(self.sessions)
-        self.beginInsertRows(QModelIndex(), row, row)
-        self.sessions.append(result)
-        self.endInsertRows()
+        with self.appending_groups(1):
+            self.sessions.append(result)
         return self.index(row, 0)
 
     def hit_at(self, index: AnyIndex) -> tuple[Path, SearchHit] | None:
-        if not index.isValid() or index.internalId() == _SESSION:
+        group = self.group_of(index)
+        if group is None:
             return None
-        session = self.sessions[index.internalId()]
+        session = self.sessions[group]
         return session.path, session.hits[index.row()]
 
     # -- Qt model interface ---------------------------------------------------------------------
-    def index(self, row: int, column: int = 0, parent: AnyIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        if column != 0 or row < 0:
-            return QModelIndex()
-        if not parent.isValid():
-            return self.createIndex(row, 0, _SESSION) if row < len(self.sessions) else QModelIndex()
-        if parent.internalId() != _SESSION or parent.row() >= len(self.sessions):
-            return QModelIndex()
-        if row >= len(self.sessions[parent.row()].hits):
-            return QModelIndex()
-        return self.createIndex(row, 0, parent.row())
+    def group_count(self) -> int:
+        return len(self.sessions)
 
-    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
-        if not index.isValid() or index.internalId() == _SESSION:
-            return QModelIndex()
-        return self.createIndex(index.internalId(), 0, _SESSION)
-
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        if not parent.isValid():
-            return len(self.sessions)
-        if parent.internalId() == _SESSION and parent.row() < len(self.sessions):
-            return len(self.sessions[parent.row()].hits)
-        return 0
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 1
+    def member_count(self, group: int) -> int:
+        return len(self.sessions[group].hits)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        if index.internalId() == _SESSION:
+        group = self.group_of(index)
+        if group is None:
             result = self.sessions[index.row()]
             if role == Qt.ItemDataRole.DisplayRole:
                 return session_title(result, self.show_cwd)
@@ -124,7 +107,7 @@ class SearchResultsModel(QAbstractItemModel):
             if role == PathRole:
                 return str(result.path)
             return None
-        session = self.sessions[index.internalId()]
+        session = self.sessions[group]
         hit = session.hits[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             return f"{where_text(hit)}: {hit.snippet}"
