@@ -2,9 +2,10 @@
 
 Rows come from `DisplayTree` (display_tree.py); a QModelIndex's internal id is the entry's record
 number (`EntryRecord.seq`), so parent lookups are dictionary hits. Engine change events drive the
-model: an entry appended at the leaf (the common case while the agent works) is inserted with
-`beginInsertRows`, and a pure tool-call turn that stops being the leaf is swapped out in place;
-navigation, filter and search changes rebuild the display tree (one O(n) pass) inside a reset.
+model: an entry appended at the leaf (the common case while the agent works) is inserted in place,
+and a pure tool-call turn that stops being the leaf is swapped out in place; navigation, filter and
+search changes rebuild the display tree (one O(n) pass) inside a reset. Rows of any depth: built on
+`NestedRows` (nested_models.py), with the display tree as its hierarchy.
 
 A list longer than `group_size` rows shows as group rows ("entries 1–1000", ...) that a view lays
 out only when expanded: a QTreeView re-lays out every expanded row after each insert, so with
@@ -18,10 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from piwork.core.session import EntryRecord, SessionTree, TreeEvent
+from piwork.gui.flat_models import AnyIndex
+from piwork.gui.nested_models import NestedRows
 from piwork.gui.tree.display_tree import (
     GROUP_SIZE,
     DisplayTree,
@@ -32,7 +35,6 @@ from piwork.gui.tree.display_tree import (
     normalize_mode,
 )
 
-AnyIndex = QModelIndex | QPersistentModelIndex
 ENTRY_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 ACTIVE_ROLE = Qt.ItemDataRole.UserRole + 2
 LEAF_ROLE = Qt.ItemDataRole.UserRole + 3
@@ -50,7 +52,7 @@ _KIND_COLOURS = {
 _FAILED_COLOUR = QColor(190, 40, 40)  # an assistant reply that failed (the title says why)
 
 
-class SessionTreeModel(QAbstractItemModel):
+class SessionTreeModel(NestedRows, QAbstractItemModel):
     rebuilt = Signal()
 
     def __init__(
@@ -71,7 +73,7 @@ class SessionTreeModel(QAbstractItemModel):
         self._bold = QFont()
         self._bold.setBold(True)
         self._group_size = group_size
-        self._display = display if display is not None else self._build()
+        self._display = self.nodes = display if display is not None else self._build()
         self._leaf_seq = self._current_leaf_seq()
         self._unsubscribe: Callable[[], None] | None = tree.subscribe(self._on_tree_event)
 
@@ -100,10 +102,9 @@ class SessionTreeModel(QAbstractItemModel):
             self.rebuild()
 
     def rebuild(self) -> None:
-        self.beginResetModel()
-        self._display = self._build()
-        self._leaf_seq = self._current_leaf_seq()
-        self.endResetModel()
+        with self.replacing_rows():
+            self._display = self.nodes = self._build()
+            self._leaf_seq = self._current_leaf_seq()
         self.rebuilt.emit()
 
     def _build(self) -> DisplayTree:
@@ -119,9 +120,7 @@ class SessionTreeModel(QAbstractItemModel):
         return self._tree.records[index.internalId()] if index.isValid() else None
 
     def index_of_seq(self, seq: int | None) -> QModelIndex:
-        if seq is None or seq not in self._display.row:
-            return QModelIndex()
-        return self.createIndex(self._display.row[seq], 0, seq)
+        return self.index_of_node(seq)
 
     def index_of_id(self, entry_id: str | None) -> QModelIndex:
         record = self._tree.record(entry_id) if entry_id is not None else None
@@ -132,30 +131,8 @@ class SessionTreeModel(QAbstractItemModel):
         return self.index_of_seq(self._display.landing)
 
     # -- Qt model interface ---------------------------------------------------------------------
-    # index/parent/rowCount run once per shown row whenever the view lays itself out (tens of
-    # thousands of calls for a big session), so they stay minimal; flags() and hasChildren() are
-    # left to Qt's defaults (selectable + enabled, and rowCount() > 0), which is what this model needs.
-    def index(self, row: int, column: int = 0, parent: AnyIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
-        rows = self._display.rows.get(parent.internalId() if parent.isValid() else None)
-        if rows is None or column != 0 or not 0 <= row < len(rows):
-            return QModelIndex()
-        return self.createIndex(row, 0, rows[row])
-
-    def parent(self, index: AnyIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
-        if not index.isValid():
-            return QModelIndex()
-        container = self._display.container.get(index.internalId())
-        if container is None:
-            return QModelIndex()
-        return self.createIndex(self._display.row[container], 0, container)
-
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        rows = self._display.rows.get(parent.internalId() if parent.isValid() else None)
-        return len(rows) if rows is not None and parent.column() <= 0 else 0
-
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 1
-
+    # index/parent/rowCount come from NestedRows over the display tree (`nodes`, set with `_display`);
+    # flags() and hasChildren() are left to Qt's defaults (selectable + enabled, and rowCount() > 0).
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
@@ -224,13 +201,10 @@ class SessionTreeModel(QAbstractItemModel):
 
     def _refresh_seq(self, seq: int | None) -> None:
         """Repaint an entry's row and, when it sits in a group, the group's row (its leaf marker)."""
-        index = self.index_of_seq(seq)
-        if index.isValid():
-            self.dataChanged.emit(index, index)
-            container = self._display.container.get(index.internalId())
+        if seq is not None and self.node_changed(seq):
+            container = self._display.container.get(seq)
             if self._display.is_group(container):
-                group = self.index_of_seq(container)
-                self.dataChanged.emit(group, group)
+                self.node_changed(container)
 
     def _append_in_place(self, entry_id: str | None) -> bool:
         """Show an entry appended under the previous leaf without a reset; False means "rebuild"."""
@@ -266,10 +240,8 @@ class SessionTreeModel(QAbstractItemModel):
         previous_landing = display.landing
         if drop_old:
             container = display.container[old.seq]
-            position = display.row[old.seq]
-            self.beginRemoveRows(self.index_of_seq(container), position, position)
-            display.remove_last(old.seq)
-            self.endRemoveRows()
+            with self.removing_rows(display.row[old.seq], 1, self.index_of_seq(container)):
+                display.remove_last(old.seq)
         if shows:
             placement = display.place(new.seq, parent, is_head=False)
             if placement is None:  # the list grows past a group's size: lay it out again
@@ -277,13 +249,11 @@ class SessionTreeModel(QAbstractItemModel):
                 return True
             target = placement.container
             if placement.new_group:
-                self.beginInsertRows(self.index_of_seq(target), placement.position, placement.position)
-                target = display.add_group(target)
-                self.endInsertRows()
+                with self.inserting_rows(placement.position, 1, self.index_of_seq(target)):
+                    target = display.add_group(target)
             position = len(display.rows.get(target, ()))
-            self.beginInsertRows(self.index_of_seq(target), position, position)
-            display.add(new.seq, parent, False, target)
-            self.endInsertRows()
+            with self.inserting_rows(position, 1, self.index_of_seq(target)):
+                display.add(new.seq, parent, False, target)
         display.active.add(new.seq)
         display.landing = new.seq if shows else parent
         self._leaf_seq = new.seq
