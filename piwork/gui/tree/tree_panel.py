@@ -3,7 +3,7 @@
 Usage from the main window::
 
     panel = SessionTreePanel(settings=settings)          # piwork.core.settings.Settings (optional)
-    panel.set_session(session, AgentNavigator(agent))    # a live session, or:
+    panel.set_session(session, AgentNavigator(agent))    # the live session, or:
     await panel.open_file(path)                          # browse a file (read-only, loaded off-thread)
     panel.editor_text_requested.connect(composer.set_text)
     panel.session_created.connect(window.switch_to_session)  # fork / clone results (Session, editor text)
@@ -56,7 +56,7 @@ from piwork.gui.tree.display_tree import FILTER_MODES, DisplayTree, entry_title,
 from piwork.gui.tree.entry_details import entry_detail_text
 from piwork.gui.tree.graph_view import BranchGraphView
 from piwork.gui.tree.loading import load_for_view
-from piwork.gui.tree.navigation import STREAMING_REFUSAL, Navigator
+from piwork.gui.tree.navigation import STREAMING_REFUSAL, AgentNavigator
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, SessionTreeModel
 
 FILTER_WORDS = {
@@ -102,7 +102,7 @@ class SessionTreePanel(QWidget):
         self._settings = settings
         self.session: Session | None = None
         self.tree: SessionTree | None = None
-        self.navigator: Navigator | None = None
+        self.navigator: AgentNavigator | None = None
         self.model: SessionTreeModel | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._navigation: asyncio.Task[Any] | None = None
@@ -241,7 +241,7 @@ class SessionTreePanel(QWidget):
 
     # -- session ----------------------------------------------------------------------------------
     def set_session(
-        self, session: Session, navigator: Navigator | None = None, display: DisplayTree | None = None
+        self, session: Session, navigator: AgentNavigator | None = None, display: DisplayTree | None = None
     ) -> None:
         """Show `session`; without a navigator the tree can be browsed but not moved."""
         self._detach()
@@ -550,9 +550,6 @@ class SessionTreePanel(QWidget):
         dialog.focused.setEnabled(can_summarize)
         if not can_summarize:
             dialog.summarize.setToolTip("No model available for summarization")
-        if self.navigator is not None and not self.navigator.can_replace_instructions:
-            dialog.replace_box.setChecked(False)
-            dialog.replace_box.setVisible(False)  # this session's engine adds the focus to the defaults
         self.branch_dialog = dialog
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 

@@ -60,7 +60,7 @@ class Recorder:
 
 
 def make_session(
-    model: Model,
+    model: Model | None,
     tmp_path: Path | None = None,
     *,
     settings: dict[str, Any] | None = None,

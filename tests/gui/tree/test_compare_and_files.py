@@ -16,9 +16,9 @@ from piwork.core.session.branch_activity import BranchActivity
 from piwork.core.session.store import in_memory_session, open_session
 from piwork.gui.tree.compare_dialog import BranchSide, CompareDialog
 from piwork.gui.tree.files_dialog import FilesTouchedDialog
-from piwork.gui.tree.navigation import TreeNavigator
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 from piwork.gui.tree.tree_panel import SessionTreePanel
+from tests.gui.tree.navigators import navigator_for
 from tests.support.branch_runs import RecordedBranches, record_two_branches
 
 
@@ -33,7 +33,7 @@ def _panel(qtbot: QtBot, path: Path) -> SessionTreePanel:
     qtbot.addWidget(panel)
     panel.resize(700, 600)
     panel.show()
-    panel.set_session(session, TreeNavigator(session.tree))
+    panel.set_session(session, navigator_for(session))
     return panel
 
 

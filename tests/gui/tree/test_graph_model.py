@@ -14,9 +14,9 @@ from piwork.core.session.graph_rows import Fold
 from piwork.core.session.store import create_session
 from piwork.core.session.tree import SessionTree, tree_from_values
 from piwork.gui.tree.graph_model import GRAPH_ROLE, BranchGraphModel, GraphCell
-from piwork.gui.tree.navigation import TreeNavigator
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, LABEL_ROLE, LEAF_ROLE
 from piwork.gui.tree.tree_panel import SessionTreePanel
+from tests.gui.tree.navigators import navigator_for
 
 from .sessions import SessionBuilder
 
@@ -208,7 +208,7 @@ def test_graph_tab_shares_selection_and_actions_with_the_outline(qtbot: QtBot, t
     qtbot.addWidget(panel)
     panel.resize(600, 500)
     panel.show()
-    panel.set_session(session, TreeNavigator(tree))
+    panel.set_session(session, navigator_for(session))
     panel.views.setCurrentWidget(panel.graph)
     graph = panel.graph
     assert graph.model is not None

@@ -14,15 +14,12 @@ from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
 from piwork.core.compaction.prompts import BRANCH_INSTRUCTIONS
-from piwork.core.compaction.settings import BranchSummarySettings
-from piwork.core.compaction.summarize import RetryPolicy, Summarizer
-from piwork.core.llm.streaming import complete
 from piwork.core.session.store import Session, create_session
 from piwork.core.settings import MemorySettingsStorage, Settings
 from piwork.gui.tree.branch_dialog import branch_contents, summarizing_text
-from piwork.gui.tree.navigation import TreeNavigator
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 from piwork.gui.tree.tree_panel import SessionTreePanel
+from tests.gui.tree.navigators import navigator_for
 from tests.support.loopback_server import Failure, LoopbackServer, Text, Turn
 
 
@@ -30,16 +27,6 @@ from tests.support.loopback_server import Failure, LoopbackServer, Text, Turn
 def loopback() -> Any:
     with LoopbackServer() as server:
         yield server
-
-
-def _summarizer(server: LoopbackServer) -> Summarizer:
-    async def no_wait(_seconds: float) -> None:
-        return None
-
-    return Summarizer(
-        model=server.anthropic_model(), complete=complete, api_key="test-key",
-        retry=RetryPolicy(enabled=False, max_retries=0, base_delay_ms=0), sleep=no_wait,
-    )  # fmt: skip
 
 
 def _message(role: str, text: str, ts: int) -> dict[str, Any]:
@@ -72,8 +59,9 @@ def _panel(qtbot: QtBot, session: Session, server: LoopbackServer | None, settin
     qtbot.addWidget(panel)
     panel.resize(700, 600)
     panel.show()
-    summarizer = _summarizer(server) if server is not None else None
-    panel.set_session(session, TreeNavigator(session.tree, summarizer, BranchSummarySettings()))
+    panel.set_session(
+        session, navigator_for(session, server.anthropic_model() if server is not None else None)
+    )
     return panel
 
 
@@ -285,15 +273,13 @@ def test_keyboard_navigation_and_label_shortcut(
 def test_live_agent_session_refuses_while_streaming_then_summarizes(
     qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, loopback: LoopbackServer
 ) -> None:
-    from piwork.gui.tree.navigation import AgentNavigator
-    from tests.core.agent.sessions_support import make_session
-
     store, ids = _session(tmp_path)
-    agent, _store, _recorder, _gate = make_session(loopback.anthropic_model(), store=store)
+    navigator = navigator_for(store, loopback.anthropic_model())
+    agent = navigator.agent
     panel = SessionTreePanel()
     qtbot.addWidget(panel)
     panel.show()
-    panel.set_session(store, AgentNavigator(agent))
+    panel.set_session(store, navigator)
     loopback.script(Turn([Text("slow answer arriving word by word")], drip=0.05))
     run = qloop.create_task(agent.prompt("one more question"))
     qtbot.waitUntil(lambda: agent.is_streaming)
@@ -404,9 +390,9 @@ def test_dialog_counts_only_what_fits_the_summary_budget(
     panel = SessionTreePanel()
     qtbot.addWidget(panel)
     panel.show()
-    small = Summarizer(model=loopback.anthropic_model(context_window=16_400), complete=complete, api_key="k")
+    small = loopback.anthropic_model(context_window=16_400)
     # 10 tokens for the branch: the two newest messages (5 tokens each) fit, "here is a plan" (4) does not.
-    navigator = TreeNavigator(session.tree, small, BranchSummarySettings(reserve_tokens=16_390))
+    navigator = navigator_for(session, small, {"branchSummary": {"reserveTokens": 16_390}})
     panel.set_session(session, navigator)
     panel.select_entry(ids["u1"])
     task = panel.navigate_to(ids["u1"])
