@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from piwork.conformance.harness import CaseEnv
+from piwork.core.jscompat import UNDEFINED
 from piwork.core.session.context import build_context_entries, build_session_context
 from piwork.core.session.format import is_header, parse_session_text
-from piwork.core.session.jsvalues import UNDEFINED
 from piwork.core.session.migrate import migrate_to_current
 from piwork.core.session.store import open_session
 from piwork.core.session.tree import tree_from_values

@@ -14,9 +14,9 @@ from typing import Any
 
 from piwork.core.compaction.file_ops import FileOps
 from piwork.core.compaction.tokens import estimate_tokens
-from piwork.core.jscompat import js_truthy
+from piwork.core.jscompat import UNDEFINED, js_truthy
 from piwork.core.session.context import build_entry_index
-from piwork.core.session.jsvalues import UNDEFINED, js_get, map_key
+from piwork.core.session.jsvalues import js_get, map_key
 from piwork.core.session.timestamps import js_date_ms
 
 Entry = Any

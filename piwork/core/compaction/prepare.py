@@ -18,9 +18,9 @@ from piwork.core.compaction.cut_point import ProjectedEntries, find_cut_point
 from piwork.core.compaction.file_ops import FileLists, FileOps, compute_file_lists, extract_file_ops
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.tokens import estimate_context_tokens
-from piwork.core.jscompat import js_truthy
+from piwork.core.jscompat import UNDEFINED, js_truthy
 from piwork.core.session.context import build_session_context, select_context
-from piwork.core.session.jsvalues import UNDEFINED, js_get, js_same
+from piwork.core.session.jsvalues import js_get, js_same
 
 Entry = Any
 

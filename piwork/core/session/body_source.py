@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from piwork.core.jscompat import UNDEFINED
 from piwork.core.session.format import json_loads_bytes
-from piwork.core.session.jsvalues import UNDEFINED
 from piwork.core.session.records import EntryRecord
 
 WINDOW = 2 * 1024 * 1024  # bytes read (and parsed) at once; bounds the memory a load adds

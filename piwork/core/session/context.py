@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from piwork.core.jscompat import js_truthy
+from piwork.core.jscompat import UNDEFINED, js_truthy
 from piwork.core.messages import LLM_ROLES
-from piwork.core.session.jsvalues import UNDEFINED, js_get, js_same, map_key
+from piwork.core.session.jsvalues import js_get, js_same, map_key
 from piwork.core.session.timestamps import js_date_ms
 
 Entry = Any  # a parsed JSON value, normally a dict

@@ -3,7 +3,7 @@
 Session files are parsed without validation (like Pi does), so the engine must cope with any JSON
 value where an object is expected. These helpers give JavaScript's answers: property access on an
 object, ``undefined`` for a missing key or a primitive, a ``TypeError`` on ``null``/``undefined``;
-strict equality; and ``Map`` keys. Truthiness lives in ``piwork.core.jscompat`` (re-exported here).
+strict equality; and ``Map`` keys. ``UNDEFINED`` and truthiness live in ``piwork.core.jscompat``.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from piwork.core.jscompat import UNDEFINED, js_truthy
+from piwork.core.jscompat import UNDEFINED
 
-__all__ = ["UNDEFINED", "js_get", "js_same", "js_truthy", "map_key"]
+__all__ = ["js_get", "js_same", "map_key"]
 
 
 def js_get(value: Any, key: str) -> Any:

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from piwork.core.ids import IdFactory, random_entry_id
-from piwork.core.jscompat import js_truthy
-from piwork.core.session.jsvalues import UNDEFINED, js_get
+from piwork.core.jscompat import UNDEFINED, js_truthy
+from piwork.core.session.jsvalues import js_get
 
 CURRENT_VERSION = 3
 MAX_ID_ATTEMPTS = 100

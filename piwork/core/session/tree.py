@@ -14,10 +14,10 @@ from functools import cmp_to_key
 from typing import Any
 
 from piwork.core.ids import IdFactory, random_entry_id
-from piwork.core.jscompat import js_trim, js_truthy
+from piwork.core.jscompat import UNDEFINED, js_trim, js_truthy
 from piwork.core.session.format import DUPLICATE_ID, MISSING_ID, Diagnostic
 from piwork.core.session.graph import check_graph
-from piwork.core.session.jsvalues import UNDEFINED, js_same, map_key
+from piwork.core.session.jsvalues import js_same, map_key
 from piwork.core.session.migrate import unique_id
 from piwork.core.session.records import EntryRecord, fill_details, make_record, paused_gc
 from piwork.core.session.timestamps import iso_now

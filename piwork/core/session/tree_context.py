@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from sys import intern
 from typing import TYPE_CHECKING, Any
 
+from piwork.core.jscompat import UNDEFINED
 from piwork.core.session.context import DEFAULT_THINKING_LEVEL, entry_to_messages
-from piwork.core.session.jsvalues import UNDEFINED, js_same
+from piwork.core.session.jsvalues import js_same
 from piwork.core.session.message_shape import usable_message
 from piwork.core.session.records import EntryRecord
 from piwork.core.session.tree_types import SessionContext

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from piwork.core.errors import PiworkError
-from piwork.core.session.jsvalues import UNDEFINED
+from piwork.core.jscompat import UNDEFINED
 from piwork.core.session.records import EntryRecord
 
 if TYPE_CHECKING:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from piwork.core.ids import SequentialIds
+from piwork.core.jscompat import UNDEFINED
 from piwork.core.messages import (
     BRANCH_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_PREFIX,
@@ -15,7 +16,6 @@ from piwork.core.messages import (
     convert_to_llm,
 )
 from piwork.core.session.context import build_session_context
-from piwork.core.session.jsvalues import UNDEFINED
 from piwork.core.session.store import in_memory_session, open_session
 from piwork.core.session.tree import EntryNotFound, SessionTree, TreeEvent, tree_from_values
 
