@@ -12,12 +12,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from piwork.core.jscompat import js_json_stringify
-from piwork.core.llm.types import THINKING_LEVELS
+from piwork.core.llm.types import THINKING_LEVELS, ThinkingLevel
+
+if TYPE_CHECKING:
+    from piwork.core.agent.queues import QueueMode
 
 T = TypeVar("T")
+C = TypeVar("C", bound=str)
 Kind = Literal["bool", "int", "number", "text", "choice", "choice-map"]
 Owner = Literal["pi", "piwork"]
 
@@ -144,7 +148,8 @@ def text(key: str, description: str, **extra: Any) -> Setting[str | None]:
     return _declare(Setting(key, "text", None, description, **extra))
 
 
-def choice(key: str, default: str, choices: tuple[str, ...], description: str, **extra: Any) -> Setting[str]:
+def choice(key: str, default: C, choices: tuple[C, ...], description: str, **extra: Any) -> Setting[C]:
+    """A setting that takes one of ``choices``; typed as their ``Literal`` where the caller declares it."""
     return _declare(Setting(key, "choice", default, description, choices=choices, **extra))
 
 
@@ -169,7 +174,7 @@ def lookup(data: Mapping[str, Any], path: tuple[str, ...]) -> tuple[Any, str | N
 
 DEFAULT_PROVIDER = text("defaultProvider", "Provider a new session starts with")
 DEFAULT_MODEL = text("defaultModel", "Model id a new session starts with")
-DEFAULT_THINKING_LEVEL = choice(
+DEFAULT_THINKING_LEVEL: Setting[ThinkingLevel] = choice(
     "defaultThinkingLevel", "medium", THINKING_LEVELS, "Thinking level a new session starts at"
 )
 MODEL_THINKING_LEVELS: Setting[dict[str, str]] = _declare(
@@ -189,10 +194,10 @@ DEFAULT_PROJECT_TRUST = choice(
     global_only=True,
 )
 ENABLE_SKILL_COMMANDS = flag("enableSkillCommands", True, "Offer each skill as a /skill:name command")
-STEERING_MODE = choice(
+STEERING_MODE: Setting[QueueMode] = choice(
     "steeringMode", "one-at-a-time", ("all", "one-at-a-time"), "How queued steering messages are sent"
 )
-FOLLOW_UP_MODE = choice(
+FOLLOW_UP_MODE: Setting[QueueMode] = choice(
     "followUpMode", "one-at-a-time", ("all", "one-at-a-time"), "How queued follow-up messages are sent"
 )
 TREE_FILTER_MODE = choice(

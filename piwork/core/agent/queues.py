@@ -6,20 +6,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 QueueMode = Literal["one-at-a-time", "all"]
-QUEUE_MODES: tuple[QueueMode, ...] = ("one-at-a-time", "all")
-
-
-def parse_queue_mode(value: object, default: QueueMode = "one-at-a-time") -> QueueMode:
-    for mode in QUEUE_MODES:
-        if value == mode:
-            return mode
-    return default
+"""The ``steeringMode`` / ``followUpMode`` settings (declared, with their default, in settings_schema)."""
 
 
 class MessageQueue:
     """FIFO of pending user messages; ``drain`` hands out one message or all of them, per ``mode``."""
 
-    def __init__(self, mode: QueueMode = "one-at-a-time") -> None:
+    def __init__(self, mode: QueueMode) -> None:
         self.mode: QueueMode = mode
         self._items: list[dict[str, Any]] = []
 

@@ -367,7 +367,7 @@ def _choose_thinking(
     fitted to what the model supports.
     """
     values = SettingValues.of(settings)
-    default = next(known for known in THINKING_LEVELS if known == values.value(DEFAULT_THINKING_LEVEL))
+    default = values.value(DEFAULT_THINKING_LEVEL)
     level = options.thinking
     if level is None and context.messages:
         has_entry = any(r.type == "thinking_level_change" for r in tree.path())

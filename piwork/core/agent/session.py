@@ -33,7 +33,7 @@ from piwork.core.agent.events import (
 from piwork.core.agent.governance import SessionGovernance
 from piwork.core.agent.loop import AgentLoop, CallRecord, CompletedTurn, LoopConfig, RequestSetup, StreamFn
 from piwork.core.agent.options import AgentSessionOptions, default_stream_fn
-from piwork.core.agent.queues import PromptQueues, parse_queue_mode
+from piwork.core.agent.queues import PromptQueues
 from piwork.core.agent.request_setup import request_setup, summarizer_for
 from piwork.core.agent.retry import RetrySettings
 from piwork.core.agent.stats import ContextUsage, SessionStats, StatsTracker, context_usage
@@ -104,8 +104,8 @@ class AgentSession:
         values = self._settings = SettingValues.of(options.settings)
         self.retry_settings = RetrySettings.from_mapping(values.get("retry"))
         self.queues = PromptQueues(
-            parse_queue_mode(values.value(STEERING_MODE)),
-            parse_queue_mode(values.value(FOLLOW_UP_MODE)),
+            values.value(STEERING_MODE),
+            values.value(FOLLOW_UP_MODE),
             lambda steering, follow_up: self.emit(QueueUpdate(steering, follow_up)),
         )
         self.telemetry = options.telemetry or UsageTelemetry()

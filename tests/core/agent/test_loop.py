@@ -14,6 +14,7 @@ from piwork.core.agent.queues import MessageQueue
 from piwork.core.agent.tool_calls import BlockDecision
 from piwork.core.llm.types import StreamOptions
 from piwork.core.llm.types import ToolSpec as LlmToolSpec
+from piwork.core.settings_schema import FOLLOW_UP_MODE, STEERING_MODE
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolRegistry, ToolResult
 
 from .scripted import MODEL, Reply, ScriptedProvider, calls, text
@@ -63,8 +64,8 @@ class Harness:
         self.registry = ToolRegistry([self.echo])
         self.events: list[AgentEvent] = []
         self.signal = AbortSignal()
-        self.steering = MessageQueue()
-        self.follow_up = MessageQueue()
+        self.steering = MessageQueue(STEERING_MODE.default)
+        self.follow_up = MessageQueue(FOLLOW_UP_MODE.default)
 
         async def setup() -> RequestSetup:
             specs = [LlmToolSpec(s.name, s.description, s.parameters) for s in self.registry.specs()]

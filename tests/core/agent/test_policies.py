@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 from piwork.core.agent.events import AgentEnd, MessageUpdate, ToolExecutionEnd, event_to_json
-from piwork.core.agent.queues import MessageQueue, parse_queue_mode
+from piwork.core.agent.queues import MessageQueue
 from piwork.core.agent.retry import RetrySettings, backoff_delay_ms, decide_retry
 from piwork.core.llm.types import TextDeltaEvent
+from piwork.core.settings_schema import STEERING_MODE
+from piwork.core.settings_values import SettingValues
 
 
 def test_retry_settings_from_mapping_ignore_bad_values() -> None:
@@ -39,12 +41,12 @@ def test_backoff_and_retry_after() -> None:
 
 
 def test_queue_modes() -> None:
-    queue = MessageQueue(parse_queue_mode("bogus"))
-    assert queue.mode == "one-at-a-time"
+    queue = MessageQueue(SettingValues.of({"steeringMode": "bogus"}).value(STEERING_MODE))
+    assert queue.mode == STEERING_MODE.default == "one-at-a-time"
     for n in range(3):
         queue.enqueue({"n": n})
     assert queue.drain() == [{"n": 0}]
-    queue.mode = parse_queue_mode("all")
+    queue.mode = SettingValues.of({"steeringMode": "all"}).value(STEERING_MODE)
     assert queue.drain() == [{"n": 1}, {"n": 2}] and not queue and queue.drain() == []
 
 
