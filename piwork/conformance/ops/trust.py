@@ -8,6 +8,7 @@ from typing import Any
 from piwork.conformance.harness import CaseEnv
 from piwork.core.resources.trust import TrustResolver, has_trust_resources, trust_options
 from piwork.core.resources.trust_store import TrustStore, TrustUpdate
+from piwork.core.settings_schema import DEFAULT_PROJECT_TRUST
 
 
 def _store(env: CaseEnv) -> TrustStore:
@@ -36,11 +37,9 @@ def _has(args: dict[str, Any], env: CaseEnv) -> Any:
 
 
 def _resolve(args: dict[str, Any], env: CaseEnv) -> Any:
-    resolver = TrustResolver(
-        _store(env),
-        default_policy=args.get("defaultProjectTrust") or "ask",
-        include_piwork_resources=False,
-    )
+    # the case's global setting, checked as settings.json is (absent or refused: its declared default)
+    policy = DEFAULT_PROJECT_TRUST.check(args.get(DEFAULT_PROJECT_TRUST.key)).value
+    resolver = TrustResolver(_store(env), default_policy=policy, include_piwork_resources=False)
     state = asyncio.run(resolver.resolve(args["cwd"], override=args.get("trustOverride")))
     return {"trusted": state.trusted}
 
