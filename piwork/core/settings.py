@@ -35,10 +35,8 @@ from piwork.core.settings_schema import (
     DEFAULT_PROJECT_TRUST,
     DEFAULT_PROVIDER,
     DEFAULT_THINKING_LEVEL,
-    ENABLE_SKILL_COMMANDS,
     GLOBAL_ONLY_KEYS,
     GLOBAL_ONLY_SECTIONS,
-    HTTP_PROXY,
     PROVIDER_MAX_RETRY_DELAY_MS,
     RETRY_BASE_DELAY_MS,
     RETRY_ENABLED,
@@ -49,7 +47,6 @@ from piwork.core.settings_values import SettingValues
 
 Scope = Literal["global", "project"]
 GLOBAL_ONLY_PIWORK_KEYS = tuple(s.removeprefix("piwork.") for s in GLOBAL_ONLY_SECTIONS)
-RESOURCE_KEYS = ("packages", "extensions", "skills", "prompts", "themes")
 
 
 class SettingsWriteError(PiworkError):
@@ -344,12 +341,6 @@ class Settings:
         checked = DEFAULT_THINKING_LEVEL.check(raw)
         return checked.value if raw is not None and checked.refused is None else None
 
-    def enable_skill_commands(self) -> bool:
-        return self.values.value(ENABLE_SKILL_COMMANDS)
-
-    def http_proxy(self) -> str | None:
-        return self.values.value(HTTP_PROXY)
-
     def context_files_enabled(self) -> bool:
         return self.values.value(CONTEXT_FILES_ENABLED)
 
@@ -357,9 +348,6 @@ class Settings:
         return self.values.value(CONTEXT_FILES_ENFORCE_HARD_CAP)
 
     # ----- writing
-
-    def is_writable(self, scope: Scope) -> bool:
-        return scope not in self._broken and (scope == "global" or self.project_trusted)
 
     def set_value(self, dotted: str, value: Any, scope: Scope = "global") -> None:
         """Change one key (``a.b.c``) in one file, keeping everything else in it; ``None`` deletes."""

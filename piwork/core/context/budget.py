@@ -28,7 +28,6 @@ from piwork.core.settings_schema import (
 from piwork.core.settings_values import SettingValues
 
 PRICING_MARK = 272_000
-OUTPUT_SAFETY_MARGIN = 4_096
 TOOL_ROUNDS_TRIGGER = 12
 MIN_ELIDE_TOKENS = 200
 RESERVE_TOKENS = COMPACTION_RESERVE_TOKENS.default

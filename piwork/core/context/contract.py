@@ -86,10 +86,6 @@ class TaskContract:
             raise ContractError(f"phase must be one of {', '.join(PHASES)}, not {phase!r}")
         return replace(self, phase=phase)
 
-    @property
-    def can_write(self) -> bool:
-        return self.mode == "source-write" and bool(self.verify)
-
     def render_text(self) -> str:
         lines = ["Task contract", f"Title: {self.title}", f"Goal: {self.goal}"]
         if self.acceptance:

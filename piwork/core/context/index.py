@@ -126,7 +126,6 @@ class EntryState:
     entry: IndexEntry
     state: Freshness
     changed_files: tuple[str, ...] = ()
-    missing_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -293,7 +292,7 @@ def entry_state(entry: IndexEntry, hashes: FileHashes) -> EntryState:
         elif now != cited.sha256:
             changed.append(cited.path)
     state: Freshness = "missing" if missing else "changed" if changed else "fresh"
-    return EntryState(entry, state, tuple(changed), tuple(missing))
+    return EntryState(entry, state, tuple(changed))
 
 
 def index_status(cwd: str, index: ContextIndex, hashes: FileHashes | None = None) -> IndexStatus:

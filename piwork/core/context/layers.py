@@ -33,17 +33,16 @@ class Layer:
     source: str  # where piwork finds it, as shown to people
     delivery: Delivery
     trust_gated: bool
-    bundle_kind: str | None = None  # the ``kind`` attribute of its ``<context_layer>`` wrapper
 
 
 LAYERS: tuple[Layer, ...] = (
     Layer(1, "contextFile", "Nearest context files", "AGENTS.md & co.", "systemPrompt", False),
-    Layer(2, "profile", "Project profile", ".pi/piwork-profile.json", "bundle", True, "profile"),
-    Layer(3, "pack", "Task pack", "built from the context index", "bundle", True, "pack"),
-    Layer(4, "index", "Context index", ".pi/context-index.json", "bundle", True, "index"),
-    Layer(5, "snapshot", "Project snapshot", ".pi/project-context.md", "bundle", True, "snapshot"),
-    Layer(6, "memory", "Memory summary", ".pi/memory/memory_summary.md", "bundle", True, "memory"),
-    Layer(7, "required", "Required context", "profile required[] paths", "bundle", True, "required"),
+    Layer(2, "profile", "Project profile", ".pi/piwork-profile.json", "bundle", True),
+    Layer(3, "pack", "Task pack", "built from the context index", "bundle", True),
+    Layer(4, "index", "Context index", ".pi/context-index.json", "bundle", True),
+    Layer(5, "snapshot", "Project snapshot", ".pi/project-context.md", "bundle", True),
+    Layer(6, "memory", "Memory summary", ".pi/memory/memory_summary.md", "bundle", True),
+    Layer(7, "required", "Required context", "profile required[] paths", "bundle", True),
     Layer(8, "taskFile", "Task files", "attached or read by the model", "onDemand", False),
     Layer(9, "testDoc", "Related tests and docs", "read by the model", "onDemand", False),
     Layer(10, "externalDoc", "External docs", "web tools, official docs first", "onDemand", False),

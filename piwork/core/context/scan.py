@@ -201,6 +201,3 @@ class TranscriptScan:
         """Orphans of the whole list (tool calls of the group still open count as unanswered)."""
         pending = sorted(self._open_calls) if self._open_calls else []
         return self.orphans + [Orphan("call", c, self._open_index) for c in pending]
-
-    def rounds_since(self, since: float) -> int:
-        return sum(1 for t in self.round_times if t > since)

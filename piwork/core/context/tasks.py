@@ -39,7 +39,6 @@ class StartedTask:
     contract: TaskContract
     bundle: Bundle
     manifest: Manifest
-    bundle_entry_id: str | None
     active_tools: list[str]
 
 
@@ -99,7 +98,7 @@ def begin_task(
     bundle_id = start_task(tree, contract, bundle, manifest)
     if bundle_id is not None:
         session.replace_messages([*session.messages, *entry_to_messages(tree.entry(bundle_id))])
-    return StartedTask(contract, bundle, manifest, bundle_id, active)
+    return StartedTask(contract, bundle, manifest, active)
 
 
 def set_phase(session: AgentSession, contract: TaskContract, phase: Phase) -> TaskContract:

@@ -1,8 +1,6 @@
 """Built-in models (Pi's model JSON shape). Prices are USD per million tokens.
 
 OpenAI models use Chat Completions at ``https://api.openai.com/v1`` (Pi uses the Responses API there).
-``LOCAL_PRESETS`` are the usual addresses of local OpenAI-compatible servers, offered when a user adds
-a provider of their own (the models themselves come from ``models.json``).
 """
 
 from __future__ import annotations
@@ -105,13 +103,6 @@ BUILTIN_MODELS: list[dict[str, Any]] = [
     _gpt("o3", "o3", (2, 8, 0.5), context=200000, max_tokens=100000, levels=_O_SERIES_LEVELS),
     _gpt("o4-mini", "o4-mini", (1.1, 4.4, 0.275), context=200000, max_tokens=100000, levels=_O_SERIES_LEVELS),
 ]  # fmt: skip
-
-LOCAL_PRESETS: dict[str, str] = {
-    "ollama": "http://localhost:11434/v1",
-    "llama.cpp": "http://127.0.0.1:8080/v1",
-    "vllm": "http://127.0.0.1:8000/v1",
-    "lmstudio": "http://127.0.0.1:1234/v1",
-}
 
 # Environment variables holding API keys, per provider (first non-empty wins).
 PROVIDER_ENV_KEYS: dict[str, tuple[str, ...]] = {

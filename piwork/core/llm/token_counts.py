@@ -32,7 +32,6 @@ class CountCache:
         self._counts: dict[str, int] = {}
         self._pending: list[tuple[str, int]] = []
         self._lock = threading.Lock()
-        self.loaded_entries = 0
 
     def load(self) -> None:
         """Read the file (blocking); damaged lines are skipped, an oversized file is started over."""
@@ -52,7 +51,6 @@ class CountCache:
             key, _, value = line.partition("\t")
             if len(key) == 32 and value.isdigit():
                 self._counts[key] = int(value)
-        self.loaded_entries = len(self._counts)
 
     def get(self, key: str) -> int | None:
         return self._counts.get(key)
