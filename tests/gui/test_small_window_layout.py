@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QSettings
+from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
 
 from piwork.gui.context.reading import BilledFigures
-from piwork.gui.main_window import MainWindow
+from piwork.gui.main_window import DOCK_MIN_SIZE, MainWindow
 from piwork.gui.resources.rows_model import COLUMN_TIPS, COLUMNS
 from piwork.gui.theme import load_theme
 
@@ -59,6 +59,35 @@ def test_every_panel_open_fits_1000_by_700(qtbot: QtBot, tmp_path: Path) -> None
         if top_left.x() + widget.width() > window.width() or top_left.y() + widget.height() > window.height():
             cut.append(f"{type(widget).__name__} {widget.objectName()} outside the window")
     assert cut == []
+
+
+def test_no_panel_scrolls_sideways_with_every_panel_open(qtbot: QtBot, tmp_path: Path) -> None:
+    """Toolbars and button rows wrap, labels wrap or elide: each dock's panel fits the dock's width, even
+    the tree dock at its narrowest, so no control (the graph's Compare…) sits behind a sideways scroll."""
+    window = _window(qtbot, tmp_path)
+    for dock in window.docks.values():
+        dock.show()
+    window.tree_panel.views.setCurrentWidget(window.tree_panel.graph)  # the page with Files… and Compare…
+    window.resizeDocks([window.docks["tree"]], [DOCK_MIN_SIZE.width()], Qt.Orientation.Horizontal)
+
+    def sideways() -> list[str]:
+        wide = []
+        for dock_id, dock in window.docks.items():
+            holder = dock.widget()
+            assert isinstance(holder, QScrollArea)
+            panel = holder.widget()
+            room = holder.viewport().width()
+            if panel.minimumSizeHint().width() > room or holder.horizontalScrollBar().isVisible():
+                wide.append(f"{dock_id}: wants {panel.minimumSizeHint().width()} px, has {room}")
+        return wide
+
+    qtbot.waitUntil(lambda: sideways() == [], timeout=5000)
+    tree_holder = window.docks["tree"].widget()
+    assert isinstance(tree_holder, QScrollArea)
+    assert tree_holder.viewport().width() <= DOCK_MIN_SIZE.width() + 20  # the tree dock really is narrow
+    for button in (window.tree_panel.compare_button, window.tree_panel.files_button):
+        right = button.mapTo(tree_holder.viewport(), QPoint(button.width(), 0)).x()
+        assert button.isVisible() and right <= tree_holder.viewport().width(), button.text()
 
 
 def test_controls_stay_put_when_the_chat_changes_state(qtbot: QtBot, tmp_path: Path) -> None:

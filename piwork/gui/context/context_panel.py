@@ -29,6 +29,7 @@ from piwork.gui.context.governor_log_model import GovernorLogModel, export_json
 from piwork.gui.context.manifest_model import ManifestModel
 from piwork.gui.context.usage_plot import UsagePlot
 from piwork.gui.context.xray_model import JumpTarget, TargetRole, XrayModel
+from piwork.gui.flow_layout import FlowLayout
 
 
 def _table(model: object) -> QTableView:
@@ -158,10 +159,12 @@ class ContextPanel(QWidget):
         self.log_view.selectionModel().currentChanged.connect(self._on_log_current)
         self.log_summary = QLabel("No governor decisions yet.")
         self.log_summary.setWordWrap(True)  # a narrow dock wraps it rather than widening the window
+        log_buttons = FlowLayout(spacing=4)  # stacked in a narrow dock
+        log_buttons.addWidget(self.show_original_button)
+        log_buttons.addWidget(self.export_button)
         log_head = QHBoxLayout()
         log_head.addWidget(self.log_summary, 1)
-        log_head.addWidget(self.show_original_button)
-        log_head.addWidget(self.export_button)
+        log_head.addLayout(log_buttons)
         self.tabs.addTab(self._page(log_head, self.log_view), "Governor log")
 
         # Plot

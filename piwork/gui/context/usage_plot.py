@@ -40,7 +40,7 @@ class UsagePlot(QWidget):
         return QSize(520, 260)
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(240, 140)
+        return QSize(160, 140)
 
     def set_series(
         self, occupancy: Sequence[OccupancySample], billed: Sequence[BilledSample], marks: Marks | None

@@ -27,7 +27,6 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
@@ -40,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.truncate import format_size
+from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.logs.line_delegate import LogLineDelegate
 from piwork.gui.logs.line_index import LineIndex, LogFileError
 from piwork.gui.logs.lines_model import LogLinesModel
@@ -90,7 +90,7 @@ class FullOutputView(QWidget):
         self._progress.hide()
 
         self.search_field = QLineEdit(placeholderText="Search (Enter: next match, Shift+Enter: previous)")
-        self.search_field.setMinimumWidth(self.search_field.fontMetrics().horizontalAdvance("M" * 22))
+        self.search_field.setMinimumWidth(self.search_field.fontMetrics().horizontalAdvance("M" * 12))
         self.regex_box = QCheckBox("Regex")
         self.case_box = QCheckBox("Match case")
         self._previous_button = QPushButton("Previous")
@@ -98,9 +98,9 @@ class FullOutputView(QWidget):
         self.search_status = QLabel()
         self.goto_field = QSpinBox(minimum=1, maximum=1, prefix="Line ")
         goto_button = QPushButton("Go")
-        search_row = QHBoxLayout()
+        search_row = FlowLayout(spacing=4)  # wraps in a narrow dock instead of scrolling sideways
+        search_row.addWidget(self.search_field, 1)
         for widget in (
-            self.search_field,
             self.regex_box,
             self.case_box,
             self._previous_button,
@@ -155,7 +155,7 @@ class FullOutputView(QWidget):
         copy_path = QPushButton("Copy path")
         open_editor = QPushButton("Open in editor")
         self._send_button = QPushButton("Send selected lines to chat")
-        actions = QHBoxLayout()
+        actions = FlowLayout(spacing=4)
         for widget in (copy_path, open_editor, self._send_button):
             actions.addWidget(widget)
         actions.addStretch(1)

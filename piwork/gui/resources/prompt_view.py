@@ -55,6 +55,7 @@ class SystemPromptView(QWidget):
         self._tasks = BackgroundTasks()
         self._closed = False
         self.summary = QLabel("No system prompt assembled yet.")
+        self.summary.setWordWrap(True)  # a narrow dock wraps it rather than scrolling sideways
         self.table = QTableWidget(0, 3)
         self.table.setAccessibleName("System prompt parts")
         self.table.setAccessibleDescription(

@@ -14,7 +14,6 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QHBoxLayout,
     QHeaderView,
     QTableView,
     QVBoxLayout,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.session import FOLD_AT, Fold, SessionTree
+from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.tree.graph_delegate import GraphDelegate
 from piwork.gui.tree.graph_model import SEQ_ROLE, BranchGraphModel
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
@@ -66,11 +66,16 @@ class BranchGraphView(QWidget):
         rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         rows.setMinimumSectionSize(1)
         rows.setDefaultSectionSize(delegate.row_height(self.list.font()))
-        top = QHBoxLayout()
+        # The fold box, then the buttons the tree panel adds to ``toolbar``: one row, or in a narrower
+        # dock the buttons (kept together) below the box, or in a narrow one each button on a row.
+        buttons = QWidget()
+        self.toolbar = FlowLayout(buttons, spacing=4)
+        self.toolbar.setContentsMargins(0, 0, 0, 0)
+        top = FlowLayout(spacing=4)
         top.setContentsMargins(4, 2, 4, 2)
         top.addWidget(self.fold_box)
-        top.addStretch(1)
-        self.toolbar = top
+        top.addStretch()
+        top.addWidget(buttons)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)

@@ -26,7 +26,6 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QHBoxLayout,
     QInputDialog,
     QLabel,
     QLineEdit,
@@ -50,6 +49,7 @@ from piwork.core.compaction import (
 from piwork.core.errors import PiworkError
 from piwork.core.session import Session, SessionTree, clone_session, create_branched_session, fork_session
 from piwork.core.settings_schema import BRANCH_SUMMARY_SKIP_PROMPT, TREE_FILTER_MODE, Setting
+from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
 from piwork.gui.tree.branch_tools import BranchTools
 from piwork.gui.tree.display_tree import FILTER_MODES, DisplayTree, entry_title, normalize_mode
@@ -127,10 +127,12 @@ class SessionTreePanel(QWidget):
         self.go_button.setAccessibleDescription(
             "Move to the selected entry (Enter in the tree does the same)"
         )
-        # Filter and "Go to entry" on one row, the search field on its own: a narrow dock keeps it usable.
+        # Filter and "Go to entry" on one row (two in a narrow dock), the search field on its own.
+        self.filter_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.filter_box.setMinimumContentsLength(12)  # a narrow dock cuts the longest mode names short
         top = QVBoxLayout()
         top.setSpacing(2)
-        first_row = QHBoxLayout()
+        first_row = FlowLayout(spacing=4)
         first_row.addWidget(self.filter_box, 1)
         first_row.addWidget(self.go_button)
         top.addLayout(first_row)
