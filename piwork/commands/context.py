@@ -130,6 +130,10 @@ def _print_overview(doc: dict[str, Any], out: TextIO) -> None:
     out.write(manifest["text"])
     if not manifest["stored"]:
         out.write("(no task on this branch yet: this is what a task started now would load)\n")
+    excluded = manifest.get("excluded") or []
+    if excluded:
+        names = ", ".join(p["kind"] if p["kind"] in ("pack", "index") else p["shown"] for p in excluded)
+        out.write(f"Excluded for this task: {names} (/context include brings them back in the window)\n")
     for entry in manifest["manifest"]["entries"]:
         extra = f" - {entry['reason']}" if entry.get("reason") else ""
         out.write(

@@ -303,6 +303,11 @@ class SessionController(QObject):
 
         task.add_done_callback(opened)
 
+    def show_system_prompt(self) -> None:
+        """Show the system prompt the session now sends in the Resources panel (a context file excluded
+        for this task changed it)."""
+        self._show_system_prompt()
+
     def _show_system_prompt(self) -> None:
         runtime = self.runtime
         if runtime is not None:
@@ -629,6 +634,8 @@ class SessionController(QObject):
     def _on_manifest_action(self, action: str, entry: ManifestEntry) -> None:
         if action == "open":
             self.context_navigator.open_manifest_entry(entry)
+        elif action in ("exclude", "include"):
+            self.context_commands.change_exclusion(action, entry)
         elif action == "rebuild-index":
             self.run_command(SlashCommand("context", "rebuild"))
         elif action == "trust":

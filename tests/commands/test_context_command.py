@@ -212,3 +212,33 @@ def test_onboard_creates_the_layers_with_one_model_call(tmp_path: Path) -> None:
     assert (project / ".pi" / "project-context.md").read_text() == SNAPSHOT
     status = _run(["--cwd", str(project), "--approve", "index-status"], env)
     assert status.returncode == 0 and "freshEntries 4" in status.stdout.replace(":", "")
+
+
+def test_overview_shows_what_is_excluded_for_the_task(tmp_path: Path) -> None:
+    from piwork.core.context.exclusions import exclude_parts, exclusion_targets
+    from piwork.core.context.manifest import latest_manifest
+    from piwork.core.session.store import open_session
+
+    project, env = _project(tmp_path)
+    path, _first = _session(project)
+    plain = json.loads(
+        _run(["--cwd", str(project), "--session", str(path), "--json", "--approve"], env).stdout
+    )
+    with open_session(path) as session:
+        manifest = latest_manifest(session.tree)
+        assert manifest is not None
+        targets = exclusion_targets(manifest, ["snapshot"], str(project))
+        exclude_parts(session.tree, manifest, targets, str(project))
+    done = _run(["--cwd", str(project), "--session", str(path), "--approve"], env)
+    assert done.returncode == 0, done.stderr
+    assert "- snapshot: .pi/project-context.md (omitted: excluded for this task)\n" in done.stdout
+    assert "Excluded for this task: .pi/project-context.md (/context include brings them back" in done.stdout
+    assert "  L5 snapshot: omitted, 0 tokens - excluded for this task\n" in done.stdout
+    doc = json.loads(_run(["--cwd", str(project), "--session", str(path), "--json", "--approve"], env).stdout)
+    assert [p["shown"] for p in doc["manifest"]["excluded"]] == [".pi/project-context.md"]
+    snapshot = next(e for e in plain["manifest"]["manifest"]["entries"] if e["kind"] == "snapshot")
+    totals, before = doc["manifest"]["manifest"]["totals"], plain["manifest"]["manifest"]["totals"]
+    assert snapshot["tokens"] > 0 and totals["bundle"] == before["bundle"] - snapshot["tokens"]
+    # the next request holds the marker instead of the snapshot (here a longer text than the tiny file)
+    assert doc["request"]["bySource"]["custom"] != plain["request"]["bySource"]["custom"]
+    assert doc["request"]["total"] == sum(doc["request"]["bySource"].values())

@@ -89,8 +89,11 @@ class SessionGovernance:
         now_ms: Callable[[], int] | None = None,
         counter_for: Callable[[Model], TokenCounter] | None = None,
         manifest: ManifestUpkeep | None = None,
+        project: Callable[[list[Message]], list[Message]] | None = None,
     ) -> None:
         self._session = session
+        # the task's excluded parts replaced by markers: what the next request is built from
+        self.project: Callable[[list[Message]], list[Message]] = project or (lambda messages: messages)
         self._manifest = manifest
         self._counter_for = counter_for
         model = session.model
@@ -163,7 +166,7 @@ class SessionGovernance:
         names = session.tool_names()
         tools = [ToolSpec(s.name, s.description, s.parameters) for s in session.registry.specs(names)]
         parts = session.system_prompt_parts()
-        return xray(parts, tools, session.messages, self.governor.estimator, entry_ids)
+        return xray(parts, tools, self.project(session.messages), self.governor.estimator, entry_ids)
 
     def send_once_anyway(self) -> None:
         """The user chose to send the next request even though it reaches the pricing mark."""
@@ -182,6 +185,9 @@ class SessionGovernance:
             self.governor.estimator = TokenEstimator(counter)
 
     def shape(self, messages: list[Message], setup: RequestSetup) -> list[Message] | None:
+        """The working set of one request: the task's exclusions applied (their markers in place of the
+        excluded parts), then the governor's decision on that list."""
+        messages = self.project(messages)
         self._check_contract()
         self._follow_model(setup.model)
         reserve = self._session.compaction_settings.reserve_tokens
@@ -296,7 +302,7 @@ class SessionGovernance:
         if shape is None or last is None or not self.governor.settings.enabled:
             return False
         estimator = self.governor.estimator
-        transcript = estimator.request(shape.system_prompt, shape.tools, self._session.messages)
+        transcript = estimator.request(shape.system_prompt, shape.tools, self.project(self._session.messages))
         working_set = transcript - last.elided_tokens
         marks = effective_marks(shape.model, self.governor.settings, shape.reserve_tokens)
         return working_set >= marks.ceiling

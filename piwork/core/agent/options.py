@@ -22,6 +22,7 @@ from piwork.core.tools.base import ToolRegistry
 
 if TYPE_CHECKING:
     from piwork.core.agent.checkpoints import CompactionPort
+    from piwork.core.context.task_exclusions import TaskExclusions
     from piwork.core.context.telemetry import ContextTelemetry
     from piwork.core.llm.tokens import TokenCounter
 
@@ -77,6 +78,9 @@ class AgentSessionOptions:
     known_secrets: Callable[[], tuple[str, ...]] = tuple
     # raises OSError when a new session's file could not be written (checked before the first request)
     check_can_save: Callable[[], None] = lambda: None
+    # the parts of the task's context the person excluded (None: followed over ``tree`` by the session);
+    # the runtime shares one with the system prompt it builds, which leaves excluded context files out
+    task_exclusions: TaskExclusions | None = None
 
 
 def default_stream_fn() -> StreamFn:

@@ -23,6 +23,7 @@ from piwork.core.agent.system_prompt import prompt_parts_for
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.context.contract import allowed_tools, latest_contract
+from piwork.core.context.task_exclusions import TaskExclusions
 from piwork.core.context.telemetry import ContextTelemetry, telemetry_file
 from piwork.core.context.verifier import gate_for_session, registered_verifiers
 from piwork.core.errors import PiworkError
@@ -159,9 +160,11 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     gate = gate_for_session(agent_dir, store.tree, cwd, resources.project_trusted)
     tool_options = dataclasses.replace(ToolOptions.from_settings(agent_dir, settings), command_gate=gate)
     registry = create_default_tools(ALL_TOOL_NAMES, tool_options)
+    exclusions = TaskExclusions(store.tree)
 
     def parts_for(names: Sequence[str]) -> list[PromptPart]:
-        return prompt_parts_for(resources, names, registry)
+        # a context file excluded for this task is a marker in <project_context> until the task ends
+        return prompt_parts_for(resources, names, registry, exclusions.context_files)
 
     def system_prompt_for(names: Sequence[str]) -> str:
         return "".join(part.text for part in parts_for(names))
@@ -202,6 +205,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             read_only_reason=lambda: _read_only_reason(store),
             check_can_save=store.check_can_save,
             known_secrets=credentials.known_secrets,
+            task_exclusions=exclusions,
         )
     )
     gate.on_reuse = session.governance.verifier_reused  # a reused verifier pass is a governor log row

@@ -43,6 +43,7 @@ from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import Summarizer
 from piwork.core.context.budget import GovernorSettings
 from piwork.core.context.manifest_upkeep import ManifestUpkeep
+from piwork.core.context.task_exclusions import TaskExclusions
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import env_vars_for
 from piwork.core.llm.thinking import resolve_level
@@ -123,6 +124,8 @@ class AgentSession:
             self.checkpoints.port = TreeCompactionPort(
                 options.tree, self.summarizer, lambda: self.checkpoints.settings, options.hooks
             )
+        # parts of the task's context the person left out of its requests ("exclude for this task")
+        self.exclusions = options.task_exclusions or TaskExclusions(options.tree)
         self.governance = SessionGovernance(
             self,
             GovernorSettings.from_settings(values),
@@ -131,6 +134,7 @@ class AgentSession:
             options.verifier_commands,
             counter_for=options.token_counter_for,
             manifest=ManifestUpkeep(options.tree, options.cwd, options.project_trusted),
+            project=self.exclusions.project,
         )
         options.tree.subscribe(self._on_tree_event)
 

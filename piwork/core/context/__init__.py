@@ -9,6 +9,9 @@ Public API (what callers outside the engine import from this package):
 - budget and governor records: ``GovernorSettings``, ``Marks``, ``effective_marks``,
   ``GovernorDecision``, ``OccupancySample``, ``BilledSample``, ``ElidedItem``, ``DECISIONS``,
   ``REASON_CODES``, ``TRIGGERS``; ``load_profile`` for the project's context profile;
+- excluding a part of the task's context: ``Exclusions``, ``ExcludedPart``, ``latest_exclusions``,
+  ``with_exclusions`` (the manifest as the task now stands), ``excludable``, ``is_excluded``,
+  ``EXCLUDED_REASON``, ``exclusion_command`` (``/context exclude|include``);
 - tasks, intake and fresh sessions: ``begin_task``, ``contract_from_text``, ``ContractError``,
   ``save_intake``, ``INTAKE_TOKENS``, ``FRESH_KINDS``, ``FreshError``;
 - the ``/context``, ``/fresh`` and ``/onboard`` commands as reports: ``preflight``,
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
     from piwork.core.context.commands import (
         ONBOARD_USAGE,
         compact_command,
+        exclusion_command,
         fresh_command,
         index_status_command,
         manifest_command,
@@ -50,6 +54,15 @@ if TYPE_CHECKING:
     from piwork.core.context.contract import ContractError
     from piwork.core.context.entries import CUSTOM_TYPE_WORDS
     from piwork.core.context.estimate import TokenEstimator
+    from piwork.core.context.exclusions import (
+        EXCLUDED_REASON,
+        ExcludedPart,
+        Exclusions,
+        excludable,
+        is_excluded,
+        latest_exclusions,
+        with_exclusions,
+    )
     from piwork.core.context.fresh import FRESH_KINDS, FreshError
     from piwork.core.context.intake import INTAKE_TOKENS, save_intake
     from piwork.core.context.layers import LAYERS, Layer
@@ -78,6 +91,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CUSTOM_TYPE_WORDS",
     "DECISIONS",
+    "EXCLUDED_REASON",
     "FRESH_KINDS",
     "INTAKE_TOKENS",
     "LAYERS",
@@ -88,6 +102,8 @@ __all__ = [
     "ContextView",
     "ContractError",
     "ElidedItem",
+    "ExcludedPart",
+    "Exclusions",
     "FreshError",
     "GovernorDecision",
     "GovernorSettings",
@@ -106,8 +122,12 @@ __all__ = [
     "compact_command",
     "contract_from_text",
     "effective_marks",
+    "excludable",
+    "exclusion_command",
     "fresh_command",
     "index_status_command",
+    "is_excluded",
+    "latest_exclusions",
     "latest_manifest",
     "load_profile",
     "load_view",
@@ -123,6 +143,7 @@ __all__ = [
     "view_from_parts",
     "view_from_session",
     "view_summarizer",
+    "with_exclusions",
 ]
 
 # Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
@@ -132,6 +153,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ContextView": ("view", "ContextView"),
     "ContractError": ("contract", "ContractError"),
     "DECISIONS": ("records", "DECISIONS"),
+    "EXCLUDED_REASON": ("exclusions", "EXCLUDED_REASON"),
+    "ExcludedPart": ("exclusions", "ExcludedPart"),
+    "Exclusions": ("exclusions", "Exclusions"),
     "ElidedItem": ("records", "ElidedItem"),
     "FRESH_KINDS": ("fresh", "FRESH_KINDS"),
     "FreshError": ("fresh", "FreshError"),
@@ -157,8 +181,12 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "compact_command": ("commands", "compact_command"),
     "contract_from_text": ("tasks", "contract_from_text"),
     "effective_marks": ("budget", "effective_marks"),
+    "excludable": ("exclusions", "excludable"),
+    "exclusion_command": ("commands", "exclusion_command"),
     "fresh_command": ("commands", "fresh_command"),
     "index_status_command": ("commands", "index_status_command"),
+    "is_excluded": ("exclusions", "is_excluded"),
+    "latest_exclusions": ("exclusions", "latest_exclusions"),
     "latest_manifest": ("manifest", "latest_manifest"),
     "load_profile": ("profile", "load_profile"),
     "load_view": ("view", "load_view"),
@@ -174,6 +202,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "view_from_parts": ("view", "view_from_parts"),
     "view_from_session": ("view", "view_from_session"),
     "view_summarizer": ("view", "view_summarizer"),
+    "with_exclusions": ("exclusions", "with_exclusions"),
 }
 
 

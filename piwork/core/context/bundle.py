@@ -141,6 +141,8 @@ class Bundle:
     index: IndexStatus | None = None
     pack: TaskPack | None = None
     tokens: int = 0
+    # where each part sits in ``text`` (kind, shown path, start, end): a part can be projected out exactly
+    spans: list[dict[str, Any]] = field(default_factory=list)
 
 
 def wrap(kind: str, path: str, body: str) -> str:
@@ -309,6 +311,11 @@ class _Builder:
         if pieces:
             self.out.text = "\n\n".join([BUNDLE_HEADER, *pieces])
             self.out.tokens = self.request.count(self.out.text)
+            end = len(self.out.text)
+            for part in reversed(self.out.parts):
+                start = end - len(part.text)
+                self.out.spans.insert(0, {"kind": part.kind, "path": part.path, "start": start, "end": end})
+                end = start - 2  # the blank line joining it to the part before
 
 
 def assemble_bundle(request: BundleRequest) -> Bundle:
@@ -340,6 +347,7 @@ def bundle_details(bundle: Bundle) -> dict[str, Any]:
     return {
         "layers": [e.to_json() for e in bundle.entries if e.layer in range(2, 8)],
         "tokens": bundle.tokens,
+        "parts": bundle.spans,
     }
 
 

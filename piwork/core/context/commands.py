@@ -23,11 +23,22 @@ from piwork.core.context.bundle import (
 )
 from piwork.core.context.contract import verify_commands
 from piwork.core.context.entries import latest_custom
+from piwork.core.context.exclusions import (
+    ExclusionChange,
+    ExclusionError,
+    describe,
+    excludable,
+    exclude_parts,
+    exclusion_targets,
+    include_parts,
+    inclusion_targets,
+    with_exclusions,
+)
 from piwork.core.context.fresh import FreshError, FreshResult, handoff_summary, start_fresh
 from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOutcome, RequestShape
 from piwork.core.context.index import build_task_pack, index_status, load_index, refresh_index, write_index
 from piwork.core.context.intake import INTAKE_TOKENS
-from piwork.core.context.manifest import Manifest
+from piwork.core.context.manifest import Manifest, ManifestEntry
 from piwork.core.context.manifest_refresh import refresh_manifest
 from piwork.core.context.onboard import onboard
 from piwork.core.context.view import ContextView
@@ -46,6 +57,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "context compact": ("", "Durable compaction now"),
     "context rebuild": ("", "Refresh the context index incrementally (unchanged entries are reused)"),
     "context manifest": ("", "The context manifest of this task"),
+    "context exclude": (
+        "<layer|path>…",
+        "Leave a loaded layer or context file out of this task's next requests (a marker stays)",
+    ),
+    "context include": ("<layer|path>…|all", "Bring an excluded layer or context file back into this task"),
     "onboard run": (
         "[--refresh]",
         "Create the missing context layers: index, snapshot (one model call) and profile template",
@@ -193,11 +209,19 @@ def occupancy(view: ContextView) -> dict[str, Any]:
     response with usage, else the estimate; always tagged with its source and tokenizer."""
     last = view.messages[-1] if view.messages else None
     usage = valid_usage(last) if last is not None else None
+    changed = view.exclusions.since_ms
+    if usage is not None and changed is not None and changed > _time(last):
+        usage = None  # the task's exclusions changed after that reply: the next request differs from it
     if usage is not None:
         return {"tokens": int(calculate_context_tokens(usage)), "source": "provider", "tokenizer": "exact"}
     est = view.estimator
     total = est.system_prompt(view.system_prompt) + est.tools(view.tools) + est.messages(view.messages)
     return {"tokens": total, "source": "estimate", "tokenizer": view.tokenizer}
+
+
+def _time(message: Message | None) -> float:
+    stamp = message.get("timestamp") if message is not None else None
+    return float(stamp) if isinstance(stamp, int | float) and not isinstance(stamp, bool) else 0.0
 
 
 def billed(view: ContextView) -> dict[str, Any]:
@@ -317,18 +341,92 @@ def current_manifest(view: ContextView, task: str = "") -> Manifest:
 
 
 def manifest_command(view: ContextView) -> dict[str, Any]:
-    """The manifest of the task on the branch, re-checked (``changed``: it differs from the stored one
-    and the caller may save it), or the one a task started now would have."""
+    """The manifest of the task on the branch, re-checked, with the parts excluded for this task
+    ``omitted``; or the one a task started now would have. ``changed``: the re-checked manifest differs
+    from the stored one, and ``refreshed`` is what the caller may save (as recorded, no exclusions)."""
     stored = view.manifest
     manifest = current_manifest(view)
+    out: dict[str, Any] = {"stored": stored is not None, "changed": False}
     if stored is not None:
         manifest = refresh_manifest(stored, view.cwd, view.trusted, view.messages)
-    return {
-        "stored": stored is not None,
-        "changed": stored is not None and manifest != stored,
-        "manifest": manifest.to_json(),
-        "text": manifest.render_text(view.cwd),
-    }
+        if manifest != stored:
+            out.update(changed=True, refreshed=manifest.to_json())
+    shown = with_exclusions(manifest, view.exclusions)
+    out.update(manifest=shown.to_json(), text=shown.render_text(view.cwd))
+    if view.exclusions.parts and view.exclusions.task_id == manifest.task_id:
+        out["excluded"] = [p.to_json() for p in view.exclusions.parts]
+    return out
+
+
+# ----------------------------------------------------------------------------- /context exclude|include
+
+
+def exclusion_command(
+    view: ContextView,
+    action: str,
+    words: Sequence[str] = (),
+    read_only_reason: str | None = None,
+    rows: Sequence[ManifestEntry] = (),
+) -> tuple[dict[str, Any], ExclusionChange | None]:
+    """``/context exclude|include <layer|path>…`` (or the manifest ``rows`` a view chose) on the view's
+    live session tree: records the task's new set of excluded parts (state only) and says what the next
+    request leaves out or holds again. Nothing is written for a request that names nothing usable."""
+    title = f"/context {action}"
+    if view.tree is None or view.manifest is None:
+        return {"ok": False, "message": f"{title} works on a task: start one with /task first."}, None
+    if read_only_reason is not None:
+        return {"ok": False, "message": f"Cannot change this task's context: {read_only_reason}"}, None
+    keys = {(r.layer, r.kind, r.path) for r in rows}
+    try:
+        if action == "exclude":
+            if rows:
+                targets = [e for e in view.manifest.entries if (e.layer, e.kind, e.path) in keys]
+                if not targets or not all(excludable(e) for e in targets):
+                    raise ExclusionError(
+                        "That part is not loaded for this task, so there is nothing to exclude."
+                    )
+            else:
+                targets = exclusion_targets(view.manifest, words, view.cwd)
+            change = exclude_parts(view.tree, view.manifest, targets, view.cwd)
+        else:
+            if rows:
+                parts = [p for p in view.exclusions.parts if p.key in keys]
+            else:
+                parts = inclusion_targets(view.exclusions, words, view.cwd)
+            change = include_parts(view.tree, parts)
+    except ExclusionError as err:
+        return {"ok": False, "message": str(err)}, None
+    return {"ok": True, "text": exclusion_text(action, change), **change.exclusions.to_json()}, change
+
+
+def exclusion_text(action: str, change: ExclusionChange) -> str:
+    """What an exclude or include did, for the chat notice and the headless text."""
+    if not change.changed:
+        return "Already excluded for this task." if action == "exclude" else "Nothing changed."
+    what = describe(change.changed)
+    if action == "exclude":
+        lines = [
+            f"Excluded for this task: {what}.",
+            "From the next request on a short marker stands in its place; the transcript and the "
+            "session file keep everything.",
+        ]
+        names = " ".join(p.name for p in change.changed)
+        lines.append(f"Bring it back with /context include {names}.")
+    else:
+        lines = [f"Included again: {what}. The next request holds it as the task recorded it."]
+    if change.touches_system_prompt:
+        lines.append(
+            "The system prompt changes with it, so the provider's prompt cache starts over once for the "
+            "whole request."
+        )
+    else:
+        lines.append(
+            "The request changes from the task context on, so the cached prompt after it is read anew once."
+        )
+    still = change.exclusions.parts
+    if action == "include" and still:
+        lines.append(f"Still excluded: {describe(still)}.")
+    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------- what the next request holds

@@ -9,6 +9,7 @@ through, gets its summarizer for ``onboard`` from :func:`view_summarizer`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from piwork.core.compaction.summarize import Summarizer
 from piwork.core.context.budget import GovernorSettings
 from piwork.core.context.contract import TaskContract, allowed_tools, latest_contract
 from piwork.core.context.estimate import TokenEstimator
+from piwork.core.context.exclusion_projection import RequestProjection, context_files_for_task
+from piwork.core.context.exclusions import NO_EXCLUSIONS, Exclusions, latest_exclusions, with_exclusions
 from piwork.core.context.manifest import Manifest, latest_manifest
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry
@@ -57,8 +60,11 @@ class ContextView:
     estimator: TokenEstimator
     governor_settings: GovernorSettings
     contract: TaskContract | None
-    manifest: Manifest | None
+    manifest: Manifest | None  # as stored (see ``shown_manifest`` for the task as it now stands)
     session_file: str | None = None
+    # the parts of the task's context the person excluded; ``messages`` and ``prompt_parts`` are the
+    # next request's, so they already hold the markers in their place
+    exclusions: Exclusions = NO_EXCLUSIONS
 
     @property
     def trusted(self) -> bool:
@@ -71,6 +77,11 @@ class ContextView:
     @property
     def tokenizer(self) -> str:
         return self.estimator.tokenizer
+
+    @property
+    def shown_manifest(self) -> Manifest | None:
+        """The stored manifest with the excluded rows ``omitted``."""
+        return with_exclusions(self.manifest, self.exclusions) if self.manifest is not None else None
 
 
 def view_from_parts(
@@ -88,14 +99,19 @@ def view_from_parts(
     assembled from ``resources`` and the active tools."""
     contract = latest_contract(tree, leaf_id) if tree is not None else None
     manifest = latest_manifest(tree, leaf_id) if tree is not None else None
+    exclusions = latest_exclusions(tree, leaf_id) if tree is not None else NO_EXCLUSIONS
     names = list(active_tools) if active_tools is not None else allowed_tools(contract, DEFAULT_ACTIVE_TOOLS)
     registry = create_default_tools(ALL_TOOL_NAMES)
     specs = [ToolSpec(s.name, s.description, s.parameters) for s in registry.specs(names)]
-    parts = list(prompt_parts) if prompt_parts is not None else prompt_parts_for(resources, names, registry)
+    if prompt_parts is not None:
+        parts = list(prompt_parts)
+    else:
+        files = functools.partial(context_files_for_task, exclusions=exclusions)
+        parts = prompt_parts_for(resources, names, registry, files)
     messages: list[Message] = []
     if tree is not None:
         context = tree.build_context(leaf_id) if leaf_id is not None else tree.build_context()
-        messages = list(context.messages)
+        messages = RequestProjection().messages(list(context.messages), exclusions)
     return ContextView(
         resources.cwd,
         resources.agent_dir,
@@ -112,6 +128,7 @@ def view_from_parts(
         contract,
         manifest,
         session_file,
+        exclusions,
     )
 
 

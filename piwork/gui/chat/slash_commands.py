@@ -27,8 +27,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "quit": ("", "Close piwork"),
     "skill:": ("<name> [args]", "Run a skill with optional arguments"),
     "context": (
-        "preflight|budget|index-status|pack <task>|compact|rebuild|manifest",
-        "Context window: check the next request, the marks, the index, the task pack, the manifest",
+        "preflight|budget|index-status|pack <task>|compact|rebuild|manifest|exclude <layer|path>|include <layer|path>",
+        "Context window: check the next request, the marks, the index, the task pack, the manifest; "
+        "leave a layer out of this task or bring it back",
     ),
     "task": (
         "[read-only|source-write] [unfamiliar] <goal>",

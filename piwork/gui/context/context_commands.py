@@ -7,6 +7,7 @@ thread; compaction and opening the fresh session run on the event loop like the 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
@@ -20,12 +21,14 @@ from piwork.core.context import (
     ContractError,
     FreshError,
     Manifest,
+    ManifestEntry,
     TokenEstimator,
     append_manifest,
     begin_task,
     budget_command,
     compact_command,
     contract_from_text,
+    exclusion_command,
     fresh_command,
     index_status_command,
     load_profile,
@@ -45,7 +48,24 @@ from piwork.gui.chat.slash_commands import SlashCommand
 if TYPE_CHECKING:
     from piwork.gui.session_controller import SessionController
 
-CONTEXT_ACTIONS = ("preflight", "budget", "index-status", "pack", "compact", "rebuild", "manifest")
+CONTEXT_ACTIONS = (
+    "preflight",
+    "budget",
+    "index-status",
+    "pack",
+    "compact",
+    "rebuild",
+    "manifest",
+    "exclude",
+    "include",
+)
+# What excluding a context file costs, said before it is done (it is part of the system prompt).
+PROMPT_CACHE_NOTE = (
+    "{name} is a context file: it reaches the model in the system prompt. Excluding it rebuilds the "
+    "system prompt without it (a short note stands in its place) for the rest of this task, so the "
+    "provider's prompt cache starts over once: the next request is billed as new input in full.\n\n"
+    "The file is not changed, Pi still loads it, and the next task has it again."
+)
 
 
 class ContextCommands:
@@ -97,12 +117,15 @@ class ContextCommands:
         view = await asyncio.to_thread(self._view)
         if view is None:
             return
+        if action in ("exclude", "include"):
+            self._change_exclusion(view, action, rest.split())
+            return
         report = await asyncio.to_thread(self._report, view, action, rest.strip())
         if action == "preflight":
             self.controller.show_preflight(rest.split() if rest.strip() else ())
         if report.get("changed") and session is not None:
             # the task's layers changed since it was recorded: keep the session's manifest current
-            append_manifest(session.tree, Manifest.from_json(report["manifest"]))
+            append_manifest(session.tree, Manifest.from_json(report["refreshed"]))
         failed = report.get("ok") is False
         self._notice(title, report_text(report), error=failed)
 
@@ -119,6 +142,48 @@ class ContextCommands:
         if action == "rebuild":
             return rebuild_command(view)
         return manifest_command(view)
+
+    # ---- exclude for this task ------------------------------------------------------------------
+
+    def change_exclusion(self, action: str, entry: ManifestEntry) -> None:
+        """The manifest's "Exclude for this task" / "Include again" on one row. A context file is part of
+        the system prompt: excluding it is confirmed first, saying what it costs."""
+        if action == "exclude" and entry.layer == 1:
+            box = QMessageBox(self.controller.window)
+            box.setObjectName("excludeContextFile")
+            box.setIcon(QMessageBox.Icon.Question)
+            box.setWindowTitle("Exclude for this task")
+            name = entry.path.rsplit("/", 1)[-1] or entry.path
+            box.setText(f"Exclude {name} from this task?")
+            box.setInformativeText(PROMPT_CACHE_NOTE.format(name=name))
+            exclude = box.addButton("Exclude", QMessageBox.ButtonRole.AcceptRole)
+            box.addButton(QMessageBox.StandardButton.Cancel)
+            box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+            box.buttonClicked.connect(
+                lambda button: (
+                    self.controller.spawn(self._exclusion_for(action, entry)) if button is exclude else None
+                )
+            )
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()
+            return
+        self.controller.spawn(self._exclusion_for(action, entry))
+
+    async def _exclusion_for(self, action: str, entry: ManifestEntry) -> None:
+        view = await asyncio.to_thread(self._view)
+        if view is not None:
+            self._change_exclusion(view, action, (), (entry,))
+
+    def _change_exclusion(
+        self, view: ContextView, action: str, words: Sequence[str], rows: Sequence[ManifestEntry] = ()
+    ) -> None:
+        """Record the change on the loop's thread (it appends to the session file), then say what it did."""
+        session = self.controller.session
+        read_only = session.read_only_reason if session is not None else None
+        report, change = exclusion_command(view, action, words, read_only, rows)
+        self._notice(f"/context {action}", report_text(report), error=report.get("ok") is False)
+        if change is not None and change.touches_system_prompt:
+            self.controller.show_system_prompt()  # the Resources panel shows the prompt as now sent
 
     async def _fresh(self, kind: str) -> None:
         runtime = self.controller.runtime
