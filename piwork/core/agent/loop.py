@@ -95,6 +95,9 @@ class LoopConfig:
     before_tool_call: BeforeToolCall | None = None
     tool_execution: ToolExecution = "parallel"
     on_call: Callable[[CallRecord], None] | None = None
+    # Records an ended message (in the session file) before its message_end is emitted; awaited, so the
+    # writing may run in a worker thread while the run waits for it.
+    persist: Callable[[Message], Awaitable[None]] | None = None
     abort_grace_seconds: float = ABORT_GRACE_SECONDS
     now_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
 
@@ -119,7 +122,7 @@ class AgentLoop:
         self._emit(TurnStart())
         for prompt in prompts:
             self._emit(MessageStart(prompt))
-            self._emit(MessageEnd(prompt))
+            await self._end(prompt)
         await self._loop(messages, skip_initial_steering)
         return self.new_messages
 
@@ -152,7 +155,7 @@ class AgentLoop:
                     self._emit(TurnStart())
                 for message in pending:
                     self._emit(MessageStart(message))
-                    self._emit(MessageEnd(message))
+                    await self._end(message)
                     messages.append(message)
                     self.new_messages.append(message)
                 pending = []
@@ -180,6 +183,7 @@ class AgentLoop:
                         config.before_tool_call,
                         config.tool_execution,
                         config.now_ms,
+                        self._end,
                     )
                     if assistant.get("stopReason") == "length":
                         batch = await batch_runner.fail_truncated(calls)
@@ -201,6 +205,12 @@ class AgentLoop:
             pending = follow_ups
         self._emit(AgentEnd(list(self.new_messages)))
 
+    async def _end(self, message: Message) -> None:
+        """A message ended: have it recorded, then tell the subscribers."""
+        if self._config.persist is not None:
+            await self._config.persist(message)
+        self._emit(MessageEnd(message))
+
     async def _stream_assistant(self, messages: list[Message]) -> Message | None:
         config = self._config
         try:
@@ -208,7 +218,7 @@ class AgentLoop:
         except PiworkError as err:  # e.g. the model lost its key mid-run: end the run with the reason
             failed = _failed_message(None, None, str(err))
             self._emit(MessageStart(dict(failed)))
-            self._emit(MessageEnd(failed))
+            await self._end(failed)
             return failed
         request_messages = messages
         if config.transform_context is not None:
@@ -238,7 +248,7 @@ class AgentLoop:
         self.last_error = state.error
         if state.partial is None:
             self._emit(MessageStart(dict(final)))
-        self._emit(MessageEnd(final))
+        await self._end(final)
         if config.on_call is not None:
             config.on_call(
                 CallRecord(final, state.started_ms, state.first_token_ms, config.now_ms(), state.error)

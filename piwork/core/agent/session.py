@@ -55,6 +55,7 @@ from piwork.core.llm.types import (
 )
 from piwork.core.messages import convert_to_llm
 from piwork.core.resources.system_prompt import PromptPart
+from piwork.core.session.store import append_written
 from piwork.core.session.tree import SessionTree
 from piwork.core.session.tree_types import TreeEvent
 from piwork.core.settings_schema import FOLLOW_UP_MODE, STEERING_MODE
@@ -116,6 +117,7 @@ class AgentSession:
         self._idle = asyncio.Event()
         self._idle.set()
         self._last_assistant: Message | None = None
+        self._save_failure: ErrorNotice | None = None  # a failed append, told after its message_end
         self._last_compaction_result: dict[str, Any] | None = None
         self.checkpoints = CompactionCheckpoints(self, options.compaction, self.summarizer, options.hooks)
         if options.compaction is None:
@@ -294,9 +296,10 @@ class AgentSession:
             self.queues.add(expanded, images, self._opts.now_ms(), follow_up=behavior == "follow_up")
             return
         self.require_model()
-        if not self._session_file_usable():
+        self._idle.clear()  # busy from here: a second prompt queues while the file is checked
+        if not await self._session_file_usable():
+            self._idle.set()
             return
-        self._idle.clear()
         try:
             last = self._last_assistant_in_context()
             if last is not None:
@@ -467,6 +470,7 @@ class AgentSession:
             before_tool_call=self._opts.before_tool_call,
             tool_execution=self._opts.tool_execution,
             on_call=self._on_call,
+            persist=self._persist,
             now_ms=self._opts.now_ms,
         )
 
@@ -503,8 +507,9 @@ class AgentSession:
         if not isinstance(event, MessageEnd):
             self.emit(event)
             return
-        # the entry is in the session file (as durable as the store makes it) before anyone hears of it
-        failure = self._persist(event.message)
+        # the loop awaited ``_persist`` first: the entry is in the session file (as durable as the store
+        # makes it) before anyone hears of it
+        failure, self._save_failure = self._save_failure, None
         self.emit(event)
         if failure is not None:
             self.emit(failure)
@@ -521,10 +526,10 @@ class AgentSession:
             self.checkpoints.reset_overflow_attempt()
         self.retry.on_reply(message)
 
-    def _session_file_usable(self) -> bool:
+    async def _session_file_usable(self) -> bool:
         """A new session whose file could not be written is said so before any model request."""
         try:
-            self._opts.check_can_save()
+            await asyncio.to_thread(self._opts.check_can_save)
         except OSError as err:
             self.emit(
                 ErrorNotice(
@@ -536,22 +541,23 @@ class AgentSession:
             return False
         return True
 
-    def _persist(self, message: Message) -> ErrorNotice | None:
-        """Append an ended message to the session file. If that fails, stop the run (nothing unrecorded
-        runs on) and return the notice to show once the message's ``message_end`` was heard."""
+    async def _persist(self, message: Message) -> None:
+        """Append an ended message to the session file, writing and fsyncing it in a worker thread (the
+        writer lane keeps appends in order). If that fails, stop the run (nothing unrecorded runs on) and
+        keep the notice to show once the message's ``message_end`` was heard."""
         if message.get("role") not in ("user", "assistant", "toolResult"):
-            return None
+            return
+        tree = self._opts.tree
         try:
-            self._opts.tree.append_message(message)
+            await append_written(tree, lambda: tree.append_message(message))
         except (OSError, PiworkError) as err:
             if self._run_signal is not None:
                 self._run_signal.abort()
-            return ErrorNotice(
+            self._save_failure = ErrorNotice(
                 f"piwork could not save to the session file ({err}). The run was stopped; "
                 "the conversation so far is still shown but was not all saved.",
                 SAVE_FAILED,
             )
-        return None
 
     async def _after_run(self) -> bool:
         """After a low-level run: retry a transient failure, else compaction checkpoint B, else queued input."""

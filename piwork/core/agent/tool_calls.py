@@ -120,7 +120,10 @@ class ToolBatch:
         before_tool_call: BeforeToolCall | None = None,
         mode: ToolExecution = "parallel",
         now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        end_message: Callable[[Message], Awaitable[None]] | None = None,
     ) -> None:
+        # how a tool result's message ends (the loop records it first); by default it is just announced
+        self._end_message = end_message or self._announce_end
         self._registry = registry
         self._context = context
         self._emit = emit
@@ -137,7 +140,7 @@ class ToolBatch:
             done = Finished(call, error_outcome(length_stopped_message(_ids(call)[1])))
             self._end(done)
             finished.append(done)
-            messages.append(self._publish(done))
+            messages.append(await self._publish(done))
         return _batch(finished, messages)
 
     async def run(self, calls: Sequence[dict[str, Any]]) -> BatchResult:
@@ -157,7 +160,7 @@ class ToolBatch:
             done = prepared if isinstance(prepared, Finished) else await self._execute(prepared)
             self._end(done)
             finished.append(done)
-            messages.append(self._publish(done))
+            messages.append(await self._publish(done))
             if self._signal.aborted:
                 break
         return _batch(finished, messages)
@@ -183,7 +186,7 @@ class ToolBatch:
 
         ran = iter(await asyncio.gather(*(finish(s) for s in slots if isinstance(s, _Prepared))))
         finished = [s if isinstance(s, Finished) else next(ran) for s in slots]
-        return _batch(finished, [self._publish(done) for done in finished])
+        return _batch(finished, [await self._publish(done) for done in finished])
 
     async def _prepare(self, call: dict[str, Any]) -> Finished | _Prepared:
         name = _ids(call)[1]
@@ -240,11 +243,14 @@ class ToolBatch:
         call_id, name = _ids(done.call)
         self._emit(ToolExecutionEnd(call_id, name, outcome_json(done.outcome), done.outcome.is_error))
 
-    def _publish(self, done: Finished) -> Message:
+    async def _publish(self, done: Finished) -> Message:
         message = result_message(done.call, done.outcome, self._now_ms())
         self._emit(MessageStart(message))
-        self._emit(MessageEnd(message))
+        await self._end_message(message)
         return message
+
+    async def _announce_end(self, message: Message) -> None:
+        self._emit(MessageEnd(message))
 
 
 def _batch(finished: list[Finished], messages: list[Message]) -> BatchResult:

@@ -40,6 +40,7 @@ from piwork.core.compaction.summarize import (
 )
 from piwork.core.compaction.tokens import estimate_messages_tokens
 from piwork.core.errors import PiworkError
+from piwork.core.session.store import append_written
 from piwork.core.session.tree import SessionTree
 
 HISTORY_CAP = 0.8  # of reserveTokens
@@ -255,13 +256,16 @@ async def compact_session(
     if tree.leaf_id != leaf_before:
         raise CompactionError(LEAF_MOVED)
 
-    entry_id = tree.append_compaction(
-        generated.summary,
-        generated.first_kept_entry_id,
-        _whole_tokens(generated.tokens_before),
-        generated.details,
-        from_hook,
-        generated.usage,
+    entry_id = await append_written(
+        tree,
+        lambda: tree.append_compaction(
+            generated.summary,
+            generated.first_kept_entry_id,
+            _whole_tokens(generated.tokens_before),
+            generated.details,
+            from_hook,
+            generated.usage,
+        ),
     )
     messages = (await asyncio.to_thread(tree.build_context)).messages
     result = CompactionResult(

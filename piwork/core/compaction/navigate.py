@@ -35,6 +35,7 @@ from piwork.core.compaction.summarize import Summarizer, SummaryCancelled, branc
 from piwork.core.errors import PiworkError
 from piwork.core.messages import message_text
 from piwork.core.session.jsvalues import js_get, js_same, map_key
+from piwork.core.session.store import append_written
 from piwork.core.session.tree import EntryNotFound, SessionTree
 
 NO_MODEL = "No model available for summarization"
@@ -252,18 +253,23 @@ async def navigate_tree(
         new_leaf_id = parent if isinstance(parent, str) and parent else None
     summary_entry: dict[str, Any] | None = None
     if summary is not None and summary.summary:
-        summary_id = tree.branch_with_summary(
-            new_leaf_id, summary.summary, summary.details, from_extension, summary.usage
-        )
-        summary_entry = tree.entry(summary_id)
-        if label:
-            tree.set_label(summary_id, label)
+        written = summary
+
+        def append_summary() -> str:
+            entry_id = tree.branch_with_summary(
+                new_leaf_id, written.summary, written.details, from_extension, written.usage
+            )
+            if label:
+                tree.set_label(entry_id, label)
+            return entry_id
+
+        summary_entry = tree.entry(await append_written(tree, append_summary))
     elif new_leaf_id is None:
         tree.reset_leaf()
     else:
         tree.branch(new_leaf_id)
     if label and summary_entry is None:
-        tree.set_label(target_id, label)
+        await append_written(tree, lambda: tree.set_label(target_id, label))
     if on_progress is not None and summary_entry is not None:
         on_progress(BranchSummaryProgress("written", len(collected.entries)))
     result = NavigationResult(

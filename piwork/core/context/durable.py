@@ -28,6 +28,7 @@ from piwork.core.compaction.tokens import estimate_messages_tokens
 from piwork.core.context.elision import call_shape, command_of
 from piwork.core.errors import PiworkError
 from piwork.core.messages import Message, message_text
+from piwork.core.session.store import append_written
 from piwork.core.session.tree import SessionTree
 
 CONTRACT_CUSTOM_TYPE = "piwork.taskContract"
@@ -181,7 +182,9 @@ async def governor_compaction(
     tokens_before = (
         int(preparation.tokens_before) if preparation.tokens_before == preparation.tokens_before else 0
     )
-    entry_id = tree.append_compaction(summary, preparation.first_kept_entry_id, tokens_before, details)
+    entry_id = await append_written(
+        tree, lambda: tree.append_compaction(summary, preparation.first_kept_entry_id, tokens_before, details)
+    )
     messages = (await asyncio.to_thread(tree.build_context)).messages
     return CompactionResult(
         entry_id=entry_id,

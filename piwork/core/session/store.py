@@ -4,6 +4,8 @@
 one line per entry, the file created only once an assistant message exists) plus piwork's own:
 each entry is one ``write()`` on an ``O_APPEND`` descriptor, ``fsync`` after assistant messages,
 compactions, branch summaries and on close; an advisory lock keeps a second piwork writer out;
+appends made inside ``writing_later()`` only queue their bytes, and ``write_pending`` (which a worker
+thread may run) writes the queue in order, so an asyncio caller awaits durability off its loop;
 an append by another program is noticed (size and mtime) and reloaded before piwork appends (the
 window reads it ahead, in a worker thread, as soon as the file changes: ``read_outside_change``);
 a legacy file is migrated only through a backup and an atomic rename.
@@ -11,12 +13,15 @@ a legacy file is migrated only through a backup and an atomic rename.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import os
-from collections.abc import Callable
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from piwork.core.errors import InputRejected, PiworkError
 from piwork.core.ids import IdFactory, random_entry_id
@@ -43,6 +48,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 DURABLE_TYPES = frozenset({"compaction", "branch_summary"})
+T = TypeVar("T")
 
 
 class NotASessionFile(InputRejected):
@@ -176,6 +182,13 @@ class Session:
         # The file as another program left it, read ahead of the next append: (its identity, what it held).
         self._read_ahead: tuple[tuple[int, int, int, int], LoadedFile] | None = None
         self._needs_newline = False
+        # The writer lane: file writes queued in append order, written by ``write_pending`` under
+        # ``_write_lock``; ``_unwritten`` counts the queued and the one being written.
+        self._pending: deque[Callable[[], None]] = deque()
+        self._queue_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._unwritten = 0
+        self._deferring = 0
         tree.sink = self
         bodies.on_unreadable = self._unreadable
 
@@ -237,8 +250,8 @@ class Session:
     def before_append(self, tree: SessionTree) -> None:
         if self.read_only:
             raise SessionReadOnly(self.path)
-        if not self.flushed or self.path is None or self._expected is None:
-            return
+        if not self.flushed or self.path is None or self._expected is None or self.writes_pending:
+            return  # with our own lines still being written, the size says nothing of other programs
         try:
             st = self.path.stat()
         except FileNotFoundError:
@@ -316,13 +329,71 @@ class Session:
             return
         if not tree.has_assistant:
             if self.flushed:
-                self._append_line(serialize(record.body), durable=False)
+                line = serialize(record.body)
+                self._queue(lambda: self._append_line(line, durable=False))
             return
         if not self.flushed:
-            self.write_new_file()
+            data = self._new_file_bytes()
+            self.flushed = True  # the lines appended after this one follow it in the queue
+            self._queue(lambda: self._write_new_file(data), first_write=True)
             return
         durable = record.type in DURABLE_TYPES or record.role == "assistant"
-        self._append_line(serialize(record.body), durable)
+        line = serialize(record.body)
+        self._queue(lambda: self._append_line(line, durable))
+
+    # ------------------------------------------------------------------ the writer lane
+    @contextlib.contextmanager
+    def writing_later(self) -> Iterator[None]:
+        """Appends made inside queue their file writes instead of writing them; ``write_pending``
+        writes them (an asyncio caller: ``await asyncio.to_thread(session.write_pending)``). The tree
+        changes at once, on the caller's thread; only the file waits."""
+        self._deferring += 1
+        try:
+            yield
+        finally:
+            self._deferring -= 1
+
+    @property
+    def writes_pending(self) -> bool:
+        """Queued lines not yet written (or being written now)."""
+        with self._queue_lock:
+            return self._unwritten > 0
+
+    def write_pending(self) -> None:
+        """Write every queued append, in the order the entries were appended, fsyncing those that must
+        be durable; returns once they are on disk. One writer at a time, from any thread. A write that
+        fails raises here; it is dropped from the queue (the entry stays in memory, as a failed direct
+        append leaves it), and a failed first write of the file drops what was queued behind it, which
+        the next append writes again with the whole file."""
+        with self._write_lock:
+            while True:
+                with self._queue_lock:
+                    if not self._pending:
+                        return
+                    write = self._pending.popleft()
+                try:
+                    write()
+                finally:
+                    with self._queue_lock:
+                        self._unwritten -= 1
+
+    def _queue(self, write: Callable[[], None], *, first_write: bool = False) -> None:
+        def guarded() -> None:
+            try:
+                write()
+            except BaseException:
+                if first_write:
+                    self.flushed = False
+                    with self._queue_lock:
+                        self._unwritten -= len(self._pending)
+                        self._pending.clear()
+                raise
+
+        with self._queue_lock:
+            self._pending.append(guarded)
+            self._unwritten += 1
+        if not self._deferring:
+            self.write_pending()
 
     def _notice(self, text: str) -> None:
         self.notices.append(text)
@@ -336,10 +407,15 @@ class Session:
         The space is reserved before writing; if anything fails the new file is removed again, so a
         full disk never leaves an empty or half-written session file behind.
         """
+        self._write_new_file(self._new_file_bytes())
+
+    def _new_file_bytes(self) -> bytes:
+        lines = [serialize(self.tree.header)] + [serialize(self.tree.body(r)) for r in self.tree.records]
+        return "".join(lines).encode("utf-8")
+
+    def _write_new_file(self, data: bytes) -> None:
         assert self.path is not None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        lines = [serialize(self.tree.header)] + [serialize(self.tree.body(r)) for r in self.tree.records]
-        data = "".join(lines).encode("utf-8")
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             _reserve(fd, len(data))
@@ -398,11 +474,14 @@ class Session:
             self._remember_file_state()
 
     def close(self) -> None:
-        if self._append_fd is not None:
-            with contextlib.suppress(OSError):
-                os.fsync(self._append_fd)
-            os.close(self._append_fd)
-            self._append_fd = None
+        with contextlib.suppress(OSError, PiworkError):
+            self.write_pending()  # what was appended is written before the file is let go
+        with self._write_lock:
+            if self._append_fd is not None:
+                with contextlib.suppress(OSError):
+                    os.fsync(self._append_fd)
+                os.close(self._append_fd)
+                self._append_fd = None
         self.bodies.close()
         kept, self._read_ahead = self._read_ahead, None
         if kept is not None and kept[1].source is not None:
@@ -414,6 +493,21 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+async def append_written(tree: SessionTree, append: Callable[[], T]) -> T:
+    """Run ``append`` (one or more appends to ``tree``) now, and return once what it appended is in the
+    session file, written and fsynced in a worker thread through the file's writer lane, so the
+    asyncio loop (the window's GUI thread) never waits on the disk. The tree changes at once; an error
+    writing the file is raised here. A tree with no file behind it just appends."""
+    sink = tree.sink
+    if not isinstance(sink, Session):
+        return append()
+    with sink.writing_later():
+        result = append()
+    if sink.writes_pending:
+        await asyncio.to_thread(sink.write_pending)
+    return result
 
 
 # ---------------------------------------------------------------------- constructors

@@ -317,3 +317,23 @@ async def test_message_end_is_heard_once_the_entry_is_in_the_session_file(
     found.clear()
     await session.prompt("use the gate")
     assert found == [("user", True), ("assistant", True), ("toolResult", True), ("assistant", True)]
+
+
+async def test_the_loop_runs_on_while_an_ended_message_waits_for_the_writer_lane(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    server.script(Turn([Text("First.")]), Turn([Text("Second.")]))
+    session, store, rec, _ = make_session(server.anthropic_model(), tmp_path)
+    await session.prompt("hello")
+    assert store.path is not None
+    ticks = 0
+    with store._write_lock:  # the lane is busy (a slow fsync of another append): this run's writes wait
+        prompt = asyncio.create_task(session.prompt("again"))
+        while not (store.writes_pending and ticks > 20):  # the loop keeps running meanwhile
+            ticks += 1
+            await asyncio.sleep(0.001)
+        assert not prompt.done()
+        heard = [e.message["role"] for e in rec.events if isinstance(e, MessageEnd)]
+        assert heard == ["user", "assistant"]  # the waiting user message is not announced yet
+    await prompt
+    assert [m["role"] for m in file_messages(store)] == ["user", "assistant", "user", "assistant"]

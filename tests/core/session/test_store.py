@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -283,3 +284,70 @@ def test_an_in_memory_tree_holds_its_bodies() -> None:
     session.tree.append_message({"role": "user", "content": "hello", "timestamp": 1})
     assert [e["message"]["content"] for e in session.tree.entries()] == ["hello"]
     assert SessionTree(None).body_loader is None  # a bare tree (tests, previews) needs no loader
+
+
+def _file_types(path: Path) -> list[str]:
+    return [json.loads(line)["type"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_appends_made_writing_later_reach_the_file_only_when_written_in_order(tmp_path: Path) -> None:
+    session = create_session(str(tmp_path), session_dir=tmp_path / "s", new_id=SequentialIds())
+    assert session.path is not None
+    with session.writing_later():
+        session.tree.append_message({"role": "user", "content": "hello", "timestamp": 1})
+        session.tree.append_message(ASSISTANT)  # the first write of the file, queued
+        session.tree.set_label("$ID:0001", "first")
+        session.tree.set_label("$ID:0001", "second")
+    assert not session.path.exists() and session.writes_pending
+    assert session.tree.label("$ID:0001") == "second"  # the tree changed at once
+    session.write_pending()
+    assert not session.writes_pending
+    assert _file_types(session.path) == ["session", "message", "message", "label", "label"]
+    session.close()
+    with open_session(session.path, writable=False) as again:
+        assert again.tree.label("$ID:0001") == "second"
+
+
+def test_pending_writes_from_two_threads_land_once_each_in_append_order(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "s.jsonl", conversation())
+    session = open_session(path, new_id=SequentialIds())
+    before = len(path.read_text(encoding="utf-8").splitlines())
+    with session.writing_later():
+        for n in range(200):
+            session.tree.append_message({"role": "user", "content": f"m{n}", "timestamp": n})
+    threads = [threading.Thread(target=session.write_pending) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    session.write_pending()
+    for thread in threads:
+        thread.join()
+    lines = path.read_text(encoding="utf-8").splitlines()[before:]
+    assert [json.loads(line)["message"]["content"] for line in lines] == [f"m{n}" for n in range(200)]
+    session.close()
+
+
+def test_closing_writes_what_is_still_queued(tmp_path: Path) -> None:
+    path = write_session(tmp_path / "s.jsonl", conversation())
+    session = open_session(path, new_id=SequentialIds())
+    with session.writing_later():
+        session.tree.append_message({"role": "user", "content": "last words", "timestamp": 9})
+    session.close()
+    assert json.loads(path.read_text(encoding="utf-8").splitlines()[-1])["message"]["content"] == "last words"
+
+
+def test_a_failed_first_write_is_retried_whole_by_the_next_append(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the session folder should be", encoding="utf-8")
+    session = create_session(str(tmp_path), session_dir=tmp_path, new_id=SequentialIds())
+    session.path = blocker / "session.jsonl"
+    with session.writing_later():
+        session.tree.append_message({"role": "user", "content": "hello", "timestamp": 1})
+        session.tree.append_message(ASSISTANT)
+        session.tree.append_message({"role": "user", "content": "more", "timestamp": 2})
+    with pytest.raises(OSError):
+        session.write_pending()
+    assert not session.writes_pending and not session.flushed
+    blocker.unlink()  # the folder can be made now
+    session.tree.append_message(ASSISTANT)
+    assert _file_types(session.path) == ["session", "message", "message", "message", "message"]
+    session.close()
