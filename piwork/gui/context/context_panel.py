@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.context import GovernorDecision, Manifest, Xray
+from piwork.core.context import GovernorDecision, Manifest, Xray, excludable, is_excluded
 from piwork.gui.context.governor_log_model import GovernorLogModel, export_json
 from piwork.gui.context.manifest_model import ManifestModel
 from piwork.gui.context.usage_plot import UsagePlot
@@ -51,7 +51,8 @@ class ContextPanel(QWidget):
     jumpRequested = Signal(object)  # JumpTarget
     showOriginalRequested = Signal(str)  # tool call id of an elided result
     preflightRequested = Signal()
-    manifestActionRequested = Signal(str, object)  # "open" | "rebuild-index" | "trust", ManifestEntry
+    # "open" | "exclude" | "include" | "rebuild-index" | "trust", ManifestEntry
+    manifestActionRequested = Signal(str, object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -100,7 +101,7 @@ class ContextPanel(QWidget):
         self.manifest_view.setObjectName("manifestView")
         self.manifest_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.manifest_view.customContextMenuRequested.connect(self._manifest_menu)
-        self.manifest_view.activated.connect(lambda index: self._manifest_action("open", index))
+        self.manifest_view.activated.connect(lambda index: self.run_manifest_action("open", index))
         header = self.manifest_view.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
@@ -282,6 +283,12 @@ class ContextPanel(QWidget):
         if entry is None:
             return []
         actions = [("open", "Show in Resources" if entry.layer == 1 else "Open File")]
+        if is_excluded(entry):
+            actions.append(("include", "Include again"))
+        elif excludable(entry):
+            actions.append(
+                ("exclude", "Exclude for this task…" if entry.layer == 1 else "Exclude for this task")
+            )
         if entry.kind in ("index", "pack"):
             actions.append(("rebuild-index", "Rebuild index (/context rebuild)"))
         if entry.status == "blocked-untrusted":
@@ -295,10 +302,11 @@ class ContextPanel(QWidget):
             return
         menu = QMenu(self)
         for action, text in actions:
-            menu.addAction(text, functools.partial(self._manifest_action, action, index))
+            menu.addAction(text, functools.partial(self.run_manifest_action, action, index))
         menu.exec(self.manifest_view.viewport().mapToGlobal(position))
 
-    def _manifest_action(self, action: str, index: QModelIndex) -> None:
+    def run_manifest_action(self, action: str, index: QModelIndex) -> None:
+        """Do ``action`` (one of :meth:`manifest_actions`) on the manifest row at ``index``."""
         row = self.manifest_model.row_at(index.row()) if index.isValid() else None
         if row is not None and row.entry is not None:
             self.manifestActionRequested.emit(action, row.entry)

@@ -29,9 +29,11 @@ from piwork.core.context import (
     TokenEstimator,
     build_xray,
     effective_marks,
+    latest_exclusions,
     latest_manifest,
     preflight,
     view_from_parts,
+    with_exclusions,
 )
 from piwork.core.llm import Tokenizers, ToolSpec
 from piwork.core.resources import LoadedResources, PromptPart
@@ -42,6 +44,7 @@ from piwork.gui.context.request_figures import (
     Figures,
     Snapshot,
     change_key,
+    changed_since,
     compacted_since,
     message_part_indices,
     reply_usages,
@@ -103,6 +106,7 @@ class ContextFeed(QObject):
         self._manifest_timer.setInterval(150)
         self._manifest_timer.timeout.connect(lambda: self.manifestChanged.emit(self._manifest()))
         self._treeChanged.connect(self._manifest_timer.start)
+        self._treeChanged.connect(self.schedule)  # an exclusion changes the next request, not the transcript
         self._tree_unsubscribe: Callable[[], None] | None = None
         self._job: asyncio.Future[Figures] | None = None
         self._applied_key: tuple[Any, ...] | None = None
@@ -194,11 +198,17 @@ class ContextFeed(QObject):
         self.marks = effective_marks(model, settings, reserve)
 
     def _manifest(self) -> Manifest | None:
+        """The task's manifest as it now stands: the parts excluded for this task ``omitted``."""
         session = self.session
         if session is None:
             return None
         try:
-            return latest_manifest(session.tree)
+            stored = latest_manifest(session.tree)
+            if stored is None:
+                return None
+            tracker = getattr(session, "exclusions", None)
+            exclusions = tracker.current() if tracker is not None else latest_exclusions(session.tree)
+            return with_exclusions(stored, exclusions)
         except (OSError, ValueError) as err:
             log.warning("context manifest could not be read: %s", err)
             return None
@@ -292,14 +302,21 @@ class ContextFeed(QObject):
         governance = getattr(session, "governance", None)
         outcome = getattr(governance, "last_outcome", None)
         sent = list(outcome.messages) if outcome is not None else None
+        messages = session.messages
+        tracker = getattr(session, "exclusions", None)
+        exclusions = tracker.current() if tracker is not None else None
+        if tracker is not None:
+            messages = tracker.project(messages)  # the excluded parts as the next request holds them
         return Snapshot(
-            session.messages,
+            messages,
             self.snapshot_parts(),
             tools,
             model,
             self.telemetry_dir,
             self._billed_stale,
             sent,
+            exclusions.key if exclusions is not None else (),
+            exclusions.since_ms if exclusions is not None else None,
         )
 
     def _start_refresh(self) -> None:
@@ -332,6 +349,7 @@ class ContextFeed(QObject):
             last is not None
             and estimate.trailing_tokens == 0
             and not compacted_since(snapshot.messages, last)
+            and not changed_since(snapshot.messages, last, snapshot.exclusions_since_ms)
         ):
             exact = int(estimate.tokens)
         if snapshot.billed_stale:  # today's files change only when a call is billed

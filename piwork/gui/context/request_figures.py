@@ -26,7 +26,8 @@ def working_set(
     """The next request's messages: the transcript with the governor's elided copies from the last call
     (a projection replaces a tool result's content, never the list's shape), and which ones are elided.
     Messages after the last call are as in the transcript; a transcript that no longer lines up with the
-    last call (a compaction, another branch) is taken as it is."""
+    last call (a compaction, another branch) is taken as it is. ``transcript`` already holds the task's
+    exclusions, which may have changed since that call: its own copy of the context bundle stands."""
     if not sent:
         return transcript, frozenset()
     working = list(transcript)
@@ -34,6 +35,8 @@ def working_set(
     for i, message in enumerate(sent[: len(transcript)]):
         original = transcript[i]
         if message is original:
+            continue
+        if _same_custom(message, original):
             continue
         if (
             message.get("role") != "toolResult"
@@ -44,6 +47,15 @@ def working_set(
         working[i] = message
         elided.add(i)
     return working, frozenset(elided)
+
+
+def _same_custom(sent: Mapping[str, Any], now: Mapping[str, Any]) -> bool:
+    """Two copies of one custom message (the context bundle with other parts excluded)."""
+    return (
+        sent.get("role") == now.get("role") == "custom"
+        and sent.get("customType") == now.get("customType")
+        and sent.get("timestamp") == now.get("timestamp")
+    )
 
 
 def message_part_indices(messages: Sequence[Mapping[str, Any]]) -> list[int]:
@@ -69,6 +81,8 @@ class Snapshot:
     telemetry_dir: Path | None
     billed_stale: bool = True  # read today's telemetry files again
     sent: list[dict[str, Any]] | None = None  # the working set of the last call, after the governor
+    exclusions: tuple[Any, ...] = ()  # what the task excludes (its projection is in ``messages``)
+    exclusions_since_ms: float | None = None  # when that was last changed
 
 
 @dataclass(frozen=True)
@@ -98,7 +112,15 @@ def change_key(snapshot: Snapshot) -> tuple[Any, ...]:
         model.context_window if model is not None else 0,
         tuple(t.name for t in snapshot.tools),
         sum(len(p.text) for p in snapshot.prompt_parts),
+        snapshot.exclusions,
     )
+
+
+def changed_since(messages: Sequence[Mapping[str, Any]], index: int, since_ms: float | None) -> bool:
+    """Whether the task's exclusions changed after the reply at ``index``: its usage counts a request
+    that held what is now left out (or left out what is back)."""
+    stamp = messages[index].get("timestamp")
+    return since_ms is not None and (not isinstance(stamp, int | float) or since_ms > stamp)
 
 
 def compacted_since(messages: Sequence[Mapping[str, Any]], index: int) -> bool:
