@@ -16,7 +16,8 @@ Public API (what callers outside the engine import from this package):
 - models: ``Model``, ``ModelRegistry``, ``BUILTIN_MODELS``, ``THINKING_LEVELS`` of ``ThinkingLevel``,
   ``ToolSpec``;
   ``list_models`` -> ``ModelListing``; the ``models.json`` providers: ``read_providers``,
-  ``save_provider``, ``remove_provider``, ``ModelsFileError``, ``OPENAI_COMPLETIONS_API``;
+  ``save_provider``, ``remove_provider``, ``ModelsFileError``, ``OPENAI_COMPLETIONS_API``,
+  ``NO_KEY_NEEDED``;
 - credentials: ``CredentialStore``, ``CredentialError``, ``KeySource``, ``env_vars_for``;
 - failures: ``classify`` -> ``ErrorKind``, ``readable_error``; ``is_loopback`` for local endpoints;
 - tokens: ``Tokenizers``, ``TokenCounter``.
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from piwork.core.llm.model_listing import ModelListing, list_models
     from piwork.core.llm.models import ModelRegistry
     from piwork.core.llm.models_file import (
+        NO_KEY_NEEDED,
         OPENAI_COMPLETIONS_API,
         ModelsFileError,
         read_providers,
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN_MODELS",
+    "NO_KEY_NEEDED",
     "OPENAI_COMPLETIONS_API",
     "THINKING_LEVELS",
     "CredentialError",
@@ -83,6 +86,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ModelListing": ("model_listing", "ModelListing"),
     "ModelRegistry": ("models", "ModelRegistry"),
     "ModelsFileError": ("models_file", "ModelsFileError"),
+    "NO_KEY_NEEDED": ("models_file", "NO_KEY_NEEDED"),
     "OPENAI_COMPLETIONS_API": ("models_file", "OPENAI_COMPLETIONS_API"),
     "THINKING_LEVELS": ("types", "THINKING_LEVELS"),
     "ThinkingLevel": ("types", "ThinkingLevel"),

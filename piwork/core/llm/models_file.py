@@ -24,6 +24,10 @@ from piwork.core.llm.models_schema import strip_json_comments
 from piwork.core.resources.dirlock import locked
 
 OPENAI_COMPLETIONS_API = "openai-completions"
+# The ``apiKey`` of a server marked "needs no key" (one elsewhere on the network, say). Pi reads it as a
+# literal key too, so both offer the server's models; a server without authentication ignores the bearer
+# value it is sent, and a key saved for the provider (keyring, environment) still comes first.
+NO_KEY_NEEDED = "no-key-needed"
 
 
 class ModelsFileError(PiworkError):

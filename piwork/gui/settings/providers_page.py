@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from piwork.core.llm import (
     BUILTIN_MODELS,
+    NO_KEY_NEEDED,
     CredentialError,
     CredentialStore,
     KeySource,
@@ -173,6 +174,8 @@ class ProvidersPage(QWidget):
         if resolved is None:
             names = " or ".join(env_vars_for(provider))
             return f"No key. Save one here, or set {names} in the environment."
+        if resolved.source == KeySource.MODELS_JSON and resolved.value == NO_KEY_NEEDED:
+            return "No key needed: this server is marked so (Edit Server to change it)."
         text = SOURCE_TEXT[resolved.source].format(detail=resolved.detail)
         return text[0].upper() + text[1:] + "."
 

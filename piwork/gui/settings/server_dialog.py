@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.llm import (
+    NO_KEY_NEEDED,
     OPENAI_COMPLETIONS_API,
     CredentialError,
     CredentialStore,
@@ -106,6 +107,13 @@ class ServerDialog(QDialog):
         self.key_edit.setPlaceholderText(
             "A key is set — type a new one to replace it" if has_key else "Optional: local servers need none"
         )
+        # A server elsewhere on the network may need no key either: this marks it usable without one.
+        self.no_key_box = QCheckBox("This server needs &no key", self)
+        self.no_key_box.setObjectName("serverNoKey")
+        self.no_key_box.setAccessibleDescription(
+            "Offer this server's models without an API key (servers on this computer never need one)."
+        )
+        self.no_key_box.toggled.connect(lambda keyless: self.key_edit.setEnabled(not keyless))
         self.test_button = QPushButton("&Test Connection", self)
         self.test_button.setObjectName("testConnection")
         self.test_button.setToolTip("Ask the server for its models (GET <base URL>/models)")
@@ -174,6 +182,7 @@ class ServerDialog(QDialog):
         form.addRow("&Id", self.id_edit)
         form.addRow("&Base URL", self.url_edit)
         form.addRow("API &key", self.key_edit)
+        form.addRow("", self.no_key_box)
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
         test_row.addWidget(self.test_result, 1)
@@ -212,6 +221,7 @@ class ServerDialog(QDialog):
         self.id_edit.setText(provider_id or "")
         self.id_edit.setReadOnly(provider_id is not None)
         self.url_edit.setText(str(entry.get("baseUrl") or ""))
+        self.no_key_box.setChecked(entry.get("apiKey") == NO_KEY_NEEDED)
         compat = entry.get("compat") if isinstance(entry.get("compat"), dict) else {}
         self.compat.set_values(dict(compat or {}))
         if any(key in (compat or {}) for key in self.compat.known_keys()):
@@ -262,6 +272,8 @@ class ServerDialog(QDialog):
     # ---- testing the connection ---------------------------------------------------------------
 
     def _key_for_test(self) -> str | None:
+        if self.no_key_box.isChecked():
+            return None
         typed = self.key_edit.text().strip()
         if typed:
             return typed
@@ -333,13 +345,19 @@ class ServerDialog(QDialog):
         old_compat = self.entry.get("compat") if isinstance(self.entry.get("compat"), dict) else {}
         compat = {k: v for k, v in dict(old_compat or {}).items() if k not in self.compat.known_keys()}
         compat.update(self.compat.values())
-        return {
+        entry = {
             "name": self.name_edit.text().strip(),
             "baseUrl": self.url_edit.text().strip(),
             "api": self.entry.get("api") or OPENAI_COMPLETIONS_API,
             "compat": compat or None,
             "models": models,
         }
+        # A key the user wrote into models.json themselves is kept; only the no-key mark is set or taken.
+        if self.no_key_box.isChecked():
+            entry["apiKey"] = NO_KEY_NEEDED
+        elif self.entry.get("apiKey") == NO_KEY_NEEDED:
+            entry["apiKey"] = None
+        return entry
 
     def problem(self) -> str | None:
         provider_id = self.id_edit.text().strip()
@@ -370,7 +388,7 @@ class ServerDialog(QDialog):
         notes = [f"Saved {self.name_edit.text().strip()} in {change.path}."]
         if change.backup_reason:
             notes.append(change.backup_reason[0].upper() + change.backup_reason[1:] + ".")
-        key = self.key_edit.text().strip()
+        key = "" if self.no_key_box.isChecked() else self.key_edit.text().strip()
         self.key_edit.clear()
         if key:
             notes.append(self._store_key(provider_id, key))

@@ -15,8 +15,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
+from piwork.core.llm import NO_KEY_NEEDED, KeySource
 from piwork.core.llm.credentials import SERVICE, CredentialStore
-from piwork.core.llm.models import ModelRegistry
+from piwork.core.llm.models import ModelRegistry, default_model
 from piwork.core.paths import agent_dir
 from piwork.core.settings import Settings
 from piwork.gui.settings.server_dialog import ServerDialog
@@ -243,3 +244,58 @@ def test_a_models_json_that_cannot_be_parsed_is_backed_up_not_overwritten(
     assert "unreadable" in dialog.providers_page.message.text()
     assert dialog.providers_page.select_provider("studio")
     assert "No key needed" in dialog.providers_page.status.text()  # a server on this computer
+
+
+def test_a_server_elsewhere_on_the_network_can_be_marked_as_needing_no_key(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Only servers on this computer count as keyless by themselves; one on the network is marked in its
+    dialog, stored as a models.json apiKey that Pi reads as configured too, and its models become usable.
+    (The server's address is never contacted: nothing here sends a request.)"""
+    models_json = agent_dir() / "models.json"
+    entry = {
+        "name": "Team box",
+        "baseUrl": "http://192.0.2.10:8080/v1",
+        "api": "openai-completions",
+        "x-team": 7,
+        "models": [{"id": "qwen-lan"}],
+    }
+    models_json.write_text(json.dumps({"providers": {"lan": entry}}))
+    dialog = _dialog(qtbot, tmp_path)
+    page = dialog.providers_page
+    assert page.select_provider("lan")
+    assert page.status.text().startswith("No key.")
+    assert page.providers.currentItem().text().startswith("○")
+    assert not page.credentials.has_credentials("lan")
+
+    editor = page.edit_server("lan")
+    assert not editor.no_key_box.isChecked() and editor.key_edit.isEnabled()
+    editor.key_edit.setText("typed before ticking")
+    editor.no_key_box.setChecked(True)
+    assert not editor.key_edit.isEnabled()
+    with qtbot.waitSignal(page.providersChanged):
+        editor.save()
+    saved = json.loads(models_json.read_text())["providers"]["lan"]
+    assert saved == {**entry, "apiKey": NO_KEY_NEEDED}  # the rest as it was; no typed key anywhere
+    resolved = page.credentials.resolve("lan")  # the typed key was neither saved nor kept for the session
+    assert resolved is not None and (resolved.source, resolved.value) == (
+        KeySource.MODELS_JSON,
+        NO_KEY_NEEDED,
+    )
+
+    assert page.providers.currentItem().text().startswith("●")
+    assert page.status.text().startswith("No key needed: this server is marked so")
+    fresh = ModelRegistry(agent_dir())  # as the window reads it next time
+    assert fresh.diagnostics == [] and [m.id for m in fresh.models if m.provider == "lan"] == ["qwen-lan"]
+    credentials = CredentialStore(DictKeyring(), env={}, config_key=fresh.config_api_key)  # type: ignore[arg-type]
+    assert credentials.has_credentials("lan")
+    chosen = default_model(fresh, credentials.has_credentials)  # the only provider that can answer
+    assert chosen is not None and (chosen.provider, chosen.id) == ("lan", "qwen-lan")
+
+    again = page.edit_server("lan")
+    assert again.no_key_box.isChecked() and not again.key_edit.isEnabled()
+    again.no_key_box.setChecked(False)
+    with qtbot.waitSignal(page.providersChanged):
+        again.save()
+    assert "apiKey" not in json.loads(models_json.read_text())["providers"]["lan"]
+    assert page.providers.currentItem().text().startswith("○")
