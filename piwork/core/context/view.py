@@ -100,7 +100,11 @@ def view_from_parts(
     contract = latest_contract(tree, leaf_id) if tree is not None else None
     manifest = latest_manifest(tree, leaf_id) if tree is not None else None
     exclusions = latest_exclusions(tree, leaf_id) if tree is not None else NO_EXCLUSIONS
-    names = list(active_tools) if active_tools is not None else allowed_tools(contract, DEFAULT_ACTIVE_TOOLS)
+    names = (
+        list(active_tools)
+        if active_tools is not None
+        else allowed_tools(contract, DEFAULT_ACTIVE_TOOLS, ALL_TOOL_NAMES)
+    )
     registry = create_default_tools(ALL_TOOL_NAMES)
     specs = [ToolSpec(s.name, s.description, s.parameters) for s in registry.specs(names)]
     if prompt_parts is not None:

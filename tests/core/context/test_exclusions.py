@@ -358,3 +358,45 @@ def test_preflight_and_budget_count_the_request_without_the_excluded_part(projec
     )
     breakdown = commands.request_breakdown(view)
     assert breakdown["bySource"]["custom"] == after["bundle"]
+
+
+@pytest.mark.parametrize(("kind", "carried"), [("task", True), ("scout", True), ("be-to-fe", False)])
+def test_fresh_continuing_the_task_keeps_its_exclusions(
+    project: Path, tmp_path: Path, kind: str, carried: bool
+) -> None:
+    from piwork.core.context.contract import latest_contract
+    from piwork.core.context.fresh import start_fresh
+    from piwork.core.session.store import create_session, open_session
+
+    source = create_session(str(project), tmp_path / "sessions")
+    _task(project, source.tree)
+    source.tree.append_message({"role": "user", "content": [{"type": "text", "text": "go"}], "timestamp": 5})
+    _exclude(project, source.tree, "snapshot", "AGENTS.md")
+    resources = _resources(project)
+    result = start_fresh(
+        kind,
+        source.tree,
+        resources,
+        lambda tree, contract: "summary",
+        tmp_path / "sessions",
+        tmp_path / "agent",
+    )
+    result.session.close()
+    assert result.path is not None
+    fresh = open_session(result.path, writable=False).tree
+    manifest = latest_manifest(fresh)
+    exclusions = latest_exclusions(fresh)
+    assert manifest is not None and exclusions.task_id == manifest.task_id
+    assert [p.kind for p in exclusions.parts] == (["contextFile", "snapshot"] if carried else [])
+    messages = list(fresh.build_context().messages)
+    assert [m.get("customType") for m in messages] == ["piwork.freshSummary", BUNDLE_CUSTOM_TYPE]
+    assert SNAPSHOT_PART in _bundle_text(messages[1])  # the file keeps the whole bundle
+    sent = RequestProjection().messages(messages, exclusions)
+    assert (SNAPSHOT_MARKER in _bundle_text(sent[1])) is carried
+    # the manifest's totals are the first request's: a system prompt and the contract's tools
+    contract = latest_contract(fresh)
+    assert contract is not None
+    view = view_from_parts(resources, fresh, None)
+    assert manifest.totals.system_prompt == view.estimator.system_prompt(view.system_prompt) > 0
+    assert manifest.totals.tools == view.estimator.tools(view.tools) > 0
+    assert ("be brief" in view.system_prompt) is not carried
