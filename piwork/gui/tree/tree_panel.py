@@ -53,7 +53,7 @@ from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
 from piwork.gui.tree.branch_tools import BranchTools
 from piwork.gui.tree.display_tree import FILTER_MODES, DisplayTree, entry_title, normalize_mode
-from piwork.gui.tree.entry_details import entry_detail_text
+from piwork.gui.tree.entry_io import EntryDetails, LabelWriter
 from piwork.gui.tree.graph_view import BranchGraphView
 from piwork.gui.tree.loading import load_for_view
 from piwork.gui.tree.navigation import STREAMING_REFUSAL, AgentNavigator
@@ -153,6 +153,8 @@ class SessionTreePanel(QWidget):
         self.detail.setAccessibleName("Selected entry")
         self.detail.setAccessibleDescription("The whole text of the entry selected in the tree")
         self.detail.setPlaceholderText("Select an entry to read it in full.")
+        self.details = EntryDetails(self.detail)
+        self.labels = LabelWriter(self._set_status)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.diagnostics_label = QLabel()
@@ -248,6 +250,7 @@ class SessionTreePanel(QWidget):
         """Show `session`; without a navigator the tree can be browsed but not moved."""
         self._detach()
         self.branch_tools.reset()
+        self.details.show(None, None)  # a read still running was for the previous session
         self.session = session
         self.tree = session.tree
         self.navigator = navigator
@@ -363,10 +366,7 @@ class SessionTreePanel(QWidget):
         self._show_detail(entry_id)
 
     def _show_detail(self, entry_id: object) -> None:
-        if self.tree is None or entry_id is None:
-            self.detail.clear()
-            return
-        self.detail.setPlainText(entry_detail_text(self.tree.entry(entry_id)))
+        self.details.show(self.tree, entry_id)  # a body not in memory is read in a worker thread
 
     def sizeHint(self) -> QSize:
         """Wide enough, as a dock, for entry titles with their labels."""
@@ -413,14 +413,10 @@ class SessionTreePanel(QWidget):
 
     # -- labels --------------------------------------------------------------------------------
     def set_label(self, entry_id: str, label: str | None) -> bool:
-        if self.tree is None:
+        """Label the entry now; its line is written to the session file in a worker thread."""
+        if self.session is None:
             return False
-        try:
-            self.tree.set_label(entry_id, label or None)
-        except PiworkError as exc:
-            self._set_status(f"Label not saved: {exc}")
-            return False
-        return True
+        return self.labels.set(self.session, entry_id, label or None)
 
     def prompt_label(self) -> None:
         entry_id = self.current_entry_id()
@@ -652,6 +648,8 @@ class SessionTreePanel(QWidget):
         """Cancel background work (call before the window closes)."""
         for task in list(self._tasks):
             task.cancel()
+        self.details.shutdown()
+        self.labels.shutdown()
         self.branch_tools.shutdown()
         with contextlib.suppress(RuntimeError):
             self._detach()

@@ -200,12 +200,14 @@ def test_labels_fork_and_clone(qtbot: QtBot, qloop: asyncio.AbstractEventLoop, t
     panel.prompt_label()
     panel.label_dialog.setTextValue("start here")
     panel.label_dialog.accept()
+    qtbot.waitUntil(lambda: not panel.labels.writing)  # written in a worker thread
     last = _lines(session)[-1]
     assert (last["type"], last["targetId"], last["label"]) == ("label", ids["u1"], "start here")
     assert panel.model is not None
     assert panel.model.index_of_id(ids["u1"]).data() == "[start here] user: plan the parser"
     panel.select_entry(ids["u1"])
     panel.clear_label()
+    qtbot.waitUntil(lambda: not panel.labels.writing)
     assert "label" not in _lines(session)[-1]
     menu = panel.build_context_menu()
     assert [a.text() for a in menu.actions() if a.isEnabled()] == [

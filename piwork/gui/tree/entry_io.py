@@ -1,0 +1,109 @@
+"""The tree panel's file work, off the GUI thread: reading the selected entry for the details pane, and
+writing label entries.
+
+An entry's body is often not in memory (the tree keeps light records and reads a body back from the
+session file by its offset), so the details pane reads it in a worker thread; a newer selection cancels
+the read still running, and the text shown is always the last selected entry's. A label changes the tree
+at once (the views show it) while its line is written by the session file's writer lane in a worker
+thread: two quick edits are written in the order they were made, and a write that fails is reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtWidgets import QPlainTextEdit
+
+from piwork.core.errors import PiworkError
+from piwork.core.session import Session, SessionTree
+from piwork.gui.background import BackgroundTasks
+from piwork.gui.tree.entry_details import entry_detail_text
+
+READING = "Reading the entry…"
+
+
+def _detail_text(tree: SessionTree, entry_id: str) -> str:
+    return entry_detail_text(tree.entry(entry_id))
+
+
+def _body_in_memory(tree: SessionTree, entry_id: str) -> bool:
+    record = tree.record(entry_id)
+    return record is None or record.body is not None or tree.body_loader is None
+
+
+class EntryDetails:
+    """Shows the selected entry's whole text in ``view``."""
+
+    def __init__(self, view: QPlainTextEdit) -> None:
+        self.view = view
+        self._tasks = BackgroundTasks()
+        self._reading: asyncio.Task[Any] | None = None
+        self._placeholder = view.placeholderText()
+
+    @property
+    def reading(self) -> bool:
+        return self._reading is not None and not self._reading.done()
+
+    def show(self, tree: SessionTree | None, entry_id: object) -> None:
+        if self._reading is not None:
+            self._reading.cancel()
+            self._reading = None
+        self.view.setPlaceholderText(self._placeholder)
+        if tree is None or entry_id is None:
+            self.view.clear()
+            return
+        key = str(entry_id)
+        if _body_in_memory(tree, key):  # nothing to read: no need to wait a turn of the loop
+            self.view.setPlainText(_detail_text(tree, key))
+            return
+        self.view.clear()
+        self.view.setPlaceholderText(READING)
+        self._reading = self._tasks.spawn(self._read(tree, key))
+
+    async def _read(self, tree: SessionTree, entry_id: str) -> None:
+        try:
+            text = await asyncio.to_thread(_detail_text, tree, entry_id)
+        except (OSError, PiworkError, ValueError) as exc:
+            text = f"This entry could not be read from the session file: {exc}"
+        self.view.setPlaceholderText(self._placeholder)
+        self.view.setPlainText(text)
+
+    def shutdown(self) -> None:
+        self._tasks.cancel_all()
+
+
+class LabelWriter:
+    """Sets and clears labels; ``report`` hears a label that could not be saved."""
+
+    def __init__(self, report: Callable[[str], None]) -> None:
+        self._report = report
+        self._tasks = BackgroundTasks()
+
+    @property
+    def writing(self) -> bool:
+        return self._tasks.running
+
+    def set(self, session: Session, entry_id: str, label: str | None) -> bool:
+        """Label ``entry_id`` (None clears it) now, and write the label entry in a worker thread."""
+        try:
+            with session.writing_later():
+                session.tree.set_label(entry_id, label)
+        except (OSError, PiworkError) as exc:
+            self._report(f"Label not saved: {exc}")
+            return False
+        if session.writes_pending:
+            self._tasks.spawn(self._write(session))
+        return True
+
+    async def _write(self, session: Session) -> None:
+        try:
+            await asyncio.to_thread(session.write_pending)  # the lane writes queued labels in order
+        except (OSError, PiworkError) as exc:
+            self._report(f"Label not saved to the session file: {exc}")
+
+    def shutdown(self) -> None:
+        """Stop waiting for writes (a write already running finishes; closing the session writes the
+        rest)."""
+        self._tasks.cancel_all()
