@@ -12,7 +12,7 @@ Public API (what callers outside the engine import from this package):
 - excluding a part of the task's context: ``Exclusions``, ``ExcludedPart``, ``latest_exclusions``,
   ``with_exclusions`` (the manifest as the task now stands), ``excludable``, ``is_excluded``,
   ``EXCLUDED_REASON``, ``exclusion_command`` (``/context exclude|include``);
-- tasks, intake and fresh sessions: ``begin_task``, ``contract_from_text``, ``ContractError``,
+- tasks, intake and fresh sessions: ``latest_contract`` (the task on a branch), ``begin_task``, ``contract_from_text``, ``ContractError``,
   ``save_intake``, ``INTAKE_TOKENS``, ``FRESH_KINDS``, ``FreshError``;
 - the ``/context``, ``/fresh`` and ``/onboard`` commands as reports: ``preflight``,
   ``budget_command``, ``index_status_command``, ``pack_command``, ``rebuild_command``,
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from piwork.core.context.commands import (
         rebuild as rebuild_command,
     )
-    from piwork.core.context.contract import ContractError
+    from piwork.core.context.contract import ContractError, latest_contract
     from piwork.core.context.entries import CUSTOM_TYPE_WORDS
     from piwork.core.context.estimate import TokenEstimator
     from piwork.core.context.exclusions import (
@@ -127,6 +127,7 @@ __all__ = [
     "fresh_command",
     "index_status_command",
     "is_excluded",
+    "latest_contract",
     "latest_exclusions",
     "latest_manifest",
     "load_profile",
@@ -186,6 +187,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "fresh_command": ("commands", "fresh_command"),
     "index_status_command": ("commands", "index_status_command"),
     "is_excluded": ("exclusions", "is_excluded"),
+    "latest_contract": ("contract", "latest_contract"),
     "latest_exclusions": ("exclusions", "latest_exclusions"),
     "latest_manifest": ("manifest", "latest_manifest"),
     "load_profile": ("profile", "load_profile"),

@@ -20,6 +20,7 @@ from piwork.gui.theme import load_theme
 from tests.support import LoopbackServer
 
 CONTEXT_WINDOW = 32_000
+SNAPSHOT = "# Snapshot\n" + "".join(f"module {i}: parses and stores notes\n" for i in range(60))
 
 
 @pytest.fixture
@@ -67,6 +68,29 @@ def controller(
     window.show()
     notifications = NotificationCenter(window)
     ctl = SessionController(window, notifications, str(project), agent_dir(), approve=False, env={})
+    ctl.spawn(ctl.open_session(None))
+    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+    yield ctl
+    done = qloop.create_task(ctl.shutdown())
+    qtbot.waitUntil(done.done, timeout=10_000)
+    notifications.close_all()
+
+
+@pytest.fixture
+def trusted_controller(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, server: LoopbackServer, tmp_path: Path
+) -> Iterator[SessionController]:
+    """A window on a trusted project with a snapshot and a profile, so the task's bundle layers load."""
+    configure_models(server)
+    project = make_project(tmp_path)
+    (project / ".pi").mkdir()
+    (project / ".pi" / "project-context.md").write_text(SNAPSHOT)
+    (project / ".pi" / "piwork-profile.json").write_text(json.dumps({"version": 1, "verify": ["pytest -q"]}))
+    window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    qtbot.addWidget(window)
+    window.show()
+    notifications = NotificationCenter(window)
+    ctl = SessionController(window, notifications, str(project), agent_dir(), approve=True, env={})
     ctl.spawn(ctl.open_session(None))
     qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
     yield ctl

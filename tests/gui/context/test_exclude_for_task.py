@@ -5,52 +5,17 @@ system prompt (and so the provider's prompt cache) changes."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from piwork.core.context import ManifestEntry
-from piwork.core.paths import agent_dir
 from piwork.gui.chat.rows import RowKind
 from piwork.gui.chat.slash_commands import SlashCommand
 from piwork.gui.context.context_panel import ContextPanel
-from piwork.gui.main_window import MainWindow
-from piwork.gui.notifications import NotificationCenter
 from piwork.gui.session_controller import SessionController
-from piwork.gui.theme import load_theme
-from tests.gui.context.conftest import configure_models, make_project
 from tests.support import LoopbackServer, RecordedRequest, Text, Turn
-
-SNAPSHOT = "# Snapshot\n" + "".join(f"module {i}: parses and stores notes\n" for i in range(60))
-
-
-@pytest.fixture
-def trusted(
-    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, server: LoopbackServer, tmp_path: Path
-) -> Iterator[SessionController]:
-    """A window on a trusted project with a snapshot and a profile (bundle layers load)."""
-    configure_models(server)
-    project = make_project(tmp_path)
-    (project / ".pi").mkdir()
-    (project / ".pi" / "project-context.md").write_text(SNAPSHOT)
-    (project / ".pi" / "piwork-profile.json").write_text(json.dumps({"version": 1, "verify": ["pytest -q"]}))
-    window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
-    qtbot.addWidget(window)
-    window.show()
-    notifications = NotificationCenter(window)
-    ctl = SessionController(window, notifications, str(project), agent_dir(), approve=True, env={})
-    ctl.spawn(ctl.open_session(None))
-    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
-    yield ctl
-    done = qloop.create_task(ctl.shutdown())
-    qtbot.waitUntil(done.done, timeout=10_000)
-    notifications.close_all()
 
 
 def _row(panel: ContextPanel, kind: str) -> tuple[int, ManifestEntry]:
@@ -103,9 +68,9 @@ def _notice(ctl: SessionController, title: str) -> str | None:
 
 
 def test_exclude_a_bundle_layer_from_the_manifest_and_include_it_again(
-    qtbot: QtBot, trusted: SessionController, server: LoopbackServer
+    qtbot: QtBot, trusted_controller: SessionController, server: LoopbackServer
 ) -> None:
-    ctl = trusted
+    ctl = trusted_controller
     window = ctl.window
     window.show_context_panel(1)
     panel = window.context_panel
@@ -167,9 +132,9 @@ def test_exclude_a_bundle_layer_from_the_manifest_and_include_it_again(
 
 
 def test_excluding_a_context_file_asks_first_and_changes_the_system_prompt(
-    qtbot: QtBot, trusted: SessionController, server: LoopbackServer
+    qtbot: QtBot, trusted_controller: SessionController, server: LoopbackServer
 ) -> None:
-    ctl = trusted
+    ctl = trusted_controller
     window = ctl.window
     window.show_context_panel(1)
     panel = window.context_panel
