@@ -4,11 +4,16 @@ The governor runs before every provider call over a transcript that only grows, 
 counted once: the cache is keyed by the message object (messages are never mutated after they end) and
 keeps a reference to it, so an id cannot be reused while its count is cached. Counts are exactly those of
 :meth:`TokenCounter.count_context` over the converted request, so every figure here adds up to it.
+
+With a real tokenizer a long transcript costs about a microsecond per token the first time, so a host
+counts it ahead, off its GUI thread (:meth:`TokenEstimator.precount`, when a session opens and as messages
+arrive); views then find the counts known (:meth:`TokenEstimator.known`).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 
 from piwork.core.llm.tokens import TokenCounter, TokenizerInfo
@@ -18,10 +23,19 @@ from piwork.core.messages import Message, convert_message
 CHARS4 = TokenCounter(None, TokenizerInfo(None, True))
 
 
+def tool_schemas(tools: Sequence[ToolSpec]) -> list[str]:
+    """Each tool's schema as it appears in :func:`tools_json`."""
+    return [
+        json.dumps(
+            {"name": t.name, "description": t.description, "parameters": t.parameters}, ensure_ascii=False
+        )
+        for t in tools
+    ]
+
+
 def tools_json(tools: Sequence[ToolSpec]) -> str:
     """The tool schemas as the request counts them (the same JSON ``count_context`` encodes)."""
-    spec = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in tools]
-    return json.dumps(spec, ensure_ascii=False)
+    return "[" + ", ".join(tool_schemas(tools)) + "]"
 
 
 class TokenEstimator:
@@ -30,6 +44,7 @@ class TokenEstimator:
         self._messages: dict[int, tuple[Message, int]] = {}
         self._text: tuple[str, int] = ("", 0)
         self._tools: tuple[tuple[ToolSpec, ...], int] = ((), 0)
+        self._slices: dict[tuple[str, tuple[int, ...]], list[int]] = {}
 
     @property
     def tokenizer(self) -> str:
@@ -54,8 +69,41 @@ class TokenEstimator:
         self._messages[key] = (message, tokens)
         return tokens
 
+    def known(self, message: Message) -> int | None:
+        """The message's count if it was counted already (never counts: cheap on any thread)."""
+        cached = self._messages.get(id(message))
+        return cached[1] if cached is not None and cached[0] is message else None
+
+    def precount(self, messages: Sequence[Message], until: float | None = None) -> bool:
+        """Count the messages not counted yet, in order (blocking: run it off the GUI thread).
+
+        ``until`` (a ``time.monotonic()`` deadline, checked between messages) stops early; returns whether
+        every message is counted. Long texts' counts are saved for the next run when it ends."""
+        done = True
+        for message in messages:
+            if self.known(message) is not None:
+                continue
+            if until is not None and time.monotonic() > until:
+                done = False
+                break
+            self.message(message)
+        self.counter.flush()
+        return done
+
     def messages(self, messages: Sequence[Message]) -> int:
         return sum(self.message(m) for m in messages)
+
+    def slices(self, whole: str, ends: Sequence[int]) -> list[int]:
+        """Tokens of each slice of ``whole`` ending at ``ends`` (see ``TokenCounter.count_slices``); the
+        system prompt and the tool schemas come back unchanged on every request, so the last few are kept."""
+        key = (whole, tuple(ends))
+        found = self._slices.get(key)
+        if found is None:
+            found = self.counter.count_slices(whole, ends)
+            if len(self._slices) >= 4:
+                self._slices.clear()
+            self._slices[key] = found
+        return list(found)
 
     def system_prompt(self, text: str) -> int:
         if text != self._text[0]:

@@ -3,19 +3,21 @@
 Parts are the system prompt's named slices (each context file and the skills index apart), each tool
 schema, and every message (tool results on their own, tagged with the boundary group they belong to).
 The parts add up **exactly** to the request total counted with the same tokenizer: the system prompt and
-the tool schemas are counted as a whole (as the request is) and each slice gets the difference between
-the counts of the prefixes ending at it and before it, so the figures telescope to the whole.
+the tool schemas are each encoded once, as a whole (as the request counts them), and every token goes to
+the slice it starts in.
+
+A view that must not wait for a cold count asks for the messages counted so far (``counted_only``): the
+others come as parts marked ``counting`` with no tokens yet, and the total is what is counted so far.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from piwork.core.context.estimate import TokenEstimator, tools_json
+from piwork.core.context.estimate import TokenEstimator, tool_schemas
 from piwork.core.context.groups import partition
 from piwork.core.llm.types import ToolSpec
 from piwork.core.messages import Message, message_text
@@ -56,13 +58,19 @@ class XrayPart:
     share: float  # of the request total (0..1)
     ref: str | None = None  # entry id, tool call id or file path a view can jump to
     group: int | None = None  # boundary group of a message part
+    counting: bool = False  # not counted yet: ``tokens`` is 0 until a later X-ray
 
 
 @dataclass(frozen=True)
 class Xray:
     parts: tuple[XrayPart, ...]
-    total: int
+    total: int  # of the counted parts: the request total once ``counting`` is 0
     tokenizer: str
+
+    @property
+    def counting(self) -> int:
+        """How many parts are not counted yet."""
+        return sum(1 for part in self.parts if part.counting)
 
     def by_kind(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -82,21 +90,11 @@ class Xray:
                     "share": p.share,
                     "ref": p.ref,
                     "group": p.group,
+                    **({"counting": True} if p.counting else {}),
                 }
                 for p in self.parts
             ],
         }
-
-
-def _telescoped(whole: str, ends: Sequence[int], count: Callable[[str], int]) -> list[int]:
-    """Tokens of each slice ``whole[ends[i-1]:ends[i]]`` as prefix-count differences (they sum to the whole)."""
-    out: list[int] = []
-    previous = 0
-    for end in ends:
-        now = count(whole[:end]) if end < len(whole) else count(whole)
-        out.append(now - previous)
-        previous = now
-    return out
 
 
 def _unescape_attribute(text: str) -> str:
@@ -176,11 +174,13 @@ def xray(
     messages: Sequence[Message],
     estimator: TokenEstimator,
     entry_ids: Sequence[str | None] | None = None,
+    counted_only: bool = False,
 ) -> Xray:
     """The breakdown of a request of ``messages`` (agent messages, before conversion) by source.
 
     ``system_prompt`` may be the assembler's parts (``system_prompt_parts``) or the plain text;
-    ``entry_ids`` (parallel to ``messages``) gives the session entry each message came from. Blocking:
+    ``entry_ids`` (parallel to ``messages``) gives the session entry each message came from;
+    ``counted_only`` leaves the messages the estimator has not counted yet as ``counting`` parts. Blocking:
     long texts counted for the first time are appended to the tokenizer's count file, so run it off the
     GUI thread.
     """
@@ -190,8 +190,7 @@ def xray(
     else:
         prompt_parts = system_prompt
         whole_prompt = "".join(p.text for p in prompt_parts)
-    count = estimator.counter.count
-    raw: list[tuple[PartKind, str, int, str | None, int | None]] = []
+    raw: list[tuple[PartKind, str, int | None, str | None, int | None]] = []
 
     slices = _system_slices(prompt_parts)
     ends: list[int] = []
@@ -199,18 +198,18 @@ def xray(
     for slice_ in slices:
         position += len(slice_[3])
         ends.append(position)
-    for (kind, label, ref, _), tokens in zip(slices, _telescoped(whole_prompt, ends, count), strict=True):
+    for (kind, label, ref, _), tokens in zip(slices, estimator.slices(whole_prompt, ends), strict=True):
         raw.append((kind, label, tokens, ref, None))
 
     if tools:
-        whole_tools = tools_json(tools)
+        schemas = tool_schemas(tools)
+        whole_tools = "[" + ", ".join(schemas) + "]"  # tools_json(tools), serialised once
         tool_ends: list[int] = []
         position = 1  # "["
-        for i, tool in enumerate(tools):
-            spec = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
-            position += len(json.dumps(spec, ensure_ascii=False)) + (2 if i else 0)  # ", " between items
+        for i, schema in enumerate(schemas):
+            position += len(schema) + (2 if i else 0)  # ", " between items
             tool_ends.append(position if i + 1 < len(tools) else len(whole_tools))
-        for tool, tokens in zip(tools, _telescoped(whole_tools, tool_ends, count), strict=True):
+        for tool, tokens in zip(tools, estimator.slices(whole_tools, tool_ends), strict=True):
             raw.append(("tool_schema", f"tool: {tool.name}", tokens, tool.name, None))
 
     calls: dict[str, Message] = {}
@@ -232,13 +231,15 @@ def xray(
         target: str | None = entry_ids[i] if entry_ids is not None and i < len(entry_ids) else None
         if role == "toolResult" and isinstance(message.get("toolCallId"), str):
             target = message["toolCallId"]
-        tokens = estimator.message(message)
-        raw.append((role_kind, _message_label(message, calls), tokens, target, group_of.get(id(message))))
+        counted = estimator.known(message) if counted_only else estimator.message(message)
+        raw.append((role_kind, _message_label(message, calls), counted, target, group_of.get(id(message))))
 
     estimator.counter.flush()  # counts of long texts, remembered for the next run (callers are off the GUI thread)
-    total = sum(r[2] for r in raw)
+    total = sum(r[2] or 0 for r in raw)
     parts = tuple(
-        XrayPart(kind, label, tokens, tokens / total if total else 0.0, ref, group)
+        XrayPart(
+            kind, label, tokens or 0, (tokens or 0) / total if total else 0.0, ref, group, tokens is None
+        )
         for kind, label, tokens, ref, group in raw
     )
     return Xray(parts, total, estimator.tokenizer)

@@ -22,7 +22,7 @@ import math
 import os
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -283,13 +283,42 @@ class TokenCounter:
             return math.ceil(utf16_len(text) / 4)
         counts = self._counts
         if counts is None or len(text) < MIN_CHARS:
-            return len(self._encoding.encode(text, disallowed_special=()))
+            return len(self._encoding.encode_ordinary(text))
         key = text_key(text)
         known = counts.get(key)
         if known is None:
-            known = len(self._encoding.encode(text, disallowed_special=()))
+            known = len(self._encoding.encode_ordinary(text))
             counts.put(key, known)
         return known
+
+    def count_slices(self, whole: str, ends: Sequence[int]) -> list[int]:
+        """Tokens of each slice ``whole[ends[i-1]:ends[i]]`` of one text, from a single encoding of it.
+
+        The last slice runs to the end of ``whole``. Each token belongs to the slice its first byte falls
+        in, so the figures add up exactly to :meth:`count` of ``whole`` (a token straddling a boundary is
+        counted once, where it starts)."""
+        if not ends:
+            return []
+        if self._encoding is None:  # chars/4: prefix differences telescope to the whole
+            out, previous = [], 0
+            for i, end in enumerate(ends):
+                now = self.count(whole[:end] if i + 1 < len(ends) else whole)
+                out.append(now - previous)
+                previous = now
+            return out
+        tokens = self._encoding.encode_ordinary(whole)
+        if self._counts is not None and len(whole) >= MIN_CHARS:
+            self._counts.put(text_key(whole), len(tokens))
+        # byte offset of each slice end (a lone surrogate takes 3 bytes, as its U+FFFD replacement does)
+        byte_ends = [len(whole[:end].encode("utf-8", "surrogatepass")) for end in ends]
+        out = [0] * len(ends)
+        slice_, position = 0, 0
+        for piece in self._encoding.decode_tokens_bytes(tokens):
+            while slice_ < len(ends) - 1 and position >= byte_ends[slice_]:
+                slice_ += 1
+            out[slice_] += 1
+            position += len(piece)
+        return out
 
     def flush(self) -> None:
         """Save the long texts' counts learnt so far for the next run (file I/O: not on the GUI thread)."""

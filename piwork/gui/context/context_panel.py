@@ -212,10 +212,17 @@ class ContextPanel(QWidget):
         target = selected.data(TargetRole) if selected.isValid() else None
         self.xray_model.set_xray(xray, message_parts_index, elided)
         stubs = f", {len(elided)} elided by the governor" if elided else ""
-        self.xray_summary.setText(
-            f"Next request: {xray.total:,} tokens in {len(xray.parts)} parts{stubs}"
-            f" (≈ {xray.tokenizer.removeprefix('≈').strip()})"
-        )
+        tokenizer = xray.tokenizer.removeprefix("≈").strip()
+        if xray.counting:
+            counted = len(xray.parts) - xray.counting
+            self.xray_summary.setText(
+                f"Next request: counting tokens ({tokenizer})… {xray.total:,} so far in {counted:,} of "
+                f"{len(xray.parts):,} parts{stubs}"
+            )
+        else:
+            self.xray_summary.setText(
+                f"Next request: {xray.total:,} tokens in {len(xray.parts)} parts{stubs} (≈ {tokenizer})"
+            )
         if target is not None:  # keep the selection on the same source across refreshes
             position = self.xray_model.position_of(lambda row: row.target == target)
             if position is not None:

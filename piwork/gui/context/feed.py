@@ -2,15 +2,22 @@
 
 The controller forwards every engine event here. Events only mark the figures stale; a single-shot timer
 coalesces them (at most one refresh per ``STREAMING_INTERVAL_MS`` while a reply streams) and one refresh
-at a time runs in the default executor: tokenizer loading, the X-ray of the next request (cached per
-message, so a refresh counts only what is new) and the billed totals of today's telemetry files. The
-result comes back to the GUI thread as plain values and goes to the views in one step.
+at a time runs in the default executor: tokenizer loading, the X-ray of the next request and the billed
+totals of today's telemetry files. The result comes back to the GUI thread as plain values and goes to the
+views in one step.
+
+Each refresh first counts the messages not counted yet (the whole transcript when a session opens, then
+each new message), into the governor's own estimator when it uses the same tokenizer, so the governor's
+next call finds them counted too. A cold count of a long session takes longer than a glance: past
+``FIRST_SHOW_S`` the X-ray goes to the panel with what is counted so far and the rest marked as counting,
+again every ``PROGRESS_S``, and complete when the count ends. The budget meter waits for the complete one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +34,7 @@ from piwork.core.context import (
     Marks,
     OccupancySample,
     TokenEstimator,
+    Xray,
     build_xray,
     effective_marks,
     latest_exclusions,
@@ -35,7 +43,7 @@ from piwork.core.context import (
     view_from_parts,
     with_exclusions,
 )
-from piwork.core.llm import Tokenizers, ToolSpec
+from piwork.core.llm import TokenCounter, Tokenizers, ToolSpec
 from piwork.core.resources import LoadedResources, PromptPart
 from piwork.gui.context.billed_today import TodayBilled
 from piwork.gui.context.history import History, read_history
@@ -56,6 +64,8 @@ log = logging.getLogger(__name__)
 
 STREAMING_INTERVAL_MS = 1000  # while the agent runs: at most this often
 IDLE_INTERVAL_MS = 30  # otherwise: right after the event burst
+FIRST_SHOW_S = 0.04  # counting longer than this: the X-ray is shown with what is counted so far
+PROGRESS_S = 0.5  # then again this often until the count ends
 _REFRESH_EVENTS = frozenset(
     {
         "message_end",
@@ -79,6 +89,7 @@ class ContextFeed(QObject):
     seriesChanged = Signal(object, object, object)  # occupancy samples, billed samples, Marks | None
     refreshed = Signal()
     _treeChanged = Signal()  # emitted from any thread (a task is recorded in a worker); handled on the GUI
+    _counting = Signal(object)  # from the refresh job: (job number, snapshot, partial Xray, elided indices)
 
     def __init__(self, tokenizers: Tokenizers, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -109,6 +120,8 @@ class ContextFeed(QObject):
         self._treeChanged.connect(self.schedule)  # an exclusion changes the next request, not the transcript
         self._tree_unsubscribe: Callable[[], None] | None = None
         self._job: asyncio.Future[Figures] | None = None
+        self._job_number = 0
+        self._counting.connect(self._show_counting)
         self._applied_key: tuple[Any, ...] | None = None
         self._pending_key: tuple[Any, ...] | None = None
         self._billed_stale = True
@@ -317,6 +330,7 @@ class ContextFeed(QObject):
             sent,
             exclusions.key if exclusions is not None else (),
             exclusions.since_ms if exclusions is not None else None,
+            getattr(getattr(governance, "governor", None), "estimator", None),
         )
 
     def _start_refresh(self) -> None:
@@ -329,18 +343,31 @@ class ContextFeed(QObject):
         self._pending_key = key
         self._billed_stale = self._series_stale = False  # captured in the snapshot; events set them again
         loop = asyncio.get_event_loop()
-        self._job = loop.run_in_executor(None, self._compute, snapshot)
+        self._job_number += 1
+        self._job = loop.run_in_executor(None, self._compute, snapshot, self._job_number)
         self._job.add_done_callback(lambda job: self._finished(job, snapshot))
 
-    def _compute(self, snapshot: Snapshot) -> Figures:
-        """Runs in the executor: nothing here touches Qt."""
-        self.tokenizers.load()
-        model_id = snapshot.model.id if snapshot.model is not None else ""
-        counter = self.tokenizers.counter_for(model_id)
+    def _estimator(self, snapshot: Snapshot, counter: TokenCounter) -> TokenEstimator:
+        """The governor's estimator when it counts with this tokenizer (one count serves both), else ours."""
+        shared = snapshot.governor_estimator
+        if isinstance(shared, TokenEstimator) and shared.counter.info == counter.info:
+            return shared
         estimator = self._estimators.get(counter.info.label)
         if estimator is None:
             estimator = self._estimators[counter.info.label] = TokenEstimator(counter)
+        return estimator
+
+    def _compute(self, snapshot: Snapshot, job_number: int = 0) -> Figures:
+        """Runs in the executor: nothing here touches Qt (the partial X-rays go out through a signal)."""
+        self.tokenizers.load()
+        model_id = snapshot.model.id if snapshot.model is not None else ""
+        estimator = self._estimator(snapshot, self.tokenizers.counter_for(model_id))
         working, elided = working_set(snapshot.messages, snapshot.sent)
+        deadline = time.monotonic() + FIRST_SHOW_S
+        while not estimator.precount(working, until=deadline):
+            partial = build_xray(snapshot.prompt_parts, snapshot.tools, working, estimator, counted_only=True)
+            self._counting.emit((job_number, snapshot, partial, elided))
+            deadline = time.monotonic() + PROGRESS_S
         request = build_xray(snapshot.prompt_parts, snapshot.tools, working, estimator)
         estimate = estimate_context_tokens(snapshot.messages)
         exact = None
@@ -367,6 +394,14 @@ class ContextFeed(QObject):
             occupancy,
             billed,
         )
+
+    def _show_counting(self, payload: tuple[int, Snapshot, Xray, frozenset[int]]) -> None:
+        """A partial X-ray of the refresh still running: to the panel only (the meter waits for the count)."""
+        job_number, snapshot, partial, elided = payload
+        if self._job is None or job_number != self._job_number or self.session is None:
+            return  # that refresh has ended (its complete figures are shown) or the session changed
+        self.messages = snapshot.messages
+        self.xrayChanged.emit(partial, message_part_indices(snapshot.messages), elided)
 
     def _finished(self, job: asyncio.Future[Figures], snapshot: Snapshot) -> None:
         self._job = None

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from piwork.core.context import BilledSample, OccupancySample, Xray
+from piwork.core.context import BilledSample, OccupancySample, TokenEstimator, Xray
 from piwork.core.llm import Model, ToolSpec
 from piwork.core.resources import PromptPart
 from piwork.gui.context.reading import billed_from_usage
@@ -83,6 +83,9 @@ class Snapshot:
     sent: list[dict[str, Any]] | None = None  # the working set of the last call, after the governor
     exclusions: tuple[Any, ...] = ()  # what the task excludes (its projection is in ``messages``)
     exclusions_since_ms: float | None = None  # when that was last changed
+    governor_estimator: TokenEstimator | None = (
+        None  # the governor's per-message counts, shared when they fit
+    )
 
 
 @dataclass(frozen=True)

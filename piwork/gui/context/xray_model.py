@@ -3,6 +3,9 @@
 A flat table over the engine's ``Xray`` parts; each row also knows where it jumps to (a chat message, a
 tool result, a context file or skill, a tool schema). Sorting happens once per refresh on a list of ints,
 so a session of thousands of messages stays cheap; the view asks only for the rows it shows.
+
+While the tokenizer is still counting a session's messages, those rows say "counting…" (after the counted
+ones) and no row shows a share: the counted tokens are exact, the total is not known yet.
 """
 
 from __future__ import annotations
@@ -97,6 +100,7 @@ class XrayModel(FlatTableModel):
         self._order: list[int] = []  # display position -> index in _rows (tokens descending)
         self.total = 0
         self.tokenizer = ""
+        self.counting = 0  # rows not counted yet
 
     def shown_rows(self) -> int:
         return len(self._order)
@@ -106,13 +110,17 @@ class XrayModel(FlatTableModel):
     ) -> None:
         with self.replacing_rows():
             self._rows = rows_for(xray, message_parts_index, elided)
-            self._order = sorted(range(len(self._rows)), key=lambda i: (-self._rows[i].part.tokens, i))
+            rows = self._rows
+            self._order = sorted(
+                range(len(rows)), key=lambda i: (rows[i].part.counting, -rows[i].part.tokens, i)
+            )
             self.total = xray.total
             self.tokenizer = xray.tokenizer
+            self.counting = xray.counting
 
     def clear(self) -> None:
         with self.replacing_rows():
-            self._rows, self._order, self.total = [], [], 0
+            self._rows, self._order, self.total, self.counting = [], [], 0, 0
 
     def row_at(self, position: int) -> XrayRow | None:
         if 0 <= position < len(self._order):
@@ -141,22 +149,27 @@ class XrayModel(FlatTableModel):
             if column == 1:
                 return KIND_TITLES.get(part.kind, part.kind) + (" (elided)" if row.elided else "")
             if column == 2:
-                return f"{part.tokens:,}"
+                return "counting…" if part.counting else f"{part.tokens:,}"
             if column == 3:
-                return f"{100 * part.share:.1f}%"
+                return "" if self.counting else f"{100 * part.share:.1f}%"
             return None
         if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.ForegroundRole and row.elided:
+        if role == Qt.ItemDataRole.ForegroundRole and (row.elided or part.counting):
             return QColor("#8a8a92")
         if role == Qt.ItemDataRole.ToolTipRole:
-            where = {"message": "the chat and tree", "resource": "the Resources panel", "tool": "tool list"}
+            where = {
+                "message": "the chat and tree",
+                "resource": "the Resources panel",
+                "tool": "the Tools list",
+            }
             hint = f" — double-click to show it in {where[row.target.kind]}" if row.target else ""
             stub = " (a stub elided by the governor; the transcript keeps the original)" if row.elided else ""
             kind = KIND_TITLES.get(part.kind, part.kind)
-            return f"{part.label} ({kind}): {compact_tokens(part.tokens)} tokens{stub}{hint}"
+            tokens = "not counted yet" if part.counting else f"{compact_tokens(part.tokens)} tokens"
+            return f"{part.label} ({kind}): {tokens}{stub}{hint}"
         if role == TargetRole:
             return row.target
         if role == TokensRole:
-            return part.tokens
+            return None if part.counting else part.tokens
         return None

@@ -116,3 +116,39 @@ def test_plain_text_prompt_and_no_tools(tmp_path: Path) -> None:
         LlmContext("You are helpful.", convert_to_llm(messages), [])
     )
     assert result_.parts[0].label == "system prompt: prompt"
+
+
+def test_counted_only_shows_what_is_counted_and_the_precount_fills_the_rest(tmp_path: Path) -> None:
+    counter = counters(tmp_path)[0]
+    parts = system_prompt_parts(prompt_input(tmp_path))
+    messages = transcript()
+    full = xray(parts, TOOLS, messages, TokenEstimator(counter))
+
+    estimator = TokenEstimator(counter)
+    first = xray(parts, TOOLS, messages, estimator, counted_only=True)
+    message_parts = [p for p in first.parts if p.group is not None]
+    assert message_parts and all(p.counting and p.tokens == 0 for p in message_parts)
+    assert first.counting == len(message_parts)
+    assert not any(p.counting for p in first.parts if p.group is None)  # prompt and tools are counted
+    assert (
+        first.total
+        == sum(p.tokens for p in first.parts)
+        == sum(p.tokens for p in full.parts if p.group is None)
+    )
+
+    assert estimator.known(messages[1]) is None
+    assert estimator.precount(messages, until=0.0) is False  # a deadline already past: nothing counted
+    assert estimator.known(messages[1]) is None
+    estimator.message(messages[3])  # one counted elsewhere (the governor, an earlier refresh)
+    partial = xray(parts, TOOLS, messages, estimator, counted_only=True)
+    assert partial.counting == len(message_parts) - 1
+    assert [p.tokens for p in partial.parts if p.ref == "c1"] == [
+        p.tokens for p in full.parts if p.ref == "c1"
+    ]
+
+    assert estimator.precount(messages) is True
+    assert estimator.known(messages[1]) == estimator.message(messages[1]) > 0
+    after = xray(parts, TOOLS, messages, estimator, counted_only=True)
+    assert after == full and after.counting == 0
+    assert "counting" not in after.to_json()["parts"][0]
+    assert partial.to_json()["parts"][-1]["counting"] is True

@@ -52,3 +52,25 @@ def test_an_unwritable_folder_keeps_counts_in_memory(tmp_path: Path) -> None:
     cache = CountCache(blocker / "counts.tsv")
     cache.put("a" * 32, 5)
     assert cache.flush() == 0 and cache.get("a" * 32) == 5
+
+
+def test_slices_of_one_text_add_up_to_its_count(tmp_path: Path) -> None:
+    tokenizers = Tokenizers(tmp_path / "agent", env={})
+    tokenizers.load_for("gpt-4")
+    counter = tokenizers.counter_for("gpt-4")
+    encoding = tokenizers._encodings["cl100k_base"]
+    # boundaries inside a word, inside a run of spaces, between the halves of an emoji's UTF-16 pair
+    # written as two code points, beside a lone surrogate and after a multi-byte letter
+    tail = "\ud83d\ude00 \ud800 tail " + "é" * 7
+    whole = "Ünïcode rules   apply.\n" + LONG + tail
+    pair = len(whole) - len(tail) + 1
+    ends = [3, 16, 20, pair - 1, pair, pair + 3, len(whole) - 3, len(whole)]
+    counts = counter.count_slices(whole, ends)
+    assert sum(counts) == counter.count(whole) == len(encoding.encode(whole, disallowed_special=()))
+    assert all(c >= 0 for c in counts) and counts[3] > 100  # the long middle slice holds most tokens
+    assert counter.count_slices(whole, [len(whole)]) == [counter.count(whole)]
+    assert counter.count_slices(whole, []) == []
+    # a special token's text is ordinary text here, as in the request count
+    assert sum(counter.count_slices("a<|endoftext|>b", [1, 14, 15])) == counter.count("a<|endoftext|>b") > 3
+    estimate = Tokenizers(None, use_package_data=False, use_offline_package=False, env={}).counter_for("x")
+    assert sum(estimate.count_slices(whole, ends)) == estimate.count(whole)

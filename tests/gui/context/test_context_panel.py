@@ -46,7 +46,8 @@ def test_xray_row_jumps_to_its_tool_result_in_chat_and_tree(
     panel = window.context_panel
     model = panel.xray_model
     qtbot.waitUntil(
-        lambda: model.position_of(lambda r: r.part.ref == "call_notes") is not None, timeout=10_000
+        lambda: model.position_of(lambda r: r.part.ref == "call_notes") is not None and not model.counting,
+        timeout=10_000,
     )
     # sorted largest first: the big read leads; the parts add up to the request total
     tokens = [model.row_at(i).part.tokens for i in range(model.rowCount())]  # type: ignore[union-attr]
