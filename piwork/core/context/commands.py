@@ -400,7 +400,7 @@ def exclusion_command(
 
 
 def exclusion_text(action: str, change: ExclusionChange) -> str:
-    """What an exclude or include did, for the chat notice and the headless text."""
+    """What an exclude or include did, as short Markdown paragraphs (the chat notice)."""
     if not change.changed:
         return "Already excluded for this task." if action == "exclude" else "Nothing changed."
     what = describe(change.changed)
@@ -411,7 +411,7 @@ def exclusion_text(action: str, change: ExclusionChange) -> str:
             "session file keep everything.",
         ]
         names = " ".join(p.name for p in change.changed)
-        lines.append(f"Bring it back with /context include {names}.")
+        lines.append(f"Bring it back with `/context include {names}`.")
     else:
         lines = [f"Included again: {what}. The next request holds it as the task recorded it."]
     if change.touches_system_prompt:
@@ -421,12 +421,12 @@ def exclusion_text(action: str, change: ExclusionChange) -> str:
         )
     else:
         lines.append(
-            "The request changes from the task context on, so the cached prompt after it is read anew once."
+            "The request changes from the task's context on, so the provider reads the rest of it anew once instead of from its cache."
         )
     still = change.exclusions.parts
     if action == "include" and still:
         lines.append(f"Still excluded: {describe(still)}.")
-    return "\n".join(lines)
+    return "\n\n".join(lines)  # paragraphs: the chat reads a notice as Markdown
 
 
 # ----------------------------------------------------------------------------- what the next request holds

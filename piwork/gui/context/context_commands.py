@@ -63,7 +63,8 @@ CONTEXT_ACTIONS = (
 PROMPT_CACHE_NOTE = (
     "{name} is a context file: it reaches the model in the system prompt. Excluding it rebuilds the "
     "system prompt without it (a short note stands in its place) for the rest of this task, so the "
-    "provider's prompt cache starts over once: the next request is billed as new input in full.\n\n"
+    "provider's prompt cache starts over once: the whole next request is read as new input, not from "
+    "the cache.\n\n"
     "The file is not changed, Pi still loads it, and the next task has it again."
 )
 

@@ -118,11 +118,11 @@ def test_excluding_the_snapshot_adds_one_state_entry_and_a_marker_to_the_request
     before = [json.dumps(e, sort_keys=True) for e in tree.entries()]
     report = _exclude(project, tree, "snapshot")
     assert report["text"] == (
-        "Excluded for this task: snapshot .pi/project-context.md (≈26 tokens).\n"
+        "Excluded for this task: snapshot .pi/project-context.md (≈26 tokens).\n\n"
         "From the next request on a short marker stands in its place; the transcript and the session file "
-        "keep everything.\n"
-        "Bring it back with /context include .pi/project-context.md.\n"
-        "The request changes from the task context on, so the cached prompt after it is read anew once."
+        "keep everything.\n\n"
+        "Bring it back with `/context include .pi/project-context.md`.\n\n"
+        "The request changes from the task's context on, so the provider reads the rest of it anew once instead of from its cache."
     )
     entries = tree.entries()
     assert [json.dumps(e, sort_keys=True) for e in entries[:-1]] == before  # nothing else changed
@@ -194,8 +194,8 @@ def test_include_again_brings_back_the_bundle_as_recorded(project: Path) -> None
     report = _exclude(project, tree, ".pi/project-context.md", action="include")
     assert report["text"] == (
         "Included again: snapshot .pi/project-context.md (≈26 tokens). The next request holds it as the "
-        "task recorded it.\n"
-        "The request changes from the task context on, so the cached prompt after it is read anew once.\n"
+        "task recorded it.\n\n"
+        "The request changes from the task's context on, so the provider reads the rest of it anew once instead of from its cache.\n\n"
         "Still excluded: required docs/arch.md (≈21 tokens)."
     )
     _exclude(project, tree, "all", action="include")
