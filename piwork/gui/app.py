@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from piwork import __version__
 from piwork.core.paths import agent_dir
 from piwork.gui import compat
 from piwork.gui.assets import APP_ID, resource_path
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.chat.markdown import warm_up_lexers
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
@@ -80,12 +80,13 @@ def build_window(
 
 def run(options: WindowOptions) -> int:
     app = create_application([sys.argv[0] if sys.argv else "piwork"])
-    threading.Thread(target=warm_up_lexers, name="piwork-warm-up", daemon=True).start()
     window, _themes, notifications = build_window(app, options)
     controller = SessionController(window, notifications, options.cwd, agent_dir(), approve=options.approve)
 
     async def main(quit_event: asyncio.Event) -> int:
         notifications.install(asyncio.get_running_loop())
+        warm_up = BackgroundTasks()
+        warm_up.spawn(asyncio.to_thread(warm_up_lexers))  # the first code block then renders without it
         try:
             window.restore_layout()
             window.show()
@@ -95,6 +96,7 @@ def run(options: WindowOptions) -> int:
                 print(f"piwork: window ok ({app.platformName()})")
                 app.quit()
             await quit_event.wait()
+            warm_up.cancel_all()
             await controller.shutdown()
         finally:
             window.save_layout()

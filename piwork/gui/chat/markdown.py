@@ -51,7 +51,7 @@ COMMON_LANGUAGES = (
 def warm_up_lexers() -> None:
     """Import the lexers of common languages ahead of time (a first import costs tens of ms).
 
-    Pure Python and thread-safe: the app runs it on a worker thread at start-up."""
+    Pure Python and thread-safe: the app runs it in a worker thread (``asyncio.to_thread``) at start-up."""
     for language in COMMON_LANGUAGES:
         lexer_for(language)
 
