@@ -313,5 +313,6 @@ class SessionBrowser(QDialog):
             self.deleted.emit(path)
 
     def done(self, result: int) -> None:
+        self.listing.cancel()  # a listing still running stops after the file it is reading
         self._tasks.cancel_all()  # a rename or delete already in its thread still finishes there
         super().done(result)

@@ -14,6 +14,8 @@ from piwork.core.session.listing import session_info
 from piwork.core.session.store import create_session
 from piwork.gui.sessions.session_browser import SessionBrowser
 
+pytestmark = pytest.mark.usefixtures("qloop")  # the listing runs as an asyncio task on the Qt loop
+
 
 def _write_session(cwd: Path, prompt: str, reply: str, name: str | None = None) -> Path:
     session = create_session(str(cwd), agent_dir=agent_dir())
@@ -141,3 +143,41 @@ def test_unreadable_files_are_skipped(qtbot: QtBot, projects: tuple[Path, Path, 
     os.utime(junk)
     browser = _browser(qtbot, here)
     assert browser.proxy.rowCount() == 2
+
+
+def _many_sessions(cwd: Path, count: int) -> None:
+    first = _write_session(cwd, "the first question", "the first answer")
+    body = first.read_bytes()
+    for n in range(count):  # real files, each a full session with its own name
+        (first.parent / f"2024-01-01T00-00-{n:05d}_copy{n}.jsonl").write_bytes(body)
+
+
+def test_a_newer_listing_supersedes_the_running_one(
+    qtbot: QtBot, projects: tuple[Path, Path, list[Path]]
+) -> None:
+    here, _there, _files = projects
+    _many_sessions(here, 400)
+    browser = SessionBrowser(str(here), agent_dir())
+    qtbot.addWidget(browser)
+    delivered: list[int] = []
+    browser.listing.finished.connect(lambda infos: delivered.append(len(infos)))
+    browser.refresh()  # this project (403 files), superseded at once by every project
+    browser.scope.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: not browser.listing.running, timeout=30_000)
+    assert delivered == [404]  # only the newest listing reported
+    assert "404 sessions" in browser.status.text()
+
+
+def test_closing_the_browser_stops_its_listing(qtbot: QtBot, projects: tuple[Path, Path, list[Path]]) -> None:
+    here, _there, _files = projects
+    _many_sessions(here, 400)
+    browser = SessionBrowser(str(here), agent_dir())
+    qtbot.addWidget(browser)
+    heard: list[object] = []
+    browser.listing.finished.connect(heard.append)
+    browser.listing.progress.connect(lambda done, _total: heard.append(done))
+    browser.show()
+    browser.refresh()
+    browser.reject()  # closed while listing
+    qtbot.waitUntil(lambda: not browser.listing.running, timeout=30_000)
+    assert heard == [] and browser.status.text() == "Reading sessions…"
