@@ -1,8 +1,9 @@
 """FullOutputView: opens a full-output log lazily and lets the user search, jump and pick lines.
 
-The file is never loaded whole: a worker builds a sparse line index (progress shown) while the
-first lines are already scrollable, rows are decoded only when painted, and search runs in another
-worker that streams matching line numbers in and can be cancelled by a new query or by closing.
+The file is never loaded whole: a worker thread builds a sparse line index (progress shown) while
+the first lines are already scrollable, rows are decoded only when painted, and search runs in another
+worker thread that streams matching line numbers in and is cancelled by a new query or by closing
+(both are asyncio tasks around ``asyncio.to_thread``, see ``workers.py``).
 A missing or unreadable file is shown as an error, never as an empty log.
 """
 
@@ -44,7 +45,7 @@ from piwork.gui.logs.line_delegate import LogLineDelegate
 from piwork.gui.logs.line_index import LineIndex, LogFileError
 from piwork.gui.logs.lines_model import LogLinesModel
 from piwork.gui.logs.search import MAX_MATCHES, compile_search
-from piwork.gui.logs.workers import IndexWorker, SearchWorker
+from piwork.gui.logs.workers import IndexJob, SearchJob
 
 
 def quote_lines(path: str, first: int, last: int, text: str) -> str:
@@ -73,8 +74,8 @@ class FullOutputView(QWidget):
         super().__init__(parent)
         self._index: LineIndex | None = None
         self._model: LogLinesModel | None = None
-        self._index_worker: IndexWorker | None = None
-        self._search_worker: SearchWorker | None = None
+        self._index_job: IndexJob | None = None
+        self._search_job: SearchJob | None = None
         self._matches: list[int] = []
         self._search_state = _SearchState()
         self.path: str | None = None
@@ -210,20 +211,31 @@ class FullOutputView(QWidget):
             return True
         self._progress.setValue(0)
         self._progress.show()
-        worker = IndexWorker(path, 0, self._index.block_count, self._index.size, self)
-        worker.batch.connect(self._on_index_batch)
-        worker.failed.connect(self._show_error)
-        worker.finished.connect(self._on_index_worker_finished)
-        self._index_worker = worker
-        worker.start()
+        self._index_job = IndexJob()
+        self._index_job.start(
+            path,
+            0,
+            self._index.block_count,
+            self._index.size,
+            self._on_index_batch,
+            self._on_index_worker_finished,
+            lambda exc: self._show_error(f"Reading {path} failed: {exc.strerror or exc}"),
+        )
         return True
+
+    @property
+    def indexing(self) -> bool:
+        return self._index_job is not None and self._index_job.running
+
+    @property
+    def searching(self) -> bool:
+        return self._search_job is not None and self._search_job.running
 
     def close_file(self) -> None:
         self._stop_search()
-        if self._index_worker is not None:
-            self._index_worker.stop()
-            self._index_worker.deleteLater()
-            self._index_worker = None
+        if self._index_job is not None:
+            self._index_job.cancel()  # the worker stops at its next chunk; nothing more arrives
+            self._index_job = None
         self.view.setModel(None)
         if self._model is not None:
             self._model.deleteLater()
@@ -253,7 +265,7 @@ class FullOutputView(QWidget):
         self._progress.hide()
 
     def _on_index_batch(self, counts: list[int], done: int) -> None:
-        if self._index is None or self._model is None or self.sender() is not self._index_worker:
+        if self._index is None or self._model is None:
             return
         self._index.add_block_counts(counts)
         self._model.sync_rows()
@@ -263,8 +275,6 @@ class FullOutputView(QWidget):
             self._on_index_done()
 
     def _on_index_worker_finished(self) -> None:
-        if self.sender() is not self._index_worker:
-            return
         if self._index is not None and not self._index.complete and not self.error_text:
             self._show_error("Indexing stopped before the end of the file.")
 
@@ -306,18 +316,22 @@ class FullOutputView(QWidget):
             return
         self._search_state.running = True
         self._show_search_status()
-        worker = SearchWorker(self._index.path, query, self._index.size, self._index.newline_counts(), self)
-        worker.found.connect(self._on_found)
-        worker.completed.connect(self._on_search_completed)
-        worker.failed.connect(self._on_search_failed)
-        self._search_worker = worker
-        worker.start()
+        path = self._index.path
+        self._search_job = SearchJob()
+        self._search_job.start(
+            path,
+            query,
+            self._index.size,
+            self._index.newline_counts(),
+            self._on_found,
+            lambda result: self._on_search_completed(*result),
+            lambda exc: self._on_search_failed(f"Searching {path} failed: {exc.strerror or exc}"),
+        )
 
     def _stop_search(self) -> None:
-        if self._search_worker is not None:
-            self._search_worker.stop()
-            self._search_worker.deleteLater()
-            self._search_worker = None
+        if self._search_job is not None:
+            self._search_job.cancel()  # the worker stops at its next piece; nothing more arrives
+            self._search_job = None
 
     @property
     def matches(self) -> list[int]:
@@ -350,7 +364,7 @@ class FullOutputView(QWidget):
         self.search_status.setText(text)
 
     def _on_found(self, lines: list[int], done: int) -> None:
-        if self.sender() is not self._search_worker or self._model is None or self._index is None:
+        if self._model is None or self._index is None:
             return
         self._search_state.percent = 100 * done // max(1, self._index.size)
         if lines:
@@ -361,17 +375,13 @@ class FullOutputView(QWidget):
                 self._select_row(lines[0])
         self._show_search_status()
 
-    def _on_search_completed(self, total: int, capped: bool, cancelled: bool) -> None:
-        if self.sender() is not self._search_worker or cancelled:
-            return
+    def _on_search_completed(self, total: int, capped: bool) -> None:
         self._search_state.running = False
         self._search_state.capped = capped
         self._show_search_status()
         self.search_finished.emit(total)
 
     def _on_search_failed(self, message: str) -> None:
-        if self.sender() is not self._search_worker:
-            return
         self._search_state.running = False
         self.search_status.setText(message)
 

@@ -17,6 +17,9 @@ from piwork.gui.logs import FullOutputView, LogViewerPanel
 from piwork.gui.logs.lines_model import MATCH_ROLE, SPANS_ROLE
 from piwork.gui.logs.sgr import SgrStyle
 
+# indexing and search run as asyncio tasks on the Qt loop
+pytestmark = pytest.mark.usefixtures("qloop")
+
 
 def _bash_session(log_path: str, total_lines: int) -> list[dict[str, Any]]:
     truncation = {
@@ -206,8 +209,13 @@ def test_real_bash_results_and_the_session_log_folder(qtbot: QtBot, tmp_path: Pa
 
     log_dir = tmp_path / "logs" / "session-1"
     ctx = ToolContext(cwd=str(tmp_path), log_dir=log_dir)
-    shown = asyncio.run(BashTool().execute("call-1", {"command": "seq 1 5000"}, ctx))
-    asyncio.run(BashTool().execute("call-2", {"command": "seq 1 3000 | sed 's/^/other /'"}, ctx))
+    loop = asyncio.get_event_loop()
+    first = loop.create_task(BashTool().execute("call-1", {"command": "seq 1 5000"}, ctx))
+    second = loop.create_task(
+        BashTool().execute("call-2", {"command": "seq 1 3000 | sed 's/^/other /'"}, ctx)
+    )
+    qtbot.waitUntil(lambda: first.done() and second.done(), timeout=10_000)
+    shown = first.result()
     assert shown.details is not None and shown.details["truncation"]["totalLines"] == 5000
     messages = [
         {"role": "assistant", "content": [{"type": "toolCall", "id": "call-1", "name": "bash",
@@ -253,6 +261,36 @@ def test_a_real_large_log_is_indexed_progressively(qtbot: QtBot, tmp_path: Path)
         view.search_field.setText("^012345 ")
     assert done.args == [3] and view.matches == [12345, 112345, 212345]
     assert view.search_status.text() == "match 1 of 3"
+    os.unlink(path)
+
+
+def test_closing_a_log_stops_its_indexing_and_search_and_nothing_arrives_later(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    block = b"".join(b"%06d plain line of a long build log\n" % i for i in range(100_000))
+    path = tmp_path / "long.log"
+    with open(path, "wb") as handle:
+        for _ in range(4):  # ~16 MB of real data: many read chunks
+            handle.write(block)
+    view = FullOutputView()
+    qtbot.addWidget(view)
+    view.show()
+    assert view.open_file(str(path)) and view.indexing
+    rows: list[int] = []
+    assert view.model is not None
+    view.model.rowsInserted.connect(lambda *_a: rows.append(1))
+    view.close_file()  # closed at once: the worker stops at its next chunk
+    qtbot.waitUntil(lambda: not view.indexing, timeout=10_000)
+    qtbot.wait(50)
+    assert view.model is None and rows == [] and view.error_text == ""
+    with qtbot.waitSignal(view.index_finished, timeout=30_000):
+        assert view.open_file(str(path))
+    view.search_field.setText("line")  # every line matches: the search streams for a while
+    assert view.searching
+    view.close_file()
+    qtbot.waitUntil(lambda: not view.searching, timeout=10_000)
+    qtbot.wait(50)  # what the worker handed over before it stopped is dropped, not shown
+    assert view.matches == [] and view.search_status.text() == ""
     os.unlink(path)
 
 
