@@ -28,7 +28,7 @@ from piwork.core.context import GovernorDecision, Manifest, Xray, excludable, is
 from piwork.gui.context.governor_log_model import GovernorLogModel, export_json
 from piwork.gui.context.manifest_model import ManifestModel
 from piwork.gui.context.usage_plot import UsagePlot
-from piwork.gui.context.xray_model import JumpTarget, TargetRole, XrayModel
+from piwork.gui.context.xray_model import JumpTarget, TargetRole, XrayModel, XrayTable
 from piwork.gui.flow_layout import FlowLayout
 
 
@@ -206,11 +206,15 @@ class ContextPanel(QWidget):
     # ---- content --------------------------------------------------------------------------------
 
     def set_xray(
-        self, xray: Xray, message_parts_index: list[int] | None, elided: frozenset[int] = frozenset()
+        self,
+        xray: Xray,
+        message_parts_index: list[int] | None,
+        elided: frozenset[int] = frozenset(),
+        table: XrayTable | None = None,
     ) -> None:
         selected = self.xray_view.currentIndex()
         target = selected.data(TargetRole) if selected.isValid() else None
-        self.xray_model.set_xray(xray, message_parts_index, elided)
+        self.xray_model.set_xray(xray, message_parts_index, elided, table)
         stubs = f", {len(elided)} elided by the governor" if elided else ""
         tokenizer = xray.tokenizer.removeprefix("≈").strip()
         if xray.counting:

@@ -59,6 +59,7 @@ from piwork.gui.context.request_figures import (
     samples_from_usages,
     working_set,
 )
+from piwork.gui.context.xray_model import XrayTable, xray_table
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ _REFRESH_EVENTS = frozenset(
 class ContextFeed(QObject):
     readingChanged = Signal(object)  # MeterReading
     billedChanged = Signal(object)  # BilledFigures
-    xrayChanged = Signal(object, object, object)  # Xray, message part indices, elided message indices
+    xrayChanged = Signal(object, object, object, object)  # Xray, message part indices, elided, XrayTable
     manifestChanged = Signal(object)  # Manifest | None
     decisionAdded = Signal(object)  # GovernorDecision
     decisionsReset = Signal(object)  # list[GovernorDecision]: a session opened (with its earlier log)
@@ -156,7 +157,10 @@ class ContextFeed(QObject):
         self.manifestChanged.emit(self._manifest())
         self.decisionsReset.emit([])
         self._restore_history(session)
-        self.schedule()
+        if self._job is None:  # count at once, while the window lays the session out
+            self._start_refresh()
+        else:
+            self._again = True
 
     def _restore_history(self, session: Any) -> None:
         """The earlier runs' governor log and series, from the session's telemetry file (in the executor)."""
@@ -363,10 +367,12 @@ class ContextFeed(QObject):
         model_id = snapshot.model.id if snapshot.model is not None else ""
         estimator = self._estimator(snapshot, self.tokenizers.counter_for(model_id))
         working, elided = working_set(snapshot.messages, snapshot.sent)
+        parts_index = message_part_indices(snapshot.messages)
         deadline = time.monotonic() + FIRST_SHOW_S
         while not estimator.precount(working, until=deadline):
             partial = build_xray(snapshot.prompt_parts, snapshot.tools, working, estimator, counted_only=True)
-            self._counting.emit((job_number, snapshot, partial, elided))
+            table = xray_table(partial, parts_index, elided)
+            self._counting.emit((job_number, snapshot, partial, parts_index, elided, table))
             deadline = time.monotonic() + PROGRESS_S
         request = build_xray(snapshot.prompt_parts, snapshot.tools, working, estimator)
         estimate = estimate_context_tokens(snapshot.messages)
@@ -386,22 +392,25 @@ class ContextFeed(QObject):
         occupancy, billed = samples_from_usages(reply_usages(snapshot.messages), window)
         return Figures(
             request,
-            message_part_indices(snapshot.messages),
+            parts_index,
             elided,
             exact,
             today_tokens,
             today_cost,
             occupancy,
             billed,
+            xray_table(request, parts_index, elided),
         )
 
-    def _show_counting(self, payload: tuple[int, Snapshot, Xray, frozenset[int]]) -> None:
+    def _show_counting(
+        self, payload: tuple[int, Snapshot, Xray, list[int], frozenset[int], XrayTable]
+    ) -> None:
         """A partial X-ray of the refresh still running: to the panel only (the meter waits for the count)."""
-        job_number, snapshot, partial, elided = payload
+        job_number, snapshot, partial, parts_index, elided, table = payload
         if self._job is None or job_number != self._job_number or self.session is None:
             return  # that refresh has ended (its complete figures are shown) or the session changed
         self.messages = snapshot.messages
-        self.xrayChanged.emit(partial, message_part_indices(snapshot.messages), elided)
+        self.xrayChanged.emit(partial, parts_index, elided, table)
 
     def _finished(self, job: asyncio.Future[Figures], snapshot: Snapshot) -> None:
         self._job = None
@@ -447,7 +456,7 @@ class ContextFeed(QObject):
         self.refresh_count += 1
         self.readingChanged.emit(self.reading)
         self.billedChanged.emit(self.billed)
-        self.xrayChanged.emit(request, figures.message_parts, figures.elided_messages)
+        self.xrayChanged.emit(request, figures.message_parts, figures.elided_messages, figures.xray_table)
         if self._history is None:  # replies before this window followed the session: from the transcript
             self._history = (figures.occupancy, figures.billed)
         occupancy = self._history[0] + self.occupancy_samples

@@ -100,6 +100,7 @@ class Figures:
     today_cost: float = 0.0
     occupancy: list[OccupancySample] = field(default_factory=list)
     billed: list[BilledSample] = field(default_factory=list)
+    xray_table: Any = None  # the X-ray's rows for the panel (an XrayTable), built with it
 
 
 def change_key(snapshot: Snapshot) -> tuple[Any, ...]:

@@ -91,6 +91,23 @@ def rows_for(
     return rows
 
 
+@dataclass(frozen=True)
+class XrayTable:
+    """The rows of one X-ray and their display order (largest first, rows still counting last): built in
+    the feed's worker so a refresh of thousands of rows costs the GUI thread only the model reset."""
+
+    rows: list[XrayRow]
+    order: list[int]  # display position -> index in rows
+
+
+def xray_table(
+    xray: Xray, message_parts_index: list[int] | None, elided: frozenset[int] = frozenset()
+) -> XrayTable:
+    rows = rows_for(xray, message_parts_index, elided)
+    order = sorted(range(len(rows)), key=lambda i: (rows[i].part.counting, -rows[i].part.tokens, i))
+    return XrayTable(rows, order)
+
+
 class XrayModel(FlatTableModel):
     columns = COLUMNS
 
@@ -106,14 +123,16 @@ class XrayModel(FlatTableModel):
         return len(self._order)
 
     def set_xray(
-        self, xray: Xray, message_parts_index: list[int] | None = None, elided: frozenset[int] = frozenset()
+        self,
+        xray: Xray,
+        message_parts_index: list[int] | None = None,
+        elided: frozenset[int] = frozenset(),
+        table: XrayTable | None = None,
     ) -> None:
+        """Show ``xray``; ``table`` is its rows built already (else they are built here)."""
+        table = table or xray_table(xray, message_parts_index, elided)
         with self.replacing_rows():
-            self._rows = rows_for(xray, message_parts_index, elided)
-            rows = self._rows
-            self._order = sorted(
-                range(len(rows)), key=lambda i: (rows[i].part.counting, -rows[i].part.tokens, i)
-            )
+            self._rows, self._order = table.rows, table.order
             self.total = xray.total
             self.tokenizer = xray.tokenizer
             self.counting = xray.counting
