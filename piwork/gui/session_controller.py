@@ -147,6 +147,7 @@ class SessionController(QObject):
         feed.decisionAdded.connect(self._on_governor_decision)
         feed.billedChanged.connect(footer.set_billed)
         feed.xrayChanged.connect(panel.set_xray)
+        feed.toolsChanged.connect(self.window.resource_panel.set_tools)
         feed.manifestChanged.connect(lambda manifest: panel.set_manifest(manifest, self.cwd))
         feed.decisionAdded.connect(panel.add_decision)
         feed.decisionsReset.connect(panel.set_decisions)

@@ -3,7 +3,8 @@
 Public API (what callers outside the engine import from this package):
 - the view over a session: ``ContextView``, ``view_from_session``, ``view_from_parts``, ``load_view``
   (from disk, with no running session) and its ``view_summarizer``, ``TokenEstimator``; the request
-  X-ray: ``build_xray`` -> ``Xray`` of ``XrayPart``;
+  X-ray: ``build_xray`` -> ``Xray`` of ``XrayPart``; ``tool_schemas`` (each tool's schema as the
+  request sends it);
 - layers and manifest: ``LAYERS``, ``Layer``, ``Manifest``, ``ManifestEntry``, ``append_manifest``,
   ``latest_manifest``, ``CUSTOM_TYPE_WORDS``;
 - budget and governor records: ``GovernorSettings``, ``Marks``, ``effective_marks``,
@@ -12,7 +13,8 @@ Public API (what callers outside the engine import from this package):
 - excluding a part of the task's context: ``Exclusions``, ``ExcludedPart``, ``latest_exclusions``,
   ``with_exclusions`` (the manifest as the task now stands), ``excludable``, ``is_excluded``,
   ``EXCLUDED_REASON``, ``exclusion_command`` (``/context exclude|include``);
-- tasks, intake and fresh sessions: ``latest_contract`` (the task on a branch), ``begin_task``, ``contract_from_text``, ``ContractError``,
+- tasks, intake and fresh sessions: ``latest_contract`` (the task on a branch), ``blocked_tool_reason``
+  (why the task leaves a tool out), ``begin_task``, ``contract_from_text``, ``ContractError``,
   ``save_intake``, ``INTAKE_TOKENS``, ``FRESH_KINDS``, ``FreshError``;
 - the ``/context``, ``/fresh`` and ``/onboard`` commands as reports: ``preflight``,
   ``budget_command``, ``index_status_command``, ``pack_command``, ``rebuild_command``,
@@ -51,9 +53,9 @@ if TYPE_CHECKING:
     from piwork.core.context.commands import (
         rebuild as rebuild_command,
     )
-    from piwork.core.context.contract import ContractError, latest_contract
+    from piwork.core.context.contract import ContractError, blocked_tool_reason, latest_contract
     from piwork.core.context.entries import CUSTOM_TYPE_WORDS
-    from piwork.core.context.estimate import TokenEstimator
+    from piwork.core.context.estimate import TokenEstimator, tool_schemas
     from piwork.core.context.exclusions import (
         EXCLUDED_REASON,
         ExcludedPart,
@@ -117,6 +119,7 @@ __all__ = [
     "XrayPart",
     "append_manifest",
     "begin_task",
+    "blocked_tool_reason",
     "budget_command",
     "build_xray",
     "compact_command",
@@ -141,6 +144,7 @@ __all__ = [
     "rebuild_command",
     "report_text",
     "save_intake",
+    "tool_schemas",
     "view_from_parts",
     "view_from_session",
     "view_summarizer",
@@ -188,6 +192,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "index_status_command": ("commands", "index_status_command"),
     "is_excluded": ("exclusions", "is_excluded"),
     "latest_contract": ("contract", "latest_contract"),
+    "blocked_tool_reason": ("contract", "blocked_tool_reason"),
+    "tool_schemas": ("estimate", "tool_schemas"),
     "latest_exclusions": ("exclusions", "latest_exclusions"),
     "latest_manifest": ("manifest", "latest_manifest"),
     "load_profile": ("profile", "load_profile"),

@@ -37,6 +37,7 @@ from piwork.core.context import (
     Xray,
     build_xray,
     effective_marks,
+    latest_contract,
     latest_exclusions,
     latest_manifest,
     preflight,
@@ -60,6 +61,7 @@ from piwork.gui.context.request_figures import (
     working_set,
 )
 from piwork.gui.context.xray_model import XrayTable, xray_table
+from piwork.gui.resources.tool_rows import tool_rows
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +86,7 @@ class ContextFeed(QObject):
     readingChanged = Signal(object)  # MeterReading
     billedChanged = Signal(object)  # BilledFigures
     xrayChanged = Signal(object, object, object, object)  # Xray, message part indices, elided, XrayTable
+    toolsChanged = Signal(object)  # list[ToolRow]: every tool, sent with the next request or not
     manifestChanged = Signal(object)  # Manifest | None
     decisionAdded = Signal(object)  # GovernorDecision
     decisionsReset = Signal(object)  # list[GovernorDecision]: a session opened (with its earlier log)
@@ -335,6 +338,8 @@ class ContextFeed(QObject):
             exclusions.key if exclusions is not None else (),
             exclusions.since_ms if exclusions is not None else None,
             getattr(getattr(governance, "governor", None), "estimator", None),
+            list(session.registry.specs()),
+            session.tree,
         )
 
     def _start_refresh(self) -> None:
@@ -400,7 +405,20 @@ class ContextFeed(QObject):
             occupancy,
             billed,
             xray_table(request, parts_index, elided),
+            tool_rows(snapshot.every_tool, request, estimator, self._contract(snapshot, request)),
         )
+
+    @staticmethod
+    def _contract(snapshot: Snapshot, request: Xray) -> Any:
+        """The task contract, read only when a tool is left out (its rules may be why)."""
+        sent = sum(1 for part in request.parts if part.kind == "tool_schema")
+        if snapshot.tree is None or sent == len(snapshot.every_tool):
+            return None
+        try:
+            return latest_contract(snapshot.tree)
+        except (OSError, ValueError) as err:
+            log.warning("task contract could not be read: %s", err)
+            return None
 
     def _show_counting(
         self, payload: tuple[int, Snapshot, Xray, list[int], frozenset[int], XrayTable]
@@ -457,6 +475,7 @@ class ContextFeed(QObject):
         self.readingChanged.emit(self.reading)
         self.billedChanged.emit(self.billed)
         self.xrayChanged.emit(request, figures.message_parts, figures.elided_messages, figures.xray_table)
+        self.toolsChanged.emit(figures.tools)
         if self._history is None:  # replies before this window followed the session: from the transcript
             self._history = (figures.occupancy, figures.billed)
         occupancy = self._history[0] + self.occupancy_samples

@@ -1,5 +1,6 @@
 """Where the Context panel's rows lead: a message or tool result in the chat and the session tree, a
-context file or the skills in the Resources panel; and "show original" for an elided tool result.
+context file or the skills in the Resources panel, a tool schema in its Tools list; and "show original"
+for an elided tool result.
 
 The X-ray row knows its message's position in the request; the chat presenter knows which row shows that
 message, and the session tree's context for the leaf gives the entry id (built in the executor: it may
@@ -26,7 +27,9 @@ log = logging.getLogger(__name__)
 
 
 class ContextNavigator(QObject):
-    landed = Signal(str, object)  # "chat" | "tree" | "resources", what was selected (row key, entry id, path)
+    landed = Signal(
+        str, object
+    )  # "chat" | "tree" | "resources" | "tools", what was selected (key, id, path, name)
     missed = Signal(str)  # why a jump found nothing
 
     def __init__(self, window: MainWindow, feed: ContextFeed, parent: QObject | None = None) -> None:
@@ -41,7 +44,7 @@ class ContextNavigator(QObject):
         elif target.kind == "message" and target.message_index is not None:
             self._to_message(target.message_index, expand=False)
         elif target.kind == "tool":
-            self.missed.emit(f"Tool schema of {target.path}: part of every request while the tool is active")
+            self._to_tool(target.path or "")
         else:
             self.missed.emit("That part of the request has no place to show")
 
@@ -73,6 +76,15 @@ class ContextNavigator(QObject):
             self.landed.emit("resources", path)
         else:
             self.missed.emit(f"{path} is not listed in the Resources panel")
+
+    def _to_tool(self, name: str) -> None:
+        dock = self.window.docks["resources"]
+        dock.show()
+        dock.raise_()
+        if self.window.resource_panel.select_tool(name):
+            self.landed.emit("tools", name)
+        else:
+            self.missed.emit(f"The tool {name} is not listed in the Resources panel")
 
     def _to_message(self, index: int, expand: bool) -> None:
         messages = self.feed.messages

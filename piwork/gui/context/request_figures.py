@@ -83,9 +83,10 @@ class Snapshot:
     sent: list[dict[str, Any]] | None = None  # the working set of the last call, after the governor
     exclusions: tuple[Any, ...] = ()  # what the task excludes (its projection is in ``messages``)
     exclusions_since_ms: float | None = None  # when that was last changed
-    governor_estimator: TokenEstimator | None = (
-        None  # the governor's per-message counts, shared when they fit
-    )
+    # the governor's per-message counts (shared when its tokenizer is the one the feed uses)
+    governor_estimator: TokenEstimator | None = None
+    every_tool: list[ToolSpec] = field(default_factory=list)  # the session's tools, sent or not
+    tree: Any = None  # the session tree (the task contract says why a tool is left out)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ class Figures:
     occupancy: list[OccupancySample] = field(default_factory=list)
     billed: list[BilledSample] = field(default_factory=list)
     xray_table: Any = None  # the X-ray's rows for the panel (an XrayTable), built with it
+    tools: list[Any] = field(default_factory=list)  # ToolRow of every tool, for the Resources panel
 
 
 def change_key(snapshot: Snapshot) -> tuple[Any, ...]:

@@ -10,7 +10,7 @@ The header shows the trust state and how it was decided, plus the entries that n
 tree lists context files, skills, prompt templates and system prompt files with rank, scope, state
 and path (blocked or losing rows greyed, the reason in the tooltip, shadowed skills naming the
 winner); selecting a row previews its file. The second tab shows the assembled system prompt with
-a token count per part.
+a token count per part, the third every tool with its schema and what it costs the next request.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ from piwork.core.resources import LoadedResources, PromptPart
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.resources.prompt_view import SystemPromptView
 from piwork.gui.resources.rows_model import ResourceRowsModel, state_reason
+from piwork.gui.resources.tool_rows import ToolRow
+from piwork.gui.resources.tools_view import ToolsView
 from piwork.gui.trust_dialog import preview_text
 
 MAX_COLUMN_WIDTH = 240
@@ -83,9 +85,11 @@ class ResourcePanel(QWidget):
         splitter.addWidget(self.view)
         splitter.addWidget(details)
         self.prompt_view = SystemPromptView()
+        self.tools_view = ToolsView()
         self.tabs = QTabWidget()
         self.tabs.addTab(splitter, "Resources")
         self.tabs.addTab(self.prompt_view, "System prompt")
+        self.tabs.addTab(self.tools_view, "Tools")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.trust_label)
@@ -112,6 +116,17 @@ class ResourcePanel(QWidget):
 
     def set_system_prompt(self, parts: Sequence[PromptPart], counter: TokenCounter) -> None:
         self.prompt_view.set_parts(parts, counter)
+
+    def set_tools(self, rows: Sequence[ToolRow]) -> None:
+        """The session's tools with what the next request sends (from the context feed)."""
+        self.tools_view.set_tools(rows)
+
+    def select_tool(self, name: str) -> bool:
+        """Show the Tools tab on ``name``'s row; False when the session has no such tool."""
+        if not self.tools_view.select_tool(name):
+            return False
+        self.tabs.setCurrentWidget(self.tools_view)
+        return True
 
     @staticmethod
     def _trust_text(loaded: LoadedResources) -> str:

@@ -1,0 +1,87 @@
+"""Tool schemas in the X-ray lead to the Resources panel's Tools list: every tool of the session, whether
+the next request sends it (a read-only task leaves the writing tools out, and says so), its description,
+its schema as sent (readable, copyable) and the same token figure as the X-ray."""
+
+from __future__ import annotations
+
+import json
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+from pytestqt.qtbot import QtBot
+
+from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.session_controller import SessionController
+
+
+def test_a_tool_schema_row_lands_on_that_tool_in_the_tools_list(
+    qtbot: QtBot, controller: SessionController
+) -> None:
+    window = controller.window
+    window.show_context_panel(0)
+    xray = window.context_panel.xray_model
+    tools = window.resource_panel.tools_view
+    qtbot.waitUntil(
+        lambda: xray.position_of(lambda r: r.part.kind == "tool_schema") is not None, timeout=10_000
+    )
+    qtbot.waitUntil(lambda: tools.model.rowCount() > 0, timeout=10_000)
+    sent = [r.name for r in tools.model.rows if r.sent]
+    assert sent == controller.session.tool_names()  # type: ignore[union-attr]  # in the request's order
+    assert {r.name for r in tools.model.rows} == set(controller.session.registry.names())  # type: ignore[union-attr]
+
+    position = xray.position_of(lambda r: r.part.ref == "bash")
+    assert position is not None
+    bash_tokens = xray.row_at(position).part.tokens  # type: ignore[union-attr]
+    view = window.context_panel.xray_view
+    view.setCurrentIndex(xray.index(position, 0))
+    with qtbot.waitSignal(controller.context_navigator.landed) as landed:
+        qtbot.keyClick(view, Qt.Key.Key_Return)  # activates the row
+    assert landed.args == ["tools", "bash"]
+    assert window.docks["resources"].isVisible()
+    assert window.resource_panel.tabs.currentWidget() is tools
+    row = tools.current_tool()
+    assert row is not None and row.name == "bash" and row.sent and row.tokens == bash_tokens
+    assert tools.model.index(tools.table.currentIndex().row(), 2).data() == f"{bash_tokens:,}"
+    schema = json.loads(tools.schema.toPlainText())
+    spec = next(s for s in controller.session.registry.specs() if s.name == "bash")  # type: ignore[union-attr]
+    assert schema == {"name": "bash", "description": spec.description, "parameters": spec.parameters}
+    assert tools.schema.isReadOnly() and spec.description in tools.description.text()
+    qtbot.mouseClick(tools.copy_button, Qt.MouseButton.LeftButton)
+    assert json.loads(QGuiApplication.clipboard().text()) == schema
+
+    # a tool the request does not send is listed, greyed, with why
+    left_out = next(r for r in tools.model.rows if not r.sent)
+    assert left_out.reason and left_out.tokens > 0
+    assert xray.position_of(lambda r: r.part.ref == left_out.name) is None
+
+
+def test_a_read_only_task_leaves_the_writing_tools_out_and_says_why(
+    qtbot: QtBot, controller: SessionController
+) -> None:
+    window = controller.window
+    tools = window.resource_panel.tools_view
+    qtbot.waitUntil(lambda: tools.model.rowCount() > 0, timeout=10_000)
+    controller.run_command(SlashCommand("task", "read-only Look around the project"))
+
+    def state() -> dict[str, bool]:
+        return {r.name: r.sent for r in tools.model.rows}
+
+    qtbot.waitUntil(lambda: state().get("bash") is False, timeout=10_000)
+    assert state() == {
+        "read": True,
+        "grep": True,
+        "find": True,
+        "ls": True,
+        "bash": False,
+        "edit": False,
+        "write": False,
+    }
+    rows = {r.name: r for r in tools.model.rows}
+    assert "read-only" in rows["write"].reason
+    position = tools.model.position_of("write")
+    assert position is not None and position >= 4  # after the sent ones
+    assert "read-only" in tools.model.index(position, 0).data(Qt.ItemDataRole.ToolTipRole)
+    assert tools.model.index(position, 1).data() == "not sent"
+    assert window.resource_panel.select_tool("write")
+    assert "read-only" in tools.description.text()
+    assert "4 of 7 tools sent with the next request" in tools.summary.text()
