@@ -151,7 +151,12 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     # reading a long session file takes seconds: not on the event loop the window runs
     store = await asyncio.to_thread(_open_store, options, cwd, agent_dir, settings)
     context = await asyncio.to_thread(store.tree.build_context)
+    # The keyring may take seconds to answer (an unlock prompt): it is asked once per provider, off the
+    # event loop; the session's own key look-ups (each request, a model change) then answer from memory.
+    await asyncio.to_thread(credentials.ensure_loaded, models.providers())
     model = _choose_model(options, models, credentials, settings, context.model)
+    if model is not None:  # a custom server named on the command line
+        await asyncio.to_thread(credentials.ensure_loaded, [model.provider])
     if options.api_key and model is not None:
         credentials.set_session_key(model.provider, options.api_key)
     thinking = _choose_thinking(options, settings, context, store.tree, model)

@@ -8,7 +8,8 @@ Modules, for the rest of the engine:
 - ``errors``: ``classify``, ``is_context_overflow``, ``is_retryable_text`` for failed messages.
 - ``models.ModelRegistry(agent_dir)``: built-in + ``models.json`` models, ``default_model(...)``.
 - ``credentials.CredentialStore``: keys from this session, the keyring, the environment, models.json;
-  ``keyring_state()`` tells whether keys can be saved.
+  ``keyring_state()`` tells whether keys can be saved; ``load``/``ensure_loaded`` ask the keyring (a worker's
+  call), after which ``snapshot`` (a ``KeySnapshot``) says from memory where each provider's key comes from.
 - ``tokens.Tokenizers(agent_dir)``: offline tiktoken counters per model (``load_async`` first).
 - ``thinking``: supported thinking levels per model; ``redaction``: masking keys in text and headers.
 
@@ -18,7 +19,8 @@ Public API (what callers outside the engine import from this package):
   ``list_models`` -> ``ModelListing``; the ``models.json`` providers: ``read_providers``,
   ``save_provider``, ``remove_provider``, ``ModelsFileError``, ``OPENAI_COMPLETIONS_API``,
   ``NO_KEY_NEEDED``;
-- credentials: ``CredentialStore``, ``CredentialError``, ``KeySource``, ``env_vars_for``;
+- credentials: ``CredentialStore``, ``CredentialError``, ``KeySource``, ``KeySnapshot``, ``KeyInfo``,
+  ``ImportReport``, ``env_vars_for``;
 - failures: ``classify`` -> ``ErrorKind``, ``readable_error``; ``is_loopback`` for local endpoints;
 - tokens: ``Tokenizers``, ``TokenCounter``.
 """
@@ -31,7 +33,15 @@ from piwork.core.lazy_exports import load_export
 
 if TYPE_CHECKING:
     from piwork.core.llm.catalog import BUILTIN_MODELS
-    from piwork.core.llm.credentials import CredentialError, CredentialStore, KeySource, env_vars_for
+    from piwork.core.llm.credentials import (
+        CredentialError,
+        CredentialStore,
+        ImportReport,
+        KeyInfo,
+        KeySnapshot,
+        KeySource,
+        env_vars_for,
+    )
     from piwork.core.llm.error_text import readable_error
     from piwork.core.llm.errors import classify
     from piwork.core.llm.model_listing import ModelListing, list_models
@@ -56,6 +66,9 @@ __all__ = [
     "CredentialError",
     "CredentialStore",
     "ErrorKind",
+    "ImportReport",
+    "KeyInfo",
+    "KeySnapshot",
     "KeySource",
     "Model",
     "ModelListing",
@@ -81,6 +94,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "CredentialError": ("credentials", "CredentialError"),
     "CredentialStore": ("credentials", "CredentialStore"),
     "ErrorKind": ("types", "ErrorKind"),
+    "ImportReport": ("credentials", "ImportReport"),
+    "KeyInfo": ("credentials", "KeyInfo"),
+    "KeySnapshot": ("credentials", "KeySnapshot"),
     "KeySource": ("credentials", "KeySource"),
     "Model": ("types", "Model"),
     "ModelListing": ("model_listing", "ModelListing"),

@@ -3,7 +3,15 @@
 Keys are stored only in the keyring. When no keyring backend is usable (common on headless Linux),
 ``keyring_state()`` says so plainly and the user can use an environment variable or a key for this
 session only; piwork never falls back to a plaintext file. Keys are never part of an exception text or
-a ``repr``. A desktop keyring may block while it asks the user to unlock it: call from a worker thread.
+a ``repr``.
+
+A desktop keyring may block for seconds (an unlock prompt, a D-Bus timeout). The store therefore asks it
+about each provider once and remembers the answer: :meth:`CredentialStore.load` (or ``ensure_loaded``)
+asks, and is meant for a worker thread; afterwards ``resolve``/``api_key`` answer those providers from
+memory, and :attr:`CredentialStore.snapshot` tells a window where each provider's key comes from without
+touching the keyring at all. ``store_key``/``delete_key``/``import_from_pi`` write through (worker thread
+too) and keep the remembered answers current. A key changed in the keyring by another program is seen at
+the next ``load``.
 """
 
 from __future__ import annotations
@@ -12,7 +20,8 @@ import enum
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,6 +73,32 @@ class ResolvedKey:
 
 
 @dataclass(frozen=True)
+class KeyInfo:
+    """Where a provider's key comes from (never the key itself)."""
+
+    source: KeySource
+    detail: str = ""  # e.g. the environment variable's name
+
+
+@dataclass(frozen=True)
+class KeySnapshot:
+    """What is known without asking the keyring: its state, and for each provider asked about so far where
+    its key comes from (None: it has none). A provider not in ``keys`` has not been asked about yet."""
+
+    keyring: KeyringState
+    keys: Mapping[str, KeyInfo | None]
+
+    def checked(self, provider: str) -> bool:
+        return provider in self.keys
+
+    def key_info(self, provider: str) -> KeyInfo | None:
+        return self.keys.get(provider)
+
+    def has_key(self, provider: str) -> bool:
+        return self.keys.get(provider) is not None
+
+
+@dataclass(frozen=True)
 class ImportReport:
     imported: list[str]
     skipped: list[str]  # providers whose entry is not an API key (OAuth etc.)
@@ -96,13 +131,29 @@ class CredentialStore:
         self._session: dict[str, str] = {}
         self._state: KeyringState | None = None
         self._used: set[str] = set()  # every key handed out, to mask wherever output is kept
+        # The keyring's answer per provider (None: no key there), kept once asked. Workers write these
+        # while a window reads the snapshot: ``_lock`` guards them and is never held while the keyring
+        # is asked, so a reader never waits on the keyring. ``_loading`` lets one load ask at a time.
+        self._keyring: dict[str, str | None] = {}
+        self._stored: dict[
+            str, KeyInfo | None
+        ] = {}  # where loaded providers' keys come from (bar session keys)
+        self._snapshot: KeySnapshot | None = None
+        self._loaded = False
+        self._lock = threading.Lock()
+        self._loading = threading.Lock()
 
     # ---- keyring status --------------------------------------------------------------------------
 
     def keyring_state(self, refresh: bool = False) -> KeyringState:
-        if self._state is None or refresh:
-            self._state = self._probe()
-        return self._state
+        """Whether keys can be saved. Asks the keyring the first time (or with ``refresh``): a worker's call."""
+        state = self._state
+        if state is None or refresh:
+            state = self._probe()
+            with self._lock:
+                self._state = state
+                self._snapshot = None
+        return state
 
     def _probe(self) -> KeyringState:
         backend = self._backend
@@ -125,7 +176,7 @@ class CredentialStore:
                 name,
                 "The system keyring is locked. Unlock it, or use an environment variable.",
             )
-        except (keyring.errors.KeyringError, OSError, RuntimeError) as exc:
+        except Exception as exc:  # a backend fails in its own ways (D-Bus errors, a missing daemon...)
             return KeyringState(
                 KeyringStatus.ERROR,
                 name,
@@ -133,19 +184,74 @@ class CredentialStore:
             )
         return KeyringState(KeyringStatus.AVAILABLE, name, "API keys are saved in the system keyring.")
 
+    # ---- what is known without asking the keyring -----------------------------------------------
+
+    @property
+    def snapshot(self) -> KeySnapshot | None:
+        """Where the key of each provider loaded so far comes from, from memory only (it never blocks);
+        None until the first ``load``/``ensure_loaded`` has finished."""
+        with self._lock:
+            if self._snapshot is None and self._state is not None and self._loaded:
+                keys = dict(self._stored)
+                for provider in self._session:
+                    keys[provider] = KeyInfo(KeySource.SESSION)
+                self._snapshot = KeySnapshot(self._state, keys)
+            return self._snapshot
+
+    def load(self, providers: Iterable[str]) -> KeySnapshot:
+        """Ask the keyring afresh whether it works and about each of ``providers``. Blocks until the
+        keyring answers: call it from a worker thread."""
+        with self._loading:
+            return self._load(list(providers), refresh=True)
+
+    def ensure_loaded(self, providers: Iterable[str]) -> KeySnapshot:
+        """Like ``load``, but asks only about providers not asked yet (none at all when every one was)."""
+        with self._loading:
+            with self._lock:
+                missing = [p for p in providers if p not in self._stored]
+            return self._load(missing, refresh=False)
+
+    def _load(self, providers: list[str], refresh: bool) -> KeySnapshot:
+        state = self.keyring_state(refresh=refresh)
+        for provider in providers:
+            if refresh:
+                value = self._ask_keyring(provider, state)
+                with self._lock:
+                    self._keyring[provider] = value
+            self._remember(provider)
+        with self._lock:
+            self._loaded = True
+            self._snapshot = None
+        snapshot = self.snapshot
+        assert snapshot is not None  # loaded, with a keyring state
+        return snapshot
+
+    def _remember(self, provider: str) -> None:
+        """Work out again where ``provider``'s key comes from (models.json's may run its command)."""
+        resolved = self._resolve_stored(provider)
+        info = KeyInfo(resolved.source, resolved.detail) if resolved is not None else None
+        with self._lock:
+            self._stored[provider] = info
+            self._snapshot = None
+
     # ---- session keys ----------------------------------------------------------------------------
 
     def set_session_key(self, provider: str, key: str) -> None:
         """A key for this run only (``--api-key`` or "use for this session"); it is never written anywhere."""
         if key.strip():
-            self._session[provider] = key.strip()
+            with self._lock:
+                self._session[provider] = key.strip()
+                self._snapshot = None
 
     def clear_session_key(self, provider: str) -> None:
-        self._session.pop(provider, None)
+        with self._lock:
+            self._session.pop(provider, None)
+            self._snapshot = None
 
     # ---- keyring ---------------------------------------------------------------------------------
 
     def store_key(self, provider: str, key: str) -> None:
+        """Save ``provider``'s key in the keyring (blocking: a worker's call)."""
         state = self.keyring_state()
         if not state.usable:
             raise CredentialError(state.message)
@@ -154,36 +260,58 @@ class CredentialStore:
             raise CredentialError("The API key is empty.")
         try:
             self._backend.set_password(SERVICE, provider, key)
-        except (keyring.errors.KeyringError, OSError, RuntimeError) as exc:
+        except Exception as exc:
             raise CredentialError(
                 f"The key for {provider} could not be saved ({type(exc).__name__})."
             ) from None
+        with self._lock:
+            self._keyring[provider] = key
+        self._remember(provider)
 
     def delete_key(self, provider: str) -> None:
+        """Remove ``provider``'s key from the keyring, if it holds one (blocking: a worker's call)."""
         try:
             self._backend.delete_password(SERVICE, provider)
         except keyring.errors.PasswordDeleteError:
-            return
-        except (keyring.errors.KeyringError, OSError, RuntimeError) as exc:
+            pass  # there was none
+        except Exception as exc:
             raise CredentialError(
                 f"The key for {provider} could not be removed ({type(exc).__name__})."
             ) from None
+        with self._lock:
+            self._keyring[provider] = None
+        self._remember(provider)
 
     def _keyring_key(self, provider: str) -> str | None:
-        if not self.keyring_state().usable:
+        """The keyring's key for ``provider``: remembered, or asked now (and remembered)."""
+        with self._lock:
+            if provider in self._keyring:
+                return self._keyring[provider]
+        value = self._ask_keyring(provider, self.keyring_state())
+        with self._lock:
+            self._keyring[provider] = value
+        return value
+
+    def _ask_keyring(self, provider: str, state: KeyringState) -> str | None:
+        if not state.usable:
             return None
         try:
             value = self._backend.get_password(SERVICE, provider)
-        except (keyring.errors.KeyringError, OSError, RuntimeError):
+        except Exception:  # a keyring that fails now gives no key; the state says why it cannot be used
             return None
         return value or None
 
     # ---- resolution ------------------------------------------------------------------------------
 
     def resolve(self, provider: str) -> ResolvedKey | None:
-        """The key to use: this session's, then the keyring's, then the environment's, then models.json's."""
-        if provider in self._session:
-            return ResolvedKey(self._session[provider], KeySource.SESSION)
+        """The key to use: this session's, then the keyring's, then the environment's, then models.json's.
+        Asks the keyring only about a provider not loaded yet."""
+        session = self._session.get(provider)
+        if session is not None:
+            return ResolvedKey(session, KeySource.SESSION)
+        return self._resolve_stored(provider)
+
+    def _resolve_stored(self, provider: str) -> ResolvedKey | None:
         stored = self._keyring_key(provider)
         if stored:
             return ResolvedKey(stored, KeySource.KEYRING)
@@ -220,7 +348,8 @@ class CredentialStore:
     # ---- one-time import from Pi's auth.json ------------------------------------------------------
 
     def import_from_pi(self, auth_json: Path) -> ImportReport:
-        """Copy API-key entries of Pi's ``auth.json`` into the keyring (the file itself is left untouched)."""
+        """Copy API-key entries of Pi's ``auth.json`` into the keyring (the file itself is left untouched).
+        Blocking: a worker's call."""
         try:
             data = json.loads(auth_json.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:

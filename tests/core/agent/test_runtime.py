@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -14,6 +15,7 @@ from piwork.core.agent.events import ErrorNotice
 from piwork.core.agent.runtime import RuntimeOptions, SetupError, create_runtime
 from piwork.core.agent.session import ReadOnlySession
 from piwork.core.llm.credentials import CredentialStore
+from tests.support.blocking_keyring import BlockingKeyring
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
 
 pytestmark = pytest.mark.anyio
@@ -188,4 +190,29 @@ async def test_bad_context_governor_settings_are_reported_and_defaults_used(
         in runtime.file_warnings()
     )
     assert runtime.session.governance.governor.settings.enabled is False
+    runtime.store.close()
+
+
+async def test_the_keyring_is_asked_off_the_event_loop_and_the_session_uses_its_key(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    """A keyring that waits (an unlock prompt) never holds up the event loop a window shares."""
+    env = {"HOME": str(tmp_path / "home")}
+    backend = BlockingKeyring({"anthropic": "sk-from-keyring"})
+    credentials = CredentialStore(backend, env=env)
+    opts = options(tmp_path, server, trust_override=False, env=env, credentials=credentials)
+
+    async def unlock_once_asked() -> None:
+        await asyncio.to_thread(backend.asked.wait, 10)  # the loop runs this while the keyring waits
+        backend.open()
+
+    unlocking = asyncio.ensure_future(unlock_once_asked())
+    runtime = await create_runtime(opts)
+    await unlocking
+    server.script(Turn([Text("hello")]))
+    asked = backend.waiting
+    await runtime.session.prompt("hi")
+    assert server.requests[0].headers["x-api-key"] == "sk-from-keyring"
+    assert backend.waiting == asked  # the request's key came from memory
+    assert backend.callers and backend.calls_on_gui_thread == []
     runtime.store.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from pathlib import Path
 
 import keyring.backend
@@ -15,6 +16,7 @@ from piwork.core.llm.credentials import (
     SERVICE,
     CredentialError,
     CredentialStore,
+    KeyInfo,
     KeyringStatus,
     KeySource,
     env_vars_for,
@@ -24,6 +26,7 @@ from piwork.core.llm.streaming import complete
 from piwork.core.llm.types import StreamOptions
 from tests.core.llm.helpers import context
 from tests.support import Failure, LoopbackServer, Text, Turn
+from tests.support.blocking_keyring import BlockingKeyring
 
 KEY = "sk-ant-api03-PLANTED-KEY-7f3a9c"
 
@@ -179,3 +182,82 @@ def test_options_and_model_reprs_hide_keys_and_headers(loopback: LoopbackServer)
     options = StreamOptions(api_key=KEY, headers={"authorization": f"Bearer {KEY}"})
     model = loopback.openai_model(headers={"x-api-key": KEY})
     assert KEY not in repr(options) and KEY not in repr(model)
+
+
+def test_once_loaded_the_store_answers_from_memory_and_writes_keep_it_current() -> None:
+    backend = BlockingKeyring({"anthropic": KEY})
+    backend.open()
+    store = CredentialStore(backend, env={"OPENAI_API_KEY": "env-key"})
+    assert store.snapshot is None  # nothing asked yet: a window shows "checking", not "no key"
+    snapshot = store.load(["anthropic", "openai", "groq"])
+    assert snapshot.keyring.usable
+    assert snapshot.key_info("anthropic") == KeyInfo(KeySource.KEYRING)
+    assert snapshot.key_info("openai") == KeyInfo(KeySource.ENVIRONMENT, "OPENAI_API_KEY")
+    assert snapshot.checked("groq") and not snapshot.has_key("groq")
+    assert not snapshot.checked("mistral")
+    asked = backend.waiting
+    assert store.api_key("anthropic") == KEY and store.has_credentials("openai")
+    assert not store.has_credentials("groq")
+    store.set_session_key("groq", "one-run")
+    assert store.snapshot is not None and store.snapshot.key_info("groq") == KeyInfo(KeySource.SESSION)
+    store.clear_session_key("groq")
+    assert store.snapshot is not None and not store.snapshot.has_key("groq")
+    assert backend.waiting == asked  # every answer above came from memory
+
+    store.store_key("groq", "gsk-new")
+    store.delete_key("anthropic")
+    assert [call for call, _thread in backend.callers[asked:]] == ["set groq", "delete anthropic"]
+    after = store.snapshot
+    assert after is not None and after.key_info("groq") == KeyInfo(KeySource.KEYRING)
+    assert not after.has_key("anthropic") and store.api_key("groq") == "gsk-new"
+    assert KEY not in repr(after)
+
+    store.ensure_loaded(["anthropic", "groq", "mistral"])  # only the new provider is asked about
+    assert [call for call, _thread in backend.callers[asked + 2 :]] == ["get mistral"]
+    backend.passwords[(SERVICE, "mistral")] = "changed elsewhere"
+    assert store.api_key("mistral") is None  # remembered until the next load...
+    store.load(["mistral"])
+    assert store.api_key("mistral") == "changed elsewhere"  # ...which asks again
+
+
+def test_the_snapshot_never_waits_for_a_keyring_that_is_still_answering() -> None:
+    backend = BlockingKeyring({"anthropic": KEY})
+    store = CredentialStore(backend, env={})
+    loading = threading.Thread(target=store.load, args=(["anthropic", "openai"],))
+    loading.start()
+    try:
+        assert backend.asked.wait(10)
+        assert store.snapshot is None  # answered at once although the keyring has not
+    finally:
+        backend.open()
+        loading.join()
+    snapshot = store.snapshot
+    assert snapshot is not None and snapshot.has_key("anthropic") and not snapshot.has_key("openai")
+    backend.close()
+    backend.asked.clear()
+    reloading = threading.Thread(target=store.load, args=(["anthropic"],))
+    reloading.start()
+    try:
+        assert backend.asked.wait(10)
+        assert store.snapshot == snapshot  # while the keyring is asked again, the last answer stands
+    finally:
+        backend.open()
+        reloading.join()
+    assert backend.calls_on_gui_thread == []  # every call came from the loading threads
+
+
+def test_a_keyring_that_raises_is_reported_and_loses_nothing() -> None:
+    backend = BlockingKeyring({"anthropic": KEY})
+    backend.open()
+    backend.fail_with = keyring.errors.KeyringError("org.freedesktop.DBus.Error.NoReply")
+    store = CredentialStore(backend, env={"ANTHROPIC_API_KEY": "env-key"})
+    snapshot = store.load(["anthropic"])
+    assert snapshot.keyring.status is KeyringStatus.ERROR and "KeyringError" in snapshot.keyring.message
+    assert snapshot.key_info("anthropic") == KeyInfo(KeySource.ENVIRONMENT, "ANTHROPIC_API_KEY")
+    backend.fail_with = None
+    store.load(["anthropic"])  # the keyring works again: asked afresh
+    backend.fail_with = keyring.errors.PasswordSetError("NoReply")
+    with pytest.raises(CredentialError) as info:
+        store.store_key("anthropic", "sk-new")
+    assert "could not be saved (PasswordSetError)" in str(info.value) and "sk-new" not in str(info.value)
+    assert store.api_key("anthropic") == KEY  # the key that was there is still used
