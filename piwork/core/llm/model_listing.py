@@ -106,11 +106,12 @@ async def list_models(
     try:
         # a server that drips its answer byte by byte is cut off as a whole, not only when silent
         async with asyncio.timeout(timeout * LIST_DEADLINE_FACTOR):
+            # the client the providers use: same certificates, and proxies for remote hosts only; built in
+            # a worker as they build theirs (loading the certificates takes tens of milliseconds)
+            options = StreamOptions(connect_timeout=timeout, idle_timeout=timeout, proxy=proxy)
+            client = await asyncio.to_thread(make_client, options, url)
             async with (
-                # the client the providers use: same certificates, and proxies for remote hosts only
-                make_client(
-                    StreamOptions(connect_timeout=timeout, idle_timeout=timeout, proxy=proxy), url
-                ) as client,
+                client,
                 client.stream("GET", url, headers=request_headers) as response,
             ):
                 raw = b""
