@@ -37,17 +37,24 @@ from piwork.core.errors import PiworkError
 from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
 from piwork.core.resources import FingerprintStore, TrustOption, TrustRequest, TrustResolver, TrustStore
 from piwork.core.session import default_session_dir, files_to_search, read_header
-from piwork.gui.chat.empty_state import CHOOSE, MISSING, READY
+from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
 from piwork.gui.chat.slash_commands import SlashCommand
 from piwork.gui.context.context_commands import ContextCommands
 from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.navigation import ContextNavigator
 from piwork.gui.context.preflight_dialog import DIALOG_VERDICTS, PreflightDialog
 from piwork.gui.context.reading import MeterReading
+from piwork.gui.key_status import KeyStatus
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter, describe_exception
 from piwork.gui.palette.palette_dialog import PaletteDialog
-from piwork.gui.palette.sources import action_items, command_items, list_recent_sessions, model_items
+from piwork.gui.palette.sources import (
+    ModelItemsFollower,
+    action_items,
+    command_items,
+    list_recent_sessions,
+    model_items,
+)
 from piwork.gui.resources.prompt_parts import session_prompt_parts, show_system_prompt
 from piwork.gui.search.landing import select_in_tree
 from piwork.gui.search.search_dialog import SearchDialog
@@ -85,7 +92,12 @@ class SessionController(QObject):
         self.session_trust: dict[str, bool] = {}
         self.env = dict(env if env is not None else os.environ)
         self.models = ModelRegistry(agent_dir)
-        self.credentials = credentials or CredentialStore(env=self.env, config_key=self.models.config_api_key)
+        # What the window knows about keys: read from memory, asked of the keyring only in workers.
+        self.keys = KeyStatus(
+            credentials or CredentialStore(env=self.env, config_key=self.models.config_api_key),
+            lambda: self.models.providers(),
+            self,
+        )
         self.tokenizers = Tokenizers(agent_dir, env=self.env)
         self.trust_prompter = TrustPrompter(
             TrustStore(str(agent_dir)), FingerprintStore(str(agent_dir)), parent=window
@@ -105,6 +117,14 @@ class SessionController(QObject):
         self._wire()
 
     @property
+    def credentials(self) -> CredentialStore:
+        return self.keys.credentials
+
+    @credentials.setter
+    def credentials(self, store: CredentialStore) -> None:
+        self.keys.credentials = store
+
+    @property
     def session(self) -> AgentSession | None:
         return self.runtime.session if self.runtime is not None else None
 
@@ -118,6 +138,7 @@ class SessionController(QObject):
         self.chat.footer.thinking_picker.levelPicked.connect(self.pick_thinking)
         self.chat.addServerRequested.connect(lambda: self.show_settings().providers_page.edit_server(None))
         self.chat.addKeyRequested.connect(self.show_settings)
+        self.keys.changed.connect(self._fill_pickers)
         a["new_session"].triggered.connect(lambda: self.spawn(self.open_session(None)))
         a["open_session"].triggered.connect(self.choose_session_file)
         a["sessions_browser"].triggered.connect(self.show_sessions_browser)
@@ -188,6 +209,7 @@ class SessionController(QObject):
         if session is not None and session.is_streaming:
             with contextlib.suppress(TimeoutError):  # a stuck tool must not keep the window from closing
                 await asyncio.wait_for(session.abort(), timeout=5)
+        self.keys.cancel()
         for task in list(self.tasks):
             task.cancel()
         if self.tasks:
@@ -222,6 +244,9 @@ class SessionController(QObject):
         """Build the runtime for ``session_file`` (None: a new session in the current folder)."""
         if self.session is not None and self.session.is_streaming:
             await self.session.abort()
+        if self.keys.checking:  # the first open: ask the keyring in a worker, say "checking" meanwhile
+            self.keys.refresh()
+            self._fill_pickers()
         if session_file:
             header = await asyncio.to_thread(read_header, Path(session_file)) or {}
             header_cwd = header.get("cwd")
@@ -377,22 +402,33 @@ class SessionController(QObject):
         if model is not None:
             self.chat.footer.model_picker.select((model.provider, model.id))
 
-    def model_usable(self, model: Model | None) -> bool:
-        """A key is available, or the server is on this machine (local servers need none)."""
-        return model is not None and (
-            self.credentials.has_credentials(model.provider) or is_loopback(model.base_url)
-        )
+    def model_usable(self, model: Model | None) -> bool | None:
+        """A key is available, or the server is on this machine (local servers need none); None while
+        the keyring has not answered about the model's provider yet."""
+        if model is None:
+            return False
+        if is_loopback(model.base_url):
+            return True
+        return self.keys.has_key(model.provider)
 
     def _fill_pickers(self) -> None:
+        """The model picker and the chat's model state, from what is known about keys (never the keyring)."""
         models = [m for m in self.models.models if m.api_supported]
-        keyed = {p for p in {m.provider for m in models} if self.credentials.has_credentials(p)}
-        available = {(m.provider, m.id) for m in models if m.provider in keyed or is_loopback(m.base_url)}
+        usable = {(m.provider, m.id): self.model_usable(m) for m in models}
+        available = {key for key, can in usable.items() if can}
+        checking = {key for key, can in usable.items() if can is None}
         current = self.session.model if self.session else None
         names = {p: self.models.provider_name(p) for p in {m.provider for m in models}}
         self.chat.footer.model_picker.set_models(
-            models, available, (current.provider, current.id) if current else None, names
+            models, available, (current.provider, current.id) if current else None, names, checking
         )
-        state = READY if self.model_usable(current) else (CHOOSE if available else MISSING)
+        current_usable = self.model_usable(current)
+        if current_usable:
+            state = READY
+        elif current_usable is None or (checking and not available):
+            state = CHECKING  # not "no key": the keyring has not answered yet
+        else:
+            state = CHOOSE if available else MISSING
         self.chat.set_model_state(state)
 
     # ---- user intent -------------------------------------------------------------------------
@@ -488,6 +524,9 @@ class SessionController(QObject):
         model = self.models.find(provider, model_id)
         if session is None or model is None:
             return
+        if self.model_usable(model) is None:  # its key is still being checked: pick once it is known
+            self.spawn(self._pick_when_checked(provider, model_id))
+            return
         try:
             session.set_model(self.models.with_resolved_headers(model))
         except PiworkError as err:
@@ -498,6 +537,10 @@ class SessionController(QObject):
                 error=True,
             )
         self.refresh_status()
+
+    async def _pick_when_checked(self, provider: str, model_id: str) -> None:
+        await self.keys.refresh()
+        self.pick_model(provider, model_id)
 
     def pick_thinking(self, level: str) -> None:
         session = self.session
@@ -547,6 +590,9 @@ class SessionController(QObject):
         dialog = PaletteDialog(items, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         list_recent_sessions(self, dialog.add_items, dialog)
+        ModelItemsFollower(self, dialog)
+        if self.keys.checking:
+            self.keys.refresh()
         dialog.show()
         dialog.query.setFocus()
         return dialog
@@ -588,9 +634,8 @@ class SessionController(QObject):
             from piwork.core.settings import Settings
 
             settings = Settings.for_project(self.cwd, str(self.agent_dir), project_trusted=False)
-        dialog = SettingsDialog(settings, self.credentials, self.models, self.agent_dir, self.window)
+        dialog = SettingsDialog(settings, self.keys, self.models, self.agent_dir, self.window)
         dialog.settingsSaved.connect(self._fill_pickers)
-        dialog.providers_page.keysChanged.connect(self._fill_pickers)
         dialog.providers_page.providersChanged.connect(self.providers_changed)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
@@ -600,8 +645,9 @@ class SessionController(QObject):
         """models.json changed in the window: re-read it; a session without a usable model takes the first
         model of the provider just added."""
         self.models.reload()
+        self.keys.refresh()  # a provider just added is asked about in a worker
         session = self.session
-        if session is not None and provider and not self.model_usable(session.model):
+        if session is not None and provider and self.model_usable(session.model) is False:
             first = next((m for m in self.models.models if m.provider == provider and m.api_supported), None)
             if first is not None and self.model_usable(first):
                 with contextlib.suppress(PiworkError):

@@ -11,7 +11,8 @@ Why CPU time and not the wall clock: tests share a small machine with other busy
 that waits for a core would show long wall-clock gaps without doing anything wrong. Thread CPU time only
 grows while this thread runs, so a starved process is not blamed, and a loop waiting idle costs nothing.
 What it cannot see is a slot blocked in a system call without using the CPU (an ``fsync`` on a slow disk, a
-keyring call waiting for its daemon): those are kept off the GUI thread by review, not by this meter.
+keyring call waiting for its daemon): those are kept off the GUI thread by review, not by this meter (the
+keyring's by ``tests/gui/test_slow_keyring.py`` too, with a backend that records the thread that asked).
 
 Time in Python's cyclic garbage collector is left out: in a test process a full collection walks every
 object earlier tests left behind, which says nothing about the code under test.

@@ -32,6 +32,7 @@ from keyring.backends import chainer, fail
 
 from piwork.core.errors import PiworkError
 from piwork.core.llm.catalog import PROVIDER_ENV_KEYS
+from piwork.core.llm.models_file import NO_KEY_NEEDED
 
 SERVICE = "piwork"
 
@@ -78,6 +79,7 @@ class KeyInfo:
 
     source: KeySource
     detail: str = ""  # e.g. the environment variable's name
+    no_key_needed: bool = False  # models.json marks the server as needing none (its apiKey is the mark)
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,8 @@ class CredentialStore:
         self._used: set[str] = set()  # every key handed out, to mask wherever output is kept
         # The keyring's answer per provider (None: no key there), kept once asked. Workers write these
         # while a window reads the snapshot: ``_lock`` guards them and is never held while the keyring
-        # is asked, so a reader never waits on the keyring. ``_loading`` lets one load ask at a time.
+        # is asked, so a reader never waits on the keyring. ``_asking`` lets one thread at a time load or
+        # write, so a load that started before a write cannot put back what the write replaced.
         self._keyring: dict[str, str | None] = {}
         self._stored: dict[
             str, KeyInfo | None
@@ -141,7 +144,7 @@ class CredentialStore:
         self._snapshot: KeySnapshot | None = None
         self._loaded = False
         self._lock = threading.Lock()
-        self._loading = threading.Lock()
+        self._asking = threading.RLock()
 
     # ---- keyring status --------------------------------------------------------------------------
 
@@ -201,15 +204,14 @@ class CredentialStore:
     def load(self, providers: Iterable[str]) -> KeySnapshot:
         """Ask the keyring afresh whether it works and about each of ``providers``. Blocks until the
         keyring answers: call it from a worker thread."""
-        with self._loading:
+        with self._asking:
             return self._load(list(providers), refresh=True)
 
     def ensure_loaded(self, providers: Iterable[str]) -> KeySnapshot:
-        """Like ``load``, but asks only about providers not asked yet (none at all when every one was)."""
-        with self._loading:
-            with self._lock:
-                missing = [p for p in providers if p not in self._stored]
-            return self._load(missing, refresh=False)
+        """Like ``load``, but asks the keyring only about providers not asked yet; where each provider's
+        key comes from is worked out again from what it said (models.json may have changed since)."""
+        with self._asking:
+            return self._load(list(providers), refresh=False)
 
     def _load(self, providers: list[str], refresh: bool) -> KeySnapshot:
         state = self.keyring_state(refresh=refresh)
@@ -229,7 +231,10 @@ class CredentialStore:
     def _remember(self, provider: str) -> None:
         """Work out again where ``provider``'s key comes from (models.json's may run its command)."""
         resolved = self._resolve_stored(provider)
-        info = KeyInfo(resolved.source, resolved.detail) if resolved is not None else None
+        info = None
+        if resolved is not None:
+            marked = resolved.source is KeySource.MODELS_JSON and resolved.value == NO_KEY_NEEDED
+            info = KeyInfo(resolved.source, resolved.detail, no_key_needed=marked)
         with self._lock:
             self._stored[provider] = info
             self._snapshot = None
@@ -258,29 +263,31 @@ class CredentialStore:
         key = key.strip()
         if not key:
             raise CredentialError("The API key is empty.")
-        try:
-            self._backend.set_password(SERVICE, provider, key)
-        except Exception as exc:
-            raise CredentialError(
-                f"The key for {provider} could not be saved ({type(exc).__name__})."
-            ) from None
-        with self._lock:
-            self._keyring[provider] = key
-        self._remember(provider)
+        with self._asking:
+            try:
+                self._backend.set_password(SERVICE, provider, key)
+            except Exception as exc:
+                raise CredentialError(
+                    f"The key for {provider} could not be saved ({type(exc).__name__})."
+                ) from None
+            with self._lock:
+                self._keyring[provider] = key
+            self._remember(provider)
 
     def delete_key(self, provider: str) -> None:
         """Remove ``provider``'s key from the keyring, if it holds one (blocking: a worker's call)."""
-        try:
-            self._backend.delete_password(SERVICE, provider)
-        except keyring.errors.PasswordDeleteError:
-            pass  # there was none
-        except Exception as exc:
-            raise CredentialError(
-                f"The key for {provider} could not be removed ({type(exc).__name__})."
-            ) from None
-        with self._lock:
-            self._keyring[provider] = None
-        self._remember(provider)
+        with self._asking:
+            try:
+                self._backend.delete_password(SERVICE, provider)
+            except keyring.errors.PasswordDeleteError:
+                pass  # there was none
+            except Exception as exc:
+                raise CredentialError(
+                    f"The key for {provider} could not be removed ({type(exc).__name__})."
+                ) from None
+            with self._lock:
+                self._keyring[provider] = None
+            self._remember(provider)
 
     def _keyring_key(self, provider: str) -> str | None:
         """The keyring's key for ``provider``: remembered, or asked now (and remembered)."""

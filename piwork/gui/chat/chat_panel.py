@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLay
 from piwork.gui.chat.chat_model import ChatModel
 from piwork.gui.chat.chat_view import ChatView
 from piwork.gui.chat.composer import Composer
-from piwork.gui.chat.empty_state import READY, EmptyState
+from piwork.gui.chat.empty_state import CHECKING, READY, EmptyState
 from piwork.gui.chat.footer import ChatFooter
 from piwork.gui.chat.presenter import ChatPresenter
 from piwork.gui.chat.slash_commands import SlashCommand, parse_slash
@@ -25,6 +25,7 @@ STREAMING_PLACEHOLDER = (
 NO_MODEL_PLACEHOLDER = (
     "No model to answer — add a provider key in Settings → Providers (Ctrl+,), then pick a model"
 )
+CHECKING_PLACEHOLDER = "Checking for API keys… (the system keyring has not answered yet)"
 READ_ONLY_PLACEHOLDER = "This session is read-only: {reason}"
 
 
@@ -125,7 +126,8 @@ class ChatPanel(QWidget):
     # ---- no model yet ------------------------------------------------------------------------
 
     def set_model_state(self, state: str) -> None:
-        """``ready``, ``choose`` or ``missing`` (see empty_state): what the chat says while nothing can answer."""
+        """``ready``, ``choose``, ``missing`` or ``checking`` (see empty_state): what the chat says while
+        nothing can answer."""
         self.model_state = state
         self.empty_state.set_state(state)
         self._update_empty_state()
@@ -188,6 +190,8 @@ class ChatPanel(QWidget):
             text = READ_ONLY_PLACEHOLDER.format(reason=self.read_only_reason)
         elif self.busy:
             text = STREAMING_PLACEHOLDER
+        elif self.model_state == CHECKING:
+            text = CHECKING_PLACEHOLDER
         elif not self.has_model or self.model_state != READY:
             text = NO_MODEL_PLACEHOLDER
         else:

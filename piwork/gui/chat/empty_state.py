@@ -9,8 +9,14 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLay
 READY = "ready"  # the current model can answer
 CHOOSE = "choose"  # some model can answer, but the current one cannot (or none is picked)
 MISSING = "missing"  # no model can answer: no provider key and no local server
+CHECKING = "checking"  # the keyring has not said yet which providers have a key
 
 TEXTS = {
+    CHECKING: (
+        "Checking for API keys…",
+        "piwork is asking the system keyring which providers have a key. This takes a moment when the "
+        "keyring is locked or slow to answer; the window stays usable meanwhile.",
+    ),
     MISSING: (
         "Set up a model to start",
         "piwork needs a model to talk to. Add a server that runs on this computer or your network "
@@ -91,10 +97,14 @@ class EmptyState(QFrame):
         self.title.setText(title)
         self.text.setText(text)
         self.setAccessibleName(title)
+        checking = state == CHECKING
+        for widget in (self.server_button, self.key_button, self.settings_hint):
+            widget.setVisible(not checking)  # nothing to fix yet
         if state == READY:
             self.kept.hide()
 
     def note_kept_message(self) -> None:
         """A message was typed before a model existed: say that it waits in the message box."""
-        self.kept.setText("Your message is still in the message box; send it again once a model is set up.")
+        when = "the keys are checked" if self.state == CHECKING else "a model is set up"
+        self.kept.setText(f"Your message is still in the message box; send it again once {when}.")
         self.kept.show()

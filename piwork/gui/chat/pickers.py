@@ -9,13 +9,15 @@ from PySide6.QtGui import QPaintEvent, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QWidget
 
 from piwork.core.llm import THINKING_LEVELS, Model, env_vars_for
+from piwork.gui.key_status import CHECKING_TEXT
 
 ModelKey = tuple[str, str]  # (provider, model id)
 
 
 class ModelPicker(QComboBox):
     """Lists models as "name — provider". Models that cannot answer (no API key) are listed, greyed out and
-    not selectable, with the reason beside them and in their tooltip."""
+    not selectable, with the reason beside them and in their tooltip; so are, for a moment, models whose
+    key the keyring is still being asked about."""
 
     modelPicked = Signal(str, str)  # provider, model id
 
@@ -42,8 +44,11 @@ class ModelPicker(QComboBox):
         available: set[ModelKey],
         current: ModelKey | None = None,
         provider_names: Mapping[str, str] | None = None,
+        checking: set[ModelKey] | frozenset[ModelKey] = frozenset(),
     ) -> None:
-        """``provider_names``: display names of providers (models.json ``name``), shown instead of their ids."""
+        """``provider_names``: display names of providers (models.json ``name``), shown instead of their ids.
+        ``checking``: models whose provider's key the keyring has not answered about yet (shown greyed,
+        as being checked — not as lacking a key)."""
         names = provider_names or {}
         self._updating = True
         self.clear()
@@ -53,8 +58,9 @@ class ModelPicker(QComboBox):
             self._updating = False
             return
         self.setEnabled(True)
-        if current is None or current not in available:
-            text = "Choose a model…" if available else "Set up a model…"  # short: the box is narrow
+        if current is None or (current not in available and current not in checking):
+            # short: the box is narrow
+            text = "Choose a model…" if available else (CHECKING_TEXT if checking else "Set up a model…")
             self.addItem(text, None)
             self._disable(0, "Pick a model that has a key, or add one in Settings → Providers (Ctrl+,).")
         usable = [m for m in models if (m.provider, m.id) in available]
@@ -62,7 +68,10 @@ class ModelPicker(QComboBox):
             key = (model.provider, model.id)
             label = f"{model.name or model.id} — {names.get(model.provider, model.provider)}"
             tip = f"{model.provider}/{model.id}"
-            if key not in available:
+            if key in checking:
+                label += "  (checking key…)"
+                tip += ": checking whether its provider has a key (the system keyring has not answered yet)."
+            elif key not in available:
                 label += "  (no API key)"
                 variables = " or ".join(env_vars_for(model.provider))
                 tip += f": cannot answer, no API key. Add one in Settings → Providers or set {variables}."
@@ -72,6 +81,8 @@ class ModelPicker(QComboBox):
                 self._disable(self.count() - 1)
         if current is not None and current in available:
             self.select(current)
+        elif current is not None and current in checking:  # shown (greyed) until its key is known
+            self.setCurrentIndex(self.findData(current))
         else:
             self.setCurrentIndex(0)
         self.view().setMinimumWidth(self.view().sizeHintForColumn(0) + 24)  # the popup shows whole names

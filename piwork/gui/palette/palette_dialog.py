@@ -155,6 +155,14 @@ class PaletteDialog(QDialog):
         self.model.add_items(items)
         self._select(max(0, current))
 
+    def replace_items(self, kind: str, items: list[PaletteItem]) -> None:
+        """Swap the items of ``kind``; the selection stays on the same item when it is still there."""
+        chosen = self.current_item
+        self.model.replace_items(kind, items)
+        keys = [(i.key or i.kind + i.title) for i, _marks in self.model.shown]
+        wanted = (chosen.key or chosen.kind + chosen.title) if chosen is not None else None
+        self._select(keys.index(wanted) if wanted in keys else 0)
+
     def _filter(self, text: str) -> None:
         self.model.set_query(text)
         self._select(0)

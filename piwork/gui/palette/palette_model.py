@@ -52,6 +52,11 @@ class PaletteModel(FlatListModel):
         self.items.extend(i for i in items if (i.key or i.kind + i.title) not in keys)
         self.set_query(self.query)
 
+    def replace_items(self, kind: str, items: list[PaletteItem]) -> None:
+        """Swap every item of ``kind`` for ``items`` (e.g. models once their keys are known)."""
+        self.items = [i for i in self.items if i.kind != kind] + list(items)
+        self.set_query(self.query)
+
     def shown_rows(self) -> int:
         return len(self.shown)
 

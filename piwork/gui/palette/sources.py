@@ -1,6 +1,6 @@
 """What the palette offers: every window action (with its shortcut), slash command, skill, prompt
 template, recent session and model. Recent sessions are listed off the GUI thread and join the
-palette when they arrive."""
+palette when they arrive; models say whether they can answer as soon as the keyring has said."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QAction, QKeySequence
 
 from piwork.gui.chat.slash_commands import COMMANDS, SlashCommand
@@ -19,6 +19,7 @@ from piwork.gui.sessions.titles import first_message_title
 
 if TYPE_CHECKING:
     from piwork.core.session import SessionInfo
+    from piwork.gui.palette.palette_dialog import PaletteDialog
     from piwork.gui.session_controller import SessionController
 
 RECENT_SESSIONS = 30
@@ -125,12 +126,17 @@ def command_items(controller: SessionController) -> list[PaletteItem]:
 
 
 def model_items(controller: SessionController) -> list[PaletteItem]:
+    """Every model, with why it cannot answer; "checking" while the keyring has not said (never a wrong
+    "no API key"). Read from what the window knows about keys: the keyring is not asked here."""
     items = []
     for model in controller.models.models:
         if not model.api_supported:
             continue
-        usable = controller.model_usable(model)  # a key, or a server on this computer
-        detail = model.name + ("" if usable else " (cannot answer: no API key)")
+        usable = controller.model_usable(model)  # a key, or a server on this computer; None: checking
+        if usable is None:
+            detail = f"{model.name} (checking keys…)"
+        else:
+            detail = model.name + ("" if usable else " (cannot answer: no API key)")
         items.append(
             PaletteItem(
                 "model",
@@ -141,6 +147,21 @@ def model_items(controller: SessionController) -> list[PaletteItem]:
             )
         )
     return items
+
+
+class ModelItemsFollower(QObject):
+    """Keeps an open palette's models in step with what is known about keys (owned by the palette,
+    so the connection goes with it)."""
+
+    def __init__(self, controller: SessionController, palette: PaletteDialog) -> None:
+        super().__init__(palette)
+        self.controller = controller
+        self.palette = palette
+        controller.keys.changed.connect(self.update_models)
+
+    @Slot()
+    def update_models(self) -> None:
+        self.palette.replace_items("model", model_items(self.controller))
 
 
 def _open(controller: SessionController, path: str) -> None:

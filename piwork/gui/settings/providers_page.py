@@ -1,10 +1,17 @@
 """Providers: add, edit and remove OpenAI-compatible servers (models.json), and each provider's key —
-where it comes from, saved in the OS keyring, for this session only, or the environment variable to set."""
+where it comes from, saved in the OS keyring, for this session only, or the environment variable to set.
+
+The page never asks the keyring itself: it shows what the window knows (``KeyStatus``; "checking" until
+the keyring has answered) and runs saving, removing and importing keys in a worker, saying what it is
+doing meanwhile and then what came of it."""
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -20,9 +27,7 @@ from PySide6.QtWidgets import (
 
 from piwork.core.llm import (
     BUILTIN_MODELS,
-    NO_KEY_NEEDED,
     CredentialError,
-    CredentialStore,
     KeySource,
     ModelRegistry,
     ModelsFileError,
@@ -31,6 +36,8 @@ from piwork.core.llm import (
     read_providers,
     remove_provider,
 )
+from piwork.gui.background import BackgroundTasks
+from piwork.gui.key_status import CHECKING_TEXT, KeyStatus
 from piwork.gui.settings.server_dialog import ServerDialog
 
 SOURCE_TEXT = {
@@ -42,6 +49,7 @@ SOURCE_TEXT = {
 
 
 BUILTIN_PROVIDERS = frozenset(str(m["provider"]) for m in BUILTIN_MODELS)
+CHECKING_BANNER = "Checking the system keyring… Keys can be saved once it answers."
 
 
 class ProvidersPage(QWidget):
@@ -50,17 +58,18 @@ class ProvidersPage(QWidget):
 
     def __init__(
         self,
-        credentials: CredentialStore,
+        keys: KeyStatus,
         registry: ModelRegistry,
         agent_dir: Path,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.credentials = credentials
+        self.keys = keys
+        self.credentials = keys.credentials
         self.registry = registry
         self.agent_dir = agent_dir
-        state = credentials.keyring_state()
-        self.keyring_banner = QLabel(state.message, self)
+        self.tasks = BackgroundTasks()  # key writes: saving, removing, importing
+        self.keyring_banner = QLabel(self)
         self.keyring_banner.setObjectName("keyringBanner")
         self.keyring_banner.setWordWrap(True)
         self.providers = QListWidget(self)
@@ -90,13 +99,10 @@ class ProvidersPage(QWidget):
         self.key_edit.setAccessibleName("API key")
         self.key_edit.setAccessibleDescription("The key of the selected provider; it is cleared once used.")
         self.save_button = QPushButton("Save in Keyring", self)
-        self.save_button.setEnabled(state.usable)
-        self.save_button.setToolTip(state.message)
         self.session_button = QPushButton("Use for This Session Only", self)
         self.remove_button = QPushButton("Remove Saved Key", self)
-        self.remove_button.setEnabled(state.usable)
         self.import_button = QPushButton("Import Keys from Pi (auth.json)…", self)
-        self.import_button.setEnabled(state.usable and (agent_dir / "auth.json").is_file())
+        self._has_auth_json = (agent_dir / "auth.json").is_file()
         self.message = QLabel(self)
         self.message.setObjectName("providerMessage")
         self.message.setWordWrap(True)
@@ -139,7 +145,10 @@ class ProvidersPage(QWidget):
         self.session_button.clicked.connect(self.use_for_session)
         self.remove_button.clicked.connect(self.remove_key)
         self.import_button.clicked.connect(self.import_from_pi)
+        keys.changed.connect(self.refresh_labels)
+        self.destroyed.connect(lambda *_: self.tasks.cancel_all())
         self.refresh_labels()
+        keys.refresh(fresh=True)  # a key may have been changed outside piwork: ask again, in a worker
 
     def _fill_list(self, select: str | None = None) -> None:
         select = select or self.current_provider()
@@ -168,25 +177,43 @@ class ProvidersPage(QWidget):
         return bool(models) and all(is_loopback(m.base_url) for m in models)
 
     def describe(self, provider: str) -> str:
-        resolved = self.credentials.resolve(provider)
-        if resolved is None and self._local_only(provider):
+        snapshot = self.keys.snapshot
+        known = snapshot is not None and snapshot.checked(provider)
+        info = snapshot.key_info(provider) if snapshot is not None else None
+        if info is None and self._local_only(provider):  # whatever the keyring says, none is needed
             return "No key needed: the server is on this computer. Add a key if it asks for one."
-        if resolved is None:
+        if not known:
+            return CHECKING_TEXT[:-1] + ": the system keyring has not answered yet."
+        if info is None:
             names = " or ".join(env_vars_for(provider))
             return f"No key. Save one here, or set {names} in the environment."
-        if resolved.source == KeySource.MODELS_JSON and resolved.value == NO_KEY_NEEDED:
+        if info.no_key_needed:
             return "No key needed: this server is marked so (Edit Server to change it)."
-        text = SOURCE_TEXT[resolved.source].format(detail=resolved.detail)
+        text = SOURCE_TEXT[info.source].format(detail=info.detail)
         return text[0].upper() + text[1:] + "."
 
     def refresh_labels(self) -> None:
+        """Draw the page from what is known about keys (called again whenever that changes)."""
         for row in range(self.providers.count()):
             item = self.providers.item(row)
             provider = str(item.data(Qt.ItemDataRole.UserRole))
-            has = self.credentials.has_credentials(provider) or self._local_only(provider)
-            item.setText(f"{'●' if has else '○'}  {self.registry.provider_name(provider)}")
+            has = self.keys.has_key(provider)
+            mark = "●" if has or self._local_only(provider) else ("◌" if has is None else "○")
+            item.setText(f"{mark}  {self.registry.provider_name(provider)}")
             item.setToolTip(self.describe(provider))
+        self._show_keyring_state()
         self._show_status()
+
+    def _show_keyring_state(self) -> None:
+        snapshot = self.keys.snapshot
+        self.keyring_banner.setText(snapshot.keyring.message if snapshot is not None else CHECKING_BANNER)
+        usable = snapshot is not None and snapshot.keyring.usable
+        writing = self.tasks.running
+        self.save_button.setEnabled(usable and not writing)
+        self.save_button.setToolTip(self.keyring_banner.text())
+        self.remove_button.setEnabled(usable and not writing)
+        self.import_button.setEnabled(usable and not writing and self._has_auth_json)
+        self.session_button.setEnabled(not writing)
 
     def _show_status(self) -> None:
         provider = self.current_provider()
@@ -217,7 +244,7 @@ class ProvidersPage(QWidget):
         existing = set(self.registry.providers()) | set(entries)
         dialog = ServerDialog(
             self.models_path,
-            self.credentials,
+            self.keys,
             existing,
             provider,
             entries.get(provider) if provider else None,
@@ -234,6 +261,7 @@ class ProvidersPage(QWidget):
 
     def _server_saved(self, provider: str, message: str) -> None:
         self.registry.reload()
+        self.keys.refresh()  # a new provider is asked about in a worker
         self._fill_list(provider)
         self.refresh_labels()
         self.message.setText(message)
@@ -271,41 +299,79 @@ class ProvidersPage(QWidget):
             self.message.setText(str(err))
             return False
         name = self.registry.provider_name(provider)
-        # its key goes too: a key kept for a provider that no longer exists would be forgotten there
-        self.credentials.clear_session_key(provider)
-        if self.credentials.keyring_state().usable:
-            try:
-                self.credentials.delete_key(provider)
-            except CredentialError as err:
-                self.message.setText(str(err))
-        self.registry.reload()
-        self._fill_list()
-        self.refresh_labels()
         note = (
             f" {change.backup_reason[0].upper()}{change.backup_reason[1:]}." if change.backup_reason else ""
         )
-        self.message.setText(f"Removed {name} from models.json.{note}")
+        self.registry.reload()
+        self._fill_list()
+        self.refresh_labels()
         self.providersChanged.emit("")
-        self.keysChanged.emit()
+        # its key goes too: a key kept for a provider that no longer exists would be forgotten there
+        self.keys.clear_session_key(provider)
+        snapshot = self.keys.snapshot
+        if snapshot is not None and not snapshot.keyring.usable:
+            self.message.setText(f"Removed {name} from models.json.{note}")
+            self.keysChanged.emit()
+            return True
+        self._write(
+            f"Removed {name} from models.json.{note} Removing its saved key…",
+            self._forget_key(provider, f"Removed {name} from models.json.{note}"),
+        )
         return True
+
+    async def _forget_key(self, provider: str, done: str) -> str:
+        snapshot = self.keys.snapshot or await self.keys.refresh()
+        if not snapshot.keyring.usable:
+            return done
+        try:
+            await self.keys.delete_key(provider)
+        except CredentialError as err:
+            return f"{done} {err}"
+        return done
 
     def _take_key(self) -> str:
         key = self.key_edit.text().strip()
         self.key_edit.clear()  # the key does not linger in the widget
         return key
 
+    # ---- keys: written in a worker, with what is happening said meanwhile ------------------------
+
+    @property
+    def writing(self) -> bool:
+        return self.tasks.running
+
+    def _write(self, progress: str, work: Coroutine[Any, Any, str]) -> None:
+        """Say ``progress``, keep the key buttons still until ``work`` is done, then show its outcome."""
+        self.message.setText(progress)
+        task = self.tasks.spawn(self._finish_write(work))
+        task.add_done_callback(lambda _task: self._written())  # after the task has left ``tasks``
+        self._show_keyring_state()
+
+    async def _finish_write(self, work: Coroutine[Any, Any, str]) -> None:
+        try:
+            outcome = await work
+        except CredentialError as err:
+            outcome = str(err)  # never contains the key
+        if shiboken6.isValid(self):
+            self.message.setText(outcome)
+
+    def _written(self) -> None:
+        if shiboken6.isValid(self):
+            self.refresh_labels()
+            self.keysChanged.emit()
+
     def save_key(self) -> None:
         provider = self.current_provider()
-        if provider is None:
+        if provider is None or self.writing:
             return
-        try:
-            self.credentials.store_key(provider, self._take_key())
-        except CredentialError as err:
-            self.message.setText(str(err))
-            return
-        self.message.setText(f"Saved the key for {self.registry.provider_name(provider)} in the keyring.")
-        self.refresh_labels()
-        self.keysChanged.emit()
+        name = self.registry.provider_name(provider)
+        self._write(
+            f"Saving the key for {name} in the keyring…", self._save(provider, self._take_key(), name)
+        )
+
+    async def _save(self, provider: str, key: str, name: str) -> str:
+        await self.keys.store_key(provider, key)
+        return f"Saved the key for {name} in the keyring."
 
     def use_for_session(self) -> None:
         provider = self.current_provider()
@@ -313,33 +379,33 @@ class ProvidersPage(QWidget):
         if provider is None or not key:
             self.message.setText("Paste a key first.")
             return
-        self.credentials.set_session_key(provider, key)
+        self.keys.set_session_key(provider, key)
         self.message.setText("The key is used until piwork closes; it is not saved anywhere.")
-        self.refresh_labels()
         self.keysChanged.emit()
 
     def remove_key(self) -> None:
         provider = self.current_provider()
-        if provider is None:
+        if provider is None or self.writing:
             return
-        try:
-            self.credentials.delete_key(provider)
-        except CredentialError as err:
-            self.message.setText(str(err))
-            return
-        self.credentials.clear_session_key(provider)
-        self.message.setText(f"Removed the saved key for {self.registry.provider_name(provider)}.")
-        self.refresh_labels()
-        self.keysChanged.emit()
+        name = self.registry.provider_name(provider)
+        self._write(f"Removing the saved key for {name}…", self._remove(provider, name))
+
+    async def _remove(self, provider: str, name: str) -> str:
+        await self.keys.delete_key(provider)
+        self.keys.clear_session_key(provider)
+        return f"Removed the saved key for {name}."
 
     def import_from_pi(self) -> None:
-        report = self.credentials.import_from_pi(self.agent_dir / "auth.json")
+        if self.writing:
+            return
+        self._write("Importing keys from Pi's auth.json into the keyring…", self._import())
+
+    async def _import(self) -> str:
+        report = await self.keys.import_from_pi(self.agent_dir / "auth.json")
         parts = []
         if report.imported:
             parts.append("Imported: " + ", ".join(report.imported) + ".")
         if report.skipped:
             parts.append("Skipped (not API keys): " + ", ".join(report.skipped) + ".")
         parts.extend(report.problems)
-        self.message.setText(" ".join(parts) or "Nothing to import.")
-        self.refresh_labels()
-        self.keysChanged.emit()
+        return " ".join(parts) or "Nothing to import."

@@ -3,7 +3,8 @@
 The dialog asks the server for its models (``GET <base URL>/models``) on the qasync loop, so the window
 stays responsive, and says exactly what failed when it cannot. Saving writes the provider into
 models.json (other providers and unknown keys kept) and the key, when one is given, into the keyring —
-or, without a keyring, keeps it for this session and names the environment variable to set.
+or, without a keyring, keeps it for this session and names the environment variable to set. The keyring
+is only ever asked in a worker (``KeyStatus``): the dialog says "checking" or "saving" meanwhile.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+import shiboken6
+from PySide6.QtCore import QEvent, QObject, Qt, Signal, Slot
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -35,13 +38,14 @@ from piwork.core.llm import (
     NO_KEY_NEEDED,
     OPENAI_COMPLETIONS_API,
     CredentialError,
-    CredentialStore,
     ModelListing,
     ModelsFileError,
     env_vars_for,
     list_models,
     save_provider,
 )
+from piwork.gui.background import BackgroundTasks
+from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.compat_switches import CompatForm
 
 PRESETS: tuple[tuple[str, str], ...] = (
@@ -64,7 +68,7 @@ class ServerDialog(QDialog):
     def __init__(
         self,
         models_path: Path,
-        credentials: CredentialStore,
+        keys: KeyStatus,
         existing_ids: set[str],
         provider_id: str | None = None,
         entry: dict[str, Any] | None = None,
@@ -74,7 +78,8 @@ class ServerDialog(QDialog):
         self.setObjectName("serverDialog")
         self.setWindowTitle("Edit Server" if provider_id else "Add OpenAI-Compatible Server")
         self.models_path = models_path
-        self.credentials = credentials
+        self.keys = keys
+        self.saving = BackgroundTasks()  # the key going into the keyring after models.json is written
         self.existing_ids = existing_ids - ({provider_id} if provider_id else set())
         self.editing = provider_id
         self.entry = dict(entry or {})
@@ -103,10 +108,8 @@ class ServerDialog(QDialog):
         self.key_edit = QLineEdit(self)
         self.key_edit.setObjectName("serverKey")
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        has_key = bool(provider_id) and credentials.has_credentials(provider_id or "")
-        self.key_edit.setPlaceholderText(
-            "A key is set — type a new one to replace it" if has_key else "Optional: local servers need none"
-        )
+        self.show_key_state()
+        keys.changed.connect(self.show_key_state)
         # A server elsewhere on the network may need no key either: this marks it usable without one.
         self.no_key_box = QCheckBox("This server needs &no key", self)
         self.no_key_box.setObjectName("serverNoKey")
@@ -206,7 +209,8 @@ class ServerDialog(QDialog):
         self.name_edit.textChanged.connect(self._name_edited)
         self.test_button.clicked.connect(self.test_connection)
         self.add_model_button.clicked.connect(self._add_typed_model)
-        self.model_id_edit.returnPressed.connect(self._add_typed_model)
+        # Return in the model id field adds the model; it must not also press Save and close the dialog
+        self.model_id_edit.installEventFilter(self)
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
         self.finished.connect(lambda _r: self.cancel_test())
@@ -214,6 +218,18 @@ class ServerDialog(QDialog):
         self.resize(620, 560)
 
     # ---- filling ------------------------------------------------------------------------------
+
+    @Slot()
+    def show_key_state(self) -> None:
+        """The key field's hint: whether the server already has a key (known without the keyring)."""
+        has_key = self.keys.has_key(self.editing) if self.editing else False
+        if has_key is None:
+            text = "Checking for a saved key…"
+        elif has_key:
+            text = "A key is set — type a new one to replace it"
+        else:
+            text = "Optional: local servers need none"
+        self.key_edit.setPlaceholderText(text)
 
     def _load(self, provider_id: str | None) -> None:
         entry = self.entry
@@ -256,6 +272,17 @@ class ServerDialog(QDialog):
         self.models.addItem(item)
         return item
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            watched is self.model_id_edit
+            and isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
+            self._add_typed_model()
+            return True
+        return super().eventFilter(watched, event)
+
     def _add_typed_model(self) -> None:
         model_id = self.model_id_edit.text().strip()
         if model_id:
@@ -271,13 +298,13 @@ class ServerDialog(QDialog):
 
     # ---- testing the connection ---------------------------------------------------------------
 
-    def _key_for_test(self) -> str | None:
+    async def _key_for_test(self, typed: str) -> str | None:
+        """The typed key, else the server's saved one (read in a worker: the keyring may be slow)."""
         if self.no_key_box.isChecked():
             return None
-        typed = self.key_edit.text().strip()
         if typed:
             return typed
-        return self.credentials.api_key(self.editing) if self.editing else None
+        return await self.keys.api_key(self.editing) if self.editing else None
 
     def test_connection(self) -> None:
         url = self.url_edit.text().strip()
@@ -287,13 +314,14 @@ class ServerDialog(QDialog):
         self.cancel_test()
         self.test_button.setEnabled(False)
         self.test_result.setText(f"Asking {url.rstrip('/')}/models …")
-        self._task = asyncio.ensure_future(self._run_test(url, self._key_for_test()))
+        self._task = asyncio.ensure_future(self._run_test(url, self.key_edit.text().strip()))
 
-    async def _run_test(self, url: str, key: str | None) -> None:
+    async def _run_test(self, url: str, typed: str) -> None:
         try:
-            listing = await list_models(url, key)
+            listing = await list_models(url, await self._key_for_test(typed))
         finally:
-            self.test_button.setEnabled(True)
+            if shiboken6.isValid(self):
+                self.test_button.setEnabled(True)
         self.show_listing(listing)
 
     def show_listing(self, listing: ModelListing) -> None:
@@ -390,20 +418,40 @@ class ServerDialog(QDialog):
             notes.append(change.backup_reason[0].upper() + change.backup_reason[1:] + ".")
         key = "" if self.no_key_box.isChecked() else self.key_edit.text().strip()
         self.key_edit.clear()
-        if key:
-            notes.append(self._store_key(provider_id, key))
-        self.saved.emit(provider_id, " ".join(notes))
-        self.accept()
+        if not key:
+            self.saved.emit(provider_id, " ".join(notes))
+            self.accept()
+            return
+        # models.json is written; the key follows in a worker, the dialog waits for it with its buttons still
+        self.error.setText("Saving the key in the system keyring…")
+        self.buttons.setEnabled(False)
+        self.saving.spawn(self._save_key_then_close(provider_id, key, notes))
 
-    def _store_key(self, provider_id: str, key: str) -> str:
-        if self.credentials.keyring_state().usable:
+    async def _save_key_then_close(self, provider_id: str, key: str, notes: list[str]) -> None:
+        try:
+            notes.append(await self._store_key(provider_id, key))
+        finally:
+            if shiboken6.isValid(self):
+                self.buttons.setEnabled(True)
+        if shiboken6.isValid(self):
+            self.saved.emit(provider_id, " ".join(notes))
+            self.accept()
+
+    async def _store_key(self, provider_id: str, key: str) -> str:
+        snapshot = self.keys.snapshot
+        if snapshot is not None and not snapshot.keyring.usable:
+            reason = "No system keyring is available."
+        else:
             try:
-                self.credentials.store_key(provider_id, key)
+                await self.keys.store_key(provider_id, key)
                 return "The key is saved in the system keyring."
             except CredentialError as err:
                 reason = str(err)
-        else:
-            reason = "No system keyring is available."
-        self.credentials.set_session_key(provider_id, key)
+        self.keys.set_session_key(provider_id, key)
         variable = env_vars_for(provider_id)[-1]
         return f"{reason} The key is used until piwork closes; to keep it, set {variable} in the environment."
+
+    def reject(self) -> None:
+        if self.saving.running:  # the key is on its way into the keyring: the dialog closes once it is there
+            return
+        super().reject()

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.llm import CredentialStore, ModelRegistry
+from piwork.core.llm import ModelRegistry
 from piwork.core.settings import Settings, SettingsWriteError
 from piwork.core.settings_schema import (
     BRANCH_SUMMARY_RESERVE_TOKENS,
@@ -37,6 +37,7 @@ from piwork.core.settings_schema import (
     DEFAULT_THINKING_LEVEL,
     Setting,
 )
+from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.providers_page import ProvidersPage
 
 TRUST_LABELS = {
@@ -68,7 +69,7 @@ class SettingsDialog(QDialog):
     def __init__(
         self,
         settings: Settings,
-        credentials: CredentialStore,
+        keys: KeyStatus,
         registry: ModelRegistry,
         agent_dir: Path,
         parent: QWidget | None = None,
@@ -79,7 +80,7 @@ class SettingsDialog(QDialog):
         self.settings = settings
         self.registry = registry
         self.tabs = QTabWidget(self)
-        self.providers_page = ProvidersPage(credentials, registry, agent_dir, self)
+        self.providers_page = ProvidersPage(keys, registry, agent_dir, self)
         self.tabs.addTab(self.providers_page, "Providers")
         self.tabs.addTab(self._model_page(), "Model")
         self.providers_page.providersChanged.connect(lambda _provider: self.fill_default_models())

@@ -20,6 +20,7 @@ from piwork.core.llm.credentials import SERVICE, CredentialStore
 from piwork.core.llm.models import ModelRegistry, default_model
 from piwork.core.paths import agent_dir
 from piwork.core.settings import Settings
+from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.server_dialog import ServerDialog
 from piwork.gui.settings.settings_dialog import SettingsDialog
 from tests.gui.settings.test_settings_dialog import DictKeyring
@@ -37,9 +38,11 @@ def _dialog(qtbot: QtBot, tmp_path: Path, backend: object | None = None) -> Sett
     settings = Settings.for_project(str(tmp_path), str(adir), project_trusted=False)
     registry = ModelRegistry(adir)
     credentials = CredentialStore(backend or DictKeyring(), env={}, config_key=registry.config_api_key)  # type: ignore[arg-type]
-    dialog = SettingsDialog(settings, credentials, registry, adir)
+    dialog = SettingsDialog(settings, KeyStatus(credentials, registry.providers), registry, adir)
     qtbot.addWidget(dialog)
     dialog.show()
+    keys = dialog.providers_page.keys
+    qtbot.waitUntil(lambda: not keys.checking and not keys.busy)  # the keyring answered
     return dialog
 
 
@@ -172,14 +175,17 @@ def test_a_model_id_typed_by_hand_and_no_keyring(
     qtbot.keyClick(editor.model_id_edit, Qt.Key.Key_Return)
     assert editor.checked_models() == ["qwen3:4b"]
     editor.key_edit.setText("sk-no-keyring")
-    editor.save()
     page = dialog.providers_page
+    with qtbot.waitSignal(page.providersChanged):
+        editor.save()
     assert "OLLAMA_API_KEY" in page.message.text() and "until piwork closes" in page.message.text()
     assert page.credentials.api_key("ollama") == "sk-no-keyring"
     assert "sk-no-keyring" not in (agent_dir() / "models.json").read_text()
 
 
-def test_edit_keeps_unknown_keys_and_remove_asks_first(qtbot: QtBot, tmp_path: Path) -> None:
+def test_edit_keeps_unknown_keys_and_remove_asks_first(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
     models_json = agent_dir() / "models.json"
     entry = {
         "name": "Lab vLLM",
@@ -221,12 +227,14 @@ def test_edit_keeps_unknown_keys_and_remove_asks_first(qtbot: QtBot, tmp_path: P
     with qtbot.waitSignal(page.providersChanged):
         box.button(QMessageBox.StandardButton.Yes).click()
     assert json.loads(models_json.read_text()) == {"providers": {}}
+    qtbot.waitUntil(lambda: not page.writing)
     assert (SERVICE, "lab") not in backend.passwords  # its key went with it
+    assert page.message.text() == "Removed Lab vLLM from models.json."
     assert not page.select_provider("lab")
 
 
 def test_a_models_json_that_cannot_be_parsed_is_backed_up_not_overwritten(
-    qtbot: QtBot, tmp_path: Path
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:
     models_json = agent_dir() / "models.json"
     broken = '{"providers": {"mine": {"baseUrl": "http://x/v1",,}}'
@@ -247,7 +255,7 @@ def test_a_models_json_that_cannot_be_parsed_is_backed_up_not_overwritten(
 
 
 def test_a_server_elsewhere_on_the_network_can_be_marked_as_needing_no_key(
-    qtbot: QtBot, tmp_path: Path
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
 ) -> None:
     """Only servers on this computer count as keyless by themselves; one on the network is marked in its
     dialog, stored as a models.json apiKey that Pi reads as configured too, and its models become usable.
@@ -283,7 +291,7 @@ def test_a_server_elsewhere_on_the_network_can_be_marked_as_needing_no_key(
         NO_KEY_NEEDED,
     )
 
-    assert page.providers.currentItem().text().startswith("●")
+    qtbot.waitUntil(lambda: page.providers.currentItem().text().startswith("●"))  # known once re-read
     assert page.status.text().startswith("No key needed: this server is marked so")
     fresh = ModelRegistry(agent_dir())  # as the window reads it next time
     assert fresh.diagnostics == [] and [m.id for m in fresh.models if m.provider == "lan"] == ["qwen-lan"]
@@ -298,4 +306,4 @@ def test_a_server_elsewhere_on_the_network_can_be_marked_as_needing_no_key(
     with qtbot.waitSignal(page.providersChanged):
         again.save()
     assert "apiKey" not in json.loads(models_json.read_text())["providers"]["lan"]
-    assert page.providers.currentItem().text().startswith("○")
+    qtbot.waitUntil(lambda: page.providers.currentItem().text().startswith("○"))

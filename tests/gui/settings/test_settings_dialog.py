@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from piwork.core.llm.credentials import SERVICE, CredentialStore
 from piwork.core.llm.models import ModelRegistry
 from piwork.core.paths import agent_dir
 from piwork.core.settings import Settings
+from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.settings_dialog import SettingsDialog
 
 
@@ -45,12 +47,16 @@ def _dialog(
     settings = Settings.for_project(str(tmp_path), str(adir), project_trusted=False)
     registry = ModelRegistry(adir)
     credentials = CredentialStore(backend, env=env or {}, config_key=registry.config_api_key)
-    dialog = SettingsDialog(settings, credentials, registry, adir)
+    dialog = SettingsDialog(settings, KeyStatus(credentials, registry.providers), registry, adir)
     qtbot.addWidget(dialog)
+    page = dialog.providers_page
+    qtbot.waitUntil(lambda: not page.keys.checking and not page.keys.busy)  # the keyring answered
     return dialog
 
 
-def test_key_is_saved_in_the_keyring_and_never_in_settings(qtbot: QtBot, tmp_path: Path) -> None:
+def test_key_is_saved_in_the_keyring_and_never_in_settings(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
     backend = DictKeyring()
     dialog = _dialog(qtbot, tmp_path, backend)
     page = dialog.providers_page
@@ -58,17 +64,21 @@ def test_key_is_saved_in_the_keyring_and_never_in_settings(qtbot: QtBot, tmp_pat
     assert "No key" in page.status.text() and "ANTHROPIC_API_KEY" in page.status.text()
     page.key_edit.setText("sk-ant-secret-123")
     page.save_button.click()
-    assert backend.passwords[(SERVICE, "anthropic")] == "sk-ant-secret-123"
     assert page.key_edit.text() == ""
+    qtbot.waitUntil(lambda: not page.writing)
+    assert backend.passwords[(SERVICE, "anthropic")] == "sk-ant-secret-123"
     assert "keyring" in page.status.text()
     dialog.save()
     settings_file = agent_dir() / "settings.json"
     assert not settings_file.exists() or "sk-ant-secret-123" not in settings_file.read_text()
     page.remove_button.click()
+    qtbot.waitUntil(lambda: not page.writing)
     assert (SERVICE, "anthropic") not in backend.passwords
 
 
-def test_without_a_keyring_it_says_so_and_offers_the_alternatives(qtbot: QtBot, tmp_path: Path) -> None:
+def test_without_a_keyring_it_says_so_and_offers_the_alternatives(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
     dialog = _dialog(qtbot, tmp_path, fail.Keyring(), env={"OPENAI_API_KEY": "sk-from-env"})
     page = dialog.providers_page
     assert "No system keyring" in page.keyring_banner.text()
@@ -82,7 +92,9 @@ def test_without_a_keyring_it_says_so_and_offers_the_alternatives(qtbot: QtBot, 
     assert page.credentials.api_key("anthropic") == "sk-session-only"
 
 
-def test_settings_are_written_to_global_settings_json(qtbot: QtBot, tmp_path: Path) -> None:
+def test_settings_are_written_to_global_settings_json(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
     settings_file = agent_dir() / "settings.json"
     settings_file.write_text('{\n  "theme": "dark",\n  "compaction": {"enabled": true}\n}\n')
     dialog = _dialog(qtbot, tmp_path, DictKeyring())
@@ -105,7 +117,9 @@ def test_settings_are_written_to_global_settings_json(qtbot: QtBot, tmp_path: Pa
     assert data["defaultProvider"] == "anthropic" and data["defaultModel"]
 
 
-def test_unreadable_settings_file_is_reported_and_not_overwritten(qtbot: QtBot, tmp_path: Path) -> None:
+def test_unreadable_settings_file_is_reported_and_not_overwritten(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
     settings_file = agent_dir() / "settings.json"
     settings_file.write_text("{ not json")
     dialog = _dialog(qtbot, tmp_path, DictKeyring())
@@ -117,7 +131,9 @@ def test_unreadable_settings_file_is_reported_and_not_overwritten(qtbot: QtBot, 
     assert dialog.isVisible() is False or dialog.result() == 0
 
 
-def test_dialog_writes_only_what_changed_and_keeps_everything_else(qtbot: QtBot, tmp_path: Path) -> None:
+def test_dialog_writes_only_what_changed_and_keeps_everything_else(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
     settings_file = agent_dir() / "settings.json"
     original = {
         "theme": "dark",
@@ -139,7 +155,9 @@ def test_dialog_writes_only_what_changed_and_keeps_everything_else(qtbot: QtBot,
     assert json.loads(settings_file.read_text()) == {**original, "branchSummary": {"reserveTokens": 9000}}
 
 
-def test_fields_take_bounds_and_descriptions_from_the_declarations(qtbot: QtBot, tmp_path: Path) -> None:
+def test_fields_take_bounds_and_descriptions_from_the_declarations(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
     from piwork.core.settings_schema import COMPACTION_RESERVE_TOKENS, DEFAULT_PROJECT_TRUST
 
     dialog = _dialog(qtbot, tmp_path, DictKeyring())
