@@ -68,8 +68,9 @@ class ContextPanel(QWidget):
         )
         self.xray_view.setObjectName("xrayView")
         metrics = self.xray_view.fontMetrics()  # fixed widths: a refresh never measures every row
-        # Sized for the usual values (a rarer longer kind elides) so Source keeps room in a narrow dock.
-        for column, sample in ((1, "system prompt"), (2, "999,999"), (3, "100.0%")):
+        # Sized for the usual values (a rarer longer kind elides) so Source keeps room in a narrow dock;
+        # Tokens fits "counting…" (a row not counted yet), a little wider than "999,999".
+        for column, sample in ((1, "system prompt"), (2, "counting…"), (3, "100.0%")):
             self.xray_view.horizontalHeader().setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             self.xray_view.setColumnWidth(column, metrics.horizontalAdvance(sample) + 14)
         self.xray_view.activated.connect(self._on_xray_activated)

@@ -100,6 +100,7 @@ class ToolsView(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
@@ -129,14 +130,16 @@ class ToolsView(QWidget):
         head.addWidget(self.copy_button, 0, Qt.AlignmentFlag.AlignTop)
         details_layout.addLayout(head)
         details_layout.addWidget(self.schema, 1)
-        splitter = QSplitter(Qt.Orientation.Vertical)  # the panel docks narrow: tools above, schema below
-        splitter.addWidget(self.table)
-        splitter.addWidget(details)
-        splitter.setStretchFactor(1, 2)
+        self.splitter = QSplitter(
+            Qt.Orientation.Vertical
+        )  # the panel docks narrow: tools above, schema below
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(details)
+        self.splitter.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.summary)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.splitter, 1)
 
     def set_tools(self, rows: Sequence[ToolRow]) -> None:
         """Show ``rows`` (kept as they are when nothing changed; the selection stays on its tool)."""
@@ -151,8 +154,21 @@ class ToolsView(QWidget):
             f"{sum(r.tokens for r in sent):,} tokens of schemas"
             + (f"; {left_out} not sent (greyed)" if left_out else "")
         )
+        self._fit_table()
         if current is not None:
             self.select_tool(current.name)
+
+    def _fit_table(self) -> None:
+        """As tall as its rows and no taller: the rest of a short dock goes to the schema."""
+        table = self.table
+        rows = max(3, self.model.rowCount())
+        height = (
+            table.horizontalHeader().sizeHint().height() + rows * table.verticalHeader().defaultSectionSize()
+        )
+        table.setMaximumHeight(height + 2 * table.frameWidth())
+        self.splitter.setSizes(
+            [table.maximumHeight(), max(1, self.splitter.height() - table.maximumHeight())]
+        )
 
     def current_tool(self) -> ToolRow | None:
         index = self.table.currentIndex()
