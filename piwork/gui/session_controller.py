@@ -32,7 +32,7 @@ from piwork.core.agent import (
     ThinkingLevelChanged,
     create_runtime,
 )
-from piwork.core.context import GovernorDecision, ManifestEntry, latest_contract
+from piwork.core.context import GovernorDecision, ManifestEntry
 from piwork.core.errors import PiworkError
 from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
 from piwork.core.resources import FingerprintStore, TrustOption, TrustRequest, TrustResolver, TrustStore
@@ -668,13 +668,11 @@ class SessionController(QObject):
         result = await self.context_feed.preflight(runtime.resources, planned_files)
         if result is None or not shiboken6.isValid(self.window):
             return None
-        # /fresh task hands a task over: offered only when the branch has one (a Task Contract)
-        has_task = await asyncio.to_thread(lambda: latest_contract(runtime.store.tree) is not None)
-        if not shiboken6.isValid(self.window):
-            return None
         previous = self.preflight_dialog
         if previous is not None and shiboken6.isValid(previous) and previous.isVisible():
             previous.close()  # one preflight dialog at a time, with the latest figures
+        # /fresh task hands a task over: offered only when the branch has one
+        has_task = result.get("task") is not None
         dialog = PreflightDialog(result, self.context_feed.reading, self.window, can_fresh=has_task)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.choice.connect(self._on_preflight_choice)

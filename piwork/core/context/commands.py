@@ -156,7 +156,8 @@ ADVICE = {
 
 
 def preflight(view: ContextView, prompt: str = "", planned_files: Sequence[str] = ()) -> dict[str, Any]:
-    """Estimate the next request (with a prompt and planned files) against the marks."""
+    """Estimate the next request (with a prompt and planned files) against the marks; ``task`` names the
+    branch's task (None without one: there is nothing for /fresh task to hand over)."""
     est = view.estimator
     bundle = sum(est.message(m) for m in view.messages if _is_bundle(m))
     messages = sum(est.message(m) for m in view.messages if not _is_bundle(m))
@@ -198,6 +199,8 @@ def preflight(view: ContextView, prompt: str = "", planned_files: Sequence[str] 
         "advice": advice,
         "tokenizer": view.tokenizer,
         "files": rows,
+        # the task on the branch (its title), which /fresh task would hand over; None: no task
+        "task": view.contract.title if view.contract is not None else None,
     }
 
 

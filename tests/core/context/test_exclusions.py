@@ -340,6 +340,8 @@ def test_preflight_and_budget_count_the_request_without_the_excluded_part(projec
         }
     )
     view = _view(project, tree, model)
+    assert commands.preflight(view)["task"] == "Login"  # what /fresh task would hand over
+    assert commands.preflight(_view(project, in_memory_session(str(project)).tree, model))["task"] is None
     before = commands.preflight(view)["estimate"]
     assert commands.occupancy(view) == {"tokens": 3010, "source": "provider", "tokenizer": "exact"}
     _exclude(project, tree, "snapshot")
