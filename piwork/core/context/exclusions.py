@@ -250,9 +250,11 @@ def exclusion_targets(manifest: Manifest, words: Sequence[str], cwd: str | None)
     """The stored manifest's rows named by ``words`` (layer numbers 1-7, layer words, or paths) that can be
     excluded; raises :class:`ExclusionError` for a word that names nothing excludable."""
     if not words:
+        loaded = [e for e in manifest.entries if excludable(e)]
+        names = ", ".join(part_of(e, cwd).name for e in loaded) or "nothing is loaded"
         raise ExclusionError(
-            "Say what to exclude: a layer (1-7, context, profile, pack, index, "
-            "snapshot, memory, required) or a file path."
+            "Say what to exclude: a layer (1-7, context, profile, pack, index, snapshot, memory, "
+            f"required) or a file path. Loaded for this task: {names}."
         )
     chosen: dict[tuple[int, str, str], ManifestEntry] = {}
     for word in words:

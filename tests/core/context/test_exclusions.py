@@ -257,7 +257,11 @@ def test_targets_name_layers_by_number_word_or_path_and_say_why_not(project: Pat
     )
     assert error("11") == "There is no context layer 11: layers are numbered 1 to 10."
     assert error("nope.md") == "Nothing called 'nope.md' is in this task's manifest."
-    assert error().startswith("Say what to exclude: a layer (1-7")
+    assert error() == (
+        "Say what to exclude: a layer (1-7, context, profile, pack, index, snapshot, memory, required) or a "
+        "file path. Loaded for this task: AGENTS.md, .pi/piwork-profile.json, .pi/project-context.md, "
+        "docs/arch.md."
+    )
 
     no_task = in_memory_session(cwd).tree
     report, change = commands.exclusion_command(_view(project, no_task), "exclude", ["snapshot"])
