@@ -82,7 +82,7 @@ class ChatModel(FlatListModel):
         return list(self._rows)
 
     def more_label(self) -> str:
-        return f"Show {self._first} earlier item{'s' if self._first != 1 else ''}"
+        return f"Show {self._first:,} earlier item{'s' if self._first != 1 else ''}"
 
     @property
     def hidden_count(self) -> int:

@@ -39,6 +39,12 @@ def test_long_conversations_expose_only_the_recent_window() -> None:
     assert model.visible_index_of(rows[999]) == 999
 
 
+def test_the_show_earlier_label_groups_thousands() -> None:
+    model = ChatModel(window=200)
+    model.reset_rows(_rows(12_200))
+    assert model.more_label() == "Show 12,000 earlier items"
+
+
 def test_in_place_change_touches_one_row(qtbot: QtBot) -> None:
     model = ChatModel()
     rows = _rows(10)
