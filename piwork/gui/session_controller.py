@@ -643,9 +643,18 @@ class SessionController(QObject):
 
     def providers_changed(self, provider: str) -> None:
         """models.json changed in the window: re-read it; a session without a usable model takes the first
-        model of the provider just added."""
+        model of the provider just added — now, or once the keyring has said whether it has a key."""
         self.models.reload()
-        self.keys.refresh()  # a provider just added is asked about in a worker
+        loading = self.keys.refresh()  # a provider just added is asked about in a worker
+        self._take_first_model_of(provider)
+        if provider:
+            self.spawn(self._when_keys_known(loading, provider))
+
+    async def _when_keys_known(self, loading: asyncio.Task[Any], provider: str) -> None:
+        await loading
+        self._take_first_model_of(provider)
+
+    def _take_first_model_of(self, provider: str) -> None:
         session = self.session
         if session is not None and provider and self.model_usable(session.model) is False:
             first = next((m for m in self.models.models if m.provider == provider and m.api_supported), None)

@@ -30,7 +30,7 @@ from piwork.gui.palette.palette_dialog import PaletteDialog
 from piwork.gui.session_controller import SessionController
 from piwork.gui.settings.settings_dialog import SettingsDialog
 from piwork.gui.theme import load_theme
-from tests.support import LoopbackServer
+from tests.support import LoopbackServer, Text, Turn
 from tests.support.blocking_keyring import BlockingKeyring
 
 KEY = "sk-ant-api03-KEYRING-ONLY-5d1e"
@@ -309,3 +309,65 @@ def test_picking_a_model_while_the_keyring_is_asked_again_answers_from_what_is_k
     qtbot.waitUntil(lambda: not ctl.keys.busy)
     ctl.pick_model(openai.provider, openai.id)
     assert session.model.provider == "openai"
+
+
+def test_a_model_picked_before_its_key_is_known_is_set_once_the_keyring_answers(
+    qtbot: QtBot, window: Window
+) -> None:
+    ctl, backend = window.ctl, window.keyring
+    backend.open()
+    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: not ctl.keys.busy)
+    lab = {
+        "baseUrl": "https://lab.example.invalid/v1",
+        "api": "openai-completions",
+        "models": [{"id": "lab-1"}],
+    }
+    (agent_dir() / "models.json").write_text(json.dumps({"providers": {"lab": lab}}))
+    backend.passwords[("piwork", "lab")] = "sk-lab"
+    ctl.models.reload()  # a provider the keyring has not been asked about
+    backend.close()
+    palette = ctl.show_palette()
+    assert palette_models(palette)["lab/lab-1"].endswith("(checking keys…)")
+    item = next(i for i in palette.model.items if i.title == "lab/lab-1")
+    assert item.run is not None
+    item.run()  # picked from the palette: it waits for the answer, the window does not
+    keeps_running(qtbot)
+    session = ctl.session
+    assert session is not None and session.model is not None and session.model.provider == "anthropic"
+    backend.open()
+    qtbot.waitUntil(lambda: session.model is not None and session.model.provider == "lab")
+    assert palette_models(palette)["lab/lab-1"] == "lab-1"  # the open palette followed too
+
+
+def test_a_local_server_added_while_the_keyring_waits_answers_without_the_gui_waiting(
+    qtbot: QtBot, window: Window
+) -> None:
+    """A server on this computer needs no key: picking it never asks the keyring, and the request's own
+    key look-up waits in a worker."""
+    ctl, backend = window.ctl, window.keyring
+    backend.open()
+    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: not ctl.keys.busy)
+    backend.close()
+    chat = ctl.chat
+    with LoopbackServer(model="local-coder") as server:
+        server.script(Turn([Text("Hi from the local server.")]))
+        page = ctl.show_settings().providers_page
+        editor = page.edit_server(None)
+        editor.name_edit.setText("Local")
+        editor.url_edit.setText(server.openai_url)
+        editor._add_model("local-coder", checked=True)
+        editor.save()
+        ctl.pick_model("local", "local-coder")  # usable at once: on this computer
+        session = ctl.session
+        assert session is not None and session.model is not None and session.model.provider == "local"
+        assert chat.model_state == READY
+        page.window().close()
+        chat.composer.set_text("say hi")
+        chat.composer.submit()
+        keeps_running(qtbot)
+        assert server.requests == []  # the request waits for its key look-up, in a worker
+        backend.open()
+        qtbot.waitUntil(lambda: chat.model.rowCount() >= 2 and not chat.busy, timeout=10_000)
+        assert chat.model.row_at(chat.model.rowCount() - 1).text == "Hi from the local server."

@@ -47,17 +47,19 @@ class RequestSource(Protocol):
 def request_setup(
     opts: RequestSource,
     model: Model,
+    api_key: str | None,
     thinking_level: ThinkingLevel,
     tool_names: Sequence[str],
     system_prompt: str,
 ) -> RequestSetup:
-    """Model, stream options, active tools and the tools' context for the next request."""
+    """Model, stream options, active tools and the tools' context for the next request (``api_key``:
+    the model's key, looked up by the caller off the event loop)."""
     registry = opts.registry
     specs = [LlmToolSpec(s.name, s.description, s.parameters) for s in registry.specs(tool_names)]
     active = ToolRegistry(t for t in registry if t.name in set(tool_names))
     options = replace(
         opts.base_options,
-        api_key=opts.api_key_for(model),
+        api_key=api_key,
         thinking_level=thinking_level,
         session_id=opts.session_id,
     )

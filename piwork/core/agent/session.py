@@ -395,7 +395,8 @@ class AgentSession:
         return model
 
     def _has_credentials(self, model: Model) -> bool:
-        return bool(self._opts.api_key_for(model)) or is_loopback(model.base_url)
+        # a server on this computer needs no key: its key is not even looked up
+        return is_loopback(model.base_url) or bool(self._opts.api_key_for(model))
 
     def set_model(self, model: Model) -> None:
         if not self._has_credentials(model):
@@ -476,7 +477,11 @@ class AgentSession:
 
     async def _request_setup(self) -> RequestSetup:
         model = self.require_model()
-        return request_setup(self._opts, model, self._thinking_level, self.tool_names(), self.system_prompt())
+        # the key may have to come from the keyring, which can take seconds: not on the event loop
+        api_key = await asyncio.to_thread(self._opts.api_key_for, model)
+        return request_setup(
+            self._opts, model, api_key, self._thinking_level, self.tool_names(), self.system_prompt()
+        )
 
     async def _prepare_next_turn(self, turn: CompletedTurn) -> list[Message] | None:
         return await self.checkpoints.before_next_request(turn)
