@@ -7,47 +7,23 @@ from pathlib import Path
 from typing import Any
 
 from piwork.core.session.search import SearchQuery, make_snippet, search_file, search_sessions
+from tests.support.search_sessions import two_branches
 
 from .helpers import HEADER, assistant, stamp, user, write_session
-
-
-def _tool_turn(entry_id: str, parent: str, command: str, second: int) -> dict[str, Any]:
-    entry = assistant(entry_id, parent, "", second, stopReason="toolUse")
-    entry["message"]["content"] = [
-        {"type": "thinking", "thinking": "Maybe the flaky fixture is to blame"},
-        {"type": "toolCall", "id": "call_" + entry_id, "name": "bash", "arguments": {"command": command}},
-    ]
-    return entry
-
-
-def _tool_result(entry_id: str, parent: str, output: str, second: int) -> dict[str, Any]:
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": stamp(second),
-        "message": {
-            "role": "toolResult",
-            "toolCallId": "call_" + parent,
-            "toolName": "bash",
-            "content": [{"type": "text", "text": output}],
-            "isError": False,
-            "timestamp": 1733234400000 + second * 1000,
-        },
-    }
 
 
 def branched_session(path: Path, session_id: str = HEADER["id"]) -> Path:
     """u1 → a1 → (abandoned: u2 → t2 → r2 → a2) and (active: u3 → a3)."""
     entries = [
-        user("u1", None, "Why does the build fail?", 1),
-        assistant("a1", "u1", "Let me look at the Makefile.", 2),
-        user("u2", "a1", "Try the zebra approach", 3),
-        _tool_turn("t2", "u2", "grep -rn ZEBRA_FLAG src/", 4),
-        _tool_result("r2", "t2", "src/config.py:12: ZEBRA_FLAG = 'quagga-77'", 5),
-        assistant("a2", "r2", "The zebra flag is set in config.py.", 6),
-        user("u3", "a1", "Forget that; check the linker", 7),
-        assistant("a3", "u3", "The linker needs -lm.", 8),
+        *two_branches(
+            "Why does the build fail?",
+            "Try the zebra approach",
+            "grep -rn ZEBRA_FLAG src/",
+            "src/config.py:12: ZEBRA_FLAG = 'quagga-77'",
+            "The zebra flag is set in config.py.",
+            "Forget that; check the linker",
+            thinking="Maybe the flaky fixture is to blame",
+        ),
         {
             "type": "branch_summary",
             "id": "s1",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings
@@ -21,48 +20,22 @@ from piwork.gui.search.results_model import HitRole
 from piwork.gui.search.search_dialog import SearchDialog
 from piwork.gui.session_controller import SessionController
 from piwork.gui.theme import load_theme
-from tests.core.session.helpers import HEADER, assistant, stamp, user, write_session
-
-
-def _tool_turn(entry_id: str, parent: str, command: str, second: int) -> dict[str, Any]:
-    entry = assistant(entry_id, parent, "", second, stopReason="toolUse")
-    entry["message"]["content"] = [
-        {"type": "toolCall", "id": "call_" + entry_id, "name": "bash", "arguments": {"command": command}}
-    ]
-    return entry
-
-
-def _tool_result(entry_id: str, parent: str, output: str, second: int) -> dict[str, Any]:
-    return {
-        "type": "message",
-        "id": entry_id,
-        "parentId": parent,
-        "timestamp": stamp(second),
-        "message": {
-            "role": "toolResult",
-            "toolCallId": "call_" + parent,
-            "toolName": "bash",
-            "content": [{"type": "text", "text": output}],
-            "isError": False,
-            "timestamp": 1733234400000 + second * 1000,
-        },
-    }
+from tests.core.session.helpers import HEADER, write_session
+from tests.support.search_sessions import two_branches
 
 
 def _write(folder: Path, n: int, cwd: Path, word: str | None, abandoned: bool) -> Path:
     """Session ``n``: u1 → a1 → (u2 → t2 → r2 → a2) and (u3 → a3); ``word`` goes on one of the branches."""
     side = word if abandoned and word else "nothing special"
     main = word if not abandoned and word else "all good"
-    entries = [
-        user("u1", None, f"session {n}: why does the build fail?", 1),
-        assistant("a1", "u1", "Let me look at the Makefile.", 2),
-        user("u2", "a1", f"try the {side} approach", 3),
-        _tool_turn("t2", "u2", f"grep -rn {side} src/", 4),
-        _tool_result("r2", "t2", f"src/config.py:12: FLAG = '{side}'", 5),
-        assistant("a2", "r2", "That flag is set in config.py.", 6),
-        user("u3", "a1", f"check the linker for {main}", 7),
-        assistant("a3", "u3", "The linker needs -lm.", 8),
-    ]
+    entries = two_branches(
+        f"session {n}: why does the build fail?",
+        f"try the {side} approach",
+        f"grep -rn {side} src/",
+        f"src/config.py:12: FLAG = '{side}'",
+        "That flag is set in config.py.",
+        f"check the linker for {main}",
+    )
     header = {**HEADER, "id": f"{n:08x}-0000-7000-8000-000000000000", "cwd": str(cwd)}
     return write_session(folder / f"2024-12-03T14-00-{n:04d}_{header['id']}.jsonl", entries, header)
 
