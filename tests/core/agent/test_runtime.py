@@ -8,15 +8,15 @@ import os
 from pathlib import Path
 from typing import Any
 
-import keyring.backends.null
 import pytest
 
 from piwork.core.agent.events import ErrorNotice
-from piwork.core.agent.runtime import RuntimeOptions, SetupError, create_runtime
+from piwork.core.agent.runtime import SetupError, create_runtime
 from piwork.core.agent.session import ReadOnlySession
 from piwork.core.llm.credentials import CredentialStore
 from tests.support.blocking_keyring import BlockingKeyring
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
+from tests.support.runtime_options import runtime_options
 
 pytestmark = pytest.mark.anyio
 
@@ -25,20 +25,6 @@ pytestmark = pytest.mark.anyio
 def server() -> Any:
     with LoopbackServer() as srv:
         yield srv
-
-
-def options(tmp_path: Path, server: LoopbackServer, **extra: Any) -> RuntimeOptions:
-    env = {"HOME": str(tmp_path / "home"), "ANTHROPIC_API_KEY": "sk-test"}
-    fields: dict[str, Any] = {
-        "cwd": str(tmp_path / "project"),
-        "agent_dir": tmp_path / "agent",
-        "model": f"anthropic/{server.model}",
-        "base_url": server.url,
-        "env": env,
-        "credentials": CredentialStore(backend=keyring.backends.null.Keyring(), env=env),
-    }
-    fields.update(extra)
-    return RuntimeOptions(**fields)
 
 
 @pytest.fixture
@@ -59,7 +45,7 @@ def project(tmp_path: Path) -> Path:
 async def test_skill_and_template_expansion_and_system_prompt(
     server: LoopbackServer, tmp_path: Path, project: Path
 ) -> None:
-    runtime = await create_runtime(options(tmp_path, server, trust_override=False))
+    runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=False))
     server.script(Turn([Text("one")]), Turn([Text("two")]), Turn([Text("three")]))
     await runtime.session.prompt("/skill:greet the team")
     await runtime.session.prompt("/fix parser.py")
@@ -81,7 +67,7 @@ async def test_skill_and_template_expansion_and_system_prompt(
 async def test_new_session_records_model_and_thinking_like_pi(
     server: LoopbackServer, tmp_path: Path, project: Path
 ) -> None:
-    runtime = await create_runtime(options(tmp_path, server))
+    runtime = await create_runtime(runtime_options(tmp_path, server))
     server.script(Turn([Text("hi")]))
     await runtime.session.prompt("hello")
     assert runtime.store.path is not None
@@ -89,7 +75,7 @@ async def test_new_session_records_model_and_thinking_like_pi(
     assert [e["type"] for e in entries[:2]] == ["model_change", "thinking_level_change"]
     assert entries[0]["modelId"] == server.model and entries[1]["thinkingLevel"] == "off"
     runtime.store.close()
-    resumed = await create_runtime(options(tmp_path, server, model=None, continue_recent=True))
+    resumed = await create_runtime(runtime_options(tmp_path, server, model=None, continue_recent=True))
     assert resumed.session.model is not None and resumed.session.model.id == server.model
     assert [m["role"] for m in resumed.session.messages] == ["user", "assistant"]
     resumed.store.close()
@@ -97,16 +83,16 @@ async def test_new_session_records_model_and_thinking_like_pi(
 
 async def test_setup_errors_are_clear(server: LoopbackServer, tmp_path: Path, project: Path) -> None:
     with pytest.raises(SetupError, match="does not exist"):
-        await create_runtime(options(tmp_path, server, cwd=str(tmp_path / "missing")))
+        await create_runtime(runtime_options(tmp_path, server, cwd=str(tmp_path / "missing")))
     with pytest.raises(SetupError, match="Unknown model anthropic/nope"):
-        await create_runtime(options(tmp_path, server, model="anthropic/nope", base_url=None))
+        await create_runtime(runtime_options(tmp_path, server, model="anthropic/nope", base_url=None))
 
 
 async def test_thinking_level_reaches_the_request_and_the_file(
     server: LoopbackServer, tmp_path: Path, project: Path
 ) -> None:
     runtime = await create_runtime(
-        options(tmp_path, server, model="anthropic/claude-sonnet-4-5", thinking="high")
+        runtime_options(tmp_path, server, model="anthropic/claude-sonnet-4-5", thinking="high")
     )
     assert runtime.session.thinking_level == "high"
     server.script(Turn([Text("thought")]))
@@ -127,7 +113,7 @@ async def test_logs_size_cap_from_settings_reaches_the_bash_tool(
     old.parent.mkdir(parents=True)
     old.write_bytes(b"x" * 40_000)
     os.utime(old, (1_000_000, 1_000_000))
-    runtime = await create_runtime(options(tmp_path, server))
+    runtime = await create_runtime(runtime_options(tmp_path, server))
     server.script(Turn([ToolCall("bash", {"command": "seq 1 30000"})]), Turn([Text("done")]))
     await runtime.session.prompt("count")
     assert runtime.store.path is not None
@@ -140,13 +126,15 @@ async def test_logs_size_cap_from_settings_reaches_the_bash_tool(
 async def test_session_held_by_another_piwork_opens_read_only_and_says_why(
     server: LoopbackServer, tmp_path: Path, project: Path
 ) -> None:
-    first = await create_runtime(options(tmp_path, server))
+    first = await create_runtime(runtime_options(tmp_path, server))
     server.script(Turn([Text("hi")]))
     await first.session.prompt("hello")
     assert first.store.path is not None
     before = first.store.path.read_bytes()
     second = await create_runtime(
-        options(tmp_path, server, session_file=str(first.store.path), model="anthropic/claude-sonnet-4-5")
+        runtime_options(
+            tmp_path, server, session_file=str(first.store.path), model="anthropic/claude-sonnet-4-5"
+        )
     )
     assert second.store.read_only and second.notices
     assert "read-only" in second.notices[0]
@@ -165,7 +153,7 @@ async def test_session_held_by_another_piwork_opens_read_only_and_says_why(
 async def test_later_session_notices_reach_subscribers(
     server: LoopbackServer, tmp_path: Path, project: Path
 ) -> None:
-    runtime = await create_runtime(options(tmp_path, server))
+    runtime = await create_runtime(runtime_options(tmp_path, server))
     server.script(Turn([Text("one")]), Turn([Text("two")]))
     await runtime.session.prompt("first")
     notices: list[str] = []
@@ -183,7 +171,7 @@ async def test_bad_context_governor_settings_are_reported_and_defaults_used(
 ) -> None:
     settings = {"piwork": {"contextGovernor": {"minSavings": "lots", "enabled": False}}}
     (tmp_path / "agent" / "settings.json").write_text(json.dumps(settings))
-    runtime = await create_runtime(options(tmp_path, server))
+    runtime = await create_runtime(runtime_options(tmp_path, server))
     settings_file = tmp_path / "agent" / "settings.json"
     assert (
         f'{settings_file}: piwork.contextGovernor.minSavings must be a whole number (got "lots"); using 8000'
@@ -200,7 +188,7 @@ async def test_the_keyring_is_asked_off_the_event_loop_and_the_session_uses_its_
     env = {"HOME": str(tmp_path / "home")}
     backend = BlockingKeyring({"anthropic": "sk-from-keyring"})
     credentials = CredentialStore(backend, env=env)
-    opts = options(tmp_path, server, trust_override=False, env=env, credentials=credentials)
+    opts = runtime_options(tmp_path, server, trust_override=False, env=env, credentials=credentials)
 
     async def unlock_once_asked() -> None:
         await asyncio.to_thread(backend.asked.wait, 10)  # the loop runs this while the keyring waits

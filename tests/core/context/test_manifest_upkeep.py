@@ -4,60 +4,20 @@ only when it changed, never while the agent runs."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import keyring.backends.null
 import pytest
 
 from piwork.core.agent.events import MessageEnd
-from piwork.core.agent.runtime import RuntimeOptions, create_runtime
+from piwork.core.agent.runtime import create_runtime
 from piwork.core.context.contract import TaskContract
 from piwork.core.context.manifest import MANIFEST_CUSTOM_TYPE, Manifest
 from piwork.core.context.tasks import begin_task
-from piwork.core.llm.credentials import CredentialStore
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
+from tests.support.runtime_options import runtime_options
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def server() -> Any:
-    with LoopbackServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / ".pi").mkdir(parents=True)
-    (root / "src").mkdir()
-    (tmp_path / "home").mkdir()
-    (root / "AGENTS.md").write_text("Be brief.\n")
-    (root / "src" / "app.py").write_text("print('hello')\n")
-    (root / ".pi" / "project-context.md").write_text("# Snapshot\nA tiny app.\n")
-    (root / ".pi" / "piwork-profile.json").write_text(json.dumps({"version": 1, "verify": ["echo ok"]}))
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
-
-
-def _options(tmp_path: Path, server: LoopbackServer) -> RuntimeOptions:
-    env = {"HOME": str(tmp_path / "home"), "ANTHROPIC_API_KEY": "sk-test"}
-    return RuntimeOptions(
-        cwd=str(tmp_path / "project"),
-        agent_dir=tmp_path / "agent",
-        model=f"anthropic/{server.model}",
-        base_url=server.url,
-        env=env,
-        credentials=CredentialStore(backend=keyring.backends.null.Keyring(), env=env),
-        trust_override=True,
-    )
 
 
 def _manifests(path: Path) -> list[dict[str, Any]]:
@@ -70,9 +30,9 @@ def _manifests(path: Path) -> list[dict[str, Any]]:
 
 
 async def test_manifest_follows_runs_that_touch_files(
-    server: LoopbackServer, tmp_path: Path, project: Path
+    server: LoopbackServer, tmp_path: Path, task_project: Path
 ) -> None:
-    runtime = await create_runtime(_options(tmp_path, server))
+    runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=True))
     session = runtime.session
     contract = TaskContract.from_json(
         {"title": "Fix", "goal": "fix app", "verify": "echo ok", "mode": "source-write", "phase": "implement"}
@@ -95,7 +55,7 @@ async def test_manifest_follows_runs_that_touch_files(
     assert len(saved) == 2 and set(during) == {1}  # nothing written while the agent ran
     manifest = Manifest.from_json(saved[-1]["data"])
     (task_file,) = manifest.layer_entries(8)
-    assert task_file.path == str(project / "src" / "app.py") and task_file.reason == "read by the model"
+    assert task_file.path == str(task_project / "src" / "app.py") and task_file.reason == "read by the model"
     assert saved[-1]["data"]["taskId"] == saved[0]["data"]["taskId"]
     assert "hello" not in json.dumps(saved[-1])  # metadata only
     entries = [json.loads(line) for line in path.read_text().splitlines()[1:]]
@@ -130,8 +90,8 @@ async def test_manifest_follows_runs_that_touch_files(
     runtime.store.close()
 
 
-async def test_no_task_no_manifest(server: LoopbackServer, tmp_path: Path, project: Path) -> None:
-    runtime = await create_runtime(_options(tmp_path, server))
+async def test_no_task_no_manifest(server: LoopbackServer, tmp_path: Path, task_project: Path) -> None:
+    runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=True))
     server.script(Turn([ToolCall("read", {"path": "src/app.py"})]), Turn([Text("hello")]))
     await runtime.session.prompt("read app.py")
     assert runtime.store.path is not None and _manifests(runtime.store.path) == []

@@ -8,19 +8,17 @@ import hashlib
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
-import keyring.backends.null
 import pytest
 
-from piwork.core.agent.runtime import RuntimeOptions, create_runtime
+from piwork.core.agent.runtime import create_runtime
 from piwork.core.context.commands import onboard_command, parse_onboard
 from piwork.core.context.index import index_status, load_index
 from piwork.core.context.index_builder import build_index, project_files
 from piwork.core.context.onboard import onboard, write_new_file
 from piwork.core.context.view import view_from_session
-from piwork.core.llm.credentials import CredentialStore
 from tests.support.loopback_server import Failure, LoopbackServer, Text, Turn
+from tests.support.runtime_options import runtime_options
 
 SNAPSHOT = "# Project snapshot\nA tiny shop: orders and payments.\n## Layout\n- shop/: the code\n"
 
@@ -79,39 +77,12 @@ def test_index_is_built_deterministically_from_the_repository(tmp_path: Path, gi
     assert status.fresh and status.ratio == 1.0
 
 
-def _runtime_options(
-    tmp_path: Path, server: LoopbackServer, root: Path, trusted: bool = True
-) -> RuntimeOptions:
-    env = {"HOME": str(tmp_path / "home"), "ANTHROPIC_API_KEY": "sk-test"}
-    (tmp_path / "home").mkdir(exist_ok=True)
-    return RuntimeOptions(
-        cwd=str(root),
-        agent_dir=tmp_path / "agent",
-        model=f"anthropic/{server.model}",
-        base_url=server.url,
-        env=env,
-        credentials=CredentialStore(backend=keyring.backends.null.Keyring(), env=env),
-        trust_override=trusted,
-    )
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def server() -> Any:
-    with LoopbackServer() as srv:
-        yield srv
-
-
 @pytest.mark.anyio
 async def test_onboard_creates_the_layers_then_keeps_them_until_refresh(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
     root = make_repo(tmp_path / "repo")
-    runtime = await create_runtime(_runtime_options(tmp_path, server, root))
+    runtime = await create_runtime(runtime_options(tmp_path, server, cwd=str(root), trust_override=True))
     session = runtime.session
     view = view_from_session(session, runtime.resources)
     server.script(Turn([Text(SNAPSHOT)]))

@@ -6,49 +6,22 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-import keyring.backends.null
 import pytest
 
 from piwork.core.agent.events import OccupancyEvent
-from piwork.core.agent.runtime import RuntimeOptions, create_runtime
-from piwork.core.llm.credentials import CredentialStore
+from piwork.core.agent.runtime import create_runtime
 from piwork.core.llm.tokens import Tokenizers
 from tests.support.loopback_server import LoopbackServer, Text, Turn
+from tests.support.runtime_options import runtime_options
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def server() -> Any:
-    with LoopbackServer() as srv:
-        yield srv
-
-
-def _options(tmp_path: Path, server: LoopbackServer, **extra: Any) -> RuntimeOptions:
-    env = {"HOME": str(tmp_path / "home"), "ANTHROPIC_API_KEY": "sk-test"}
-    (tmp_path / "project").mkdir(exist_ok=True)
-    (tmp_path / "home").mkdir(exist_ok=True)
-    return RuntimeOptions(
-        cwd=str(tmp_path / "project"),
-        agent_dir=tmp_path / "agent",
-        model=f"anthropic/{server.model}",
-        base_url=server.url,
-        env=env,
-        credentials=CredentialStore(backend=keyring.backends.null.Keyring(), env=env),
-        **extra,
-    )
 
 
 async def test_runtime_loads_only_the_models_tokenizer_and_follows_a_model_change(
     server: LoopbackServer, tmp_path: Path
 ) -> None:
     tokenizers = Tokenizers(tmp_path / "agent", env={})
-    runtime = await create_runtime(_options(tmp_path, server, tokenizers=tokenizers))
+    runtime = await create_runtime(runtime_options(tmp_path, server, tokenizers=tokenizers))
     session = runtime.session
     assert tokenizers.available == ["cl100k_base"]  # only what this model needs was built
     samples: list[Any] = []
@@ -71,6 +44,6 @@ async def test_runtime_loads_only_the_models_tokenizer_and_follows_a_model_chang
 
 
 async def test_a_given_counter_wins_and_none_means_chars4(server: LoopbackServer, tmp_path: Path) -> None:
-    runtime = await create_runtime(_options(tmp_path, server))
+    runtime = await create_runtime(runtime_options(tmp_path, server))
     assert runtime.session.governance.governor.estimator.tokenizer == "≈ chars/4"
     runtime.store.close()

@@ -3,31 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import keyring.backends.null
 import pytest
 
-from piwork.core.agent.runtime import RuntimeOptions, create_runtime
+from piwork.core.agent.runtime import create_runtime
 from piwork.core.context.view import view_from_session
-from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.tokens import Tokenizers
 from piwork.core.llm.types import LlmContext, ToolSpec
 from piwork.core.messages import convert_to_llm
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
+from tests.support.runtime_options import runtime_options
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def server() -> Any:
-    with LoopbackServer() as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -44,26 +31,14 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def _options(tmp_path: Path, server: LoopbackServer, tokenizers: Tokenizers) -> RuntimeOptions:
-    env = {"HOME": str(tmp_path / "home"), "ANTHROPIC_API_KEY": "sk-test"}
-    return RuntimeOptions(
-        cwd=str(tmp_path / "project"),
-        agent_dir=tmp_path / "agent",
-        model=f"anthropic/{server.model}",
-        base_url=server.url,
-        env=env,
-        credentials=CredentialStore(backend=keyring.backends.null.Keyring(), env=env),
-        trust_override=True,
-        token_counter=tokenizers.counter_for("gpt-4"),
-    )
-
-
 async def test_session_xray_splits_the_sent_system_prompt_and_adds_up(
     server: LoopbackServer, tmp_path: Path, project: Path
 ) -> None:
     tokenizers = Tokenizers(tmp_path / "agent", env={})
     await tokenizers.load_async()
-    runtime = await create_runtime(_options(tmp_path, server, tokenizers))
+    runtime = await create_runtime(
+        runtime_options(tmp_path, server, trust_override=True, token_counter=tokenizers.counter_for("gpt-4"))
+    )
     session = runtime.session
     server.script(Turn([ToolCall("read", {"path": "src/app.py"})]), Turn([Text("Read it.")]))
     await session.prompt("What does app.py print?")

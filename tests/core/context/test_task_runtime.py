@@ -3,56 +3,18 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import keyring.backends.null
 import pytest
 
-from piwork.core.agent.runtime import RuntimeOptions, create_runtime
+from piwork.core.agent.runtime import create_runtime
 from piwork.core.context.contract import TaskContract
 from piwork.core.context.tasks import begin_task, set_phase, set_verify
-from piwork.core.llm.credentials import CredentialStore
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
+from tests.support.runtime_options import runtime_options
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def server() -> Any:
-    with LoopbackServer() as srv:
-        yield srv
-
-
-def _options(tmp_path: Path, server: LoopbackServer) -> RuntimeOptions:
-    env = {"HOME": str(tmp_path / "home"), "ANTHROPIC_API_KEY": "sk-test"}
-    return RuntimeOptions(
-        cwd=str(tmp_path / "project"),
-        agent_dir=tmp_path / "agent",
-        model=f"anthropic/{server.model}",
-        base_url=server.url,
-        env=env,
-        credentials=CredentialStore(backend=keyring.backends.null.Keyring(), env=env),
-        trust_override=True,
-    )
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / ".pi").mkdir(parents=True)
-    (tmp_path / "home").mkdir()
-    (root / "AGENTS.md").write_text("Be brief.\n")
-    (root / ".pi" / "project-context.md").write_text("# Snapshot\nA tiny app.\n")
-    (root / ".pi" / "piwork-profile.json").write_text(json.dumps({"version": 1, "verify": ["echo verified"]}))
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root
 
 
 def _contract(**kw: Any) -> TaskContract:
@@ -66,9 +28,9 @@ def _tools(request: Any) -> list[str]:
 
 
 async def test_read_only_task_sends_bundle_first_and_only_reading_tools(
-    server: LoopbackServer, tmp_path: Path, project: Path
+    server: LoopbackServer, tmp_path: Path, task_project: Path
 ) -> None:
-    runtime = await create_runtime(_options(tmp_path, server))
+    runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=True))
     session = runtime.session
     started = begin_task(session, runtime.resources, _contract())
     assert started.active_tools == ["read", "grep", "find", "ls"]
@@ -90,9 +52,9 @@ async def test_read_only_task_sends_bundle_first_and_only_reading_tools(
 
 
 async def test_model_bash_of_a_verifier_reuses_a_pass_on_the_same_tree(
-    server: LoopbackServer, tmp_path: Path, project: Path
+    server: LoopbackServer, tmp_path: Path, task_project: Path
 ) -> None:
-    runtime = await create_runtime(_options(tmp_path, server))
+    runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=True))
     session = runtime.session
     begin_task(
         session, runtime.resources, _contract(mode="source-write", phase="verify", verify="echo verified")
@@ -117,7 +79,7 @@ async def test_model_bash_of_a_verifier_reuses_a_pass_on_the_same_tree(
 
 
 async def test_context_compact_and_fresh_from_a_runtime(
-    server: LoopbackServer, tmp_path: Path, project: Path
+    server: LoopbackServer, tmp_path: Path, task_project: Path
 ) -> None:
     from piwork.core.context.commands import compact_command, fresh_command
     from piwork.core.context.view import view_from_parts
@@ -128,7 +90,7 @@ async def test_context_compact_and_fresh_from_a_runtime(
     (tmp_path / "agent" / "settings.json").write_text(
         json.dumps({"compaction": {"reserveTokens": 1000, "keepRecentTokens": 100}})
     )
-    runtime = await create_runtime(_options(tmp_path, server))
+    runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=True))
     session = runtime.session
     assert (await compact_command(session))["ok"] is False  # nothing to compact yet
     begin_task(
