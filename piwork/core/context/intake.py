@@ -18,10 +18,6 @@ INTAKE_TOKENS = 8_000
 EXCLUDE_LINE = "/" + INTAKE_DIR + "/"
 
 
-def needs_intake(text: str, count: Callable[[str], int]) -> bool:
-    return count(text) > INTAKE_TOKENS
-
-
 @dataclass(frozen=True)
 class IntakeFile:
     path: str

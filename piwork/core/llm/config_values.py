@@ -39,13 +39,6 @@ def run_shell_command(command: str) -> str | None:
     return value or None
 
 
-def env_names(value: str) -> list[str]:
-    """Environment variables a template value refers to (none for commands)."""
-    if value.startswith("!"):
-        return []
-    return [name for kind, name in _parse(value) if kind == "env"]
-
-
 def _parse(value: str) -> list[tuple[str, str]]:
     parts: list[tuple[str, str]] = []
     literal: list[str] = []

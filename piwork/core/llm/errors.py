@@ -159,13 +159,3 @@ def classify(text: str, status: int | None = None, retry_after_ms: int | None = 
     return ErrorInfo(
         kind=kind, status=status, retry_after_ms=retry_after_ms, retryable=is_retryable_text(text)
     )
-
-
-def classify_message(message: Message) -> ErrorInfo | None:
-    """Classification of a finished assistant message, or ``None`` when it did not fail."""
-    stop = message.get("stopReason")
-    if stop == "aborted":
-        return ErrorInfo(ErrorKind.ABORTED)
-    if stop != "error":
-        return None
-    return classify(message.get("errorMessage") or "")

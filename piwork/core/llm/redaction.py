@@ -25,14 +25,6 @@ def redact_text(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
-def redact_headers(headers: Mapping[str, str], secrets: Iterable[str] = ()) -> dict[str, str]:
-    kept = list(secrets)
-    return {
-        name: MASK if name.lower() in SECRET_HEADERS else redact_text(value, kept)
-        for name, value in headers.items()
-    }
-
-
 def header_secrets(headers: Mapping[str, str]) -> tuple[str, ...]:
     """Values of credential headers (and the token after an auth scheme), to mask in error texts."""
     found: list[str] = []

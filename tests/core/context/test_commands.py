@@ -13,7 +13,7 @@ import pytest
 from piwork.core.context import commands
 from piwork.core.context.bundle import BundleRequest, assemble_bundle, build_manifest, start_task
 from piwork.core.context.contract import TaskContract
-from piwork.core.context.intake import EXCLUDE_LINE, needs_intake, save_intake
+from piwork.core.context.intake import EXCLUDE_LINE, save_intake
 from piwork.core.context.view import ContextView, view_from_parts
 from piwork.core.llm.types import CostTier, Model, ModelCost
 from piwork.core.resources.loader import load_resources
@@ -204,7 +204,6 @@ def test_request_breakdown_adds_up_and_shows_the_governor(project: Path) -> None
 def test_intake_file_is_written_and_excluded_from_git(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     text = "spec line\n" * 5000
-    assert needs_intake(text, lambda t: len(t) // 4) and not needs_intake("short", len)
     when = datetime(2026, 12, 1, 13, 5, 0, tzinfo=UTC)
     first = save_intake(str(tmp_path), text, lambda t: len(t) // 4, when)
     second = save_intake(str(tmp_path), "again", len, when)

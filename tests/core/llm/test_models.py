@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from piwork.core.llm.config_values import ValueResolver, env_names
+from piwork.core.llm.config_values import ValueResolver
 from piwork.core.llm.models import ModelRegistry, default_model, model_from_json, model_to_json
 from piwork.core.llm.thinking import resolve_level, supported_levels
 
@@ -167,7 +167,6 @@ def test_value_resolution() -> None:
     assert resolver.resolve("!pass show key") == "from-command"
     assert resolver.resolve("!pass show key") == "from-command"
     assert calls == ["pass show key"]  # cached
-    assert env_names("a $X ${Y} $$Z") == ["X", "Y"]
 
 
 def test_real_shell_command_value(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import time
 import httpx
 import pytest
 
-from piwork.core.llm.errors import classify, classify_message, is_context_overflow, is_retryable_text
+from piwork.core.llm.errors import classify, is_context_overflow, is_retryable_text
 from piwork.core.llm.transport import retry_after_ms
 from piwork.core.llm.types import ErrorKind, StreamOptions
 from tests.core.llm.helpers import collect
@@ -131,11 +131,3 @@ def test_silent_overflow_from_usage() -> None:
     length = {"input": 199000, "cacheRead": 0, "output": 0}
     assert is_context_overflow({"stopReason": "length", "usage": length}, 200000)
     assert not is_context_overflow({"stopReason": "length", "usage": {**length, "output": 5}}, 200000)
-
-
-def test_classify_message() -> None:
-    assert classify_message({"stopReason": "stop"}) is None
-    aborted = classify_message({"stopReason": "aborted", "errorMessage": "x"})
-    assert aborted is not None and aborted.kind is ErrorKind.ABORTED
-    failed = classify_message({"stopReason": "error", "errorMessage": "529 overloaded"})
-    assert failed is not None and failed.status == 529 and failed.retryable
