@@ -23,12 +23,12 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QApplication
 
 from piwork.gui import compat
 from tests.benchmarks.context_scenario import configure, make_home, open_window, run_conversation, wait_for
 from tests.support import LoopbackServer, Text, ToolCall, Turn, Usage
+from tests.support.heartbeat import Heartbeat
 
 ROUNDS = 60
 STREAM_ROUNDS = 30
@@ -70,19 +70,7 @@ async def scenario(app: QApplication, quit_event: asyncio.Event) -> int:
         manifest_ms: list[float] = []
         timed(feed, "_manifest", manifest_ms)
 
-        clock = QElapsedTimer()
-        clock.start()
-        gaps: list[int] = []
-        last = [clock.elapsed()]
-
-        def beat() -> None:
-            now = clock.elapsed()
-            gaps.append(now - last[0])
-            last[0] = now
-
-        heartbeat = QTimer()
-        heartbeat.setInterval(5)
-        heartbeat.timeout.connect(beat)
+        heartbeat = Heartbeat()
         turns = []
         for r in range(STREAM_ROUNDS):
             words = " ".join(f"word{(r * 7 + i) % 211}" for i in range(WORDS_PER_REPLY))
@@ -97,7 +85,6 @@ async def scenario(app: QApplication, quit_event: asyncio.Event) -> int:
             feed.schedule = lambda: None  # type: ignore[method-assign]
         started = time.perf_counter()
         heartbeat.start()
-        last[0] = clock.elapsed()
         controller.submit("Read them all again, explaining as you go.")
         await wait_for(lambda: controller.chat.busy, 10)
         await wait_for(lambda: not controller.chat.busy, 600)
@@ -107,9 +94,6 @@ async def scenario(app: QApplication, quit_event: asyncio.Event) -> int:
         heartbeat.stop()
         elapsed = time.perf_counter() - started
         xray_rows = window.context_panel.xray_model.rowCount()
-        worst = max(gaps) - 5 if gaps else 0
-        ordered = sorted(gaps)
-        p99 = ordered[int(len(ordered) * 0.99)] - 5 if ordered else 0
         print(
             json.dumps(
                 {
@@ -129,9 +113,9 @@ async def scenario(app: QApplication, quit_event: asyncio.Event) -> int:
                     "worker_compute_ms_median": round(sorted(compute_ms)[len(compute_ms) // 2], 1)
                     if compute_ms
                     else 0,
-                    "worst_stall_ms": worst,
-                    "p99_stall_ms": p99,
-                    "heartbeats": len(gaps),
+                    "worst_stall_ms": heartbeat.worst_stall_ms,
+                    "p99_stall_ms": heartbeat.p99_stall_ms,
+                    "heartbeats": len(heartbeat.gaps),
                     "target_ms": 50,
                     # the target is the context views' own GUI-thread work per refresh; the heartbeat's worst
                     # gap also holds whatever else the machine and the chat did (compare CONTEXT_FEED=off)

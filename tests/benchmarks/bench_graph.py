@@ -24,13 +24,13 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
 
-from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QApplication
 
 from piwork.core.session.graph_layout import GraphLayout
 from piwork.core.session.store import open_session
 from piwork.gui.tree.graph_view import BranchGraphView
 from tests.benchmarks.session_fixture import write_large_session
+from tests.support.heartbeat import Heartbeat
 
 ENTRIES = 100_000
 BRANCHES = 40
@@ -118,20 +118,9 @@ def main() -> int:
 
 def _scroll_and_measure_stalls(app: QApplication, view: BranchGraphView) -> tuple[list[float], list[float]]:
     """Scroll from the top to the bottom in 200 jumps: gaps between timer ticks, CPU ms per jump."""
-    gaps: list[float] = []
     step_cpu: list[float] = []
-    clock = QElapsedTimer()
-    clock.start()
-    last = [clock.elapsed()]
-
-    def tick() -> None:
-        now = clock.elapsed()
-        gaps.append(float(now - last[0]))
-        last[0] = now
-
-    timer = QTimer(interval=5)
-    timer.timeout.connect(tick)
-    timer.start()
+    heartbeat = Heartbeat()
+    heartbeat.start()
     bar = view.list.verticalScrollBar()
     view.list.scrollToTop()
     steps = 200
@@ -141,8 +130,8 @@ def _scroll_and_measure_stalls(app: QApplication, view: BranchGraphView) -> tupl
         view.list.viewport().repaint()
         app.processEvents()
         step_cpu.append((time.process_time() - cpu) * 1000)
-    timer.stop()
-    return gaps, step_cpu
+    heartbeat.stop()
+    return [float(gap) for gap in heartbeat.gaps], step_cpu
 
 
 if __name__ == "__main__":

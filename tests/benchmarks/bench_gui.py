@@ -16,7 +16,7 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
 from piwork.core.agent import events as ev
@@ -24,6 +24,7 @@ from piwork.core.llm import types as lt
 from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.chat.markdown import warm_up_lexers
 from piwork.gui.theme import load_theme
+from tests.support.heartbeat import Heartbeat
 
 TOKENS = 20_000
 TOKENS_PER_TICK = 8  # 8 tokens every 2 ms ≈ 4,000 tokens/s, faster than any provider streams
@@ -67,20 +68,7 @@ def main() -> None:
     panel.presenter.show_messages(history())
     app.processEvents()
 
-    clock = QElapsedTimer()
-    clock.start()
-    gaps: list[int] = []
-    last = [clock.elapsed()]
-
-    def beat() -> None:
-        now = clock.elapsed()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    heartbeat = QTimer()
-    heartbeat.setInterval(5)
-    heartbeat.timeout.connect(beat)
-
+    heartbeat = Heartbeat()
     tokens = token_stream()
     message: dict[str, object] = {
         "role": "assistant",
@@ -115,15 +103,12 @@ def main() -> None:
     feeder.timeout.connect(feed)
     started = time.perf_counter()
     heartbeat.start()
-    last[0] = clock.elapsed()
     feeder.start()
     done.exec()
     heartbeat.stop()
     elapsed = time.perf_counter() - started
     rows = panel.model.rowCount()
-    worst = max(gaps) - 5 if gaps else 0
-    gaps_sorted = sorted(gaps)
-    p99 = gaps_sorted[int(len(gaps_sorted) * 0.99)] - 5 if gaps_sorted else 0
+    worst = heartbeat.worst_stall_ms
     print(
         json.dumps(
             {
@@ -133,8 +118,8 @@ def main() -> None:
                 "visible_rows": rows,
                 "stream_seconds": round(elapsed, 2),
                 "worst_stall_ms": worst,
-                "p99_stall_ms": p99,
-                "heartbeats": len(gaps),
+                "p99_stall_ms": heartbeat.p99_stall_ms,
+                "heartbeats": len(heartbeat.gaps),
                 "final_render_ms": round(timings.get("end_handling_ms", 0.0), 1),
                 "target_ms": 50,
                 "ok": worst < 50,

@@ -22,12 +22,12 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script from anywhere
 
-from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QApplication
 
 from piwork.gui.tree.loading import load_for_view
 from piwork.gui.tree.tree_panel import SessionTreePanel
 from tests.benchmarks.session_fixture import write_large_session
+from tests.support.heartbeat import Heartbeat
 
 ENTRIES = 100_000
 TARGET_SECONDS = 2.0
@@ -99,19 +99,8 @@ def main() -> int:
 
 def _scroll_and_measure_stalls(app: QApplication, panel: SessionTreePanel) -> float:
     """Scroll from the top to the leaf in page steps, measuring the longest gap between timer ticks."""
-    gaps: list[float] = []
-    clock = QElapsedTimer()
-    clock.start()
-    last = [clock.elapsed()]
-
-    def tick() -> None:
-        now = clock.elapsed()
-        gaps.append(now - last[0])
-        last[0] = now
-
-    timer = QTimer(interval=5)
-    timer.timeout.connect(tick)
-    timer.start()
+    heartbeat = Heartbeat()
+    heartbeat.start()
     view = panel.view
     model = panel.model
     assert model is not None
@@ -124,8 +113,8 @@ def _scroll_and_measure_stalls(app: QApplication, panel: SessionTreePanel) -> fl
         app.processEvents()
     view.scrollTo(model.landing_index(), QAbstractItemView.ScrollHint.PositionAtCenter)
     app.processEvents()
-    timer.stop()
-    return max(gaps) if gaps else 0.0
+    heartbeat.stop()
+    return float(max(heartbeat.gaps, default=0))
 
 
 if __name__ == "__main__":
