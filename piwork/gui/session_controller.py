@@ -715,8 +715,8 @@ class SessionController(QObject):
             self.show_preflight()
 
     def _on_preflight_choice(self, choice: str) -> None:
-        if choice == "compact":
-            self.run_command(SlashCommand("compact", ""))
+        if choice == "compact":  # the dialog's advice names /context compact: the governor's own compaction
+            self.run_command(SlashCommand("context", "compact"))
         elif choice == "fresh":
             self.run_command(SlashCommand("fresh", "task"))
         elif choice == "send-anyway" and self.session is not None and not self.session.is_streaming:

@@ -53,7 +53,8 @@ def test_overflow_opens_the_preflight_dialog(
     qtbot.waitUntil(lambda: bool(_dialogs()), timeout=10_000)
     again = _dialogs()[0]
     assert again.preflight["estimate"]["projected"] > 15_616
-    # "Compact now" runs a real compaction (its summary streamed from the loopback server)
+    # "Compact now" runs /context compact, as the dialog's advice says: a real compaction (its summary
+    # streamed from the loopback server), reported by that command's notice
     summary = Turn([Text("## Goal\nRead big.txt.\n## Progress\nRead it twice.")])
     server.script(summary, summary)  # the history and, when the cut splits a turn, its prefix
     footer = controller.chat.footer
@@ -61,6 +62,11 @@ def test_overflow_opens_the_preflight_dialog(
     assert not _dialogs()
     feed = controller.context_feed
     qtbot.waitUntil(lambda: any(m.get("role") == "compactionSummary" for m in feed.messages), timeout=15_000)
+    model = controller.chat.model
+    qtbot.waitUntil(
+        lambda: any(model.row_at(i).title == "/context compact" for i in range(model.rowCount())),
+        timeout=5_000,
+    )
     # after a compaction the last reply's usage counts a context that is gone: an estimate until the next
     assert not footer.reading.exact and footer.reading.source_label == "≈ cl100k_base"
     assert (footer.reading.occupancy or 0) < 26_003
