@@ -1,12 +1,14 @@
 """TrustDialog: asks whether piwork may load a project folder's trust-gated resources.
 
-Startup use (the engine decides when to ask): give the GUI's asker to the engine's resolver,
+Startup use (the engine decides when to ask): give a `TrustPrompter`'s asker to the engine's resolver,
 which writes the chosen option's updates to trust.json itself::
 
-    resolver = TrustResolver(store, default_policy, ask=lambda request: ask_trust(request, window))
+    prompter = TrustPrompter(store, fingerprints, window)
+    resolver = TrustResolver(store, default_policy, ask=prompter.ask)
 
-`ask_trust` opens the dialog window-modally and resolves to the chosen `TrustOption`, or None when
-the user dismissed it (the engine then treats the project as untrusted and saves nothing).
+`prompter.ask` opens the dialog window-modally without blocking the event loop and resolves to the chosen
+`TrustOption`, or None when the user dismissed it (the engine then treats the project as untrusted and
+saves nothing).
 
 Every form shows what would load: a tree of each gated resource's files (listed off the GUI thread)
 and the selected file's text, headed by what the agent would see it as (see `trust_review`).
@@ -320,12 +322,8 @@ class TrustDialog(QDialog):
         super().done(result)
 
 
-async def ask_trust(request: TrustRequest, parent: QWidget | None = None) -> TrustOption | None:
-    """Show the dialog without blocking the event loop; the chosen option, or None if dismissed."""
-    return await _show(TrustDialog(request, parent))
-
-
 async def _show(dialog: TrustDialog) -> TrustOption | None:
+    """Show the dialog without blocking the event loop; the chosen option, or None if dismissed."""
     modal = Qt.WindowModality.WindowModal if dialog.parent() else Qt.WindowModality.ApplicationModal
     dialog.setWindowModality(modal)
     future: asyncio.Future[TrustOption | None] = asyncio.get_running_loop().create_future()

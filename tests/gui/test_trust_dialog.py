@@ -17,7 +17,7 @@ from pytestqt.qtbot import QtBot
 
 from piwork.core.resources.trust import TrustOption, TrustRequest, TrustResolver, trust_resources
 from piwork.core.resources.trust_store import TrustStore
-from piwork.gui.trust_dialog import TrustDialog, ask_trust
+from piwork.gui.trust_dialog import TrustDialog, TrustPrompter
 
 
 @pytest.fixture
@@ -251,19 +251,21 @@ def test_corrupt_store_is_reported_and_can_be_backed_up(qtbot: QtBot, tmp_path: 
     assert _saved(tmp_path) == {os.path.realpath(project): True}
 
 
-def test_ask_trust_does_not_block_the_event_loop(qtbot: QtBot, project: Path) -> None:
+def test_asking_does_not_block_the_event_loop(qtbot: QtBot, tmp_path: Path, project: Path) -> None:
     import qasync
 
     from piwork.core.resources.trust import trust_options, trust_resources
+    from piwork.core.resources.trust_fingerprint import FingerprintStore
 
     request = TrustRequest(
         str(project), tuple(trust_resources(str(project))), tuple(trust_options(str(project), True))
     )
+    prompter = TrustPrompter(_store(tmp_path), FingerprintStore(tmp_path / "agent"))
     loop = qasync.QEventLoop(QApplication.instance(), already_running=False)
     ticks: list[int] = []
 
     async def scenario() -> TrustOption | None:
-        asker = asyncio.ensure_future(ask_trust(request))
+        asker = asyncio.ensure_future(prompter.ask(request))
         for i in range(3):  # the loop keeps running while the dialog is open
             await asyncio.sleep(0)
             ticks.append(i)
@@ -317,7 +319,6 @@ def test_changed_resources_after_a_saved_decision_ask_again(
     qtbot: QtBot, tmp_path: Path, project: Path
 ) -> None:
     from piwork.core.resources.trust_fingerprint import FingerprintStore
-    from piwork.gui.trust_dialog import TrustPrompter
 
     store = _store(tmp_path)
     prompter = TrustPrompter(store, FingerprintStore(tmp_path / "agent"))
@@ -346,7 +347,6 @@ def test_a_reask_without_a_snapshot_says_so_and_shows_everything(
 ) -> None:
     from piwork.core.resources.trust_fingerprint import FingerprintStore, compute_fingerprint
     from piwork.core.resources.trust_store import TrustUpdate
-    from piwork.gui.trust_dialog import TrustPrompter
 
     store = _store(tmp_path)
     real = os.path.realpath(project)

@@ -78,11 +78,6 @@ def _billed_lines(data: bytes, start: float) -> tuple[int, float]:
     return int(sum(tokens.values())), cost
 
 
-def today_billed(telemetry_dir: Path | None, now: float | None = None) -> tuple[int, float]:
-    """Tokens and USD billed today over every telemetry file (one full read)."""
-    return TodayBilled().read(telemetry_dir, now)
-
-
 def _record_usage(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """A telemetry line's billed usage: per-call records carry ``usage``; billed series rows carry fields."""
     usage = record.get("usage")

@@ -26,9 +26,6 @@ _SERIES = {
     "billed": ("#16a34a", "#4ade80"),
 }
 
-MARK_KEYS = tuple(_MARKS)
-SEGMENT_KEYS = tuple(_SEGMENTS)
-
 
 def is_dark(palette: QPalette) -> bool:
     return palette.color(QPalette.ColorRole.Window).lightness() < 128

@@ -139,13 +139,6 @@ class LineIndex:
         data, _length = self.line_bytes(line, limit)
         return data.decode("utf-8", errors="replace")
 
-    def line_of_offset(self, offset: int) -> int:
-        """The 0-based line containing byte `offset` (offset must be in the indexed part)."""
-        block = offset // BLOCK_SIZE
-        before = self._newlines_before[block]
-        positions = self._block_positions(block)
-        return before + bisect_right(positions, offset - 1)
-
 
 def _whole_hole_blocks(fd: int, block: int, end_block: int, size: int) -> int:
     """How many whole blocks from `block` on lie in a hole of a sparse file (they hold only zero

@@ -33,10 +33,6 @@ class LogLinesModel(FlatListModel):
         self._cache: OrderedDict[int, tuple[str, list[Span], bool]] = OrderedDict()
         self._matches: set[int] = set()
 
-    @property
-    def line_index(self) -> LineIndex:
-        return self._index
-
     def sync_rows(self) -> None:
         """Expose lines indexed since the last call."""
         known = min(self._index.line_count, _MAX_ROWS)

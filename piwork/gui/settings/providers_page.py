@@ -88,7 +88,6 @@ class ProvidersPage(QWidget):
         self.remove_server_button.setObjectName("removeServer")
         self.remove_server_button.setToolTip("Remove this server from models.json")
         self.server_dialog: ServerDialog | None = None
-        self.confirm_box: QMessageBox | None = None
         self.status = QLabel(self)
         self.status.setObjectName("keyStatus")
         self.status.setWordWrap(True)
@@ -288,7 +287,6 @@ class ProvidersPage(QWidget):
                 self.remove_server(provider or "") if result == QMessageBox.StandardButton.Yes else None
             )
         )
-        self.confirm_box = box
         box.open()
         return box
 

@@ -41,11 +41,6 @@ def normalize_mode(mode: str) -> str:
     return mode if mode in FILTER_MODES else "default"
 
 
-def next_mode(mode: str) -> str:
-    modes = list(FILTER_MODES)
-    return modes[(modes.index(normalize_mode(mode)) + 1) % len(modes)]
-
-
 def is_pure_tool_call_turn(record: EntryRecord) -> bool:
     return (
         record.type == "message"

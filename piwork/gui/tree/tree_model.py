@@ -22,7 +22,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from piwork.core.session import EntryRecord, SessionTree, TreeEvent
+from piwork.core.session import SessionTree, TreeEvent
 from piwork.gui.flat_models import AnyIndex
 from piwork.gui.nested_models import NestedRows
 from piwork.gui.tree.display_tree import (
@@ -115,9 +115,6 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-
-    def record_at(self, index: AnyIndex) -> EntryRecord | None:
-        return self._tree.records[index.internalId()] if index.isValid() else None
 
     def index_of_seq(self, seq: int | None) -> QModelIndex:
         return self.index_of_node(seq)

@@ -117,7 +117,7 @@ def test_today_counts_each_call_once(tmp_path: Path) -> None:
     its per-call record and its billed series row exist; older days are left out."""
     import time
 
-    from piwork.gui.context.billed_today import today_billed
+    from piwork.gui.context.billed_today import TodayBilled
 
     now_ms = int(time.time() * 1000)
     usage = {"input": 1000, "output": 50, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.01}}
@@ -130,7 +130,7 @@ def test_today_counts_each_call_once(tmp_path: Path) -> None:
     (tmp_path / "s2.jsonl").write_text(
         json.dumps(old) + "\n" + json.dumps({"timestamp_ms": now_ms, "usage": usage}) + "\nnot json\n"
     )
-    tokens, cost = today_billed(tmp_path)
+    tokens, cost = TodayBilled().read(tmp_path)
     assert tokens == 2 * 1050  # s1 once (its series row), s2's call of today; occupancy never counted
     assert cost == 0.02
 

@@ -76,9 +76,6 @@ def test_line_index_across_blocks_and_partial_progress(tmp_path: Path) -> None:
     assert index.line_count == len(lines)
     for i in (0, 1, partial, 9999, 19999):
         assert index.line_text(i) == lines[i]
-    start, _end = index.line_span(12345)
-    assert index.line_of_offset(start) == 12345
-    assert index.line_of_offset(start + 3) == 12345
     data_part, length = index.line_bytes(19998, limit=4)
     assert data_part == lines[19998][:4].encode() and length == len(lines[19998])
     with pytest.raises(IndexError):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from piwork.core.session.tree import SessionTree, tree_from_values
-from piwork.gui.tree.display_tree import DisplayTree, build_display_tree, next_mode
+from piwork.gui.tree.display_tree import DisplayTree, build_display_tree
 
 from .sessions import SessionBuilder
 
@@ -61,7 +61,6 @@ def test_filter_modes() -> None:
     labeled = build_display_tree(tree, "labeled-only")
     assert _ids(tree, labeled) == [ids["u3"]]
     assert build_display_tree(tree, "bogus").container == build_display_tree(tree, "default").container
-    assert next_mode("all") == "default" and next_mode("default") == "no-tools"
 
 
 def test_pure_tool_call_turn_shows_when_it_is_the_leaf() -> None:
