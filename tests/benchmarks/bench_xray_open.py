@@ -28,7 +28,6 @@ from typing import Any
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from PySide6.QtCore import QElapsedTimer, QTimer
 from PySide6.QtWidgets import QApplication
 
 from piwork.core.session.format import serialize
@@ -38,6 +37,7 @@ from piwork.gui.session_controller import SessionController
 from tests.benchmarks.bench_context import transcript
 from tests.benchmarks.context_scenario import configure, make_home, open_window, wait_for
 from tests.support import LoopbackServer
+from tests.support.heartbeat import Heartbeat
 
 MESSAGES = 2_100
 
@@ -68,32 +68,6 @@ def write_transcript(path: Path, cwd: Path) -> None:
         )
         parent = entry_id
     path.write_text("".join(lines), encoding="utf-8")
-
-
-class Heartbeat:
-    """The longest gap between 5 ms ticks: the worst time the GUI thread was kept busy."""
-
-    def __init__(self) -> None:
-        self.clock = QElapsedTimer()
-        self.clock.start()
-        self.last = 0
-        self.worst = 0
-        self.timer = QTimer()
-        self.timer.setInterval(5)
-        self.timer.timeout.connect(self._beat)
-
-    def _beat(self) -> None:
-        now = self.clock.elapsed()
-        self.worst = max(self.worst, now - self.last - 5)
-        self.last = now
-
-    def start(self) -> None:
-        self.worst, self.last = 0, self.clock.elapsed()
-        self.timer.start()
-
-    def stop(self) -> int:
-        self.timer.stop()
-        return self.worst
 
 
 async def opening(controller: SessionController, path: Path, heartbeat: Heartbeat) -> dict[str, Any]:
@@ -133,12 +107,14 @@ async def opening(controller: SessionController, path: Path, heartbeat: Heartbea
     model.set_xray = set_xray  # type: ignore[method-assign]
     feed_module.build_xray = build
     feed.xrayChanged.connect(on_xray)
+    heartbeat.gaps.clear()  # one opening's stalls
     heartbeat.start()
     started = time.perf_counter()
     await controller.open_session(str(path))
     await wait_for(lambda: any(s[2] >= MESSAGES - 5 and s[1] == 0 for s in shown), 60)
     await asyncio.sleep(0.2)
-    stall = heartbeat.stop()
+    heartbeat.stop()
+    stall = heartbeat.worst_stall_ms
     feed.xrayChanged.disconnect(on_xray)
     feed.attach = original_attach  # type: ignore[method-assign]
     model.set_xray = original_set  # type: ignore[method-assign]
