@@ -1,8 +1,7 @@
 """Feeding the Resources panel's system-prompt tab from a live session.
 
-`show_system_prompt` splits the prompt the session sends into its named parts (the same inputs
-the runtime assembles: loaded resources, active tools, their snippets and guidelines) and hands
-them to the panel with a token counter for the session's model. Tokenizer files are verified and
+`show_system_prompt` takes the prompt the session sends as its named parts (the engine's own split:
+loaded resources, active tools, their snippets and guidelines) and hands them to the panel with a token counter for the session's model. Tokenizer files are verified and
 loaded once, in an executor.
 """
 
@@ -10,9 +9,9 @@ from __future__ import annotations
 
 import shiboken6
 
-from piwork.core.agent import AgentSession
+from piwork.core.agent import AgentSession, prompt_parts_for
 from piwork.core.llm import Tokenizers
-from piwork.core.resources import LoadedResources, PromptPart, prompt_input_for, system_prompt_parts
+from piwork.core.resources import LoadedResources, PromptPart
 from piwork.gui.resources.panel import ResourcePanel
 
 
@@ -20,12 +19,10 @@ def session_prompt_parts(session: AgentSession, resources: LoadedResources) -> l
     """The system prompt of `session`'s next request, part by part (joined, they are that prompt).
 
     A session built by the runtime sends exactly its parts joined; one built with a plain prompt
-    callable is split here from the same inputs the runtime assembles."""
+    callable is split by the engine from the same inputs the runtime assembles."""
     if session.has_prompt_parts:
         return session.system_prompt_parts()
-    registry = session.registry
-    names = session.tool_names()
-    return system_prompt_parts(prompt_input_for(resources, names, registry.snippets(), registry.guidelines()))
+    return prompt_parts_for(resources, session.tool_names(), session.registry)
 
 
 async def show_system_prompt(
