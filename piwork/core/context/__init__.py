@@ -15,7 +15,8 @@ Public API (what callers outside the engine import from this package):
   ``EXCLUDED_REASON``, ``exclusion_command`` (``/context exclude|include``);
 - tasks, intake and fresh sessions: ``latest_contract`` (the task on a branch), ``blocked_tool_reason``
   (why the task leaves a tool out), ``begin_task``, ``contract_from_text``, ``ContractError``,
-  ``save_intake``, ``INTAKE_TOKENS``, ``FRESH_KINDS``, ``FreshError``;
+  ``save_intake``, ``INTAKE_TOKENS``, ``intake_tokens`` (the long-prompt rule) and its cheap
+  ``may_need_intake``, ``FRESH_KINDS``, ``FreshError``;
 - the ``/context``, ``/fresh`` and ``/onboard`` commands as reports: ``preflight``,
   ``budget_command``, ``index_status_command``, ``pack_command``, ``rebuild_command``,
   ``manifest_command``, ``compact_command``, ``fresh_command``, ``parse_onboard``,
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
         with_exclusions,
     )
     from piwork.core.context.fresh import FRESH_KINDS, FreshError
-    from piwork.core.context.intake import INTAKE_TOKENS, save_intake
+    from piwork.core.context.intake import INTAKE_TOKENS, intake_tokens, may_need_intake, save_intake
     from piwork.core.context.layers import LAYERS, Layer
     from piwork.core.context.manifest import Manifest, ManifestEntry, append_manifest, latest_manifest
     from piwork.core.context.profile import load_profile
@@ -129,6 +130,7 @@ __all__ = [
     "exclusion_command",
     "fresh_command",
     "index_status_command",
+    "intake_tokens",
     "is_excluded",
     "latest_contract",
     "latest_exclusions",
@@ -136,6 +138,7 @@ __all__ = [
     "load_profile",
     "load_view",
     "manifest_command",
+    "may_need_intake",
     "onboard_command",
     "overview_command",
     "pack_command",
@@ -167,6 +170,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "GovernorDecision": ("records", "GovernorDecision"),
     "GovernorSettings": ("budget", "GovernorSettings"),
     "INTAKE_TOKENS": ("intake", "INTAKE_TOKENS"),
+    "intake_tokens": ("intake", "intake_tokens"),
+    "may_need_intake": ("intake", "may_need_intake"),
     "LAYERS": ("layers", "LAYERS"),
     "Layer": ("layers", "Layer"),
     "Manifest": ("manifest", "Manifest"),

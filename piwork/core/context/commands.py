@@ -37,7 +37,7 @@ from piwork.core.context.exclusions import (
 from piwork.core.context.fresh import FreshError, FreshResult, handoff_summary, start_fresh
 from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOutcome, RequestShape
 from piwork.core.context.index import build_task_pack, index_status, load_index, refresh_index, write_index
-from piwork.core.context.intake import INTAKE_TOKENS
+from piwork.core.context.intake import INTAKE_TOKENS, intake_tokens
 from piwork.core.context.manifest import Manifest, ManifestEntry
 from piwork.core.context.manifest_refresh import refresh_manifest
 from piwork.core.context.onboard import onboard
@@ -176,7 +176,7 @@ def preflight(view: ContextView, prompt: str = "", planned_files: Sequence[str] 
     else:
         verdict = marks.zone(projected + planned)
         advice.extend(ADVICE[verdict])
-    if prompt_tokens > INTAKE_TOKENS:
+    if intake_tokens(prompt, est.counter.count) is not None:  # counted once: long texts' counts are cached
         advice.append(
             f"The prompt is over {INTAKE_TOKENS:,} tokens: save it as an intake file and reference its path."
         )

@@ -18,6 +18,25 @@ INTAKE_TOKENS = 8_000
 EXCLUDE_LINE = "/" + INTAKE_DIR + "/"
 
 
+def may_need_intake(text: str) -> bool:
+    """Whether ``text`` can be over ``INTAKE_TOKENS`` at all, without counting (cheap on any thread).
+
+    Every token of a byte-level tokenizer is at least one UTF-8 byte, and chars/4 is a quarter of the
+    UTF-16 units, so a text of at most ``INTAKE_TOKENS`` bytes is never over it."""
+    return len(text) > INTAKE_TOKENS // 4 and len(text.encode("utf-8", "surrogatepass")) > INTAKE_TOKENS
+
+
+def intake_tokens(text: str, count: Callable[[str], int]) -> int | None:
+    """The prompt's tokens when it is over ``INTAKE_TOKENS`` (offer to save it as an intake file), else None.
+
+    ``count`` is the session's token counter, the one preflight counts with. Blocking for a long text
+    with a real tokenizer: run it off the GUI thread."""
+    if not may_need_intake(text):
+        return None
+    tokens = count(text)
+    return tokens if tokens > INTAKE_TOKENS else None
+
+
 @dataclass(frozen=True)
 class IntakeFile:
     path: str

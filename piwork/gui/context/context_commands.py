@@ -7,7 +7,7 @@ thread; compaction and opening the fresh session run on the event loop like the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
@@ -15,7 +15,6 @@ from PySide6.QtWidgets import QMessageBox
 
 from piwork.core.context import (
     FRESH_KINDS,
-    INTAKE_TOKENS,
     ONBOARD_USAGE,
     ContextView,
     ContractError,
@@ -31,8 +30,10 @@ from piwork.core.context import (
     exclusion_command,
     fresh_command,
     index_status_command,
+    intake_tokens,
     load_profile,
     manifest_command,
+    may_need_intake,
     onboard_command,
     pack_command,
     parse_onboard,
@@ -260,15 +261,29 @@ class ContextCommands:
     # ---- long prompts ---------------------------------------------------------------------------
 
     def offer_intake(self, text: str) -> bool:
-        """A prompt over 8,000 tokens (≈ chars/4): offer to save it as an intake file. True: the offer
-        took the prompt (it is sent, as a reference or as it is, once the person chooses)."""
-        if len(text) // 4 <= INTAKE_TOKENS or self.controller.runtime is None:
-            return False
+        """A prompt over ``INTAKE_TOKENS`` by the session's token counter (the engine's rule, the count
+        preflight makes): offer to save it as an intake file. True: the offer took the prompt (it is
+        sent, as a reference or as it is, once counted and the person chooses)."""
+        if self.controller.runtime is None or not may_need_intake(text):
+            return False  # too short to be over the limit: sent at once, nothing counted
+        self.controller.spawn(self._offer_intake(text))
+        return True
+
+    def _count(self) -> Callable[[str], int]:
+        runtime = self.controller.runtime
+        model = runtime.session.model if runtime is not None else None
+        return self.controller.tokenizers.counter_for(model.id if model else "").count
+
+    async def _offer_intake(self, text: str) -> None:
+        tokens = await asyncio.to_thread(intake_tokens, text, self._count())
+        if tokens is None:
+            self.controller.send_prompt(text)
+            return
         box = QMessageBox(self.controller.window)
         box.setObjectName("intakeOffer")
         box.setWindowTitle("Long prompt")
         box.setText(
-            f"This prompt is about {len(text) // 4:,} tokens. Save it as an intake file in .pi/intake/ "
+            f"This prompt is about {tokens:,} tokens. Save it as an intake file in .pi/intake/ "
             "(kept out of git) and send a short reference the agent reads in slices?"
         )
         save = box.addButton("Save as intake file", QMessageBox.ButtonRole.AcceptRole)
@@ -287,7 +302,6 @@ class ContextCommands:
         box.buttonClicked.connect(chosen)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
-        return True
 
     async def _send_intake(self, text: str) -> None:
         runtime = self.controller.runtime
@@ -295,7 +309,7 @@ class ContextCommands:
             self.controller.chat.composer.set_text(text)
             return
         try:
-            intake = await asyncio.to_thread(save_intake, runtime.resources.cwd, text, lambda t: len(t) // 4)
+            intake = await asyncio.to_thread(save_intake, runtime.resources.cwd, text, self._count())
         except OSError as err:
             self.controller.chat.composer.set_text(text)
             self._notice("Intake file not saved", str(err), error=True)

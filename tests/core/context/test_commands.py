@@ -13,7 +13,7 @@ import pytest
 from piwork.core.context import commands
 from piwork.core.context.bundle import BundleRequest, assemble_bundle, build_manifest, start_task
 from piwork.core.context.contract import TaskContract
-from piwork.core.context.intake import EXCLUDE_LINE, save_intake
+from piwork.core.context.intake import EXCLUDE_LINE, intake_tokens, may_need_intake, save_intake
 from piwork.core.context.view import ContextView, view_from_parts
 from piwork.core.llm.types import CostTier, Model, ModelCost
 from piwork.core.resources.loader import load_resources
@@ -219,6 +219,28 @@ def test_intake_file_is_written_and_excluded_from_git(tmp_path: Path) -> None:
     plain = tmp_path.parent / "plain"
     plain.mkdir()
     assert save_intake(str(plain), "x", len).excluded is False
+
+
+def test_the_intake_offer_counts_with_the_sessions_tokenizer(tmp_path: Path) -> None:
+    from piwork.core.context.estimate import CHARS4
+    from piwork.core.llm.tokens import Tokenizers
+
+    tokenizers = Tokenizers(tmp_path / "agent", env={})
+    tokenizers.load()
+    o200k = tokenizers.counter_for("gpt-4o")
+    assert o200k.info.encoding == "o200k_base"
+    notes = "requirement: the parser keeps comments\n" * 1000  # 39,000 chars, exactly 8,000 o200k tokens
+    assert intake_tokens(notes, CHARS4.count) == 9_750
+    assert intake_tokens(notes, o200k.count) is None  # not over the limit by the model's tokenizer
+    assert intake_tokens(notes * 2, o200k.count) == 16_000
+    cjk = "".join(chr(0x4E00 + (i * 7919) % 20_000) for i in range(9_000))  # 27,000 bytes
+    assert intake_tokens(cjk, CHARS4.count) is None
+    tokens = intake_tokens(cjk, o200k.count)
+    assert tokens is not None and tokens > 8_000  # short in characters, long in tokens
+    # A text of at most 8,000 UTF-8 bytes can never be over the limit: it is not even counted.
+    assert not may_need_intake("x" * 8_000) and not may_need_intake("é" * 4_000)
+    assert may_need_intake("é" * 4_001) and may_need_intake("x" * 8_001)
+    assert intake_tokens("é" * 4_000, lambda _text: 1_000_000) is None
 
 
 def test_manifest_is_rechecked_against_the_current_files(project: Path) -> None:

@@ -86,9 +86,30 @@ def test_a_long_prompt_is_offered_as_an_intake_file(
 
     from PySide6.QtWidgets import QMessageBox
 
+    from piwork.core.context import intake_tokens
+
     project = Path(controller.cwd)
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    long = "requirement: the parser keeps comments\n" * 1000  # ~40,000 chars
+    runtime = controller.runtime
+    assert runtime is not None and runtime.session.model is not None
+    model_id = runtime.session.model.id
+    # the window loads the tokenizer files in a worker; the offer counts with the model's one
+    qtbot.waitUntil(
+        lambda: controller.tokenizers.counter_for(model_id).info.encoding is not None, timeout=10_000
+    )
+    counter = controller.tokenizers.counter_for(model_id)
+    line = "requirement: the parser keeps comments\n"
+    # 39,000 chars: over 8,000 tokens by chars/4, exactly 8,000 by the model's tokenizer: sent as it is
+    server.script(Turn([Text("noted")]))
+    controller.submit(line * 1000)
+    qtbot.waitUntil(lambda: len(server.requests) == 1, timeout=10_000)
+    assert controller.window.findChild(QMessageBox, "intakeOffer") is None
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
+    server.requests.clear()
+
+    long = line * 1500  # 12,000 tokens
+    tokens = intake_tokens(long, counter.count)
+    assert tokens == 12_000
 
     def offer() -> QMessageBox:
         qtbot.waitUntil(
@@ -100,6 +121,7 @@ def test_a_long_prompt_is_offered_as_an_intake_file(
 
     controller.submit(long)
     box = offer()
+    assert f"about {tokens:,} tokens" in box.text()  # the count the engine's rule made, as preflight would
     box.button(QMessageBox.StandardButton.Cancel).click()
     qtbot.waitUntil(lambda: controller.window.findChild(QMessageBox, "intakeOffer") is None, timeout=5_000)
     assert controller.chat.composer.toPlainText() == long and server.requests == []
@@ -112,6 +134,7 @@ def test_a_long_prompt_is_offered_as_an_intake_file(
     qtbot.waitUntil(lambda: len(server.requests) == 1, timeout=10_000)
     sent = server.requests[0].body["messages"][-1]["content"][0]["text"]
     assert sent.startswith("The full request is in .pi/intake/") and len(sent) < 300
+    assert f"about {tokens:,} tokens" in sent
     saved = list((project / ".pi" / "intake").glob("*.md"))
     assert len(saved) == 1 and saved[0].read_text() == long
     assert "/.pi/intake/" in (project / ".git" / "info" / "exclude").read_text()
