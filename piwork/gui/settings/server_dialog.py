@@ -54,6 +54,9 @@ PRESETS: tuple[tuple[str, str], ...] = (
     ("vLLM", "http://localhost:8000/v1"),
     ("LM Studio", "http://localhost:1234/v1"),
 )
+"""The usual base URLs of local OpenAI-compatible servers, offered under "Start from" to fill in the name and
+address. Only this dialog uses them: the engine knows a server by its models.json entry alone. The README's
+table of local servers lists the same addresses (a test holds it to this list)."""
 
 
 def provider_id_for(name: str) -> str:
