@@ -45,6 +45,7 @@ class TokenEstimator:
         self._text: tuple[str, int] = ("", 0)
         self._tools: tuple[tuple[ToolSpec, ...], int] = ((), 0)
         self._slices: dict[tuple[str, tuple[int, ...]], list[int]] = {}
+        self._limit = 50_000  # cached message counts; raised to hold any transcript counted ahead
 
     @property
     def tokenizer(self) -> str:
@@ -64,7 +65,9 @@ class TokenEstimator:
             return cached[1]
         converted = convert_message(message)
         tokens = 0 if converted is None else self.counter.count_message(converted)
-        if len(self._messages) > 50_000:  # a very long session: start over rather than grow forever
+        if (
+            len(self._messages) > self._limit
+        ):  # counts of replaced lists pile up: start over, not grow forever
             self._messages.clear()
         self._messages[key] = (message, tokens)
         return tokens
@@ -79,6 +82,7 @@ class TokenEstimator:
 
         ``until`` (a ``time.monotonic()`` deadline, checked between messages) stops early; returns whether
         every message is counted. Long texts' counts are saved for the next run when it ends."""
+        self._limit = max(self._limit, 2 * len(messages))  # a pass never drops what an earlier one counted
         done = True
         for message in messages:
             if self.known(message) is not None:

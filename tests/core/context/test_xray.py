@@ -152,3 +152,20 @@ def test_counted_only_shows_what_is_counted_and_the_precount_fills_the_rest(tmp_
     assert after == full and after.counting == 0
     assert "counting" not in after.to_json()["parts"][0]
     assert partial.to_json()["parts"][-1]["counting"] is True
+
+
+def test_counting_ahead_in_short_passes_ends_on_a_transcript_past_the_cache_limit() -> None:
+    """The window counts a long session in passes of half a second: each pass keeps what the earlier ones
+    counted, even when the transcript holds more messages than the estimator usually keeps."""
+    import time
+
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": f"note {i}"}], "timestamp": i}
+        for i in range(120_000)
+    ]
+    estimator = TokenEstimator()  # chars/4: cheap, so each pass below covers only part of the list
+    passes = 0
+    while not estimator.precount(messages, until=time.monotonic() + 0.02):
+        passes += 1
+        assert passes < 500, "counting ahead never reached the end of the transcript"
+    assert estimator.known(messages[0]) is not None and estimator.known(messages[-1]) is not None
