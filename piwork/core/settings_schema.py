@@ -193,7 +193,11 @@ DEFAULT_PROJECT_TRUST = choice(
     "What to do with a project's resources when no decision is saved for it",
     global_only=True,
 )
-ENABLE_SKILL_COMMANDS = flag("enableSkillCommands", True, "Offer each skill as a /skill:name command")
+ENABLE_SKILL_COMMANDS = flag(
+    "enableSkillCommands",
+    True,
+    "Offer each skill as a /skill:name command in completion and the palette (a typed one expands either way)",
+)
 STEERING_MODE: Setting[QueueMode] = choice(
     "steeringMode", "one-at-a-time", ("all", "one-at-a-time"), "How queued steering messages are sent"
 )

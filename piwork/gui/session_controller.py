@@ -281,7 +281,7 @@ class SessionController(QObject):
         self._show_system_prompt()
         resources = runtime.resources
         self.chat.composer.set_extra_commands(
-            [f"skill:{skill.name}" for skill in resources.skills]
+            [f"skill:{skill.name}" for skill in resources.skill_commands]
             + [prompt.name for prompt in resources.prompts]
         )
         self._show_context()

@@ -31,6 +31,7 @@ from piwork.core.resources.skills import (
 from piwork.core.resources.system_files import PromptSources, resolve_prompt_sources
 from piwork.core.resources.trust import TrustResolver, TrustState
 from piwork.core.settings import Settings
+from piwork.core.settings_schema import ENABLE_SKILL_COMMANDS
 
 
 @dataclass
@@ -81,6 +82,13 @@ class LoadedResources:
 
     def skill(self, name: str) -> Skill | None:
         return next((s for s in self.skills if s.name == name), None)
+
+    @property
+    def skill_commands(self) -> list[Skill]:
+        """The skills offered as ``/skill:<name>`` commands (completion, command palette): all of them,
+        none when the ``enableSkillCommands`` setting is false. As in Pi, the setting only hides the
+        offer: a ``/skill:<name>`` the user types still expands."""
+        return list(self.skills) if self.settings.values.value(ENABLE_SKILL_COMMANDS) else []
 
 
 def _merge_paths(paths: Sequence[str], cwd: str, realpaths: RealPaths) -> list[str]:

@@ -16,9 +16,15 @@ MAX_HISTORY = 200
 
 
 def command_model(extra: list[str], parent: QObject) -> QStandardItemModel:
-    """``/command`` and what it does, one row each: the window's commands, then skills and templates."""
+    """``/command`` and what it does, one row each: the window's commands, then skills and templates.
+    The ``/skill:`` row shows only when skills are offered as commands (``extra`` names some)."""
     model = QStandardItemModel(parent)
-    rows = [("/" + name, f"{hint}  {about}".strip()) for name, (hint, about) in COMMANDS.items()]
+    offers_skills = any(name.startswith("skill:") for name in extra)
+    rows = [
+        ("/" + name, f"{hint}  {about}".strip())
+        for name, (hint, about) in COMMANDS.items()
+        if name != "skill:" or offers_skills
+    ]
     rows += [("/" + name, "skill" if name.startswith("skill:") else "prompt template") for name in extra]
     seen: set[str] = set()
     for word, about in sorted(rows, key=lambda row: row[0]):
@@ -77,7 +83,8 @@ class Composer(QPlainTextEdit):
         return QSize(400, line * 3 + 16)
 
     def set_extra_commands(self, names: list[str]) -> None:
-        """Add skill and prompt-template commands (e.g. ``skill:review``) to the completer."""
+        """Add skill and prompt-template commands (e.g. ``skill:review``) to the completer (the skills the
+        engine offers as commands: none when ``enableSkillCommands`` is false)."""
         self._completer.setModel(command_model(names, self._completer))
 
     def completion_words(self) -> list[str]:

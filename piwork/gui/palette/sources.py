@@ -107,7 +107,7 @@ def command_items(controller: SessionController) -> list[PaletteItem]:
         items.append(PaletteItem("command", f"/{name}", about, "", run))
     resources = controller.runtime.resources if controller.runtime is not None else None
     if resources is not None:
-        for skill in resources.skills:
+        for skill in resources.skill_commands:
             items.append(
                 PaletteItem(
                     "skill",

@@ -64,6 +64,22 @@ async def test_skill_and_template_expansion_and_system_prompt(
     runtime.store.close()
 
 
+@pytest.mark.parametrize("enabled", [True, False])
+async def test_enable_skill_commands_decides_the_offer_not_the_expansion(
+    server: LoopbackServer, tmp_path: Path, project: Path, enabled: bool
+) -> None:
+    (tmp_path / "agent" / "settings.json").write_text(json.dumps({"enableSkillCommands": enabled}))
+    runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=False))
+    resources = runtime.resources
+    assert [s.name for s in resources.skills] == ["greet"]
+    assert [s.name for s in resources.skill_commands] == (["greet"] if enabled else [])
+    server.script(Turn([Text("hi")]))
+    await runtime.session.prompt("/skill:greet the team")  # typed by hand: expands either way, as in Pi
+    sent = server.requests[0].body["messages"][-1]["content"][0]["text"]
+    assert sent.startswith('<skill name="greet"') and sent.endswith("\n\nthe team")
+    runtime.store.close()
+
+
 async def test_new_session_records_model_and_thinking_like_pi(
     server: LoopbackServer, tmp_path: Path, project: Path
 ) -> None:

@@ -256,6 +256,64 @@ def test_palette_offers_skills_and_prompt_templates(
     notifications.close_all()
 
 
+def test_enable_skill_commands_false_hides_skills_from_completion_and_palette(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    skill = agent_dir() / "skills" / "release-notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write release notes.\n---\nSummarise.\n"
+    )
+    (agent_dir() / "prompts").mkdir(parents=True)
+    (agent_dir() / "prompts" / "review.md").write_text("---\ndescription: Review the diff\n---\nReview $@\n")
+    settings = agent_dir() / "settings.json"
+
+    def reopen(enabled: bool) -> None:
+        data = json.loads(settings.read_text())
+        settings.write_text(json.dumps({**data, "enableSkillCommands": enabled}))
+        before = controller.runtime
+        controller.reload()
+        qtbot.waitUntil(lambda: controller.runtime not in (None, before), timeout=10_000)
+
+    def popup_rows(typed: str) -> list[str]:
+        composer = controller.chat.composer
+        controller.window.activateWindow()
+        composer.setFocus()
+        qtbot.waitUntil(composer.hasFocus)
+        composer.clear()
+        qtbot.keyClicks(composer, typed)
+        popup = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "commandCompleter")
+        rows = []
+        if popup.isVisible():
+            model = popup.model()
+            rows = [str(model.index(row, 0).data()) for row in range(model.rowCount())]
+        composer.clear()
+        return rows
+
+    def palette_titles() -> set[str]:
+        palette = controller.show_palette()
+        qtbot.addWidget(palette)
+        titles = {item.title for item in palette.model.items}
+        palette.close()
+        return titles
+
+    reopen(False)
+    words = controller.chat.composer.completion_words()
+    assert "/review" in words and not any(w.startswith("/skill:") for w in words)
+    assert popup_rows("/ski") == []  # nothing to offer: no popup at all
+    assert "/review" in palette_titles() and "/skill:release-notes" not in palette_titles()
+    # Typed by hand it still runs the skill, as in Pi.
+    server.script(Turn([Text("notes")]))
+    _type(controller, "/skill:release-notes for 1.2")
+    qtbot.waitUntil(lambda: len(server.requests) == 1 and not controller.chat.busy, timeout=10_000)
+    sent = server.requests[0].body["messages"][-1]["content"][0]["text"]
+    assert sent.startswith('<skill name="release-notes"') and sent.endswith("\n\nfor 1.2")
+
+    reopen(True)
+    assert popup_rows("/ski") == ["/skill:", "/skill:release-notes"]
+    assert "/skill:release-notes" in palette_titles()
+
+
 def test_commands_that_open_windows_and_fork(
     qtbot: QtBot, controller: SessionController, server: LoopbackServer
 ) -> None:
