@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -191,6 +191,7 @@ class ProvidersPage(QWidget):
         text = SOURCE_TEXT[info.source].format(detail=info.detail)
         return text[0].upper() + text[1:] + "."
 
+    @Slot()
     def refresh_labels(self) -> None:
         """Draw the page from what is known about keys (called again whenever that changes)."""
         for row in range(self.providers.count()):
