@@ -97,8 +97,8 @@ def test_dark_palette_toggle_reaches_the_chat(qtbot: QtBot) -> None:
     assert dark.palette.color(dark.palette.ColorRole.Window).lightness() < 80
 
 
-def test_truncated_badge_opens_the_log_dock(qtbot: QtBot, tmp_path: Path) -> None:
-    window = _window(qtbot)
+def test_truncated_badge_opens_the_log_dock(qtbot: QtBot, tmp_path: Path, qloop: object) -> None:
+    window = _window(qtbot)  # the log viewer indexes the file on the window's loop
     log = tmp_path / "out.log"
     log.write_text("line\n" * 10)
     window.open_log(str(log))
