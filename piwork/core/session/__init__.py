@@ -13,7 +13,7 @@ Public API (what callers outside the engine import from this package):
 - the tree: ``SessionTree``, ``TreeEvent``, ``EntryRecord``, ``paused_gc``;
 - the browser and search: ``list_sessions``, ``list_all_sessions``, ``read_header``,
   ``SessionInfo``; ``search_sessions``, ``files_to_search``, ``SearchQuery``, ``SearchHit``,
-  ``SessionHits``;
+  ``SessionHits``, ``SESSION_NAME`` (the kind of a hit on the session's name);
 - the tree graph: ``GraphRows``, ``Fold``, ``FOLD_AT``, ``GraphLayout``, ``NOTHING_SHOWN``,
   ``RowLinks``, ``SummaryLinks``, ``NO_LINKS``;
 - branch activity and comparison: ``BranchActivity``, ``FileSummary``, ``FileTouch``,
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from piwork.core.session.listing import SessionInfo, list_all_sessions, list_sessions, read_header
     from piwork.core.session.records import EntryRecord, paused_gc
     from piwork.core.session.search import (
+        SESSION_NAME,
         SearchHit,
         SearchQuery,
         SessionHits,
@@ -55,6 +56,7 @@ __all__ = [
     "FOLD_AT",
     "NOTHING_SHOWN",
     "NO_LINKS",
+    "SESSION_NAME",
     "BranchActivity",
     "BranchComparison",
     "EntryRecord",
@@ -102,6 +104,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "NOTHING_SHOWN": ("graph_layout", "NOTHING_SHOWN"),
     "NO_LINKS": ("graph_links", "NO_LINKS"),
     "RowLinks": ("graph_links", "RowLinks"),
+    "SESSION_NAME": ("search", "SESSION_NAME"),
     "SearchHit": ("search", "SearchHit"),
     "SearchQuery": ("search", "SearchQuery"),
     "Session": ("store", "Session"),

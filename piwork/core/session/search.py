@@ -1,4 +1,5 @@
-"""Search across session files: message text, thinking, tool-call arguments and tool output.
+"""Search across session files: message text, thinking, tool-call arguments, tool output and the
+session's name.
 
 Built to stream over many large files: each file is read in blocks of whole lines and every query
 word is first looked for in the raw bytes (lower-cased, with the word in its JSON-escaped form), so
@@ -11,6 +12,10 @@ Query: words separated by spaces, ``"quoted phrases"`` kept whole; an entry matc
 word occurs in it (case-insensitive), in any of its searchable texts. The byte prefilter is exact
 for ASCII words; a word with other characters is checked on the decoded text only (a writer may
 have escaped such characters as ``\\uXXXX``).
+
+The name is the text of a ``session_info`` line, so the same prefilter finds it. Only the name the
+session has now counts (an older name it was renamed from does not): its hit, of kind
+``SESSION_NAME``, comes first among the session's hits and stands for the session as a whole.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from piwork.core.session.tree import SessionTree
 BLOCK_SIZE = 16 * 1024 * 1024
 SNIPPET_CHARS = 160
 DEFAULT_PER_SESSION = 50
+
+SESSION_NAME = "session name"  # the kind of the hit on a session's name
 
 Cancelled = Callable[[], bool]
 
@@ -80,7 +87,8 @@ class SearchHit:
     """One entry that matches, with where in it and which branch it is on."""
 
     entry_id: str
-    kind: str  # "user", "assistant", "thinking", "tool call", "tool output", "bash", "summary", "custom"
+    # "user", "assistant", "thinking", "tool call", "tool output", "bash", "summary", "custom", SESSION_NAME
+    kind: str
     detail: str  # the tool's name, the custom type...; "" when there is none
     snippet: str
     spans: tuple[tuple[int, int], ...]  # where the words occur in ``snippet``
@@ -159,6 +167,10 @@ def entry_texts(entry: dict[str, Any]) -> list[tuple[str, str, str]]:
     elif kind == "custom_message":
         detail = str(entry.get("customType", ""))
         out += [("custom", detail, t) for k, _d, t in _block_texts(entry.get("content")) if k == "text"]
+    elif kind == "session_info":
+        session_name = _entry_name(entry)
+        if session_name:
+            out.append((SESSION_NAME, "", session_name))
     return out
 
 
@@ -330,7 +342,8 @@ def search_file(
     hits: list[SearchHit] = []
     total = 0
     more = False
-    name: str | None = None
+    naming: dict[str, Any] | None = None  # the session_info entry that sets the name
+    name_may_match = False  # a session_info line holds every word's bytes
     single_block: bytes | None = None
     try:
         for number, data in enumerate(_blocks(path, block_size)):
@@ -345,12 +358,15 @@ def search_file(
                 single_block = data
             else:
                 if single_block is not None:  # the first block's name, looked for once it is not the only one
-                    name = _name_in(single_block, name)
+                    naming = _name_in(single_block, naming)
                 single_block = None
             for line in _matching_lines(data, query):
                 if len(hits) >= limit:  # enough to show: the rest of the file is not read for hits
                     more = True
                     break
+                if _SESSION_INFO in line:  # a name: only the one the session has at the end counts
+                    name_may_match = True
+                    continue
                 try:
                     entry = json_loads_bytes(line)
                 except ValueError:
@@ -363,13 +379,17 @@ def search_file(
                 total += 1
                 hits.append(hit)
             if single_block is None:
-                name = _name_in(data, name)
+                naming = _name_in(data, naming)
     except OSError:
         return None
-    if not hits or header is None:
+    if not (hits or name_may_match) or header is None:
         return None
-    if single_block is not None:  # a file of one block: its name matters only now that it has hits
-        name = _name_in(single_block, name)
+    if single_block is not None:  # a file of one block: its name matters only now that it may show
+        naming = _name_in(single_block, naming)
+    name_hit = _hit(naming, query) if naming is not None else None
+    if not hits and name_hit is None:
+        return None
+    name = _entry_name(naming)
     try:
         locate = (single_block is not None and _links_locator(single_block)) or _branch_info(path)
     except OSError:
@@ -378,6 +398,9 @@ def search_file(
         SearchHit(h.entry_id, h.kind, h.detail, h.snippet, h.spans, h.timestamp, *locate(h.entry_id))
         for h in hits
     ]
+    if name_hit is not None:  # the session itself: first, and on no branch in particular
+        placed.insert(0, name_hit)
+        total += 1
     cwd = header.get("cwd")
     first = "" if name else _first_user_text(path, single_block)
     return SessionHits(
@@ -418,16 +441,17 @@ def _first_user_text(path: Path, data: bytes | None = None, limit: int = 1024 * 
     return ""
 
 
-def _name_in(data: bytes, name: str | None) -> str | None:
-    """The name the last ``session_info`` line of ``data`` sets, or ``name`` when it has none."""
+def _name_in(data: bytes, naming: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The ``session_info`` entry whose name holds after ``data`` (its last one that sets a name), or
+    ``naming`` when it has none."""
     if _SESSION_INFO not in data:
-        return name
-    return _last_name(data) or name
+        return naming
+    return _last_naming(data) or naming
 
 
-def _last_name(data: bytes) -> str | None:
-    """The name set by the last ``session_info`` line of a block."""
-    name = None
+def _last_naming(data: bytes) -> dict[str, Any] | None:
+    """The entry of the last ``session_info`` line of a block, if it sets a name."""
+    naming = None
     for line in data.split(b"\n"):
         if _SESSION_INFO not in line:
             continue
@@ -436,9 +460,13 @@ def _last_name(data: bytes) -> str | None:
         except ValueError:
             continue
         if isinstance(entry, dict) and entry.get("type") == "session_info":
-            value = entry.get("name")
-            name = value.strip() or None if isinstance(value, str) else None
-    return name
+            naming = entry if _entry_name(entry) else None
+    return naming
+
+
+def _entry_name(entry: dict[str, Any] | None) -> str | None:
+    value = entry.get("name") if entry is not None else None
+    return value.strip() or None if isinstance(value, str) else None
 
 
 # ---------------------------------------------------------------------- many files

@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
 
-from piwork.core.session import SearchHit, SessionHits
+from piwork.core.session import SESSION_NAME, SearchHit, SessionHits
 from piwork.gui.flat_models import AnyIndex
 from piwork.gui.nested_models import GroupedRows
 from piwork.gui.sessions.titles import first_message_title
@@ -24,8 +24,11 @@ HtmlRole = Qt.ItemDataRole.UserRole + 3  # rich text the delegate paints
 
 
 def where_text(hit: SearchHit) -> str:
-    """Which text matched and on which branch, e.g. ``tool output (bash) · abandoned branch from 1a2b``."""
+    """Which text matched and on which branch, e.g. ``tool output (bash) · abandoned branch from 1a2b``
+    (the session's name is on no branch in particular)."""
     kind = f"{hit.kind} ({hit.detail})" if hit.detail else hit.kind
+    if hit.kind == SESSION_NAME:
+        return kind
     if hit.on_active_path:
         return f"{kind} · active branch"
     if hit.branch_point:

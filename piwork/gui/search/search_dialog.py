@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.session import SessionHits
+from piwork.core.session import SESSION_NAME, SessionHits
 from piwork.gui.search.hit_delegate import HitDelegate
 from piwork.gui.search.results_model import PathRole, SearchResultsModel
 from piwork.gui.search.worker import SessionSearch
@@ -156,7 +156,8 @@ class SearchDialog(QDialog):
         hit = self.model.hit_at(index)
         if hit is not None:
             path, found = hit
-            self.hitChosen.emit(str(path), found.entry_id)
+            # The name stands for the whole session: open it as it is, like its session row.
+            self.hitChosen.emit(str(path), "" if found.kind == SESSION_NAME else found.entry_id)
         else:
             self.hitChosen.emit(str(index.data(PathRole)), "")
 

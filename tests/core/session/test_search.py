@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from piwork.core.session.search import SearchQuery, make_snippet, search_file, search_sessions
+from piwork.core.session.search import SESSION_NAME, SearchQuery, make_snippet, search_file, search_sessions
 from tests.support.search_sessions import two_branches
 
 from .helpers import HEADER, assistant, stamp, user, write_session
@@ -237,7 +237,7 @@ def test_a_session_written_with_spaces_after_the_colons_keeps_its_name_and_first
     for block_size in (1 << 20, 64):  # the whole file in one block, and one line per block
         found = search_file(named, SearchQuery.parse("zebra"), block_size=block_size)
         assert found is not None and found.name == "Zebra hunt", block_size
-        assert [h.entry_id for h in found.hits] == ["u1", "a1"]
+        assert [h.entry_id for h in found.hits] == ["n1", "u1", "a1"]  # the name matches too
         assert [s.name for s in search_sessions([named], "zebra")] == ["Zebra hunt"]
 
     unnamed = tmp_path / "unnamed.jsonl"
@@ -245,3 +245,65 @@ def test_a_session_written_with_spaces_after_the_colons_keeps_its_name_and_first
     found = search_file(unnamed, SearchQuery.parse("flag"))
     assert found is not None and found.name is None
     assert found.first_message == "Why does the zebra build fail?"
+
+
+def test_a_session_is_found_by_its_current_name(tmp_path: Path) -> None:
+    """The name is a searchable text of its own: a hit of kind SESSION_NAME first among the session's hits,
+    found through the same byte prefilter whatever the block size; a name it was renamed from is not."""
+    path = branched_session(tmp_path / "s.jsonl")  # named "Build woes"; no message says "woes"
+    for block_size in (1 << 20, 64):
+        found = search_file(path, SearchQuery.parse("WOES build"), block_size=block_size)
+        assert found is not None and found.name == "Build woes", block_size
+        assert [(h.entry_id, h.kind) for h in found.hits] == [("n1", SESSION_NAME)]
+        hit = found.hits[0]
+        assert hit.snippet == "Build woes" and hit.spans == ((0, 5), (6, 10))
+        assert hit.on_active_path and hit.branch_point is None and found.total == 1
+    # With message hits too, the name comes first; the per-session limit never hides it.
+    found = search_file(path, SearchQuery.parse("zebra"))
+    assert found is not None and found.hits[0].kind == "user"  # the name does not say zebra
+    entries = [
+        user("u1", None, "Why does the zebra build fail?", 1),
+        assistant("a1", "u1", "The zebra flag is unset.", 2),
+        {"type": "session_info", "id": "n1", "parentId": "a1", "timestamp": stamp(3), "name": "Zebra hunt"},
+        user("u2", "n1", "And the zebra tests?", 4),
+    ]
+    named = write_session(tmp_path / "named.jsonl", entries)
+    for block_size in (1 << 20, 64):
+        found = search_file(named, SearchQuery.parse("zebra"), limit=1, block_size=block_size)
+        assert found is not None and [h.entry_id for h in found.hits] == ["n1", "u1"], block_size
+        assert found.more and found.hits[0].kind == SESSION_NAME
+
+    renamed = write_session(
+        tmp_path / "renamed.jsonl",
+        [
+            *entries,
+            {
+                "type": "session_info",
+                "id": "n2",
+                "parentId": "u2",
+                "timestamp": stamp(5),
+                "name": "Linker woes",
+            },
+        ],
+    )
+    for block_size in (1 << 20, 64):
+        assert search_file(renamed, SearchQuery.parse("hunt"), block_size=block_size) is None
+        found = search_file(renamed, SearchQuery.parse("linker"), block_size=block_size)
+        assert found is not None and [(h.entry_id, h.snippet) for h in found.hits] == [("n2", "Linker woes")]
+    assert [s.name for s in search_sessions([renamed, named, path], "woes")] == ["Linker woes", "Build woes"]
+
+    accented = write_session(
+        tmp_path / "accented.jsonl",
+        [
+            *entries[:2],
+            {
+                "type": "session_info",
+                "id": "n1",
+                "parentId": "a1",
+                "timestamp": stamp(3),
+                "name": "Überprüfung",
+            },
+        ],
+    )
+    found = search_file(accented, SearchQuery.parse("überprüfung"))
+    assert found is not None and [h.kind for h in found.hits] == [SESSION_NAME]

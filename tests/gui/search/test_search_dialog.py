@@ -13,6 +13,7 @@ from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
 from piwork.core.paths import agent_dir
+from piwork.core.session import SESSION_NAME
 from piwork.core.session.format import default_session_dir
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
@@ -20,7 +21,7 @@ from piwork.gui.search.results_model import HitRole
 from piwork.gui.search.search_dialog import SearchDialog
 from piwork.gui.session_controller import SessionController
 from piwork.gui.theme import load_theme
-from tests.core.session.helpers import HEADER, write_session
+from tests.core.session.helpers import HEADER, stamp, write_session
 from tests.support.search_sessions import two_branches
 
 
@@ -164,3 +165,42 @@ def test_all_projects_scope_and_nothing_found(
         dialog.scope.setCurrentIndex(1)
     assert [s.path for s in dialog.model.sessions] == [other]
     assert str(elsewhere) in dialog.model.index(0, 0).data()
+
+
+def test_a_session_is_found_by_its_name_and_opens_as_it_is(
+    qtbot: QtBot, controller: SessionController, sessions: tuple[Path, dict[str, Path]]
+) -> None:
+    project, _marked = sessions
+    folder = default_session_dir(str(project), agent_dir())
+    header = {**HEADER, "id": "0000abcd-0000-7000-8000-000000000000", "cwd": str(project)}
+    entries = [
+        *two_branches("why?", "try this", "ls", "nothing", "no", "try that"),
+        {
+            "type": "session_info",
+            "id": "n1",
+            "parentId": "a3",
+            "timestamp": stamp(9),
+            "name": "Quokka release",
+        },
+    ]
+    named = write_session(folder / f"2024-12-03T15-00-00_{header['id']}.jsonl", entries, header)
+    dialog = controller.show_search()
+    qtbot.addWidget(dialog)
+    _search(qtbot, dialog, "quokka")  # no message says it: only the name
+    model = dialog.model
+    assert [s.path for s in model.sessions] == [named]
+    session_row = model.index(0, 0)
+    assert session_row.data() == "Quokka release (1 match)"
+    hit_row = model.index(0, 0, session_row)
+    assert hit_row.data(HitRole).kind == SESSION_NAME
+    assert hit_row.data() == "session name: Quokka release"
+    assert dialog.status.text() == "1 result in 1 session"
+
+    dialog.view.setCurrentIndex(hit_row)
+    dialog.open_index(hit_row)
+    qtbot.waitUntil(
+        lambda: controller.runtime is not None and controller.runtime.store.path == named, timeout=10_000
+    )
+    assert controller.session is not None
+    # Opened as it is: on its active branch, not moved to the session_info entry.
+    assert [r.id for r in controller.session.tree.path()][:5] == ["u1", "a1", "u3", "a3", "n1"]
