@@ -80,19 +80,18 @@ class TokenEstimator:
     def precount(self, messages: Sequence[Message], until: float | None = None) -> bool:
         """Count the messages not counted yet, in order (blocking: run it off the GUI thread).
 
-        ``until`` (a ``time.monotonic()`` deadline, checked between messages) stops early; returns whether
-        every message is counted. Long texts' counts are saved for the next run when it ends."""
+        ``until`` (a ``time.monotonic()`` deadline, checked after each message counted) stops early, once
+        at least one message is counted, so calls repeated until it returns True always end; returns
+        whether every message is counted. Long texts' counts are saved for the next run when it ends."""
         self._limit = max(self._limit, 2 * len(messages))  # a pass never drops what an earlier one counted
-        done = True
-        for message in messages:
-            if self.known(message) is not None:
-                continue
-            if until is not None and time.monotonic() > until:
-                done = False
-                break
+        missing = [m for m in messages if self.known(m) is None]
+        for counted, message in enumerate(missing, 1):
             self.message(message)
+            if until is not None and counted < len(missing) and time.monotonic() > until:
+                self.counter.flush()
+                return False
         self.counter.flush()
-        return done
+        return True
 
     def messages(self, messages: Sequence[Message]) -> int:
         return sum(self.message(m) for m in messages)

@@ -31,7 +31,7 @@ def long_session(path: Path, cwd: str) -> Path:
 def test_a_long_session_shows_its_xray_while_counting_then_complete(
     qtbot: QtBot, controller: SessionController, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(feed_module, "FIRST_SHOW_S", -1.0)  # show the X-ray before counting anything
+    monkeypatch.setattr(feed_module, "FIRST_SHOW_S", -1.0)  # show the X-ray after one message is counted
     window = controller.window
     window.show_context_panel(0)
     panel = window.context_panel
@@ -46,8 +46,9 @@ def test_a_long_session_shows_its_xray_while_counting_then_complete(
     qtbot.waitUntil(lambda: bool(ours()) and ours()[-1].counting == 0, timeout=20_000)
 
     first = ours()[0]
-    assert first.counting == 2 * ROUNDS  # every message still counting, the prompt and tools counted
-    assert all(p.counting == (p.group is not None) for p in first.parts)
+    assert first.counting == 2 * ROUNDS - 1  # the first message counted, the prompt and tools too
+    assert [p.counting for p in first.parts if p.group is not None] == [False] + [True] * (2 * ROUNDS - 1)
+    assert not any(p.counting for p in first.parts if p.group is None)
     assert first.total == sum(p.tokens for p in first.parts) > 0
 
     session = controller.runtime.session  # type: ignore[union-attr]
