@@ -15,7 +15,7 @@ Public API (what callers outside the engine import from this package):
   ``SessionInfo``; ``search_sessions``, ``files_to_search``, ``SearchQuery``, ``SearchHit``,
   ``SessionHits``, ``SESSION_NAME`` (the kind of a hit on the session's name);
 - the tree graph: ``GraphRows``, ``Fold``, ``FOLD_AT``, ``GraphLayout``, ``NOTHING_SHOWN``,
-  ``RowLinks``, ``SummaryLinks``, ``NO_LINKS``;
+  ``Splice``, ``Refold``, ``RowLinks``, ``SummaryLinks``, ``NO_LINKS``;
 - branch activity and comparison: ``BranchActivity``, ``FileSummary``, ``FileTouch``,
   ``compare_branches``, ``BranchComparison``, ``conversation_leaf``, ``path_activity``.
 """
@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     )
     from piwork.core.session.branching import clone_session, create_branched_session, fork_session
     from piwork.core.session.format import default_session_dir
-    from piwork.core.session.graph_layout import NOTHING_SHOWN, GraphLayout
+    from piwork.core.session.graph_layout import NOTHING_SHOWN, GraphLayout, Splice
     from piwork.core.session.graph_links import NO_LINKS, RowLinks, SummaryLinks
-    from piwork.core.session.graph_rows import FOLD_AT, Fold, GraphRows
+    from piwork.core.session.graph_rows import FOLD_AT, Fold, GraphRows, Refold
     from piwork.core.session.listing import SessionInfo, list_all_sessions, list_sessions, read_header
     from piwork.core.session.records import EntryRecord, paused_gc
     from piwork.core.session.search import (
@@ -65,6 +65,7 @@ __all__ = [
     "Fold",
     "GraphLayout",
     "GraphRows",
+    "Refold",
     "RowLinks",
     "SearchHit",
     "SearchQuery",
@@ -72,6 +73,7 @@ __all__ = [
     "SessionHits",
     "SessionInfo",
     "SessionTree",
+    "Splice",
     "SummaryLinks",
     "TreeEvent",
     "clone_session",
@@ -103,6 +105,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "GraphRows": ("graph_rows", "GraphRows"),
     "NOTHING_SHOWN": ("graph_layout", "NOTHING_SHOWN"),
     "NO_LINKS": ("graph_links", "NO_LINKS"),
+    "Refold": ("graph_rows", "Refold"),
     "RowLinks": ("graph_links", "RowLinks"),
     "SESSION_NAME": ("search", "SESSION_NAME"),
     "SearchHit": ("search", "SearchHit"),
@@ -111,6 +114,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "SessionHits": ("search", "SessionHits"),
     "SessionInfo": ("listing", "SessionInfo"),
     "SessionTree": ("tree", "SessionTree"),
+    "Splice": ("graph_layout", "Splice"),
     "SummaryLinks": ("graph_links", "SummaryLinks"),
     "TreeEvent": ("tree", "TreeEvent"),
     "clone_session": ("branching", "clone_session"),

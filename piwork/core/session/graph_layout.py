@@ -1,8 +1,10 @@
 """The session tree laid out as a branch graph: one row per entry, each branch in a lane.
 
-Pure Python over ``SessionTree`` (no Qt). The graph shows conversation entries (messages, summaries,
-compactions, custom messages); bookkeeping entries (labels, names, model and thinking changes,
-extension data) are skipped and their children hang on the nearest shown ancestor.
+Pure Python over ``SessionTree`` (no Qt). Which entries the graph shows is a predicate given by the
+caller (the tree view's filter: mode and search words); by default the conversation entries
+(messages, summaries, compactions, custom messages), skipping bookkeeping entries (labels, names,
+model and thinking changes, extension data). A skipped entry's children hang on its nearest shown
+ancestor, in that ancestor's lane.
 
 Order: depth first, children by file order. A *branch* is a run that follows first children from
 its *head* (a root, or a later child of a fork) to its *tip*; its entries are consecutive rows in
@@ -13,11 +15,15 @@ Lanes: each branch holds a lane from its fork's row to its tip's row; branches a
 order of those start rows and each gets the lowest lane free there (interval partitioning). An
 entry appended under a tip (what streaming does) only lengthens that branch's interval by one row
 and shifts later rows by one, which keeps every overlap, so every lane stays where it was; the
-``extend`` fast path applies exactly that, and a full rebuild gives the same lanes.
+``extend`` fast path applies exactly that, and a full rebuild gives the same lanes. A predicate may
+show an entry only while it is the leaf (a tool-call turn without text): when an entry appended
+under it hides it, ``extend`` takes its row out again (a tip that is not a branch head: its
+branch's interval loses its last row, which also keeps every overlap).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,11 +34,26 @@ from piwork.core.session.tree import SessionTree
 GRAPH_SKIPPED_TYPES = frozenset(
     {"session", "label", "session_info", "model_change", "thinking_level_change", "custom"}
 )
-NOTHING_SHOWN = -1  # `extend` result: the appended entry is not drawn (bookkeeping)
 
 
 def graph_shows(record: EntryRecord) -> bool:
     return isinstance(record.id, str) and record.type not in GRAPH_SKIPPED_TYPES
+
+
+Shows = Callable[[EntryRecord], bool]
+
+
+@dataclass(frozen=True)
+class Splice:
+    """What ``GraphLayout.extend`` changed: from layout row ``row``, ``removed`` entries (0 or 1: a tip
+    the new entry hides) were taken out and ``added`` (0 or 1: the new entry) put in."""
+
+    row: int
+    removed: int
+    added: int
+
+
+NOTHING_SHOWN = Splice(0, 0, 0)  # `extend` result: nothing drawn changed (the entry is not shown)
 
 
 @dataclass
@@ -52,8 +73,10 @@ class GraphLayout:
     to a head). ``fork_lanes(seq)`` are the lanes of the branches leaving an entry.
     """
 
-    def __init__(self, tree: SessionTree) -> None:
+    def __init__(self, tree: SessionTree, shows: Shows = graph_shows) -> None:
+        """`shows(record)`: whether an entry gets a row (records without a string id never do)."""
         self.tree = tree
+        self._shows = shows
         with paused_gc():
             self._build()
 
@@ -78,6 +101,7 @@ class GraphLayout:
         tree = self.tree
         records = tree.records
         children_of = tree.children
+        shows = self._shows
         parent, children, anchor, summaries = self.parent, self.children, self.anchor, self.summaries
         roots: list[int] = []
         stack: list[tuple[EntryRecord, int | None]] = [
@@ -95,7 +119,7 @@ class GraphLayout:
                 seq = record.seq
                 if seq in anchor:
                     break
-                if graph_shows(record):
+                if isinstance(record.id, str) and shows(record):
                     if record.type == "branch_summary":
                         summaries.append(seq)
                     parent[seq] = above
@@ -212,10 +236,11 @@ class GraphLayout:
         return None if record is None else self.anchor.get(record.seq)
 
     # -- streaming --------------------------------------------------------------------------------
-    def extend(self, record: EntryRecord) -> int | None:
-        """Take an entry just appended to the tree. Returns the row it was inserted at,
-        ``NOTHING_SHOWN`` when it is not drawn, or None when it opens a new branch or root (the
-        caller builds a new layout: same lanes for every other entry, see the module docstring)."""
+    def extend(self, record: EntryRecord) -> Splice | None:
+        """Take an entry just appended to the tree (under the leaf). Returns what changed in the rows
+        (``NOTHING_SHOWN`` when nothing drawn did), or None when the entry opens a new branch or root
+        or hides a branch head (the caller builds a new layout: same lanes for every other entry,
+        see the module docstring)."""
         seq = record.seq
         if seq in self.anchor:
             return None
@@ -223,15 +248,31 @@ class GraphLayout:
         parent_record = None
         if parent_id is not None and not js_same(parent_id, record.id):
             parent_record = self.tree.record(parent_id)
-        above = self.anchor.get(parent_record.seq) if parent_record is not None else None
-        if parent_record is not None and parent_record.seq not in self.anchor:
-            return None
-        if not graph_shows(record):
-            self.anchor[seq] = above
-            return NOTHING_SHOWN
-        if above is None or self.children.get(above):
+        above: int | None = None
+        hidden_tip = False  # the parent was shown only while it was the leaf, and its row goes
+        if parent_record is not None:
+            above = self.anchor.get(parent_record.seq, -1)
+            if above == -1:
+                return None
+            if above == parent_record.seq and not self._shows(parent_record):
+                if not self._can_take(parent_record):
+                    return None
+                hidden_tip = True
+                above = self.parent[parent_record.seq]
+        shown = isinstance(record.id, str) and self._shows(record)
+        if shown and (above is None or (self.children.get(above) and not hidden_tip)):
             return None  # a new root or a new fork
-        row = self.row_of[above] + 1
+        if hidden_tip:
+            assert parent_record is not None
+            row = self._take(parent_record.seq, shift=not shown)
+        else:
+            row = -1
+        if not shown:
+            self.anchor[seq] = above
+            return NOTHING_SHOWN if row < 0 else Splice(row, 1, 0)
+        assert above is not None
+        if row < 0:
+            row = self.row_of[above] + 1
         index = self.branch_of[above]
         if record.type == "branch_summary":
             self.summaries.append(seq)
@@ -243,6 +284,39 @@ class GraphLayout:
         self.branches[index].tip = seq
         self.order.insert(row, seq)
         self.through.insert(row, self.through[row - 1])
-        order = self.order
-        self.row_of.update(zip(order[row:], range(row, len(order)), strict=True))  # later rows move down one
+        self.row_of[seq] = row
+        if not hidden_tip:  # later rows move down one (a hidden tip's place is taken over: they stay)
+            order = self.order
+            self.row_of.update(zip(order[row + 1 :], range(row + 1, len(order)), strict=True))
+        return Splice(row, 1 if hidden_tip else 0, 1)
+
+    def _can_take(self, record: EntryRecord) -> bool:
+        """Whether a shown entry can lose its row without a new layout: a tip that is its parent's only
+        shown child (not a branch head, so the lanes keep their order), with no entry in the tree
+        below it but the one just appended (nothing else hangs on it)."""
+        seq = record.seq
+        above = self.parent[seq]
+        return (
+            not self.children.get(seq)
+            and above is not None
+            and self.children.get(above) == [seq]
+            and len(self.tree.children(record.id)) == 1
+        )
+
+    def _take(self, seq: int, shift: bool) -> int:
+        """Take a tip's row out (see `_can_take`); `shift`: move later rows up one. Returns its row."""
+        above = self.parent.pop(seq)
+        assert above is not None
+        row = self.row_of.pop(seq)
+        del self.order[row]
+        del self.through[row]
+        del self.children[above]
+        del self.lane[seq]
+        self.branches[self.branch_of.pop(seq)].tip = above
+        self.anchor[seq] = above
+        if self.tree.records[seq].type == "branch_summary":
+            self.summaries.remove(seq)
+        if shift:
+            order = self.order
+            self.row_of.update(zip(order[row:], range(row, len(order)), strict=True))
         return row

@@ -2,9 +2,16 @@
 
 The layout (lanes, lines, folds) is computed by the engine's `GraphLayout`/`GraphRows`; this model
 only hands one row's facts to the delegate (`GRAPH_ROLE` → `GraphCell`) when a row is painted.
-Engine events: an entry streamed under a tip is inserted in place (lanes do not move); a leaf move
-only repaints; a new fork, a reload or unfolding lays the graph out again. Built on
-`FlatListModel` (flat_models.py): the rows shown are the graph's rows, folds included.
+It shows the entries the tree outline shows: the same filter mode and search words (`set_filter`),
+decided by the outline's own `Visibility`; a hidden entry's children hang in its nearest shown
+ancestor's lane.
+
+Engine events: an entry streamed under a tip changes only that branch's tail rows in place (lanes do
+not move; the fold above the leaf grows, appears or shrinks, an opened one stays open); a leaf move
+repaints, lays the rows out again when the leaf leaves or enters a run that folds, and lays the graph
+out again when the filter shows or hides the old or new leaf; a new fork, a reload, a new filter or
+unfolding lays the graph out again. Built on `FlatListModel` (flat_models.py): the rows shown are
+the graph's rows, folds included.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ from piwork.core.session import (
     TreeEvent,
 )
 from piwork.gui.flat_models import AnyIndex, FlatListModel
-from piwork.gui.tree.display_tree import entry_title
+from piwork.gui.tree.display_tree import Visibility, entry_title, normalize_mode
 from piwork.gui.tree.entry_details import entry_detail_text
 from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, LABEL_ROLE, LEAF_ROLE
 
@@ -80,13 +87,23 @@ class BranchGraphModel(FlatListModel):
     rebuilt = Signal()
     leaf_moved = Signal()
 
-    def __init__(self, tree: SessionTree, parent: Any = None, *, fold_at: int | None = FOLD_AT) -> None:
+    def __init__(
+        self,
+        tree: SessionTree,
+        parent: Any = None,
+        *,
+        fold_at: int | None = FOLD_AT,
+        mode: str = "default",
+        query: str = "",
+    ) -> None:
+        """`mode`/`query`: the outline's filter mode and search words."""
         super().__init__(parent)
         self._tree = tree
         self._fold_at = fold_at
-        self._expanded: set[int] = set()
+        self._expanded: set[int] = set()  # entries of the runs opened (see GraphRows)
         self._linked: set[int] = set()
-        self._layout = GraphLayout(tree)
+        self._visibility = Visibility(tree, mode, query, self._tree_leaf_seq())
+        self._layout = GraphLayout(tree, self._visibility.shows)
         self._active: set[int] = set()
         self._leaf: int | None = None
         self._transits: list[tuple[int, int, int]] = []  # (lane, fork seq, head seq) of the active path
@@ -117,6 +134,21 @@ class BranchGraphModel(FlatListModel):
             self._unsubscribe()
             self._unsubscribe = None
 
+    @property
+    def filter_mode(self) -> str:
+        return self._visibility.mode
+
+    @property
+    def query(self) -> str:
+        return self._visibility.query
+
+    def set_filter(self, mode: str, query: str = "") -> None:
+        """Show what the outline shows with this filter mode and these search words."""
+        mode = normalize_mode(mode)
+        if (mode, query) != (self._visibility.mode, self._visibility.query):
+            self._visibility = Visibility(self._tree, mode, query, self._tree_leaf_seq())
+            self.rebuild()
+
     def set_fold_at(self, fold_at: int | None) -> None:
         if fold_at != self._fold_at:
             self._fold_at = fold_at
@@ -124,7 +156,7 @@ class BranchGraphModel(FlatListModel):
             self._reset_rows()
 
     def expand(self, fold: Fold) -> None:
-        self._expanded.add(fold.first)
+        self._expanded.update(self._rows.stretch_of(fold))
         self._reset_rows()
 
     def item_at(self, index: AnyIndex) -> int | Fold | None:
@@ -135,8 +167,8 @@ class BranchGraphModel(FlatListModel):
         seq = self._layout.shown_seq(entry_id) if entry_id is not None else None
         if seq is None:
             return QModelIndex()
-        fold = self._rows.fold_of.get(seq)
-        if fold is not None and unfold and fold.first not in self._expanded:
+        fold = self._rows.fold_of(seq)
+        if fold is not None and unfold:
             self.expand(fold)
         row = self._rows.row_for(seq)
         return QModelIndex() if row is None else self.index(row, 0)
@@ -259,6 +291,10 @@ class BranchGraphModel(FlatListModel):
         return text
 
     # -- engine events ------------------------------------------------------------------------------
+    def _tree_leaf_seq(self) -> int | None:
+        record = self._tree.record(self._tree.leaf_id) if self._tree.leaf_id is not None else None
+        return record.seq if record is not None else None
+
     def _make_rows(self) -> GraphRows:
         return GraphRows(self._layout, self._is_marked, fold_at=self._fold_at, expanded=self._expanded)
 
@@ -286,7 +322,8 @@ class BranchGraphModel(FlatListModel):
 
     def rebuild(self) -> None:
         with self.replacing_rows():
-            self._layout = GraphLayout(self._tree)
+            self._visibility.leaf_seq = self._tree_leaf_seq()
+            self._layout = GraphLayout(self._tree, self._visibility.shows)
             self._update_path()
             self._linked = set()
             self._rows = self._make_rows()
@@ -309,45 +346,101 @@ class BranchGraphModel(FlatListModel):
                 return
             self.rebuild()
         elif event.kind == "leaf":
-            self._update_path()
-            self._repaint_all()
+            self._on_leaf_moved()
             self.leaf_moved.emit()
         elif event.kind == "label":
-            seq = self._layout.shown_seq(event.entry_id)
-            if seq is not None and seq in self._rows.fold_of:
-                self._reset_rows()  # a labelled entry is never folded away: lay the rows out again
-            else:
-                self._repaint_seq(seq)
+            self._on_label(event.entry_id)
         else:
             self.rebuild()
 
-    def _append(self, record: EntryRecord) -> bool:
-        previous_leaf = self._leaf
-        row = self._layout.extend(record)
-        if row is None:
-            return False
-        if row == NOTHING_SHOWN:
-            if self._layout.anchor.get(record.seq) != self._leaf:
-                self._update_path()
-            return True
-        parent = self._layout.parent[record.seq]
-        assert parent is not None
-        visible = self._rows.row_of.get(parent)
-        if visible is None:
-            return False
-        links_before = self._links
-        with self.inserting_rows(visible + 1, 1):
-            self._rows.insert_after(parent, record.seq)
-            self._links = SummaryLinks(self._rows)  # rows below moved down one
-        if self._links.width != links_before.width or len(self._links) != len(links_before):
-            self._repaint_all()  # a new connector (a summary streamed at a tip) or new link columns
-        if parent == self._leaf:  # the drawn part of the active path depends only on the drawn parent
-            self._active.add(record.seq)
-            self._leaf = record.seq
+    def _on_leaf_moved(self) -> None:
+        visibility = self._visibility
+        old, new = visibility.leaf_seq, self._tree_leaf_seq()
+        moved = [self._tree.records[seq] for seq in (old, new) if seq is not None]
+        shown_before = [visibility.shows(record) for record in moved]
+        visibility.leaf_seq = new
+        if [visibility.shows(record) for record in moved] != shown_before:
+            self.rebuild()  # the filter shows an entry only while it is the leaf
+            return
+        old_leaf = self._leaf
+        self._update_path()
+        if self._leaf != old_leaf and (self._may_fold(old_leaf) or self._folded(self._leaf)):
+            self._reset_rows()  # the old leaf may join a folded run, the new one must leave its fold
         else:
+            self._repaint_all()
+
+    def _folded(self, seq: int | None) -> bool:
+        return seq is not None and self._rows.fold_of(seq) is not None
+
+    def _may_fold(self, seq: int | None) -> bool:
+        """Whether an entry that was kept out of folds (leaf, label) could now be folded away."""
+        kids = self._layout.children.get(seq) if seq is not None and self._fold_at is not None else None
+        return kids is not None and len(kids) == 1
+
+    def _on_label(self, entry_id: str | None) -> None:
+        if self._visibility.mode == "labeled-only" or self._visibility.query.strip():
+            self.rebuild()  # labels decide what shows
+            return
+        seq = self._layout.shown_seq(entry_id)
+        if self._folded(seq) or self._may_fold(seq):
+            self._reset_rows()  # a labelled entry is never folded away, an unlabelled one may be
+        else:
+            self._repaint_seq(seq)
+
+    def _append(self, record: EntryRecord) -> bool:
+        """Show an entry appended under the leaf in place; False: lay the graph out again."""
+        visibility = self._visibility
+        previous_leaf = visibility.leaf_seq
+        parent = self._tree.record(record.parent_id) if record.parent_id is not None else None
+        if parent is None:
+            return False  # a new root
+        moved = parent.seq != previous_leaf  # the leaf moved there first (a summary placed on a move)
+        if moved:
+            left = self._tree.records[previous_leaf] if previous_leaf is not None else None
+            shown_before = left is not None and visibility.shows(left)
+            visibility.leaf_seq = record.seq
+            if (left is not None and visibility.shows(left) != shown_before) or self._may_fold(self._leaf):
+                return False
+        visibility.leaf_seq = record.seq
+        old_tip = self._layout.anchor.get(parent.seq)
+        old_row = self._rows.row_of.get(old_tip) if old_tip is not None else None
+        if old_row is None:
+            return False
+        splice = self._layout.extend(record)
+        if splice is None:
+            return False
+        if splice == NOTHING_SHOWN:
+            if moved:
+                self._update_path()
+                self._repaint_all()
+            return True
+        layout = self._layout
+        top = layout.order[splice.row - 1]
+        if moved:
             self._update_path()
-        self._repaint_seq(previous_leaf)
-        self._repaint_seq(parent)
+        else:  # the drawn path only grows (or loses the tip the new entry hid)
+            if splice.removed:
+                self._active.discard(old_tip)
+            if splice.added:
+                self._active.add(record.seq)
+                self._leaf = record.seq
+            else:
+                self._leaf = top
+        plan = self._rows.refold_tail(top, splice.row + splice.added, old_row + 1)
+        links_before = self._links
+        if plan.inserted:
+            notice = self.inserting_rows(plan.first + plan.changed, plan.inserted)
+        else:
+            notice = self.removing_rows(plan.first + plan.changed, plan.removed)
+        with notice:
+            self._rows.apply(plan)
+            self._links = SummaryLinks(self._rows)
+        if moved or self._links.links != links_before.links:
+            self._repaint_all()  # the active path changed, or a connector came, went or moved
+        elif plan.changed:
+            self.rows_changed(plan.first, plan.first + plan.changed - 1)
+        self._repaint_seq(old_tip if not splice.removed else None)
+        self._repaint_seq(top)
         return True
 
 

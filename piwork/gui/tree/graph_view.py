@@ -4,6 +4,9 @@ It owns no session behaviour: it reports the selected entry (`current_changed`),
 (Enter/double-click, `activated`) and context-menu requests (`menu_requested` with a global
 position); the tree panel answers them with the same actions as its outline. Double-clicking a fold
 ("… 40 messages") opens it; selecting a branch summary tints the branch it summarises.
+
+It shows what the outline shows (`set_filter`: the outline's mode and search words). While the graph
+is hidden a new filter waits, and is applied (one layout) when it is shown again.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import gc
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -37,6 +41,7 @@ class BranchGraphView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model: BranchGraphModel | None = None
+        self._filter = ("default", "")
         self.fold_box = QCheckBox("Fold long runs")
         self.fold_box.setChecked(True)
         self.fold_box.setToolTip(f"Show runs of {FOLD_AT} or more plain messages as one row")
@@ -85,11 +90,31 @@ class BranchGraphView(QWidget):
         self.list.activated.connect(self._on_activated)
         self.list.customContextMenuRequested.connect(self._on_menu)
 
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self._apply_filter()
+
+    def set_filter(self, mode: str, query: str = "") -> None:
+        """Show the entries the outline shows with this filter mode and these search words (at once
+        when the graph is visible, else when it is shown)."""
+        self._filter = (mode, query)
+        if self.isVisible():
+            self._apply_filter()
+
+    def _apply_filter(self) -> None:
+        if self.model is not None and (self.model.filter_mode, self.model.query) != self._filter:
+            keep = self.current_entry_id()
+            self.model.set_filter(*self._filter)
+            if keep is not None:
+                self.select(keep, unfold=False)
+
     def set_tree(self, tree: SessionTree | None) -> None:
         self.clear()
         if tree is None:
             return
-        self.model = BranchGraphModel(tree, self, fold_at=FOLD_AT if self.fold_box.isChecked() else None)
+        mode, query = self._filter
+        fold_at = FOLD_AT if self.fold_box.isChecked() else None
+        self.model = BranchGraphModel(tree, self, fold_at=fold_at, mode=mode, query=query)
         # A large session's records and layout are hundreds of thousands of young objects: one full
         # collection now, while the view opens, instead of the first collections that would otherwise
         # walk them all during the first scrolls (a full one follows a mass promotion). A full collection

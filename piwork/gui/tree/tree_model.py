@@ -96,6 +96,10 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
             self._mode = mode
             self.rebuild()
 
+    @property
+    def query(self) -> str:
+        return self._query
+
     def set_search(self, query: str) -> None:
         if query != self._query:
             self._query = query
@@ -122,6 +126,18 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
     def index_of_id(self, entry_id: str | None) -> QModelIndex:
         record = self._tree.record(entry_id) if entry_id is not None else None
         return self.index_of_seq(record.seq if record is not None else None)
+
+    def nearest_shown_index(self, entry_id: str | None) -> QModelIndex:
+        """The row of an entry, or of its nearest ancestor shown (invalid when none is)."""
+        record = self._tree.record(entry_id) if entry_id is not None else None
+        if record is None:
+            return QModelIndex()
+        if record.seq in self._display.container:
+            return self.index_of_seq(record.seq)
+        for above in reversed(self._tree.path(record.id)):
+            if above.seq in self._display.container:
+                return self.index_of_seq(above.seq)
+        return QModelIndex()
 
     def landing_index(self) -> QModelIndex:
         """The row that stands for the leaf (its nearest shown ancestor when the leaf is hidden)."""

@@ -260,6 +260,7 @@ class SessionTreePanel(QWidget):
         self.model.rebuilt.connect(self.reveal_leaf)  # a reset loses the selection: show the leaf
         self.model.rowsAboutToBeInserted.connect(lambda *_a: self._before_change())
         self.model.rowsAboutToBeRemoved.connect(lambda *_a: self._before_change())
+        self.graph.set_filter(self.filter_mode(), self.model.query)
         self.graph.set_tree(session.tree)
         self._show_diagnostics()
         self.reveal_leaf()
@@ -337,11 +338,25 @@ class SessionTreePanel(QWidget):
 
     def _on_filter_changed(self, mode: str) -> None:
         if self.model is not None:
+            keep = self.current_entry_id()
             self.model.set_filter_mode(mode)
+            self._filter_graph(keep)
 
     def _apply_search(self) -> None:
         if self.model is not None:
+            keep = self.current_entry_id()
             self.model.set_search(self.search_field.text())
+            self._filter_graph(keep)
+
+    def _filter_graph(self, keep: str | None) -> None:
+        """The graph shows what the outline now shows; both keep the entry that was selected (or the
+        nearest one still shown above it)."""
+        assert self.model is not None
+        self.graph.set_filter(self.model.filter_mode, self.model.query)
+        index = self.model.nearest_shown_index(keep)
+        if index.isValid():
+            self._reveal(index)
+            self.graph.select(str(index.data(ENTRY_ID_ROLE)), unfold=False)
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         entry_id = current.data(ENTRY_ID_ROLE) if current.isValid() else None

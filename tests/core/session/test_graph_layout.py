@@ -115,9 +115,9 @@ def test_lanes_stay_put_while_entries_stream_in() -> None:
                 assert layout.extend(tree.record(entry_id)) == NOTHING_SHOWN  # type: ignore[arg-type]
                 continue
             entry_id = tree.append_message(_assistant("streamed") if k % 2 else _user("more"))
-            row = layout.extend(tree.record(entry_id))  # type: ignore[arg-type]
-            assert row is not None and row >= 0
-            assert layout.order[row] == tree.record(entry_id).seq  # type: ignore[union-attr]
+            splice = layout.extend(tree.record(entry_id))  # type: ignore[arg-type]
+            assert splice is not None and (splice.removed, splice.added) == (0, 1)
+            assert layout.order[splice.row] == tree.record(entry_id).seq  # type: ignore[union-attr]
         after = _lanes_by_id(layout)
         assert {k: after[k] for k in before} == before  # nothing already drawn moved
         assert layout.width == width

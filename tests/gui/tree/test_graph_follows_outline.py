@@ -1,0 +1,226 @@
+"""The branch graph beside the outline: it shows what the outline's filter and search show and keeps
+the same entry selected; streamed entries grow, make and shrink folds in place (no reset), an opened
+fold stays open."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from piwork.core.ids import SequentialIds
+from piwork.core.session import Fold
+from piwork.core.session.store import Session, new_header, open_session
+from piwork.core.session.tree import SessionTree, tree_from_values
+from piwork.gui.tree.display_tree import FILTER_MODES
+from piwork.gui.tree.graph_model import GRAPH_ROLE, BranchGraphModel
+from piwork.gui.tree.graph_view import BranchGraphView
+from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, SessionTreeModel
+from piwork.gui.tree.tree_panel import SessionTreePanel
+
+from .sessions import SessionBuilder
+
+USER = {"role": "user", "content": "more", "timestamp": 1}
+ANSWER = {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "stopReason": "stop"}
+CALL = {"role": "assistant", "stopReason": "toolUse",
+        "content": [{"type": "toolCall", "id": "c", "name": "bash", "arguments": {}}]}  # fmt: skip
+RESULT = {"role": "toolResult", "toolCallId": "c", "toolName": "bash",
+          "content": [{"type": "text", "text": "done"}], "isError": False}  # fmt: skip
+
+
+def _explorations() -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """A plan, then three attempts off one answer (tool calls, a model change, labels), each left with
+    a summary; the leaf on the last summary's follow-up."""
+    b = SessionBuilder()
+    ids = {"root": b.user("plan the parser"), "base": b.assistant("which grammar?")}
+    tips = []
+    for k in range(3):
+        b.at(ids["base"])
+        ids[f"try{k}"] = b.user(f"attempt {k}: grammar {k}")
+        b.assistant(tool_call=f"t{k}")
+        b.tool_result(f"t{k}", f"grammar {k} output")
+        b.model_change()
+        b.assistant(f"grammar {k} works partly")
+        tips.append(b.entries[-1]["id"])
+    ids["labelled"] = tips[1]
+    b.label(tips[1], "keep")
+    b.at(ids["base"])
+    previous = ids["base"]
+    for k, tip in enumerate(tips):
+        b.at(previous)
+        previous = ids[f"summary{k}"] = b.branch_summary(tip, f"grammar {k} set aside")
+    ids["follow"] = b.user("use grammar 1 after all")
+    ids["leaf"] = b.assistant("done with grammar 1")
+    return b.entries, ids
+
+
+def _session_file(tmp_path: Path, entries: list[dict[str, Any]]) -> Session:
+    path = tmp_path / "explorations.jsonl"
+    lines = [new_header(str(tmp_path)), *entries]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return open_session(path, writable=False)
+
+
+def _graph_ids(graph: BranchGraphView) -> list[str]:
+    assert graph.model is not None
+    model = graph.model
+    return [str(model.index(r, 0).data(ENTRY_ID_ROLE)) for r in range(model.rowCount())]
+
+
+def _outline_ids(model: SessionTreeModel) -> set[str]:
+    display = model.display
+    return {str(model.tree.records[seq].id) for seq in display.container if not display.is_group(seq)}
+
+
+@pytest.fixture
+def panel(qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path) -> Any:
+    """A panel on a session file (entry details are read in worker threads on the loop)."""
+    entries, ids = _explorations()
+    session = _session_file(tmp_path, entries)
+    panel = SessionTreePanel()
+    qtbot.addWidget(panel)
+    panel.resize(420, 700)
+    panel.show()
+    panel.set_session(session)
+    panel.graph.fold_box.setChecked(False)  # every entry its own row, to compare with the outline
+    panel.show_graph()
+    yield panel, ids
+    panel.shutdown()
+    session.close()
+
+
+def test_the_graph_shows_what_each_filter_and_search_of_the_outline_shows(panel: Any) -> None:
+    panel, ids = panel
+    assert panel.model is not None
+    for mode in FILTER_MODES:
+        panel.set_filter_mode(mode)
+        assert panel.graph.model.filter_mode == mode
+        shown = _graph_ids(panel.graph)
+        assert len(shown) == len(set(shown)) and set(shown) == _outline_ids(panel.model), mode
+    panel.set_filter_mode("default")
+    conversation = _graph_ids(panel.graph)
+    # the tool-call turns without text are hidden (none is the leaf); model changes and labels too
+    assert len(conversation) == 2 + 3 * 3 + 3 + 2
+    panel.search_field.setText("grammar 1")
+    panel._apply_search()  # what the field's timer does
+    assert panel.graph.model.query == "grammar 1"
+    assert set(_graph_ids(panel.graph)) == _outline_ids(panel.model)
+    assert ids["try1"] in _graph_ids(panel.graph) and ids["try0"] not in _graph_ids(panel.graph)
+
+
+def test_the_selection_stays_on_the_same_entry_in_both_views(panel: Any) -> None:
+    panel, ids = panel
+    graph = panel.graph
+    graph.select(ids["labelled"])
+    assert panel.view.currentIndex().data(ENTRY_ID_ROLE) == ids["labelled"]  # the outline follows
+    panel.set_filter_mode("labeled-only")  # the selected entry is still shown: it stays selected
+    assert graph.current_entry_id() == ids["labelled"] == panel.view.currentIndex().data(ENTRY_ID_ROLE)
+    assert _graph_ids(graph) == [ids["labelled"]]
+    panel.set_filter_mode("user-only")  # hidden now: its nearest shown ancestor, in both
+    assert graph.current_entry_id() == ids["try1"] == panel.view.currentIndex().data(ENTRY_ID_ROLE)
+    panel.select_entry(ids["try2"])  # the graph follows the outline
+    assert graph.current_entry_id() == ids["try2"]
+    # the user messages hang on the root in lanes of their own: the attempts fork off it
+    cells = {
+        graph.model.index(r, 0).data(ENTRY_ID_ROLE): graph.model.index(r, 0).data(GRAPH_ROLE)
+        for r in range(graph.model.rowCount())
+    }
+    side_lanes = tuple(cells[ids[name]].lane for name in ("try1", "try2", "follow"))
+    assert cells[ids["root"]].forks == side_lanes
+    assert cells[ids["follow"]].leaf  # the leaf's nearest shown ancestor
+
+
+def test_a_filter_set_while_the_graph_is_hidden_waits_until_it_is_shown(panel: Any, qtbot: QtBot) -> None:
+    panel, ids = panel
+    panel.views.setCurrentWidget(panel.view)
+    graph_model = panel.graph.model
+    panel.set_filter_mode("user-only")
+    assert graph_model.filter_mode == "default"  # nothing laid out for a hidden graph
+    panel.select_entry(ids["try0"])
+    with qtbot.waitSignal(graph_model.rebuilt):
+        panel.show_graph()
+    assert graph_model.filter_mode == "user-only"
+    assert set(_graph_ids(panel.graph)) == _outline_ids(panel.model)
+    assert panel.graph.current_entry_id() == ids["try0"]
+
+
+def _long_run(turns: int) -> SessionTree:
+    tree = tree_from_values([], new_id=SequentialIds("e"))
+    for n in range(turns):
+        tree.append_message(USER if n % 2 == 0 else ANSWER)
+    return tree
+
+
+def _rows(model: BranchGraphModel) -> list[int | Fold]:
+    return list(model.rows.rows)
+
+
+def test_streamed_entries_grow_the_fold_above_the_leaf_in_place(
+    qtbot: QtBot, qtmodeltester: ModelTester
+) -> None:
+    tree = _long_run(20)
+    model = BranchGraphModel(tree)
+    qtmodeltester.check(model)  # it keeps checking every change below
+    assert _rows(model) == [0, Fold(1, 18, 18), 19]
+    resets: list[int] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    for n in range(6):
+        with qtbot.waitSignal(model.dataChanged):
+            tree.append_message(ANSWER if n % 2 == 0 else USER)
+        assert model.rowCount() == 3  # the fold took the old leaf, the leaf's row shows the new one
+    assert _rows(model) == [0, Fold(1, 24, 24), 25] and not resets
+    assert model.index(1, 0).data() == "… 24 messages"
+    assert model.leaf_index().row() == 2
+    fresh = BranchGraphModel(tree)
+    assert _rows(fresh) == _rows(model)
+    model.detach()
+    fresh.detach()
+
+
+def test_an_opened_fold_stays_open_while_entries_stream_in(qtbot: QtBot) -> None:
+    tree = _long_run(20)
+    view = BranchGraphView()
+    qtbot.addWidget(view)
+    view.resize(400, 500)
+    view.show()
+    view.set_tree(tree)
+    model = view.model
+    assert model is not None
+    view._on_activated(model.index(1, 0))  # double-click on the fold
+    assert model.rowCount() == 20 and not any(isinstance(r, Fold) for r in _rows(model))
+    assert view.current_entry_id() == "e0002"  # the fold's first entry
+    view.reveal_leaf()
+    resets: list[int] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    for n in range(5):
+        with qtbot.waitSignal(model.rowsInserted):
+            tree.append_message(ANSWER if n % 2 == 0 else USER)
+    assert model.rowCount() == 25 and not resets
+    assert view.current_entry_id() == tree.leaf_id  # the selection followed the leaf
+    view.clear()
+
+
+def test_without_tool_results_each_tool_step_moves_the_fold_in_place(
+    qtbot: QtBot, qtmodeltester: ModelTester
+) -> None:
+    tree = _long_run(12)
+    model = BranchGraphModel(tree, mode="no-tools")
+    qtmodeltester.check(model)
+    resets: list[int] = []
+    model.modelReset.connect(lambda: resets.append(1))
+    for _ in range(4):
+        tree.append_message(CALL)  # shown while it is the leaf: the answer before it joins the fold
+        assert isinstance(_rows(model)[1], Fold) and _rows(model)[-1] == tree.record(tree.leaf_id).seq  # type: ignore[union-attr]
+        tree.append_message(RESULT)  # hidden, and the call with it: the answer is the leaf again
+        fresh = BranchGraphModel(tree, mode="no-tools")
+        assert _rows(model) == _rows(fresh) and model.leaf_index().row() == fresh.leaf_index().row()
+        fresh.detach()
+    tree.append_message(ANSWER)
+    assert not resets
+    assert _rows(model) == _rows(BranchGraphModel(tree, mode="no-tools"))
+    model.detach()
