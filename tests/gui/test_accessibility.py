@@ -113,6 +113,12 @@ def _open_dialogs(ctl: SessionController) -> list[QWidget]:
         action = ctl.window.action_map.get(action_id)
         if action is not None:
             action.trigger()
+    # the preflight dialog opens once its figures are computed in the executor
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not (
+        ctl.preflight_dialog is not None and ctl.preflight_dialog.isVisible()
+    ):
+        QApplication.processEvents()
     settings = ctl.window.findChild(SettingsDialog, "settingsDialog")
     if settings is not None:
         settings.providers_page.edit_server(None)  # the Add Server dialog
