@@ -110,6 +110,7 @@ class SessionController(QObject):
         self.context_commands = ContextCommands(self)
         self.preflight_dialog: PreflightDialog | None = None
         self._auto_preflight: tuple[str, int] | None = None
+        self.auto_preflight_task: asyncio.Task[Any] | None = None  # the latest automatic check
         self.context_navigator = ContextNavigator(window, self.context_feed, self)
         self.tasks: set[asyncio.Task[Any]] = set()
         self._unsubscribe: Any = None
@@ -286,6 +287,7 @@ class SessionController(QObject):
         )
         self._show_context()
         session = runtime.session
+        self._auto_preflight = None  # a session (re)opened is checked afresh
         self.context_feed.attach(
             session,
             lambda: session_prompt_parts(session, runtime.resources),
@@ -664,19 +666,24 @@ class SessionController(QObject):
         self._fill_pickers()
         self.refresh_status()
 
-    def show_preflight(self, planned_files: Sequence[str] = ()) -> asyncio.Task[Any] | None:
-        """/context preflight for the next request (computed in the executor), then the dialog."""
+    def show_preflight(
+        self, planned_files: Sequence[str] = (), *, only_if_needed: bool = False
+    ) -> asyncio.Task[Any] | None:
+        """/context preflight for the next request (computed in the executor), then the dialog;
+        ``only_if_needed`` opens it only for a verdict that asks for a decision (pricing zone, overflow)."""
         runtime = self.runtime
         if runtime is None:
             return None
-        return self.spawn(self._preflight(runtime, tuple(planned_files)))
+        return self.spawn(self._preflight(runtime, tuple(planned_files), only_if_needed))
 
     async def _preflight(
-        self, runtime: AgentRuntime, planned_files: tuple[str, ...]
+        self, runtime: AgentRuntime, planned_files: tuple[str, ...], only_if_needed: bool = False
     ) -> PreflightDialog | None:
         result = await self.context_feed.preflight(runtime.resources, planned_files)
         if result is None or not shiboken6.isValid(self.window):
             return None
+        if only_if_needed and result.get("verdict") not in DIALOG_VERDICTS:
+            return None  # the governor's projection brings the next request under the marks
         previous = self.preflight_dialog
         if previous is not None and shiboken6.isValid(previous) and previous.isVisible():
             previous.close()  # one preflight dialog at a time, with the latest figures
@@ -701,14 +708,16 @@ class SessionController(QObject):
 
     def _maybe_auto_preflight(self, reading: MeterReading) -> None:
         """Between runs, a next request in the pricing zone or past the compaction threshold opens the
-        preflight dialog (once per state of the conversation)."""
+        preflight dialog (once per state of the conversation). The meter may show the transcript before
+        any projection (a session just opened), so the dialog opens only if the preflight, which applies
+        the governor, agrees."""
         session = self.session
         if session is None or session.is_streaming or reading.zone not in DIALOG_VERDICTS:
             return
         key = (reading.zone, len(session.messages))
         if key != self._auto_preflight:
             self._auto_preflight = key
-            self.show_preflight()
+            self.auto_preflight_task = self.show_preflight(only_if_needed=True)
 
     def _on_governor_decision(self, decision: GovernorDecision) -> None:
         if decision.decision == "context-limit":  # the governor withheld a request at the pricing mark
