@@ -9,14 +9,14 @@ modified files, and the "What changed" tab shows the unified diff of their lines
 
 from __future__ import annotations
 
+import asyncio
 import html
-import itertools
 import os
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -48,6 +48,7 @@ from piwork.core.resources import (
     list_resource_files,
     preview_file,
 )
+from piwork.gui.background import BackgroundTasks
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -58,55 +59,31 @@ _CHANGE_WORDS = {"added": "added", "removed": "removed", "modified": "modified"}
 _COLOURS = {"added": "#1a7f37", "removed": "#cf222e", "modified": "#9a6700"}
 
 
-class _Relay(QObject):
-    done = Signal(int, object)
+class ReviewReads:
+    """The review's reads (listing a resource's files, a file's preview), each in a worker thread
+    through ``asyncio.to_thread``; its callback gets the result (or the exception) on the GUI thread,
+    unless the read was cancelled (a newer preview, the dialog closing) meanwhile."""
 
+    def __init__(self) -> None:
+        self._tasks = BackgroundTasks()
 
-class _Job(QRunnable):
-    def __init__(self, relay: _Relay, job_id: int, work: Callable[[], object]) -> None:
-        super().__init__()
-        self._relay, self._id, self._work = relay, job_id, work
+    def run(self, work: Callable[[], object], callback: Callable[[object], None]) -> asyncio.Task[None]:
+        return self._tasks.spawn(self._run(work, callback))
 
-    def run(self) -> None:
+    async def _run(self, work: Callable[[], object], callback: Callable[[object], None]) -> None:
         try:
-            result: object = self._work()
+            result: object = await asyncio.to_thread(work)
         except Exception as exc:  # reported in the view, never lost in a worker thread
             result = exc
-        self._relay.done.emit(self._id, result)
-
-
-class BackgroundJobs(QObject):
-    """Runs small reads on a private thread pool and calls back on the GUI thread."""
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(2)
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._deliver)
-        self._callbacks: dict[int, Callable[[object], None]] = {}
-        self._ids = itertools.count(1)
-
-    def run(self, work: Callable[[], object], callback: Callable[[object], None]) -> int:
-        job_id = next(self._ids)
-        self._callbacks[job_id] = callback
-        self._pool.start(_Job(self._relay, job_id, work))
-        return job_id
+        callback(result)
 
     @property
-    def pending(self) -> int:
-        return len(self._callbacks)
-
-    def _deliver(self, job_id: int, result: object) -> None:
-        callback = self._callbacks.pop(job_id, None)
-        if callback is not None:
-            callback(result)
+    def running(self) -> bool:
+        return self._tasks.running
 
     def shutdown(self) -> None:
-        """Drop queued jobs and wait for running ones (each reads at most a preview or a listing)."""
-        self._callbacks.clear()
-        self._pool.clear()
-        self._pool.waitForDone()
+        """Drop every read still running (a read already in its thread finishes there, unheard)."""
+        self._tasks.cancel_all()
 
 
 class DiffHighlighter(QSyntaxHighlighter):
@@ -185,7 +162,8 @@ class ResourceReview(QWidget):
         self.resources = tuple(resources)
         self.changes = tuple(changes or ())
         self._changes_by_path = {c.path: c for c in self.changes}
-        self.jobs = BackgroundJobs(self)
+        self.jobs = ReviewReads()
+        self._preview: asyncio.Task[None] | None = None
         self._listed: set[str] = set()
         self.model = QStandardItemModel(self)
         self.tree = QTreeView()
@@ -330,22 +308,28 @@ class ResourceReview(QWidget):
             self.diff_view.setPlainText(diff_text([change], self.folder))
         elif self.changes:
             self.diff_view.setPlainText(diff_text(self.changes, self.folder))
-        if current.parent().isValid() or os.path.isfile(path):
-            if change is not None and change.kind == "removed":
-                self._show_text(path, "", f"This file was removed since your last decision ({path}).")
-                self.tabs.setCurrentWidget(self.diff_view)
-                return
-            self.heading.setText(
-                f"<b>{html.escape(display_path(path, self.folder), quote=False)}</b> — reading…"
-            )
-            self.jobs.run(lambda: preview_file(path, kind), lambda result: self._show_preview(path, result))
-        else:
-            role = KIND_ROLES.get(kind, "")
-            self._show_text(path, "", f"{role}. Select one of its files to read it." if role else "")
+        if self._preview is not None:
+            self._preview.cancel()  # the selection moved on: that file's preview is not wanted
+            self._preview = None
+        if change is not None and change.kind == "removed":
+            self._show_text(path, "", f"This file was removed since your last decision ({path}).")
+            self.tabs.setCurrentWidget(self.diff_view)
+            return
+        self.heading.setText(f"<b>{html.escape(display_path(path, self.folder), quote=False)}</b> — reading…")
+        is_file_row = current.parent().isValid()
 
-    def _show_preview(self, path: str, result: object) -> None:
+        def read() -> FilePreview | None:  # a folder resource's own row has no preview
+            return preview_file(path, kind) if is_file_row or os.path.isfile(path) else None
+
+        self._preview = self.jobs.run(read, lambda result: self._show_preview(path, kind, result))
+
+    def _show_preview(self, path: str, kind: str, result: object) -> None:
         if self._current_path() != path:
             return  # the selection moved on while this file was read
+        if result is None:
+            role = KIND_ROLES.get(kind, "")
+            self._show_text(path, "", f"{role}. Select one of its files to read it." if role else "")
+            return
         if isinstance(result, Exception):
             self._show_text(path, "", f"Cannot read this file: {result}")
             return

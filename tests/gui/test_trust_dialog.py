@@ -111,24 +111,26 @@ def _read(qtbot: QtBot, dialog: TrustDialog, path: Path | str) -> None:
 
 
 def test_dialog_names_folder_lists_resources_and_previews_them(
-    qtbot: QtBot, tmp_path: Path, project: Path
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, project: Path
 ) -> None:
+    from piwork.core.resources.trust import trust_options
+
     seen: dict[str, object] = {}
     real = os.path.realpath(project)
-
-    def inspect(dialog: TrustDialog) -> None:
-        seen["resources"] = _review_roots(dialog)
-        seen["labels"] = [b.text() for b in dialog.option_buttons.values()]
-        _wait_listed(qtbot, dialog)
-        seen["skill_files"] = dialog.review.file_rows(1)
-        _read(qtbot, dialog, f"{real}/.pi/settings.json")
-        seen["settings"] = dialog.review.content.toPlainText()
-        _read(qtbot, dialog, f"{real}/.pi/skills/deploy/SKILL.md")
-        seen["skill_heading"] = dialog.review.heading.text()
-        seen["skill_body"] = dialog.review.content.toPlainText()
-        dialog.reject()
-
-    asyncio.run(TrustResolver(_store(tmp_path), ask=_answering(qtbot, inspect)).resolve(str(project)))
+    request = TrustRequest(real, tuple(trust_resources(real)), tuple(trust_options(real, True)))
+    dialog = TrustDialog(request)  # on the qasync loop, as in the window: files are read in asyncio tasks
+    qtbot.addWidget(dialog)
+    dialog.show()
+    seen["resources"] = _review_roots(dialog)
+    seen["labels"] = [b.text() for b in dialog.option_buttons.values()]
+    _wait_listed(qtbot, dialog)
+    seen["skill_files"] = dialog.review.file_rows(1)
+    _read(qtbot, dialog, f"{real}/.pi/settings.json")
+    seen["settings"] = dialog.review.content.toPlainText()
+    _read(qtbot, dialog, f"{real}/.pi/skills/deploy/SKILL.md")
+    seen["skill_heading"] = dialog.review.heading.text()
+    seen["skill_body"] = dialog.review.content.toPlainText()
+    dialog.reject()
     assert seen["resources"] == ["settings: .pi/settings.json", "skills: .pi/skills"]
     assert seen["labels"] == [
         "Trust",
@@ -143,7 +145,9 @@ def test_dialog_names_folder_lists_resources_and_previews_them(
     assert seen["skill_body"] == "---\nname: deploy\n---\nShip it.\n"
 
 
-def test_every_resource_that_would_load_can_be_read(qtbot: QtBot, project: Path) -> None:
+def test_every_resource_that_would_load_can_be_read(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, project: Path
+) -> None:
     pi = project / ".pi"
     (pi / "skills" / "deploy" / "SKILL.md").write_text(
         "---\nname: deploy\ndescription: Ship the build to production.\n---\nRun `make ship`.\n"
@@ -207,7 +211,7 @@ def test_enter_never_trusts(qtbot: QtBot, tmp_path: Path, project: Path) -> None
 
 
 def test_settings_form_shows_inherited_decision_and_saves_choice(
-    qtbot: QtBot, tmp_path: Path, project: Path
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, project: Path
 ) -> None:
     store = _store(tmp_path)
     real = os.path.realpath(project)
@@ -232,7 +236,9 @@ def test_settings_form_shows_inherited_decision_and_saves_choice(
     assert dialog.chosen is not None and dialog.chosen.kind == "distrust"
 
 
-def test_corrupt_store_is_reported_and_can_be_backed_up(qtbot: QtBot, tmp_path: Path, project: Path) -> None:
+def test_corrupt_store_is_reported_and_can_be_backed_up(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, project: Path
+) -> None:
     store = _store(tmp_path)
     store.path.parent.mkdir(parents=True)
     store.path.write_text("{not json")
@@ -374,3 +380,34 @@ def test_a_reask_without_a_snapshot_says_so_and_shows_everything(
     assert (decided.trusted, decided.source) == (False, "prompt")  # type: ignore[attr-defined]
     assert _saved(tmp_path) == {real: False}
     assert prompter.snapshots.load(real) is not None  # the answer is remembered with its files now
+
+
+def test_previews_never_wait_on_a_pipe_and_the_newest_selection_wins(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, project: Path
+) -> None:
+    skill = project / ".pi" / "skills" / "deploy"
+    os.mkfifo(skill / "pipe.md")  # opening it for reading would wait for a writer forever
+    many = project / ".pi" / "skills" / "bulk"
+    many.mkdir()
+    for n in range(300):
+        (many / f"note-{n:03d}.md").write_text(f"note {n}\n" * 2000)
+    dialog = TrustDialog.for_saved_decision(str(project), _store(project.parent))
+    qtbot.addWidget(dialog)
+    dialog.show()
+    _wait_listed(qtbot, dialog)
+    real = os.path.realpath(project)
+    review = dialog.review
+    _read(qtbot, dialog, f"{real}/.pi/skills/deploy/pipe.md")
+    assert review.note.text().startswith("Not a regular file") and review.content.toPlainText() == ""
+    shown: list[str] = []
+    review.previewShown.connect(shown.append)
+    for n in range(0, 300, 7):  # the user runs down the list faster than files are read
+        assert review.select_path(f"{real}/.pi/skills/bulk/note-{n:03d}.md")
+    last = f"{real}/.pi/skills/bulk/note-294.md"
+    qtbot.waitUntil(lambda: last in shown)
+    assert shown == [last]  # earlier previews were cancelled, none was shown
+    assert review.content.toPlainText().startswith("note 294\n")
+    assert review.select_path(f"{real}/.pi/skills/deploy/SKILL.md")
+    dialog.reject()  # closed with a read running: nothing reaches the dialog afterwards
+    qtbot.waitUntil(lambda: not review.jobs.running)
+    assert shown == [last]

@@ -10,6 +10,7 @@ description the model would be told, read from their frontmatter.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 
 from piwork.core.errors import PiworkError
@@ -102,7 +103,10 @@ def looks_binary(data: bytes) -> bool:
 def preview_file(path: str, kind: str = "", limit: int = PREVIEW_BYTES) -> FilePreview:
     """The beginning of ``path`` as text (``limit`` bytes), with what the agent would make of it."""
     try:
-        size = os.path.getsize(path)
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):  # a pipe or device: opening it could wait forever
+            return FilePreview(path, "", note="Not a regular file (a pipe, socket or device); not read.")
+        size = info.st_size
         with open(path, "rb") as handle:
             data = handle.read(limit + 1)
     except OSError as exc:
