@@ -1,20 +1,23 @@
-"""Runs a session search on a worker thread; results arrive on the GUI thread as they are found.
+"""Runs a session search in a worker thread (``asyncio.to_thread``); results arrive on the GUI thread as
+they are found.
 
 A new ``start`` (or ``cancel``) supersedes the running search at once: the worker checks its
-generation between files and inside each file's blocks, so a query typed letter by letter never
-leaves old searches running behind the new one.
+generation between files and inside each file's blocks and stops, and what it handed over before is
+dropped on the GUI thread, so a query typed letter by letter never leaves old searches running behind
+the new one, and a closed dialog hears nothing more.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Signal, SignalInstance
 
-from piwork.core.session import SearchQuery, SessionHits, search_sessions
+from piwork.core.session import SearchQuery, search_sessions
+from piwork.gui.background import BackgroundTasks
 
 
 class SessionSearch(QObject):
@@ -25,50 +28,52 @@ class SessionSearch(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._generation = 0
-        self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
+        self._tasks = BackgroundTasks()
 
     @property
     def generation(self) -> int:
         return self._generation
 
+    @property
+    def running(self) -> bool:
+        """A worker is still searching (a superseded one stops at its next block)."""
+        return self._tasks.running
+
     def start(self, query: str, files: Callable[[], list[Path]]) -> int:
-        """Search the files ``files()`` lists (called on the worker, in the order it gives) for
+        """Search the files ``files()`` lists (called in the worker, in the order it gives) for
         ``query``; returns the generation the signals carry."""
-        with self._lock:
-            self._generation += 1
-            generation = self._generation
-        self._threads = [t for t in self._threads if t.is_alive()]
-        thread = threading.Thread(
-            target=self._run, args=(SearchQuery.parse(query), files, generation), daemon=True
-        )
-        thread.name = "piwork-session-search"
-        self._threads.append(thread)
-        thread.start()
+        self._generation += 1
+        generation = self._generation
+        self._tasks.spawn(self._search(SearchQuery.parse(query), files, generation))
         return generation
 
     def cancel(self) -> None:
-        with self._lock:
-            self._generation += 1
+        self._generation += 1
 
-    def wait(self, timeout: float = 10.0) -> bool:
-        """Join the worker threads (tests and shutdown); True when none is left running."""
-        for thread in list(self._threads):
-            thread.join(timeout)
-        return not any(t.is_alive() for t in self._threads)
+    async def _search(self, query: SearchQuery, files: Callable[[], list[Path]], generation: int) -> None:
+        loop = asyncio.get_running_loop()
 
-    def _run(self, query: SearchQuery, files: Callable[[], list[Path]], generation: int) -> None:
-        def stale() -> bool:
+        def stale() -> bool:  # read in the worker: a plain int, set on the GUI thread
             return generation != self._generation
 
-        def report(done: int, total: int) -> None:
-            if not stale():
-                self.progress.emit(generation, done, total)
+        def hand_over(signal: SignalInstance, *args: object) -> None:  # in the worker
+            loop.call_soon_threadsafe(self._emit_if_current, generation, signal, *args)
 
-        # RuntimeError: the dialog owning this object closed while the search ran; nobody listens.
+        def run() -> None:
+            for result in search_sessions(
+                files(),
+                query,
+                cancelled=stale,
+                progress=lambda done, total: hand_over(self.progress, done, total),
+            ):
+                hand_over(self.found, result)
+
+        await asyncio.to_thread(run)
+        self._emit_if_current(generation, self.finished)
+
+    def _emit_if_current(self, generation: int, signal: SignalInstance, *args: object) -> None:
+        if generation != self._generation:
+            return
+        # RuntimeError: the dialog owning this object was deleted without cancelling; nobody listens.
         with contextlib.suppress(RuntimeError):
-            result: SessionHits
-            for result in search_sessions(files(), query, cancelled=stale, progress=report):
-                self.found.emit(generation, result)
-            if not stale():
-                self.finished.emit(generation)
+            signal.emit(generation, *args)

@@ -145,7 +145,7 @@ def test_a_new_query_cancels_the_old_search(
     dialog.set_query("session")  # matches all 200 files
     _search(qtbot, dialog, "linker zebra")
     assert [s.path for s in dialog.model.sessions] == [sessions[1]["active"]]
-    assert dialog.search.wait(10)
+    qtbot.waitUntil(lambda: not dialog.search.running, timeout=10_000)  # the old search's worker stopped
     assert [s.path for s in dialog.model.sessions] == [sessions[1]["active"]]  # nothing late from "session"
 
 
@@ -204,3 +204,18 @@ def test_a_session_is_found_by_its_name_and_opens_as_it_is(
     assert controller.session is not None
     # Opened as it is: on its active branch, not moved to the session_info entry.
     assert [r.id for r in controller.session.tree.path()][:5] == ["u1", "a1", "u3", "a3", "n1"]
+
+
+def test_closing_the_dialog_stops_its_search_and_nothing_arrives_later(
+    qtbot: QtBot, controller: SessionController, sessions: tuple[Path, dict[str, Path]]
+) -> None:
+    dialog = controller.show_search()
+    qtbot.addWidget(dialog)
+    heard: list[object] = []
+    dialog.search.found.connect(lambda *args: heard.append(args))
+    dialog.search.finished.connect(heard.append)
+    dialog.set_query("session")  # matches all 200 files
+    assert dialog.search.running
+    dialog.reject()
+    qtbot.waitUntil(lambda: not dialog.search.running, timeout=10_000)  # the worker stopped early
+    assert heard == []
