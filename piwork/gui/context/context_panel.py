@@ -4,6 +4,7 @@ the person asked for (jump somewhere, show an elided result's original, export t
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMenu,
+    QMessageBox,
     QPushButton,
     QTableView,
     QTabWidget,
@@ -25,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.context import GovernorDecision, Manifest, Xray, excludable, is_excluded
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.context.governor_log_model import GovernorLogModel, export_json
 from piwork.gui.context.manifest_model import ManifestModel
 from piwork.gui.context.usage_plot import UsagePlot
@@ -57,6 +60,7 @@ class ContextPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("contextPanel")
+        self._tasks = BackgroundTasks()
         self.tabs = QTabWidget(self)
 
         # X-ray
@@ -328,14 +332,29 @@ class ContextPanel(QWidget):
         if manifest is not None:
             QGuiApplication.clipboard().setText(manifest.render_text(self.manifest_model.cwd))
 
-    def export_log(self, path: str | None = None) -> Path | None:
-        """Write the governor log as JSON (metadata only); asks where unless ``path`` is given."""
+    def export_log(self, path: str | None = None) -> asyncio.Task[Path | None] | None:
+        """Write the governor log as JSON (metadata only) in a worker thread; asks where unless ``path``
+        is given. The task's result is the file written (None if it could not be, which is shown)."""
         if path is None:
             path, _filter = QFileDialog.getSaveFileName(
                 self, "Export Governor Log", "governor-log.json", "JSON (*.json)"
             )
         if not path:
             return None
-        target = Path(path)
-        target.write_text(export_json(self.log_model.decisions) + "\n", encoding="utf-8")
+        text = export_json(self.log_model.decisions) + "\n"
+        return self._tasks.spawn(self._write_log(Path(path), text))
+
+    async def _write_log(self, target: Path, text: str) -> Path | None:
+        try:
+            await asyncio.to_thread(target.write_text, text, encoding="utf-8")
+        except OSError as exc:
+            box = QMessageBox(
+                QMessageBox.Icon.Warning,
+                "Governor log not exported",
+                f"{target} could not be written: {exc.strerror or exc}",
+                parent=self,
+            )
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()
+            return None
         return target

@@ -4,9 +4,11 @@ export carries metadata only; the meter's ghost shows what the projection kept o
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
+from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from piwork.core.context.governor import Governor, RequestShape
@@ -51,7 +53,9 @@ def tool_heavy_transcript(rounds: int = 14) -> list[dict]:
     return messages
 
 
-def test_log_lists_a_projection_and_a_fail_closed_decision(qtbot: QtBot, tmp_path: Path) -> None:
+def test_log_lists_a_projection_and_a_fail_closed_decision(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
     governor = Governor()
     shape = RequestShape(MODEL, "You are a coding agent.")
     projected = governor.decide(tool_heavy_transcript(), shape)
@@ -93,7 +97,10 @@ def test_log_lists_a_projection_and_a_fail_closed_decision(qtbot: QtBot, tmp_pat
         panel.show_original_button.click()
     assert shown.args == [decision.elided[0].tool_call_id]
 
-    exported = panel.export_log(str(tmp_path / "log.json"))
+    export = panel.export_log(str(tmp_path / "log.json"))  # written in a worker thread
+    assert export is not None
+    qtbot.waitUntil(export.done)
+    exported = export.result()
     assert exported is not None
     text = exported.read_text()
     data = json.loads(text)
@@ -194,3 +201,17 @@ def test_a_reopened_session_shows_its_earlier_log_and_series(tmp_path: Path) -> 
     assert history.occupancy == [occupancy]  # the estimate per call (the working set sent)
     assert history.billed == [BilledSample(7, "p", "m", 1000, 20, 300, 0, 0.004)]
     assert read_history(tmp_path / "missing.jsonl", transcript).decisions == []
+
+
+def test_a_log_export_the_disk_refuses_is_reported(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    panel = ContextPanel()
+    qtbot.addWidget(panel)
+    export = panel.export_log(str(tmp_path / "no-such-folder" / "log.json"))
+    assert export is not None
+    qtbot.waitUntil(export.done)
+    assert export.result() is None
+    box = panel.findChild(QMessageBox)
+    assert box is not None and "could not be written" in box.text()
+    box.close()
