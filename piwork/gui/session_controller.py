@@ -241,8 +241,10 @@ class SessionController(QObject):
         saved = decided.source == "prompt" and decided.saved_path is not None
         return None if saved else decided.trusted
 
-    async def open_session(self, session_file: str | None) -> AgentRuntime:
-        """Build the runtime for ``session_file`` (None: a new session in the current folder)."""
+    async def open_session(self, session_file: str | None, *, reopen_current: bool = False) -> AgentRuntime:
+        """Build the runtime for ``session_file`` (None: a new session in the current folder).
+        ``reopen_current``: reopen whatever session is open once trust is settled, since a first message
+        sent while a trust question waited gives the open session its file only then."""
         if self.session is not None and self.session.is_streaming:
             await self.session.abort()
         if self.keys.checking:  # the first open: ask the keyring in a worker, say "checking" meanwhile
@@ -253,11 +255,16 @@ class SessionController(QObject):
             header_cwd = header.get("cwd")
             if isinstance(header_cwd, str) and os.path.isdir(header_cwd):
                 self.cwd = os.path.abspath(header_cwd)
+        trust_override = await self._trust_override()
+        if reopen_current:
+            if self.session is not None and self.session.is_streaming:  # sent while the question waited
+                await self.session.wait_for_idle()
+            session_file = self._current_session_file()
         options = RuntimeOptions(
             cwd=self.cwd,
             agent_dir=self.agent_dir,
             session_file=session_file,
-            trust_override=await self._trust_override(),
+            trust_override=trust_override,
             ask_trust=self._ask_trust,
             credentials=self.credentials,
             env=self.env,
@@ -562,8 +569,11 @@ class SessionController(QObject):
                 "Not now", "Wait for the agent to finish (or stop it) first.", error=True
             )
             return
+        self.spawn(self.open_session(self._current_session_file(), reopen_current=True))
+
+    def _current_session_file(self) -> str | None:
         path = self.runtime.store.path if self.runtime and self.runtime.store.flushed else None
-        self.spawn(self.open_session(str(path) if path else None))
+        return str(path) if path else None
 
     # ---- dialogs -----------------------------------------------------------------------------
 

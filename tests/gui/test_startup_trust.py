@@ -20,6 +20,7 @@ from piwork.gui.notifications import NotificationCenter
 from piwork.gui.session_controller import SessionController
 from piwork.gui.theme import load_theme
 from piwork.gui.trust_dialog import TrustDialog
+from tests.support import LoopbackServer, Text, Turn
 
 
 @pytest.fixture
@@ -265,3 +266,45 @@ def test_a_reask_waits_behind_a_bar_while_the_user_types_and_loads_nothing_until
     dialog.option_buttons["trust"].click()
     qtbot.waitUntil(lambda: ctl.runtime not in (None, first), timeout=10_000)
     assert {"deploy", "leak"} <= set(_skills(ctl))
+
+
+def test_a_first_message_sent_while_the_reask_waits_stays_the_open_session(
+    qtbot: QtBot, window: MainWindow, project: Path, open_controller: list[SessionController]
+) -> None:
+    """Reload in a session nothing was sent in yet, then send while the question waits behind the bar:
+    once reviewed, the window reopens the session that message started, not a new empty one."""
+    with LoopbackServer() as server:
+        provider = {
+            "baseUrl": server.url,
+            "api": "anthropic-messages",
+            "apiKey": "test-key",
+            "models": [{"id": "loopback-model", "contextWindow": 200000, "maxTokens": 4096}],
+        }
+        (agent_dir() / "models.json").write_text(json.dumps({"providers": {"loopback": provider}}))
+        server.script(Turn([Text("Deployed.")]))
+        ctl = _start(open_controller, window, project, None)
+        qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+        _visible_dialog().option_buttons["trust"].click()  # type: ignore[union-attr]
+        qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+        first = ctl.runtime
+        assert first is not None and not first.store.flushed  # nothing sent: no session file yet
+        skill = project / ".pi" / "skills" / "deploy" / "SKILL.md"
+        skill.write_text("---\nname: deploy\ndescription: Ship the build.\n---\nShip it twice.\n")
+
+        composer, banner = window.chat.composer, window.chat.trust_banner
+        window.activateWindow()
+        composer.setFocus()
+        qtbot.keyClicks(composer, "please deploy")
+        window.action_map["reload_resources"].trigger()
+        qtbot.waitUntil(banner.isVisible, timeout=10_000)
+        qtbot.keyClick(composer, Qt.Key.Key_Return)  # sent in the session still open
+        qtbot.waitUntil(lambda: first.store.flushed and not window.chat.busy, timeout=10_000)
+        started = first.store.path
+
+        banner.review_button.click()
+        qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+        _visible_dialog().option_buttons["trust"].click()  # type: ignore[union-attr]
+        qtbot.waitUntil(lambda: ctl.runtime not in (None, first), timeout=10_000)
+        assert ctl.runtime is not None and ctl.runtime.store.path == started
+        texts = [m.get("content") for m in ctl.runtime.session.messages if m.get("role") == "user"]
+        assert texts and "please deploy" in json.dumps(texts)
