@@ -2,9 +2,16 @@
 
 It follows the bottom while new content arrives (unless the person scrolled up, when a "Jump to latest"
 button appears), re-lays out only when a row's height changed, and offers copy from a context menu and Ctrl+C.
+
+Rows off screen are first laid out with estimated heights (see ``ChatDelegate``), so opening a long
+conversation does not hold the GUI thread for the text layout of every row; the rows about to be on screen
+are measured exactly before each layout pass, and the rest on later event-loop turns, keeping what is on
+screen in place.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication, QKeyEvent, QKeySequence, QResizeEvent
@@ -47,12 +54,13 @@ class ChatView(QListView):
         self.verticalScrollBar().valueChanged.connect(self._on_scrolled)
         self.verticalScrollBar().rangeChanged.connect(self._on_range_changed)
         model.rowChangedInPlace.connect(self._on_row_changed)
-        model.rowsInserted.connect(lambda *_: self._schedule_follow())
+        model.rowsInserted.connect(self._on_rows_inserted)
         model.modelReset.connect(self._on_reset)
         self.chat_delegate.toggleRequested.connect(self.toggle_row)
         self.chat_delegate.showEarlierRequested.connect(self._show_earlier)
         self.chat_delegate.openLogRequested.connect(self.openLogRequested)
         self.chat_delegate.rowRendered.connect(self._on_row_rendered)
+        self.chat_delegate.heightsSettled.connect(self._on_heights_settled)
         copy = QAction("Copy", self)
         copy.setShortcut(QKeySequence.StandardKey.Copy)  # shown in the menu; the key is handled below
         copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
@@ -106,7 +114,13 @@ class ChatView(QListView):
             QTimer.singleShot(0, self, self.scrollToBottom)
 
     def _on_reset(self) -> None:
+        self.chat_delegate.forget_estimates()
         self._follow_bottom = True
+        self._measure_bottom()
+        self._schedule_follow()
+
+    def _on_rows_inserted(self) -> None:
+        self._measure_bottom()
         self._schedule_follow()
 
     def is_following(self) -> bool:
@@ -120,7 +134,7 @@ class ChatView(QListView):
         # The height the view laid the row out with; asking the view (visualRect) would force a full
         # re-layout of every row right now, once per changed row.
         old = self.chat_delegate.laid_out_height(row)
-        new = self.chat_delegate.sizeHint(self._item_option(), index).height()
+        new = self.chat_delegate.exact_height(row)
         if old != new:
             self._relayout.start()  # coalesce: many rows may change in one flush
         elif not self._relayout.isActive():
@@ -136,7 +150,34 @@ class ChatView(QListView):
         self.initViewItemOption(option)
         return option
 
+    def _measure_bottom(self) -> None:
+        """Before a layout pass while following the bottom: size the newest rows, the ones it shows."""
+        if self._follow_bottom:
+            self._measure_rows(reversed(range(self._chat_model.rowCount())))
+
+    def _measure_rows(self, rows: Iterable[int]) -> None:
+        """Lay out exactly the rows, in the order given, that fill the viewport from one end."""
+        room = self.viewport().height()
+        for visible in rows:
+            if room <= 0:
+                break
+            room -= self.chat_delegate.exact_height(self._chat_model.row_at(visible))
+
+    def _on_heights_settled(self) -> None:
+        """Rows laid out with estimated heights were measured: lay out again, the rows on screen kept where
+        they are (the bottom when following it)."""
+        if self._follow_bottom:
+            self._relayout.start()
+            return
+        anchor = self.indexAt(QPoint(1, 1))
+        before = self.visualRect(anchor).top() if anchor.isValid() else 0
+        self.doItemsLayout()
+        if anchor.isValid():
+            bar = self.verticalScrollBar()
+            bar.setValue(bar.value() + self.visualRect(anchor).top() - before)
+
     def _do_relayout(self) -> None:
+        self._measure_bottom()
         self.doItemsLayout()  # one synchronous pass per flush (a delayed one would come on top of it)
         if self._follow_bottom:
             self.scrollToBottom()
@@ -161,7 +202,8 @@ class ChatView(QListView):
         row = index.data(RowRole)
         if expand and isinstance(row, ChatRow) and row.collapsed and row.kind is not RowKind.USER:
             self.toggle_row(row)
-        self.doItemsLayout()
+        with self.chat_delegate.exact_heights():  # the rows above it decide where it is
+            self.doItemsLayout()
         self.setCurrentIndex(index)
         self.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtTop)
         return True
@@ -169,9 +211,11 @@ class ChatView(QListView):
     def _show_earlier(self) -> None:
         self._follow_bottom = False
         self._chat_model.show_earlier()
+        self._measure_rows(range(self._chat_model.rowCount()))  # the rows about to be on screen
         self.scrollToTop()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
+        self._measure_bottom()  # at the new width (the viewport's, a scroll bar appearing included)
         super().resizeEvent(event)
         self._place_jump_button()
         if self._follow_bottom:

@@ -3,10 +3,20 @@
 Row bodies come from :class:`RowDocuments` (cached documents and thumbnails). Heights are cached by row
 revision and width, so laying out hundreds of rows costs a dict lookup each; clicks on headers and badges are
 hit-tested with the same geometry the painter uses.
+
+Laying out a row's text exactly costs about half a millisecond, so a layout pass over a freshly opened
+conversation (a few hundred rows, twice when the scroll bar appears) would hold the GUI thread for a few
+hundred milliseconds. Instead a row not measured yet at the current width gets a cheap estimate from its text
+length (unless the view asks for exact heights, as it does for the rows on screen) and is measured exactly
+a few milliseconds at a time on later event-loop turns; ``heightsSettled`` then asks the view to lay out again.
 """
 
 from __future__ import annotations
 
+import math
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
@@ -19,6 +29,7 @@ from PySide6.QtCore import (
     QRectF,
     QSize,
     Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import (
@@ -35,7 +46,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
 from piwork.gui.chat.chat_model import ChatModel, RowRole
-from piwork.gui.chat.row_documents import RowDocuments
+from piwork.gui.chat.row_documents import IMAGE_MAX_HEIGHT, RowDocuments
 from piwork.gui.chat.rows import ChatRow, RowKind
 from piwork.gui.theme import Theme, load_theme
 
@@ -43,6 +54,8 @@ MARGIN_X = 10
 MARGIN_Y = 4
 PAD = 8
 STREAM_ROOM_MIN = 60  # px kept ahead of a streaming row's text
+IMAGE_ESTIMATE = IMAGE_MAX_HEIGHT + 4  # a row's thumbnails and the gap above them
+MEASURE_BUDGET_S = 0.008  # GUI-thread time per event-loop turn for measuring estimated rows exactly
 
 STATUS_GLYPHS = {
     "preparing": ("…", "running"),
@@ -80,6 +93,7 @@ class ChatDelegate(QStyledItemDelegate):
     openLogRequested = Signal(str)  # full output path
     showEarlierRequested = Signal()
     rowRendered = Signal(int)  # row key whose final document replaced the plain placeholder
+    heightsSettled = Signal()  # rows laid out with estimated heights now have exact ones
 
     def __init__(self, view: QAbstractItemView, theme: Theme | None = None) -> None:
         super().__init__(view)
@@ -88,11 +102,19 @@ class ChatDelegate(QStyledItemDelegate):
         self.documents = RowDocuments(view, self.theme)
         self.documents.rendered.connect(self._on_rendered)
         self._heights: dict[int, tuple[int, int, int]] = {}  # key -> (revision, width, height)
+        self._estimates: dict[int, tuple[int, int, int]] = {}  # the same, for heights only estimated
+        self._unmeasured: dict[int, ChatRow] = {}  # rows laid out with an estimate, in the order met
+        self._exact = 0  # > 0 while every height handed out must be exact (see exact_heights)
+        self._measurer = QTimer(self)
+        self._measurer.setSingleShot(True)
+        self._measurer.setInterval(0)
+        self._measurer.timeout.connect(self._measure_some)
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
         self.documents.set_theme(theme)
         self._heights.clear()
+        self._estimates.clear()
 
     # ---- geometry ----------------------------------------------------------------------------
 
@@ -159,7 +181,36 @@ class ChatDelegate(QStyledItemDelegate):
     def laid_out_height(self, row: ChatRow) -> int | None:
         """The height last handed to the view for ``row`` (None when it was never sized)."""
         cached = self._heights.get(row.key)
+        estimate = self._estimates.get(row.key)
+        if estimate and (not cached or (cached[0], cached[1]) != (estimate[0], estimate[1])):
+            return estimate[2]
         return cached[2] if cached else None
+
+    def exact_height(self, row: ChatRow) -> int:
+        """``row``'s exact height at the view's current width (laid out now if it was only estimated); the
+        view's next layout pass uses it."""
+        self._estimates.pop(row.key, None)
+        self._unmeasured.pop(row.key, None)
+        return self._height(row, self._view.viewport().width())
+
+    def forget_estimates(self) -> None:
+        """The rows were replaced: stop measuring the old ones."""
+        self._estimates.clear()
+        self._unmeasured.clear()
+        self._measurer.stop()
+
+    @contextmanager
+    def exact_heights(self) -> Iterator[None]:
+        """Within this block every row is sized exactly (a layout that must be right at once)."""
+        self._exact += 1
+        try:
+            yield
+        finally:
+            self._exact -= 1
+
+    def measured(self, row: ChatRow, width: int) -> bool:
+        cached = self._heights.get(row.key)
+        return bool(cached and cached[0] == row.revision and cached[1] == width)
 
     def sizeHint(self, option: QStyleOptionViewItem, index: Index) -> QSize:
         # Called for every row on each layout pass: read the row straight from the chat model.
@@ -168,7 +219,76 @@ class ChatDelegate(QStyledItemDelegate):
         if not isinstance(row, ChatRow):
             return QSize(0, 0)
         width = self._view.viewport().width()
-        return QSize(width, self._height(row, width))
+        if self._exact or row.streaming or row.kind is RowKind.MORE or self.measured(row, width):
+            return QSize(width, self._height(row, width))
+        return QSize(width, self._estimated_height(row, width))
+
+    # ---- estimates ---------------------------------------------------------------------------
+
+    def _estimated_height(self, row: ChatRow, width: int) -> int:
+        """A height from the row's text length alone, remembered; the row is queued to be measured."""
+        cached = self._estimates.get(row.key)
+        if cached and cached[0] == row.revision and cached[1] == width:
+            height = cached[2]
+        else:
+            height = self._estimate(row, width)
+            self._estimates[row.key] = (row.revision, width, height)
+        self._unmeasured[row.key] = row
+        if not self._measurer.isActive():
+            self._measurer.start()
+        return height
+
+    def _estimate(self, row: ChatRow, width: int) -> int:
+        fm = QFontMetrics(self._view.font())
+        header = self._header_height(row)
+        top = MARGIN_Y + PAD // 2 + header + (PAD // 2 if header else 0)
+        body = 0
+        if self._has_body(row):
+            per_line = max(1, (width - 2 * MARGIN_X - 2 * PAD) // max(1, fm.averageCharWidth()))
+            text = row.tool.result_text if row.tool is not None else row.text
+            lines = sum(max(1, math.ceil(len(line) / per_line)) for line in text.split("\n"))
+            body = lines * fm.lineSpacing()
+        images = IMAGE_ESTIMATE if row.images else 0
+        return top + body + images + PAD // 2 + MARGIN_Y + (PAD // 2 if row.kind is not RowKind.TEXT else 0)
+
+    def pending_rows(self) -> int:
+        """Rows laid out with an estimate and not measured yet."""
+        return len(self._unmeasured)
+
+    def _measure_some(self) -> None:
+        """Measure estimated rows exactly for a few milliseconds: the rows on screen first, then from the
+        newest up (the conversation is read from its end); ``heightsSettled`` once all are measured, or
+        at once when rows on screen changed."""
+        width = self._view.viewport().width()
+        deadline = time.perf_counter() + MEASURE_BUDGET_S
+        on_screen = set(self._rows_on_screen())
+        order = [k for k in self._unmeasured if k in on_screen] + [
+            k for k in reversed(self._unmeasured) if k not in on_screen
+        ]
+        changed_on_screen = False
+        for key in order:
+            row = self._unmeasured.pop(key)
+            estimate = self._estimates.pop(key, None)
+            if estimate and estimate[0] == row.revision and estimate[1] == width:
+                exact = self._height(row, width)
+                changed_on_screen |= key in on_screen and exact != estimate[2]
+            if time.perf_counter() > deadline:
+                break
+        if self._unmeasured:
+            self._measurer.start()
+        if changed_on_screen or not self._unmeasured:
+            self.heightsSettled.emit()
+
+    def _rows_on_screen(self) -> list[int]:
+        view = self._view
+        model = view.model()
+        if not isinstance(model, ChatModel) or not model.rowCount():
+            return []
+        top = view.indexAt(QPoint(1, 1))
+        bottom = view.indexAt(QPoint(1, view.viewport().height() - 2))
+        first = top.row() if top.isValid() else 0
+        last = bottom.row() if bottom.isValid() else model.rowCount() - 1
+        return [model.row_at(i).key for i in range(first, last + 1)]
 
     # ---- documents ---------------------------------------------------------------------------
 
@@ -369,3 +489,4 @@ def forget_row_caches(delegate: QObject, row: ChatRow) -> None:
     if isinstance(delegate, ChatDelegate):
         delegate.documents.forget(row)
         delegate._heights.pop(row.key, None)
+        delegate._estimates.pop(row.key, None)
