@@ -96,9 +96,15 @@ class ResourcePanel(QWidget):
         layout.addWidget(self.tabs, 1)
 
     def set_resources(self, loaded: LoadedResources) -> None:
+        current = self.view.currentIndex()
+        selected = self.model.row_at(current.siblingAtColumn(0)) if current.isValid() else None
         self.loaded = loaded
         self.trust_label.setText(self._trust_text(loaded))
-        self.model.set_rows(loaded.rows)
+        self.model.set_rows(loaded.rows)  # a reset: the selection goes without a currentChanged
+        if selected is None or not self._reselect(selected.kind, selected.path):
+            self._previewing = None
+            self.reason_label.clear()
+            self.preview.clear()
         self.view.expandAll()
         for group in range(self.model.rowCount()):  # group titles read across the row
             self.view.setFirstColumnSpanned(group, QModelIndex(), True)
@@ -108,6 +114,18 @@ class ResourcePanel(QWidget):
                 self.view.setColumnWidth(column, MAX_COLUMN_WIDTH)
         rank_width = self.view.fontMetrics().horizontalAdvance("Rank 00")
         self.view.setColumnWidth(0, self.view.indentation() + rank_width + 12)
+
+    def _reselect(self, kind: str, path: str) -> bool:
+        """Select the row of ``kind`` at ``path`` again after a reload, which reads its file afresh."""
+        for group in range(self.model.rowCount()):
+            parent = self.model.index(group, 0)
+            for position in range(self.model.rowCount(parent)):
+                index = self.model.index(position, 0, parent)
+                row = self.model.row_at(index)
+                if row is not None and row.kind == kind and row.path == path:
+                    self.view.setCurrentIndex(index)
+                    return True
+        return False
 
     def sizeHint(self) -> QSize:
         """Wide enough, as a dock, for name, scope and state beside the rank."""

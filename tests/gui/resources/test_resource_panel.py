@@ -155,3 +155,47 @@ def test_system_prompt_parts_with_token_counts(
     assert view.table.item(0, 1).text().startswith(f"{view.counts[0]:,}  (")  # count and share of the total
     assert "chars/4" in view.table.horizontalHeaderItem(1).toolTip() and "chars/4" in view.summary.text()
     panel.shutdown()
+
+
+@pytest.fixture
+def reloaded(planted: tuple[str, str, str]) -> tuple[LoadedResources, LoadedResources, LoadedResources]:
+    """The same project loaded twice, then once more after its SYSTEM.md is gone (before a test's qloop)."""
+    first, again = _load(planted, trusted=True), _load(planted, trusted=True)
+    os.remove(os.path.join(planted[2], ".pi", "SYSTEM.md"))
+    return first, again, _load(planted, trusted=True)
+
+
+def _system_row(panel: ResourcePanel, path: str) -> object:
+    for group in range(panel.model.rowCount()):
+        parent = panel.model.index(group, 0)
+        for position in range(panel.model.rowCount(parent)):
+            index = panel.model.index(position, 0, parent)
+            if index.data(ROW_ROLE).path == path:
+                return index
+    raise AssertionError(f"no row for {path}")
+
+
+def test_a_reload_reads_the_selected_row_again_and_clears_a_row_that_went(
+    qtbot: QtBot,
+    planted: tuple[str, str, str],
+    reloaded: tuple[LoadedResources, LoadedResources, LoadedResources],
+    qloop: asyncio.AbstractEventLoop,
+) -> None:
+    first, again, without = reloaded
+    system_md = os.path.join(planted[2], ".pi", "SYSTEM.md")
+    Path(system_md).write_text("Old words.\n")
+    panel = _panel(qtbot, first)
+    with qtbot.waitSignal(panel.previewShown, timeout=10_000):
+        panel.view.setCurrentIndex(_system_row(panel, system_md))  # type: ignore[arg-type]
+    assert panel.preview.toPlainText() == "Old words.\n"
+
+    Path(system_md).write_text("New words.\n")
+    with qtbot.waitSignal(panel.previewShown, timeout=10_000):  # the preview is not left showing old text
+        panel.set_resources(again)
+    assert panel.preview.toPlainText() == "New words.\n" and system_md in panel.reason_label.text()
+    assert panel.model.row_at(panel.view.currentIndex()).path == system_md  # type: ignore[union-attr]
+
+    os.remove(system_md)
+    panel.set_resources(without)
+    assert not panel.view.currentIndex().isValid()
+    assert panel.preview.toPlainText() == "" and panel.reason_label.text() == ""
