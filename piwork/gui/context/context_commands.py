@@ -21,7 +21,6 @@ from piwork.core.context import (
     FreshError,
     Manifest,
     ManifestEntry,
-    TokenEstimator,
     append_manifest,
     begin_task,
     budget_command,
@@ -83,7 +82,7 @@ class ContextCommands:
             return None
         session = runtime.session
         model = session.model
-        estimator = TokenEstimator(self.controller.tokenizers.counter_for(model.id if model else ""))
+        estimator = self.controller.context_feed.estimator_for(session, model.id if model else "")
         path = runtime.store.path
         return view_from_session(session, runtime.resources, estimator, str(path) if path else None)
 
@@ -341,7 +340,7 @@ class ContextCommands:
             return
         session = runtime.session
         model = session.model
-        estimator = TokenEstimator(self.controller.tokenizers.counter_for(model.id if model else ""))
+        estimator = self.controller.context_feed.estimator_for(session, model.id if model else "")
         started = await asyncio.to_thread(
             begin_task, session, resources, contract, contract.goal, unfamiliar, (), estimator
         )

@@ -356,9 +356,20 @@ class ContextFeed(QObject):
         self._job = loop.run_in_executor(None, self._compute, snapshot, self._job_number)
         self._job.add_done_callback(lambda job: self._finished(job, snapshot))
 
+    def estimator_for(self, session: Any, model_id: str) -> TokenEstimator:
+        """The estimator the panel counts ``model_id``'s requests with (the session's governor's when it
+        uses the same tokenizer), holding every count made so far: other views of the session (the
+        ``/context`` commands) use it instead of counting the transcript again. Counts are kept per message
+        object, so a figure never depends on which estimator made it, only its cost does."""
+        governance = getattr(session, "governance", None)
+        shared = getattr(getattr(governance, "governor", None), "estimator", None)
+        return self._shared_or_own(shared, self.tokenizers.counter_for(model_id))
+
     def _estimator(self, snapshot: Snapshot, counter: TokenCounter) -> TokenEstimator:
+        return self._shared_or_own(snapshot.governor_estimator, counter)
+
+    def _shared_or_own(self, shared: object, counter: TokenCounter) -> TokenEstimator:
         """The governor's estimator when it counts with this tokenizer (one count serves both), else ours."""
-        shared = snapshot.governor_estimator
         if isinstance(shared, TokenEstimator) and shared.counter.info == counter.info:
             return shared
         estimator = self._estimators.get(counter.info.label)

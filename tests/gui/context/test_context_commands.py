@@ -190,3 +190,22 @@ def test_bare_context_command_says_what_to_add(qtbot: QtBot, controller: Session
     _type(controller, "/context sideways")
     qtbot.waitUntil(lambda: sum(r.title == "/context" for r in _notices(controller)) == 2, timeout=5_000)
     assert _notices(controller)[-1].text == "Unknown subcommand 'sideways'."
+
+
+def test_context_commands_count_with_the_panels_estimator(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    runtime = controller.runtime
+    assert runtime is not None
+    server.script(Turn([Text("a first reply")]))
+    controller.submit("a first question")
+    qtbot.waitUntil(lambda: not controller.chat.busy and runtime.store.flushed, timeout=10_000)
+    messages = runtime.session.messages
+    feed = controller.context_feed
+    model = runtime.session.model
+    estimator = feed.estimator_for(runtime.session, model.id if model else "")
+    qtbot.waitUntil(lambda: all(estimator.known(m) is not None for m in messages), timeout=10_000)
+    view = controller.context_commands._view()
+    assert view is not None and view.estimator is estimator  # the panel's counts, not a cold count
+    _type(controller, "/context budget")
+    assert _wait_notice(qtbot, controller, "/context budget").kind == RowKind.NOTICE
