@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from datetime import datetime
 from typing import Any
 
 import shiboken6
@@ -117,11 +118,33 @@ class ContextNavigator(QObject):
             task.cancel()
 
 
+# Messages the session builds from an entry of another type (the task bundle, summaries): role → type.
+_BUILT_FROM = {
+    "custom": "custom_message",
+    "branchSummary": "branch_summary",
+    "compactionSummary": "compaction",
+}
+
+
+def _epoch_ms(stamp: Any) -> int | None:
+    try:
+        return round(datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        return None
+
+
 def entry_of_message(tree: Any, message: dict[str, Any]) -> str | None:
     """The id of the entry on the current branch that recorded ``message``, newest first (role and
-    timestamp match; a tool result also by its call id). Reads entry bodies, so run it in an executor."""
+    timestamp match; a tool result also by its call id; a custom or summary message: the entry it was
+    built from, by its timestamp). Reads entry bodies, so run it in an executor."""
     role, stamp, call_id = message.get("role"), message.get("timestamp"), message.get("toolCallId")
+    built_from = _BUILT_FROM.get(str(role))
     for record in reversed(tree.path()):
+        if built_from is not None and record.type == built_from:
+            body = tree.body(record)
+            if isinstance(body, dict) and _epoch_ms(body.get("timestamp")) == stamp:
+                return str(record.id)
+            continue
         if record.type != "message":
             continue
         body = tree.body(record)

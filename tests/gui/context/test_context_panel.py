@@ -128,3 +128,28 @@ def test_manifest_tab_follows_a_task_and_offers_its_actions(
     assert ("View", "Context", "Alt+4") in listed
     assert any(row[1] == "Context Preflight" for row in listed)
     dialog.close()
+
+
+def test_xray_row_of_the_task_bundle_selects_its_entry_in_the_tree(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    from piwork.gui.chat.slash_commands import SlashCommand
+
+    server.script(Turn([Text("Looked.")]))
+    window = controller.window
+    window.show_context_panel(0)
+    controller.run_command(SlashCommand("task", "read-only Look around the project"))
+    _run(qtbot, controller, "look around")
+    model = window.context_panel.xray_model
+    qtbot.waitUntil(
+        lambda: model.position_of(lambda r: r.part.kind == "custom") is not None and not model.counting,
+        timeout=10_000,
+    )
+    path = controller.runtime.store.path  # type: ignore[union-attr]
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    bundle = next(e["id"] for e in entries if e.get("type") == "custom_message")
+    position = model.position_of(lambda r: r.part.kind == "custom")
+    view = window.context_panel.xray_view
+    view.setCurrentIndex(model.index(position, 0))  # type: ignore[arg-type]
+    qtbot.keyClick(view, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: window.tree_panel.current_entry_id() == bundle, timeout=5000)
