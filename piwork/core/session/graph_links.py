@@ -3,12 +3,16 @@
 A branch summary records ``fromId``, the tip of the branch that was left. The graph draws a
 connector from the row showing that tip (or its fold) to the summary's row, in *link columns* to
 the right of the lanes: the connectors take columns by interval partitioning over their row spans,
-so two connectors share a column only where they do not overlap.
+so two connectors share a column only where they do not overlap, and every connector overlapping
+others gets a column of its own.
+
+A view narrower than the columns asks a row's connectors for at most ``limit`` columns: the
+connectors from column ``limit - 1`` on are drawn as one *bundle* in that column, and the row says
+how many connectors of the bundle touch it (a count badge for the view).
 
 Cheap for large graphs: the layout keeps the list of drawn summaries, so building the connectors
 costs one lookup per summary. A row asks which connectors touch it from the connectors of its block
 of rows, a list made the first time a row of that block is painted (nothing is stored per row).
-More than ``MAX_COLUMNS`` overlapping connectors share the last column.
 """
 
 from __future__ import annotations
@@ -40,11 +44,12 @@ class LinkEnd:
 class RowLinks:
     passing: tuple[int, ...]  # columns whose connector runs straight through the row
     ends: tuple[LinkEnd, ...]  # connectors that start or end on the row
+    bundle: int = -1  # the column holding the bundle (-1: every connector has its own column)
+    bundled: int = 0  # connectors of the bundle that touch the row
 
 
 NO_LINKS = RowLinks((), ())
 BLOCK_ROWS = 256
-MAX_COLUMNS = 8
 
 
 class SummaryLinks:
@@ -71,11 +76,10 @@ class SummaryLinks:
         placed: list[SummaryLink] = []
         for top, bottom, seq, source, summary_row in links:
             column = next((i for i, end in enumerate(column_end) if end < top), len(column_end))
-            if column == len(column_end) and column < MAX_COLUMNS:
+            if column == len(column_end):
                 column_end.append(bottom)
             else:
-                column = min(column, MAX_COLUMNS - 1)
-                column_end[column] = max(column_end[column], bottom)
+                column_end[column] = bottom
             placed.append(SummaryLink(seq, source, top, bottom, column, summary_row == top))
         self.links = placed
         self.width = len(column_end)
@@ -85,23 +89,34 @@ class SummaryLinks:
     def __len__(self) -> int:
         return len(self.links)
 
-    def at(self, row: int) -> RowLinks:
-        """The connectors that touch visible row ``row``."""
+    def at(self, row: int, limit: int | None = None) -> RowLinks:
+        """The connectors that touch visible row ``row``, in at most ``limit`` columns (at least 1;
+        None: as many as they take)."""
         if not self.links:
             return NO_LINKS
-        passing: list[int] = []
+        bundle = self.columns(limit) - 1 if limit is not None and self.width > max(1, limit) else -1
+        passing: set[int] = set()
         ends: list[LinkEnd] = []
+        bundled = 0
         for link in self._block(row // BLOCK_ROWS):
             if link.bottom < row or link.top > row:
                 continue
+            column = link.column
+            if 0 <= bundle <= column:
+                column = bundle
+                bundled += 1
             if row == link.top or row == link.bottom:
                 downward = row == link.top
-                ends.append(LinkEnd(link.column, downward, downward == link.summary_on_top))
+                ends.append(LinkEnd(column, downward, downward == link.summary_on_top))
             else:
-                passing.append(link.column)
+                passing.add(column)
         if not passing and not ends:
             return NO_LINKS
-        return RowLinks(tuple(sorted(set(passing))), tuple(ends))
+        return RowLinks(tuple(sorted(passing)), tuple(ends), bundle if bundled else -1, bundled)
+
+    def columns(self, limit: int | None = None) -> int:
+        """How many columns the connectors are drawn in with at most ``limit`` of them."""
+        return self.width if limit is None else min(self.width, max(1, limit))
 
     def _block(self, block: int) -> list[SummaryLink]:
         """The connectors overlapping rows ``block * BLOCK_ROWS`` to the block's last row."""

@@ -4,7 +4,12 @@ Every row has the same height (the view asks for uniform sizes), so a 100k-row g
 rows on screen. Marks: user ● filled circle, assistant ○ ring, tool ▪ small square, branch summary ◆
 diamond, compaction ▲ triangle, other messages • dot, a fold ⋮. The leaf gets an outer ring; the
 active path's lane is drawn thicker and its rows are tinted. A dashed connector in the summary colour
-runs from the tip of each summarised branch, right of the lanes, to the arrowhead at its summary.
+runs from the tip of each summarised branch, right of the lanes, to the arrowhead at its summary;
+each overlapping connector has a column of its own, narrower than a lane. When the columns would take
+more than a share of the view's width, the last column drawn is a thicker *bundle* holding the
+rest, with a badge counting the connectors it holds where one of them joins or leaves it. A graph
+with more lanes than a share of the view's width draws them closer together (`fit`), so titles keep
+room in a narrow dock.
 """
 
 from __future__ import annotations
@@ -18,6 +23,11 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 from piwork.gui.tree.graph_model import GRAPH_ROLE, GraphCell
 
 LANE_WIDTH = 16
+MIN_LANE_WIDTH = 10
+LANE_SHARE = 0.4  # lanes narrow down to fit this share of the view's width (not below MIN_LANE_WIDTH)
+LINK_PITCH = 8  # width of a summary connector's column
+LINK_SHARE = 0.3  # at most this share of what the lanes leave goes to connector columns
+MIN_LINK_COLUMNS = 3
 MARK_RADIUS = 4.5
 TEXT_COLUMN_LANES = 10  # titles line up after this many lanes; rows with more lanes push theirs further
 _LANE_COLOURS = [
@@ -46,8 +56,28 @@ def lane_colour(lane: int) -> QColor:
     return _LANE_COLOURS[lane % len(_LANE_COLOURS)]
 
 
-def lane_x(lane: int) -> float:
-    return LANE_WIDTH * lane + LANE_WIDTH / 2 + 2
+def lane_x(lane: int, pitch: float = LANE_WIDTH) -> float:
+    return pitch * lane + pitch / 2 + 2
+
+
+def link_x(base: int, column: int, pitch: float = LANE_WIDTH) -> float:
+    """The x of connector column `column` right of `base` lanes `pitch` pixels apart."""
+    return pitch * base + 6 + LINK_PITCH * column + LINK_PITCH / 2
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How a graph of `lanes` lanes is drawn in a view of a given width."""
+
+    lane_width: float
+    link_columns: int  # at most this many connector columns (the last one bundles the rest)
+
+
+def fit(view_width: int, lanes: int) -> Fit:
+    room = view_width * LANE_SHARE
+    pitch = float(LANE_WIDTH) if lanes * LANE_WIDTH <= room else max(MIN_LANE_WIDTH, room / max(lanes, 1))
+    free = view_width - pitch * min(lanes, TEXT_COLUMN_LANES)
+    return Fit(pitch, max(MIN_LINK_COLUMNS, int(free * LINK_SHARE) // LINK_PITCH))
 
 
 @dataclass
@@ -78,7 +108,9 @@ class GraphDelegate(QStyledItemDelegate):
         super().__init__(parent)
         self._fonts: dict[str, _Fonts] = {}
         self._pens: dict[tuple[int, bool], QPen] = {}
+        self.lane_width = float(LANE_WIDTH)  # set by the view (see `fit`)
         self._link_pen = QPen(_KIND_COLOURS["summary"], 1.4, Qt.PenStyle.DashLine)
+        self._bundle_pen = QPen(_KIND_COLOURS["summary"], 3.0, Qt.PenStyle.DashLine)
 
     def _fonts_for(self, font: QFont) -> _Fonts:
         key = font.key()
@@ -121,11 +153,12 @@ class GraphDelegate(QStyledItemDelegate):
         top, bottom = float(rect.top()), float(rect.bottom() + 1)
         middle = (top + bottom) / 2
         left = float(rect.left())
+        pitch = self.lane_width
         for lane in cell.through:
-            x = left + lane_x(lane)
+            x = left + lane_x(lane, pitch)
             painter.setPen(self._pen(lane, lane in cell.through_active))
             painter.drawLine(QPointF(x, top), QPointF(x, bottom))
-        x = left + lane_x(cell.lane)
+        x = left + lane_x(cell.lane, pitch)
         if cell.up:
             painter.setPen(self._pen(cell.lane, cell.active))
             painter.drawLine(QPointF(x, top), QPointF(x, middle))
@@ -136,16 +169,13 @@ class GraphDelegate(QStyledItemDelegate):
             painter.setBrush(Qt.BrushStyle.NoBrush)
             for lane in cell.forks:
                 path = QPainterPath(QPointF(x, middle))
-                end_x = left + lane_x(lane)
+                end_x = left + lane_x(lane, pitch)
                 path.cubicTo(QPointF(x, bottom), QPointF(end_x, middle), QPointF(end_x, bottom))
                 painter.setPen(self._pen(lane, lane in cell.active_forks))
                 painter.drawPath(path)
-        link_lanes = self._links(painter, cell, left, x, top, middle, bottom)
+        links_right = self._links(painter, fonts, cell, left, x, top, middle, bottom)
         self._mark(painter, cell, QPointF(x, middle))
-        widest = max(
-            (min(cell.width, TEXT_COLUMN_LANES) - 1, cell.lane, *cell.through, *cell.forks, *link_lanes)
-        )
-        text_rect = rect.adjusted(int(lane_x(widest) + LANE_WIDTH), 0, -4, 0)
+        text_rect = rect.adjusted(int(max(self._graph_right(cell), links_right) + 8), 0, -4, 0)
         if cell.label:
             text_rect = self._tag(painter, fonts, cell.label, text_rect)
         font, metrics = fonts.plain, fonts.metrics
@@ -163,29 +193,43 @@ class GraphDelegate(QStyledItemDelegate):
         painter.drawText(text_rect, _TEXT_FLAGS, text)
         painter.restore()
 
+    def _graph_right(self, cell: GraphCell) -> float:
+        """Where the graph ends on a row: after the lanes (titles line up after `TEXT_COLUMN_LANES` of
+        them) and the connector columns, further where this row's own lines reach."""
+        lanes = min(cell.width, TEXT_COLUMN_LANES)
+        widest = max((lanes - 1, cell.lane, *cell.through, *cell.forks))
+        pitch = self.lane_width
+        right = lane_x(widest, pitch) + pitch / 2
+        if cell.link_width and cell.link_base <= TEXT_COLUMN_LANES:
+            right = max(right, link_x(cell.link_base, cell.link_width - 1, pitch) + LINK_PITCH / 2)
+        return right
+
     def _links(
         self,
         painter: QPainter,
+        fonts: _Fonts,
         cell: GraphCell,
         left: float,
         mark_x: float,
         top: float,
         middle: float,
         bottom: float,
-    ) -> tuple[int, ...]:
-        """Summary connectors touching the row; returns the lanes (link columns) they take."""
+    ) -> float:
+        """Summary connectors touching the row; returns how far right they (and a badge) reach."""
         links = cell.links
         if not links.passing and not links.ends:
-            return ()
+            return 0.0
         painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.setPen(self._link_pen)
-        base = cell.link_base
+        base, pitch = cell.link_base, self.lane_width
+        right = 0.0
         for column in links.passing:
-            x = left + lane_x(base + column)
+            x = left + link_x(base, column, pitch)
+            painter.setPen(self._bundle_pen if column == links.bundle else self._link_pen)
             painter.drawLine(QPointF(x, top), QPointF(x, bottom))
-        bend = 5.0
+            right = max(right, x + LINK_PITCH / 2 - left)
+        bend = 4.0
         for end in links.ends:
-            x = left + lane_x(base + end.column)
+            x = left + link_x(base, end.column, pitch)
             start = mark_x + (MARK_RADIUS + (7 if end.at_summary else 4))
             towards = bottom if end.downward else top
             turn = middle + (bend if end.downward else -bend)
@@ -193,7 +237,12 @@ class GraphDelegate(QStyledItemDelegate):
             path.lineTo(QPointF(x - bend, middle))
             path.quadTo(QPointF(x, middle), QPointF(x, turn))
             path.lineTo(QPointF(x, towards))
+            painter.setPen(self._link_pen)
             painter.drawPath(path)
+            if end.column == links.bundle:  # the bundle itself runs on thicker above or below
+                painter.setPen(self._bundle_pen)
+                painter.drawLine(QPointF(x, turn), QPointF(x, towards))
+            right = max(right, x + LINK_PITCH / 2 - left)
             if end.at_summary:  # an arrowhead pointing at the summary's mark
                 painter.setPen(Qt.PenStyle.NoPen)
                 painter.setBrush(_KIND_COLOURS["summary"])
@@ -202,8 +251,29 @@ class GraphDelegate(QStyledItemDelegate):
                                QPointF(start + 3, middle + 3.5)])
                 )  # fmt: skip
                 painter.setBrush(Qt.BrushStyle.NoBrush)
-                painter.setPen(self._link_pen)
-        return tuple(base + c for c in (*links.passing, *(e.column for e in links.ends)))
+        if links.bundled > 1 and any(end.column == links.bundle for end in links.ends):
+            right = max(
+                right,
+                self._badge(painter, fonts, links.bundled, left + link_x(base, links.bundle, pitch), middle)
+                - left,
+            )
+        return right
+
+    @staticmethod
+    def _badge(painter: QPainter, fonts: _Fonts, count: int, x: float, middle: float) -> float:
+        """The count of connectors in the bundle, just right of it; returns the badge's right edge."""
+        text = str(count)
+        width = fonts.tag_metrics.horizontalAdvance(text) + 8
+        height = fonts.tag_metrics.height()
+        box = QRectF(x + LINK_PITCH / 2 + 1, middle - height / 2, width, height)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(_KIND_COLOURS["summary"])
+        painter.drawRoundedRect(box, height / 2, height / 2)
+        painter.setFont(fonts.tag)
+        painter.setPen(QColor(255, 255, 255))
+        painter.drawText(box, int(Qt.AlignmentFlag.AlignCenter), text)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        return box.right()
 
     @staticmethod
     def _mark(painter: QPainter, cell: GraphCell, centre: QPointF) -> None:

@@ -66,6 +66,7 @@ class GraphCell:
     down_active: bool = False  # the active path goes on straight below
     links: RowLinks = NO_LINKS  # connectors from branch summaries to the branches they summarise
     link_base: int = 1  # lane index of the first link column (the graph's lane count)
+    link_width: int = 0  # link columns of the whole graph as drawn (bundled past the view's limit)
 
 
 def node_kind(record: EntryRecord) -> str:
@@ -102,6 +103,7 @@ class BranchGraphModel(FlatListModel):
         self._fold_at = fold_at
         self._expanded: set[int] = set()  # entries of the runs opened (see GraphRows)
         self._linked: set[int] = set()
+        self._link_limit: int | None = None
         self._visibility = Visibility(tree, mode, query, self._tree_leaf_seq())
         self._layout = GraphLayout(tree, self._visibility.shows)
         self._active: set[int] = set()
@@ -148,6 +150,18 @@ class BranchGraphModel(FlatListModel):
         if (mode, query) != (self._visibility.mode, self._visibility.query):
             self._visibility = Visibility(self._tree, mode, query, self._tree_leaf_seq())
             self.rebuild()
+
+    @property
+    def link_limit(self) -> int | None:
+        return self._link_limit
+
+    def set_link_limit(self, limit: int | None) -> None:
+        """Draw the summary connectors in at most `limit` columns (the rest bundled in the last)."""
+        if limit != self._link_limit:
+            before = self._links.columns(self._link_limit)
+            self._link_limit = limit
+            if self._links.columns(limit) != before:
+                self._repaint_all()
 
     def set_fold_at(self, fold_at: int | None) -> None:
         if fold_at != self._fold_at:
@@ -229,9 +243,10 @@ class BranchGraphModel(FlatListModel):
             lane, through = self._rows.lane_and_through(fold)
             return GraphCell(
                 lane, through, True, True, (), "fold", fold.first in self._active, False,
-                fold.first in self._linked, None, fold_text(fold.count), self._width(),
+                fold.first in self._linked, None, fold_text(fold.count), self._layout.width,
                 self._through_active(fold.first, through), (), fold.first in self._active,
-                self._links.at(self._rows.row_of[fold]), self._layout.width,
+                self._links.at(self._rows.row_of[fold], self._link_limit), self._layout.width,
+                self._links.columns(self._link_limit),
             )  # fmt: skip
         if role == Qt.ItemDataRole.ToolTipRole:
             return "Double-click to show these entries"
@@ -273,16 +288,14 @@ class BranchGraphModel(FlatListModel):
             linked=seq in self._linked,
             label=self._tree.label(record.id),
             text=entry_title(record, self._tree),
-            width=self._width(),
+            width=self._layout.width,
             through_active=self._through_active(seq, through),
             active_forks=self._active_forks(seq),
             down_active=bool(layout.children.get(seq)) and layout.children[seq][0] in self._active,
-            links=self._links.at(self._rows.row_of[seq]),
+            links=self._links.at(self._rows.row_of[seq], self._link_limit),
             link_base=layout.width,
+            link_width=self._links.columns(self._link_limit),
         )
-
-    def _width(self) -> int:
-        return self._layout.width + self._links.width
 
     def _tooltip(self, record: EntryRecord) -> str:
         text = entry_detail_text(self._tree.body(record))

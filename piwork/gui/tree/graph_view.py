@@ -6,14 +6,16 @@ position); the tree panel answers them with the same actions as its outline. Dou
 ("… 40 messages") opens it; selecting a branch summary tints the branch it summarises.
 
 It shows what the outline shows (`set_filter`: the outline's mode and search words). While the graph
-is hidden a new filter waits, and is applied (one layout) when it is shown again.
+is hidden a new filter waits, and is applied (one layout) when it is shown again. The summary
+connectors get as many columns as a share of the view's width allows, and many lanes are drawn closer
+together in a narrow view (`graph_delegate.fit`).
 """
 
 from __future__ import annotations
 
 import gc
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from piwork.core.session import FOLD_AT, Fold, SessionTree
 from piwork.gui.flow_layout import FlowLayout
-from piwork.gui.tree.graph_delegate import GraphDelegate
+from piwork.gui.tree.graph_delegate import GraphDelegate, fit
 from piwork.gui.tree.graph_model import SEQ_ROLE, BranchGraphModel
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 
@@ -64,7 +66,7 @@ class BranchGraphView(QWidget):
         self.list.setMouseTracking(True)
         self.list.horizontalHeader().hide()
         self.list.horizontalHeader().setStretchLastSection(True)
-        delegate = GraphDelegate(self.list)
+        delegate = self.delegate = GraphDelegate(self.list)
         self.list.setItemDelegate(delegate)
         rows = self.list.verticalHeader()
         rows.hide()
@@ -89,6 +91,12 @@ class BranchGraphView(QWidget):
         self.fold_box.toggled.connect(self._on_fold_toggled)
         self.list.activated.connect(self._on_activated)
         self.list.customContextMenuRequested.connect(self._on_menu)
+        self.list.viewport().installEventFilter(self)  # its width decides the connector columns
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Resize and watched is self.list.viewport():
+            self._fit_view()
+        return super().eventFilter(watched, event)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -108,6 +116,14 @@ class BranchGraphView(QWidget):
             if keep is not None:
                 self.select(keep, unfold=False)
 
+    def _fit_view(self) -> None:
+        if self.model is not None:
+            fitted = fit(self.list.viewport().width(), self.model.layout.width)
+            if fitted.lane_width != self.delegate.lane_width:
+                self.delegate.lane_width = fitted.lane_width
+                self.list.viewport().update()
+            self.model.set_link_limit(fitted.link_columns)
+
     def set_tree(self, tree: SessionTree | None) -> None:
         self.clear()
         if tree is None:
@@ -124,8 +140,10 @@ class BranchGraphView(QWidget):
         self.list.setModel(self.model)
         self.list.selectionModel().currentChanged.connect(self._on_current_changed)
         self.model.rebuilt.connect(self.reveal_leaf)
+        self.model.rebuilt.connect(self._fit_view)  # the lanes may have changed
         self.model.leaf_moved.connect(self.reveal_leaf)  # after a move elsewhere in the tree
         self.model.rowsInserted.connect(self._after_insert)
+        self._fit_view()
         self.reveal_leaf()
 
     def clear(self) -> None:

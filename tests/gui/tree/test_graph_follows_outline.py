@@ -1,6 +1,7 @@
 """The branch graph beside the outline: it shows what the outline's filter and search show and keeps
 the same entry selected; streamed entries grow, make and shrink folds in place (no reset), an opened
-fold stays open."""
+fold stays open; overlapping summary connectors each get a column, bundled with a count when a view
+is too narrow for them all."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtGui import QColor
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -18,7 +20,8 @@ from piwork.core.session import Fold
 from piwork.core.session.store import Session, new_header, open_session
 from piwork.core.session.tree import SessionTree, tree_from_values
 from piwork.gui.tree.display_tree import FILTER_MODES
-from piwork.gui.tree.graph_model import GRAPH_ROLE, BranchGraphModel
+from piwork.gui.tree.graph_delegate import LINK_PITCH, Fit, fit, link_x
+from piwork.gui.tree.graph_model import GRAPH_ROLE, BranchGraphModel, GraphCell
 from piwork.gui.tree.graph_view import BranchGraphView
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, SessionTreeModel
 from piwork.gui.tree.tree_panel import SessionTreePanel
@@ -31,6 +34,7 @@ CALL = {"role": "assistant", "stopReason": "toolUse",
         "content": [{"type": "toolCall", "id": "c", "name": "bash", "arguments": {}}]}  # fmt: skip
 RESULT = {"role": "toolResult", "toolCallId": "c", "toolName": "bash",
           "content": [{"type": "text", "text": "done"}], "isError": False}  # fmt: skip
+SUMMARY_COLOUR = QColor(40, 140, 120)
 
 
 def _explorations() -> tuple[list[dict[str, Any]], dict[str, str]]:
@@ -224,3 +228,83 @@ def test_without_tool_results_each_tool_step_moves_the_fold_in_place(
     assert not resets
     assert _rows(model) == _rows(BranchGraphModel(tree, mode="no-tools"))
     model.detach()
+
+
+def _nested_summaries(count: int) -> SessionTree:
+    """A main run with a side branch off each of its first `count` entries, then `count` summaries in a
+    row, each summarising one side branch: all their connectors overlap."""
+    b = SessionBuilder()
+    main = [b.user(f"main {i}") for i in range(count + 2)]
+    sides = [b.at(main[i]).user(f"side {i}") for i in range(count)]
+    b.at(main[-1])
+    for i in range(count):
+        b.branch_summary(sides[i], f"side {i} summarised")
+    return tree_from_values(b.entries, new_id=SequentialIds("n"))
+
+
+def _cells(model: BranchGraphModel) -> list[GraphCell]:
+    return [model.index(r, 0).data(GRAPH_ROLE) for r in range(model.rowCount())]
+
+
+def test_twelve_overlapping_connectors_take_twelve_columns() -> None:
+    model = BranchGraphModel(_nested_summaries(12), fold_at=None)
+    assert model.links.width == 12
+    first_summary = next(r for r, c in enumerate(_cells(model)) if c.kind == "summary")
+    # on the last summary's row all twelve touch it: eleven pass in their columns, one ends in its own
+    row = _cells(model)[first_summary + 11]
+    assert row.links.passing == tuple(range(11)) and [e.column for e in row.links.ends] == [11]
+    assert row.links.bundle == -1 and row.link_width == 12
+    model.detach()
+
+
+def test_a_narrow_view_draws_many_lanes_closer_and_leaves_the_titles_room() -> None:
+    assert fit(400, 3) == Fit(16.0, 13)  # room for all: lanes as wide as ever, 13 connector columns
+    assert fit(300, 13) == Fit(10.0, 7)  # 13 lanes in 300 pixels: 10 pixels apart, 7 columns
+    assert fit(100, 2) == Fit(16.0, 3)  # never fewer than three columns
+
+
+def _summary_pixels(image: Any, x: float, top: int, height: int) -> int:
+    """Pixels near the summary colour in the one-pixel column `x` of a row."""
+    found = 0
+    for y in range(top, top + height):
+        colour = image.pixelColor(round(x), y)
+        if abs(colour.red() - 40) + abs(colour.green() - 140) + abs(colour.blue() - 120) < 90:
+            found += 1
+    return found
+
+
+def test_a_narrow_view_bundles_the_connectors_past_its_width_with_a_count(qtbot: QtBot) -> None:
+    view = BranchGraphView()
+    qtbot.addWidget(view)
+    view.resize(300, 900)
+    view.show()
+    view.fold_box.setChecked(False)
+    view.set_tree(_nested_summaries(12))
+    model = view.model
+    assert model is not None
+    limit = model.links.columns(model.link_limit)
+    assert 3 <= limit < 12  # 300 pixels: fewer columns than connectors
+    cells = _cells(model)
+    last_summary = max(r for r, c in enumerate(cells) if c.kind == "summary")
+    cell = cells[last_summary]
+    assert cell.link_width == limit and cell.links.bundle == limit - 1
+    assert cell.links.passing == tuple(range(limit)) and cell.links.bundled == 12 - limit + 1
+    # drawn: a dashed line in each column, nothing between two columns, the count's badge right of the bundle
+    view.list.scrollTo(model.index(last_summary, 0))
+    image = view.list.viewport().grab().toImage()
+    rect = view.list.visualRect(model.index(last_summary - 1, 0))
+    pitch = view.delegate.lane_width
+    assert pitch < 16 or model.layout.width * 16 <= 300 * 0.4
+    for column in range(limit):
+        x = rect.left() + link_x(cell.link_base, column, pitch)
+        assert _summary_pixels(image, x, rect.top(), rect.height()) >= 3, column
+        if column < limit - 1:
+            assert _summary_pixels(image, x + LINK_PITCH / 2, rect.top(), rect.height()) == 0, column
+    end_row = view.list.visualRect(model.index(last_summary, 0))
+    badge_x = end_row.left() + link_x(cell.link_base, limit - 1, pitch) + LINK_PITCH / 2 + 5
+    assert _summary_pixels(image, badge_x, end_row.top(), end_row.height()) >= 6  # a filled badge
+    # wider, the view gives every connector a column
+    view.resize(900, 900)
+    qtbot.waitUntil(lambda: _cells(model)[last_summary].links.bundle == -1)
+    assert _cells(model)[last_summary].link_width == 12
+    view.clear()

@@ -109,7 +109,8 @@ def test_each_branch_summary_is_joined_to_the_tip_it_summarises(
     assert tree.records[link.summary].id == ids["s"] and tree.records[link.source].id == ids["tipA"]
     cells = _cells_by_id(model)
     width = model.layout.width
-    assert cells[ids["u1"]].width == width + 1 and cells[ids["s"]].link_base == width
+    assert cells[ids["u1"]].width == width and cells[ids["s"]].link_base == width
+    assert cells[ids["u1"]].link_width == 1
     # the tip's row starts the connector downwards, the summary's row ends it with the arrowhead
     (tip_end,) = cells[ids["tipA"]].links.ends
     (summary_end,) = cells[ids["s"]].links.ends
