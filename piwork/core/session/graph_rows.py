@@ -36,9 +36,10 @@ Row = int | Fold  # an entry's seq, or a fold
 
 @dataclass(frozen=True)
 class Refold:
-    """Visible rows ``start``..``stop`` - 1 become ``new``. Seen by a view: rows ``first``..``first +
-    changed`` - 1 show something else, then ``inserted`` rows come (or ``removed`` rows go) at
-    ``first + changed``. `GraphRows.apply` carries it out."""
+    """Visible rows ``start``..``stop`` - 1 become ``new``. Seen by a view: ``inserted`` rows come (or
+    ``removed`` rows go) at ``first``, then the ``changed`` rows from ``changed_from`` show something
+    else. Rows keep their place counted from the end of the window, so the old leaf's row is the new
+    leaf's (a view's selection on it follows). `GraphRows.apply` carries it out."""
 
     start: int
     stop: int
@@ -47,6 +48,10 @@ class Refold:
     changed: int
     inserted: int
     removed: int
+
+    @property
+    def changed_from(self) -> int:
+        return self.first + self.inserted
 
 
 class GraphRows:

@@ -442,16 +442,16 @@ class BranchGraphModel(FlatListModel):
         plan = self._rows.refold_tail(top, splice.row + splice.added, old_row + 1)
         links_before = self._links
         if plan.inserted:
-            notice = self.inserting_rows(plan.first + plan.changed, plan.inserted)
+            notice = self.inserting_rows(plan.first, plan.inserted)
         else:
-            notice = self.removing_rows(plan.first + plan.changed, plan.removed)
+            notice = self.removing_rows(plan.first, plan.removed)
         with notice:
             self._rows.apply(plan)
             self._links = SummaryLinks(self._rows)
         if moved or self._links.links != links_before.links:
             self._repaint_all()  # the active path changed, or a connector came, went or moved
         elif plan.changed:
-            self.rows_changed(plan.first, plan.first + plan.changed - 1)
+            self.rows_changed(plan.changed_from, plan.changed_from + plan.changed - 1)
         self._repaint_seq(old_tip if not splice.removed else None)
         self._repaint_seq(top)
         return True

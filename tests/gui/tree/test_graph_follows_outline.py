@@ -209,6 +209,45 @@ def test_an_opened_fold_stays_open_while_entries_stream_in(qtbot: QtBot) -> None
     view.clear()
 
 
+def test_moving_the_leaf_into_a_fold_splits_it_and_moving_away_folds_the_run_again(qtbot: QtBot) -> None:
+    tree = _long_run(20)
+    model = BranchGraphModel(tree)
+    assert _rows(model) == [0, Fold(1, 18, 18), 19]
+    with qtbot.waitSignal(model.leaf_moved):
+        tree.branch(str(tree.records[10].id))
+    assert _rows(model) == [0, Fold(1, 9, 9), 10, 11, Fold(12, 18, 7), 19]
+    assert model.leaf_index().row() == 2
+    with qtbot.waitSignal(model.leaf_moved):
+        tree.branch(str(tree.records[19].id))
+    assert _rows(model) == [0, Fold(1, 18, 18), 19]
+    model.detach()
+
+
+def test_the_selection_on_the_leaf_follows_it_while_folds_grow_appear_and_shrink(qtbot: QtBot) -> None:
+    view = BranchGraphView()
+    qtbot.addWidget(view)
+    view.resize(400, 500)
+    view.show()
+    view.set_filter("no-tools")
+    tree = _long_run(5)
+    view.set_tree(tree)
+    model = view.model
+    assert model is not None
+
+    def on_leaf() -> bool:
+        return view.list.currentIndex() == model.leaf_index() and model.leaf_index().isValid()
+
+    assert on_leaf()
+    steps = [USER, ANSWER, USER, CALL, RESULT, CALL, RESULT, ANSWER, USER, CALL, RESULT]
+    shapes = []
+    for message in steps:  # the run reaches eight entries and folds; tool steps move the leaf in and out
+        tree.append_message(message)
+        assert on_leaf(), message
+        shapes.append(sum(isinstance(row, Fold) for row in _rows(model)))
+    assert shapes == [0, 0, 0, 1, 0, 1, 0, 1, 1, 1, 1]
+    view.clear()
+
+
 def test_without_tool_results_each_tool_step_moves_the_fold_in_place(
     qtbot: QtBot, qtmodeltester: ModelTester
 ) -> None:
