@@ -68,9 +68,13 @@ class PreflightDialog(QDialog):
             (self.send_button, "send-anyway"),
         ):
             buttons.addButton(button, QDialogButtonBox.ButtonRole.ActionRole)
+            button.setAutoDefault(False)  # each acts on the session: a deliberate click, never a stray Enter
             button.clicked.connect(lambda _checked=False, n=name: self._choose(n))
         self.send_button.setVisible(self.verdict == "pricing-zone")  # after addButton, which shows it
-        buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        # The dialog may open by itself while the user types: Enter and the first focus only close it.
+        close = buttons.addButton(QDialogButtonBox.StandardButton.Close)
+        close.setDefault(True)
+        close.setFocus()
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(heading)

@@ -82,3 +82,24 @@ def test_context_preflight_with_files_counts_them_in_the_dialog(
     assert dialog.preflight["estimate"]["plannedFiles"] > 5_000  # big.txt, counted with the model's tokenizer
     assert "Planned files and prompt:" in dialog.figures.text()
     dialog.close()
+
+
+def test_enter_in_the_preflight_dialog_closes_it_without_acting(qtbot: QtBot) -> None:
+    """The dialog may open by itself while the user types: the Enter meant for the message only closes
+    it; compacting, starting afresh or sending past the pricing mark each take a deliberate click."""
+    from PySide6.QtCore import Qt
+
+    from piwork.gui.context.reading import MeterReading
+
+    result = {"verdict": "pricing-zone", "estimate": {"projected": 280_000}, "marks": {"pricing": 272_000}}
+    dialog = PreflightDialog(result, MeterReading(window=400_000), can_fresh=True)
+    qtbot.addWidget(dialog)
+    chosen: list[str] = []
+    dialog.choice.connect(chosen.append)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    focused = dialog.focusWidget()
+    assert focused is not None and focused.text() == "Close"  # type: ignore[attr-defined]
+    with qtbot.waitSignal(dialog.finished, timeout=5000):
+        qtbot.keyClick(focused, Qt.Key.Key_Return)
+    assert chosen == [] and dialog.result() == PreflightDialog.DialogCode.Rejected
