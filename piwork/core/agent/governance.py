@@ -184,6 +184,17 @@ class SessionGovernance:
         if counter.info != self.governor.estimator.counter.info:
             self.governor.estimator = TokenEstimator(counter)
 
+    async def count_ahead(self, messages: list[Message], setup: RequestSetup) -> None:
+        """Count in a worker thread the request's messages not counted yet, so the decision :meth:`shape`
+        makes next, on the event loop (a window's GUI thread), finds every count made: a long session sent
+        a prompt before its opening count ended would otherwise be counted there. The counts are the same
+        wherever they are made, so the decision is too."""
+        self._follow_model(setup.model)
+        estimator = self.governor.estimator
+        projected = self.project(messages)
+        if any(estimator.known(message) is None for message in projected):
+            await asyncio.to_thread(estimator.precount, projected)
+
     def shape(self, messages: list[Message], setup: RequestSetup) -> list[Message] | None:
         """The working set of one request: the task's exclusions applied (their markers in place of the
         excluded parts), then the governor's decision on that list."""

@@ -90,6 +90,9 @@ class LoopConfig:
     # The context governor's view of the request (after ``transform_context``): the messages to send, or
     # None to withhold the request, which ends the run without asking the model.
     shape_request: Callable[[list[Message], RequestSetup], list[Message] | None] | None = None
+    # Awaited just before ``shape_request`` with the same arguments: slow preparation of its decision (token
+    # counts of messages not counted yet) done off the event loop, so the decision itself stays quick.
+    before_shape: Callable[[list[Message], RequestSetup], Awaitable[None]] | None = None
     # Between a tool batch and the next request (compaction checkpoint A); may return new working messages.
     prepare_next_turn: Callable[[CompletedTurn], Awaitable[list[Message] | None]] | None = None
     before_tool_call: BeforeToolCall | None = None
@@ -224,6 +227,8 @@ class AgentLoop:
         if config.transform_context is not None:
             request_messages = await config.transform_context(messages, self._signal)
         if config.shape_request is not None:
+            if config.before_shape is not None:
+                await config.before_shape(request_messages, setup)
             shaped = config.shape_request(request_messages, setup)
             if shaped is None:
                 return None

@@ -467,6 +467,7 @@ class AgentSession:
             get_follow_up=self.queues.follow_up.drain,
             transform_context=self._opts.transform_context,
             shape_request=self.governance.shape,
+            before_shape=self.governance.count_ahead,
             prepare_next_turn=self._prepare_next_turn,
             before_tool_call=self._opts.before_tool_call,
             tool_execution=self._opts.tool_execution,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ import pytest
 
 from piwork.core.agent.events import OccupancyEvent
 from piwork.core.agent.runtime import create_runtime
-from piwork.core.llm.tokens import Tokenizers
+from piwork.core.context.estimate import TokenEstimator
+from piwork.core.llm.tokens import TokenCounter, TokenizerInfo, Tokenizers
 from tests.support.loopback_server import LoopbackServer, Text, Turn
 from tests.support.runtime_options import runtime_options
 
@@ -46,4 +48,34 @@ async def test_runtime_loads_only_the_models_tokenizer_and_follows_a_model_chang
 async def test_a_given_counter_wins_and_none_means_chars4(server: LoopbackServer, tmp_path: Path) -> None:
     runtime = await create_runtime(runtime_options(tmp_path, server))
     assert runtime.session.governance.governor.estimator.tokenizer == "≈ chars/4"
+    runtime.store.close()
+
+
+class ThreadRecordingCounter(TokenCounter):
+    """The real chars/4 counter, remembering which thread counted each message."""
+
+    def __init__(self) -> None:
+        super().__init__(None, TokenizerInfo(None, True))
+        self.threads: list[int] = []
+
+    def count_message(self, message: Any) -> int:
+        self.threads.append(threading.get_ident())
+        return super().count_message(message)
+
+
+async def test_messages_not_counted_yet_are_counted_off_the_event_loop(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    runtime = await create_runtime(runtime_options(tmp_path, server))
+    session = runtime.session
+    server.script(Turn([Text("one")]), Turn([Text("two")]))
+    await session.prompt("hello")
+    transcript = len(session.messages)
+    # As a session opened moments ago: none of its messages counted when the next prompt goes out.
+    counter = ThreadRecordingCounter()
+    session.governance.governor.estimator = TokenEstimator(counter)
+    await session.prompt("again")
+    request = transcript + 1  # the transcript and the new prompt, each counted once for the decision
+    assert len(counter.threads) >= request
+    assert threading.get_ident() not in counter.threads[:request]
     runtime.store.close()
