@@ -583,8 +583,11 @@ def report_text(doc: dict[str, Any]) -> str:
     for key, value in doc.items():
         if key in ("message", "ok") or (isinstance(message, str) and not isinstance(value, dict | list)):
             continue
+        if value is None:  # nothing to say (e.g. a model without a pricing step has no pricing mark)
+            continue
         if isinstance(value, dict):
-            lines.append(f"- {key}: " + ", ".join(f"{sub} {item}" for sub, item in value.items()))
+            items = [f"{sub} {item}" for sub, item in value.items() if item is not None]
+            lines.append(f"- {key}: " + ", ".join(items))
         elif isinstance(value, list):
             if value:
                 lines.append(f"- {key}:")

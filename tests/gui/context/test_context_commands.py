@@ -209,3 +209,11 @@ def test_context_commands_count_with_the_panels_estimator(
     assert view is not None and view.estimator is estimator  # the panel's counts, not a cold count
     _type(controller, "/context budget")
     assert _wait_notice(qtbot, controller, "/context budget").kind == RowKind.NOTICE
+
+
+def test_context_budget_names_no_mark_the_model_lacks(qtbot: QtBot, controller: SessionController) -> None:
+    """A 32K model has no pricing step: the answer leaves that mark out instead of printing a null."""
+    _type(controller, "/context budget")
+    row = _wait_notice(qtbot, controller, "/context budget")
+    assert "- marks: pressure 15616, ceiling 15616, compaction 15616" in row.text
+    assert "None" not in row.text and "pricing" not in row.text
