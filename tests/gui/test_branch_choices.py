@@ -90,3 +90,29 @@ def test_branch_counts_are_the_same_after_reopening_the_session(
     reopened = intro_for(first_reply)
     assert "holds 4 entries, of which 4 messages would be summarized." in live
     assert reopened == live  # read back from the file, the bodies are the same entries
+
+
+def test_a_failed_branch_summary_says_nothing_moved_and_what_to_do(
+    qtbot: QtBot,
+    controller: SessionController,  # noqa: F811
+    server: LoopbackServer,  # noqa: F811
+) -> None:
+    from tests.support import ToolCall
+
+    _answer(qtbot, controller, server, "plan the parser", "a plan")
+    _answer(qtbot, controller, server, "write it in Rust", "written")
+    tree = controller.window.tree_panel
+    first_reply, last_reply = _path_ids(controller)[1], _path_ids(controller)[-1]
+    server.script(Turn([ToolCall("read", {"path": "notes.txt"})]))  # the summarizer answers with a tool call
+    assert tree.select_entry(first_reply)
+    task = tree.navigate_to(first_reply)
+    qtbot.waitUntil(lambda: tree.branch_dialog is not None and tree.branch_dialog.isVisible())
+    dialog = tree.branch_dialog
+    assert dialog is not None
+    dialog.summarize.setChecked(True)
+    dialog.ok_button.click()
+    qtbot.waitUntil(lambda: task is not None and task.done(), timeout=10_000)
+    assert _path_ids(controller)[-1] == last_reply  # not moved
+    status = tree.status.text()
+    assert "attempted to call a tool" in status
+    assert "Not moved" in status and "No summary" in status  # what happened, and the way on

@@ -610,7 +610,9 @@ class SessionTreePanel(QWidget):
             self._set_status("Navigation cancelled; nothing was changed.")
             raise
         except PiworkError as exc:
-            self._set_status(str(exc))
+            reason = str(exc).rstrip(".")
+            way_on = " Try again, or move with No summary." if choice.summarize else ""
+            self._set_status(f"Not moved: {reason}. Nothing was changed.{way_on}")
             return
         finally:
             self._hide_progress()
