@@ -370,6 +370,7 @@ class SessionController(QObject):
         messages = session.messages
         self.chat.presenter.show_messages(messages)
         self.window.log_panel.set_messages(messages)
+        self.window.log_panel.set_log_dir(session.log_dir)
         self.window.set_session_title(session.tree.name or None, self.cwd)
         self.refresh_status()
 

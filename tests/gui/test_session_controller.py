@@ -361,3 +361,33 @@ def test_a_cut_output_is_listed_by_its_command_as_it_happens(
     outputs = controller.window.log_panel.outputs
     qtbot.waitUntil(lambda: len(outputs.items) == 1, timeout=5_000)
     assert outputs.items[0].title == "seq 1 3000"  # not the tool's name
+
+
+def test_reopening_a_session_lists_the_logs_of_its_folder_that_no_message_names(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    from piwork.core.tools.base import ToolContext
+    from piwork.core.tools.bash import BashTool
+
+    server.script(Turn([ToolCall("bash", {"command": "seq 1 3000"})]), Turn([Text("Done.")]))
+    controller.submit("count")
+    qtbot.waitUntil(lambda: not controller.chat.busy and len(server.requests) == 2, timeout=15_000)
+    runtime = controller.runtime
+    assert runtime is not None and runtime.store.path is not None
+    log_dir = runtime.session.log_dir
+    assert log_dir is not None
+    # a run stopped before its result was saved leaves a full-output log that no message names
+    context = ToolContext(cwd=controller.cwd, log_dir=log_dir)
+    orphan = controller.spawn(
+        BashTool().execute("call-lost", {"command": "seq 1 4000 | sed 's/^/lost /'"}, context)
+    )
+    qtbot.waitUntil(orphan.done, timeout=15_000)
+
+    controller.spawn(controller.open_session(str(runtime.store.path)))
+    qtbot.waitUntil(
+        lambda: controller.runtime is not runtime and controller.runtime is not None, timeout=10_000
+    )
+    outputs = controller.window.log_panel.outputs
+    qtbot.waitUntil(lambda: len(outputs.items) == 2, timeout=10_000)
+    assert [item.title for item in outputs.items] == ["seq 1 3000", "seq 1 4000 | sed 's/^/lost /'"]
+    assert outputs.items[1].limit_notes == ("from the session's log folder",)

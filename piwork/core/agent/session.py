@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 from piwork.core.agent.abort import AbortSignal
@@ -179,6 +180,11 @@ class AgentSession:
     @property
     def tree(self) -> SessionTree:
         return self._opts.tree
+
+    @property
+    def log_dir(self) -> Path | None:
+        """Where the tools keep this session's full-output logs (None: a session that is not saved)."""
+        return self._opts.log_dir
 
     @property
     def compaction_settings(self) -> CompactionSettings:

@@ -5,7 +5,7 @@ Usage from the main window::
     panel = LogViewerPanel()
     panel.set_messages(session_messages)      # AgentMessage dicts of the session (any order of roles)
     panel.add_message(message)                # live: each new toolResult / bashExecution message
-    panel.set_log_dir(log_dir)                # also list the session's log folder (tools engine)
+    panel.set_log_dir(log_dir)                # also list the session's log folder (read in a worker)
     panel.open_log(path)                      # any log file (e.g. a spill file named in the chat)
     panel.send_to_chat.connect(composer.insert_text)
     panel.reset()                             # another session opened
@@ -16,6 +16,7 @@ the right side shows the model's text and, lazily, the full output file (see Ful
 
 from __future__ import annotations
 
+import asyncio
 import html
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -34,7 +35,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.tools import list_session_logs
+from piwork.core.tools import LogInfo, list_session_logs
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.flat_models import FlatListModel
 from piwork.gui.logs.full_output_view import FullOutputView
 from piwork.gui.logs.truncated_results import TruncatedOutput, collect_truncated_outputs, outputs_from_logs
@@ -78,6 +80,8 @@ class LogViewerPanel(QWidget):
         self._calls: dict[str, Mapping[str, Any]] = {}
         self._messages: list[Mapping[str, Any]] = []
         self._log_dir: Path | None = None
+        self._folder_logs: list[LogInfo] = []
+        self._listing = BackgroundTasks()
         self.outputs = TruncatedOutputsModel(self)
         self.list_view = QListView()
         self.list_view.setModel(self.outputs)
@@ -122,6 +126,8 @@ class LogViewerPanel(QWidget):
         self._calls.clear()
         self._messages = []
         self._log_dir = None
+        self._folder_logs = []
+        self._listing.cancel_all()
         self.outputs.replace_all([])
         self.title_label.setText("Select a cut output to inspect it.")
         self.cut_label.clear()
@@ -135,16 +141,28 @@ class LogViewerPanel(QWidget):
         self._remember_calls(self._messages)
         self._refresh()
 
-    def set_log_dir(self, log_dir: Path | None) -> None:
-        """Also list full-output logs of this folder that no message refers to."""
+    def set_log_dir(self, log_dir: Path | None) -> asyncio.Task[None] | None:
+        """Also list full-output logs of this folder that no message refers to (e.g. of a run stopped
+        before its result was saved). The folder is read in a worker; the list grows when it answers."""
+        self._listing.cancel_all()
         self._log_dir = log_dir
-        self._refresh()
+        self._folder_logs = []
+        if log_dir is None:
+            self._refresh()
+            return None
+        return self._listing.spawn(self._list_folder(log_dir))
+
+    async def _list_folder(self, log_dir: Path) -> None:
+        logs = await asyncio.to_thread(list_session_logs, log_dir)
+        if log_dir == self._log_dir:
+            self._folder_logs = logs
+            self._refresh()
 
     def _refresh(self) -> None:
         items = collect_truncated_outputs(self._with_calls(self._messages))
-        if self._log_dir is not None:
+        if self._folder_logs:
             known = {item.full_output_path for item in items if item.full_output_path}
-            items.extend(outputs_from_logs(list_session_logs(self._log_dir), known))
+            items.extend(outputs_from_logs(self._folder_logs, known))
         self.outputs.replace_all(items)
 
     def add_message(self, message: Mapping[str, Any]) -> None:
@@ -205,4 +223,5 @@ class LogViewerPanel(QWidget):
 
     def shutdown(self) -> None:
         """Stop background readers (call before the window closes)."""
+        self._listing.cancel_all()
         self.full_output.close_file()

@@ -225,7 +225,9 @@ def test_real_bash_results_and_the_session_log_folder(qtbot: QtBot, tmp_path: Pa
     ]  # fmt: skip
     panel = _open_panel(qtbot)
     panel.set_messages(messages)
-    panel.set_log_dir(log_dir)
+    listing = panel.set_log_dir(log_dir)  # the folder is read in a worker
+    assert listing is not None
+    qtbot.waitUntil(listing.done, timeout=10_000)
     items = panel.outputs.items
     assert [(i.title, i.limit_notes) for i in items] == [
         ("seq 1 5000", ()),
