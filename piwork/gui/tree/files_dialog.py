@@ -29,7 +29,7 @@ def touch_line(touch: FileTouch) -> str:
     if touch.result_entry_id is None:
         outcome = " — no result"
     first = touch.result_text.strip().splitlines()[0] if touch.result_text.strip() else ""
-    return f"{touch.action}{outcome}: {first[:100]}"
+    return f"{touch.action}{outcome}: {first[:100]}" if first else f"{touch.action}{outcome}"
 
 
 class FilesTouchedDialog(QDialog):

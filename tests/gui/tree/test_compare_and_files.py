@@ -170,3 +170,12 @@ def test_a_side_shows_its_last_answer_as_the_chat_would(qtbot: QtBot) -> None:
     assert side.answer.toPlainText() == "The answer is 42, see calc.py."
     bold = side.answer.document().find("42")
     assert bold.charFormat().fontWeight() >= QFont.Weight.Bold.value
+
+
+def test_a_call_without_a_result_reads_no_result_without_a_dangling_colon(qtbot: QtBot) -> None:
+    from piwork.core.session.branch_activity import FileTouch
+
+    touch = FileTouch("notes.txt", "/p/notes.txt", "read", "e1", None, False)
+    dialog = FilesTouchedDialog(BranchActivity(entry_ids=["e1"], touches=[touch]), "The active path")
+    qtbot.addWidget(dialog)
+    assert _rows(dialog.touch_list) == ["read — no result"]
