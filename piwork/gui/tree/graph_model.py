@@ -16,12 +16,14 @@ the graph's rows, folds included.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 
+from piwork.core.errors import PiworkError
 from piwork.core.session import (
     FOLD_AT,
     NO_LINKS,
@@ -35,14 +37,18 @@ from piwork.core.session import (
     SummaryLinks,
     TreeEvent,
 )
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.flat_models import AnyIndex, FlatListModel
-from piwork.gui.tree.display_tree import Visibility, entry_title, normalize_mode
+from piwork.gui.tree.display_tree import Visibility, normalize_mode
 from piwork.gui.tree.entry_details import entry_detail_text
+from piwork.gui.tree.title_reader import TitleReader, loop_running
 from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, LABEL_ROLE, LEAF_ROLE
 
 GRAPH_ROLE = Qt.ItemDataRole.UserRole + 20
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 21
 TOOLTIP_CHARS = 1200
+TOOLTIPS_KEPT = 500  # tooltips read back from the file and kept (cleared when full)
+TOOLTIP_READING = "Reading the entry…"
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,10 @@ class BranchGraphModel(FlatListModel):
         self._update_path()
         self._rows = self._make_rows()
         self._links = SummaryLinks(self._rows)
+        self._titles = TitleReader(tree, self)  # previews not in the index are read off the GUI thread
+        self._titles.ready.connect(self._on_titles_ready)
+        self._tips: dict[int, str] = {}  # tooltips of entries whose bodies were read in a worker
+        self._tip_reads = BackgroundTasks()
         self._unsubscribe: Callable[[], None] | None = tree.subscribe(self._on_tree_event)
 
     # -- public API -------------------------------------------------------------------------------
@@ -132,6 +142,8 @@ class BranchGraphModel(FlatListModel):
         return self._links
 
     def detach(self) -> None:
+        self._titles.shutdown()
+        self._tip_reads.cancel_all()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -219,7 +231,7 @@ class BranchGraphModel(FlatListModel):
             return self._fold_data(item, role)
         record = self._tree.records[item]
         if role == Qt.ItemDataRole.DisplayRole:
-            return entry_title(record, self._tree)
+            return self._titles.title(record)
         if role == GRAPH_ROLE:
             return self._cell(item, record)
         if role == ENTRY_ID_ROLE:
@@ -287,7 +299,7 @@ class BranchGraphModel(FlatListModel):
             leaf=seq == self._leaf,
             linked=seq in self._linked,
             label=self._tree.label(record.id),
-            text=entry_title(record, self._tree),
+            text=self._titles.title(record),
             width=self._layout.width,
             through_active=self._through_active(seq, through),
             active_forks=self._active_forks(seq),
@@ -298,10 +310,29 @@ class BranchGraphModel(FlatListModel):
         )
 
     def _tooltip(self, record: EntryRecord) -> str:
-        text = entry_detail_text(self._tree.body(record))
-        if len(text) > TOOLTIP_CHARS:
-            text = text[:TOOLTIP_CHARS] + "…"
-        return text
+        """The entry's text (shortened); a body not in memory is read in a worker thread, and the
+        row's tooltip holds it from the next hover on."""
+        known = self._tips.get(record.seq)
+        if known is not None:
+            return known
+        if record.body is not None or self._tree.body_loader is None or not loop_running():
+            return _tooltip_text(self._tree.body(record))
+        if len(self._tips) >= TOOLTIPS_KEPT:
+            self._tips.clear()
+        self._tip_reads.spawn(self._read_tooltip(record))
+        return TOOLTIP_READING
+
+    async def _read_tooltip(self, record: EntryRecord) -> None:
+        try:
+            text = await asyncio.to_thread(lambda: _tooltip_text(self._tree.body(record)))
+        except (OSError, PiworkError, ValueError) as exc:
+            text = f"This entry could not be read from the session file: {exc}"
+        self._tips[record.seq] = text
+        self._repaint_seq(record.seq)
+
+    def _on_titles_ready(self, seqs: list[int]) -> None:
+        for seq in seqs:
+            self._repaint_seq(seq)
 
     # -- engine events ------------------------------------------------------------------------------
     def _tree_leaf_seq(self) -> int | None:
@@ -455,6 +486,11 @@ class BranchGraphModel(FlatListModel):
         self._repaint_seq(old_tip if not splice.removed else None)
         self._repaint_seq(top)
         return True
+
+
+def _tooltip_text(body: Any) -> str:
+    text = entry_detail_text(body)
+    return text[:TOOLTIP_CHARS] + "…" if len(text) > TOOLTIP_CHARS else text
 
 
 def fold_text(count: int) -> str:

@@ -30,10 +30,10 @@ from piwork.gui.tree.display_tree import (
     DisplayTree,
     Visibility,
     build_display_tree,
-    entry_title,
     is_pure_tool_call_turn,
     normalize_mode,
 )
+from piwork.gui.tree.title_reader import TitleReader
 
 ENTRY_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 ACTIVE_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -75,6 +75,8 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
         self._group_size = group_size
         self._display = self.nodes = display if display is not None else self._build()
         self._leaf_seq = self._current_leaf_seq()
+        self._titles = TitleReader(tree, self)  # previews not in the index are read off the GUI thread
+        self._titles.ready.connect(self._on_titles_ready)
         self._unsubscribe: Callable[[], None] | None = tree.subscribe(self._on_tree_event)
 
     # -- public API ---------------------------------------------------------------------------
@@ -116,6 +118,7 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
 
     def detach(self) -> None:
         """Stop following the engine's tree (call before dropping the model)."""
+        self._titles.shutdown()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -157,7 +160,7 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
             label = self._tree.label(record.id)
             marker = "● " if seq == self._display.landing else ""
             tag = f"[{label}] " if label else ""
-            return f"{marker}{tag}{entry_title(record, self._tree)}"
+            return f"{marker}{tag}{self._titles.title(record)}"
         if role == ENTRY_ID_ROLE:
             return record.id
         if role == ACTIVE_ROLE:
@@ -207,6 +210,10 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
             self._refresh_seq(self._seq_of(event.entry_id))
             return
         self.rebuild()
+
+    def _on_titles_ready(self, seqs: list[int]) -> None:
+        for seq in seqs:
+            self.node_changed(seq)
 
     def _seq_of(self, entry_id: str | None) -> int | None:
         record = self._tree.record(entry_id) if entry_id is not None else None
