@@ -36,7 +36,7 @@ from piwork.core.context import GovernorDecision, ManifestEntry
 from piwork.core.errors import PiworkError
 from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
 from piwork.core.resources import FingerprintStore, TrustOption, TrustRequest, TrustResolver, TrustStore
-from piwork.core.session import default_session_dir, files_to_search, read_header
+from piwork.core.session import Session, closed_in_worker, default_session_dir, files_to_search, read_header
 from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
 from piwork.gui.chat.slash_commands import SlashCommand
 from piwork.gui.context.context_commands import ContextCommands
@@ -113,6 +113,7 @@ class SessionController(QObject):
         self.auto_preflight_task: asyncio.Task[Any] | None = None  # the latest automatic check
         self.context_navigator = ContextNavigator(window, self.context_feed, self)
         self.tasks: set[asyncio.Task[Any]] = set()
+        self._picks = 0  # models picked so far: a pick resolved in a worker applies only if still the latest
         self._unsubscribe: Any = None
         self.commands = WindowCommands(self)
         self._wire()
@@ -215,7 +216,9 @@ class SessionController(QObject):
             task.cancel()
         if self.tasks:
             await asyncio.gather(*self.tasks, return_exceptions=True)
-        self._detach()
+        # Quitting: the window is already gone; the last lines are written and fsynced in a worker
+        # while the loop keeps turning, and the process ends only once they are on disk.
+        await self._let_go()
 
     # ---- opening sessions --------------------------------------------------------------------
 
@@ -273,9 +276,15 @@ class SessionController(QObject):
         if session_file and self._is_open_file(session_file):
             # Reopening (or reloading) the open file: let go of its writer lock first, or the new
             # runtime would find the file held and open it read-only.
-            self._detach()
+            await self._let_go()
         runtime = await create_runtime(options)
-        self._detach()
+        # the session left behind is written out and fsynced in a worker, and its file let go, before
+        # the new one shows (the window keeps running meanwhile)
+        try:
+            await self._let_go()
+        except BaseException:  # cancelled while the previous file was let go: nor is the new one kept
+            runtime.store.close()
+            raise
         self.runtime = runtime
         trust = runtime.resources.trust
         if trust is not None and trust.source == "session-only":  # a reload must not ask again
@@ -353,15 +362,22 @@ class SessionController(QObject):
         path = self.runtime.store.path if self.runtime is not None else None
         return path is not None and os.path.realpath(path) == os.path.realpath(session_file)
 
-    def _detach(self) -> None:
+    def _detach(self) -> Session | None:
+        """Unhook the open session from the window; returns its store, still to be closed."""
         self.context_feed.detach()
         self.file_watch.watch(None)
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        if self.runtime is not None:
-            self.runtime.store.close()
-            self.runtime = None
+        store = self.runtime.store if self.runtime is not None else None
+        self.runtime = None
+        return store
+
+    async def _let_go(self) -> None:
+        """Unhook the open session and close its file, the disk waited on in a worker."""
+        store = self._detach()
+        if store is not None:
+            await closed_in_worker(store)
 
     def _show_context(self) -> None:
         session = self.session
@@ -537,8 +553,22 @@ class SessionController(QObject):
         if self.model_usable(model) is None:  # its key is still being checked: pick once it is known
             self.spawn(self._pick_when_checked(provider, model_id))
             return
+        self._picks += 1
+        if self.models.headers_run_commands(model):
+            # a header given as a ``!command`` runs the user's command (a password manager may take
+            # seconds): in a worker; the picker shows the choice meanwhile, the latest pick wins
+            self.spawn(self._set_model_with_commands(session, model, self._picks))
+            return
+        self._set_model(session, self.models.with_resolved_headers(model))
+
+    async def _set_model_with_commands(self, session: AgentSession, model: Model, pick: int) -> None:
+        resolved = await asyncio.to_thread(self.models.with_resolved_headers, model)
+        if pick == self._picks and session is self.session:  # not picked over, nor another session open
+            self._set_model(session, resolved)
+
+    def _set_model(self, session: AgentSession, model: Model) -> None:
         try:
-            session.set_model(self.models.with_resolved_headers(model))
+            session.set_model(model)
         except PiworkError as err:
             self.chat.presenter.add_notice(
                 "Model not changed",
@@ -672,8 +702,7 @@ class SessionController(QObject):
         if session is not None and provider and self.model_usable(session.model) is False:
             first = next((m for m in self.models.models if m.provider == provider and m.api_supported), None)
             if first is not None and self.model_usable(first):
-                with contextlib.suppress(PiworkError):
-                    session.set_model(self.models.with_resolved_headers(first))
+                self.pick_model(first.provider, first.id)  # its header commands run in a worker
         self._fill_pickers()
         self.refresh_status()
 

@@ -155,6 +155,8 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     # event loop; the session's own key look-ups (each request, a model change) then answer from memory.
     await asyncio.to_thread(credentials.ensure_loaded, models.providers())
     model = _choose_model(options, models, credentials, settings, context.model)
+    if model is not None:  # a header given as a ``!command`` runs the user's command: not on the loop
+        model = await asyncio.to_thread(models.with_resolved_headers, model)
     if model is not None:  # a custom server named on the command line
         await asyncio.to_thread(credentials.ensure_loaded, [model.provider])
     if options.api_key and model is not None:
@@ -341,7 +343,7 @@ def _choose_model(
         )
     if model is not None and options.base_url:
         model = dataclasses.replace(model, base_url=options.base_url)
-    return models.with_resolved_headers(model) if model is not None else None
+    return model
 
 
 def _find(models: ModelRegistry, provider: str | None, model_id: str) -> Model | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
 from collections.abc import Callable, Mapping
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -91,12 +92,19 @@ class ValueResolver:
         self._env = env if env is not None else os.environ
         self._run = run_command
         self._cache: dict[str, str | None] = {}
+        self._running = threading.Lock()  # one command at a time, so a value's command runs only once
+
+    def runs_command(self, value: str) -> bool:
+        """Resolving ``value`` would run a command not run yet (it may take seconds: resolve it in a worker)."""
+        return value.startswith("!") and value not in self._cache
 
     def resolve(self, value: str) -> str | None:
+        """``value`` resolved; a ``!command`` not run yet blocks while it runs (a worker thread's call)."""
         if value.startswith("!"):
-            if value not in self._cache:
-                self._cache[value] = self._run(value[1:])
-            return self._cache[value]
+            with self._running:
+                if value not in self._cache:
+                    self._cache[value] = self._run(value[1:])
+                return self._cache[value]
         out: list[str] = []
         for kind, text in _parse(value):
             if kind == "literal":

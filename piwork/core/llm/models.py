@@ -236,8 +236,14 @@ class ModelRegistry:
         raw = self._providers.get(provider, {}).get("apiKey")
         return self._resolver.resolve(raw) if isinstance(raw, str) else None
 
+    def headers_run_commands(self, model: Model) -> bool:
+        """Resolving ``model``'s headers would run a ``!command`` not run yet: do it in a worker."""
+        return any(isinstance(v, str) and self._resolver.runs_command(v) for v in model.headers.values())
+
     def with_resolved_headers(self, model: Model) -> Model:
-        """The model with ``$VAR``/``!command`` header values resolved (unresolvable ones dropped)."""
+        """The model with ``$VAR``/``!command`` header values resolved (unresolvable ones dropped).
+        A ``!command`` runs the first time (up to 10 s): an asyncio caller runs this in a worker unless
+        ``headers_run_commands`` says no command is left to run."""
         if not model.headers:
             return model
         resolved = {}

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
         files_to_search,
         search_sessions,
     )
-    from piwork.core.session.store import Session, open_session
+    from piwork.core.session.store import Session, closed_in_worker, open_session
     from piwork.core.session.tree import SessionTree, TreeEvent
 
 __all__ = [
@@ -77,6 +77,7 @@ __all__ = [
     "SummaryLinks",
     "TreeEvent",
     "clone_session",
+    "closed_in_worker",
     "compare_branches",
     "conversation_leaf",
     "create_branched_session",
@@ -118,6 +119,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "SummaryLinks": ("graph_links", "SummaryLinks"),
     "TreeEvent": ("tree", "TreeEvent"),
     "clone_session": ("branching", "clone_session"),
+    "closed_in_worker": ("store", "closed_in_worker"),
     "compare_branches": ("branch_compare", "compare_branches"),
     "conversation_leaf": ("branch_compare", "conversation_leaf"),
     "create_branched_session": ("branching", "create_branched_session"),

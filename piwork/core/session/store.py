@@ -176,6 +176,7 @@ class Session:
         self.notices: list[str] = []
         self.on_notice: Callable[[str], None] | None = None
         self._append_fd: int | None = None
+        self._unsynced = False  # lines written since the last fsync (close fsyncs only then)
         self.bodies = bodies
         self._unreadable_offsets: set[int] = set()
         self._expected: tuple[int, int] | None = None
@@ -464,6 +465,7 @@ class Session:
             written += os.write(self._append_fd, data[written:])
         if durable:
             os.fsync(self._append_fd)
+        self._unsynced = not durable
         self._remember_file_state()
 
     def repair_torn_tail(self) -> None:
@@ -471,15 +473,25 @@ class Session:
         if self._needs_newline and self.acquire_lock() and self._append_fd is not None:
             os.write(self._append_fd, b"\n")
             self._needs_newline = False
+            self._unsynced = True
             self._remember_file_state()
 
-    def close(self) -> None:
+    def sync(self) -> None:
+        """Write every queued append and fsync the file: what ``close`` waits on the disk for. Blocking,
+        from any thread: a worker runs it before ``close`` (see ``closed_in_worker``), so closing itself
+        then has nothing left to wait for."""
         with contextlib.suppress(OSError, PiworkError):
-            self.write_pending()  # what was appended is written before the file is let go
+            self.write_pending()
         with self._write_lock:
-            if self._append_fd is not None:
+            if self._append_fd is not None and self._unsynced:
                 with contextlib.suppress(OSError):
                     os.fsync(self._append_fd)
+                    self._unsynced = False
+
+    def close(self) -> None:
+        self.sync()  # what was appended is written and fsynced before the file is let go
+        with self._write_lock:
+            if self._append_fd is not None:
                 os.close(self._append_fd)
                 self._append_fd = None
         self.bodies.close()
@@ -493,6 +505,17 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+async def closed_in_worker(session: Session) -> None:
+    """Close ``session`` without the asyncio loop waiting on the disk: its queued lines are written and
+    fsynced in a worker, then the file is let go here. The rest of closing (handing frozen objects back
+    to the cycle collector) stays on the caller's thread, where collecting objects that belong to it
+    (a window's) is safe."""
+    try:
+        await asyncio.to_thread(session.sync)
+    finally:  # cancelled (the window quitting mid-switch): still let the file go, nothing lost
+        session.close()
 
 
 async def append_written(tree: SessionTree, append: Callable[[], T]) -> T:
