@@ -46,10 +46,17 @@ Confirm = Callable[[str, str], bool]  # (title, question) -> yes?
 AskName = Callable[[str], str | None]  # current name -> new name, None = cancelled
 
 
+def yes_no_box(parent: QWidget | None, title: str, question: str) -> QMessageBox:
+    """A delete confirmation whose default is No: a reflexive Enter keeps the file."""
+    no, yes = QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes
+    box = QMessageBox(QMessageBox.Icon.Question, title, question, yes | no, parent)
+    box.setDefaultButton(no)
+    return box
+
+
 def _ask_yes_no(parent: QWidget) -> Confirm:
     def confirm(title: str, question: str) -> bool:
-        answer = QMessageBox.question(parent, title, question)
-        return answer == QMessageBox.StandardButton.Yes
+        return yes_no_box(parent, title, question).exec() == QMessageBox.StandardButton.Yes
 
     return confirm
 

@@ -181,3 +181,18 @@ def test_closing_the_browser_stops_its_listing(qtbot: QtBot, projects: tuple[Pat
     browser.reject()  # closed while listing
     qtbot.waitUntil(lambda: not browser.listing.running, timeout=30_000)
     assert heard == [] and browser.status.text() == "Reading sessions…"
+
+
+def test_enter_in_a_delete_confirmation_keeps_the_file(qtbot: QtBot) -> None:
+    """Deleting asks first, and a reflexive Enter answers No: only a deliberate Yes deletes."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QMessageBox
+
+    from piwork.gui.sessions.session_browser import yes_no_box
+
+    box = yes_no_box(None, "Delete Permanently?", "There is no trash here. Delete this file for good?")
+    qtbot.addWidget(box)
+    box.show()
+    qtbot.waitExposed(box)
+    qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert box.clickedButton() is box.button(QMessageBox.StandardButton.No)
