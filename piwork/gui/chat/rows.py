@@ -71,13 +71,14 @@ class ToolCard:
 
     def preview(self, expanded: bool) -> str:
         text = strip_ansi(self.result_text[: PREVIEW_CHARS * (20 if expanded else 1)])
-        lines = text.splitlines()
-        limit = EXPANDED_LINES if expanded else PREVIEW_LINES
-        if len(lines) > limit:
-            hidden = len(lines) - limit
+        lines = text.splitlines()[: EXPANDED_LINES if expanded else PREVIEW_LINES]
+        # hidden lines are counted in the whole result, not only in the characters read for the preview
+        full = self.result_text
+        hidden = full.count("\n") + (0 if full.endswith("\n") else 1) - len(lines) if full else 0
+        if hidden > 0:
             more = f"… {hidden:,} more line{'s' if hidden != 1 else ''}"
             where = "the full output is in the log" if expanded else "click the header to expand"
-            lines = [*lines[:limit], f"{more} ({where})"]
+            lines.append(f"{more} ({where})")
         return "\n".join(lines)
 
     def cut_text(self) -> str:

@@ -105,3 +105,22 @@ def test_a_handed_over_summary_lists_its_files_in_words() -> None:
     render_markdown(doc, row.text, dark=False)
     plain = doc.toPlainText()
     assert "<read-files>" not in plain and "Files read: src/app.py" in plain
+
+
+def test_tool_card_preview_counts_every_hidden_line() -> None:
+    """2,000 short lines: the collapsed card shows 8 and says the other 1,992 are there, not just those
+    that fit in the first few kilobytes; expanded, it shows 400 and says 1,600 more are in the log."""
+    output = "\n".join(str(n) for n in range(3001, 5001))
+    card = ToolCard("c1", "bash", {"command": "seq 1 5000"}, status="done", result_text=output)
+    collapsed = card.preview(expanded=False).splitlines()
+    assert collapsed[:8] == [str(n) for n in range(3001, 3009)]
+    assert collapsed[8] == "… 1,992 more lines (click the header to expand)"
+    expanded = card.preview(expanded=True).splitlines()
+    assert len(expanded) == 401 and expanded[399] == "3400"
+    assert expanded[400] == "… 1,600 more lines (the full output is in the log)"
+
+
+def test_tool_card_preview_of_long_lines_says_the_rest_is_hidden() -> None:
+    output = "x" * 9000 + "\nlast line"
+    card = ToolCard("c1", "bash", {"command": "cat wide.txt"}, status="done", result_text=output)
+    assert card.preview(expanded=False).splitlines()[-1] == "… 1 more line (click the header to expand)"
