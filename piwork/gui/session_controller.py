@@ -37,6 +37,7 @@ from piwork.core.errors import PiworkError
 from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
 from piwork.core.resources import FingerprintStore, TrustOption, TrustRequest, TrustResolver, TrustStore
 from piwork.core.session import Session, closed_in_worker, default_session_dir, files_to_search, read_header
+from piwork.gui.chat.conversation import Conversation, prepare_conversation
 from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
 from piwork.gui.chat.slash_commands import SlashCommand
 from piwork.gui.context.context_commands import ContextCommands
@@ -278,11 +279,14 @@ class SessionController(QObject):
             # runtime would find the file held and open it read-only.
             await self._let_go()
         runtime = await create_runtime(options)
-        # the session left behind is written out and fsynced in a worker, and its file let go, before
-        # the new one shows (the window keeps running meanwhile)
+        # The chat's rows of a session of thousands of messages take tens of milliseconds to build: in a
+        # worker, so that what follows (the window showing the session) stays short on the GUI thread.
+        # The session left behind is written out and fsynced in a worker, and its file let go, before
+        # the new one shows (the window keeps running meanwhile).
         try:
+            prepared = await asyncio.to_thread(prepare_conversation, runtime.session.messages)
             await self._let_go()
-        except BaseException:  # cancelled while the previous file was let go: nor is the new one kept
+        except BaseException:  # cancelled meanwhile: nor is the new file kept
             runtime.store.close()
             raise
         self.runtime = runtime
@@ -301,7 +305,7 @@ class SessionController(QObject):
             [f"skill:{skill.name}" for skill in resources.skill_commands]
             + [prompt.name for prompt in resources.prompts]
         )
-        self._show_context()
+        self._show_context(prepared)
         session = runtime.session
         self._auto_preflight = None  # a session (re)opened is checked afresh
         self.context_feed.attach(
@@ -379,12 +383,12 @@ class SessionController(QObject):
         if store is not None:
             await closed_in_worker(store)
 
-    def _show_context(self) -> None:
+    def _show_context(self, prepared: Conversation | None = None) -> None:
         session = self.session
         if session is None:
             return
         messages = session.messages
-        self.chat.presenter.show_messages(messages)
+        self.chat.presenter.show_messages(messages, prepared)
         self.window.log_panel.set_messages(messages)
         self.window.log_panel.set_log_dir(session.log_dir)
         self.window.set_session_title(session.tree.name or None, self.cwd)

@@ -180,10 +180,10 @@ class ChatDelegate(QStyledItemDelegate):
 
     def laid_out_height(self, row: ChatRow) -> int | None:
         """The height last handed to the view for ``row`` (None when it was never sized)."""
-        cached = self._heights.get(row.key)
-        estimate = self._estimates.get(row.key)
-        if estimate and (not cached or (cached[0], cached[1]) != (estimate[0], estimate[1])):
+        estimate = self._estimates.get(row.key)  # dropped whenever an exact height is handed out
+        if estimate:
             return estimate[2]
+        cached = self._heights.get(row.key)
         return cached[2] if cached else None
 
     def exact_height(self, row: ChatRow) -> int:
@@ -220,6 +220,7 @@ class ChatDelegate(QStyledItemDelegate):
             return QSize(0, 0)
         width = self._view.viewport().width()
         if self._exact or row.streaming or row.kind is RowKind.MORE or self.measured(row, width):
+            self._estimates.pop(row.key, None)
             return QSize(width, self._height(row, width))
         return QSize(width, self._estimated_height(row, width))
 

@@ -37,6 +37,7 @@ from piwork.core.agent import (
 )
 from piwork.core.llm import readable_error
 from piwork.gui.chat.chat_model import ChatModel
+from piwork.gui.chat.conversation import Conversation, prepare_conversation
 from piwork.gui.chat.retry_card import RetryCard
 from piwork.gui.chat.rows import (
     ChatRow,
@@ -112,23 +113,17 @@ class ChatPresenter(QObject):
 
     # ---- whole conversation ------------------------------------------------------------------
 
-    def show_messages(self, messages: list[dict[str, Any]]) -> None:
-        """Replace the conversation with ``messages`` (a session's context, oldest first)."""
+    def show_messages(self, messages: list[dict[str, Any]], prepared: Conversation | None = None) -> None:
+        """Replace the conversation with ``messages`` (a session's context, oldest first); ``prepared``,
+        their rows built ahead in a worker (:func:`prepare_conversation`), is used when it is still theirs."""
         self.flush()
-        self._cards.clear()
-        self._card_rows.clear()
         self._stream_rows.clear()
-        self._message_rows.clear()
-        rows: list[ChatRow] = []
-        for message in messages:
-            new_rows = rows_for_message(message, self._cards)
-            for row in new_rows:
-                if row.tool is not None and row.tool.call_id:
-                    self._card_rows[row.tool.call_id] = row
-            rows.extend(new_rows)
-            self._remember(message, new_rows)
-            self._attach_result_images(message)
-        self.model.reset_rows(rows)
+        if prepared is None or not prepared.current_for(messages):
+            prepared = prepare_conversation(messages)
+        self._cards = prepared.cards
+        self._card_rows = prepared.card_rows
+        self._message_rows = prepared.message_rows
+        self.model.reset_rows(prepared.rows)
 
     def _remember(self, message: dict[str, Any], rows: list[ChatRow]) -> None:
         if message.get("role") == "toolResult":
