@@ -777,7 +777,14 @@ class SessionController(QObject):
             self.spawn(self.session.continue_run())
 
     def show_trust(self) -> TrustDialog:
-        dialog = TrustDialog.for_saved_decision(self.cwd, TrustStore(str(self.agent_dir)), self.window)
+        trust = self.runtime.resources.trust if self.runtime is not None else None
+        now = None
+        if trust is not None:
+            how = trust.describe().split(": ", 1)[-1]
+            now = f"{'trusted' if trust.trusted else 'not trusted'} ({how})"
+        dialog = TrustDialog.for_saved_decision(
+            self.cwd, TrustStore(str(self.agent_dir)), self.window, session_state=now
+        )
         dialog.accepted.connect(lambda: self.spawn(self._apply_trust_choice(dialog)))
         dialog.show()
         return dialog

@@ -188,9 +188,12 @@ class TrustDialog(QDialog):
         self.resize(920, 660)
 
     @classmethod
-    def for_saved_decision(cls, cwd: str, store: TrustStore, parent: QWidget | None = None) -> TrustDialog:
+    def for_saved_decision(
+        cls, cwd: str, store: TrustStore, parent: QWidget | None = None, *, session_state: str | None = None
+    ) -> TrustDialog:
         """The Project → Trust form: every option (saving or this session only), the saved decision
-        shown and forgettable."""
+        shown and forgettable; ``session_state`` says what holds in this session (it may differ from the
+        saved decision: a choice for this session only, --approve)."""
         folder = strict_canonical(cwd) or cwd
         saved: TrustEntry | None = None
         error: str | None = None
@@ -200,7 +203,10 @@ class TrustDialog(QDialog):
             error = str(exc)
         options = tuple(trust_options(folder, include_session_only=True))
         request = TrustRequest(folder, tuple(trust_resources(folder)), options)
-        return cls(request, parent, saved=saved, store=store, store_error=error)
+        dialog = cls(request, parent, saved=saved, store=store, store_error=error)
+        if session_state:
+            dialog.saved_label.setText(f"{dialog.saved_label.text()}\nThis session: {session_state}")
+        return dialog
 
     @staticmethod
     def _changes_text(changes: Sequence[FileChange] | None, unknown: bool) -> str:

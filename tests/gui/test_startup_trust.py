@@ -308,3 +308,25 @@ def test_a_first_message_sent_while_the_reask_waits_stays_the_open_session(
         assert ctl.runtime is not None and ctl.runtime.store.path == started
         texts = [m.get("content") for m in ctl.runtime.session.messages if m.get("role") == "user"]
         assert texts and "please deploy" in json.dumps(texts)
+
+
+def test_the_trust_form_says_how_this_session_decided_beside_the_saved_decision(
+    qtbot: QtBot, window: MainWindow, project: Path, open_controller: list[SessionController]
+) -> None:
+    ctl = _start(open_controller, window, project, None)
+    qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+    _visible_dialog().option_buttons["distrust"].click()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+    first = ctl.runtime
+    window.action_map["trust"].trigger()
+    qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+    _visible_dialog().option_buttons["trust-session"].click()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: ctl.runtime not in (None, first), timeout=10_000)
+    assert "deploy" in _skills(ctl)
+
+    window.action_map["trust"].trigger()
+    qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+    text = _visible_dialog().saved_label.text()  # type: ignore[union-attr]
+    assert "Saved decision: untrusted" in text  # what trust.json says ...
+    assert "This session: trusted (chosen for this run only)" in text  # ... and what holds now
+    _visible_dialog().reject()  # type: ignore[union-attr]
