@@ -457,6 +457,8 @@ class SessionController(QObject):
             state = READY
         elif current_usable is None or (checking and not available):
             state = CHECKING  # not "no key": the keyring has not answered yet
+        elif self.session is None and available:
+            state = READY  # still opening (the trust question may be up): the session picks a usable model
         else:
             state = CHOOSE if available else MISSING
         self.chat.set_model_state(state)

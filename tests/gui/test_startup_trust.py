@@ -330,3 +330,23 @@ def test_the_trust_form_says_how_this_session_decided_beside_the_saved_decision(
     assert "Saved decision: untrusted" in text  # what trust.json says ...
     assert "This session: trusted (chosen for this run only)" in text  # ... and what holds now
     _visible_dialog().reject()  # type: ignore[union-attr]
+
+
+def test_while_the_trust_question_is_open_the_chat_claims_no_missing_key(
+    qtbot: QtBot, window: MainWindow, project: Path, open_controller: list[SessionController]
+) -> None:
+    """A server on this computer answers without a key: while the first trust question is up (no session
+    yet) the chat must not say the current model's provider has no key."""
+    provider = {
+        "baseUrl": "http://127.0.0.1:9/v1",
+        "api": "openai-completions",
+        "models": [{"id": "local-coder"}],
+    }
+    (agent_dir() / "models.json").write_text(json.dumps({"providers": {"local": provider}}))
+    ctl = _start(open_controller, window, project, None)
+    qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
+    assert ctl.session is None
+    assert window.chat.model_state == "ready" and not window.chat.empty_state.isVisible()
+    _visible_dialog().option_buttons["distrust"].click()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
+    assert window.chat.model_state == "ready"
