@@ -251,8 +251,11 @@ class SessionController(QObject):
         sent while a trust question waited gives the open session its file only then."""
         if self.session is not None and self.session.is_streaming:
             await self.session.abort()
-        if self.keys.checking:  # the first open: ask the keyring in a worker, say "checking" meanwhile
-            self.keys.refresh()
+        # The keyring is asked in a worker (about providers not asked yet); the session opens without
+        # waiting for it when its model does not depend on the answer, and says "checking" meanwhile.
+        checking = self.keys.checking
+        self.keys.refresh()
+        if checking:
             self._fill_pickers()
         if session_file:
             header = await asyncio.to_thread(read_header, Path(session_file)) or {}
@@ -271,6 +274,7 @@ class SessionController(QObject):
             trust_override=trust_override,
             ask_trust=self._ask_trust,
             credentials=self.credentials,
+            keys_loaded_by_caller=True,  # by ``self.keys``, in a worker
             env=self.env,
             tokenizers=self.tokenizers,  # the governor counts with the model's tokenizer (loaded in a thread)
         )
@@ -483,10 +487,23 @@ class SessionController(QObject):
         if session is None:
             self.chat.composer.set_text(text)
             return
+        if self._key_unknown(session):  # sent before the keyring answered: send once it has
+            self.spawn(self._send_when_keys_known(session, text))
+            return
         if session.is_streaming:
             self.spawn(session.steer(text))
         else:
             self.spawn(session.prompt(text))
+
+    def _key_unknown(self, session: AgentSession) -> bool:
+        """The keyring has not said yet whether the session's model has a key: asking for it now would
+        ask the keyring from the GUI thread."""
+        return session.model is not None and self.model_usable(session.model) is None
+
+    async def _send_when_keys_known(self, session: AgentSession, text: str) -> None:
+        await self.keys.refresh()
+        if session is self.session:
+            self.spawn(session.steer(text) if session.is_streaming else session.prompt(text))
 
     def submit_follow_up(self, text: str) -> None:
         """Alt+Enter: while the agent works, queue ``text`` for when it is done; otherwise just send it."""
@@ -528,6 +545,8 @@ class SessionController(QObject):
     async def _compact(self, session: AgentSession, focus: str | None) -> None:
         """/compact: its outcome (including "nothing to compact") is already on the compaction card in the
         chat, so the same reason is not reported a second time as an error."""
+        if self._key_unknown(session):
+            await self.keys.refresh()
         try:
             await session.compact(focus)
         except PiworkError as err:

@@ -80,6 +80,10 @@ class RuntimeOptions:
     ask_trust: TrustAsker | None = None  # None: nobody to ask (headless)
     api_key: str | None = None  # one-run key, memory only
     credentials: CredentialStore | None = None
+    # the caller loads the keys itself (a window, in a worker): the session then opens without waiting
+    # for the keyring when the model does not depend on it (recorded in the session, named, or the
+    # settings' default), and the caller must not send before the keyring has answered
+    keys_loaded_by_caller: bool = False
     loader: LoaderOptions = field(default_factory=LoaderOptions)
     # per-request view of the context (context governance); never changes the transcript
     transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
@@ -153,11 +157,29 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     context = await asyncio.to_thread(store.tree.build_context)
     # The keyring may take seconds to answer (an unlock prompt): it is asked once per provider, off the
     # event loop; the session's own key look-ups (each request, a model change) then answer from memory.
-    await asyncio.to_thread(credentials.ensure_loaded, models.providers())
-    model = _choose_model(options, models, credentials, settings, context.model)
+    local = {m.provider for m in models.models if is_loopback(m.base_url)}  # servers here need no key
+    asked: list[str] = []
+
+    def known_without_keyring(provider: str) -> bool:
+        if provider in local or options.api_key:
+            return True
+        asked.append(provider)  # the choice depends on the keyring's answer
+        return False
+
+    model = _choose_model(options, models, known_without_keyring, settings, context.model)
+    if asked or not options.keys_loaded_by_caller:
+        await asyncio.to_thread(credentials.ensure_loaded, models.providers())
+        if asked:
+            model = _choose_model(
+                options,
+                models,
+                lambda p: known_without_keyring(p) or credentials.has_credentials(p),
+                settings,
+                context.model,
+            )
     if model is not None:  # a header given as a ``!command`` runs the user's command: not on the loop
         model = await asyncio.to_thread(models.with_resolved_headers, model)
-    if model is not None:  # a custom server named on the command line
+    if model is not None and not options.keys_loaded_by_caller:  # a custom server named on the command line
         await asyncio.to_thread(credentials.ensure_loaded, [model.provider])
     if options.api_key and model is not None:
         credentials.set_session_key(model.provider, options.api_key)
@@ -305,7 +327,7 @@ def _session_dir(options: RuntimeOptions, settings: Mapping[str, Any]) -> str | 
 def _choose_model(
     options: RuntimeOptions,
     models: ModelRegistry,
-    credentials: CredentialStore,
+    has_key: Callable[[str], bool],
     settings: Mapping[str, Any],
     session_model: Mapping[str, Any] | None,
 ) -> Model | None:
@@ -334,10 +356,9 @@ def _choose_model(
             raise SetupError(f"Unknown provider {provider}.")
     if model is None:
         values = SettingValues.of(settings)
-        local = {m.provider for m in models.models if is_loopback(m.base_url)}  # servers here need no key
         model = default_model(
             models,
-            lambda p: credentials.has_credentials(p) or bool(options.api_key) or p in local,
+            has_key,
             values.value(DEFAULT_PROVIDER),
             values.value(DEFAULT_MODEL),
         )
