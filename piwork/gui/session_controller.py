@@ -198,7 +198,10 @@ class SessionController(QObject):
         if not task.cancelled():
             error = task.exception()
             if isinstance(error, NoModel):
-                hint = "Add a provider key in Settings → Providers (Ctrl+,), then pick a model below."
+                hint = (
+                    "Add a local server or a provider key in Settings → Providers (Ctrl+,), "
+                    "then pick a model below."
+                )
                 self.chat.presenter.add_notice("No model to answer", str(error), hint=hint, error=True)
             elif isinstance(error, PiworkError):
                 self.chat.presenter.add_notice("Could not do that", str(error), error=True)

@@ -92,6 +92,8 @@ def test_placeholder_says_read_only_and_no_model(
         lambda: controller.chat.composer.placeholderText() == NO_MODEL_PLACEHOLDER, timeout=10_000
     )
     assert "Settings → Providers" in NO_MODEL_PLACEHOLDER
+    # a server on this computer needs no key: the hint names it beside the key, as the empty state does
+    assert "local server" in controller.chat.composer.placeholderText()
 
 
 def _notices(ctl: SessionController) -> list[tuple[str, str]]:

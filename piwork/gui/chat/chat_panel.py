@@ -23,7 +23,8 @@ STREAMING_PLACEHOLDER = (
     "the agent is done"
 )
 NO_MODEL_PLACEHOLDER = (
-    "No model to answer — add a provider key in Settings → Providers (Ctrl+,), then pick a model"
+    "No model to answer — add a local server or a provider key in Settings → Providers (Ctrl+,), "
+    "then pick a model"
 )
 CHECKING_PLACEHOLDER = "Checking for API keys… (the system keyring has not answered yet)"
 READ_ONLY_PLACEHOLDER = "This session is read-only: {reason}"
