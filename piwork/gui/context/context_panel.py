@@ -110,9 +110,12 @@ class ContextPanel(QWidget):
         header = self.manifest_view.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        # Path and Reason are sized to what they hold (capped), not squeezed to the room left beside the
+        # layer names: in a narrow dock the table scrolls sideways instead of eliding every path.
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Interactive)
+        self.manifest_model.modelReset.connect(self._fit_manifest_columns)
         self.manifest_summary = QLabel("No context manifest recorded for this task.")
         self.manifest_summary.setWordWrap(True)
         copy = QPushButton("Copy as text")
@@ -236,6 +239,13 @@ class ContextPanel(QWidget):
             position = self.xray_model.position_of(lambda row: row.target == target)
             if position is not None:
                 self.xray_view.setCurrentIndex(self.xray_model.index(position, 0))
+
+    def _fit_manifest_columns(self) -> None:
+        view = self.manifest_view
+        cap = view.fontMetrics().horizontalAdvance("m" * 28)
+        for column in (2, 4):
+            view.resizeColumnToContents(column)
+            view.setColumnWidth(column, min(view.columnWidth(column), cap))
 
     def set_manifest(self, manifest: Manifest | None, cwd: str | None) -> None:
         self.manifest_model.set_manifest(manifest, cwd)

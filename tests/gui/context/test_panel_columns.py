@@ -43,3 +43,28 @@ def test_xray_source_column_keeps_room_in_a_narrow_dock(qtbot: QtBot, width: int
         assert "tool result" in tip
     panel.resize(700, 600)  # wide again: the Kind column comes back
     qtbot.waitUntil(lambda: not view.isColumnHidden(1))
+
+
+@pytest.mark.parametrize("width", [400, 285])
+def test_manifest_path_column_stays_readable_in_a_narrow_dock(qtbot: QtBot, width: int) -> None:
+    """The Path says which file a layer loaded: it keeps room for a short project path instead of being
+    squeezed to 'A…d' beside the layer names; what does not fit scrolls sideways."""
+    from piwork.core.context.manifest import Manifest, ManifestEntry
+
+    panel = ContextPanel()
+    qtbot.addWidget(panel)
+    panel.resize(width, 600)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.tabs.setCurrentIndex(1)
+    entries = (
+        ManifestEntry(1, "contextFile", "/repo/AGENTS.md", "included", 15),
+        ManifestEntry(2, "profile", "/repo/.pi/piwork-profile.json", "included", 39),
+        ManifestEntry(5, "snapshot", "/repo/.pi/project-context.md", "missing", reason="not found"),
+    )
+    panel.set_manifest(Manifest("task-1", "2026-01-01T00:00:00Z", "o200k_base", entries), "/repo")
+    QApplication.processEvents()
+    view = panel.manifest_view
+    needed = view.fontMetrics().horizontalAdvance(".pi/piwork-profile.json")
+    assert view.columnWidth(2) >= needed, (view.columnWidth(2), needed)
+    assert view.columnWidth(4) >= view.fontMetrics().horizontalAdvance("not found")
