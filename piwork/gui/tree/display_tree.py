@@ -29,6 +29,7 @@ from piwork.core.llm import readable_error
 from piwork.core.session import EntryRecord, SessionTree, paused_gc
 from piwork.core.settings_schema import TREE_FILTER_MODE
 from piwork.gui.logs.sgr import strip_ansi
+from piwork.gui.tree.tree_search import SearchMatches, search_text
 
 FILTER_MODES = TREE_FILTER_MODE.choices  # the treeFilterMode setting's choices, in the box's order
 _DEFAULT_HIDDEN_TYPES = {"label", "custom", "model_change", "thinking_level_change", "session_info"}
@@ -50,15 +51,6 @@ def is_pure_tool_call_turn(record: EntryRecord) -> bool:
     )
 
 
-def search_text(record: EntryRecord, label: str | None) -> str:
-    parts = [str(record.type), record.role or "", record.preview or "", label or ""]
-    for key in ("customType", "model", "modelId", "provider", "name"):
-        value = record.meta.get(key)
-        if isinstance(value, str):
-            parts.append(value)
-    return " ".join(parts).lower()
-
-
 @dataclass
 class Visibility:
     """Decides whether one record is shown."""
@@ -67,11 +59,14 @@ class Visibility:
     mode: str = "default"
     query: str = ""
     leaf_seq: int | None = None
+    matches: SearchMatches | None = None  # the search's result, computed in a worker (tree_search.py)
     _tokens: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.mode = normalize_mode(self.mode)
         self._tokens = self.query.lower().split()
+        if self.matches is not None and self.matches.query != self.query:
+            self.matches = None
 
     def shows(self, record: EntryRecord) -> bool:
         if not isinstance(record.id, str) or record.type == "session":
@@ -93,7 +88,11 @@ class Visibility:
         if is_pure_tool_call_turn(record) and record.seq != self.leaf_seq:
             return False
         if self._tokens:
-            text = search_text(self.tree.details(record), self.tree.label(record.id))
+            label = self.tree.label(record.id)
+            matches = self.matches
+            if matches is not None and record.seq < matches.upto and label is None:
+                return record.seq in matches.seqs
+            text = search_text(self.tree.details(record), label)
             return all(token in text for token in self._tokens)
         return True
 
@@ -230,17 +229,24 @@ def _ordered_roots(tree: SessionTree, active: set[int]) -> list[EntryRecord]:
 
 
 def build_display_tree(
-    tree: SessionTree, mode: str = "default", query: str = "", group_size: int = GROUP_SIZE
+    tree: SessionTree,
+    mode: str = "default",
+    query: str = "",
+    group_size: int = GROUP_SIZE,
+    matches: SearchMatches | None = None,
 ) -> DisplayTree:
+    """`matches`: the search's result for `query` (else the search reads entry texts here)."""
     with paused_gc():
-        return _build(tree, mode, query, group_size)
+        return _build(tree, mode, query, group_size, matches)
 
 
-def _build(tree: SessionTree, mode: str, query: str, group_size: int) -> DisplayTree:
+def _build(
+    tree: SessionTree, mode: str, query: str, group_size: int, matches: SearchMatches | None
+) -> DisplayTree:
     path = tree.path()
     active = {r.seq for r in path}
     leaf_seq = path[-1].seq if path else None
-    shows = Visibility(tree, mode, query, leaf_seq).shows
+    shows = Visibility(tree, mode, query, leaf_seq, matches).shows
     # Pass 1: shown entries in display order, each with its nearest shown ancestor.
     order: list[tuple[int, Container]] = []
     seen: set[int] = set()

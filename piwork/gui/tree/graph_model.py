@@ -43,6 +43,7 @@ from piwork.gui.tree.display_tree import Visibility, normalize_mode
 from piwork.gui.tree.entry_details import entry_detail_text
 from piwork.gui.tree.title_reader import TitleReader, loop_running
 from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, LABEL_ROLE, LEAF_ROLE
+from piwork.gui.tree.tree_search import SearchMatches
 
 GRAPH_ROLE = Qt.ItemDataRole.UserRole + 20
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 21
@@ -113,13 +114,14 @@ class BranchGraphModel(FlatListModel):
         self._visibility = Visibility(tree, mode, query, self._tree_leaf_seq())
         self._layout = GraphLayout(tree, self._visibility.shows)
         self._active: set[int] = set()
-        self._leaf: int | None = None
+        self._marks = _Marks(tree)  # holds the drawn leaf
         self._transits: list[tuple[int, int, int]] = []  # (lane, fork seq, head seq) of the active path
         self._update_path()
         self._rows = self._make_rows()
         self._links = SummaryLinks(self._rows)
         self._titles = TitleReader(tree, self)  # previews not in the index are read off the GUI thread
         self._titles.ready.connect(self._on_titles_ready)
+        self.generation = 0  # counts the tree's changes: a layout computed meanwhile is out of date
         self._tips: dict[int, str] = {}  # tooltips of entries whose bodies were read in a worker
         self._tip_reads = BackgroundTasks()
         self._unsubscribe: Callable[[], None] | None = tree.subscribe(self._on_tree_event)
@@ -156,11 +158,12 @@ class BranchGraphModel(FlatListModel):
     def query(self) -> str:
         return self._visibility.query
 
-    def set_filter(self, mode: str, query: str = "") -> None:
-        """Show what the outline shows with this filter mode and these search words."""
+    def set_filter(self, mode: str, query: str = "", matches: SearchMatches | None = None) -> None:
+        """Show what the outline shows with this filter mode and these search words (`matches`: the
+        search's result, else the words are looked for here)."""
         mode = normalize_mode(mode)
         if (mode, query) != (self._visibility.mode, self._visibility.query):
-            self._visibility = Visibility(self._tree, mode, query, self._tree_leaf_seq())
+            self._visibility = Visibility(self._tree, mode, query, self._tree_leaf_seq(), matches)
             self.rebuild()
 
     @property
@@ -174,6 +177,10 @@ class BranchGraphModel(FlatListModel):
             self._link_limit = limit
             if self._links.columns(limit) != before:
                 self._repaint_all()
+
+    @property
+    def fold_at(self) -> int | None:
+        return self._fold_at
 
     def set_fold_at(self, fold_at: int | None) -> None:
         if fold_at != self._fold_at:
@@ -340,23 +347,59 @@ class BranchGraphModel(FlatListModel):
         return record.seq if record is not None else None
 
     def _make_rows(self) -> GraphRows:
-        return GraphRows(self._layout, self._is_marked, fold_at=self._fold_at, expanded=self._expanded)
+        return GraphRows(self._layout, self._marks, fold_at=self._fold_at, expanded=self._expanded)
 
-    def _is_marked(self, seq: int) -> bool:
-        return seq == self._leaf or self._tree.label(self._tree.records[seq].id) is not None
+    @property
+    def _leaf(self) -> int | None:
+        return self._marks.leaf
+
+    @_leaf.setter
+    def _leaf(self, seq: int | None) -> None:
+        self._marks.leaf = seq
+
+    # -- laying out in a worker thread --------------------------------------------------------------
+    # Each `*_work` returns a function of the tree alone, for ``asyncio.to_thread``; its result is shown
+    # with `show_plan`/`show_rows` on the GUI thread if `generation` did not change meanwhile (the
+    # tree's events keep the rows shown up to date until then).
+    def filter_work(self, mode: str, query: str, matches: SearchMatches | None) -> Callable[[], GraphPlan]:
+        tree, fold_at, expanded = self._tree, self._fold_at, set(self._expanded)
+        visibility = Visibility(tree, normalize_mode(mode), query, self._tree_leaf_seq(), matches)
+
+        def work() -> GraphPlan:
+            layout = GraphLayout(tree, visibility.shows)
+            active, leaf, transits = _path_facts(tree, layout)
+            marks = _Marks(tree, leaf)
+            rows = GraphRows(layout, marks, fold_at=fold_at, expanded=expanded)
+            return GraphPlan(visibility, layout, active, marks, transits, rows, SummaryLinks(rows))
+
+        return work
+
+    def show_plan(self, plan: GraphPlan) -> None:
+        with self.replacing_rows():
+            self._visibility, self._layout, self._rows, self._links = (
+                plan.visibility, plan.layout, plan.rows, plan.links,
+            )  # fmt: skip
+            self._active, self._marks, self._transits = plan.active, plan.marks, plan.transits
+            self._linked = set()
+        self.rebuilt.emit()
+
+    def rows_work(self, fold_at: int | None, expanded: set[int]) -> Callable[[], GraphRows]:
+        """Rows of the graph laid out now with other folds open or closed."""
+        layout, marks = self._layout, self._marks
+        return lambda: GraphRows(layout, marks, fold_at=fold_at, expanded=expanded)
+
+    def opened(self, fold: Fold) -> set[int]:
+        """The open entries with `fold` opened too (for `rows_work`)."""
+        return self._expanded | set(self._rows.stretch_of(fold))
+
+    def show_rows(self, rows: GraphRows) -> None:
+        with self.replacing_rows():
+            self._fold_at, self._expanded, self._rows = rows.fold_at, set(rows.expanded), rows
+            self._links = SummaryLinks(rows)
+        self.rebuilt.emit()
 
     def _update_path(self) -> None:
-        path = self._tree.path()
-        anchor = self._layout.anchor
-        self._active = {seq for seq in (anchor.get(r.seq) for r in path) if seq is not None}
-        self._leaf = self._layout.anchor.get(path[-1].seq) if path else None
-        layout = self._layout
-        on_path = {layout.branch_of[seq] for seq in self._active}
-        self._transits = [
-            (branch.lane, branch.fork, branch.head)
-            for branch in (layout.branches[index] for index in sorted(on_path))
-            if branch.head in self._active and branch.fork is not None
-        ]
+        self._active, self._leaf, self._transits = _path_facts(self._tree, self._layout)
 
     def _reset_rows(self) -> None:
         with self.replacing_rows():
@@ -384,6 +427,7 @@ class BranchGraphModel(FlatListModel):
             self.rows_changed(row)
 
     def _on_tree_event(self, event: TreeEvent) -> None:
+        self.generation += 1
         if event.kind == "append":
             record = self._tree.record(event.entry_id) if event.entry_id is not None else None
             if record is not None and self._append(record):
@@ -491,6 +535,48 @@ class BranchGraphModel(FlatListModel):
 def _tooltip_text(body: Any) -> str:
     text = entry_detail_text(body)
     return text[:TOOLTIP_CHARS] + "…" if len(text) > TOOLTIP_CHARS else text
+
+
+@dataclass(frozen=True)
+class GraphPlan:
+    """A graph laid out in a worker thread for a filter and search (see `BranchGraphModel.filter_work`)."""
+
+    visibility: Visibility
+    layout: GraphLayout
+    active: set[int]
+    marks: _Marks  # knows the drawn leaf
+    transits: list[tuple[int, int, int]]
+    rows: GraphRows
+    links: SummaryLinks
+
+
+def _path_facts(
+    tree: SessionTree, layout: GraphLayout
+) -> tuple[set[int], int | None, list[tuple[int, int, int]]]:
+    """The drawn entries of the active path, the drawn leaf, and (lane, fork, head) of each side branch
+    the path takes."""
+    path = tree.path()
+    anchor = layout.anchor
+    active = {seq for seq in (anchor.get(r.seq) for r in path) if seq is not None}
+    leaf = anchor.get(path[-1].seq) if path else None
+    on_path = {layout.branch_of[seq] for seq in active}
+    transits = [
+        (branch.lane, branch.fork, branch.head)
+        for branch in (layout.branches[index] for index in sorted(on_path))
+        if branch.head in active and branch.fork is not None
+    ]
+    return active, leaf, transits
+
+
+class _Marks:
+    """Entries kept out of folds: the drawn leaf and labelled ones (GraphRows keeps asking as rows change)."""
+
+    def __init__(self, tree: SessionTree, leaf: int | None = None) -> None:
+        self.tree = tree
+        self.leaf = leaf
+
+    def __call__(self, seq: int) -> bool:
+        return seq == self.leaf or self.tree.label(self.tree.records[seq].id) is not None
 
 
 def fold_text(count: int) -> str:

@@ -13,7 +13,10 @@ together in a narrow view (`graph_delegate.fit`).
 
 from __future__ import annotations
 
+import asyncio
 import gc
+from collections.abc import Callable
+from typing import TypeVar
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QShowEvent
@@ -27,12 +30,18 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.session import FOLD_AT, Fold, SessionTree
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.tree.graph_delegate import GraphDelegate, fit
 from piwork.gui.tree.graph_model import SEQ_ROLE, BranchGraphModel
+from piwork.gui.tree.title_reader import loop_running
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
+from piwork.gui.tree.tree_search import SearchMatches
 
 GC_AFTER_ENTRIES = 20_000  # sessions this large get one full collection when the graph opens
+LAYOUT_ATTEMPTS = 3  # layouts computed in a worker while entries stream in, before one on the GUI thread
+
+T = TypeVar("T")
 
 
 class BranchGraphView(QWidget):
@@ -44,6 +53,9 @@ class BranchGraphView(QWidget):
         super().__init__(parent)
         self.model: BranchGraphModel | None = None
         self._filter = ("default", "")
+        self._matches: SearchMatches | None = None
+        self._tasks = BackgroundTasks()
+        self._laying_out: asyncio.Task[None] | None = None
         self.fold_box = QCheckBox("Fold long runs")
         self.fold_box.setChecked(True)
         self.fold_box.setToolTip(f"Show runs of {FOLD_AT} or more plain messages as one row")
@@ -102,19 +114,77 @@ class BranchGraphView(QWidget):
         super().showEvent(event)
         self._apply_filter()
 
-    def set_filter(self, mode: str, query: str = "") -> None:
-        """Show the entries the outline shows with this filter mode and these search words (at once
-        when the graph is visible, else when it is shown)."""
+    def set_filter(self, mode: str, query: str = "", matches: SearchMatches | None = None) -> None:
+        """Show the entries the outline shows with this filter mode and these search words (`matches`:
+        the outline's search result); laid out in a worker when the graph is visible, else once shown."""
         self._filter = (mode, query)
+        self._matches = matches
         if self.isVisible():
             self._apply_filter()
 
     def _apply_filter(self) -> None:
-        if self.model is not None and (self.model.filter_mode, self.model.query) != self._filter:
+        model = self.model
+        self._stop_layout()
+        if model is None or (model.filter_mode, model.query) == self._filter:
+            return
+        mode, query = self._filter
+        matches = self._matches
+        if not loop_running():  # a script driving Qt by hand: lay it out now
             keep = self.current_entry_id()
-            self.model.set_filter(*self._filter)
-            if keep is not None:
-                self.select(keep, unfold=False)
+            model.set_filter(mode, query, matches)
+            self._keep(keep, unfold=False)
+            return
+        self._lay_out(lambda: model.filter_work(mode, query, matches), model.show_plan, self._keep)
+
+    def _keep(self, entry_id: str | None, unfold: bool = False) -> None:
+        if entry_id is not None:
+            self.select(entry_id, unfold=unfold)
+
+    def _stop_layout(self) -> None:
+        if self._laying_out is not None:
+            self._laying_out.cancel()
+            self._laying_out = None
+
+    @property
+    def laying_out(self) -> bool:
+        """Whether a new layout is being computed in a worker thread."""
+        return self._laying_out is not None and not self._laying_out.done()
+
+    def _lay_out(
+        self,
+        make_work: Callable[[], Callable[[], T]],
+        show: Callable[[T], None],
+        then: Callable[[str | None], object],
+    ) -> None:
+        """Compute a layout in a worker thread (`make_work()` gives the work), then `show` it and `then`
+        select the entry that was selected; a newer layout cancels this one."""
+        self._stop_layout()
+        self._laying_out = self._tasks.spawn(self._run_layout(make_work, show, then))
+
+    async def _run_layout(
+        self,
+        make_work: Callable[[], Callable[[], T]],
+        show: Callable[[T], None],
+        then: Callable[[str | None], object],
+    ) -> None:
+        model = self.model
+        assert model is not None
+        for _attempt in range(LAYOUT_ATTEMPTS):
+            generation = model.generation
+            work = make_work()
+            try:
+                result = await asyncio.to_thread(work)
+            except RuntimeError:  # the tree changed under the worker (a dict resized): again
+                continue
+            if model is not self.model:
+                return
+            if model.generation == generation:  # else streamed entries came meanwhile: again
+                break
+        else:  # the tree keeps changing: lay it out here
+            result = make_work()()
+        keep = self.current_entry_id()
+        show(result)
+        then(keep)
 
     def _fit_view(self) -> None:
         if self.model is not None:
@@ -147,6 +217,7 @@ class BranchGraphView(QWidget):
         self.reveal_leaf()
 
     def clear(self) -> None:
+        self._stop_layout()
         if self.model is not None:
             self.model.detach()
             self.list.setModel(None)
@@ -195,11 +266,16 @@ class BranchGraphView(QWidget):
             self.reveal_leaf()
 
     def _on_fold_toggled(self, checked: bool) -> None:
-        if self.model is not None:
+        model = self.model
+        if model is None:
+            return
+        fold_at = FOLD_AT if checked else None
+        if not loop_running():
             keep = self.current_entry_id()
-            self.model.set_fold_at(FOLD_AT if checked else None)
-            if keep is not None:
-                self.select(keep)
+            model.set_fold_at(fold_at)
+            self._keep(keep, unfold=True)
+            return
+        self._lay_out(lambda: model.rows_work(fold_at, set()), model.show_rows, self._keep)
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self.model is None:
@@ -213,12 +289,28 @@ class BranchGraphView(QWidget):
             return
         item = self.model.item_at(index)
         if isinstance(item, Fold):
-            self.model.expand(item)
-            self.select(str(self.model.tree.records[item.first].id))
+            self.open_fold(item)
             return
         entry_id = index.data(ENTRY_ID_ROLE)
         if entry_id is not None:
             self.activated.emit(str(entry_id))
+
+    def open_fold(self, fold: Fold) -> None:
+        """Show a fold's entries (laid out again in a worker thread) and select its first one."""
+        model = self.model
+        if model is None:
+            return
+        first = str(model.tree.records[fold.first].id)
+        if not loop_running():
+            model.expand(fold)
+            self.select(first)
+            return
+        expanded = model.opened(fold)
+        self._lay_out(
+            lambda: model.rows_work(model.fold_at, expanded),
+            model.show_rows,
+            lambda _keep: self.select(first),
+        )
 
     def _on_menu(self, position: QPoint) -> None:
         index = self.list.indexAt(position)

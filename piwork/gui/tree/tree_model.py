@@ -34,6 +34,7 @@ from piwork.gui.tree.display_tree import (
     normalize_mode,
 )
 from piwork.gui.tree.title_reader import TitleReader
+from piwork.gui.tree.tree_search import SearchMatches
 
 ENTRY_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 ACTIVE_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -70,6 +71,8 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
         self._tree = tree
         self._mode = normalize_mode(mode)
         self._query = ""
+        self._matches: SearchMatches | None = None
+        self.generation = 0  # counts the tree's changes: a layout computed meanwhile is out of date
         self._bold = QFont()
         self._bold.setBold(True)
         self._group_size = group_size
@@ -105,7 +108,27 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
     def set_search(self, query: str) -> None:
         if query != self._query:
             self._query = query
+            self._matches = None
             self.rebuild()
+
+    @property
+    def matches(self) -> SearchMatches | None:
+        return self._matches
+
+    def display_work(self, mode: str, query: str, matches: SearchMatches | None) -> Callable[[], DisplayTree]:
+        """The display tree for this filter and search, to build in a worker thread (then `show_display`)."""
+        tree, group_size = self._tree, self._group_size
+        return lambda: build_display_tree(tree, normalize_mode(mode), query, group_size, matches)
+
+    def show_display(
+        self, mode: str, query: str, matches: SearchMatches | None, display: DisplayTree
+    ) -> None:
+        """Show a display tree built by `display_work` (for the tree as it still is: see `generation`)."""
+        self._mode, self._query, self._matches = normalize_mode(mode), query, matches
+        with self.replacing_rows():
+            self._display = self.nodes = display
+            self._leaf_seq = self._current_leaf_seq()
+        self.rebuilt.emit()
 
     def rebuild(self) -> None:
         with self.replacing_rows():
@@ -114,7 +137,7 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
         self.rebuilt.emit()
 
     def _build(self) -> DisplayTree:
-        return build_display_tree(self._tree, self._mode, self._query, self._group_size)
+        return build_display_tree(self._tree, self._mode, self._query, self._group_size, self._matches)
 
     def detach(self) -> None:
         """Stop following the engine's tree (call before dropping the model)."""
@@ -204,6 +227,7 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
         return record.seq if record is not None else None
 
     def _on_tree_event(self, event: TreeEvent) -> None:
+        self.generation += 1
         if event.kind == "append" and self._append_in_place(event.entry_id):
             return
         if event.kind == "label" and self._mode != "labeled-only" and not self._query:
@@ -248,7 +272,7 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
                 return False
         else:
             parent = display.landing
-        shows = Visibility(self._tree, self._mode, self._query, new.seq).shows(new)
+        shows = Visibility(self._tree, self._mode, self._query, new.seq, self._matches).shows(new)
         if shows and not drop_old and display.shown_children.get(parent, 0):
             return False
         if (

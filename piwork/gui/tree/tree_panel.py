@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from typing import Any, TypeVar, cast
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, QSize, Qt, QTimer, Signal
@@ -49,6 +50,7 @@ from piwork.core.compaction import (
 from piwork.core.errors import PiworkError
 from piwork.core.session import Session, SessionTree, clone_session, create_branched_session, fork_session
 from piwork.core.settings_schema import BRANCH_SUMMARY_SKIP_PROMPT, TREE_FILTER_MODE, Setting
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
 from piwork.gui.tree.branch_tools import BranchTools
@@ -57,7 +59,9 @@ from piwork.gui.tree.entry_io import EntryDetails, LabelWriter
 from piwork.gui.tree.graph_view import BranchGraphView
 from piwork.gui.tree.loading import load_for_view
 from piwork.gui.tree.navigation import STREAMING_REFUSAL, AgentNavigator
+from piwork.gui.tree.title_reader import loop_running
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, SessionTreeModel
+from piwork.gui.tree.tree_search import SearchCancelled, SearchMatches, search_entries
 
 FILTER_WORDS = {
     "default": "Conversation",
@@ -68,6 +72,7 @@ FILTER_WORDS = {
 }
 
 _SEARCH_DELAY_MS = 250
+LAYOUT_ATTEMPTS = 3  # layouts computed in a worker while entries stream in, before one on the GUI thread
 
 T = TypeVar("T")
 
@@ -96,6 +101,7 @@ class SessionTreePanel(QWidget):
     status_changed = Signal(str)
     entry_selected = Signal(object)  # entry id picked in the graph (str) or None
     loaded = Signal()
+    laid_out = Signal()  # a new filter or search is shown in the outline (the graph follows in its worker)
 
     def __init__(self, parent: QWidget | None = None, *, settings: Any = None) -> None:
         super().__init__(parent)
@@ -106,6 +112,9 @@ class SessionTreePanel(QWidget):
         self.model: SessionTreeModel | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._navigation: asyncio.Task[Any] | None = None
+        self._background = BackgroundTasks()
+        self._layout_task: asyncio.Task[Any] | None = None
+        self._layout_cancel = threading.Event()
         self.progress: QProgressDialog | None = None
         self._change_pending = False
         self._follow_leaf = True
@@ -278,6 +287,8 @@ class SessionTreePanel(QWidget):
         self.loaded.emit()
 
     def _detach(self) -> None:
+        self._stop_layout()
+        self._query = ""  # a new model starts without the search
         self.graph.clear()
         if self.model is not None:
             self.model.detach()
@@ -338,21 +349,78 @@ class SessionTreePanel(QWidget):
 
     def _on_filter_changed(self, mode: str) -> None:
         if self.model is not None:
-            keep = self.current_entry_id()
-            self.model.set_filter_mode(mode)
-            self._filter_graph(keep)
+            self._lay_out_again(mode, self._query)
 
     def _apply_search(self) -> None:
         if self.model is not None:
+            self._lay_out_again(self.filter_mode(), self.search_field.text())
+
+    @property
+    def laying_out(self) -> bool:
+        """Whether a new filter or search is being applied in a worker thread."""
+        return self._layout_task is not None and not self._layout_task.done()
+
+    def _lay_out_again(self, mode: str, query: str) -> None:
+        """Search and lay the outline out for a new filter or search in worker threads, then show it
+        (a newer one cancels this one); without an event loop, at once."""
+        model = self.model
+        assert model is not None
+        self._query = query
+        self._stop_layout()
+        if (normalize_mode(mode), query) == (model.filter_mode, model.query):
+            self.laid_out.emit()
+            return
+        if not loop_running():
             keep = self.current_entry_id()
-            self.model.set_search(self.search_field.text())
+            model.set_filter_mode(mode)
+            model.set_search(query)
             self._filter_graph(keep)
+            self.laid_out.emit()
+            return
+        self._layout_cancel = threading.Event()
+        self._layout_task = self._background.spawn(self._lay_out(model, mode, query, self._layout_cancel))
+
+    def _stop_layout(self) -> None:
+        if self._layout_task is not None:
+            self._layout_task.cancel()
+            self._layout_cancel.set()
+            self._layout_task = None
+
+    async def _lay_out(
+        self, model: SessionTreeModel, mode: str, query: str, cancelled: threading.Event
+    ) -> None:
+        result: tuple[SearchMatches | None, DisplayTree] | None = None
+        for _attempt in range(LAYOUT_ATTEMPTS):
+            generation = model.generation
+            try:
+                matches = (
+                    await asyncio.to_thread(search_entries, model.tree, query, cancelled)
+                    if query.split()
+                    else None
+                )
+                display = await asyncio.to_thread(model.display_work(mode, query, matches))
+            except SearchCancelled:
+                return
+            except RuntimeError:  # the tree changed under the worker (a dict resized): again
+                continue
+            if model is not self.model:
+                return
+            if model.generation == generation:  # else entries came meanwhile: again
+                result = matches, display
+                break
+        if result is None:  # the tree keeps changing: lay it out here
+            matches = search_entries(model.tree, query) if query.split() else None
+            result = matches, model.display_work(mode, query, matches)()
+        keep = self.current_entry_id()
+        model.show_display(mode, query, *result)
+        self._filter_graph(keep)
+        self.laid_out.emit()
 
     def _filter_graph(self, keep: str | None) -> None:
-        """The graph shows what the outline now shows; both keep the entry that was selected (or the
-        nearest one still shown above it)."""
+        """The graph shows what the outline now shows (the same search result); both keep the entry that
+        was selected (or the nearest one still shown above it)."""
         assert self.model is not None
-        self.graph.set_filter(self.model.filter_mode, self.model.query)
+        self.graph.set_filter(self.model.filter_mode, self.model.query, self.model.matches)
         index = self.model.nearest_shown_index(keep)
         if index.isValid():
             self._reveal(index)
@@ -665,6 +733,8 @@ class SessionTreePanel(QWidget):
         """Cancel background work (call before the window closes)."""
         for task in list(self._tasks):
             task.cancel()
+        self._layout_cancel.set()
+        self._background.cancel_all()
         self.details.shutdown()
         self.labels.shutdown()
         self.branch_tools.shutdown()

@@ -98,34 +98,44 @@ def panel(qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path) -> Any
     session.close()
 
 
-def test_the_graph_shows_what_each_filter_and_search_of_the_outline_shows(panel: Any) -> None:
+def _settle(qtbot: QtBot, panel: Any) -> None:
+    """Wait until the filter or search is laid out (in worker threads) in the outline and the graph."""
+    qtbot.waitUntil(lambda: not panel.laying_out and not panel.graph.laying_out)
+
+
+def test_the_graph_shows_what_each_filter_and_search_of_the_outline_shows(panel: Any, qtbot: QtBot) -> None:
     panel, ids = panel
     assert panel.model is not None
     for mode in FILTER_MODES:
         panel.set_filter_mode(mode)
+        _settle(qtbot, panel)
         assert panel.graph.model.filter_mode == mode
         shown = _graph_ids(panel.graph)
         assert len(shown) == len(set(shown)) and set(shown) == _outline_ids(panel.model), mode
     panel.set_filter_mode("default")
+    _settle(qtbot, panel)
     conversation = _graph_ids(panel.graph)
     # the tool-call turns without text are hidden (none is the leaf); model changes and labels too
     assert len(conversation) == 2 + 3 * 3 + 3 + 2
     panel.search_field.setText("grammar 1")
     panel._apply_search()  # what the field's timer does
+    _settle(qtbot, panel)
     assert panel.graph.model.query == "grammar 1"
     assert set(_graph_ids(panel.graph)) == _outline_ids(panel.model)
     assert ids["try1"] in _graph_ids(panel.graph) and ids["try0"] not in _graph_ids(panel.graph)
 
 
-def test_the_selection_stays_on_the_same_entry_in_both_views(panel: Any) -> None:
+def test_the_selection_stays_on_the_same_entry_in_both_views(panel: Any, qtbot: QtBot) -> None:
     panel, ids = panel
     graph = panel.graph
     graph.select(ids["labelled"])
     assert panel.view.currentIndex().data(ENTRY_ID_ROLE) == ids["labelled"]  # the outline follows
     panel.set_filter_mode("labeled-only")  # the selected entry is still shown: it stays selected
+    _settle(qtbot, panel)
     assert graph.current_entry_id() == ids["labelled"] == panel.view.currentIndex().data(ENTRY_ID_ROLE)
     assert _graph_ids(graph) == [ids["labelled"]]
     panel.set_filter_mode("user-only")  # hidden now: its nearest shown ancestor, in both
+    _settle(qtbot, panel)
     assert graph.current_entry_id() == ids["try1"] == panel.view.currentIndex().data(ENTRY_ID_ROLE)
     panel.select_entry(ids["try2"])  # the graph follows the outline
     assert graph.current_entry_id() == ids["try2"]

@@ -1,7 +1,8 @@
 """The tree dock on a large real session file keeps the GUI thread free (the stall guard of
 tests/gui/conftest.py fails any test here whose GUI thread runs 50 ms without its event loop): row
 titles whose text is not in the light index are read in a worker thread while the row shows a
-placeholder; the graph's tooltips likewise."""
+placeholder; the graph's tooltips likewise; a search, a filter change and an opened fold are laid out in
+worker threads and swapped in, keeping the selection."""
 
 from __future__ import annotations
 
@@ -11,16 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, Qt, QTimer
 from pytestqt.qtbot import QtBot
 
+from piwork.core.session import Fold
+from piwork.gui.tree.display_tree import is_pure_tool_call_turn
 from piwork.gui.tree.graph_model import TOOLTIP_READING
 from piwork.gui.tree.title_reader import PENDING_TITLE
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 from piwork.gui.tree.tree_panel import SessionTreePanel
+from piwork.gui.tree.tree_search import search_text
 from tests.benchmarks.session_fixture import write_large_session
 
-ENTRIES = 20_000
+ENTRIES = 50_000
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +66,8 @@ def test_outline_rows_show_a_placeholder_until_a_worker_has_read_their_text(
 ) -> None:
     tree = panel.tree
     assert tree is not None and tree.body_loader is not None
+    assert panel.model is not None
+    panel.view.expand(panel.model.index(0, 0))  # the first group of 1,000 entries
     panel.view.scrollToTop()  # rows not read yet (those around the leaf were, when they were painted)
     rows = [index for index in _visible_rows(panel.view) if index.data(ENTRY_ID_ROLE) is not None]
     assert len(rows) > 10
@@ -80,7 +86,8 @@ def test_graph_rows_and_tooltips_are_read_in_a_worker(panel: SessionTreePanel, q
     model = panel.graph.model
     assert model is not None and panel.tree is not None
     view = panel.graph.list
-    panel.graph.fold_box.setChecked(False)
+    panel.graph.fold_box.setChecked(False)  # every entry its own row (laid out in a worker)
+    qtbot.waitUntil(lambda: not panel.graph.laying_out)
     view.scrollToTop()
     rows = _visible_rows(view)
     assert any(PENDING_TITLE in title for title in _titles(rows))
@@ -92,3 +99,78 @@ def test_graph_rows_and_tooltips_are_read_in_a_worker(panel: SessionTreePanel, q
     assert first == TOOLTIP_READING
     qtbot.waitUntil(lambda: index.data(Qt.ItemDataRole.ToolTipRole) != TOOLTIP_READING)
     assert record.preview.rstrip("…")[:40] in " ".join(str(index.data(Qt.ItemDataRole.ToolTipRole)).split())
+
+
+def _outline_ids(panel: SessionTreePanel) -> set[str]:
+    model = panel.model
+    assert model is not None
+    display = model.display
+    return {str(model.tree.records[seq].id) for seq in display.container if not display.is_group(seq)}
+
+
+def _graph_ids(panel: SessionTreePanel) -> set[str]:
+    model = panel.graph.model
+    assert model is not None
+    return {str(model.tree.records[seq].id) for seq in model.layout.lane}
+
+
+def test_a_search_runs_in_a_worker_once_for_both_views_and_a_newer_one_replaces_it(
+    panel: SessionTreePanel, qtbot: QtBot
+) -> None:
+    tree = panel.tree
+    assert tree is not None and tree.leaf_id is not None and panel.model is not None
+    leaf = tree.record(tree.leaf_id)
+    assert leaf is not None and panel.current_entry_id() == leaf.id
+    words = " ".join(leaf.preview.split()[:2])
+    # typed words are searched when the field's timer fires (an event: the stall guard measures it)
+    panel.search_field.setText("nothing-has-this-word")
+    qtbot.waitUntil(lambda: panel.laying_out or panel.model.query != "")  # (a fast machine may finish)
+    panel.search_field.setText(words)  # replaces the search still running
+    qtbot.waitUntil(lambda: panel.model is not None and panel.model.query == words, timeout=30000)
+    assert not panel.laying_out
+    assert panel.model.query == words
+    tokens = words.lower().split()
+    expected = {
+        str(record.id)
+        for record in tree.records
+        if record.type == "message"
+        and (record is leaf or not is_pure_tool_call_turn(record))
+        and all(token in search_text(tree.details(record), tree.label(record.id)) for token in tokens)
+    }
+    assert leaf.id in expected and _outline_ids(panel) == expected
+    assert panel.current_entry_id() == leaf.id  # the selection stays on the entry
+    panel.show_graph()  # the graph lays itself out with the outline's search result
+    graph = panel.graph.model
+    assert graph is not None
+    qtbot.waitUntil(lambda: not panel.graph.laying_out and graph.query == words, timeout=30000)
+    assert _graph_ids(panel) == expected
+    assert panel.graph.current_entry_id() == leaf.id
+
+
+def test_a_filter_change_and_an_opened_fold_are_laid_out_in_workers(
+    panel: SessionTreePanel, qtbot: QtBot
+) -> None:
+    tree = panel.tree
+    assert tree is not None and tree.leaf_id is not None and panel.model is not None
+    panel.show_graph()
+    with qtbot.waitSignal(panel.laid_out, timeout=30000):  # from an event, so the stall guard measures it
+        QTimer.singleShot(0, lambda: panel.set_filter_mode("user-only"))
+    qtbot.waitUntil(lambda: not panel.graph.laying_out, timeout=30000)
+    users = {str(r.id) for r in tree.records if r.type == "message" and r.role == "user"}
+    assert _outline_ids(panel) == users == _graph_ids(panel)
+    nearest = next(r for r in reversed(tree.path()) if r.role == "user")
+    assert panel.current_entry_id() == nearest.id == panel.view.currentIndex().data(ENTRY_ID_ROLE)
+    with qtbot.waitSignal(panel.laid_out, timeout=30000):
+        QTimer.singleShot(0, lambda: panel.set_filter_mode("default"))
+    qtbot.waitUntil(lambda: not panel.graph.laying_out, timeout=30000)
+    model = panel.graph.model
+    assert model is not None
+    fold_row = next(row for row, item in enumerate(model.rows.rows) if isinstance(item, Fold))
+    fold = model.rows.rows[fold_row]
+    assert isinstance(fold, Fold)
+    rows_before = model.rowCount()
+    double_click = lambda: panel.graph.list.activated.emit(model.index(fold_row, 0))  # noqa: E731
+    QTimer.singleShot(0, double_click)  # what a double-click on the fold does
+    qtbot.waitUntil(lambda: model.rowCount() != rows_before and not panel.graph.laying_out, timeout=30000)
+    assert model.rowCount() == rows_before + fold.count - 1
+    assert panel.graph.current_entry_id() == tree.records[fold.first].id
