@@ -261,7 +261,9 @@ def test_the_server_dialog_checks_for_a_saved_key_and_saves_one_without_blocking
     ctl, backend = window.ctl, window.keyring
     page = ctl.show_settings().providers_page
     assert page.select_provider("lab")
+    qtbot.waitUntil(lambda: not page.loading)  # models.json is read in a worker
     editor = page.edit_server("lab")
+    assert editor is not None
     assert editor.key_edit.placeholderText() == "Checking for a saved key…"
     keeps_running(qtbot)
     backend.open()

@@ -7,7 +7,8 @@ doing meanwhile and then what came of it."""
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+import asyncio
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ SOURCE_TEXT = {
 
 BUILTIN_PROVIDERS = frozenset(str(m["provider"]) for m in BUILTIN_MODELS)
 CHECKING_BANNER = "Checking the system keyring… Keys can be saved once it answers."
+READING_TEXT = "Reading models.json…"
 
 
 class ProvidersPage(QWidget):
@@ -69,6 +71,7 @@ class ProvidersPage(QWidget):
         self.registry = registry
         self.agent_dir = agent_dir
         self.tasks = BackgroundTasks()  # key writes: saving, removing, importing
+        self.reading_task = BackgroundTasks()  # models.json and auth.json, read when the page opens
         self.keyring_banner = QLabel(self)
         self.keyring_banner.setObjectName("keyringBanner")
         self.keyring_banner.setWordWrap(True)
@@ -88,6 +91,9 @@ class ProvidersPage(QWidget):
         self.remove_server_button.setObjectName("removeServer")
         self.remove_server_button.setToolTip("Remove this server from models.json")
         self.server_dialog: ServerDialog | None = None
+        self.reading_note = QLabel(READING_TEXT, self)  # shown until models.json has been read
+        self.reading_note.setObjectName("readingModelsJson")
+        self.reading_note.setEnabled(False)  # drawn dimmed: a passing state, not a message
         self.status = QLabel(self)
         self.status.setObjectName("keyStatus")
         self.status.setWordWrap(True)
@@ -101,7 +107,12 @@ class ProvidersPage(QWidget):
         self.session_button = QPushButton("Use for This Session Only", self)
         self.remove_button = QPushButton("Remove Saved Key", self)
         self.import_button = QPushButton("Import Keys from Pi (auth.json)…", self)
-        self._has_auth_json = (agent_dir / "auth.json").is_file()
+        # What the page knows of its files, read in a worker when it opens (see ``_read_files``):
+        # None while reading; then models.json's own servers and whether Pi's auth.json is there.
+        self._servers: dict[str, dict[str, Any]] | None = None
+        self._models_problem: str | None = None
+        self._has_auth_json = False
+        self._after_reading: list[Callable[[], object]] = []
         self.message = QLabel(self)
         self.message.setObjectName("providerMessage")
         self.message.setWordWrap(True)
@@ -119,6 +130,7 @@ class ProvidersPage(QWidget):
         server_buttons = QHBoxLayout()
         for button in (self.add_server_button, self.edit_server_button, self.remove_server_button):
             server_buttons.addWidget(button)
+        server_buttons.addWidget(self.reading_note)
         server_buttons.addStretch(1)
         buttons = QHBoxLayout()
         for button in (self.save_button, self.session_button, self.remove_button):
@@ -146,8 +158,33 @@ class ProvidersPage(QWidget):
         self.import_button.clicked.connect(self.import_from_pi)
         keys.changed.connect(self.refresh_labels)
         self.destroyed.connect(lambda *_: self.tasks.cancel_all())
+        self.destroyed.connect(lambda *_: self.reading_task.cancel_all())
         self.refresh_labels()
         keys.refresh(fresh=True)  # a key may have been changed outside piwork: ask again, in a worker
+        self.reading_task.spawn(self._read_files())
+
+    @property
+    def loading(self) -> bool:
+        """models.json and auth.json are still being read (the server buttons wait for them)."""
+        return self._servers is None
+
+    async def _read_files(self) -> None:
+        """Read models.json's servers and look for Pi's auth.json in a worker, then draw the page again."""
+        path, auth_json = self.models_path, self.agent_dir / "auth.json"
+
+        def read() -> tuple[dict[str, dict[str, Any]], str | None, bool]:
+            entries, problem = read_providers(path)
+            return entries, problem, auth_json.is_file()
+
+        entries, problem, has_auth = await asyncio.to_thread(read)
+        if not shiboken6.isValid(self):
+            return
+        self._servers, self._models_problem, self._has_auth_json = entries, problem, has_auth
+        self.reading_note.hide()
+        self.refresh_labels()
+        waiting, self._after_reading = self._after_reading, []
+        for then in waiting:
+            then()
 
     def _fill_list(self, select: str | None = None) -> None:
         select = select or self.current_provider()
@@ -230,17 +267,22 @@ class ProvidersPage(QWidget):
 
     def _is_server(self, provider: str | None) -> bool:
         """A provider the page can edit: defined in models.json with its own models, not a built-in."""
-        if not provider or provider in BUILTIN_PROVIDERS:
+        if not provider or provider in BUILTIN_PROVIDERS or self._servers is None:
             return False
-        entries, _problem = read_providers(self.models_path)
-        return provider in entries
+        return provider in self._servers
 
     def _edit_if_server(self) -> None:
         if self._is_server(self.current_provider()):
             self.edit_server(self.current_provider())
 
-    def edit_server(self, provider: str | None) -> ServerDialog:
-        entries, problem = read_providers(self.models_path)
+    def edit_server(self, provider: str | None) -> ServerDialog | None:
+        """The Add (``None``) or Edit Server dialog. Editing asked for while models.json is still being
+        read opens once it has been (returning None now); adding opens at once and is told what the file
+        says when it has been read."""
+        if self._servers is None and provider is not None:
+            self._after_reading.append(lambda: self.edit_server(provider))
+            return None
+        entries = self._servers or {}
         existing = set(self.registry.providers()) | set(entries)
         dialog = ServerDialog(
             self.models_path,
@@ -250,8 +292,10 @@ class ProvidersPage(QWidget):
             entries.get(provider) if provider else None,
             self,
         )
-        if problem:
-            dialog.error.setText(problem + " Saving keeps it aside as a backup and starts a new file.")
+        if self._servers is None:
+            self._after_reading.append(lambda: self._tell_dialog(dialog))
+        else:
+            self._tell_dialog(dialog)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.saved.connect(self._server_saved)
         self.server_dialog = dialog
@@ -259,7 +303,21 @@ class ProvidersPage(QWidget):
         dialog.open()
         return dialog
 
+    def _tell_dialog(self, dialog: ServerDialog) -> None:
+        """What models.json says that the server dialog needs: the ids taken, and a file it cannot read."""
+        if not shiboken6.isValid(dialog) or self._servers is None:
+            return
+        dialog.existing_ids |= set(self._servers) - ({dialog.editing} if dialog.editing else set())
+        if self._models_problem and not dialog.error.text():
+            note = " Saving keeps it aside as a backup and starts a new file."
+            dialog.error.setText(self._models_problem + note)
+
     def _server_saved(self, provider: str, message: str) -> None:
+        dialog = self.server_dialog
+        if self._servers is not None and dialog is not None:  # what was just written, without reading it
+            merged = {**self._servers.get(provider, {}), **dialog.saved_entry}  # as save_provider merges
+            self._servers[provider] = {k: v for k, v in merged.items() if v is not None}
+            self._models_problem = None  # an unreadable file was set aside and a new one written
         self.registry.reload()
         self.keys.refresh()  # a new provider is asked about in a worker
         self._fill_list(provider)
@@ -297,6 +355,9 @@ class ProvidersPage(QWidget):
         except ModelsFileError as err:
             self.message.setText(str(err))
             return False
+        if self._servers is not None:
+            self._servers.pop(provider, None)
+            self._models_problem = None
         name = self.registry.provider_name(provider)
         note = (
             f" {change.backup_reason[0].upper()}{change.backup_reason[1:]}." if change.backup_reason else ""

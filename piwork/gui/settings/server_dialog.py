@@ -86,6 +86,7 @@ class ServerDialog(QDialog):
         self.existing_ids = existing_ids - ({provider_id} if provider_id else set())
         self.editing = provider_id
         self.entry = dict(entry or {})
+        self.saved_entry: dict[str, Any] = {}
         self.listing: ModelListing | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -411,8 +412,9 @@ class ServerDialog(QDialog):
             self.error.setText(problem)
             return
         provider_id = self.id_edit.text().strip()
+        self.saved_entry = self._entry()  # what models.json holds for it once saved
         try:
-            change = save_provider(self.models_path, provider_id, self._entry())
+            change = save_provider(self.models_path, provider_id, self.saved_entry)
         except ModelsFileError as err:
             self.error.setText(str(err))
             return

@@ -43,6 +43,7 @@ def _dialog(qtbot: QtBot, tmp_path: Path, backend: object | None = None) -> Sett
     dialog.show()
     keys = dialog.providers_page.keys
     qtbot.waitUntil(lambda: not keys.checking and not keys.busy)  # the keyring answered
+    qtbot.waitUntil(lambda: not dialog.providers_page.loading)  # models.json read, in a worker
     return dialog
 
 

@@ -1,0 +1,128 @@
+"""Settings → Providers reads models.json and looks for Pi's auth.json in a worker.
+
+models.json here is a FIFO: reading it waits until the test writes the file's text (a slow network home
+folder). Meanwhile the page is up, says it is reading, the window keeps running (a 5 ms timer ticks), Add
+Server opens at once and Edit Server once the file is read; then the servers and the import button appear.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from pytestqt.qtbot import QtBot
+
+from piwork.core.llm.credentials import SERVICE, CredentialStore
+from piwork.core.llm.models import ModelRegistry
+from piwork.core.paths import agent_dir
+from piwork.core.settings import Settings
+from piwork.gui.key_status import KeyStatus
+from piwork.gui.settings.settings_dialog import SettingsDialog
+from tests.gui.settings.test_settings_dialog import DictKeyring
+
+MODELS = {
+    "providers": {
+        "lab": {
+            "name": "Lab vLLM",
+            "baseUrl": "http://127.0.0.1:8000/v1",
+            "api": "openai-completions",
+            "models": [{"id": "a"}],
+        }
+    }
+}
+
+
+def keeps_running(qtbot: QtBot, ticks: int = 10) -> None:
+    count = [0]
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: count.__setitem__(0, count[0] + 1))
+    timer.start()
+    try:
+        qtbot.waitUntil(lambda: count[0] >= ticks, timeout=3_000)
+    finally:
+        timer.stop()
+
+
+def _write_when_read(qtbot: QtBot, fifo: Path, text: str) -> None:
+    """Hand ``text`` to the reader of ``fifo`` once one has it open."""
+
+    def write() -> bool:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # nobody reads it yet
+            return False
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+        return True
+
+    qtbot.waitUntil(write, timeout=5_000)
+
+
+def test_the_page_reads_models_json_in_a_worker_and_says_so_meanwhile(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    adir = agent_dir()
+    models_json = adir / "models.json"
+    models_json.write_text(json.dumps(MODELS))
+    (adir / "auth.json").write_text(json.dumps({"openai": {"type": "api_key", "key": "sk-from-pi"}}))
+    registry = ModelRegistry(adir)  # the window's registry, read when it started
+    models_json.unlink()
+    os.mkfifo(models_json)  # from now on, reading models.json waits for the test
+
+    backend = DictKeyring()
+    backend.passwords[(SERVICE, "lab")] = "sk-lab"
+    credentials = CredentialStore(backend, env={}, config_key=registry.config_api_key)  # type: ignore[arg-type]
+    settings = Settings.for_project(str(tmp_path), str(adir), project_trusted=False)
+    dialog = SettingsDialog(settings, KeyStatus(credentials, registry.providers), registry, adir)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    page = dialog.providers_page
+    qtbot.waitUntil(lambda: not page.keys.checking and not page.keys.busy)
+    keeps_running(qtbot)  # models.json has not been written: the page does not wait for it
+    assert page.loading and page.reading_note.isVisible()
+    assert page.reading_note.text() == "Reading models.json…"
+    assert page.select_provider("lab")
+    assert not page.edit_server_button.isEnabled() and not page.remove_server_button.isEnabled()
+    assert not page.import_button.isEnabled()  # auth.json has not been looked for yet
+    assert page.edit_server("lab") is None  # opens once the file is read
+    adding = page.edit_server(None)  # Add Server needs nothing from the file: at once
+    assert adding is not None and adding.isVisible()
+    adding.reject()
+
+    _write_when_read(qtbot, models_json, json.dumps(MODELS))
+    qtbot.waitUntil(lambda: not page.loading, timeout=5_000)
+    assert not page.reading_note.isVisible()
+    assert page.edit_server_button.isEnabled() and page.remove_server_button.isEnabled()
+    assert page.import_button.isEnabled()
+    editor = page.server_dialog  # the edit asked for while reading, now open with the file's entry
+    assert editor is not None and editor.isVisible()
+    assert editor.name_edit.text() == "Lab vLLM" and editor.id_edit.isReadOnly()
+    assert "lab" not in editor.existing_ids  # its own id is not "taken"
+    editor.reject()
+
+
+def test_an_unreadable_models_json_is_reported_to_an_add_dialog_opened_while_reading(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    adir = agent_dir()
+    models_json = adir / "models.json"
+    registry = ModelRegistry(adir)
+    os.mkfifo(models_json)
+    credentials = CredentialStore(DictKeyring(), env={}, config_key=registry.config_api_key)  # type: ignore[arg-type]
+    settings = Settings.for_project(str(tmp_path), str(adir), project_trusted=False)
+    dialog = SettingsDialog(settings, KeyStatus(credentials, registry.providers), registry, adir)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    page = dialog.providers_page
+    adding = page.edit_server(None)
+    assert adding is not None and adding.error.text() == ""
+    _write_when_read(qtbot, models_json, '{"providers": {"mine": ,}}')
+    qtbot.waitUntil(lambda: not page.loading, timeout=5_000)
+    assert "not valid" in adding.error.text() and "backup" in adding.error.text()
+    adding.reject()
