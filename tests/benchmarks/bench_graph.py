@@ -11,7 +11,10 @@ to bottom in 200 page jumps, folds open so every row is there; `max_step_cpu_ms`
 are this process's CPU time per jump, which other programs on a busy machine do not inflate), `unfold_s` (turning folding off: rows
 laid out again), `append_ms` (mean per entry streamed at the leaf while shown, inserted in place),
 `append_folded_ms` (the same with long runs folded: the fold above the leaf grows in place),
-`filter_s` (the outline's filter set to "only your messages": the graph laid out again and painted).
+`filter_s` (the outline's filter set to "only your messages": the graph laid out again and painted,
+without an event loop: at once); with an asyncio loop as in the window, `filter_in_worker_s` (the filter set
+back, laid out in a worker until shown) and `unfold_in_worker_s` (a fold opened as by a double-click),
+each with `*_gui_worst_pass_ms` (the GUI thread's worst CPU time per event-loop pass meanwhile: the swap).
 """
 
 from __future__ import annotations
@@ -28,11 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script 
 
 from PySide6.QtWidgets import QApplication
 
+from piwork.core.session import Fold
 from piwork.core.session.graph_layout import GraphLayout
 from piwork.core.session.store import open_session
+from piwork.gui import compat
 from piwork.gui.tree.graph_view import BranchGraphView
 from tests.benchmarks.session_fixture import write_large_session
-from tests.support.heartbeat import Heartbeat
+from tests.support.heartbeat import CpuHeartbeat, Heartbeat
 
 ENTRIES = 100_000
 BRANCHES = 40
@@ -100,6 +105,7 @@ def main() -> int:
         view.list.viewport().repaint()
         app.processEvents()
         filter_s = time.perf_counter() - t
+        worker = _in_workers(app, view)
         view.clear()
         view.close()
         session.close()
@@ -126,6 +132,7 @@ def main() -> int:
                 "append_ms": round(append_ms, 2),
                 "append_folded_ms": round(append_folded_ms, 2),
                 "filter_s": round(filter_s, 3),
+                **worker,
                 "target_painted_s": TARGET_PAINTED_S,
                 "target_stall_ms": TARGET_STALL_MS,
                 "ok": painted_s < TARGET_PAINTED_S and max_stall < TARGET_STALL_MS,
@@ -134,6 +141,36 @@ def main() -> int:
         )
     )
     return 0
+
+
+def _in_workers(app: QApplication, view: BranchGraphView) -> dict[str, float]:
+    """With an asyncio loop (as in the window): a filter change and an opened fold laid out in workers,
+    timed until shown, with the GUI thread's worst CPU time per event-loop pass meanwhile."""
+    loop = compat.attach_loop(app)
+    figures: dict[str, float] = {}
+    model = view.model
+    assert model is not None
+
+    def open_fold() -> None:
+        fold = next(item for item in model.rows.rows if isinstance(item, Fold))
+        view.open_fold(fold)
+
+    try:
+        for name, change in (("filter", lambda: view.set_filter("default")), ("unfold", open_fold)):
+            heartbeat = CpuHeartbeat()
+            heartbeat.start()
+            t = time.perf_counter()
+            change()
+            while view.laying_out:
+                app.processEvents()
+                time.sleep(0.002)
+            app.processEvents()
+            figures[f"{name}_in_worker_s"] = round(time.perf_counter() - t, 3)
+            heartbeat.stop()
+            figures[f"{name}_gui_worst_pass_ms"] = round(heartbeat.worst_ms, 1)
+    finally:
+        compat.detach_loop(loop, app)
+    return figures
 
 
 def _scroll_and_measure_stalls(app: QApplication, view: BranchGraphView) -> tuple[list[float], list[float]]:

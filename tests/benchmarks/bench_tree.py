@@ -6,7 +6,10 @@ Figures: `load_s` (file read + display layout in a worker thread), `painted_s` (
 opening until the view has painted its rows around the leaf; `painted_cpu_s` is the CPU time
 this process spent on it, which a busy machine does not inflate), `max_stall_ms` (longest gap between
 timer ticks of the GUI thread while it scrolls through the tree), `filter_rebuild_s` (switching the
-filter mode re-lays out all rows), `append_ms` (mean time per entry appended at the leaf while shown, events processed).
+filter mode re-lays out all rows, without an event loop: at once), `filter_in_worker_s`/`search_in_worker_s`
+(with an asyncio loop as in the window: a filter change and a search laid out in worker threads, until
+shown) with `*_gui_worst_pass_ms` (the GUI thread's worst CPU time per event-loop pass meanwhile: the
+swap), `append_ms` (mean time per entry appended at the leaf while shown, events processed).
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script 
 
 from PySide6.QtWidgets import QAbstractItemView, QApplication
 
+from piwork.gui import compat
 from piwork.gui.tree.loading import load_for_view
 from piwork.gui.tree.tree_panel import SessionTreePanel
 from tests.benchmarks.session_fixture import write_large_session
-from tests.support.heartbeat import Heartbeat
+from tests.support.heartbeat import CpuHeartbeat, Heartbeat
 
 ENTRIES = 100_000
 TARGET_SECONDS = 2.0
@@ -65,6 +69,8 @@ def main() -> int:
         app.processEvents()
         filter_rebuild_s = time.perf_counter() - t
 
+        worker = _in_workers(app, panel)
+
         tree = loaded.session.tree
         t = time.perf_counter()
         for turn in range(10):  # a user turn and its answer, as a run appends them
@@ -88,6 +94,7 @@ def main() -> int:
                 "painted_cpu_s": round(painted_cpu_s, 3),
                 "max_stall_ms": round(stall, 1),
                 "filter_rebuild_s": round(filter_rebuild_s, 3),
+                **worker,
                 "append_ms": round(append_ms, 2),
                 "target_painted_s": TARGET_SECONDS,
                 "ok": painted_s < TARGET_SECONDS,
@@ -95,6 +102,37 @@ def main() -> int:
         )
     )
     return 0
+
+
+def _in_workers(app: QApplication, panel: SessionTreePanel) -> dict[str, float]:
+    """With an asyncio loop (as in the window): a filter change and a search laid out in workers, timed
+    until shown, with the GUI thread's worst CPU time per event-loop pass meanwhile."""
+    loop = compat.attach_loop(app)
+    figures: dict[str, float] = {}
+    done: list[bool] = []
+    panel.laid_out.connect(lambda: done.append(True))
+    try:
+        for name, change in (
+            ("filter", lambda: panel.set_filter_mode("default")),
+            ("search", lambda: panel.search_field.setText("gamma delta")),
+            ("", lambda: panel.search_field.setText("")),  # the search cleared again (not reported)
+        ):
+            done.clear()
+            heartbeat = CpuHeartbeat()
+            heartbeat.start()
+            t = time.perf_counter()
+            change()
+            while not done:
+                app.processEvents()
+                time.sleep(0.002)
+            heartbeat.stop()
+            if name:
+                figures[f"{name}_in_worker_s"] = round(time.perf_counter() - t, 3)
+                figures[f"{name}_gui_worst_pass_ms"] = round(heartbeat.worst_ms, 1)
+        panel.details.shutdown()
+    finally:
+        compat.detach_loop(loop, app)
+    return figures
 
 
 def _scroll_and_measure_stalls(app: QApplication, panel: SessionTreePanel) -> float:
