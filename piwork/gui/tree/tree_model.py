@@ -158,11 +158,12 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
         record = self._tree.record(entry_id) if entry_id is not None else None
         if record is None:
             return QModelIndex()
-        if record.seq in self._display.container:
-            return self.index_of_seq(record.seq)
-        for above in reversed(self._tree.path(record.id)):
-            if above.seq in self._display.container:
-                return self.index_of_seq(above.seq)
+        shown, seen = self._display.container, set()
+        while record is not None and record.seq not in seen:  # up to the first shown (not the whole path)
+            if record.seq in shown:
+                return self.index_of_seq(record.seq)
+            seen.add(record.seq)
+            record = self._tree.record(record.parent_id) if record.parent_id is not None else None
         return QModelIndex()
 
     def landing_index(self) -> QModelIndex:
