@@ -361,8 +361,13 @@ class BranchGraphModel(FlatListModel):
     # Each `*_work` returns a function of the tree alone, for ``asyncio.to_thread``; its result is shown
     # with `show_plan`/`show_rows` on the GUI thread if `generation` did not change meanwhile (the
     # tree's events keep the rows shown up to date until then).
-    def filter_work(self, mode: str, query: str, matches: SearchMatches | None) -> Callable[[], GraphPlan]:
-        tree, fold_at, expanded = self._tree, self._fold_at, set(self._expanded)
+    def filter_work(
+        self, mode: str, query: str, matches: SearchMatches | None, fold_at: int | None
+    ) -> Callable[[], GraphPlan]:
+        """The graph for this filter and search, with long runs folded at `fold_at` (the open folds
+        stay open when it is the same)."""
+        tree = self._tree
+        expanded = set(self._expanded) if fold_at == self._fold_at else set()
         visibility = Visibility(tree, normalize_mode(mode), query, self._tree_leaf_seq(), matches)
 
         def work() -> GraphPlan:
@@ -380,6 +385,7 @@ class BranchGraphModel(FlatListModel):
                 plan.visibility, plan.layout, plan.rows, plan.links,
             )  # fmt: skip
             self._active, self._marks, self._transits = plan.active, plan.marks, plan.transits
+            self._fold_at, self._expanded = plan.rows.fold_at, set(plan.rows.expanded)
             self._linked = set()
         self.rebuilt.emit()
 

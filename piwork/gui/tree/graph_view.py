@@ -56,6 +56,7 @@ class BranchGraphView(QWidget):
         self._matches: SearchMatches | None = None
         self._tasks = BackgroundTasks()
         self._laying_out: asyncio.Task[None] | None = None
+        self._layout_kind = ""  # "filter" or "rows" while a layout is computed
         self.fold_box = QCheckBox("Fold long runs")
         self.fold_box.setChecked(True)
         self.fold_box.setToolTip(f"Show runs of {FOLD_AT} or more plain messages as one row")
@@ -124,8 +125,9 @@ class BranchGraphView(QWidget):
 
     def _apply_filter(self) -> None:
         model = self.model
-        self._stop_layout()
         if model is None or (model.filter_mode, model.query) == self._filter:
+            if self._layout_kind == "filter":
+                self._stop_layout()  # a filter set back before the one laid out was shown
             return
         mode, query = self._filter
         matches = self._matches
@@ -134,13 +136,17 @@ class BranchGraphView(QWidget):
             model.set_filter(mode, query, matches)
             self._keep(keep, unfold=False)
             return
-        self._lay_out(lambda: model.filter_work(mode, query, matches), model.show_plan, self._keep)
+        fold_at = FOLD_AT if self.fold_box.isChecked() else None  # (a folding change may be in flight)
+        self._lay_out(
+            lambda: model.filter_work(mode, query, matches, fold_at), model.show_plan, self._keep, "filter"
+        )
 
     def _keep(self, entry_id: str | None, unfold: bool = False) -> None:
         if entry_id is not None:
             self.select(entry_id, unfold=unfold)
 
     def _stop_layout(self) -> None:
+        self._layout_kind = ""
         if self._laying_out is not None:
             self._laying_out.cancel()
             self._laying_out = None
@@ -155,10 +161,12 @@ class BranchGraphView(QWidget):
         make_work: Callable[[], Callable[[], T]],
         show: Callable[[T], None],
         then: Callable[[str | None], object],
+        kind: str = "rows",
     ) -> None:
         """Compute a layout in a worker thread (`make_work()` gives the work), then `show` it and `then`
         select the entry that was selected; a newer layout cancels this one."""
         self._stop_layout()
+        self._layout_kind = kind
         self._laying_out = self._tasks.spawn(self._run_layout(make_work, show, then))
 
     async def _run_layout(

@@ -93,6 +93,7 @@ def panel(qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path) -> Any
     panel.set_session(session)
     panel.graph.fold_box.setChecked(False)  # every entry its own row, to compare with the outline
     panel.show_graph()
+    qtbot.waitUntil(lambda: not panel.graph.laying_out)  # the rows laid out again in a worker
     yield panel, ids
     panel.shutdown()
     session.close()

@@ -7,6 +7,7 @@ worker threads and swapped in, keeping the selection."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,13 +16,13 @@ import pytest
 from PySide6.QtCore import QModelIndex, Qt, QTimer
 from pytestqt.qtbot import QtBot
 
-from piwork.core.session import Fold
+from piwork.core.session import Fold, open_session
 from piwork.gui.tree.display_tree import is_pure_tool_call_turn
 from piwork.gui.tree.graph_model import TOOLTIP_READING
 from piwork.gui.tree.title_reader import PENDING_TITLE
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 from piwork.gui.tree.tree_panel import SessionTreePanel
-from piwork.gui.tree.tree_search import search_text
+from piwork.gui.tree.tree_search import SearchCancelled, search_entries, search_text
 from tests.benchmarks.session_fixture import write_large_session
 
 ENTRIES = 50_000
@@ -174,3 +175,17 @@ def test_a_filter_change_and_an_opened_fold_are_laid_out_in_workers(
     qtbot.waitUntil(lambda: model.rowCount() != rows_before and not panel.graph.laying_out, timeout=30000)
     assert model.rowCount() == rows_before + fold.count - 1
     assert panel.graph.current_entry_id() == tree.records[fold.first].id
+
+
+def test_a_search_stops_soon_after_a_newer_one_asks_it_to(large_file: Path) -> None:
+    session = open_session(large_file)
+    try:
+        stop = threading.Event()
+        stop.set()
+        with pytest.raises(SearchCancelled):
+            search_entries(session.tree, "gamma", stop)
+        found = search_entries(session.tree, "gamma delta")
+        assert found.upto == len(session.tree.records) and found.seqs
+        assert all("gamma" in session.tree.records[seq].preview.lower() for seq in found.seqs)
+    finally:
+        session.close()
