@@ -297,6 +297,8 @@ class SessionController(QObject):
             runtime.store.close()
             raise
         self.runtime = runtime
+        # a model change, the session's name, the governor's state...: written by a worker, in order
+        runtime.store.write_appends_in_worker(asyncio.get_running_loop())
         trust = runtime.resources.trust
         if trust is not None and trust.source == "session-only":  # a reload must not ask again
             self.session_trust[os.path.realpath(self.cwd)] = trust.trusted

@@ -277,3 +277,31 @@ def test_quitting_waits_for_the_last_lines_without_holding_the_event_loop(
     assert old._append_fd is None
     assert "the last line" in Path(str(old.path)).read_text()
     ctl.notifications.close_all()
+
+
+def test_plain_appends_like_the_session_name_are_written_by_a_worker_in_order(
+    qtbot: QtBot, controller: tuple[SessionController, Gate], server: LoopbackServer
+) -> None:
+    ctl, _gate = controller
+    server.script(Turn([Text("saved")]))
+    ctl.submit("keep this")
+    qtbot.waitUntil(
+        lambda: ctl.runtime is not None and ctl.runtime.store.flushed and not ctl.chat.busy, timeout=10_000
+    )
+    store = ctl.runtime.store  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: not store.writes_pending, timeout=5_000)
+    busy = BusyWriter(store)
+    try:
+        ctl.name_session("First name")  # plain calls: each appends an entry; the window does not wait
+        ctl.name_session("Lane test")
+        keeps_running(qtbot)
+        assert store.tree.name == "Lane test"  # changed at once
+        assert store.writes_pending  # ... and written once the writer is free
+    finally:
+        busy.done()
+    qtbot.waitUntil(lambda: not store.writes_pending, timeout=5_000)
+    lines = [json.loads(line) for line in Path(str(store.path)).read_text().splitlines()]
+    assert [(line["type"], line.get("name")) for line in lines[-2:]] == [
+        ("session_info", "First name"),
+        ("session_info", "Lane test"),
+    ]

@@ -190,6 +190,9 @@ class Session:
         self._write_lock = threading.Lock()
         self._unwritten = 0
         self._deferring = 0
+        # set by ``write_appends_in_worker``: the loop whose default executor writes plain appends
+        self._lane_loop: asyncio.AbstractEventLoop | None = None
+        self._lane_tasks: set[asyncio.Future[None]] = set()
         tree.sink = self
         bodies.on_unreadable = self._unreadable
 
@@ -393,8 +396,37 @@ class Session:
         with self._queue_lock:
             self._pending.append(guarded)
             self._unwritten += 1
-        if not self._deferring:
-            self.write_pending()
+        if self._deferring:
+            return
+        if self._lane_loop is not None and not self._lane_loop.is_closed():
+            self._lane_loop.call_soon_threadsafe(self._write_in_worker)
+            return
+        self.write_pending()
+
+    def write_appends_in_worker(self, loop: asyncio.AbstractEventLoop) -> None:
+        """From now on, an append made by a plain call (a model change, the session's name, the governor's
+        state...) changes the tree at once and has its line written by a worker thread of ``loop``, in
+        append order with every other write; a write that fails becomes a notice (``on_notice``) instead
+        of an exception. ``sync``/``close`` still write everything queued before they return."""
+        self._lane_loop = loop
+
+    def _write_in_worker(self) -> None:
+        loop = self._lane_loop
+        if loop is None or loop.is_closed() or not self.writes_pending:
+            return
+        task = asyncio.ensure_future(asyncio.to_thread(self.write_pending), loop=loop)
+        self._lane_tasks.add(task)
+        task.add_done_callback(self._lane_written)
+
+    def _lane_written(self, task: asyncio.Future[None]) -> None:
+        self._lane_tasks.discard(task)
+        error = None if task.cancelled() else task.exception()
+        if isinstance(error, SessionFileGone):
+            return  # already said, when the file was found gone
+        if isinstance(error, OSError | PiworkError):
+            self._notice(f"Could not write to the session file: {error}")
+        elif error is not None:
+            raise error
 
     def _notice(self, text: str) -> None:
         self.notices.append(text)

@@ -83,7 +83,7 @@ def test_fresh_task_from_the_preflight_dialog_continues_the_task_in_a_seeded_ses
     old = ctl.runtime
     assert old is not None and old.store.path is not None
     old_path = old.store.path
-    qtbot.waitUntil(lambda: old_path.exists(), timeout=5_000)
+    qtbot.waitUntil(lambda: old_path.exists() and not old.store.writes_pending, timeout=5_000)  # written out
     old_bytes = old_path.read_bytes()
     old_id = (old.store.tree.header or {})["id"]
 
