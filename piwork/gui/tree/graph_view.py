@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.core.errors import PiworkError
 from piwork.core.session import FOLD_AT, Fold, SessionTree
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flow_layout import FlowLayout
@@ -184,6 +185,8 @@ class BranchGraphView(QWidget):
                 result = await asyncio.to_thread(work)
             except RuntimeError:  # the tree changed under the worker (a dict resized): again
                 continue
+            except (OSError, PiworkError):  # the session file could not be read back: keep what is shown
+                return
             if model is not self.model:
                 return
             if model.generation == generation:  # else streamed entries came meanwhile: again

@@ -403,6 +403,9 @@ class SessionTreePanel(QWidget):
                 return
             except RuntimeError:  # the tree changed under the worker (a dict resized): again
                 continue
+            except (OSError, PiworkError) as exc:  # the session file could not be read back
+                self._set_status(f"The entries could not be searched: {exc}")
+                return
             if model is not self.model:
                 return
             if model.generation == generation:  # else entries came meanwhile: again
