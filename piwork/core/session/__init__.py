@@ -9,7 +9,8 @@ labels, appends, context), ``context`` (Pi's context rules over plain entries), 
 
 Public API (what callers outside the engine import from this package):
 - files: ``open_session`` -> ``Session``, ``default_session_dir``, ``clone_session``,
-  ``fork_session``, ``create_branched_session``;
+  ``fork_session``, ``create_branched_session``, ``closed_in_worker`` (a session let go with the disk
+  waited on in a worker);
 - the tree: ``SessionTree``, ``TreeEvent``, ``EntryRecord``, ``paused_gc``;
 - the browser and search: ``list_sessions``, ``list_all_sessions``, ``read_header``,
   ``SessionInfo``; ``search_sessions``, ``files_to_search``, ``SearchQuery``, ``SearchHit``,
