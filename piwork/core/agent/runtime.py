@@ -150,7 +150,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
         cwd, str(agent_dir), resolver, options.loader, override=options.trust_override
     )
     settings = resources.settings.values
-    models = ModelRegistry(agent_dir)
+    models = await asyncio.to_thread(ModelRegistry, agent_dir)  # reads models.json: not on the loop
     credentials = options.credentials or CredentialStore(env=options.env, config_key=models.config_api_key)
     # reading a long session file takes seconds: not on the event loop the window runs
     store = await asyncio.to_thread(_open_store, options, cwd, agent_dir, settings)
