@@ -111,7 +111,11 @@ class ChatView(QListView):
 
     def _schedule_follow(self) -> None:
         if self._follow_bottom:
-            QTimer.singleShot(0, self, self.scrollToBottom)
+            QTimer.singleShot(0, self, self._follow_now)
+
+    def _follow_now(self) -> None:
+        if self._follow_bottom:  # not if a jump to a row came in between
+            self.scrollToBottom()
 
     def _on_reset(self) -> None:
         self.chat_delegate.forget_estimates()
@@ -192,18 +196,21 @@ class ChatView(QListView):
         """Scroll to the row with ``key`` (showing earlier rows if it is hidden), select it and, with
         ``expand``, open it. False when no such row is in the chat."""
         model = self._chat_model
+        following, self._follow_bottom = self._follow_bottom, False  # rows revealed must not follow
         while model.visible_index_of_key(key) is None and model.hidden_count:
             model.show_earlier()
         visible = model.visible_index_of_key(key)
         if visible is None:
+            self._follow_bottom = following
             return False
-        self._follow_bottom = False
         index = model.index(visible)
         row = index.data(RowRole)
         if expand and isinstance(row, ChatRow) and row.collapsed and row.kind is not RowKind.USER:
             self.toggle_row(row)
-        with self.chat_delegate.exact_heights():  # the rows above it decide where it is
-            self.doItemsLayout()
+        # The row and those below it on screen are sized exactly; the rows above it may keep estimates a
+        # while (they are measured later, the row staying where it is shown).
+        self._measure_rows(range(visible, model.rowCount()))
+        self.doItemsLayout()
         self.setCurrentIndex(index)
         self.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtTop)
         return True

@@ -7,7 +7,7 @@ hit-tested with the same geometry the painter uses.
 Laying out a row's text exactly costs about half a millisecond, so a layout pass over a freshly opened
 conversation (a few hundred rows, twice when the scroll bar appears) would hold the GUI thread for a few
 hundred milliseconds. Instead a row not measured yet at the current width gets a cheap estimate from its text
-length (unless the view asks for exact heights, as it does for the rows on screen) and is measured exactly
+length (the view has the rows it shows measured exactly first) and is measured exactly
 a few milliseconds at a time on later event-loop turns; ``heightsSettled`` then asks the view to lay out again.
 """
 
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
@@ -55,6 +53,7 @@ MARGIN_Y = 4
 PAD = 8
 STREAM_ROOM_MIN = 60  # px kept ahead of a streaming row's text
 IMAGE_ESTIMATE = IMAGE_MAX_HEIGHT + 4  # a row's thumbnails and the gap above them
+COLLAPSED_TOOL_LINES = 9  # about what a closed tool card shows of its output
 MEASURE_BUDGET_S = 0.008  # GUI-thread time per event-loop turn for measuring estimated rows exactly
 
 STATUS_GLYPHS = {
@@ -103,8 +102,8 @@ class ChatDelegate(QStyledItemDelegate):
         self.documents.rendered.connect(self._on_rendered)
         self._heights: dict[int, tuple[int, int, int]] = {}  # key -> (revision, width, height)
         self._estimates: dict[int, tuple[int, int, int]] = {}  # the same, for heights only estimated
+        self._font_metrics: tuple[int, int, int] | None = None
         self._unmeasured: dict[int, ChatRow] = {}  # rows laid out with an estimate, in the order met
-        self._exact = 0  # > 0 while every height handed out must be exact (see exact_heights)
         self._measurer = QTimer(self)
         self._measurer.setSingleShot(True)
         self._measurer.setInterval(0)
@@ -115,6 +114,7 @@ class ChatDelegate(QStyledItemDelegate):
         self.documents.set_theme(theme)
         self._heights.clear()
         self._estimates.clear()
+        self._font_metrics = None
 
     # ---- geometry ----------------------------------------------------------------------------
 
@@ -199,15 +199,6 @@ class ChatDelegate(QStyledItemDelegate):
         self._unmeasured.clear()
         self._measurer.stop()
 
-    @contextmanager
-    def exact_heights(self) -> Iterator[None]:
-        """Within this block every row is sized exactly (a layout that must be right at once)."""
-        self._exact += 1
-        try:
-            yield
-        finally:
-            self._exact -= 1
-
     def measured(self, row: ChatRow, width: int) -> bool:
         cached = self._heights.get(row.key)
         return bool(cached and cached[0] == row.revision and cached[1] == width)
@@ -219,7 +210,7 @@ class ChatDelegate(QStyledItemDelegate):
         if not isinstance(row, ChatRow):
             return QSize(0, 0)
         width = self._view.viewport().width()
-        if self._exact or row.streaming or row.kind is RowKind.MORE or self.measured(row, width):
+        if row.streaming or row.kind is RowKind.MORE or self.measured(row, width):
             self._estimates.pop(row.key, None)
             return QSize(width, self._height(row, width))
         return QSize(width, self._estimated_height(row, width))
@@ -239,16 +230,25 @@ class ChatDelegate(QStyledItemDelegate):
             self._measurer.start()
         return height
 
+    def _metrics(self) -> tuple[int, int, int]:
+        """(header height, average character width, line spacing) of the view's font, for estimates."""
+        if self._font_metrics is None:
+            fm = QFontMetrics(self._view.font())
+            self._font_metrics = (fm.height() + 6, max(1, fm.averageCharWidth()), fm.lineSpacing())
+        return self._font_metrics
+
     def _estimate(self, row: ChatRow, width: int) -> int:
-        fm = QFontMetrics(self._view.font())
-        header = self._header_height(row)
+        header_height, char_width, line_spacing = self._metrics()
+        header = 0 if row.kind is RowKind.TEXT else header_height
         top = MARGIN_Y + PAD // 2 + header + (PAD // 2 if header else 0)
         body = 0
         if self._has_body(row):
-            per_line = max(1, (width - 2 * MARGIN_X - 2 * PAD) // max(1, fm.averageCharWidth()))
+            per_line = max(1, (width - 2 * MARGIN_X - 2 * PAD) // char_width)
             text = row.tool.result_text if row.tool is not None else row.text
             lines = sum(max(1, math.ceil(len(line) / per_line)) for line in text.split("\n"))
-            body = lines * fm.lineSpacing()
+            if row.tool is not None and row.collapsed:
+                lines = min(lines, COLLAPSED_TOOL_LINES)
+            body = lines * line_spacing
         images = IMAGE_ESTIMATE if row.images else 0
         return top + body + images + PAD // 2 + MARGIN_Y + (PAD // 2 if row.kind is not RowKind.TEXT else 0)
 

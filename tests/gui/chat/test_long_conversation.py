@@ -67,14 +67,31 @@ def test_a_long_conversation_is_shown_without_a_long_pass(qtbot: QtBot) -> None:
     )
 
 
-def test_jumping_to_an_older_row_lays_it_out_exactly(qtbot: QtBot) -> None:
+def test_jumping_to_an_older_row_shows_it_exactly_and_keeps_it_in_place(qtbot: QtBot) -> None:
     panel = _panel(qtbot)
     view, model = panel.view, panel.model
-    panel.presenter.show_messages(long_conversation(2_000))
-    target = model.row_at(model.rowCount() // 3)
-    assert view.reveal_row_key(target.key)
-    index = model.index(model.visible_index_of(target) or 0)
-    rect = view.visualRect(index)
-    assert view.viewport().rect().contains(rect.topLeft())
+    messages = long_conversation(2_000)
+    panel.presenter.show_messages(messages, prepare_conversation(messages))
+    qtbot.waitUntil(lambda: view.chat_delegate.pending_rows() == 0, timeout=30_000)
+    target = model.all_rows()[len(model.all_rows()) // 3]  # hidden behind "show earlier"
+    assert model.visible_index_of(target) is None
+    heartbeat = CpuHeartbeat()
+    heartbeat.start()
+    jumped: list[bool] = []
+    QTimer.singleShot(5, lambda: jumped.append(view.reveal_row_key(target.key)))
+    qtbot.waitUntil(lambda: bool(jumped), timeout=10_000)
+    assert jumped == [True]
+
+    def top_of_target() -> int:
+        return view.visualRect(model.index(model.visible_index_of(target) or 0)).top()
+
+    assert top_of_target() == 0
+    rect = view.visualRect(model.index(model.visible_index_of(target) or 0))
     assert rect.height() == view.chat_delegate.laid_out_height(target)
     assert view.chat_delegate.measured(target, view.viewport().width())
+    qtbot.waitUntil(
+        lambda: view.chat_delegate.pending_rows() == 0, timeout=30_000
+    )  # rows above, laid out again
+    heartbeat.stop()
+    assert top_of_target() == 0  # measuring the rows above did not move it
+    assert heartbeat.worst_ms < PASS_LIMIT_MS, f"an event-loop pass took {heartbeat.worst_ms:.0f} ms of CPU"
