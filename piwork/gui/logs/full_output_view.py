@@ -203,7 +203,7 @@ class FullOutputView(QWidget):
         self.error_text = ""
         self._model = LogLinesModel(self._index, self)
         self.view.setModel(self._model)
-        self.view.selectionModel().currentChanged.connect(lambda *_: self._show_search_status_if_any())
+        self.view.selectionModel().currentChanged.connect(lambda *_: self._on_current_row_changed())
         self._set_enabled(True)
         self._update_status()
         if self._index.complete:
@@ -271,6 +271,7 @@ class FullOutputView(QWidget):
         self._model.sync_rows()
         self._progress.setValue(int(1000 * min(done, self._index.size) / max(1, self._index.size)))
         self._delegate.gutter_digits = len(str(self._model.rowCount()))
+        self.goto_field.setMaximum(max(1, self._model.rowCount()))
         if self._index.complete:
             self._on_index_done()
 
@@ -344,9 +345,18 @@ class FullOutputView(QWidget):
         position = bisect_left(self._matches, row)
         return position + 1 if position < len(self._matches) and self._matches[position] == row else None
 
-    def _show_search_status_if_any(self) -> None:
+    def _on_current_row_changed(self) -> None:
         if self._matches:
             self._show_search_status()
+        self._show_current_line()
+
+    def _show_current_line(self) -> None:
+        """The "Line N" box follows the selected row (a match, a click, a jump), unless it is being typed in."""
+        row = self.current_row()
+        if row < 0 or self.goto_field.hasFocus():
+            return
+        self.goto_field.setMaximum(max(self.goto_field.maximum(), row + 1))
+        self.goto_field.setValue(row + 1)
 
     def _show_search_status(self) -> None:
         state = self._search_state
@@ -426,6 +436,7 @@ class FullOutputView(QWidget):
         if self._model is None or self._model.rowCount() == 0:
             return
         self._select_row(max(0, min(line - 1, self._model.rowCount() - 1)))
+        self.goto_field.setValue(self.current_row() + 1)  # shows the clamped line when asked for past the end
 
     def selected_rows(self) -> list[int]:
         return (

@@ -395,3 +395,25 @@ def test_open_in_editor_hands_the_file_over_or_says_why_it_could_not(qtbot: QtBo
         assert opener.opened == [str(log)]
     finally:
         QDesktopServices.unsetUrlHandler("file")
+
+
+def test_the_line_box_follows_the_current_match_and_row(qtbot: QtBot, tmp_path: Path) -> None:
+    log = tmp_path / "out.log"
+    log.write_text("".join(f"event {i}\n" for i in range(5000)))
+    view = FullOutputView()
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.index_finished, timeout=5000):
+        assert view.open_file(str(log))
+    with qtbot.waitSignal(view.search_finished, timeout=5000):
+        view.search_field.setText("4999")
+    assert view.current_row() == 4999
+    assert view.goto_field.text() == "Line 5000"
+    with qtbot.waitSignal(view.search_finished, timeout=5000):
+        view.search_field.setText("event 12")
+    assert view.goto_field.value() == 13
+    view.next_match()  # "event 120"
+    assert view.goto_field.value() == 121
+    view.view.setCurrentIndex(view.view.model().index(41, 0))  # a click on a row
+    assert view.goto_field.value() == 42
+    view.go_to_line(99999)  # past the end: the last line, and the box says so
+    assert view.current_row() == 4999 and view.goto_field.value() == 5000
