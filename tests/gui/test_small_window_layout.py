@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QScrollArea, QWidget
 from pytestqt.qtbot import QtBot
@@ -155,3 +156,37 @@ def test_tree_rows_name_record_kinds_in_words() -> None:
     titles = {r.id: entry_title(r, tree) for r in tree.records}
     assert titles[change].startswith("[model]") and "model_change" not in titles[change]
     assert titles[failed] == "assistant: ✗ failed — 503 Service Unavailable · busy"
+
+
+@pytest.mark.usefixtures("qloop")  # the full output is indexed by an asyncio task
+def test_log_buttons_stay_on_screen_with_every_panel_open(qtbot: QtBot, tmp_path: Path) -> None:
+    """With all four panels open the bottom dock is short: the full output's Copy path / Open in editor row
+    still shows without scrolling, also with a cut output selected (its summary line shown)."""
+    from PySide6.QtWidgets import QPushButton
+
+    from tests.gui.logs.test_log_viewer import _bash_session
+
+    log = tmp_path / "bash-0123456789abcdef.log"
+    log.write_text("".join(f"line {i}\n" for i in range(1, 3001)))
+    window = _window(qtbot, tmp_path)
+    for dock in window.docks.values():
+        dock.show()
+    panel = window.log_panel
+    panel.set_messages(_bash_session(str(log), 3000))
+    with qtbot.waitSignal(panel.full_output.index_finished, timeout=5000):
+        panel.select_output(0)
+    holder = window.docks["logs"].widget()
+    assert isinstance(holder, QScrollArea)
+    buttons = {b.text(): b for b in panel.full_output.findChildren(QPushButton)}
+
+    def row_shown() -> bool:
+        room = holder.viewport().height()
+        for name in ("Copy path", "Open in editor"):
+            button = buttons[name]
+            bottom = button.mapTo(holder.viewport(), QPoint(0, button.height())).y()
+            if not button.isVisible() or bottom > room:
+                return False
+        return not holder.verticalScrollBar().isVisible()
+
+    qtbot.waitUntil(row_shown, timeout=5000)
+    assert panel.cut_label.isVisible()

@@ -132,6 +132,8 @@ class FullOutputView(QWidget):
         rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         rows.setMinimumSectionSize(1)
         rows.setDefaultSectionSize(QFontMetrics(font).height() + 2)
+        # Three lines at least, not the view's default: the rows around it stay on screen in a short dock.
+        self.view.setMinimumHeight(3 * rows.defaultSectionSize() + 2 * self.view.frameWidth())
 
         named: tuple[tuple[QWidget, str, str], ...] = (
             (

@@ -99,6 +99,7 @@ class LogViewerPanel(QWidget):
         self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.cut_label = QLabel()
         self.cut_label.setWordWrap(True)
+        self.cut_label.hide()  # shown with a cut output's summary; no empty line above the tabs otherwise
         self.model_text = QPlainTextEdit(readOnly=True)
         self.model_text.setAccessibleName("What the model saw")
         self.model_text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
@@ -110,6 +111,9 @@ class LogViewerPanel(QWidget):
 
         details = QWidget()
         details_layout = QVBoxLayout(details)
+        # Tight, so that the full output's button row fits in a short bottom dock without scrolling.
+        details_layout.setContentsMargins(4, 0, 0, 0)
+        details_layout.setSpacing(2)
         details_layout.addWidget(self.title_label)
         details_layout.addWidget(self.cut_label)
         details_layout.addWidget(self.tabs, 1)
@@ -131,6 +135,7 @@ class LogViewerPanel(QWidget):
         self.outputs.replace_all([])
         self.title_label.setText("Select a cut output to inspect it.")
         self.cut_label.clear()
+        self.cut_label.hide()
         self.model_text.clear()
         self.full_output.reset()
         self.tabs.setCurrentWidget(self.full_output)
@@ -203,6 +208,7 @@ class LogViewerPanel(QWidget):
         self.list_view.clearSelection()
         self.title_label.setText(f"<code>{html.escape(path, quote=False)}</code>")
         self.cut_label.clear()
+        self.cut_label.hide()
         self.tabs.setCurrentWidget(self.full_output)
         return self.full_output.open_file(path)
 
@@ -213,6 +219,7 @@ class LogViewerPanel(QWidget):
         self.title_label.setText(f"<b>{item.tool_name}</b> — {html.escape(item.title, quote=False)}")
         status = " (failed)" if item.is_error else ""
         self.cut_label.setText(item.cut_summary() + status)
+        self.cut_label.show()
         self.model_text.setPlainText(item.model_text)
         if item.full_output_path:
             self.full_output.open_file(item.full_output_path)
