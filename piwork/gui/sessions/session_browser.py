@@ -63,6 +63,7 @@ def _ask_yes_no(parent: QWidget) -> Confirm:
 
 def _ask_name(parent: QWidget) -> AskName:
     def ask(current: str) -> str | None:
+        # The dialog starts with `current` selected: typing replaces it, an arrow key keeps it to edit.
         text, ok = QInputDialog.getText(parent, "Rename Session", "Session name:", text=current)
         return text if ok else None
 
@@ -279,9 +280,11 @@ class SessionBrowser(QDialog):
         info = self.selected_info()
         if info is None:
             return
-        name = self._ask_name(info.name or "")
-        if name is None:
-            return
+        shown = title_of(info)  # what the list shows: the name, else the first message's line
+        current = info.name or ("" if shown == "—" else shown)
+        name = self._ask_name(current)
+        if name is None or name == current:
+            return  # cancelled, or accepted unchanged: nothing to write
         self._tasks.spawn(self._rename(str(info.path), name))
 
     async def _rename(self, path: str, name: str) -> None:

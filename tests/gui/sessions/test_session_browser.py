@@ -196,3 +196,42 @@ def test_enter_in_a_delete_confirmation_keeps_the_file(qtbot: QtBot) -> None:
     qtbot.waitExposed(box)
     qtbot.keyClick(box, Qt.Key.Key_Return)
     assert box.clickedButton() is box.button(QMessageBox.StandardButton.No)
+
+
+def test_rename_starts_from_the_title_the_list_shows_selected(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, projects: tuple[Path, Path, list[Path]]
+) -> None:
+    """An unnamed session's rename field holds its shown title, selected, so typing replaces it."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QInputDialog, QLineEdit
+
+    here, _there, files = projects
+    browser = _browser(qtbot, here)  # the real dialog
+    browser.show()
+    assert browser.select_path(str(files[0]))
+    seen: list[tuple[str, str]] = []
+
+    def answer() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, QInputDialog):
+            QTimer.singleShot(20, answer)
+            return
+        field = dialog.findChild(QLineEdit)
+        seen.append((field.text(), field.selectedText()))
+        qtbot.keyClicks(field, "Parser work")
+        dialog.accept()
+
+    QTimer.singleShot(0, answer)
+    with qtbot.waitSignal(browser.renamed, timeout=10_000):
+        browser.rename_selected()
+    assert seen == [("fix the parser bug", "fix the parser bug")]
+    info = session_info(files[0])
+    assert info is not None and info.name == "Parser work"
+
+    # Accepting the shown title unchanged writes nothing.
+    before = files[0].read_text()
+    unchanged = _browser(qtbot, here, ask_name=lambda current: current)
+    assert unchanged.select_path(str(files[0]))
+    with qtbot.assertNotEmitted(unchanged.renamed, wait=200):
+        unchanged.rename_selected()
+    assert files[0].read_text() == before
