@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionViewItem, QToolButton, QWidget
 
@@ -21,6 +21,8 @@ from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.delegate import ChatDelegate, forget_row_caches
 from piwork.gui.chat.rows import ChatRow, RowKind
 from piwork.gui.theme import Theme
+
+_ENSURE_VISIBLE = QAbstractItemView.ScrollHint.EnsureVisible
 
 
 class ChatView(QListView):
@@ -187,10 +189,37 @@ class ChatView(QListView):
             self.scrollToBottom()
 
     def toggle_row(self, row: ChatRow) -> None:
+        """Open or close ``row``; when it is on screen its top stays where it is (a card opened near the
+        bottom does not scroll to the end of its output, even while the chat follows the bottom)."""
+        visible = self._chat_model.visible_index_of(row)
+        rect = self.visualRect(self._chat_model.index(visible)) if visible is not None else None
+        on_screen = rect is not None and rect.intersects(self.viewport().rect())
         row.collapsed = not row.collapsed
         row.touch()
         forget_row_caches(self.chat_delegate, row)
+        if not on_screen or rect is None or visible is None:
+            self._chat_model.notify_changed(row)
+            return
+        self._follow_bottom = False  # the person is reading this row, not the newest one
         self._chat_model.notify_changed(row)
+        self._relayout.stop()  # laid out now, with the row and those below it on screen sized exactly
+        self._measure_rows(range(visible, self._chat_model.rowCount()))
+        self.doItemsLayout()
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.value() + self.visualRect(self._chat_model.index(visible)).top() - rect.top())
+        self._update_jump_button()
+
+    def scrollTo(
+        self, index: QModelIndex | QPersistentModelIndex, hint: QAbstractItemView.ScrollHint = _ENSURE_VISIBLE
+    ) -> None:
+        # A row taller than the viewport that is partly on screen is already visible: Qt would align its
+        # top with the viewport's (a click on an opened card scrolled the card after the click).
+        if hint is _ENSURE_VISIBLE and index.isValid():
+            rect = self.visualRect(index)
+            area = self.viewport().rect()
+            if rect.height() >= area.height() and rect.intersects(area):
+                return
+        super().scrollTo(index, hint)
 
     def reveal_row_key(self, key: int, expand: bool = False) -> bool:
         """Scroll to the row with ``key`` (showing earlier rows if it is hidden), select it and, with
