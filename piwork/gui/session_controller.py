@@ -158,11 +158,17 @@ class SessionController(QObject):
         tree.navigated.connect(lambda _result: self._show_context())
         tree.branch_made.connect(self._remember_branch_notice)
         tree.session_created.connect(self._open_branched)
-        tree.status_changed.connect(lambda text: self.window.status.showMessage(text, 8000))
+        tree.status_changed.connect(self._show_tree_status)
         self.chat.presenter.assistantFinished.connect(lambda _m: self.refresh_status())
         self.chat.presenter.compactionFinished.connect(self.refresh_status)
         self.chat.presenter.treeNavigated.connect(self._show_context)
         self._wire_context()
+
+    def _show_tree_status(self, text: str) -> None:
+        """The tree's own line shows its status; the window's status bar repeats it only when the tree's
+        panel is closed (e.g. a move started from the chat), so it is never shown twice."""
+        if text and not self.window.tree_panel.isVisible():
+            self.window.status.showMessage(text, 8000)
 
     def _wire_context(self) -> None:
         feed, panel, footer = self.context_feed, self.window.context_panel, self.chat.footer

@@ -391,3 +391,19 @@ def test_reopening_a_session_lists_the_logs_of_its_folder_that_no_message_names(
     qtbot.waitUntil(lambda: len(outputs.items) == 2, timeout=10_000)
     assert [item.title for item in outputs.items] == ["seq 1 3000", "seq 1 4000 | sed 's/^/lost /'"]
     assert outputs.items[1].limit_notes == ("from the session's log folder",)
+
+
+def test_the_trees_status_shows_once(qtbot: QtBot, controller: SessionController) -> None:
+    """In the tree's panel when it is open; in the window's status bar only when the panel is closed."""
+    window = controller.window
+    tree = window.tree_panel
+    window.docks["tree"].show()
+    qtbot.waitUntil(tree.isVisible)
+    window.status.clearMessage()
+    tree.show_status("This session is open for browsing only.")
+    assert tree.status.text() == "This session is open for browsing only."
+    assert window.status.currentMessage() == ""
+    window.docks["tree"].hide()
+    qtbot.waitUntil(lambda: not tree.isVisible())
+    tree.show_status("Navigation cancelled; nothing was changed.")
+    assert window.status.currentMessage() == "Navigation cancelled; nothing was changed."

@@ -248,7 +248,7 @@ class SessionTreePanel(QWidget):
         except PiworkError as exc:
             self._set_status(f"The preference could not be saved: {exc}")
             return
-        self.status_changed.emit(
+        self._set_status(
             "From now on moving in the tree never asks about a summary; change it in Settings → Compaction."
         )
 
