@@ -721,9 +721,9 @@ class SessionController(QObject):
         return dialog
 
     def providers_changed(self, provider: str) -> None:
-        """models.json changed in the window: re-read it; a session without a usable model takes the first
-        model of the provider just added — now, or once the keyring has said whether it has a key."""
-        self.models.reload()
+        """models.json changed in the window (the Providers page has already swapped what it read back,
+        in a worker, into ``self.models``); a session without a usable model takes the first model of the
+        provider just added — now, or once the keyring has said whether it has a key."""
         loading = self.keys.refresh()  # a provider just added is asked about in a worker
         self._take_first_model_of(provider)
         if provider:

@@ -93,7 +93,8 @@ def test_a_server_added_from_the_empty_state_answers_the_kept_message(
         editor.url_edit.setText(server.openai_url)
         qtbot.mouseClick(editor.test_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: editor.checked_models() == ["local-coder"], timeout=10_000)
-        editor.save()
+        with qtbot.waitSignal(dialog.providers_page.providersChanged):  # written in a worker
+            editor.save()
         assert chat.model_state == READY and not chat.empty_state.isVisible()
         assert chat.footer.model_picker.current_key() == ("local", "local-coder")
         assert (
@@ -153,7 +154,8 @@ def test_after_adding_a_server_from_the_empty_state_typing_goes_to_the_composer(
         editor.name_edit.setText("Local")
         qtbot.mouseClick(editor.test_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: editor.checked_models() == ["local-coder"], timeout=10_000)
-        editor.save()
+        with qtbot.waitSignal(dialog.providers_page.providersChanged):  # written in a worker
+            editor.save()
         assert not chat.empty_state.isVisible()
         dialog.close()
     fresh.window.activateWindow()

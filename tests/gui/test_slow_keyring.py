@@ -279,7 +279,8 @@ def test_the_server_dialog_checks_for_a_saved_key_and_saves_one_without_blocking
     editor.key_edit.setText("sk-lab-new")
     with qtbot.waitSignal(page.providersChanged, timeout=10_000):
         editor.buttons.button(QDialogButtonBox.StandardButton.Save).click()
-        assert editor.error.text() == "Saving the key in the system keyring…"
+        assert editor.error.text() == "Saving Lab Proxy in models.json…"  # in a worker
+        qtbot.waitUntil(lambda: editor.error.text() == "Saving the key in the system keyring…")
         assert not editor.buttons.isEnabled()
         editor.reject()  # Escape while the key is on its way: the dialog waits for it
         assert editor.isVisible()
@@ -360,7 +361,8 @@ def test_a_local_server_added_while_the_keyring_waits_answers_without_the_gui_wa
         editor.name_edit.setText("Local")
         editor.url_edit.setText(server.openai_url)
         editor._add_model("local-coder", checked=True)
-        editor.save()
+        with qtbot.waitSignal(page.providersChanged):  # written in a worker
+            editor.save()
         ctl.pick_model("local", "local-coder")  # usable at once: on this computer
         session = ctl.session
         assert session is not None and session.model is not None and session.model.provider == "local"

@@ -14,10 +14,10 @@ Modules, for the rest of the engine:
 - ``thinking``: supported thinking levels per model; ``redaction``: masking keys in text and headers.
 
 Public API (what callers outside the engine import from this package):
-- models: ``Model``, ``ModelRegistry``, ``BUILTIN_MODELS``, ``THINKING_LEVELS`` of ``ThinkingLevel``,
+- models: ``Model``, ``ModelRegistry`` (``RegistryState``: its contents read in a worker), ``BUILTIN_MODELS``, ``THINKING_LEVELS`` of ``ThinkingLevel``,
   ``ToolSpec``;
   ``list_models`` -> ``ModelListing``; the ``models.json`` providers: ``read_providers``,
-  ``save_provider``, ``remove_provider``, ``ModelsFileError``, ``OPENAI_COMPLETIONS_API``,
+  ``save_provider``, ``remove_provider`` -> ``ModelsFileChange``, ``ModelsFileError``, ``OPENAI_COMPLETIONS_API``,
   ``NO_KEY_NEEDED``;
 - credentials: ``CredentialStore``, ``CredentialError``, ``KeySource``, ``KeySnapshot``, ``KeyInfo``,
   ``ImportReport``, ``env_vars_for``;
@@ -45,10 +45,11 @@ if TYPE_CHECKING:
     from piwork.core.llm.error_text import readable_error
     from piwork.core.llm.errors import classify
     from piwork.core.llm.model_listing import ModelListing, list_models
-    from piwork.core.llm.models import ModelRegistry
+    from piwork.core.llm.models import ModelRegistry, RegistryState
     from piwork.core.llm.models_file import (
         NO_KEY_NEEDED,
         OPENAI_COMPLETIONS_API,
+        ModelsFileChange,
         ModelsFileError,
         read_providers,
         remove_provider,
@@ -73,7 +74,9 @@ __all__ = [
     "Model",
     "ModelListing",
     "ModelRegistry",
+    "ModelsFileChange",
     "ModelsFileError",
+    "RegistryState",
     "ThinkingLevel",
     "TokenCounter",
     "Tokenizers",
@@ -101,7 +104,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Model": ("types", "Model"),
     "ModelListing": ("model_listing", "ModelListing"),
     "ModelRegistry": ("models", "ModelRegistry"),
+    "ModelsFileChange": ("models_file", "ModelsFileChange"),
     "ModelsFileError": ("models_file", "ModelsFileError"),
+    "RegistryState": ("models", "RegistryState"),
     "NO_KEY_NEEDED": ("models_file", "NO_KEY_NEEDED"),
     "OPENAI_COMPLETIONS_API": ("models_file", "OPENAI_COMPLETIONS_API"),
     "THINKING_LEVELS": ("types", "THINKING_LEVELS"),

@@ -1,7 +1,9 @@
 """The model registry: built-in models plus custom providers and models from ``<agentDir>/models.json``.
 
 ``models.json`` follows Pi's format. A file that cannot be read, parsed or validated is
-rejected as a whole with one diagnostic and the built-in models stay usable. ``reload()`` re-reads it.
+rejected as a whole with one diagnostic and the built-in models stay usable. ``reload()`` re-reads it;
+a caller that must not wait on the disk builds the new contents with ``read_state()`` in a worker thread
+(it changes nothing) and swaps them in with ``apply()`` where the registry is read.
 """
 
 from __future__ import annotations
@@ -111,6 +113,15 @@ def _patch(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
+@dataclass(frozen=True)
+class RegistryState:
+    """What a registry holds once models.json has been read: built in one go, applied in one step."""
+
+    models: tuple[Model, ...]
+    providers: Mapping[str, dict[str, Any]]
+    diagnostics: tuple[ModelDiagnostic, ...]
+
+
 class ModelRegistry:
     """Built-in and custom models; construct with the agent dir (``models.json`` is read at once)."""
 
@@ -131,35 +142,45 @@ class ModelRegistry:
         return self._path
 
     def reload(self) -> None:
-        self.diagnostics = []
-        config = self._read_config()
-        self._providers = config
+        self.apply(self.read_state())
+
+    def read_state(self) -> RegistryState:
+        """Read models.json and build what the registry would hold, without changing it (safe in a worker
+        thread while the registry is read elsewhere)."""
+        diagnostics: list[ModelDiagnostic] = []
+        config = self._read_config(diagnostics)
         by_key: dict[tuple[str, str], dict[str, Any]] = {}
         for builtin in BUILTIN_MODELS:
             by_key[(builtin["provider"], builtin["id"])] = dict(builtin)
         for provider_id, provider in config.items():
             self._apply_provider(provider_id, provider, by_key)
-        self._models = [model_from_json(data) for data in by_key.values()]
+        models = tuple(model_from_json(data) for data in by_key.values())
+        return RegistryState(models, config, tuple(diagnostics))
 
-    def _read_config(self) -> dict[str, dict[str, Any]]:
+    def apply(self, state: RegistryState) -> None:
+        """Hold ``state`` from now on (one step: a reader sees the old contents or the new ones)."""
+        self._models, self._providers = list(state.models), dict(state.providers)
+        self.diagnostics = list(state.diagnostics)
+
+    def _read_config(self, diagnostics: list[ModelDiagnostic]) -> dict[str, dict[str, Any]]:
         if self._path is None or not self._path.exists():
             return {}
         where = str(self._path)
         try:
             text = self._path.read_bytes().decode("utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
-            self.diagnostics.append(ModelDiagnostic(where, f"Could not read models.json: {exc}"))
+            diagnostics.append(ModelDiagnostic(where, f"Could not read models.json: {exc}"))
             return {}
         try:
             data = json_loads_js(strip_json_comments(text))
         except ValueError as exc:
-            self.diagnostics.append(ModelDiagnostic(where, f"models.json is not valid JSON: {exc}"))
+            diagnostics.append(ModelDiagnostic(where, f"models.json is not valid JSON: {exc}"))
             return {}
         errors = validate_models_config(data) or self._unresolved_models(data["providers"])
         if errors:
             listing = "\n".join(f"  - {e}" for e in errors)
             message = f"models.json was ignored (custom models are unavailable):\n{listing}"
-            self.diagnostics.append(ModelDiagnostic(where, message))
+            diagnostics.append(ModelDiagnostic(where, message))
             return {}
         providers: dict[str, dict[str, Any]] = data["providers"]
         return providers

@@ -21,7 +21,7 @@ from typing import Any
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import json_loads_js
 from piwork.core.llm.models_schema import strip_json_comments
-from piwork.core.resources.dirlock import locked
+from piwork.core.resources.dirlock import LockBusyError, locked
 
 OPENAI_COMPLETIONS_API = "openai-completions"
 # The ``apiKey`` of a server marked "needs no key" (one elsewhere on the network, say). Pi reads it as a
@@ -118,6 +118,8 @@ def _update(path: Path, change: Callable[[dict[str, Any]], None]) -> ModelsFileC
             return _update_locked(path, change)
     except OSError as exc:
         raise ModelsFileError(f"{path} could not be written: {exc.strerror or exc}") from None
+    except LockBusyError as exc:  # another program is changing it: nothing was written
+        raise ModelsFileError(f"models.json was not changed: {exc}.") from None
 
 
 def _update_locked(path: Path, change: Callable[[dict[str, Any]], None]) -> ModelsFileChange:

@@ -3,7 +3,9 @@ where it comes from, saved in the OS keyring, for this session only, or the envi
 
 The page never asks the keyring itself: it shows what the window knows (``KeyStatus``; "checking" until
 the keyring has answered) and runs saving, removing and importing keys in a worker, saying what it is
-doing meanwhile and then what came of it."""
+doing meanwhile and then what came of it. models.json is changed in a worker as well (by the server
+dialog when saving, here when removing), which then reads it back into the registry's next contents; the
+page swaps them into the shared registry in one step on the GUI thread, where the pickers read it."""
 
 from __future__ import annotations
 
@@ -31,7 +33,9 @@ from piwork.core.llm import (
     CredentialError,
     KeySource,
     ModelRegistry,
+    ModelsFileChange,
     ModelsFileError,
+    RegistryState,
     env_vars_for,
     is_loopback,
     read_providers,
@@ -72,6 +76,7 @@ class ProvidersPage(QWidget):
         self.agent_dir = agent_dir
         self.tasks = BackgroundTasks()  # key writes: saving, removing, importing
         self.reading_task = BackgroundTasks()  # models.json and auth.json, read when the page opens
+        self.server_tasks = BackgroundTasks()  # removing a server from models.json
         self.keyring_banner = QLabel(self)
         self.keyring_banner.setObjectName("keyringBanner")
         self.keyring_banner.setWordWrap(True)
@@ -159,6 +164,7 @@ class ProvidersPage(QWidget):
         keys.changed.connect(self.refresh_labels)
         self.destroyed.connect(lambda *_: self.tasks.cancel_all())
         self.destroyed.connect(lambda *_: self.reading_task.cancel_all())
+        self.destroyed.connect(lambda *_: self.server_tasks.cancel_all())
         self.refresh_labels()
         keys.refresh(fresh=True)  # a key may have been changed outside piwork: ask again, in a worker
         self.reading_task.spawn(self._read_files())
@@ -255,7 +261,7 @@ class ProvidersPage(QWidget):
     def _show_status(self) -> None:
         provider = self.current_provider()
         self.status.setText(self.describe(provider) if provider else "")
-        server = self._is_server(provider)
+        server = self._is_server(provider) and not self.server_tasks.running
         self.edit_server_button.setEnabled(server)
         self.remove_server_button.setEnabled(server)
 
@@ -291,6 +297,7 @@ class ProvidersPage(QWidget):
             provider,
             entries.get(provider) if provider else None,
             self,
+            registry=self.registry,
         )
         if self._servers is None:
             self._after_reading.append(lambda: self._tell_dialog(dialog))
@@ -318,7 +325,9 @@ class ProvidersPage(QWidget):
             merged = {**self._servers.get(provider, {}), **dialog.saved_entry}  # as save_provider merges
             self._servers[provider] = {k: v for k, v in merged.items() if v is not None}
             self._models_problem = None  # an unreadable file was set aside and a new one written
-        self.registry.reload()
+        state = dialog.registry_state if dialog is not None else None
+        if state is not None:  # models.json as written, read back in the dialog's worker: swapped in at once
+            self.registry.apply(state)
         self.keys.refresh()  # a new provider is asked about in a worker
         self._fill_list(provider)
         self.refresh_labels()
@@ -349,20 +358,44 @@ class ProvidersPage(QWidget):
         box.open()
         return box
 
+    @property
+    def removing(self) -> bool:
+        return self.server_tasks.running
+
     def remove_server(self, provider: str) -> bool:
-        try:
-            change = remove_provider(self.models_path, provider)
-        except ModelsFileError as err:
-            self.message.setText(str(err))
+        """Remove ``provider`` from models.json in a worker ("Removing…" meanwhile), then read the file
+        back into the registry there too; the page swaps the registry's contents in once both are done."""
+        if self.removing:
             return False
+        name = self.registry.provider_name(provider)
+        self.message.setText(f"Removing {name} from models.json…")
+        task = self.server_tasks.spawn(self._remove_server(provider, name))
+        # the server buttons come back once the task has left ``server_tasks``
+        task.add_done_callback(lambda _task: self._show_status() if shiboken6.isValid(self) else None)
+        self._show_status()
+        return True
+
+    async def _remove_server(self, provider: str, name: str) -> None:
+        path, registry = self.models_path, self.registry
+
+        def write() -> tuple[ModelsFileChange, RegistryState]:
+            return remove_provider(path, provider), registry.read_state()
+
+        try:
+            change, state = await asyncio.to_thread(write)
+        except ModelsFileError as err:
+            if shiboken6.isValid(self):
+                self.message.setText(str(err))
+            return
+        if not shiboken6.isValid(self):
+            return
         if self._servers is not None:
             self._servers.pop(provider, None)
             self._models_problem = None
-        name = self.registry.provider_name(provider)
         note = (
             f" {change.backup_reason[0].upper()}{change.backup_reason[1:]}." if change.backup_reason else ""
         )
-        self.registry.reload()
+        self.registry.apply(state)
         self._fill_list()
         self.refresh_labels()
         self.providersChanged.emit("")
@@ -372,12 +405,11 @@ class ProvidersPage(QWidget):
         if snapshot is not None and not snapshot.keyring.usable:
             self.message.setText(f"Removed {name} from models.json.{note}")
             self.keysChanged.emit()
-            return True
+            return
         self._write(
             f"Removed {name} from models.json.{note} Removing its saved key…",
             self._forget_key(provider, f"Removed {name} from models.json.{note}"),
         )
-        return True
 
     async def _forget_key(self, provider: str, done: str) -> str:
         snapshot = self.keys.snapshot or await self.keys.refresh()

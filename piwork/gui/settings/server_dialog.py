@@ -3,8 +3,9 @@
 The dialog asks the server for its models (``GET <base URL>/models``) on the qasync loop, so the window
 stays responsive, and says exactly what failed when it cannot. Saving writes the provider into
 models.json (other providers and unknown keys kept) and the key, when one is given, into the keyring —
-or, without a keyring, keeps it for this session and names the environment variable to set. The keyring
-is only ever asked in a worker (``KeyStatus``): the dialog says "checking" or "saving" meanwhile.
+or, without a keyring, keeps it for this session and names the environment variable to set. models.json
+is written (a locked read-modify-write) and read back into the model registry's next contents in a worker;
+the keyring is only ever asked in a worker (``KeyStatus``): the dialog says "checking" or "saving" meanwhile.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ from piwork.core.llm import (
     OPENAI_COMPLETIONS_API,
     CredentialError,
     ModelListing,
+    ModelRegistry,
+    ModelsFileChange,
     ModelsFileError,
+    RegistryState,
     env_vars_for,
     list_models,
     save_provider,
@@ -76,13 +80,16 @@ class ServerDialog(QDialog):
         provider_id: str | None = None,
         entry: dict[str, Any] | None = None,
         parent: QWidget | None = None,
+        registry: ModelRegistry | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("serverDialog")
         self.setWindowTitle("Edit Server" if provider_id else "Add OpenAI-Compatible Server")
         self.models_path = models_path
         self.keys = keys
-        self.saving = BackgroundTasks()  # the key going into the keyring after models.json is written
+        self.saving = BackgroundTasks()  # models.json written, then the key going into the keyring
+        self.registry = registry  # read back in the same worker once models.json is written
+        self.registry_state: RegistryState | None = None  # what it read, for the page to apply
         self.existing_ids = existing_ids - ({provider_id} if provider_id else set())
         self.editing = provider_id
         self.entry = dict(entry or {})
@@ -407,34 +414,46 @@ class ServerDialog(QDialog):
         return None
 
     def save(self) -> None:
+        """Check the form, then write models.json in a worker ("Saving…" meanwhile, buttons still); the
+        dialog closes with ``saved`` once the file (and a typed key) is written, or shows why it could not."""
+        if self.saving.running:
+            return
         problem = self.problem()
         if problem:
             self.error.setText(problem)
             return
         provider_id = self.id_edit.text().strip()
         self.saved_entry = self._entry()  # what models.json holds for it once saved
-        try:
-            change = save_provider(self.models_path, provider_id, self.saved_entry)
-        except ModelsFileError as err:
-            self.error.setText(str(err))
-            return
-        notes = [f"Saved {self.name_edit.text().strip()} in {change.path}."]
-        if change.backup_reason:
-            notes.append(change.backup_reason[0].upper() + change.backup_reason[1:] + ".")
         key = "" if self.no_key_box.isChecked() else self.key_edit.text().strip()
         self.key_edit.clear()
-        if not key:
-            self.saved.emit(provider_id, " ".join(notes))
-            self.accept()
-            return
-        # models.json is written; the key follows in a worker, the dialog waits for it with its buttons still
-        self.error.setText("Saving the key in the system keyring…")
+        name = self.name_edit.text().strip()
+        self.error.setText(f"Saving {name} in models.json…")
         self.buttons.setEnabled(False)
-        self.saving.spawn(self._save_key_then_close(provider_id, key, notes))
+        self.saving.spawn(self._save(provider_id, name, dict(self.saved_entry), key))
 
-    async def _save_key_then_close(self, provider_id: str, key: str, notes: list[str]) -> None:
+    async def _save(self, provider_id: str, name: str, entry: dict[str, Any], key: str) -> None:
+        path, registry = self.models_path, self.registry
+
+        def write() -> tuple[ModelsFileChange, RegistryState | None]:
+            change = save_provider(path, provider_id, entry)
+            return change, registry.read_state() if registry is not None else None
+
         try:
-            notes.append(await self._store_key(provider_id, key))
+            change, self.registry_state = await asyncio.to_thread(write)
+        except ModelsFileError as err:
+            if shiboken6.isValid(self):
+                self.error.setText(str(err))
+                self.buttons.setEnabled(True)
+            return
+        if not shiboken6.isValid(self):
+            return
+        notes = [f"Saved {name} in {change.path}."]
+        if change.backup_reason:
+            notes.append(change.backup_reason[0].upper() + change.backup_reason[1:] + ".")
+        try:
+            if key:  # models.json is written; the key follows, the dialog waits for it with its buttons still
+                self.error.setText("Saving the key in the system keyring…")
+                notes.append(await self._store_key(provider_id, key))
         finally:
             if shiboken6.isValid(self):
                 self.buttons.setEnabled(True)
@@ -457,6 +476,6 @@ class ServerDialog(QDialog):
         return f"{reason} The key is used until piwork closes; to keep it, set {variable} in the environment."
 
     def reject(self) -> None:
-        if self.saving.running:  # the key is on its way into the keyring: the dialog closes once it is there
+        if self.saving.running:  # models.json or the key is being written: the dialog closes once it is
             return
         super().reject()

@@ -212,7 +212,8 @@ def test_edit_keeps_unknown_keys_and_remove_asks_first(
     editor.models.item(1).setCheckState(Qt.CheckState.Unchecked)
     editor.compat.combos["supportsStrictMode"].setCurrentIndex(0)  # back to Automatic
     editor.url_edit.setText("http://127.0.0.1:8001/v1")
-    editor.save()
+    with qtbot.waitSignal(page.providersChanged):  # written in a worker
+        editor.save()
     saved = json.loads(models_json.read_text())["providers"]["lab"]
     assert saved["headers"] == {"X-Lab": "1"}
     assert saved["compat"] == {"openRouterRouting": {"only": ["x"]}}
@@ -246,7 +247,8 @@ def test_a_models_json_that_cannot_be_parsed_is_backed_up_not_overwritten(
     editor.name_edit.setText("Studio")
     editor.url_edit.setText("http://localhost:1234/v1")
     editor._add_model("local-model", checked=True)
-    editor.save()
+    with qtbot.waitSignal(dialog.providers_page.providersChanged):  # written in a worker
+        editor.save()
     backups = list(agent_dir().glob("models.json.unreadable-*"))
     assert len(backups) == 1 and backups[0].read_text() == broken
     assert json.loads(models_json.read_text())["providers"]["studio"]["models"] == [{"id": "local-model"}]
