@@ -407,6 +407,7 @@ class SessionController(QObject):
         self.window.log_panel.set_messages(messages)
         self.window.log_panel.set_log_dir(session.log_dir)
         self.window.set_session_title(session.tree.name or None, self.cwd)
+        self.window.context_panel.set_project_dir(self.cwd)
         self.refresh_status()
 
     def _on_event(self, event: AgentEvent) -> None:

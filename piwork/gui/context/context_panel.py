@@ -213,6 +213,10 @@ class ContextPanel(QWidget):
 
     # ---- content --------------------------------------------------------------------------------
 
+    def set_project_dir(self, project_dir: str | None) -> None:
+        """Context files inside the project show relative to it (the full path stays in the tooltip)."""
+        self.xray_model.set_project_dir(project_dir)
+
     def set_xray(
         self,
         xray: Xray,

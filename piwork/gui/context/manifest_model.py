@@ -57,6 +57,15 @@ def status_icon(status: str) -> QIcon:
 _ICONS: dict[str, QIcon] = {}
 
 
+def project_relative(path: str, project_dir: str | None) -> str:
+    """``path`` relative to ``project_dir`` when it lies inside it, else unchanged."""
+    if project_dir and os.path.isabs(path):
+        root = os.path.abspath(project_dir)
+        if path.startswith(root.rstrip(os.sep) + os.sep):
+            return os.path.relpath(path, root)
+    return path
+
+
 @dataclass(frozen=True)
 class ManifestRow:
     layer: Layer
@@ -95,11 +104,7 @@ class ManifestModel(FlatTableModel):
         return self._rows[position] if 0 <= position < len(self._rows) else None
 
     def _path(self, entry: ManifestEntry) -> str:
-        if self.cwd and os.path.isabs(entry.path):
-            root = os.path.abspath(self.cwd)
-            if entry.path.startswith(root.rstrip(os.sep) + os.sep):
-                return os.path.relpath(entry.path, root)
-        return entry.path
+        return project_relative(entry.path, self.cwd)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not self.is_shown(index):

@@ -17,6 +17,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
 from piwork.core.context import CUSTOM_TYPE_WORDS, Xray, XrayPart
+from piwork.gui.context.manifest_model import project_relative
 from piwork.gui.context.reading import compact_tokens
 from piwork.gui.flat_models import AnyIndex, FlatTableModel
 
@@ -118,6 +119,18 @@ class XrayModel(FlatTableModel):
         self.total = 0
         self.tokenizer = ""
         self.counting = 0  # rows not counted yet
+        self.project_dir: str | None = None  # context files inside it show relative to it
+
+    def set_project_dir(self, project_dir: str | None) -> None:
+        if project_dir != self.project_dir:
+            self.project_dir = project_dir
+            if self._order:
+                self.dataChanged.emit(self.index(0, 0), self.index(len(self._order) - 1, 0))
+
+    def _label(self, part: XrayPart) -> str:
+        if part.kind == "context_file":
+            return project_relative(part.label, self.project_dir)
+        return CUSTOM_TYPE_WORDS.get(part.label, part.label) if part.kind == "custom" else part.label
 
     def shown_rows(self) -> int:
         return len(self._order)
@@ -164,7 +177,7 @@ class XrayModel(FlatTableModel):
         part, column = row.part, index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return CUSTOM_TYPE_WORDS.get(part.label, part.label) if part.kind == "custom" else part.label
+                return self._label(part)
             if column == 1:
                 return KIND_TITLES.get(part.kind, part.kind) + (" (elided)" if row.elided else "")
             if column == 2:

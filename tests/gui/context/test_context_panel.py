@@ -153,3 +153,24 @@ def test_xray_row_of_the_task_bundle_selects_its_entry_in_the_tree(
     view.setCurrentIndex(model.index(position, 0))  # type: ignore[arg-type]
     qtbot.keyClick(view, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: window.tree_panel.current_entry_id() == bundle, timeout=5000)
+
+
+def test_xray_names_a_context_file_inside_the_project_by_its_relative_path(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    server.script(Turn([Text("Hello.")], usage=Usage(input=900, output=2)))
+    window = controller.window
+    window.show_context_panel(0)
+    _run(qtbot, controller, "hi")
+    model = window.context_panel.xray_model
+    qtbot.waitUntil(
+        lambda: model.position_of(lambda r: r.part.kind == "context_file") is not None, timeout=10_000
+    )
+    position = model.position_of(lambda r: r.part.kind == "context_file")
+    assert position is not None
+    full = str(Path(controller.cwd) / "AGENTS.md")
+    assert model.index(position, 0).data() == "AGENTS.md"
+    assert model.index(position, 0).data(Qt.ItemDataRole.ToolTipRole).startswith(full + " ")
+    # outside the project (another project's window): the full path
+    window.context_panel.set_project_dir(str(Path(controller.cwd).parent / "elsewhere"))
+    assert model.index(position, 0).data() == full
