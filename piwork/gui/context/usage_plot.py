@@ -19,8 +19,16 @@ from piwork.gui.context.reading import compact_tokens
 
 MARGIN_LEFT = 52.0
 MARGIN_RIGHT = 12.0
-MARGIN_TOP = 26.0
+MARGIN_TOP = 26.0  # one legend line; more when the legend wraps in a narrow panel
 MARGIN_BOTTOM = 24.0
+LEGEND_TOP = 6.0
+# Each series' legend title, long then short: the short one where the long one does not fit on a line.
+LEGEND = (
+    ("occupancy", ("context occupancy per request", "occupancy")),
+    ("billed", ("billed tokens per request", "billed")),
+)
+SWATCH = 14.0  # the colour square and the space after it
+LEGEND_GAP = 18.0
 
 
 def billed_tokens(sample: BilledSample) -> int:
@@ -52,12 +60,36 @@ class UsagePlot(QWidget):
 
     # ---- geometry ---------------------------------------------------------------------------------
 
+    def legend_items(self) -> list[tuple[str, str, QPointF]]:
+        """(series, title, top-left of its swatch): entries flow left to right and wrap onto a new line
+        when the plot is narrow; a title too long for a line alone is shortened."""
+        metrics = self.fontMetrics()
+        left, right = MARGIN_LEFT, self.width() - MARGIN_RIGHT
+        line_height = max(metrics.height(), 14) + 2
+        x, y = left, LEGEND_TOP
+        items: list[tuple[str, str, QPointF]] = []
+        for key, (long_title, short_title) in LEGEND:
+            title = (
+                long_title if SWATCH + metrics.horizontalAdvance(long_title) <= right - left else short_title
+            )
+            width = SWATCH + metrics.horizontalAdvance(title)
+            if x > left and x + width > right:
+                x, y = left, y + line_height
+            items.append((key, title, QPointF(x, y)))
+            x += width + LEGEND_GAP
+        return items
+
+    def _top_margin(self) -> float:
+        last_line = max(item[2].y() for item in self.legend_items())
+        return MARGIN_TOP + (last_line - LEGEND_TOP)
+
     def plot_rect(self) -> QRectF:
+        top = self._top_margin()
         return QRectF(
             MARGIN_LEFT,
-            MARGIN_TOP,
+            top,
             max(1.0, self.width() - MARGIN_LEFT - MARGIN_RIGHT),
-            max(1.0, self.height() - MARGIN_TOP - MARGIN_BOTTOM),
+            max(1.0, self.height() - top - MARGIN_BOTTOM),
         )
 
     def requests(self) -> int:
@@ -172,12 +204,7 @@ class UsagePlot(QWidget):
 
     def _paint_legend(self, painter: QPainter, palette: QPalette) -> None:
         metrics = painter.fontMetrics()
-        x, y = MARGIN_LEFT, 6.0
-        for key, title in (
-            ("occupancy", "context occupancy per request"),
-            ("billed", "billed tokens per request"),
-        ):
-            painter.fillRect(QRectF(x, y + 3, 10, 10), series_color(key, palette))
+        for key, title, corner in self.legend_items():
+            painter.fillRect(QRectF(corner.x(), corner.y() + 3, 10, 10), series_color(key, palette))
             painter.setPen(palette.color(QPalette.ColorRole.WindowText))
-            painter.drawText(QPointF(x + 14, y + metrics.ascent()), title)
-            x += 14 + metrics.horizontalAdvance(title) + 18
+            painter.drawText(QPointF(corner.x() + SWATCH, corner.y() + metrics.ascent()), title)

@@ -58,3 +58,37 @@ def test_empty_plot_says_so(qtbot: QtBot) -> None:
     plot.set_series([], [], None)
     assert plot.requests() == 0 and plot.visible_marks() == {}
     plot.grab()  # paints the "no requests yet" text without failing
+
+
+def test_the_legend_fits_a_narrow_panel(qtbot: QtBot) -> None:
+    """In a 400 px Context panel the legend wraps (and shortens titles only when one alone is too wide)
+    rather than running off the right edge; the plot moves down below it."""
+    marks = effective_marks(
+        Model(id="m", name="m", api="x", provider="p", base_url="", context_window=200_000)
+    )
+    occupancy = [OccupancySample(i, 40_000 + 20_000 * i, "estimate", "chars/4", 200_000) for i in range(3)]
+    billed = [BilledSample(i, "p", "m", 1_000, 500, 30_000, 0, 0.01) for i in range(3)]
+    plot = UsagePlot()
+    qtbot.addWidget(plot)
+    plot.set_series(occupancy, billed, marks)
+    plot.resize(600, 300)
+    wide_top = plot.plot_rect().top()
+    plot.resize(370, 300)
+    plot.show()
+    qtbot.waitExposed(plot)
+    image = plot.grab().toImage()
+    background = image.pixelColor(plot.width() - 1, 1)
+    band = range(int(plot.plot_rect().top()) - 2)
+    right_strip = range(plot.width() - 8, plot.width())
+    inked = [(x, y) for x in right_strip for y in band if not _close(image.pixelColor(x, y), background)]
+    assert inked == []  # nothing painted up to the edge: no cut-off title
+    metrics = plot.fontMetrics()
+    for _key, title, corner in plot.legend_items():
+        assert corner.x() + 14 + metrics.horizontalAdvance(title) <= plot.width()
+    assert [title for _k, title, _c in plot.legend_items()] == [
+        "context occupancy per request",
+        "billed tokens per request",
+    ]
+    assert plot.plot_rect().top() > wide_top  # two legend lines above the plot
+    plot.resize(150, 300)  # narrower than a long title alone: the short ones
+    assert [title for _k, title, _c in plot.legend_items()] == ["occupancy", "billed"]
