@@ -18,15 +18,32 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDialog
 
 from piwork.core.errors import PiworkError
-from piwork.core.session import BranchActivity, compare_branches, conversation_leaf, path_activity
+from piwork.core.session import (
+    BranchActivity,
+    BranchComparison,
+    SessionTree,
+    compare_branches,
+    conversation_leaf,
+    path_activity,
+)
 from piwork.gui.tree.compare_dialog import CompareDialog
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.files_dialog import FilesTouchedDialog
+from piwork.gui.tree.title_reader import read_previews
 
 if TYPE_CHECKING:
     from piwork.gui.tree.tree_panel import SessionTreePanel
 
 MenuAction = tuple[str, Callable[[], Any], bool]
+
+
+def _compare_and_read_titles(tree: SessionTree, a_id: str, b_id: str) -> BranchComparison:
+    """Compare two points (a worker thread's call) and read the titles the dialog shows above its lists:
+    the two entries and the one where the paths part."""
+    result = compare_branches(tree, a_id, b_id)
+    ids = (result.a_id, result.b_id, result.ancestor_id)
+    read_previews(tree, [r for r in (tree.record(i) for i in ids if i is not None) if r is not None])
+    return result
 
 
 class BranchTools(QObject):
@@ -108,7 +125,7 @@ class BranchTools(QObject):
         tree = self.panel.tree
         assert tree is not None
         try:
-            result = await asyncio.to_thread(compare_branches, tree, a_id, b_id)
+            result = await asyncio.to_thread(_compare_and_read_titles, tree, a_id, b_id)
         except PiworkError as exc:
             self.panel.show_status(f"Cannot compare: {exc}")
             return

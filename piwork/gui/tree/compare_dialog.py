@@ -5,6 +5,11 @@ the commands it ran with their exit codes, its tokens and cost, and its last ans
 selects that entry in the tree and the graph (`entry_clicked`); "Move here" asks the panel to move
 to that side (`move_requested`: the usual summary choice follows); "Files and diffs…" opens the
 files-touched view of that side (`files_requested`).
+
+Painting never reads the session file: an entry's title whose preview is not in memory shows
+"(reading…)" while the side's `TitleReader` reads it in a worker thread, then that row is repainted. The
+titles above the lists (the two entries and where the paths part) are read before the dialog is built,
+in the worker that compares the branches (`read_previews`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from piwork.gui.chat.markdown import render_markdown
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.entry_list_model import EntryListModel
 from piwork.gui.tree.files_dialog import file_line
+from piwork.gui.tree.title_reader import PENDING_TITLE, TitleReader
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 
 
@@ -77,15 +83,30 @@ class BranchSide(QWidget):
         self.figures = QLabel(activity_figures(activity))
         self.figures.setWordWrap(True)
         ids = activity.entry_ids
-        records = [tree.record(i) for i in ids]
-        self.messages = self._list(
-            EntryListModel(
-                len(ids),
-                lambda row: entry_title(records[row], tree) if records[row] is not None else ids[row],  # type: ignore[arg-type]
-                lambda row: ids[row],
-                parent=self,
-            )
-        )
+        # the entries' titles: read in a worker when not in memory, "(reading…)" until then
+        self.title_reader = TitleReader(tree, self)
+        waiting: dict[int, int] = {}  # record number -> row, for the rows shown "(reading…)"
+
+        def title_of(row: int) -> str:
+            record = tree.record(ids[row])
+            if record is None:
+                return ids[row]
+            title = self.title_reader.title(record)
+            if title == PENDING_TITLE:
+                waiting[record.seq] = row
+            return title
+
+        entries = EntryListModel(len(ids), title_of, lambda row: ids[row], parent=self)
+
+        def repaint(seqs: list[int]) -> None:
+            for seq in seqs:
+                row = waiting.pop(seq, None)
+                if row is not None:
+                    entries.rows_changed(row)
+
+        self.title_reader.ready.connect(repaint)
+        self.destroyed.connect(lambda *_: self.title_reader.shutdown())
+        self.messages = self._list(entries)
         files = activity.files()
         self.files = self._list(
             EntryListModel(
@@ -155,6 +176,8 @@ class BranchSide(QWidget):
         view = QListView()
         view.setToolTip("Click to select the entry in the session tree")
         view.setUniformItemSizes(True)
+        view.setLayoutMode(QListView.LayoutMode.Batched)  # a side of 30,000 entries is laid out in steps
+        view.setBatchSize(2_000)
         view.setModel(model)
         view.clicked.connect(self._on_clicked)
         view.activated.connect(self._on_clicked)

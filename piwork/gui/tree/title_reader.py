@@ -28,7 +28,8 @@ def in_memory(tree: SessionTree, record: EntryRecord) -> bool:
     return record.has_details or record.body is not None or tree.body_loader is None
 
 
-def _fill(tree: SessionTree, records: list[EntryRecord]) -> None:
+def read_previews(tree: SessionTree, records: list[EntryRecord]) -> None:
+    """Read the details of ``records`` whose preview is not in memory (a worker thread's call)."""
     for record in records:
         try:
             tree.details(record)
@@ -80,7 +81,7 @@ class TitleReader(QObject):
         try:
             while self._wanted:
                 batch = self._take()
-                await asyncio.to_thread(_fill, self._tree, batch)
+                await asyncio.to_thread(read_previews, self._tree, batch)
                 self.ready.emit([record.seq for record in batch])
         finally:
             self._reading = False

@@ -17,7 +17,8 @@ from PySide6.QtCore import QModelIndex, Qt, QTimer
 from pytestqt.qtbot import QtBot
 
 from piwork.core.session import Fold, open_session
-from piwork.gui.tree.display_tree import is_pure_tool_call_turn
+from piwork.gui.tree.compare_dialog import CompareDialog
+from piwork.gui.tree.display_tree import entry_title, is_pure_tool_call_turn
 from piwork.gui.tree.graph_model import TOOLTIP_READING
 from piwork.gui.tree.title_reader import PENDING_TITLE
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
@@ -189,3 +190,44 @@ def test_a_search_stops_soon_after_a_newer_one_asks_it_to(large_file: Path) -> N
         assert all("gamma" in session.tree.records[seq].preview.lower() for seq in found.seqs)
     finally:
         session.close()
+
+
+def test_the_compare_dialogs_entry_list_reads_its_titles_in_a_worker(
+    panel: SessionTreePanel, qtbot: QtBot
+) -> None:
+    """Comparing an early entry with the leaf lists thousands of entries on one side; a row asked for
+    shows "(reading…)" without reading the file, a 5 ms timer keeps ticking, then the worker's text arrives."""
+    tree = panel.tree
+    assert tree is not None and tree.leaf_id is not None
+    panel.branch_tools.compare(tree.path(tree.leaf_id)[10].id, tree.leaf_id)
+    qtbot.waitUntil(
+        lambda: any(isinstance(d, CompareDialog) for d in panel.branch_tools.dialogs), timeout=30_000
+    )
+    dialog = next(d for d in panel.branch_tools.dialogs if isinstance(d, CompareDialog))
+    side = dialog.side_b
+    model = side.messages.model()
+    assert model.rowCount() > 1_000
+    ids = side.activity.entry_ids
+    records = [tree.record(entry_id) for entry_id in ids]
+    rows = [row for row in range(len(ids) // 2, len(ids)) if not records[row].has_details][:40]  # type: ignore[union-attr]
+    assert len(rows) == 40  # bodies on disk, never painted yet
+    titles = [model.index(row, 0).data() for row in rows]
+    assert titles == [PENDING_TITLE] * 40
+    assert not any(records[row].has_details for row in rows)  # type: ignore[union-attr]  # asking read nothing
+    ticks = [0]
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: ticks.__setitem__(0, ticks[0] + 1))
+    timer.start()
+    try:
+        qtbot.waitUntil(
+            lambda: PENDING_TITLE not in [model.index(row, 0).data() for row in rows], timeout=10_000
+        )
+        qtbot.waitUntil(lambda: ticks[0] >= 10)
+    finally:
+        timer.stop()
+    for row in rows:
+        record = records[row]
+        assert record is not None and record.has_details
+        assert model.index(row, 0).data() == entry_title(record, tree)
+    dialog.close()
