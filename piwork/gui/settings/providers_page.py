@@ -118,6 +118,10 @@ class ProvidersPage(QWidget):
         self._models_problem: str | None = None
         self._has_auth_json = False
         self._after_reading: list[Callable[[], object]] = []
+        # Why the import button is greyed out, beside it (also its tooltip and accessible description).
+        self.import_note = QLabel(self)
+        self.import_note.setObjectName("importNote")
+        self.import_note.setWordWrap(True)
         self.message = QLabel(self)
         self.message.setObjectName("providerMessage")
         self.message.setWordWrap(True)
@@ -148,7 +152,10 @@ class ProvidersPage(QWidget):
         layout.addWidget(self.status)
         layout.addWidget(self.key_edit)
         layout.addLayout(buttons)
-        layout.addWidget(self.import_button, 0, Qt.AlignmentFlag.AlignLeft)
+        import_row = QHBoxLayout()
+        import_row.addWidget(self.import_button, 0, Qt.AlignmentFlag.AlignTop)
+        import_row.addWidget(self.import_note, 1)
+        layout.addLayout(import_row)
         layout.addWidget(self.message)
 
         self._fill_list()
@@ -255,8 +262,30 @@ class ProvidersPage(QWidget):
         self.save_button.setEnabled(usable and not writing)
         self.save_button.setToolTip(self.keyring_banner.text())
         self.remove_button.setEnabled(usable and not writing)
-        self.import_button.setEnabled(usable and not writing and self._has_auth_json)
+        reason = self._import_unavailable(writing)
+        self.import_button.setEnabled(reason is None)
+        auth_json = self.agent_dir / "auth.json"
+        tip = reason or f"Copy the API keys saved by Pi in {auth_json} into the system keyring."
+        self.import_button.setToolTip(tip)
+        self.import_button.setAccessibleDescription(tip)
+        self.import_note.setText(reason or "")
+        self.import_note.setVisible(reason is not None)
         self.session_button.setEnabled(not writing)
+
+    def _import_unavailable(self, writing: bool) -> str | None:
+        """Why keys cannot be imported from Pi's auth.json now, or None when they can."""
+        snapshot = self.keys.snapshot
+        if self._servers is None:
+            return "Looking for Pi's auth.json…"
+        if not self._has_auth_json:
+            return f"Nothing to import: no auth.json found at {self.agent_dir / 'auth.json'}."
+        if snapshot is None:
+            return "Waiting for the system keyring to answer before importing."
+        if not snapshot.keyring.usable:
+            return "Keys are imported into the system keyring, and no usable keyring was found."
+        if writing:
+            return "Wait until the key being written is saved."
+        return None
 
     def _show_status(self) -> None:
         provider = self.current_provider()

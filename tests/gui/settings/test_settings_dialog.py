@@ -165,3 +165,38 @@ def test_fields_take_bounds_and_descriptions_from_the_declarations(
     assert dialog.reserve_tokens.toolTip() == COMPACTION_RESERVE_TOKENS.description
     trust = [dialog.default_trust.itemData(i) for i in range(dialog.default_trust.count())]
     assert tuple(trust) == DEFAULT_PROJECT_TRUST.choices
+
+
+def test_a_greyed_out_import_button_says_why(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    auth_json = agent_dir() / "auth.json"
+    assert not auth_json.exists()
+    dialog = _dialog(qtbot, tmp_path, DictKeyring())
+    dialog.show()
+    page = dialog.providers_page
+    qtbot.waitUntil(lambda: not page.loading, timeout=5_000)
+    button = page.import_button
+    assert not button.isEnabled()
+    reason = f"Nothing to import: no auth.json found at {auth_json}."
+    assert button.toolTip() == reason and button.accessibleDescription() == reason
+    assert page.import_note.isVisible() and page.import_note.text() == reason
+
+    auth_json.write_text(json.dumps({"openai": {"type": "api_key", "key": "sk-from-pi"}}))
+    dialog.close()
+    no_keyring = _dialog(qtbot, tmp_path, fail.Keyring())
+    no_keyring.show()
+    page = no_keyring.providers_page
+    qtbot.waitUntil(lambda: not page.loading, timeout=5_000)
+    assert not page.import_button.isEnabled()
+    assert "no usable keyring" in page.import_button.toolTip()
+    assert (
+        page.import_note.text() == page.import_button.accessibleDescription() == page.import_button.toolTip()
+    )
+
+    usable = _dialog(qtbot, tmp_path, DictKeyring())
+    usable.show()
+    page = usable.providers_page
+    qtbot.waitUntil(lambda: not page.loading, timeout=5_000)
+    assert page.import_button.isEnabled() and not page.import_note.isVisible()
+    assert str(auth_json) in page.import_button.toolTip()
