@@ -14,7 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QContextMenuEvent, QGuiApplication, QKeyEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import (
+    QAction,
+    QContextMenuEvent,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QPalette,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionViewItem, QToolButton, QWidget
 
 from piwork.gui.chat.chat_model import ChatModel, RowRole
@@ -41,6 +49,7 @@ class ChatView(QListView):
         self.setItemDelegate(self.chat_delegate)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.verticalScrollBar().setSingleStep(24)
+        self._style_scroll_bar()
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setResizeMode(QListView.ResizeMode.Adjust)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
@@ -259,7 +268,26 @@ class ChatView(QListView):
 
     def set_theme(self, theme: Theme) -> None:
         self.chat_delegate.set_theme(theme)
+        self._style_scroll_bar()
         self.scheduleDelayedItemsLayout()
+
+    def _style_scroll_bar(self) -> None:
+        """A grey handle on the conversation's own background. Fusion paints the handle lighter than its
+        groove, which on the white chat reads the other way round: the grey groove looked like the thumb,
+        at the top when the view was at the bottom, and a handle filling the groove looked like no bar."""
+        palette = self.chat_delegate.theme.palette
+        track = palette.color(QPalette.ColorRole.Base).name()
+        handle = palette.color(QPalette.ColorRole.PlaceholderText).name()
+        hover = palette.color(QPalette.ColorRole.Text).name()
+        self.verticalScrollBar().setStyleSheet(
+            f"QScrollBar:vertical {{ background: {track}; width: 12px; margin: 0; border: none; }}"
+            f"QScrollBar::handle:vertical {{ background: {handle}; min-height: 32px; border-radius: 4px;"
+            " margin: 2px; }"
+            f"QScrollBar::handle:vertical:hover, QScrollBar::handle:vertical:pressed {{ background: {hover}; }}"
+            "QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical"
+            " { height: 0; border: none; background: none; }"
+            "QScrollBar::add-page:vertical, QScrollBar::sub-page:vertical { background: none; }"
+        )
 
     # ---- copy --------------------------------------------------------------------------------
 
