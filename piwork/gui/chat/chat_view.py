@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QContextMenuEvent,
+    QFontDatabase,
+    QFontMetrics,
     QGuiApplication,
     QKeyEvent,
     QKeySequence,
@@ -30,6 +32,7 @@ from piwork.gui.chat.delegate import ChatDelegate, forget_row_caches
 from piwork.gui.chat.rows import ChatRow, RowKind
 from piwork.gui.theme import Theme
 
+WHEEL_LINE_MIN = 24  # px per scrolled line at small fonts
 _ENSURE_VISIBLE = QAbstractItemView.ScrollHint.EnsureVisible
 
 
@@ -48,7 +51,7 @@ class ChatView(QListView):
         self.chat_delegate = ChatDelegate(self, theme)
         self.setItemDelegate(self.chat_delegate)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.verticalScrollBar().setSingleStep(24)
+        self._set_wheel_step()
         self._style_scroll_bar()
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setResizeMode(QListView.ResizeMode.Adjust)
@@ -265,6 +268,18 @@ class ChatView(QListView):
         self._place_jump_button()
         if self._follow_bottom:
             QTimer.singleShot(0, self, self.scrollToBottom)
+
+    def _set_wheel_step(self) -> None:
+        """A wheel click (the system's lines per click, 3 by default, times this step) moves that many
+        lines of the tallest text the chat shows (prose or code), and never less than 24 px a line."""
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        line = max(QFontMetrics(self.font()).lineSpacing(), QFontMetrics(mono).lineSpacing())
+        self.verticalScrollBar().setSingleStep(max(WHEEL_LINE_MIN, line))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._set_wheel_step()
 
     def set_theme(self, theme: Theme) -> None:
         self.chat_delegate.set_theme(theme)
