@@ -1,6 +1,8 @@
 """FullOutputView: opens a full-output log lazily and lets the user search, jump and pick lines.
 
-The file is never loaded whole: a worker thread builds a sparse line index (progress shown) while
+The file is opened (an ``open`` and an ``mmap``, which may wait on a slow disk) in a worker thread, with
+"Opening…" shown meanwhile; ``opened`` says how it went. It is never loaded whole: a worker thread
+builds a sparse line index (progress shown) while
 the first lines are already scrollable, rows are decoded only when painted, and search runs in another
 worker thread that streams matching line numbers in and is cancelled by a new query or by closing
 (both are asyncio tasks around ``asyncio.to_thread``, see ``workers.py``).
@@ -9,12 +11,14 @@ A missing or unreadable file is shown as an error, never as an empty log.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QDesktopServices,
@@ -40,6 +44,7 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.truncate import format_size
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.logs.line_delegate import LogLineDelegate
 from piwork.gui.logs.line_index import LineIndex, LogFileError
@@ -67,6 +72,7 @@ class _SearchState:
 
 class FullOutputView(QWidget):
     send_to_chat = Signal(str)
+    opened = Signal(bool)  # the file is open (True), or could not be opened (False: `error_text` says why)
     index_finished = Signal()
     search_finished = Signal(int)
 
@@ -75,6 +81,8 @@ class FullOutputView(QWidget):
         self._index: LineIndex | None = None
         self._model: LogLinesModel | None = None
         self._index_job: IndexJob | None = None
+        self._opening = BackgroundTasks()  # the file being opened in a worker
+        self._open_generation = 0  # a newer open (or a close) makes an older one's result stale
         self._search_job: SearchJob | None = None
         self._matches: list[int] = []
         self._search_state = _SearchState()
@@ -194,15 +202,37 @@ class FullOutputView(QWidget):
         return self._model
 
     def open_file(self, path: str) -> bool:
-        """Open `path`; returns False (and shows why) when it is missing or unreadable."""
+        """Start opening `path` in a worker ("Opening…" meanwhile) and return True; `opened` then says
+        whether it could be opened (a missing or unreadable file is shown as an error)."""
         self.close_file()
         self.path = path
-        try:
-            self._index = LineIndex(path)
-        except LogFileError as exc:
-            self._show_error(str(exc))
-            return False
         self.error_text = ""
+        self._status.setStyleSheet("")
+        self._status.setText(f"Opening {path}…")
+        self._opening.spawn(self._open(path, self._open_generation))
+        return True
+
+    @property
+    def opening(self) -> bool:
+        return self._opening.running
+
+    async def _open(self, path: str, generation: int) -> None:
+        try:
+            index = await asyncio.to_thread(LineIndex, path)
+        except LogFileError as exc:
+            if shiboken6.isValid(self) and generation == self._open_generation:
+                self._show_error(str(exc))
+                self.opened.emit(False)
+            return
+        if not shiboken6.isValid(self) or generation != self._open_generation:
+            index.close()  # another file was asked for, or the view closed, meanwhile
+            return
+        self._show_index(index)
+        self.opened.emit(True)
+
+    def _show_index(self, index: LineIndex) -> None:
+        path = index.path
+        self._index = index
         self._model = LogLinesModel(self._index, self)
         self.view.setModel(self._model)
         self.view.selectionModel().currentChanged.connect(lambda *_: self._on_current_row_changed())
@@ -210,7 +240,7 @@ class FullOutputView(QWidget):
         self._update_status()
         if self._index.complete:
             self._on_index_done()
-            return True
+            return
         self._progress.setValue(0)
         self._progress.show()
         self._index_job = IndexJob()
@@ -223,17 +253,18 @@ class FullOutputView(QWidget):
             self._on_index_worker_finished,
             lambda exc: self._show_error(f"Reading {path} failed: {exc.strerror or exc}"),
         )
-        return True
 
     @property
     def indexing(self) -> bool:
-        return self._index_job is not None and self._index_job.running
+        """The file is being opened or its lines counted."""
+        return self.opening or (self._index_job is not None and self._index_job.running)
 
     @property
     def searching(self) -> bool:
         return self._search_job is not None and self._search_job.running
 
     def close_file(self) -> None:
+        self._open_generation += 1  # a file still being opened is closed when it arrives
         self._stop_search()
         if self._index_job is not None:
             self._index_job.cancel()  # the worker stops at its next chunk; nothing more arrives

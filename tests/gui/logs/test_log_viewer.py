@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QObject, Qt, QUrl, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Slot
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
@@ -118,7 +118,9 @@ def test_live_messages_are_appended(qtbot: QtBot, tmp_path: Path) -> None:
 def test_missing_full_output_is_reported_not_shown_empty(qtbot: QtBot, tmp_path: Path) -> None:
     panel = _open_panel(qtbot)
     panel.set_messages(_bash_session(str(tmp_path / "deleted.log"), 3000))
-    panel.select_output(0)
+    with qtbot.waitSignal(panel.full_output.opened) as opened:  # opened in a worker
+        panel.select_output(0)
+    assert opened.args == [False]
     assert "no longer exists" in panel.full_output.error_text
     assert panel.full_output.model is None
     assert not panel.full_output.search_field.isEnabled()
@@ -250,7 +252,8 @@ def test_a_real_large_log_is_indexed_progressively(qtbot: QtBot, tmp_path: Path)
     qtbot.addWidget(view)
     growth: list[int] = []
     with qtbot.waitSignal(view.index_finished, timeout=30000):
-        assert view.open_file(str(path))
+        with qtbot.waitSignal(view.opened):  # opened in a worker, then indexed progressively
+            assert view.open_file(str(path))
         assert view.model is not None
         view.model.rowsInserted.connect(lambda *_a: growth.append(view.model.rowCount()))  # type: ignore[union-attr]
     assert len(growth) >= 2 and growth == sorted(growth)  # rows arrived in several batches
@@ -277,7 +280,9 @@ def test_closing_a_log_stops_its_indexing_and_search_and_nothing_arrives_later(
     view = FullOutputView()
     qtbot.addWidget(view)
     view.show()
-    assert view.open_file(str(path)) and view.indexing
+    with qtbot.waitSignal(view.opened):  # opened in a worker
+        assert view.open_file(str(path)) and view.indexing
+    assert view.indexing
     rows: list[int] = []
     assert view.model is not None
     view.model.rowsInserted.connect(lambda *_a: rows.append(1))
@@ -417,3 +422,53 @@ def test_the_line_box_follows_the_current_match_and_row(qtbot: QtBot, tmp_path: 
     assert view.goto_field.value() == 42
     view.go_to_line(99999)  # past the end: the last line, and the box says so
     assert view.current_row() == 4999 and view.goto_field.value() == 5000
+
+
+def _let_the_reader_in(fifo: Path) -> bool:
+    """Open ``fifo`` for writing and close it at once, once a reader waits in ``open``: the reader sees
+    an empty file."""
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:  # nobody is opening it yet
+        return False
+    os.close(fd)
+    return True
+
+
+def test_a_log_is_opened_in_a_worker_and_a_newer_one_wins(qtbot: QtBot, tmp_path: Path) -> None:
+    """The log is a FIFO: opening it waits in ``open`` until the test lets it through (a disk that does
+    not answer). Meanwhile the view says so, a 5 ms timer keeps ticking, and asking for another, real log
+    shows that one; the first, once it is opened, is closed and never shown."""
+    slow = tmp_path / "slow.log"
+    os.mkfifo(slow)
+    real = tmp_path / "real.log"
+    real.write_bytes(b"".join(b"line %d\n" % i for i in range(1, 5001)))
+    view = FullOutputView()
+    qtbot.addWidget(view)
+    view.show()
+    assert view.open_file(str(slow)) and view.opening and view.indexing
+    assert view.model is None and view._status.text() == f"Opening {slow}…"
+    ticks = [0]
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: ticks.__setitem__(0, ticks[0] + 1))
+    timer.start()
+    try:
+        qtbot.waitUntil(lambda: ticks[0] >= 10)
+    finally:
+        timer.stop()
+    assert view.opening and view.model is None
+
+    with qtbot.waitSignal(view.index_finished, timeout=10_000):
+        assert view.open_file(str(real))
+    assert view.path == str(real) and view.model is not None and view.model.rowCount() == 5000
+    assert view.model.index(4999).data() == "line 5000"
+    qtbot.waitUntil(lambda: _let_the_reader_in(slow))
+    qtbot.waitUntil(lambda: not view.opening)
+    assert view.path == str(real) and view.model.rowCount() == 5000 and view.error_text == ""
+
+    with qtbot.waitSignal(view.opened) as opened:  # the FIFO alone: an empty log, once let through
+        assert view.open_file(str(slow))
+        qtbot.waitUntil(lambda: _let_the_reader_in(slow))
+    assert opened.args == [True] and view.model is not None and view.model.rowCount() == 0
+    view.close_file()
