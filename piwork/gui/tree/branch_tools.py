@@ -21,6 +21,7 @@ from piwork.core.errors import PiworkError
 from piwork.core.session import (
     BranchActivity,
     BranchComparison,
+    EntryRecord,
     SessionTree,
     compare_branches,
     conversation_leaf,
@@ -44,6 +45,13 @@ def _compare_and_read_titles(tree: SessionTree, a_id: str, b_id: str) -> BranchC
     ids = (result.a_id, result.b_id, result.ancestor_id)
     read_previews(tree, [r for r in (tree.record(i) for i in ids if i is not None) if r is not None])
     return result
+
+
+def _activity_and_title(tree: SessionTree, entry_id: str | None) -> tuple[BranchActivity, str | None]:
+    """The files touched on the path to ``entry_id`` and that entry's title (a worker thread's call)."""
+    activity = path_activity(tree, entry_id)
+    record = tree.record(entry_id) if entry_id is not None else None
+    return activity, entry_title(record, tree) if record is not None else None
 
 
 class BranchTools(QObject):
@@ -93,10 +101,20 @@ class BranchTools(QObject):
 
     def mark(self, entry_id: str | None) -> None:
         self.marked = entry_id
-        if entry_id is not None and self.panel.tree is not None:
-            record = self.panel.tree.record(entry_id)
-            title = entry_title(record, self.panel.tree) if record is not None else entry_id
+        tree = self.panel.tree
+        if entry_id is None or tree is None:
+            return
+        record = tree.record(entry_id)
+        if record is None or record.has_details:
+            title = entry_title(record, tree) if record is not None else entry_id
             self.panel.show_status(f"Marked for comparison: {title}")
+        else:  # its text is not in memory: read it in a worker, never on the GUI thread
+            self._spawn(self._announce_mark(tree, record, entry_id))
+
+    async def _announce_mark(self, tree: SessionTree, record: EntryRecord, entry_id: str) -> None:
+        await asyncio.to_thread(read_previews, tree, [record])
+        if tree is self.panel.tree and self.marked == entry_id:
+            self.panel.show_status(f"Marked for comparison: {entry_title(record, tree)}")
 
     def compare_with_current(self, entry_id: str | None) -> asyncio.Task[Any] | None:
         tree = self.panel.tree
@@ -141,7 +159,7 @@ class BranchTools(QObject):
         tree = self.panel.tree
         assert tree is not None
         try:
-            activity = await asyncio.to_thread(path_activity, tree, entry_id)
+            activity, title = await asyncio.to_thread(_activity_and_title, tree, entry_id)
         except PiworkError as exc:
             self.panel.show_status(f"Cannot list the files: {exc}")
             return
@@ -150,8 +168,7 @@ class BranchTools(QObject):
         if entry_id is None or entry_id in (tree.leaf_id, conversation_leaf(tree)):
             where = "The active path"
         else:
-            record = tree.record(entry_id)
-            where = f"The path to “{entry_title(record, tree) if record is not None else entry_id}”"
+            where = f"The path to “{title or entry_id}”"
         self._show_files(activity, where)
 
     def _show_files(self, activity: BranchActivity, where: str) -> None:

@@ -120,7 +120,7 @@ def test_files_touched_of_the_active_path_and_a_marked_comparison(
     panel.select_entry(ids["fork"])
     menu = panel.build_context_menu()
     next(a for a in menu.actions() if a.text() == "Mark for comparison").trigger()
-    assert "Marked for comparison" in panel.status.text()
+    qtbot.waitUntil(lambda: "Marked for comparison" in panel.status.text(), timeout=5_000)
     panel.select_entry(ids["tip_a"])
     menu = panel.build_context_menu()
     next(a for a in menu.actions() if a.text() == "Compare with the marked entry").trigger()

@@ -19,6 +19,7 @@ from pytestqt.qtbot import QtBot
 from piwork.core.session import Fold, open_session
 from piwork.gui.tree.compare_dialog import CompareDialog
 from piwork.gui.tree.display_tree import entry_title, is_pure_tool_call_turn
+from piwork.gui.tree.files_dialog import FilesTouchedDialog
 from piwork.gui.tree.graph_model import TOOLTIP_READING
 from piwork.gui.tree.title_reader import PENDING_TITLE
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
@@ -230,4 +231,31 @@ def test_the_compare_dialogs_entry_list_reads_its_titles_in_a_worker(
         record = records[row]
         assert record is not None and record.has_details
         assert model.index(row, 0).data() == entry_title(record, tree)
+    dialog.close()
+
+
+def test_marking_an_entry_and_its_files_heading_read_its_text_in_a_worker(
+    panel: SessionTreePanel, qtbot: QtBot
+) -> None:
+    """'Mark for comparison' and the Files Touched heading name an entry whose text is still on disk: it is
+    read in a worker (the entry stays unread right after the call), then the status and heading name it."""
+    tree = panel.tree
+    assert tree is not None and tree.leaf_id is not None
+    path = tree.path(tree.leaf_id)
+    unread = [
+        e.id for e in path[: len(path) // 2] if (r := tree.record(e.id)) is not None and not r.has_details
+    ]
+    marked, files_of = unread[5], unread[7]
+    panel.branch_tools.mark(marked)
+    record = tree.record(marked)
+    assert record is not None and not record.has_details  # nothing was read on the GUI thread
+    qtbot.waitUntil(lambda: record.has_details, timeout=10_000)
+    qtbot.waitUntil(lambda: panel.status.text() == f"Marked for comparison: {entry_title(record, tree)}")
+
+    task = panel.branch_tools.files_touched(files_of)
+    other = tree.record(files_of)
+    assert task is not None and other is not None and not other.has_details
+    qtbot.waitUntil(task.done, timeout=30_000)
+    dialog = next(d for d in panel.branch_tools.dialogs if isinstance(d, FilesTouchedDialog))
+    assert dialog.heading.text().startswith(f"The path to “{entry_title(other, tree)}”")
     dialog.close()
