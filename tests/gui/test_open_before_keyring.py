@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
 from piwork.core.llm import CredentialStore
@@ -28,21 +28,9 @@ from piwork.gui.session_controller import SessionController
 from piwork.gui.theme import load_theme
 from tests.support import LoopbackServer, Text, Turn
 from tests.support.blocking_keyring import BlockingKeyring
+from tests.support.heartbeat import keeps_running
 
 KEY = "sk-remote-KEYRING-ONLY-77aa"
-
-
-def keeps_running(qtbot: QtBot, ticks: int = 10) -> None:
-    """A 5 ms timer ticks ``ticks`` times: the GUI thread keeps getting back to its event loop."""
-    count = [0]
-    timer = QTimer()
-    timer.setInterval(5)
-    timer.timeout.connect(lambda: count.__setitem__(0, count[0] + 1))
-    timer.start()
-    try:
-        qtbot.waitUntil(lambda: count[0] >= ticks, timeout=3_000)
-    finally:
-        timer.stop()
 
 
 def _remote_url(server: LoopbackServer) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import keyring.errors
 import pytest
-from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 from pytestqt.qtbot import QtBot
 
@@ -32,6 +32,7 @@ from piwork.gui.settings.settings_dialog import SettingsDialog
 from piwork.gui.theme import load_theme
 from tests.support import LoopbackServer, Text, Turn
 from tests.support.blocking_keyring import BlockingKeyring
+from tests.support.heartbeat import keeps_running
 
 KEY = "sk-ant-api03-KEYRING-ONLY-5d1e"
 
@@ -77,20 +78,6 @@ def window(
     qtbot.waitUntil(done.done, timeout=10_000)
     notifications.close_all()
     assert backend.calls_on_gui_thread == []  # every question to the keyring came from a worker
-
-
-def keeps_running(qtbot: QtBot, ticks: int = 10) -> None:
-    """The GUI thread keeps getting back to its event loop: a 5 ms timer ticks ``ticks`` times. A keyring
-    call on the GUI thread would hold it at the closed gate far beyond the wait."""
-    count = [0]
-    timer = QTimer()
-    timer.setInterval(5)
-    timer.timeout.connect(lambda: count.__setitem__(0, count[0] + 1))
-    timer.start()
-    try:
-        qtbot.waitUntil(lambda: count[0] >= ticks, timeout=3_000)
-    finally:
-        timer.stop()
 
 
 def picker_texts(ctl: SessionController) -> dict[str, str]:

@@ -15,6 +15,20 @@ from typing import Any
 from PySide6.QtCore import QElapsedTimer, QTimer
 
 
+def keeps_running(qtbot: Any, ticks: int = 10) -> None:
+    """A 5 ms timer ticks ``ticks`` times: the GUI thread keeps getting back to its event loop (a test's
+    proof that work it started waits elsewhere, not on the GUI thread)."""
+    count = [0]
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: count.__setitem__(0, count[0] + 1))
+    timer.start()
+    try:
+        qtbot.waitUntil(lambda: count[0] >= ticks, timeout=3_000)
+    finally:
+        timer.stop()
+
+
 class Heartbeat:
     def __init__(self, interval_ms: int = 5) -> None:
         self.interval_ms = interval_ms

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Slot
+from PySide6.QtCore import QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 from piwork.gui.logs import FullOutputView, LogViewerPanel
 from piwork.gui.logs.lines_model import MATCH_ROLE, SPANS_ROLE
 from piwork.gui.logs.sgr import SgrStyle
+from tests.support.heartbeat import keeps_running
 
 # indexing and search run as asyncio tasks on the Qt loop
 pytestmark = pytest.mark.usefixtures("qloop")
@@ -448,15 +449,7 @@ def test_a_log_is_opened_in_a_worker_and_a_newer_one_wins(qtbot: QtBot, tmp_path
     view.show()
     assert view.open_file(str(slow)) and view.opening and view.indexing
     assert view.model is None and view._status.text() == f"Opening {slow}…"
-    ticks = [0]
-    timer = QTimer()
-    timer.setInterval(5)
-    timer.timeout.connect(lambda: ticks.__setitem__(0, ticks[0] + 1))
-    timer.start()
-    try:
-        qtbot.waitUntil(lambda: ticks[0] >= 10)
-    finally:
-        timer.stop()
+    keeps_running(qtbot)
     assert view.opening and view.model is None
 
     with qtbot.waitSignal(view.index_finished, timeout=10_000):

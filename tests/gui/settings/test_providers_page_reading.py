@@ -12,7 +12,6 @@ import json
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
 from piwork.core.llm.credentials import SERVICE, CredentialStore
@@ -22,6 +21,7 @@ from piwork.core.settings import Settings
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.settings_dialog import SettingsDialog
 from tests.gui.settings.test_settings_dialog import DictKeyring
+from tests.support.heartbeat import keeps_running
 
 MODELS = {
     "providers": {
@@ -33,18 +33,6 @@ MODELS = {
         }
     }
 }
-
-
-def keeps_running(qtbot: QtBot, ticks: int = 10) -> None:
-    count = [0]
-    timer = QTimer()
-    timer.setInterval(5)
-    timer.timeout.connect(lambda: count.__setitem__(0, count[0] + 1))
-    timer.start()
-    try:
-        qtbot.waitUntil(lambda: count[0] >= ticks, timeout=3_000)
-    finally:
-        timer.stop()
 
 
 def _write_when_read(qtbot: QtBot, fifo: Path, text: str) -> None:

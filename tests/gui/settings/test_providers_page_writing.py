@@ -26,8 +26,9 @@ from piwork.core.resources.dirlock import locked
 from piwork.core.settings import Settings
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.settings_dialog import SettingsDialog
-from tests.gui.settings.test_providers_page_reading import MODELS, _write_when_read, keeps_running
+from tests.gui.settings.test_providers_page_reading import MODELS, _write_when_read
 from tests.gui.settings.test_settings_dialog import DictKeyring
+from tests.support.heartbeat import keeps_running
 
 
 def _dialog(qtbot: QtBot, tmp_path: Path) -> tuple[SettingsDialog, ModelRegistry]:
