@@ -57,23 +57,29 @@ def make_project(root: Path) -> Path:
     return project
 
 
-@pytest.fixture
-def controller(
-    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, server: LoopbackServer, tmp_path: Path
+def _window_on(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, project: Path, tmp_path: Path, approve: bool
 ) -> Iterator[SessionController]:
-    configure_models(server)
-    project = make_project(tmp_path)
+    """A shown main window whose controller opened a new session in ``project``; shut down afterwards."""
     window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
     qtbot.addWidget(window)
     window.show()
     notifications = NotificationCenter(window)
-    ctl = SessionController(window, notifications, str(project), agent_dir(), approve=False, env={})
+    ctl = SessionController(window, notifications, str(project), agent_dir(), approve=approve, env={})
     ctl.spawn(ctl.open_session(None))
     qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
     yield ctl
     done = qloop.create_task(ctl.shutdown())
     qtbot.waitUntil(done.done, timeout=10_000)
     notifications.close_all()
+
+
+@pytest.fixture
+def controller(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, server: LoopbackServer, tmp_path: Path
+) -> Iterator[SessionController]:
+    configure_models(server)
+    yield from _window_on(qtbot, qloop, make_project(tmp_path), tmp_path, approve=False)
 
 
 @pytest.fixture
@@ -86,14 +92,4 @@ def trusted_controller(
     (project / ".pi").mkdir()
     (project / ".pi" / "project-context.md").write_text(SNAPSHOT)
     (project / ".pi" / "piwork-profile.json").write_text(json.dumps({"version": 1, "verify": ["pytest -q"]}))
-    window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
-    qtbot.addWidget(window)
-    window.show()
-    notifications = NotificationCenter(window)
-    ctl = SessionController(window, notifications, str(project), agent_dir(), approve=True, env={})
-    ctl.spawn(ctl.open_session(None))
-    qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
-    yield ctl
-    done = qloop.create_task(ctl.shutdown())
-    qtbot.waitUntil(done.done, timeout=10_000)
-    notifications.close_all()
+    yield from _window_on(qtbot, qloop, project, tmp_path, approve=True)
