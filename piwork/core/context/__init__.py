@@ -12,7 +12,8 @@ Public API (what callers outside the engine import from this package):
   ``REASON_CODES``, ``TRIGGERS``; ``load_profile`` for the project's context profile;
 - excluding a part of the task's context: ``Exclusions``, ``ExcludedPart``, ``latest_exclusions``,
   ``with_exclusions`` (the manifest as the task now stands), ``excludable``, ``is_excluded``,
-  ``EXCLUDED_REASON``, ``exclusion_command`` (``/context exclude|include``);
+  ``EXCLUDED_REASON``, ``exclusion_command`` (``/context exclude|include``), ``shown_path`` (a path as
+  the bundle and the window name it: relative to the project when inside it);
 - tasks, intake and fresh sessions: ``latest_contract`` (the task on a branch), ``blocked_tool_reason``
   (why the task leaves a tool out), ``begin_task``, ``contract_from_text``, ``ContractError``,
   ``save_intake``, ``INTAKE_TOKENS``, ``intake_tokens`` (the long-prompt rule) and its cheap
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
         excludable,
         is_excluded,
         latest_exclusions,
+        shown_path,
         with_exclusions,
     )
     from piwork.core.context.fresh import FRESH_KINDS, FreshError
@@ -147,6 +149,7 @@ __all__ = [
     "rebuild_command",
     "report_text",
     "save_intake",
+    "shown_path",
     "tool_schemas",
     "view_from_parts",
     "view_from_session",
@@ -192,6 +195,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "contract_from_text": ("tasks", "contract_from_text"),
     "effective_marks": ("budget", "effective_marks"),
     "excludable": ("exclusions", "excludable"),
+    "shown_path": ("exclusions", "shown_path"),
     "exclusion_command": ("commands", "exclusion_command"),
     "fresh_command": ("commands", "fresh_command"),
     "index_status_command": ("commands", "index_status_command"),

@@ -6,14 +6,13 @@ files (context files, required paths, task files) get one row per file.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 
-from piwork.core.context import LAYERS, Layer, Manifest, ManifestEntry
+from piwork.core.context import LAYERS, Layer, Manifest, ManifestEntry, shown_path
 from piwork.gui.flat_models import AnyIndex, FlatTableModel
 
 EntryRole = Qt.ItemDataRole.UserRole + 1
@@ -57,15 +56,6 @@ def status_icon(status: str) -> QIcon:
 _ICONS: dict[str, QIcon] = {}
 
 
-def project_relative(path: str, project_dir: str | None) -> str:
-    """``path`` relative to ``project_dir`` when it lies inside it, else unchanged."""
-    if project_dir and os.path.isabs(path):
-        root = os.path.abspath(project_dir)
-        if path.startswith(root.rstrip(os.sep) + os.sep):
-            return os.path.relpath(path, root)
-    return path
-
-
 @dataclass(frozen=True)
 class ManifestRow:
     layer: Layer
@@ -104,7 +94,7 @@ class ManifestModel(FlatTableModel):
         return self._rows[position] if 0 <= position < len(self._rows) else None
 
     def _path(self, entry: ManifestEntry) -> str:
-        return project_relative(entry.path, self.cwd)
+        return shown_path(entry.path, self.cwd)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not self.is_shown(index):

@@ -16,8 +16,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
-from piwork.core.context import CUSTOM_TYPE_WORDS, Xray, XrayPart
-from piwork.gui.context.manifest_model import project_relative
+from piwork.core.context import CUSTOM_TYPE_WORDS, Xray, XrayPart, shown_path
 from piwork.gui.context.reading import compact_tokens
 from piwork.gui.flat_models import AnyIndex, FlatTableModel
 
@@ -129,7 +128,7 @@ class XrayModel(FlatTableModel):
 
     def _label(self, part: XrayPart) -> str:
         if part.kind == "context_file":
-            return project_relative(part.label, self.project_dir)
+            return shown_path(part.label, self.project_dir)
         return CUSTOM_TYPE_WORDS.get(part.label, part.label) if part.kind == "custom" else part.label
 
     def shown_rows(self) -> int:
