@@ -14,10 +14,8 @@ def _prompt(options: dict[str, object]) -> str:
 
 
 def test_user_text_that_repeats_piwork_sentences_is_left_alone() -> None:
-    ours = [prompt_text.CWD_LABEL, prompt_text.PROJECT_CONTEXT_INTRO, prompt_text.SKILLS_PREAMBLE]
-    user_text = (
-        "\n" + "\n".join(f"{line} kept" if line == prompt_text.CWD_LABEL else line for line in ours) + "\n"
-    )
+    ours = [prompt_text.PROJECT_CONTEXT_INTRO, prompt_text.SKILLS_PREAMBLE]
+    user_text = "\n" + "\n".join(ours) + "\n"
     skill = {
         "name": "s",
         "description": prompt_text.SKILLS_PREAMBLE,
@@ -34,10 +32,9 @@ def test_user_text_that_repeats_piwork_sentences_is_left_alone() -> None:
         }
     )
     # every copy the user wrote survives: custom prompt, appended text, the context file, the skill description
-    assert text.count(f"\n{prompt_text.CWD_LABEL} kept\n") == 3
     assert text.count(f"\n{prompt_text.PROJECT_CONTEXT_INTRO}\n") == 3
     assert text.count(prompt_text.SKILLS_PREAMBLE) == 4
     # and the sentences piwork emitted itself read as the reference's
-    assert "<project_context>\n\nProject-specific instructions and guidelines:\n\n" in text
-    assert "\n\nThe following skills provide specialized instructions for specific tasks.\n" in text
-    assert text.endswith("\nCurrent working directory: /work\n")
+    assert "<project_context>\nProject-specific instructions and guidelines:\n\n" in text
+    assert "<skills>\nThe following skills provide specialized instructions for specific tasks.\n" in text
+    assert text.endswith("\n\n<cwd>\n/work\n</cwd>")

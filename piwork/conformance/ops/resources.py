@@ -75,17 +75,17 @@ def _load_resources(args: dict[str, Any], env: CaseEnv) -> Any:
 
 # piwork words its prompt sentences itself; the fixtures hold the reference's sentences (quoted in the
 # conformance README). Only for comparison, piwork's sentences are mapped onto those, so everything
-# else in the prompt (structure, separators, escaping, order) is still compared byte for byte.
+# else in the prompt (structure, tags, separators, escaping, order) is still compared byte for byte.
 _REFERENCE_WORDING = {
     prompt_text.SKILLS_PREAMBLE: "The following skills provide specialized instructions for specific tasks.",
     prompt_text.SKILLS_LOAD_WITH_READ: "Use the read tool to load a skill's file when the task matches its description.",
     prompt_text.SKILLS_LOAD_WITH_BASH: "Use bash to load a skill's file when the task matches its description.",
+    prompt_text.SKILLS_LOAD_INDIRECT: "Load a skill's file when the task matches its description.",
     prompt_text.SKILLS_RELATIVE_PATHS: (
-        "When a skill file references a relative path, resolve it against the skill directory "
-        "(parent of SKILL.md / dirname of the path) and use that absolute path in tool commands."
+        "Resolve relative paths against the skill's directory (parent of SKILL.md). "
+        "Use absolute paths in tool calls."
     ),
     prompt_text.PROJECT_CONTEXT_INTRO: "Project-specific instructions and guidelines:",
-    prompt_text.CWD_LABEL: "Current working directory:",
 }
 
 
@@ -127,6 +127,7 @@ def _build_prompt(args: dict[str, Any], env: CaseEnv) -> Any:
         append_text=o.get("appendSystemPrompt"),
         context_files=[ContextFile(f["path"], f["content"]) for f in o.get("contextFiles") or []],
         skills=[_skill(s) for s in o.get("skills") or []],
+        hidden_tools=tuple(o.get("hiddenTools") or ()),
     )
     return {"text": "".join(_as_reference_part(part) for part in system_prompt_parts(prompt))}
 
@@ -134,25 +135,21 @@ def _build_prompt(args: dict[str, Any], env: CaseEnv) -> Any:
 def _as_reference_part(part: PromptPart) -> str:
     """A prompt part with piwork's own sentences in the reference's words, at the places piwork emits them.
 
-    Only three parts carry such sentences, each at a fixed spot: the project-context intro (right after
-    the opening tag), the skills preamble (before ``<available_skills>``) and the working-directory label.
-    Everything the user wrote (custom prompt, appended text, context files, skill fields) stays as it is,
-    even when it happens to contain the same sentence.
+    Only two parts carry such sentences, each at a fixed spot: the project-context intro (right after
+    the opening tag) and the skills preamble (before ``<available_skills>``). Everything the user wrote
+    (custom prompt, appended text, context files, skill fields) stays as it is, even when it happens to
+    contain the same sentence.
     """
     text = part.text
     if part.name == "project_context":
-        ours = f"\n\n<project_context>\n\n{prompt_text.PROJECT_CONTEXT_INTRO}\n\n"
+        ours = f"\n\n<project_context>\n{prompt_text.PROJECT_CONTEXT_INTRO}\n\n"
         if text.startswith(ours):
             reference = _REFERENCE_WORDING[prompt_text.PROJECT_CONTEXT_INTRO]
-            return f"\n\n<project_context>\n\n{reference}\n\n" + text[len(ours) :]
+            return f"\n\n<project_context>\n{reference}\n\n" + text[len(ours) :]
     elif part.name == "skills":
         end = text.find("<available_skills>")
         if end >= 0:
             return _as_reference_wording(text[:end], set(_REFERENCE_WORDING)) + text[end:]
-    elif part.name == "cwd":
-        ours = f"\n{prompt_text.CWD_LABEL} "
-        if text.startswith(ours):
-            return f"\n{_REFERENCE_WORDING[prompt_text.CWD_LABEL]} " + text[len(ours) :]
     return text
 
 

@@ -15,7 +15,8 @@ Public API (what callers outside the engine import from this package):
 - loading: ``load_project`` with ``LoaderOptions`` -> ``LoadedResources``, ``ResourceRow`` (the
   resources panel rows);
 - the system prompt: ``prompt_input_for``, ``system_prompt_parts`` -> ``PromptPart``,
-  ``parse_skill_invocation``;
+  ``system_prompt_sections`` (the tagged sections a session's system message holds),
+  ``render_system_sections``, ``parse_skill_invocation``;
 - trust: ``TrustResolver``, ``TrustRequest``, ``TrustResource``, ``TrustState``, ``TrustOption``,
   ``trust_options``, ``trust_resources``; the store: ``TrustStore``, ``TrustEntry``, ``TrustUpdate``,
   ``TrustStoreError``, ``strict_canonical``; fingerprints: ``FingerprintStore``,
@@ -37,7 +38,9 @@ if TYPE_CHECKING:
         PromptPart,
         parse_skill_invocation,
         prompt_input_for,
+        render_system_sections,
         system_prompt_parts,
+        system_prompt_sections,
     )
     from piwork.core.resources.trust import (
         TrustOption,
@@ -94,8 +97,10 @@ __all__ = [
     "parse_skill_invocation",
     "preview_file",
     "prompt_input_for",
+    "render_system_sections",
     "strict_canonical",
     "system_prompt_parts",
+    "system_prompt_sections",
     "take_snapshot",
     "trust_options",
     "trust_resources",
@@ -130,8 +135,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "parse_skill_invocation": ("system_prompt", "parse_skill_invocation"),
     "preview_file": ("trust_review", "preview_file"),
     "prompt_input_for": ("system_prompt", "prompt_input_for"),
+    "render_system_sections": ("system_prompt", "render_system_sections"),
     "strict_canonical": ("trust_store", "strict_canonical"),
     "system_prompt_parts": ("system_prompt", "system_prompt_parts"),
+    "system_prompt_sections": ("system_prompt", "system_prompt_sections"),
     "take_snapshot": ("trust_snapshot", "take_snapshot"),
     "trust_options": ("trust", "trust_options"),
     "trust_resources": ("trust", "trust_resources"),

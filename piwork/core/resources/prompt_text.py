@@ -6,10 +6,8 @@ ROLE = (
     "You are the coding agent of piwork, a desktop workbench. You work in the user's project through tools: "
     "you can inspect files, run shell commands, and change or create files."
 )
-TOOLS_HEADING = "Tools you can call:"
 NO_TOOLS = "(none)"
 OTHER_TOOLS_NOTE = "This project may also give you further tools of its own beyond the ones listed here."
-GUIDELINES_HEADING = "How to work:"
 SHELL_HINT_BASH = "Explore the project with bash: list folders, search text and find files from the shell"
 SHELL_HINT_POWERSHELL = (
     "Explore the project with PowerShell: list folders, search text and find files from the shell"
@@ -40,11 +38,11 @@ SKILLS_LOAD_WITH_READ = (
 SKILLS_LOAD_WITH_BASH = (
     "When a task fits a skill's description, print that skill's file with a shell command first."
 )
+SKILLS_LOAD_INDIRECT = "When a task fits a skill's description, open that skill's file first."
 SKILLS_RELATIVE_PATHS = (
     "Relative paths inside a skill file are relative to the folder holding that file; make them absolute "
     "before using them in tool calls."
 )
-CWD_LABEL = "Working directory:"
 
 
 def skill_reference_line(base_dir: str) -> str:

@@ -1,8 +1,10 @@
 """System prompt assembly (deterministic, no dates) and ``/skill:name`` expansion.
 
-The default path is role, tools, guidelines and a docs pointer; a replacement prompt (SYSTEM.md or
-``--system-prompt``) swaps out those four. Both then add appended text, the project context files,
-the skills index (only with a file-reading tool) and the working directory, in that order.
+The prompt is a preamble followed by tagged sections, each ``<name>\\n…\\n</name>`` after a blank line:
+``<tools>``, ``<rules>``, ``<docs>`` (piwork's own prompt only; a replacement prompt from SYSTEM.md or
+``--system-prompt`` is the preamble instead of the role and drops these three), then ``<addendum>``
+(appended text), ``<project_context>`` (context files), ``<skills>`` (only with a file-reading tool)
+and ``<cwd>``, each only when it has content. The structure follows Pi; the wording is piwork's own.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
     from piwork.core.resources.loader import LoadedResources
 
 DEFAULT_TOOLS = ("read", "bash", "edit", "write")
+#: Part names of the preamble: piwork's role paragraph, or a replacement prompt (SYSTEM.md / option).
+PREAMBLE_PARTS = ("role", "custom")
 
 
 class SkillExpansionError(PiworkError):
@@ -41,6 +45,9 @@ class SystemPromptInput:
     context_files: Sequence[ContextFile] = ()
     skills: Sequence[Skill] = ()
     docs_dir: str | None = None
+    # tools that are active but not declared in the prompt (reached through another tool); a hidden
+    # file reader keeps the skills index, with a hint that names no tool
+    hidden_tools: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -71,10 +78,20 @@ def skill_read_tool(active_tools: Sequence[str]) -> str | None:
 
 
 def format_skills_for_prompt(skills: Sequence[Skill], read_tool: str = "read") -> str:
+    """The skills index: three preamble lines, a blank line, then ``<available_skills>`` (starts with "\\n\\n").
+
+    ``read_tool`` names how the model opens a skill file: ``read``, ``bash``, or anything else when the
+    reader is reachable only indirectly (the hint then names no tool)."""
     visible = [s for s in skills if not s.disable_model_invocation]
     if not visible:
         return ""
-    load = T.SKILLS_LOAD_WITH_READ if read_tool == "read" else T.SKILLS_LOAD_WITH_BASH
+    load = (
+        T.SKILLS_LOAD_WITH_READ
+        if read_tool == "read"
+        else T.SKILLS_LOAD_WITH_BASH
+        if read_tool == "bash"
+        else T.SKILLS_LOAD_INDIRECT
+    )
     lines = ["\n\n" + T.SKILLS_PREAMBLE, load, T.SKILLS_RELATIVE_PATHS, "", "<available_skills>"]
     for skill in visible:
         lines += [
@@ -89,28 +106,28 @@ def format_skills_for_prompt(skills: Sequence[Skill], read_tool: str = "read") -
 
 
 def _project_context(files: Sequence[ContextFile]) -> str:
-    if not files:
-        return ""
-    text = "\n\n<project_context>\n\n" + T.PROJECT_CONTEXT_INTRO + "\n\n"
-    for f in files:
-        text += f'<project_instructions path="{_escape_attribute(f.path)}">\n{f.content}\n</project_instructions>\n\n'
-    return text + "</project_context>\n"
+    blocks = [
+        f'<project_instructions path="{_escape_attribute(f.path)}">\n{f.content}\n</project_instructions>'
+        for f in files
+    ]
+    return "\n\n".join([T.PROJECT_CONTEXT_INTRO, *blocks])
 
 
 def _one_line(snippet: str) -> str:
     return " ".join(js_trim(re.sub(r"[\r\n]+", " ", snippet)).split())
 
 
-def _guidelines(prompt: SystemPromptInput) -> list[str]:
-    tools = set(prompt.active_tools)
+def _rules(tools: Sequence[str], tool_guidelines: Sequence[str]) -> list[str]:
+    names = set(tools)
     out: list[str] = []
 
     def add(text: str) -> None:
-        if text not in out:
-            out.append(text)
+        trimmed = js_trim(text)
+        if trimmed and trimmed not in out:
+            out.append(trimmed)
 
-    has_bash, has_ps = "bash" in tools, "powershell" in tools
-    if (has_bash or has_ps) and not tools & {"grep", "find", "ls"}:
+    has_bash, has_ps = "bash" in names, "powershell" in names
+    if (has_bash or has_ps) and not names & {"grep", "find", "ls"}:
         add(
             T.SHELL_HINT_BOTH
             if has_bash and has_ps
@@ -118,45 +135,82 @@ def _guidelines(prompt: SystemPromptInput) -> list[str]:
             if has_ps
             else T.SHELL_HINT_BASH
         )
-    for guideline in prompt.tool_guidelines:
-        trimmed = js_trim(guideline)
-        if trimmed:
-            add(trimmed)
+    for guideline in tool_guidelines:
+        add(guideline)
     for guideline in T.ALWAYS_GUIDELINES:
         add(guideline)
     return out
 
 
-def system_prompt_parts(prompt: SystemPromptInput) -> list[PromptPart]:
-    """The prompt as named parts (for the prompt-anatomy view); empty parts are left out."""
-    parts: list[PromptPart] = []
-    custom = bool(prompt.custom_prompt)
-    if custom:
-        parts.append(PromptPart("custom", str(prompt.custom_prompt)))
+def _skill_read_tool(prompt: SystemPromptInput) -> str | None:
+    """``read`` or ``bash`` when declared; ``indirect`` when only a hidden one can read; else None."""
+    declared = [name for name in prompt.active_tools if name not in prompt.hidden_tools]
+    tool = skill_read_tool(declared)
+    if tool is None and skill_read_tool(prompt.active_tools) is not None:
+        return "indirect"
+    return tool
+
+
+def _section_bodies(prompt: SystemPromptInput) -> list[tuple[str, str]]:
+    """(part name, body) in prompt order; the first is the untagged preamble (``custom`` or ``role``)."""
+    bodies: list[tuple[str, str]] = []
+    if prompt.custom_prompt:
+        bodies.append(("custom", prompt.custom_prompt))
     else:
+        declared = [name for name in prompt.active_tools if name not in prompt.hidden_tools]
         snippets = {name: _one_line(text) for name, text in prompt.tool_snippets.items()}
-        tool_lines = [f"- {name}: {snippets[name]}" for name in prompt.active_tools if snippets.get(name)]
-        parts.append(PromptPart("role", T.ROLE))
+        tool_lines = [f"- {name}: {snippets[name]}" for name in declared if snippets.get(name)]
+        bodies.append(("role", T.ROLE))
         tools_text = "\n".join(tool_lines) if tool_lines else T.NO_TOOLS
-        parts.append(PromptPart("tools", f"\n\n{T.TOOLS_HEADING}\n{tools_text}\n\n{T.OTHER_TOOLS_NOTE}"))
-        guideline_text = "\n".join(f"- {g}" for g in _guidelines(prompt))
-        parts.append(PromptPart("guidelines", f"\n\n{T.GUIDELINES_HEADING}\n{guideline_text}"))
+        bodies.append(("tools", f"{tools_text}\n\n{T.OTHER_TOOLS_NOTE}"))
+        rules = _rules(declared, prompt.tool_guidelines)
+        bodies.append(("rules", "\n".join(f"- {rule}" for rule in rules)))
         if prompt.docs_dir is not None:
-            parts.append(
-                PromptPart("docs", f"\n\n{T.DOCS_HEADING}\n" + "\n".join(T.docs_lines(prompt.docs_dir)))
-            )
+            bodies.append(("docs", "\n".join([T.DOCS_HEADING, *T.docs_lines(prompt.docs_dir)])))
     if prompt.append_text:
-        parts.append(PromptPart("append", "\n\n" + prompt.append_text))
-    context = _project_context(prompt.context_files)
-    if context:
-        parts.append(PromptPart("project_context", context))
-    tool = skill_read_tool(prompt.active_tools)
-    skills = format_skills_for_prompt(prompt.skills, tool) if tool and prompt.skills else ""
+        bodies.append(("addendum", prompt.append_text))
+    if prompt.context_files:
+        bodies.append(("project_context", _project_context(prompt.context_files)))
+    tool = _skill_read_tool(prompt)
+    skills = js_trim(format_skills_for_prompt(prompt.skills, tool)) if tool and prompt.skills else ""
     if skills:
-        parts.append(PromptPart("skills", skills))
-    cwd = prompt.cwd.replace("\\", "/")
-    parts.append(PromptPart("cwd", f"\n{T.CWD_LABEL} {cwd}" + ("\n" if custom else "")))
+        bodies.append(("skills", skills))
+    bodies.append(("cwd", prompt.cwd.replace("\\", "/")))
+    return bodies
+
+
+def section_of(part_name: str) -> str:
+    """The section a prompt part fills: ``preamble`` for the role or replacement prompt, else its own name."""
+    return "preamble" if part_name in PREAMBLE_PARTS else part_name
+
+
+def system_prompt_parts(prompt: SystemPromptInput) -> list[PromptPart]:
+    """The prompt as named parts (for the prompt-anatomy view); joined, they are the prompt exactly.
+
+    The first part is the preamble as it is; every other part is ``"\\n\\n<name>\\n" + body + "\\n</name>"``."""
+    parts: list[PromptPart] = []
+    for name, body in _section_bodies(prompt):
+        if not parts:
+            parts.append(PromptPart(name, body))
+        else:
+            parts.append(PromptPart(name, f"\n\n<{name}>\n{body}\n</{name}>"))
     return parts
+
+
+def system_prompt_sections(prompt: SystemPromptInput) -> dict[str, str]:
+    """The prompt as the ordered sections a session's system message holds: ``preamble`` untagged, every
+    other one wrapped in its tag. Rendered (non-empty texts joined by a blank line) they give the prompt."""
+    sections: dict[str, str] = {}
+    for name, body in _section_bodies(prompt):
+        section = section_of(name)
+        sections[section] = body if section == "preamble" else f"<{name}>\n{body}\n</{name}>"
+    return sections
+
+
+def render_system_sections(content: str, sections: Mapping[str, str | None]) -> str:
+    """A system message's whole prompt: its content then each section still present, joined by blank lines."""
+    texts = [content, *(text for text in sections.values() if text is not None)]
+    return "\n\n".join(text for text in texts if text)
 
 
 def build_system_prompt(prompt: SystemPromptInput) -> str:

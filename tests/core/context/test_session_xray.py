@@ -46,7 +46,7 @@ async def test_session_xray_splits_the_sent_system_prompt_and_adds_up(
     parts = session.system_prompt_parts()
     sent = "".join(block["text"] for block in server.requests[-1].body["system"])
     assert "".join(p.text for p in parts) == session.system_prompt() == sent
-    assert {p.name for p in parts} >= {"role", "tools", "guidelines", "project_context", "skills", "cwd"}
+    assert {p.name for p in parts} >= {"role", "tools", "rules", "project_context", "skills", "cwd"}
 
     ray = session.governance.xray()
     counter = tokenizers.counter_for("gpt-4")
