@@ -33,8 +33,6 @@ from piwork.core.tools.base import (
     ToolResult,
     error_outcome,
     length_stopped_message,
-    mask_outcome,
-    masked_updates,
     unknown_tool_message,
     validate_arguments,
 )
@@ -216,11 +214,9 @@ class ToolBatch:
                     ToolExecutionUpdate(call_id, name, prepared.call.get("arguments"), partial.to_json())
                 )
 
-        on_update = masked_updates(emit_update, self._context.secrets)
-
         async def execute() -> ToolOutcome:
             try:
-                result = await prepared.tool.execute(call_id, prepared.args, self._context, on_update)
+                result = await prepared.tool.execute(call_id, prepared.args, self._context, emit_update)
             except ToolError as err:
                 return error_outcome(str(err), err.details, aborted=err.aborted)
             return ToolOutcome(result.content, result.details, False)
@@ -233,7 +229,7 @@ class ToolBatch:
             outcome = error_outcome(str(err) or type(err).__name__)
         finally:
             accepting = False
-        return Finished(prepared.call, mask_outcome(outcome, self._context.secrets))
+        return Finished(prepared.call, outcome)
 
     def _start(self, call: dict[str, Any]) -> None:
         call_id, name = _ids(call)

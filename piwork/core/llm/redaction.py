@@ -1,13 +1,51 @@
-"""Keeping secrets out of logs and messages: header values and any loaded key become ``***``."""
+"""Keeping keys out of what piwork writes about a request: header values and loaded keys become ``***``.
+
+Masking happens only where piwork itself could leak a key: error texts (an echoed header, a provider
+body quoting the key), piwork's logs and the full-output logs of commands. What a tool returns (a file's
+text, a command's output) is never altered, since masking it would corrupt what the model reads and
+then writes back into the user's files.
+
+Not every key is a secret: local servers take placeholders (``ollama``, vLLM's ``EMPTY``, ``lm-studio``,
+llama.cpp's ``sk-no-key-required``) that also occur in ordinary text. A value shorter than
+``MIN_SECRET_LENGTH`` or equal to a known placeholder is never masked anywhere.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 MASK = "***"
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "cookie", "proxy-authorization"})
-MIN_SECRET_LENGTH = 4  # shorter strings would mask ordinary words
+# Real provider keys are 30+ random characters; anything under 16 is a placeholder or a word.
+MIN_SECRET_LENGTH = 16
+PLACEHOLDER_KEYS = frozenset(
+    {
+        "ollama",
+        "empty",
+        "lm-studio",
+        "lmstudio",
+        "test",
+        "none",
+        "null",
+        "dummy",
+        "local",
+        "no-key",
+        "no-key-needed",
+        "nokey",
+        "not-needed",
+        "placeholder",
+        "api-key",
+        "your-api-key",
+        "sk-no-key-required",
+        "sk-xxx",
+    }
+)
+
+
+def is_secret(value: str) -> bool:
+    """Whether ``value`` is worth masking: long enough to be a real key and not a known placeholder."""
+    stripped = value.strip()
+    return len(stripped) >= MIN_SECRET_LENGTH and stripped.lower() not in PLACEHOLDER_KEYS
 
 
 def _spellings(secret: str) -> set[str]:
@@ -18,7 +56,7 @@ def _spellings(secret: str) -> set[str]:
 
 
 def redact_text(text: str, secrets: Iterable[str]) -> str:
-    forms = {form for s in secrets if s and len(s) >= MIN_SECRET_LENGTH for form in _spellings(s)}
+    forms = {form for s in secrets if is_secret(s) for form in _spellings(s)}
     # Longest first, so a key that contains another key is masked whole.
     for form in sorted(forms, key=len, reverse=True):
         text = text.replace(form, MASK)
@@ -45,22 +83,6 @@ def unsendable_header(headers: Mapping[str, str]) -> str | None:
     return None
 
 
-def redact_value(value: Any, secrets: Sequence[str]) -> Any:
-    """``value`` with every string in it (lists and objects walked) passed through :func:`redact_text`.
-    Returns the same object when nothing needed masking."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        return redact_text(value, secrets)
-    if isinstance(value, list):
-        items = [redact_value(item, secrets) for item in value]
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    if isinstance(value, dict):
-        pairs = {key: redact_value(item, secrets) for key, item in value.items()}
-        return value if all(pairs[k] is value[k] for k in value) else pairs
-    return value
-
-
 class StreamRedactor:
     """Masks secrets in a byte stream cut into arbitrary chunks (a key may straddle two chunks).
 
@@ -69,7 +91,7 @@ class StreamRedactor:
     """
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        forms = {f for s in secrets if s and len(s) >= MIN_SECRET_LENGTH for f in _spellings(s)}
+        forms = {f for s in secrets if is_secret(s) for f in _spellings(s)}
         self._forms = sorted((f.encode("utf-8", "surrogateescape") for f in forms), key=len, reverse=True)
         self._keep = max((len(f) for f in self._forms), default=1) - 1
         self._held = b""

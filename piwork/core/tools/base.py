@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_json_stringify
-from piwork.core.llm.redaction import redact_value
 from piwork.core.tools.validation import Schema, check, prepare_arguments
 
 Content = dict[str, Any]
@@ -67,7 +66,8 @@ class ToolContext:
     ``session_env``: ``PI_SESSION_ID``, ``PI_SESSION_FILE``, ``PI_PROVIDER``, ``PI_MODEL``,
     ``PI_REASONING_LEVEL`` values for commands (absent keys are removed from the environment).
     ``model_supports_images``: when false, ``read`` notes that images will be omitted.
-    ``secrets``: API keys piwork knows; they are masked as ``***`` in everything a tool returns or logs.
+    ``secrets``: API keys piwork knows; they are masked as ``***`` in the full-output logs a tool writes,
+    never in what it returns (see ``piwork.core.llm.redaction``).
     """
 
     cwd: str
@@ -223,8 +223,7 @@ class ToolRegistry:
         on_update: UpdateCallback | None = None,
     ) -> ToolOutcome:
         """Validate and execute one call; every failure becomes an error outcome (never raises)."""
-        outcome = await self._run(call_id, name, arguments, ctx, masked_updates(on_update, ctx.secrets))
-        return mask_outcome(outcome, ctx.secrets)
+        return await self._run(call_id, name, arguments, ctx, on_update)
 
     async def _run(
         self, call_id: str, name: str, arguments: Any, ctx: ToolContext, on_update: UpdateCallback | None
@@ -240,27 +239,3 @@ class ToolRegistry:
         except Exception as err:  # a tool bug still becomes a visible error result
             return error_outcome(str(err) or type(err).__name__)
         return ToolOutcome(result.content, result.details, False)
-
-
-def mask_outcome(outcome: ToolOutcome, secrets: tuple[str, ...]) -> ToolOutcome:
-    """The outcome with known keys masked: a command that prints a key must not carry it into the
-    session file, the UI or the model."""
-    if not secrets:
-        return outcome
-    return replace(
-        outcome,
-        content=redact_value(outcome.content, secrets),
-        details=redact_value(outcome.details, secrets),
-    )
-
-
-def masked_updates(on_update: UpdateCallback | None, secrets: tuple[str, ...]) -> UpdateCallback | None:
-    """Streaming updates with keys masked, like the final result."""
-    if on_update is None or not secrets:
-        return on_update
-    callback = on_update
-
-    def masked(partial: ToolResult) -> None:
-        callback(ToolResult(redact_value(partial.content, secrets), redact_value(partial.details, secrets)))
-
-    return masked

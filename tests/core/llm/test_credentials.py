@@ -135,10 +135,13 @@ def test_import_from_pi_copies_api_keys_only(tmp_path: Path) -> None:
 
 def test_redaction_helpers() -> None:
     assert redact_text(f"a {KEY} b", [KEY, "ab"]) == "a *** b"
-    pasted = "sk-é-pasted\n"  # quoted by error texts as b'sk-\xc3\xa9-pasted\n'
+    pasted = "sk-é-pasted-key-0123\n"  # quoted by error texts as b'sk-\xc3\xa9-pasted-key-0123\n'
     assert redact_text(f"bad value {pasted.encode()!r}", [pasted]) == "bad value b'***'"
     assert redact_text(f"{pasted.encode('unicode_escape').decode()}", [pasted]) == "***"
     assert header_secrets({"Authorization": "Bearer tok-1", "x-other": "v"}) == ("Bearer tok-1", "tok-1")
+    # Placeholders and short values are never secrets: masking them would rewrite ordinary text.
+    for placeholder in ("ollama", "EMPTY", "lm-studio", "test", "sk-no-key-required", "Bearer tok-1"):
+        assert redact_text(f"import {placeholder}_client", [placeholder]) == f"import {placeholder}_client"
     assert unsendable_header({"a": "fine", "b": "line\nbreak"}) == "b"
     assert unsendable_header({"a": "tab\tok"}) is None
 
