@@ -3,11 +3,12 @@
     piwork context [--cwd DIR] [--session FILE] [--leaf ID] [--json] [--model PROVIDER/ID]
                    [--approve | --no-approve]
                    [preflight [FILE]... | budget | index-status | pack TASK... | rebuild | manifest
-                    | onboard [--refresh]]
+                    | onboard [--refresh] | edits]
 
 Without a subcommand it prints the manifest of the task on the branch (or what a task started now would
 load), the working-set marks of the model, the next request's tokens by source and the governor's
-decision for the next call. Nothing is sent to a provider, except by ``onboard``: it creates the missing
+decision for the next call, and the context edits in force on the branch (``edits`` lists only those:
+entries left out of the model's context or shown to it with other content). Nothing is sent to a provider, except by ``onboard``: it creates the missing
 context layers, asking the model (--model, else the session's or the default) once for the snapshot.
 Project trust is decided first; nobody can be asked here, so an undecided project stays untrusted unless
 --approve is given.
@@ -39,7 +40,7 @@ from piwork.core.context import (
 from piwork.core.errors import PiworkError
 from piwork.core.paths import agent_dir as default_agent_dir
 
-ACTIONS = ("preflight", "budget", "index-status", "pack", "rebuild", "manifest", "onboard")
+ACTIONS = ("preflight", "budget", "index-status", "pack", "rebuild", "manifest", "onboard", "edits")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,10 +95,16 @@ def main(argv: list[str], out: TextIO | None = None, err: TextIO | None = None) 
         return 2
     if ns.action == "onboard":
         doc = asyncio.run(onboard_command(view, view_summarizer(view), ns.refresh))
+    elif ns.action == "edits":
+        doc = {"ok": True, "contextEdits": context_edits_doc(view)}
     else:
         doc = _action(view, ns.action, ns.args) if ns.action else overview_command(view)
+        if not ns.action:
+            doc["contextEdits"] = context_edits_doc(view)
     if ns.json:
         out.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    elif ns.action == "edits":
+        _print_edits(doc["contextEdits"], out)
     elif ns.action:
         _print_action(doc, out)
     else:
@@ -117,6 +124,53 @@ def _action(view: ContextView, action: str, args: list[str]) -> dict[str, Any]:
     if action == "rebuild":
         return rebuild_command(view)
     return manifest_command(view)
+
+
+def context_edits_doc(view: ContextView) -> list[dict[str, Any]]:
+    """The context edits in force on the examined branch, each with what the model now sees."""
+    tree = view.tree
+    if tree is None:
+        return []
+    leaf = view.leaf_id if view.leaf_id is not None else tree.leaf_id
+    out = []
+    for edit in tree.context_edits(leaf):
+        found = tree.record(edit.target_id)
+        record = None if found is None else tree.details(found)
+        item = edit.to_json()
+        item["targetRole"] = None if record is None else (record.role or record.type)
+        item["original"] = "" if record is None else record.preview
+        item["modelSees"] = None if edit.replacement is None else _content_preview(edit.replacement)
+        out.append(item)
+    return out
+
+
+def _content_preview(replacement: dict[str, Any]) -> str:
+    content = replacement.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = " ".join(
+            b["text"] if b.get("type") == "text" and isinstance(b.get("text"), str) else f"[{b.get('type')}]"
+            for b in content
+            if isinstance(b, dict)
+        )
+    else:
+        text = ""
+    text = " ".join(text.split())
+    return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _print_edits(edits: list[dict[str, Any]], out: TextIO) -> None:
+    if not edits:
+        out.write("No context edits on this branch: the model sees every entry as written.\n")
+        return
+    out.write(f"Context edits on this branch ({len(edits)}):\n")
+    for item in edits:
+        head = f"  {item['targetId']} ({item['targetRole']}) by {item['editId']}: "
+        if item["action"] == "leave-out":
+            out.write(head + f"left out of the model's context - {item['original']}\n")
+        else:
+            out.write(head + f"replaced - the model sees: {item['modelSees']}\n")
 
 
 def _print_overview(doc: dict[str, Any], out: TextIO) -> None:
@@ -171,6 +225,9 @@ def _print_overview(doc: dict[str, Any], out: TextIO) -> None:
             + (", withheld (context limit)" if governor["withhold"] else "")
             + "\n"
         )
+    if doc.get("contextEdits"):
+        out.write("\n")
+        _print_edits(doc["contextEdits"], out)
 
 
 def _print_action(doc: dict[str, Any], out: TextIO) -> None:

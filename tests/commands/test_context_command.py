@@ -242,3 +242,39 @@ def test_overview_shows_what_is_excluded_for_the_task(tmp_path: Path) -> None:
     # the next request holds the marker instead of the snapshot (here a longer text than the tiny file)
     assert doc["request"]["bySource"]["custom"] != plain["request"]["bySource"]["custom"]
     assert doc["request"]["total"] == sum(doc["request"]["bySource"].values())
+
+
+def test_edits_lists_what_the_model_no_longer_sees(tmp_path: Path) -> None:
+    project, env = _project(tmp_path)
+    session = create_session(str(project), project.parent / "sessions")
+    tree = session.tree
+    u1 = tree.append_message({"role": "user", "content": "read the log", "timestamp": 1})
+    a1 = tree.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Here is the whole log"}],
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
+            "stopReason": "stop",
+            "timestamp": 2,
+        }
+    )
+    tree.append_context_edit(a1, None)
+    tree.append_context_edit(u1, "read the last lines of the log")
+    session.close()
+    assert session.path is not None
+    done = _run(["--cwd", str(project), "--session", str(session.path), "edits"], env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "Context edits on this branch (2):"
+    assert f"  {u1} (user) by " in done.stdout
+    assert "replaced - the model sees: read the last lines of the log" in done.stdout
+    assert (
+        f"{a1} (assistant)" in done.stdout
+        and "left out of the model's context - Here is the whole log" in done.stdout
+    )
+    as_json = _run(["--cwd", str(project), "--session", str(session.path), "--json", "edits"], env)
+    edits = json.loads(as_json.stdout)["contextEdits"]
+    assert [(e["targetId"], e["action"]) for e in edits] == [(u1, "replace"), (a1, "leave-out")]
+    assert edits[0]["replacement"] == {"content": "read the last lines of the log"}

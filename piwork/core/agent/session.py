@@ -56,6 +56,7 @@ from piwork.core.llm.types import (
 )
 from piwork.core.messages import convert_to_llm
 from piwork.core.resources.system_prompt import PromptPart
+from piwork.core.session.context_edits import ActiveEdit
 from piwork.core.session.store import append_written
 from piwork.core.session.tree import SessionTree
 from piwork.core.session.tree_types import TreeEvent
@@ -386,6 +387,48 @@ class AgentSession:
             )
         finally:
             self._settle()
+
+    # ---- what the model sees -----------------------------------------------------------------------
+
+    async def leave_out_of_context(self, entry_id: str) -> str:
+        """Leave an entry out of the model's context from the next request on.
+
+        Writes a Pi 1.6 ``context_edit`` entry (``replacement: null``) as the new leaf; the file and
+        the transcript keep the original message. ``entry_id`` must be a user, assistant or tool-result
+        message, or a custom message, on the current branch. Returns the edit's entry id. Raises
+        ``AgentBusy`` while the agent runs, ``ReadOnlySession``, ``EntryNotFound`` or
+        ``ContextEditRejected`` (with the reason) otherwise.
+        """
+        return await self._edit_context(entry_id, lambda: self.tree.append_context_edit(entry_id, None))
+
+    async def replace_in_context(self, entry_id: str, content: str | list[dict[str, Any]]) -> str:
+        """Show the model ``content`` (text, or a list of content blocks) instead of the entry's own.
+
+        Same format, rules and errors as :meth:`leave_out_of_context`; text for an assistant message
+        or a tool result is written as one text block, as Pi does.
+        """
+        return await self._edit_context(entry_id, lambda: self.tree.append_context_edit(entry_id, content))
+
+    async def restore_in_context(self, entry_id: str) -> str:
+        """Give the model the entry's original content again (undoes the edits in force on it).
+
+        Written as a ``context_edit`` whose replacement is the original content, so Pi reads it the
+        same way. Raises ``ContextEditRejected`` when no edit is in force on the entry.
+        """
+        return await self._edit_context(entry_id, lambda: self.tree.restore_context_edit(entry_id))
+
+    def context_edits(self) -> list[ActiveEdit]:
+        """The context edits in force on the current branch (targets in branch order)."""
+        return self.tree.context_edits()
+
+    async def _edit_context(self, entry_id: str, append: Callable[[], str]) -> str:
+        self._require_writable("change what the model sees")
+        if self.is_streaming:
+            raise AgentBusy("Wait for the agent to finish (or stop it) before changing what the model sees.")
+        edit_id = await append_written(self.tree, append)
+        context = await asyncio.to_thread(self.tree.build_context)
+        self.replace_messages(context.messages)
+        return edit_id
 
     # ---- model and thinking level ------------------------------------------------------------------
 

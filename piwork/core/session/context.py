@@ -13,6 +13,7 @@ from typing import Any
 
 from piwork.core.jscompat import UNDEFINED, js_truthy
 from piwork.core.messages import LLM_ROLES
+from piwork.core.session.context_edits import apply_edit, edit_for, latest_edits
 from piwork.core.session.jsvalues import js_get, js_same, map_key
 from piwork.core.session.timestamps import js_date_ms
 
@@ -87,7 +88,8 @@ def select_context(path: Sequence[Entry], honour_retained_tail: bool = False) ->
         for entry in path[:position]:
             if not found and js_same(js_get(entry, "id"), first_kept):
                 found = True
-            if found:
+            # system messages before the compaction live on in its ``systemMessage`` snapshot
+            if found and not is_system_message_entry(entry):
                 selected.append(entry)
     selected.extend(path[position + 1 :])
     return ContextSelection(selected, retained)
@@ -98,6 +100,14 @@ def build_context_entries(
 ) -> list[Entry]:
     """Pi's compaction-aware entry list for a leaf (``retainedTail`` ignored, as Pi does)."""
     return select_context(build_session_path(entries, leaf_id, index)).entries
+
+
+def is_system_message_entry(entry: Entry) -> bool:
+    """A ``message`` entry holding a system message (prompt state written by Pi 1.6)."""
+    if type(entry) is not dict or entry.get("type") != "message":
+        return False
+    message = entry.get("message")
+    return type(message) is dict and message.get("role") == "system"
 
 
 def _put(target: dict[str, Any], key: str, value: Any) -> None:
@@ -111,8 +121,12 @@ def entry_to_messages(entry: Entry) -> list[Any]:
         message = entry.get("message")
         if type(message) is dict:
             content = message.get("content")
-            if content is None and message.get("role") in LLM_ROLES:
-                return [{**message, "content": []}]
+            if content is None:
+                role = message.get("role")
+                if role in LLM_ROLES:
+                    return [{**message, "content": []}]
+                if role == "system":
+                    return [{**message, "content": ""}]
             return [message]
     kind = js_get(entry, "type")
     if kind == "message":
@@ -120,6 +134,8 @@ def entry_to_messages(entry: Entry) -> list[Any]:
         role = js_get(message, "role")
         if role in LLM_ROLES and js_get(message, "content") in (None, UNDEFINED):
             return [{**message, "content": []}]
+        if role == "system" and js_get(message, "content") in (None, UNDEFINED):
+            return [{**message, "content": ""}]
         return [message]
     if kind == "custom_message":
         content = js_get(entry, "content")
@@ -140,7 +156,8 @@ def entry_to_messages(entry: Entry) -> list[Any]:
         _put(summary, "summary", js_get(entry, "summary"))
         _put(summary, "tokensBefore", js_get(entry, "tokensBefore"))
         summary["timestamp"] = js_date_ms(js_get(entry, "timestamp"))
-        return [summary]
+        system = js_get(entry, "systemMessage")
+        return [system, summary] if js_truthy(system) else [summary]
     return []
 
 
@@ -165,6 +182,40 @@ def context_settings(path: Sequence[Entry]) -> tuple[Any, dict[str, Any] | None]
     return thinking_level, model
 
 
+@dataclass(frozen=True)
+class ProjectedEntry:
+    """One context entry and the messages the model sees of it (after context edits)."""
+
+    entry: Entry
+    messages: list[Any]
+
+
+def project_entries(selected: Sequence[Entry]) -> list[ProjectedEntry]:
+    """Project context entries (``select_context(...).entries``) with their context edits.
+
+    The newest edit of a target among these entries wins. An older compaction that lies inside
+    the newest one's kept range projects nothing: only the compaction first in the list adds a
+    summary.
+    """
+    edits = latest_edits(selected)
+    out: list[ProjectedEntry] = []
+    for n, entry in enumerate(selected):
+        if n > 0 and js_get(entry, "type") == "compaction":
+            out.append(ProjectedEntry(entry, []))
+            continue
+        out.append(ProjectedEntry(entry, apply_edit(entry_to_messages(entry), edit_for(edits, entry))))
+    return out
+
+
+def project_context(
+    path: Sequence[Entry], honour_retained_tail: bool = False
+) -> tuple[list[ProjectedEntry], list[Any]]:
+    """The projected context entries of a path, and a compaction's ``retainedTail`` messages (which
+    follow the first entry when ``honour_retained_tail`` applies)."""
+    selection = select_context(path, honour_retained_tail)
+    return project_entries(selection.entries), selection.retained
+
+
 def build_session_context(
     entries: Sequence[Entry],
     leaf_id: Any = UNDEFINED,
@@ -175,13 +226,12 @@ def build_session_context(
     by_id = build_entry_index(entries) if index is None else index
     path = build_session_path(entries, leaf_id, by_id)
     thinking_level, model = context_settings(path)
-    selection = select_context(path, honour_retained_tail)
+    projected, retained = project_context(path, honour_retained_tail)
     messages: list[Any] = []
-    if selection.entries:
-        messages.extend(entry_to_messages(selection.entries[0]))
-        messages.extend(selection.retained)
-        for entry in selection.entries[1:]:
-            messages.extend(entry_to_messages(entry))
+    for n, item in enumerate(projected):
+        messages.extend(item.messages)
+        if n == 0:
+            messages.extend(retained)
     result: dict[str, Any] = {"messages": messages}
     _put(result, "thinkingLevel", thinking_level)
     result["model"] = model

@@ -27,6 +27,7 @@ _META_FIELDS: dict[str, tuple[str, ...]] = {
     "branch_summary": ("fromId",),
     "custom_message": ("customType", "display"),
     "custom": ("customType",),
+    "context_edit": ("targetId",),
 }
 
 
@@ -270,5 +271,11 @@ def fill_details(record: EntryRecord, value: dict[str, Any]) -> None:
         preview = str(value.get("thinkingLevel", ""))
     elif kind == "custom":
         preview = str(value.get("customType", ""))
+    elif kind == "context_edit":
+        replacement = value.get("replacement")
+        what = "left out" if replacement is None else "replaced"
+        preview = f"{value.get('targetId', '')} {what}"
+    elif kind == "usage":
+        preview = f"{value.get('kind', '')} {value.get('provider', '')}/{value.get('model', '')}"
     record.meta = meta
     record.cached_preview = _short(preview)

@@ -15,13 +15,21 @@ from typing import Any
 
 from piwork.core.ids import IdFactory, random_entry_id
 from piwork.core.jscompat import UNDEFINED, js_trim, js_truthy
+from piwork.core.session.context_edits import (
+    ActiveEdit,
+    ContextEditRejected,
+    active_edits,
+    editable_role,
+    normalized_replacement,
+    original_content,
+)
 from piwork.core.session.format import DUPLICATE_ID, MISSING_ID, Diagnostic
 from piwork.core.session.graph import check_graph
 from piwork.core.session.jsvalues import js_same, map_key
 from piwork.core.session.migrate import unique_id
 from piwork.core.session.records import EntryRecord, fill_details, make_record, paused_gc
 from piwork.core.session.timestamps import iso_now
-from piwork.core.session.tree_context import context_for_path
+from piwork.core.session.tree_context import context_for_path, context_records
 from piwork.core.session.tree_types import (
     EntryNotFound,
     EntrySink,
@@ -383,6 +391,18 @@ class SessionTree:
             path = [] if target is None else self.path(target)
             return context_for_path(self, path, honour_retained_tail)
 
+    def context_edits(self, leaf_id: Any = _CURRENT) -> list[ActiveEdit]:
+        """The context edits in force on the branch ending at ``leaf_id`` (default: the leaf), in the
+        order of the entries they change."""
+        target = self.leaf_id if leaf_id is _CURRENT else leaf_id
+        path = [] if target is None else self.path(target)
+        selected, _ = context_records(self, path)
+        if not any(record.type == "context_edit" for record in selected):
+            return []
+        wanted = {map_key(r.meta.get("targetId", UNDEFINED)) for r in selected if r.type == "context_edit"}
+        bodies = [self.body(r) for r in selected if r.type == "context_edit" or map_key(r.id) in wanted]
+        return active_edits(b for b in bodies if isinstance(b, dict))
+
     def details(self, record: EntryRecord) -> EntryRecord:
         """Make sure ``preview`` and ``meta`` are complete (parses the body once if needed)."""
         if not record.has_details:
@@ -489,6 +509,47 @@ class SessionTree:
         base = self._base("custom_message")
         entry.update(id=base["id"], parentId=base["parentId"], timestamp=base["timestamp"])
         return self.append_raw(entry)
+
+    def append_context_edit(self, target_id: str, content: Any) -> str:
+        """Change what the model sees of ``target_id`` from now on, in Pi 1.6's ``context_edit`` format.
+
+        ``content`` None leaves the entry out of the context; text or a list of content blocks
+        replaces its content (text for an assistant message or a tool result is written as one
+        text block). The target must be a user, assistant or tool-result message or a custom
+        message on the current branch. The file keeps the original; the edit becomes the leaf.
+        """
+        target = self._editable_target(target_id)
+        role = editable_role(self.body(target))
+        assert role is not None
+        entry = {**self._base("context_edit"), "targetId": target_id}
+        entry["replacement"] = normalized_replacement(role, content)
+        return self.append_raw(entry)
+
+    def restore_context_edit(self, target_id: str) -> str:
+        """Give the model ``target_id``'s own content again, undoing the edits in force on it.
+
+        Written as an edit whose replacement is the entry's original content (the latest edit of
+        a target wins, so Pi reads the restore the same way). Raises ``ContextEditRejected`` when
+        no edit is in force on the entry.
+        """
+        target = self._editable_target(target_id)
+        if not any(edit.target_id == target_id for edit in self.context_edits()):
+            raise ContextEditRejected(f"Entry {target_id} has no context edit to restore")
+        original = original_content(self.body(target))
+        if not isinstance(original, str | list):
+            original = []
+        entry = {**self._base("context_edit"), "targetId": target_id, "replacement": {"content": original}}
+        return self.append_raw(entry)
+
+    def _editable_target(self, target_id: str) -> EntryRecord:
+        record = self.record(target_id)
+        if record is None:
+            raise EntryNotFound(target_id)
+        if not any(js_same(r.id, target_id) for r in self.path()):
+            raise ContextEditRejected(f"Entry {target_id} is not on the active branch")
+        if editable_role(self.body(record)) is None:
+            raise ContextEditRejected(f"Entry {target_id} does not contribute editable model content")
+        return record
 
     def set_name(self, name: str) -> str:
         """Append a ``session_info`` entry; line breaks become one space, ends are trimmed."""

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from piwork.core.jscompat import UNDEFINED
 from piwork.core.session.context import DEFAULT_THINKING_LEVEL, entry_to_messages
-from piwork.core.session.jsvalues import js_same
+from piwork.core.session.context_edits import apply_edit
+from piwork.core.session.jsvalues import js_same, map_key
 from piwork.core.session.message_shape import usable_message
 from piwork.core.session.records import EntryRecord
 from piwork.core.session.tree_types import SessionContext
@@ -28,31 +29,23 @@ def context_for_path(
 ) -> SessionContext:
     """Messages, model and thinking level for a root→leaf path of ``tree``."""
     thinking_level, model = _settings(tree, path)
-    compaction_at = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), -1)
-    selected: list[EntryRecord]
-    retained: list[Any] = []
-    if compaction_at < 0:
-        selected = path
-    else:
-        compaction = path[compaction_at]
-        selected = [compaction]
-        if honour_retained_tail and compaction.meta.get("hasRetainedTail"):
-            body = tree.body(compaction)
-            if isinstance(body, dict) and isinstance(body.get("retainedTail"), list):
-                retained = list(body["retainedTail"])
-        else:
-            first_kept = compaction.meta.get("firstKeptEntryId", UNDEFINED)
-            found = False
-            for record in path[:compaction_at]:
-                found = found or js_same(record.id, first_kept)
-                if found:
-                    selected.append(record)
-        selected.extend(path[compaction_at + 1 :])
+    selected, retained = context_records(tree, path, honour_retained_tail)
+    edits = _latest_edits(tree, selected)
     usable: list[Any] = []
     append = usable.append
     for first in range(0, len(selected), BATCH):  # batches: only one batch of whole entries in memory
         batch = selected[first : first + BATCH]
-        for body in _bodies(tree, batch):
+        for n, (record, body) in enumerate(zip(batch, _bodies(tree, batch), strict=True)):
+            if first + n == 1 and retained:  # a retained tail follows the compaction
+                _extend_usable(usable, retained)
+                retained = []
+            if record.type == "compaction" and first + n > 0:
+                continue  # an older compaction inside the newest one's kept range adds no summary
+            edit = edits.get(map_key(record.id)) if edits else None
+            if edit is not None:
+                if body is not None and not _message_without_object(body):
+                    _extend_usable(usable, apply_edit(entry_to_messages(body), edit))
+                continue
             message = body.get("message") if type(body) is dict and body.get("type") == "message" else None
             if type(message) is dict and message.get("content") is not None:
                 _share_names(message)
@@ -61,10 +54,48 @@ def context_for_path(
             elif body is not None and not _message_without_object(body):
                 # a line that turned out unreadable is reported, not fatal
                 _extend_usable(usable, entry_to_messages(body))
-            if first == 0 and retained:
-                _extend_usable(usable, retained)
-                retained = []
+    _extend_usable(usable, retained)
     return SessionContext(usable, thinking_level, model, [r.id for r in selected])
+
+
+def context_records(
+    tree: SessionTree, path: list[EntryRecord], honour_retained_tail: bool = True
+) -> tuple[list[EntryRecord], list[Any]]:
+    """The records of a path the context is built from, and a compaction's retained tail."""
+    compaction_at = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), -1)
+    if compaction_at < 0:
+        return path, []
+    compaction = path[compaction_at]
+    selected = [compaction]
+    retained: list[Any] = []
+    if honour_retained_tail and compaction.meta.get("hasRetainedTail"):
+        body = tree.body(compaction)
+        if isinstance(body, dict) and isinstance(body.get("retainedTail"), list):
+            retained = list(body["retainedTail"])
+    else:
+        first_kept = compaction.meta.get("firstKeptEntryId", UNDEFINED)
+        found = False
+        for record in path[:compaction_at]:
+            found = found or js_same(record.id, first_kept)
+            # system messages before the compaction live on in its ``systemMessage`` snapshot
+            if found and not (record.type == "message" and record.role == "system"):
+                selected.append(record)
+    selected.extend(path[compaction_at + 1 :])
+    return selected, retained
+
+
+def _latest_edits(tree: SessionTree, selected: list[EntryRecord]) -> dict[Any, Any]:
+    """The newest ``context_edit`` body per target among the selected records."""
+    records: dict[Any, EntryRecord] = {}
+    for record in selected:
+        if record.type == "context_edit":
+            records[map_key(record.meta.get("targetId", UNDEFINED))] = record
+    edits: dict[Any, Any] = {}
+    for key, record in records.items():
+        body = tree.body(record)
+        if type(body) is dict:
+            edits[key] = body
+    return edits
 
 
 def _extend_usable(usable: list[Any], messages: list[Any]) -> None:

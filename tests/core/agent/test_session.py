@@ -337,3 +337,43 @@ async def test_the_loop_runs_on_while_an_ended_message_waits_for_the_writer_lane
         assert heard == ["user", "assistant"]  # the waiting user message is not announced yet
     await prompt
     assert [m["role"] for m in file_messages(store)] == ["user", "assistant", "user", "assistant"]
+
+
+async def test_context_edits_change_the_next_request(server: LoopbackServer, tmp_path: Path) -> None:
+    model = server.anthropic_model()
+    server.script(Turn([Text("A long answer.")]), Turn([Text("Short.")]), Turn([Text("Again.")]))
+    session, store, _, _ = make_session(model, tmp_path)
+    await session.prompt("first question")
+    entries = file_entries(store)
+    user_id, answer_id = entries[0]["id"], entries[1]["id"]
+    edit_id = await session.leave_out_of_context(answer_id)
+    await session.replace_in_context(user_id, "first question, shortened")
+    assert [(e.target_id, e.leaves_out) for e in session.context_edits()] == [
+        (user_id, False),
+        (answer_id, True),
+    ]
+    written = file_entries(store)[2]
+    assert written == {
+        "type": "context_edit",
+        "id": edit_id,
+        "parentId": answer_id,
+        "timestamp": written["timestamp"],
+        "targetId": answer_id,
+        "replacement": None,
+    }
+    await session.prompt("second question")
+    sent = server.requests[1].body["messages"]
+    assert [(m["role"], _text(m["content"])) for m in sent] == [
+        ("user", "first question, shortened"),
+        ("user", "second question"),
+    ]
+    await session.restore_in_context(answer_id)
+    assert [e.target_id for e in session.context_edits()] == [user_id]
+    await session.prompt("third")
+    sent = server.requests[2].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
+    assert _text(sent[1]["content"]) == "A long answer."
+
+
+def _text(content: Any) -> str:
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
