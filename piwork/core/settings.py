@@ -44,6 +44,7 @@ from piwork.core.settings_schema import (
     lookup,
 )
 from piwork.core.settings_values import SettingValues
+from piwork.core.tool_selection import merge_default_tools, resolve_default_tools
 
 Scope = Literal["global", "project"]
 GLOBAL_ONLY_PIWORK_KEYS = tuple(s.removeprefix("piwork.") for s in GLOBAL_ONLY_SECTIONS)
@@ -230,7 +231,13 @@ class Settings:
 
     @property
     def effective(self) -> dict[str, Any]:
-        return deep_merge(self.global_data, _without_global_only(self.project_data))
+        project = _without_global_only(self.project_data)
+        merged = deep_merge(self.global_data, project)
+        if "defaultTools" in project:
+            merged["defaultTools"] = merge_default_tools(
+                self.global_data.get("defaultTools"), project["defaultTools"]
+            )
+        return merged
 
     @property
     def values(self) -> SettingValues:
@@ -281,6 +288,14 @@ class Settings:
     @property
     def type_warnings(self) -> list[str]:
         """Resource arrays of the wrong shape, then every declared key whose value was not used."""
+        tools = self.effective.get("defaultTools", [])
+        if not isinstance(tools, list):
+            where = self.file_of(("defaultTools",)) or "settings"
+            self._warn_type(
+                "defaultTools",
+                f"{where}: defaultTools must be a list of tool names (got {js_json_stringify(tools)}); "
+                "no tools are active",
+            )
         return [*self._type_warnings.values(), *(p.message for p in self.values.problems)]
 
     def _warn_type(self, key: str, message: str) -> None:
@@ -340,6 +355,18 @@ class Settings:
         raw, _ = lookup(self.effective, DEFAULT_THINKING_LEVEL.path)
         checked = DEFAULT_THINKING_LEVEL.check(raw)
         return checked.value if raw is not None and checked.refused is None else None
+
+    def default_tools(self) -> list[str] | None:
+        """The ``defaultTools`` selection of the files, layered global then project (a project list of only
+        ``+name``/``-name`` entries changes the global one), or None when no file sets it.
+
+        A value that is not a list selects no tools, as in Pi (and is reported in ``type_warnings``).
+        Pass the result to :func:`piwork.core.tool_selection.session_tool_names`."""
+        effective = self.effective
+        if "defaultTools" not in effective:
+            return None
+        raw = effective["defaultTools"]
+        return resolve_default_tools(raw) if isinstance(raw, list) else []
 
     def context_files_enabled(self) -> bool:
         return self.values.value(CONTEXT_FILES_ENABLED)

@@ -54,8 +54,9 @@ from piwork.core.settings_schema import (
     SESSION_DIR,
 )
 from piwork.core.settings_values import SettingValues
+from piwork.core.tool_selection import session_tool_names
 from piwork.core.tools.logs import session_log_dir
-from piwork.core.tools.registry import ALL_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS, ToolOptions, create_default_tools
+from piwork.core.tools.registry import ALL_TOOL_NAMES, ToolOptions, create_default_tools
 
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
 READ_ONLY = "Another piwork window may be writing this session, so it is open read-only here."
@@ -190,6 +191,8 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     tool_options = dataclasses.replace(ToolOptions.from_settings(agent_dir, settings), command_gate=gate)
     registry = create_default_tools(ALL_TOOL_NAMES, tool_options)
     exclusions = TaskExclusions(store.tree)
+    # the defaultTools setting (global, then project) chooses the tools a session starts with
+    starting_tools = session_tool_names(ALL_TOOL_NAMES, resources.settings.default_tools())
 
     def parts_for(names: Sequence[str]) -> list[PromptPart]:
         # a context file excluded for this task is a marker in <project_context> until the task ends
@@ -215,7 +218,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             system_prompt_parts_for=parts_for,
             messages=list(context.messages),
             settings=settings,
-            active_tools=allowed_tools(latest_contract(store.tree), DEFAULT_ACTIVE_TOOLS, ALL_TOOL_NAMES),
+            active_tools=allowed_tools(latest_contract(store.tree), starting_tools, ALL_TOOL_NAMES),
             expand_input=expand,
             base_options=stream_options_from_settings(settings),
             session_id=session_id,

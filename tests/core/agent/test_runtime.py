@@ -220,3 +220,19 @@ async def test_the_keyring_is_asked_off_the_event_loop_and_the_session_uses_its_
     assert backend.waiting == asked  # the request's key came from memory
     assert backend.callers and backend.calls_on_gui_thread == []
     runtime.store.close()
+
+
+async def test_default_tools_setting_chooses_the_tools_a_session_starts_with(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    (tmp_path / "agent" / "settings.json").write_text(
+        json.dumps({"defaultTools": ["read", "grep", "tool_search"]})
+    )
+    (project / ".pi" / "settings.json").write_text(json.dumps({"defaultTools": ["-grep", "+ls"]}))
+    runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=True))
+    assert runtime.session.tool_names() == ["read", "ls"]
+    server.script(Turn([Text("ok")]))
+    await runtime.session.prompt("hi")
+    assert [tool["name"] for tool in server.requests[-1].body["tools"]] == ["read", "ls"]
+    untrusted = await create_runtime(runtime_options(tmp_path, server, trust_override=False))
+    assert untrusted.session.tool_names() == ["read", "grep"]
