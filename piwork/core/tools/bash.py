@@ -232,7 +232,6 @@ class BashTool(Tool):
         text = format_output(snap, line_bytes, "(no output)")
         if status.signal_name is not None:
             details["signal"] = status.signal_name
-            raise ToolError(_with_status(text, f"Command terminated by signal {status.signal_name}"), details)
         if status.code != 0:
             details["exitCode"] = status.code
             raise ToolError(_with_status(text, f"Command exited with code {status.code}"), details)

@@ -10,15 +10,10 @@ from typing import Any, ClassVar
 
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
 from piwork.core.tools.diff import display_diff, unified_patch
-from piwork.core.tools.edit_match import (
-    apply_edits,
-    detect_line_ending,
-    normalize_to_lf,
-    restore_line_endings,
-)
+from piwork.core.tools.edit_match import apply_edits, apply_to_original, normalize_to_lf
 from piwork.core.tools.file_kinds import open_regular_for_reading, refuse_special
 from piwork.core.tools.fs_errors import describe_os_error, error_code
-from piwork.core.tools.mutation import PathLocks, abort_checkpoint, finish_then_abort, write_atomic
+from piwork.core.tools.mutation import PathLocks, abort_checkpoint, finish_then_abort, write_into
 from piwork.core.tools.paths import resolve_to_cwd
 from piwork.core.tools.protected_paths import refuse_protected
 from piwork.core.truncate import format_size
@@ -148,13 +143,16 @@ class EditTool(Tool):
             raw = await finish_then_abort(asyncio.to_thread(_read, absolute, path))
             bom = "\ufeff" if raw.startswith("\ufeff") else ""
             text = raw[len(bom) :]
-            ending = detect_line_ending(text)
             base = normalize_to_lf(text)
-            new = apply_edits(base, edits, path)
+            new, replacements = apply_edits(base, edits, path)
             await abort_checkpoint()
-            data = (bom + restore_line_endings(new, ending)).encode("utf-8", "replace")
+            # spliced into the original text, so every untouched line keeps its own line ending
+            final = new if text == base else apply_to_original(text, replacements)
+            data = (bom + final).encode("utf-8", "replace")
             try:
-                await finish_then_abort(asyncio.to_thread(write_atomic, absolute, data))
+                # in place, as write does: a symlink keeps pointing at its (edited) target, hard links
+                # keep sharing the content, and no temporary file is needed in the folder
+                await finish_then_abort(asyncio.to_thread(write_into, absolute, data))
             except OSError as err:
                 raise ToolError(describe_os_error(err, "open", absolute)) from None
         shown = display_diff(base, new)

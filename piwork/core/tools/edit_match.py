@@ -23,18 +23,8 @@ _SPACES = re.compile("[\u00a0\u2002-\u200a\u202f\u205f\u3000]")
 _LINES_WITH_ENDINGS = re.compile(r"[^\n]*\n|[^\n]+")
 
 
-def detect_line_ending(text: str) -> str:
-    crlf = text.find("\r\n")
-    lf = text.find("\n")
-    return "\r\n" if lf != -1 and crlf != -1 and crlf < lf else "\n"
-
-
 def normalize_to_lf(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def restore_line_endings(text: str, ending: str) -> str:
-    return text.replace("\n", "\r\n") if ending == "\r\n" else text
 
 
 def normalize_fuzzy(text: str) -> str:
@@ -47,7 +37,9 @@ def normalize_fuzzy(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Match:
+class Replacement:
+    """``length`` characters at ``index`` of the LF-normalised text become ``new_text``."""
+
     edit_index: int
     index: int
     length: int
@@ -95,8 +87,9 @@ def _duplicate(path: str, i: int, total: int, count: int) -> ToolError:
     )
 
 
-def apply_edits(content: str, edits: list[dict[str, str]], path: str) -> str:
-    """The LF-normalised ``content`` with every edit applied; :class:`ToolError` with Pi's texts."""
+def apply_edits(content: str, edits: list[dict[str, str]], path: str) -> tuple[str, list[Replacement]]:
+    """The LF-normalised ``content`` with every edit applied, and the replacements (sorted, disjoint,
+    in ``content``'s offsets) that did it; :class:`ToolError` with Pi's texts."""
     pairs = [(normalize_to_lf(e["oldText"]), normalize_to_lf(e["newText"])) for e in edits]
     total = len(pairs)
     for i, (old, _new) in enumerate(pairs):
@@ -108,7 +101,7 @@ def apply_edits(content: str, edits: list[dict[str, str]], path: str) -> str:
             )
     fuzzy_mode = any(_find(content, old)[2] for old, _new in pairs)
     base = normalize_fuzzy(content) if fuzzy_mode else content
-    matches: list[_Match] = []
+    matches: list[Replacement] = []
     for i, (old, new) in enumerate(pairs):
         index, length, _fuzzy = _find(base, old)
         if index == -1:
@@ -116,7 +109,7 @@ def apply_edits(content: str, edits: list[dict[str, str]], path: str) -> str:
         count = _occurrences(normalize_fuzzy(base), normalize_fuzzy(old))
         if count > 1:
             raise _duplicate(path, i, total, count)
-        matches.append(_Match(i, index, length, new))
+        matches.append(Replacement(i, index, length, new))
     matches.sort(key=lambda m: m.index)
     for previous, current in itertools.pairwise(matches):
         if previous.index + previous.length > current.index:
@@ -124,7 +117,8 @@ def apply_edits(content: str, edits: list[dict[str, str]], path: str) -> str:
                 f"edits[{previous.edit_index}] and edits[{current.edit_index}] overlap in {path}. "
                 "Merge them into one edit or target disjoint regions."
             )
-    result = _preserving_unchanged_lines(content, base, matches) if fuzzy_mode else _replace(base, matches)
+    replacements = _widened_to_lines(content, base, matches) if fuzzy_mode else matches
+    result = _replace(content, replacements)
     if result == content:
         if total == 1:
             raise ToolError(
@@ -132,17 +126,19 @@ def apply_edits(content: str, edits: list[dict[str, str]], path: str) -> str:
                 "indicate an issue with special characters or the text not existing as expected."
             )
         raise ToolError(f"No changes made to {path}. The replacements produced identical content.")
-    return result
+    return result, replacements
 
 
-def _replace(text: str, matches: list[_Match], offset: int = 0) -> str:
+def _replace(text: str, matches: list[Replacement], offset: int = 0) -> str:
     for m in reversed(matches):
         start = m.index - offset
         text = text[:start] + m.new_text + text[start + m.length :]
     return text
 
 
-def _preserving_unchanged_lines(original: str, base: str, matches: list[_Match]) -> str:
+def _widened_to_lines(original: str, base: str, matches: list[Replacement]) -> list[Replacement]:
+    """Fuzzy-space matches as replacements of ``original``'s whole touched lines, so untouched lines
+    keep their original text."""
     original_lines = _LINES_WITH_ENDINGS.findall(original)
     spans: list[tuple[int, int]] = []
     pos = 0
@@ -153,7 +149,7 @@ def _preserving_unchanged_lines(original: str, base: str, matches: list[_Match])
         raise ToolError(
             "Cannot preserve unchanged lines because the base content has a different line count."
         )
-    groups: list[tuple[int, int, list[_Match]]] = []
+    groups: list[tuple[int, int, list[Replacement]]] = []
     for m in matches:
         start_line = next((i for i, (s, e) in enumerate(spans) if s <= m.index < e), -1)
         if start_line == -1:
@@ -169,12 +165,71 @@ def _preserving_unchanged_lines(original: str, base: str, matches: list[_Match])
             groups[-1] = (first, max(last, end_line), [*members, m])
         else:
             groups.append((start_line, end_line, [m]))
-    out: list[str] = []
-    line_index = 0
+    widened: list[Replacement] = []
+    original_starts = [0]
+    for line in original_lines:
+        original_starts.append(original_starts[-1] + len(line))
     for first, last, members in groups:
-        out.extend(original_lines[line_index:first])
         start, end = spans[first][0], spans[last - 1][1]
-        out.append(_replace(base[start:end], members, start))
-        line_index = last
-    out.extend(original_lines[line_index:])
-    return "".join(out)
+        widened.append(
+            Replacement(
+                members[0].edit_index,
+                original_starts[first],
+                original_starts[last] - original_starts[first],
+                _replace(base[start:end], members, start),
+            )
+        )
+    return widened
+
+
+def apply_to_original(original: str, replacements: list[Replacement]) -> str:
+    """Replacements matched in ``normalize_to_lf(original)`` applied to ``original`` itself.
+
+    Text outside the replaced ranges keeps its bytes, line endings included; a line break in new text
+    takes the ending of the line where its range starts. Only a CRLF changes length when normalised,
+    so an offset maps back by adding the CRLFs before it (a range covering that LF covers the CRLF).
+    """
+    crlfs = [m.start() for m in re.finditer("\r\n", original)]
+    lone_cr_only = "\n" not in original and "\r" in original
+
+    def to_original(offset: int) -> int:
+        # the n-th CRLF (0-based) at original position p has its LF at p - n in the normalised text
+        low, high = 0, len(crlfs)
+        while low < high:
+            mid = (low + high) // 2
+            if crlfs[mid] - mid < offset:
+                low = mid + 1
+            else:
+                high = mid
+        return offset + low
+
+    def ending_at(offset: int) -> str:
+        line_feed = original.find("\n", offset)
+        if line_feed == -1:
+            line_feed = original.rfind("\n", 0, offset + 1)
+        if line_feed == -1:
+            return "\r" if lone_cr_only else "\n"
+        return "\r\n" if line_feed > 0 and original[line_feed - 1] == "\r" else "\n"
+
+    parts: list[str] = []
+    ends_with_cr = False
+
+    def push(part: str) -> None:
+        nonlocal ends_with_cr
+        if not part:
+            return
+        # a CR before a seam and an LF after it would merge into one CRLF: keep them two line breaks
+        if ends_with_cr and part[0] == "\n":
+            parts.append("\n")
+        parts.append(part)
+        ends_with_cr = part[-1] == "\r"
+
+    position = 0
+    for replacement in replacements:
+        start = to_original(replacement.index)
+        push(original[position:start])
+        ending = ending_at(start)
+        push(replacement.new_text if ending == "\n" else replacement.new_text.replace("\n", ending))
+        position = to_original(replacement.index + replacement.length)
+    push(original[position:])
+    return "".join(parts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, ClassVar
 
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
@@ -52,23 +53,27 @@ def _find(folder: str, pattern: str, limit: int) -> ToolResult:
         raise ToolError(f"Path not found: {folder}")
     if not os.path.isdir(folder):
         raise ToolError(f"Not a directory: {folder}")
+    pattern = re.sub(r"^(?:\./)+", "", pattern)  # no listed path contains "./"
     full_path = "/" in pattern
-    if full_path and not (pattern.startswith(("/", "**/")) or pattern == "**"):
-        pattern = f"**/{pattern}"
+    # a relative path pattern is anchored at the search folder ('src/*.py' is not 'pkg/src/a.py';
+    # '**/src/*.py' finds both); an absolute one is matched against the absolute path
+    absolute = full_path and os.path.isabs(pattern)
     matcher = compile_glob(pattern)
     ignore = IgnoreMatcher(folder, ".fdignore", require_git=False)
     results: list[str] = []
+    limit_reached = False
     for entry in walk(folder, ignore, SKIPPED_DIRS):
-        subject = entry.path if full_path else os.path.basename(entry.path)
+        subject = entry.path if absolute else entry.rel if full_path else os.path.basename(entry.path)
         if matcher.match(subject):
-            results.append(entry.rel + ("/" if entry.is_dir else ""))
-            if len(results) >= limit:
+            if len(results) == limit:
+                limit_reached = True  # one result past the limit tells "exactly N" from "more"
                 break
+            results.append(entry.rel + ("/" if entry.is_dir else ""))
     if not results:
         return ToolResult.text("No files found matching pattern")
     notices: list[str] = []
     details: dict[str, Any] = {}
-    if len(results) >= limit:
+    if limit_reached:
         notices.append(f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern")
         details["resultLimitReached"] = limit
     return finish_listing(results, notices, details)

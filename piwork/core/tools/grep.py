@@ -3,82 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 from typing import Any, ClassVar
 
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
 from piwork.core.tools.grep_engines import (
     GrepQuery,
-    Match,
     SearchOutcome,
     find_ripgrep,
     search_in_python,
     search_with_ripgrep,
 )
+from piwork.core.tools.grep_output import GrepCollector, path_formatter
 from piwork.core.tools.listing import finish_listing
 from piwork.core.tools.paths import resolve_to_cwd
-from piwork.core.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH, TRUNCATED_LINE_SUFFIX, truncate_line
+from piwork.core.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH
 
 DEFAULT_LIMIT = 100
-
-
-def _cap_line(text: str) -> tuple[str, bool]:
-    """Cap at 500 UTF-16 units without leaving half of a surrogate pair behind."""
-    capped = truncate_line(text)
-    if not capped.was_truncated:
-        return capped.text, False
-    kept = capped.text[: -len(TRUNCATED_LINE_SUFFIX)]
-    if kept and "\ud800" <= kept[-1] <= "\udbff":
-        kept = kept[:-1]
-    return kept + TRUNCATED_LINE_SUFFIX, True
-
-
-class _Formatter:
-    def __init__(self, query: GrepQuery, context: int) -> None:
-        self.query = query
-        self.context = context
-        self.lines_truncated = False
-        self._files: dict[str, list[str]] = {}
-
-    def rel(self, path: str) -> str:
-        if self.query.is_dir:
-            relative = os.path.relpath(path, self.query.path)
-            if relative != "." and not relative.startswith(".."):
-                return relative.replace(os.sep, "/")
-        return os.path.basename(path)
-
-    def _file_lines(self, path: str) -> list[str]:
-        if path not in self._files:
-            try:
-                with open(path, "rb") as handle:
-                    text = handle.read().decode("utf-8", "replace")
-                self._files[path] = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-            except OSError:
-                self._files[path] = []
-        return self._files[path]
-
-    def _cap(self, text: str) -> str:
-        capped, cut = _cap_line(text)
-        self.lines_truncated = self.lines_truncated or cut
-        return capped
-
-    def format(self, match: Match) -> list[str]:
-        rel = self.rel(match.path)
-        if self.context == 0 and match.text is not None:
-            text = match.text.replace("\r\n", "\n").replace("\r", "")
-            text = text[:-1] if text.endswith("\n") else text
-            return [f"{rel}:{match.line_number}: {self._cap(text)}"]
-        lines = self._file_lines(match.path)
-        if not lines:
-            return [f"{rel}:{match.line_number}: (unable to read file)"]
-        start = max(1, match.line_number - self.context) if self.context else match.line_number
-        end = min(len(lines), match.line_number + self.context) if self.context else match.line_number
-        block = []
-        for number in range(start, end + 1):
-            text = self._cap((lines[number - 1] if number <= len(lines) else "").replace("\r", ""))
-            sep = ":" if number == match.line_number else "-"
-            block.append(f"{rel}{sep}{number}{sep} {text}")
-        return block
+MAX_CONTEXT = 2**53 - 1
 
 
 class GrepTool(Tool):
@@ -127,7 +70,7 @@ class GrepTool(Tool):
         raw_context = args.get("context")
         context = int(raw_context) if isinstance(raw_context, (int, float)) and raw_context > 0 else 0
         raw_limit = args.get("limit")
-        limit = max(1, int(raw_limit) if isinstance(raw_limit, (int, float)) else DEFAULT_LIMIT)
+        limit = max(1, math.floor(raw_limit) if isinstance(raw_limit, (int, float)) else DEFAULT_LIMIT)
         query = GrepQuery(
             args["pattern"],
             target,
@@ -136,23 +79,23 @@ class GrepTool(Tool):
             bool(args.get("ignoreCase")),
             bool(args.get("literal")),
             limit,
+            min(context, MAX_CONTEXT),
         )
-        outcome = await self._search(query)
-        if not outcome.matches:
+        collector = GrepCollector(limit, query.context, path_formatter(target, is_dir))
+        outcome = await self._search(query, collector)
+        if not collector.match_count:
             if outcome.errors:
                 raise ToolError("\n".join(outcome.errors))
             return ToolResult.text("No matches found")
-        formatter = _Formatter(query, context)
-        lines = [row for match in outcome.matches for row in formatter.format(match)]
         notices: list[str] = []
         after: list[str] = []
         details: dict[str, Any] = {}
-        if outcome.limit_reached:
+        if collector.limit_reached:
             notices.append(
                 f"{limit} matches limit reached. Use limit={limit * 2} for more, or refine pattern"
             )
             details["matchLimitReached"] = limit
-        if formatter.lines_truncated:
+        if collector.lines_truncated:
             after.append(
                 f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
             )
@@ -160,15 +103,17 @@ class GrepTool(Tool):
         if outcome.errors:
             after.append(f"Some files could not be searched: {outcome.errors[0]}")
             details["searchErrors"] = outcome.errors[:20]
-        return finish_listing(lines, notices, details, after)
+        return finish_listing(
+            collector.lines, notices, details, after, totals=(collector.total_lines, collector.total_bytes)
+        )
 
-    async def _search(self, query: GrepQuery) -> SearchOutcome:
+    async def _search(self, query: GrepQuery, collector: GrepCollector) -> SearchOutcome:
         rg = find_ripgrep(self.bin_dir) if self.use_ripgrep else None
         try:
             if rg is not None:
-                return await search_with_ripgrep(rg, query)
+                return await search_with_ripgrep(rg, query, collector)
             cancelled = [False]
-            worker = asyncio.ensure_future(asyncio.to_thread(search_in_python, query, cancelled))
+            worker = asyncio.ensure_future(asyncio.to_thread(search_in_python, query, collector, cancelled))
             try:
                 return await asyncio.shield(worker)
             except asyncio.CancelledError:

@@ -1,7 +1,7 @@
 """Where grep finds its matches: ripgrep when available, otherwise an equivalent Python search.
 
-Both return the same :class:`SearchOutcome`: matching lines in order (path, 1-based line number, line
-text when known), whether the match limit stopped the search, and error lines for files that could
+Both report the lines to show (matches and their context, in order) to a :class:`GrepCollector`, which
+tells them when to stop, and return a :class:`SearchOutcome` with error lines for files that could
 not be searched.
 """
 
@@ -13,11 +13,13 @@ import json
 import os
 import re
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pathspec
 
 from piwork.core.tools.base import ToolError
+from piwork.core.tools.grep_output import GrepCollector
 from piwork.core.tools.walk import IgnoreMatcher, walk
 
 BINARY_SNIFF_BYTES = 8192
@@ -32,19 +34,11 @@ class GrepQuery:
     ignore_case: bool
     literal: bool
     limit: int
-
-
-@dataclass(slots=True)
-class Match:
-    path: str
-    line_number: int
-    text: str | None
+    context: int = 0
 
 
 @dataclass(slots=True)
 class SearchOutcome:
-    matches: list[Match] = field(default_factory=list)
-    limit_reached: bool = False
     errors: list[str] = field(default_factory=list)
 
 
@@ -73,43 +67,60 @@ def _rg_text(field_value: object) -> str | None:
     return None
 
 
-async def search_with_ripgrep(rg: str, query: GrepQuery) -> SearchOutcome:
-    args = ["--json", "--line-number", "--color=never", "--hidden", "--sort", "path", "--glob", "!.git"]
+def ripgrep_args(query: GrepQuery) -> list[str]:
+    """ripgrep's arguments; a folder is searched as ``.`` from inside it, where ``--glob`` is rooted."""
+    # --no-config: what the tool promises must not depend on the user's ripgrep configuration
+    args = ["--no-config", "--json", "--line-number", "--color=never", "--hidden", "--sort", "path"]
+    args += ["--glob", "!.git"]
     if query.ignore_case:
         args.append("--ignore-case")
     if query.literal:
         args.append("--fixed-strings")
     if query.glob:
-        args += ["--glob", query.glob]
-    args += ["--", query.pattern, query.path]
+        args += ["--glob", strip_dot_slash(query.glob)]
+    if query.context > 0:
+        args += ["--context", str(query.context)]
+    # "." rather than the absolute folder: ripgrep resolves its working directory, so a folder reached
+    # through a symlink would otherwise not lie under the glob's root
+    args += ["--", query.pattern, "." if query.is_dir else query.path]
+    return args
+
+
+def strip_dot_slash(glob: str) -> str:
+    """ripgrep never matches a leading ``./`` (``./src/*.py`` finds nothing): drop it, keeping ``!``."""
+    return re.sub(r"^(!?)(?:\./)+", r"\1", glob)
+
+
+async def search_with_ripgrep(rg: str, query: GrepQuery, collector: GrepCollector) -> SearchOutcome:
     proc = await asyncio.create_subprocess_exec(
         rg,
-        *args,
+        *ripgrep_args(query),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         limit=1 << 24,
-        # ripgrep anchors --glob patterns at its working directory: make that the search folder
-        cwd=query.path if query.is_dir else os.path.dirname(query.path),
+        cwd=query.path if query.is_dir else None,
     )
     assert proc.stdout is not None and proc.stderr is not None
     stderr_task = asyncio.ensure_future(proc.stderr.read())
     outcome = SearchOutcome()
+    stopped = False
     try:
         async for raw in proc.stdout:
             try:
                 event = json.loads(raw)
             except ValueError:
                 continue
-            if not isinstance(event, dict) or event.get("type") != "match":
+            if not isinstance(event, dict) or event.get("type") not in ("match", "context"):
                 continue
             data = event.get("data") or {}
             path = _rg_text(data.get("path"))
             line_number = data.get("line_number")
-            if path and isinstance(line_number, int):
-                outcome.matches.append(Match(path, line_number, _rg_text(data.get("lines"))))
-            if len(outcome.matches) >= query.limit:
-                outcome.limit_reached = True
+            if not path or not isinstance(line_number, int) or isinstance(line_number, bool):
+                continue
+            collector.add(path, line_number, _rg_text(data.get("lines")) or "", event["type"] == "match")
+            if collector.done:
+                stopped = True
                 proc.kill()
                 break
         code = await proc.wait()
@@ -119,11 +130,11 @@ async def search_with_ripgrep(rg: str, query: GrepQuery) -> SearchOutcome:
             proc.kill()
             await proc.wait()
         stderr_task.cancel()
-    if outcome.limit_reached or code in (0, 1):
-        if stderr and outcome.matches:
+    if stopped or code in (0, 1):
+        if stderr and collector.match_count:
             outcome.errors = stderr.splitlines()
         return outcome
-    if outcome.matches:
+    if collector.match_count:
         outcome.errors = stderr.splitlines() or [f"ripgrep exited with code {code}"]
         return outcome
     raise ToolError(stderr or f"ripgrep exited with code {code}")
@@ -144,6 +155,7 @@ def compile_pattern(query: GrepQuery) -> re.Pattern[str]:
 def _glob_filter(glob: str | None) -> tuple[pathspec.GitIgnoreSpec | None, bool]:
     if not glob:
         return None, True
+    glob = strip_dot_slash(glob)
     negated = glob.startswith("!")
     spec = pathspec.GitIgnoreSpec.from_lines([glob[1:] if negated else glob])
     return spec, not negated
@@ -164,12 +176,29 @@ def _candidate_files(query: GrepQuery) -> list[tuple[str, str]]:
     return files
 
 
-def search_in_python(query: GrepQuery, cancelled: list[bool]) -> SearchOutcome:
+def _reported_lines(lines: list[str], regex: re.Pattern[str], context: int) -> Iterator[tuple[int, bool]]:
+    """(1-based number, is match) of each line ripgrep would report: matches and merged context."""
+    shown_until = 0  # last line number already reported
+    pending_end = 0  # context after the latest match reaches this line
+    for index, line in enumerate(lines):
+        number = index + 1
+        if regex.search(line):
+            for before in range(max(shown_until + 1, number - context), number):
+                yield before, False
+            yield number, True
+            shown_until = number
+            pending_end = number + context
+        elif number <= pending_end:
+            yield number, False
+            shown_until = number
+
+
+def search_in_python(query: GrepQuery, collector: GrepCollector, cancelled: list[bool]) -> SearchOutcome:
     """Search with Python's ``re`` (blocking; checks ``cancelled[0]`` between files)."""
     regex = compile_pattern(query)
     outcome = SearchOutcome()
     for absolute, _rel in _candidate_files(query):
-        if cancelled[0]:
+        if cancelled[0] or collector.done:
             break
         try:
             with open(absolute, "rb") as handle:
@@ -183,10 +212,8 @@ def search_in_python(query: GrepQuery, cancelled: list[bool]) -> SearchOutcome:
         lines = data.decode("utf-8", "replace").split("\n")
         if lines and lines[-1] == "":
             lines.pop()
-        for number, line in enumerate(lines, 1):
-            if regex.search(line):
-                outcome.matches.append(Match(absolute, number, line + "\n"))
-                if len(outcome.matches) >= query.limit:
-                    outcome.limit_reached = True
-                    return outcome
+        for number, is_match in _reported_lines(lines, regex, query.context):
+            collector.add(absolute, number, lines[number - 1], is_match)
+            if collector.done:
+                break
     return outcome

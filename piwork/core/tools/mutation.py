@@ -1,4 +1,4 @@
-"""Serialising file mutations per real path; writing into a file in place, or atomically."""
+"""Serialising file mutations per real path; writing into a file in place."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import errno
 import os
-import secrets
 import select
 import stat
 import threading
@@ -130,49 +129,6 @@ def _write_all(fd: int, data: bytes, positioned: bool) -> None:
     while done < len(view):
         written = os.pwrite(fd, view[done:], done) if positioned else os.write(fd, view[done:])
         done += written
-
-
-def write_atomic(path: str, data: bytes) -> bool:
-    """Write ``data`` to ``path`` (following symlinks); returns whether the file was created.
-
-    The content goes to a temporary file in the same folder, is flushed to disk and renamed over the
-    target, keeping its permission bits, so a crash never leaves a half-written file. A file with
-    several hard links is rewritten in place instead, so every link keeps seeing the new content.
-    """
-    target = os.path.realpath(path)
-    try:
-        info: os.stat_result | None = os.stat(target)
-    except FileNotFoundError:
-        info = None
-    if info is not None and info.st_nlink > 1:
-        with open(target, "wb") as out:
-            out.write(data)
-        return False
-    folder = os.path.dirname(target) or "."
-    tmp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(6)}.tmp")
-    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-        if info is not None:
-            with contextlib.suppress(OSError):
-                os.chown(tmp, info.st_uid, info.st_gid)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return info is None
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
 
 
 async def abort_checkpoint() -> None:

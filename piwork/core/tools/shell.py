@@ -197,7 +197,8 @@ async def run_shell(
             name: str | None = signal.Signals(-code).name
         except ValueError:
             name = f"SIG{-code}"
-        return ExitStatus(None, name, timed_out, aborted)
+        # a shell killed by a signal has no exit status: report it as shells do, 128 + the signal number
+        return ExitStatus(128 - code, name, timed_out, aborted)
     return ExitStatus(code, None, timed_out, aborted)
 
 

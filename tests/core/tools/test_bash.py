@@ -48,7 +48,16 @@ def test_runs_in_the_session_cwd_with_session_variables(tmp_path: Path) -> None:
     [
         ("exit 3", "(no output)\n\nCommand exited with code 3", {"exitCode": 3}),
         ("echo oops; exit 1", "oops\n\n\nCommand exited with code 1", {"exitCode": 1}),
-        ("kill -TERM $$", "(no output)\n\nCommand terminated by signal SIGTERM", {"signal": "SIGTERM"}),
+        (
+            "kill -TERM $$",
+            "(no output)\n\nCommand exited with code 143",
+            {"signal": "SIGTERM", "exitCode": 143},
+        ),
+        (
+            "kill -KILL $$",
+            "(no output)\n\nCommand exited with code 137",
+            {"signal": "SIGKILL", "exitCode": 137},
+        ),
     ],
 )
 def test_failures_are_errors_with_metadata(tmp_path: Path, command: str, expected: str, details: Any) -> None:

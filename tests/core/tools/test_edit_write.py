@@ -1,10 +1,14 @@
-"""The edit and write tools: matching rules, Pi's error texts, line endings, atomic writes, serialising."""
+"""The edit and write tools: matching rules, Pi's error texts, line endings, in-place writes, serialising."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -119,15 +123,80 @@ def test_crlf_and_bom_round_trip(tmp_path: Path) -> None:
     assert not out.is_error and data == "\ufeffone\r\n2\r\n3\r\n".encode()
 
 
-def test_edit_keeps_permissions_and_replaces_atomically(tmp_path: Path) -> None:
+def test_edit_keeps_permissions_and_writes_in_place(tmp_path: Path) -> None:
     target = tmp_path / "run.sh"
     target.write_text("echo a\n")
     target.chmod(0o751)
     inode = target.stat().st_ino
     out = call("edit", {"path": "run.sh", "edits": [{"oldText": "a", "newText": "b"}]}, tmp_path)
     assert not out.is_error and target.read_text() == "echo b\n"
-    assert stat.S_IMODE(target.stat().st_mode) == 0o751 and target.stat().st_ino != inode
+    assert stat.S_IMODE(target.stat().st_mode) == 0o751 and target.stat().st_ino == inode
     assert [p.name for p in tmp_path.iterdir()] == ["run.sh"]  # no temporary file left behind
+
+
+def test_edit_through_a_symlink_edits_the_target_and_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "real.txt"
+    real.write_text("old\n")
+    inode = real.stat().st_ino
+    (tmp_path / "link.txt").symlink_to(real)
+    out = call("edit", {"path": "link.txt", "edits": [{"oldText": "old", "newText": "new"}]}, tmp_path)
+    assert not out.is_error
+    assert (tmp_path / "link.txt").is_symlink() and real.read_text() == "new\n"
+    assert real.stat().st_ino == inode
+
+
+_EDIT_IN_CHILD = """
+import asyncio, json, sys
+from piwork.core.tools.base import ToolContext
+from piwork.core.tools.registry import create_default_tools
+registry = create_default_tools(["edit"])
+for path in sys.argv[2:]:
+    args = {"path": path, "edits": [{"oldText": "old", "newText": "new"}]}
+    out = asyncio.run(registry.run("c", "edit", args, ToolContext(cwd=sys.argv[1])))
+    print(json.dumps([out.is_error, out.content[0]["text"]]))
+"""
+
+
+def _edit_without_override(cwd: Path, *paths: str) -> list[list[Any]]:
+    """Edits in a child process that file permissions bind (root gives up its override first)."""
+    command = [sys.executable, "-c", _EDIT_IN_CHILD, str(cwd), *paths]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv to give up the permission override")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--", *command]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=True)
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+def test_edit_in_a_read_only_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    (folder / "f.txt").write_text("old\n")
+    (folder / "locked.txt").write_text("old\n")
+    (folder / "locked.txt").chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        results = _edit_without_override(tmp_path, "ro/f.txt", "ro/locked.txt")
+    finally:
+        folder.chmod(0o755)
+    assert results == [
+        [False, "Successfully replaced 1 block(s) in ro/f.txt."],
+        [True, "Could not edit file: ro/locked.txt. Error code: EACCES."],
+    ]
+    assert (folder / "f.txt").read_text() == "new\n" and (folder / "locked.txt").read_text() == "old\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["f.txt", "locked.txt"]
+
+
+def test_edit_keeps_each_lines_own_ending(tmp_path: Path) -> None:
+    content = "a\r\nb\nc\r\nd\n"
+    out, data = _edit(tmp_path, content, [{"oldText": "b\nc", "newText": "B\nC"}])
+    assert not out.is_error and data == b"a\r\nB\nC\r\nd\n"
+    out, data = _edit(tmp_path, "x\ny\r\nz\r\n", [{"oldText": "y", "newText": "1\n2"}])
+    assert data == b"x\ny1\r\n2\r\nz\r\n".replace(b"y1", b"1")
+    out, data = _edit(tmp_path, "lf\nonly\n", [{"oldText": "only", "newText": "a\nb"}])
+    assert data == b"lf\na\nb\n"
+    out, data = _edit(tmp_path, "m\ra\rc", [{"oldText": "a", "newText": "1\n2"}])
+    assert data == b"m\r1\r2\rc"  # classic Mac line endings throughout
 
 
 def test_hard_linked_files_are_edited_in_place(tmp_path: Path) -> None:

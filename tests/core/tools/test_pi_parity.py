@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -123,7 +124,7 @@ def _cases(seed: int, count: int) -> list[dict[str, Any]]:
     r = random.Random(seed)
     cases: list[dict[str, Any]] = []
     for _ in range(count):
-        kind = r.choice(["read", "edit", "edit", "ls", "write", "validate"])
+        kind = r.choice(["read", "edit", "edit", "ls", "write", "validate", "search"])
         if kind == "read":
             args: dict[str, Any] = {"path": r.choice(["f.txt", "@f.txt", "missing.txt"])}
             if r.random() < 0.6:
@@ -167,11 +168,49 @@ def _cases(seed: int, count: int) -> list[dict[str, Any]]:
             path = r.choice(["new.txt", "a/b/c.txt", "f.txt"])
             args = {"path": path, "content": _text(r, r.choice([0, 2, 5]))}
             cases.append({"tool": "write", "args": args, "files": {"f.txt": _b64("old")}, "check": [path]})
+        elif kind == "search":
+            cases.append(_search_case(r))
         else:
             tool = r.choice(list(FIELDS))
             args = {f: r.choice(VALUES) for f in FIELDS[tool] if r.random() < 0.6}
             cases.append({"tool": tool, "args": args, "files": {}, "validateOnly": True})
     return cases
+
+
+SEARCH_TREE = ["a.py", "b.txt", "src/c.py", "src/d.md", "pkg/src/e.py", "pkg/f.txt", ".hidden/g.py"]
+
+
+def _search_case(r: random.Random) -> dict[str, Any]:
+    """A grep or find call over a small tree (ripgrep and fd must be installed for the reference)."""
+    files = {rel: _b64(_text(r, r.choice([1, 4, 12]))) for rel in SEARCH_TREE if r.random() < 0.8}
+    if r.random() < 0.5:
+        args: dict[str, Any] = {"pattern": r.choice(["alpha", "a", "δ", "emoji", "^t", "[0-9]", "zzz"])}
+        for key, choices in (
+            ("path", ["src", "pkg", "a.py", "nope"]),
+            ("glob", ["*.py", "src/*.py", "./src/*", "!*.txt", "**/*.md"]),
+            ("context", [1, 2, 0]),
+            ("limit", [1, 2, 3, 5, 0]),
+            ("ignoreCase", [True]),
+        ):
+            if r.random() < 0.35:
+                args[key] = r.choice(choices)
+        return {"tool": "grep", "args": args, "files": files}
+    args = {"pattern": r.choice(["*.py", "src/*.py", "./src/*", "**/src/*", "*.txt", "src", "*", "s*/*.md"])}
+    if r.random() < 0.35:
+        args["path"] = r.choice(["pkg", "src", "nope"])
+    if r.random() < 0.4:
+        args["limit"] = r.choice([1, 2, 3, 0])
+    return {"tool": "find", "args": args, "files": files}
+
+
+def _sorted_listing(case: dict[str, Any], text: str) -> str:
+    """find's order is fd's (not stable, piwork's is sorted): compare its lines as a set, and only how
+    many there are when the limit cut them."""
+    if case["tool"] != "find":
+        return text
+    body, sep, notice = text.partition("\n\n[")
+    lines = sorted(body.split("\n"))
+    return (f"{len(lines)} lines" if sep else "\n".join(lines)) + sep + notice
 
 
 async def _piwork(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -215,6 +254,24 @@ async def _piwork(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return results
 
 
+def _search_wrappers(folder: Path) -> Path:
+    """``rg`` and ``fd`` for the reference: ripgrep sorted by path as piwork runs it (the reference's
+    order across files depends on thread timing), and Debian's ``fdfind`` when no ``fd`` is installed
+    (an fd older than 8.7 lacks ``--no-require-git``, which only matters with a .gitignore outside a
+    repository, and the cases here have none)."""
+    bin_dir = folder / "bin"
+    bin_dir.mkdir()
+    rg, fd, fdfind = shutil.which("rg"), shutil.which("fd"), shutil.which("fdfind")
+    if rg:
+        (bin_dir / "rg").write_text(f'#!/bin/sh\nexec {rg} --sort path "$@"\n')
+    if not fd and fdfind:
+        script = 'for a; do shift; [ "$a" = --no-require-git ] || set -- "$@" "$a"; done\n'
+        (bin_dir / "fd").write_text(f'#!/bin/sh\n{script}exec {fdfind} "$@"\n')
+    for wrapper in bin_dir.iterdir():
+        wrapper.chmod(0o755)
+    return bin_dir
+
+
 def _reference(cases: list[dict[str, Any]], folder: Path) -> list[dict[str, Any]]:
     if (
         not NODE.exists()
@@ -225,6 +282,7 @@ def _reference(cases: list[dict[str, Any]], folder: Path) -> list[dict[str, Any]
     case_file.write_text(json.dumps(cases))
     done = subprocess.run(
         [str(NODE), "--input-type=module", "-e", _RUNNER, str(PACKAGES), str(case_file)],
+        env={**os.environ, "PATH": f"{_search_wrappers(folder)}{os.pathsep}{os.environ.get('PATH', '')}"},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -242,10 +300,12 @@ def test_tool_texts_match_the_reference(seed: int, tmp_path: Path) -> None:
     cases = _cases(seed, 120)
     expected = _reference(cases, tmp_path)
     actual = asyncio.run(_piwork(cases))
+    for case, want, got in zip(cases, expected, actual, strict=True):
+        want["text"], got["text"] = _sorted_listing(case, want["text"]), _sorted_listing(case, got["text"])
     mismatches = [
         (case["tool"], case["args"], want, got)
         for case, want, got in zip(cases, expected, actual, strict=True)
-        # piwork clamps an ls limit of 0 to 1 (Pi prints "(empty directory)"): a deliberate difference
-        if want != got and not (case["tool"] == "ls" and case["args"].get("limit") == 0)
+        # find in a missing folder: piwork says "Path not found" where the reference passes fd's error on
+        if want != got and not (case["tool"] == "find" and case["args"].get("path") == "nope")
     ]
     assert not mismatches, json.dumps(mismatches[:3], ensure_ascii=False, indent=1)

@@ -51,10 +51,63 @@ def test_grep_formats_matches_relative_to_the_search_folder(tmp_path: Path) -> N
     assert text(single) == "a.py:2: needle = 2"
 
 
-def test_grep_context_blocks_repeat_overlapping_lines(tmp_path: Path) -> None:
-    _tree(tmp_path, {"f.txt": "a\nhit1\nb\nhit2\nc\n"})
+def test_grep_context_lines_are_merged_as_ripgrep_reports_them(tmp_path: Path) -> None:
+    _tree(tmp_path, {"f.txt": "a\nhit1\nb\nhit2\nc\nd\ne\nf\nhit3\n"})
     out = call("grep", {"pattern": "hit", "context": 1}, tmp_path)
-    assert text(out) == "f.txt-1- a\nf.txt:2: hit1\nf.txt-3- b\nf.txt-3- b\nf.txt:4: hit2\nf.txt-5- c"
+    assert text(out) == (
+        "f.txt-1- a\nf.txt:2: hit1\nf.txt-3- b\nf.txt:4: hit2\nf.txt-5- c\nf.txt-8- f\nf.txt:9: hit3"
+    )
+
+
+def test_grep_context_keeps_a_carriage_return_inside_a_line(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_bytes(b"x\ra\r\nhit\r\nz\n")
+    out = call("grep", {"pattern": "hit", "context": 1}, tmp_path)
+    assert text(out) == "f.txt-1- x\ra\nf.txt:2: hit\nf.txt-3- z"
+
+
+def test_grep_limit_notice_only_when_a_further_match_exists(tmp_path: Path) -> None:
+    _tree(tmp_path, {"f.txt": "m1\nm2\nm3\n"})
+    exact = call("grep", {"pattern": "m", "limit": 3}, tmp_path)
+    assert text(exact) == "f.txt:1: m1\nf.txt:2: m2\nf.txt:3: m3"
+    assert exact.details is None
+    more = call("grep", {"pattern": "m", "limit": 2}, tmp_path)
+    assert text(more) == (
+        "f.txt:1: m1\nf.txt:2: m2\n\n[2 matches limit reached. Use limit=4 for more, or refine pattern]"
+    )
+    assert call("grep", {"pattern": "m", "limit": 2.9}, tmp_path).details == {"matchLimitReached": 2}
+
+
+def test_grep_limit_keeps_the_last_match_trailing_context(tmp_path: Path) -> None:
+    _tree(tmp_path, {"a.txt": "m1\nx\nm2\ny\nz\n", "b.txt": "m3\n"})
+    out = call("grep", {"pattern": "m", "limit": 1, "context": 2}, tmp_path)
+    assert text(out) == (
+        "a.txt:1: m1\na.txt-2- x\na.txt-3- m2\n\n[1 matches limit reached. Use limit=2 for more, or refine pattern]"
+    )
+    last = call("grep", {"pattern": "m3", "limit": 1, "context": 2}, tmp_path)
+    assert text(last) == "b.txt:1: m3"
+
+
+def test_grep_glob_is_rooted_at_the_search_path(tmp_path: Path) -> None:
+    _tree(tmp_path, {"pkg/src/a.py": "hit\n", "pkg/lib/src/b.py": "hit\n", "src/c.py": "hit\n"})
+    (tmp_path / "link").symlink_to(tmp_path / "pkg")
+    for folder in ("pkg", "link", str(tmp_path / "link")):
+        assert text(call("grep", {"pattern": "hit", "path": folder, "glob": "src/*.py"}, tmp_path)) == (
+            "src/a.py:1: hit"
+        )
+        assert text(call("grep", {"pattern": "hit", "path": folder, "glob": "./src/*.py"}, tmp_path)) == (
+            "src/a.py:1: hit"
+        )
+    everywhere = call("grep", {"pattern": "hit", "path": "pkg", "glob": "*.py"}, tmp_path)
+    assert text(everywhere) == "lib/src/b.py:1: hit\nsrc/a.py:1: hit"
+
+
+@pytest.mark.skipif(not HAVE_RG, reason="ripgrep not installed")
+def test_grep_ignores_the_users_ripgrep_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "rgrc"
+    config.write_text("--fixed-strings\n--max-count=1\n--glob=!*.txt\n")
+    monkeypatch.setenv("RIPGREP_CONFIG_PATH", str(config))
+    _tree(tmp_path, {"w/f.txt": "a1\na2\n"})
+    assert text(call("grep", {"pattern": "a\\d", "path": "w"}, tmp_path)) == "f.txt:1: a1\nf.txt:2: a2"
 
 
 def test_grep_limits_and_notices(tmp_path: Path) -> None:
@@ -141,6 +194,34 @@ def test_find_limit_gitignore_outside_repos_and_errors(tmp_path: Path) -> None:
     assert (
         text(call("find", {"pattern": "*", "path": "nope"}, tmp_path))
         == f"Path not found: {tmp_path / 'nope'}"
+    )
+
+
+def test_find_anchors_relative_path_patterns_at_the_search_folder(tmp_path: Path) -> None:
+    _tree(tmp_path, {"src/a.py": "", "pkg/src/b.py": "", "pkg/src/c.txt": ""})
+    assert text(call("find", {"pattern": "src/*.py"}, tmp_path)) == "src/a.py"
+    assert text(call("find", {"pattern": "./src/*.py"}, tmp_path)) == "src/a.py"
+    assert text(call("find", {"pattern": "**/src/*.py"}, tmp_path)) == "pkg/src/b.py\nsrc/a.py"
+    assert text(call("find", {"pattern": "src/*.py", "path": "pkg"}, tmp_path)) == "src/b.py"
+    absolute = call("find", {"pattern": f"{tmp_path}/pkg/**/*.txt"}, tmp_path)
+    assert text(absolute) == "pkg/src/c.txt"
+
+
+def test_find_limit_notice_only_when_more_results_exist(tmp_path: Path) -> None:
+    _tree(tmp_path, {"a.txt": "", "b.txt": ""})
+    exact = call("find", {"pattern": "*.txt", "limit": 2}, tmp_path)
+    assert text(exact) == "a.txt\nb.txt" and exact.details is None
+    assert call("find", {"pattern": "*.txt", "limit": 1.7}, tmp_path).details == {"resultLimitReached": 1}
+    assert call("find", {"pattern": "*.txt", "limit": 0}, tmp_path).details == {"resultLimitReached": 1}
+
+
+def test_ls_limit_below_one_means_one_and_fractions_round_down(tmp_path: Path) -> None:
+    _tree(tmp_path, {"a": "", "b": "", "c": ""})
+    assert text(call("ls", {"limit": 0}, tmp_path)) == "a\n\n[1 entries limit reached. Use limit=2 for more]"
+    assert text(call("ls", {"limit": -3}, tmp_path)).startswith("a\n\n[1 entries limit reached")
+    assert (
+        text(call("ls", {"limit": 2.5}, tmp_path))
+        == "a\nb\n\n[2 entries limit reached. Use limit=4 for more]"
     )
 
 
