@@ -6,7 +6,8 @@ for global-only keys. ``values`` is that view typed by the declarations of ``set
 object for the engine, the headless commands and the settings dialog); a value it refuses is reported
 with its file and never "fixed" in place. A file that does not parse is reported, treated as ``{}``,
 and never written until it parses again. Writes change the given keys under a lock directory and
-replace the file atomically, keeping every key piwork does not know.
+replace the file atomically, keeping every key piwork does not know (every Pi 1.6 key among them) and
+applying Pi's own migrations of older key layouts to the file, as Pi does when it writes.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from typing import Any, Literal, Protocol
 
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_json_stringify, json_loads_js
+from piwork.core.llm.types import CacheRetention
 from piwork.core.paths import expand_home
 from piwork.core.resources.dirlock import locked
 from piwork.core.settings_schema import (
     BRANCH_SUMMARY_RESERVE_TOKENS,
     BRANCH_SUMMARY_SKIP_PROMPT,
+    CACHE_RETENTION,
     COMPACTION_ENABLED,
     COMPACTION_KEEP_RECENT_TOKENS,
     COMPACTION_RESERVE_TOKENS,
@@ -40,13 +43,16 @@ from piwork.core.settings_schema import (
     PROVIDER_MAX_RETRY_DELAY_MS,
     RETRY_BASE_DELAY_MS,
     RETRY_ENABLED,
+    RETRY_MAX_AGENT_DELAY_MS,
     RETRY_MAX_RETRIES,
+    THINKING_BUDGETS,
     lookup,
 )
 from piwork.core.settings_values import SettingValues
 from piwork.core.tool_selection import merge_default_tools, resolve_default_tools
 
 Scope = Literal["global", "project"]
+CACHE_RETENTION_ENV = "PI_CACHE_RETENTION"
 GLOBAL_ONLY_PIWORK_KEYS = tuple(s.removeprefix("piwork.") for s in GLOBAL_ONLY_SECTIONS)
 
 
@@ -146,6 +152,28 @@ def migrate_settings(data: dict[str, Any]) -> dict[str, Any]:
             retry["provider"] = {**(provider or {}), "maxRetryDelayMs": max_delay}
         retry.pop("maxDelayMs", None)
     return data
+
+
+def thinking_budgets(settings: Mapping[str, Any]) -> dict[str, int]:
+    """The ``thinkingBudgets`` levels that settings set to a whole number of tokens (others are reported
+    with the settings' problems and left to the built-in budget)."""
+    values = SettingValues.of(settings)
+    out: dict[str, int] = {}
+    for setting in THINKING_BUDGETS:
+        budget = values.value(setting)
+        if budget is not None:
+            out[setting.path[-1]] = budget
+    return out
+
+
+def cache_retention(settings: Mapping[str, Any], env: Mapping[str, str]) -> CacheRetention:
+    """The prompt-cache retention requests ask for: ``piwork.cacheRetention`` when a file sets it, else
+    ``long`` when the environment has ``PI_CACHE_RETENTION=long`` (as Pi reads it), else ``short``."""
+    raw, _ = lookup(settings, CACHE_RETENTION.path)
+    checked = CACHE_RETENTION.check(raw)
+    if raw is not None and checked.refused is None:
+        return checked.value
+    return "long" if env.get(CACHE_RETENTION_ENV) == "long" else "short"
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -338,8 +366,17 @@ class Settings:
             "enabled": self.values.value(RETRY_ENABLED),
             "maxRetries": self.values.value(RETRY_MAX_RETRIES),
             "baseDelayMs": self.values.value(RETRY_BASE_DELAY_MS),
+            "maxAgentDelayMs": self.values.value(RETRY_MAX_AGENT_DELAY_MS),
             "maxRetryDelayMs": self.values.value(PROVIDER_MAX_RETRY_DELAY_MS),
         }
+
+    def thinking_budgets(self) -> dict[str, int]:
+        """``thinkingBudgets``: the levels the files set (minimal, low, medium, high) and their tokens."""
+        return thinking_budgets(self.values)
+
+    def cache_retention(self, env: Mapping[str, str] | None = None) -> CacheRetention:
+        """How long providers should keep the prompt cache (see :func:`cache_retention`)."""
+        return cache_retention(self.values, os.environ if env is None else env)
 
     def default_project_trust(self) -> str:
         return self.values.value(DEFAULT_PROJECT_TRUST)
@@ -404,6 +441,7 @@ class Settings:
                     ) from exc
                 if not isinstance(data, dict):
                     raise SettingsWriteError("The settings file no longer holds a JSON object.")
+                migrate_settings(data)  # as Pi does when it writes: older key layouts become current
             for dotted, value in changes.items():
                 _assign(data, dotted.split("."), value)
             return js_json_stringify(data, indent=2)

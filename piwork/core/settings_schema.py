@@ -10,19 +10,20 @@ in Pi (``value ?? default``); so does an empty string for text settings.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from piwork.core.jscompat import js_json_stringify
-from piwork.core.llm.types import THINKING_LEVELS, ThinkingLevel
+from piwork.core.jscompat import js_json_stringify, js_trim
+from piwork.core.llm.types import THINKING_LEVELS, CacheRetention, ThinkingLevel
 
 if TYPE_CHECKING:
     from piwork.core.agent.queues import QueueMode
 
 T = TypeVar("T")
 C = TypeVar("C", bound=str)
-Kind = Literal["bool", "int", "number", "text", "choice", "choice-map"]
+Kind = Literal["bool", "int", "number", "text", "choice", "choice-map", "timeout"]
 Owner = Literal["pi", "piwork"]
 
 #: Sections of piwork's own whose keys are read from the global file only (besides declared keys).
@@ -68,7 +69,9 @@ class Setting(Generic[T]):
         if why is not None:
             return Checked(self.default, why)
         value: Any = raw
-        if self.kind == "int":
+        if self.kind == "timeout":
+            value = _timeout_ms(raw)
+        elif self.kind == "int":
             value = int(raw)
         elif self.kind == "number":
             value = float(raw)
@@ -93,8 +96,25 @@ def _is_number(raw: Any) -> bool:
     return isinstance(raw, int | float) and not isinstance(raw, bool) and math.isfinite(raw)
 
 
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _timeout_ms(raw: Any) -> int | None:
+    """A timeout as Pi reads it: a number of ms (floored), its text, or ``"disabled"`` (0); else None."""
+    if isinstance(raw, str):
+        trimmed = js_trim(raw)
+        if trimmed.lower() == "disabled":
+            return 0
+        return _timeout_ms(float(trimmed)) if _DECIMAL.fullmatch(trimmed) else None
+    if not _is_number(raw) or raw < 0:
+        return None
+    return int(math.floor(raw))
+
+
 def _refusal(setting: Setting[Any], raw: Any) -> str | None:
     kind = setting.kind
+    if kind == "timeout":
+        return None if _timeout_ms(raw) is not None else 'must be a number of ms or "disabled"'
     if kind == "bool":
         return None if isinstance(raw, bool) else "must be true or false"
     if kind == "text":
@@ -142,6 +162,16 @@ def whole(key: str, default: int, description: str, **extra: Any) -> Setting[int
 
 def number(key: str, default: float, description: str, **extra: Any) -> Setting[float]:
     return _declare(Setting(key, "number", default, description, **extra))
+
+
+def optional_whole(key: str, description: str, **extra: Any) -> Setting[int | None]:
+    """A whole number with no default of its own (``None`` when absent or refused)."""
+    return _declare(Setting(key, "int", None, description, **extra))
+
+
+def timeout(key: str, default: int, description: str, **extra: Any) -> Setting[int]:
+    """Milliseconds, also written as text or ``"disabled"`` (0), as Pi reads its timeouts."""
+    return _declare(Setting(key, "timeout", default, description, **extra))
 
 
 def text(key: str, description: str, **extra: Any) -> Setting[str | None]:
@@ -221,8 +251,10 @@ LOGS_MAX_TOTAL_MB = number(
     exclusive_minimum=True,
 )
 HTTP_PROXY = text("httpProxy", "Proxy every provider request goes through", global_only=True)
-HTTP_IDLE_TIMEOUT_MS = whole(  # Pi waits 300 s; piwork notices a hung server within two minutes
-    "httpIdleTimeoutMs", 90_000, "Longest wait, in ms, for the next bytes of a reply (0: no limit)", minimum=0
+HTTP_IDLE_TIMEOUT_MS = timeout(  # Pi waits 300 s; piwork notices a hung server within two minutes
+    "httpIdleTimeoutMs",
+    90_000,
+    'Longest wait, in ms, for the next bytes of a reply (0 or "disabled": no limit)',
 )
 
 COMPACTION_ENABLED = flag("compaction.enabled", True, "Compact automatically when the context is nearly full")
@@ -244,6 +276,9 @@ RETRY_MAX_RETRIES = whole("retry.maxRetries", 3, "How many times a failed turn i
 RETRY_BASE_DELAY_MS = whole(
     "retry.baseDelayMs", 2000, "First wait, in ms, before a retry (doubles each time)", minimum=0
 )
+RETRY_MAX_AGENT_DELAY_MS = whole(
+    "retry.maxAgentDelayMs", 60000, "Longest wait, in ms, between two retries of a failed turn", minimum=0
+)
 PROVIDER_TIMEOUT_MS = whole(  # Pi has none: a server that drips bytes must not hold a run forever
     "retry.provider.timeoutMs",
     1_800_000,
@@ -258,6 +293,15 @@ PROVIDER_MAX_RETRY_DELAY_MS = whole(
     60000,
     "Longest wait, in ms, a provider may ask for before a retry (0: no limit)",
     minimum=0,
+)
+
+THINKING_BUDGETS = tuple(
+    optional_whole(
+        f"thinkingBudgets.{level}",
+        f"Thinking tokens a reply may use at the {level} level (unset: the built-in budget)",
+        minimum=0,
+    )
+    for level in ("minimal", "low", "medium", "high")
 )
 
 # ---- piwork's own settings --------------------------------------------------------------------------
@@ -315,6 +359,15 @@ GOVERNOR_MAX_REQUIRED_SAVINGS = whole(
     owner="piwork",
     minimum=0,
     at_least=GOVERNOR_MIN_SAVINGS.key,
+)
+
+CACHE_RETENTION: Setting[CacheRetention] = choice(
+    "piwork.cacheRetention",
+    "short",
+    ("short", "long", "none"),
+    "How long providers keep the prompt cache: short (minutes), long (an hour or a day), none (no caching); "
+    "unset: long when PI_CACHE_RETENTION=long, else short",
+    owner="piwork",
 )
 
 GLOBAL_ONLY_KEYS = tuple(s.key for s in REGISTRY.values() if s.global_only)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from piwork.core.compaction.summarize import RetryPolicy
-from piwork.core.settings_schema import PROVIDER_MAX_RETRY_DELAY_MS
+from piwork.core.settings_schema import PROVIDER_MAX_RETRY_DELAY_MS, RETRY_MAX_AGENT_DELAY_MS
 from piwork.core.settings_values import SettingValues
 
 
@@ -18,18 +18,22 @@ class RetrySettings(RetryPolicy):
 
     # retry.provider.maxRetryDelayMs: a server-requested delay above this is not waited for (0 = no cap).
     max_retry_delay_ms: int = PROVIDER_MAX_RETRY_DELAY_MS.default
+    # retry.maxAgentDelayMs: the backoff between two attempts never exceeds this
+    max_agent_delay_ms: int = RETRY_MAX_AGENT_DELAY_MS.default
 
     @classmethod
     def from_mapping(cls, retry: Mapping[str, Any] | None) -> RetrySettings:
         """Build from the merged settings' ``retry`` object, ignoring values of the wrong type."""
         policy = RetryPolicy.from_settings(retry)
-        cap = SettingValues.of({"retry": retry}).value(PROVIDER_MAX_RETRY_DELAY_MS)
-        return cls(policy.enabled, policy.max_retries, policy.base_delay_ms, cap)
+        values = SettingValues.of({"retry": retry})
+        cap = values.value(PROVIDER_MAX_RETRY_DELAY_MS)
+        agent_cap = values.value(RETRY_MAX_AGENT_DELAY_MS)
+        return cls(policy.enabled, policy.max_retries, policy.base_delay_ms, cap, agent_cap)
 
 
 def backoff_delay_ms(attempt: int, settings: RetrySettings) -> int:
-    """``baseDelayMs · 2^(attempt−1)``: 2 s, 4 s, 8 s with the defaults."""
-    return settings.backoff_ms(attempt)
+    """``baseDelayMs · 2^(attempt−1)`` (2 s, 4 s, 8 s with the defaults), at most ``maxAgentDelayMs``."""
+    return min(settings.backoff_ms(attempt), settings.max_agent_delay_ms)
 
 
 @dataclass(frozen=True)

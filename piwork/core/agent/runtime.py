@@ -41,6 +41,7 @@ from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.listing import most_recent_session
 from piwork.core.session.store import Session, create_session, in_memory_session, open_session
 from piwork.core.session.tree import SessionTree
+from piwork.core.settings import thinking_budgets
 from piwork.core.settings_schema import (
     DEFAULT_MODEL,
     DEFAULT_PROVIDER,
@@ -268,7 +269,8 @@ def _read_only_reason(store: Session) -> str | None:
 
 def stream_options_from_settings(settings: Mapping[str, Any]) -> StreamOptions:
     """Network limits and retries from settings: ``httpIdleTimeoutMs`` (silence), ``retry.provider.timeoutMs``
-    (overall deadline per request), ``retry.provider.maxRetries``/``maxRetryDelayMs``, ``httpProxy``.
+    (overall deadline per request), ``retry.provider.maxRetries``/``maxRetryDelayMs``, ``httpProxy``;
+    and ``thinkingBudgets`` (tokens per thinking level).
     A value of 0 turns a limit off; the defaults are the declarations' (``settings_schema``)."""
     values = SettingValues.of(settings)
     idle_ms = values.value(HTTP_IDLE_TIMEOUT_MS)
@@ -279,6 +281,7 @@ def stream_options_from_settings(settings: Mapping[str, Any]) -> StreamOptions:
         max_retries=values.value(PROVIDER_MAX_RETRIES),
         max_retry_delay_ms=values.value(PROVIDER_MAX_RETRY_DELAY_MS),
         proxy=values.value(HTTP_PROXY),
+        thinking_budgets=thinking_budgets(values) or None,
     )
 
 
