@@ -50,6 +50,22 @@ def utf16_slice(text: str, start: int, end: int | None = None) -> str:
     return units[2 * s : 2 * e].decode("utf-16-le", "surrogatepass")
 
 
+def utf16_slice_head(text: str, max_units: int) -> str:
+    """At most the first ``max_units`` UTF-16 units of ``text``, never splitting a surrogate pair
+    (a character that does not fit whole is left out)."""
+    end = max(0, max_units)
+    if text.isascii():
+        return text[:end]
+    units = text.encode("utf-16-le", "surrogatepass")
+    n = len(units) // 2
+    if 0 < end < n:
+        last = int.from_bytes(units[2 * end - 2 : 2 * end], "little")
+        following = int.from_bytes(units[2 * end : 2 * end + 2], "little")
+        if 0xD800 <= last <= 0xDBFF and 0xDC00 <= following <= 0xDFFF:
+            end -= 1
+    return units[: 2 * min(end, n)].decode("utf-16-le", "surrogatepass")
+
+
 def _clamp_index(i: int, n: int) -> int:
     if i < 0:
         return max(0, n + i)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal
 
-from piwork.core.jscompat import js_number_str, utf16_len, utf16_slice
+from piwork.core.jscompat import js_number_str, utf16_len, utf16_slice_head
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024
@@ -208,7 +208,7 @@ def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> LineTrunc
     """Cap one line at ``max_chars`` UTF-16 units (may split a surrogate pair, as Pi does)."""
     if utf16_len(line) <= max_chars:
         return LineTruncation(line, False)
-    return LineTruncation(utf16_slice(line, 0, max_chars) + TRUNCATED_LINE_SUFFIX, True)
+    return LineTruncation(utf16_slice_head(line, max_chars) + TRUNCATED_LINE_SUFFIX, True)
 
 
 def format_size(size: float) -> str:

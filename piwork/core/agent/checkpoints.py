@@ -113,7 +113,9 @@ class CompactionCheckpoints:
 
     @property
     def settings(self) -> CompactionSettings:
-        return CompactionSettings.from_settings(self._session.settings)
+        model = self._session.model
+        key = f"{model.provider}/{model.id}" if model is not None else None
+        return CompactionSettings.from_settings(self._session.settings, key)
 
     def reset_overflow_attempt(self) -> None:
         self._recovery_attempted = False

@@ -15,7 +15,8 @@ from typing import Any
 from piwork.core.compaction.file_ops import FileOps
 from piwork.core.compaction.tokens import estimate_tokens
 from piwork.core.jscompat import UNDEFINED, js_truthy
-from piwork.core.session.context import build_entry_index
+from piwork.core.session.context import build_entry_index, entry_to_messages
+from piwork.core.session.context_edits import apply_edit, edit_for, latest_edits
 from piwork.core.session.jsvalues import js_get, map_key
 from piwork.core.session.timestamps import js_date_ms
 
@@ -83,14 +84,19 @@ def _put(target: dict[str, Any], key: str, value: Any) -> None:
         target[key] = value
 
 
-def branch_entry_message(entry: Entry) -> dict[str, Any] | None:
-    """The message an entry contributes to a branch summary (tool results and metadata: none)."""
+def branch_entry_message(entry: Entry, edit: Entry | None = None) -> dict[str, Any] | None:
+    """The message an entry contributes to a branch summary (tool results and metadata: none),
+    as its context edit ``edit`` leaves it (None when the edit leaves it out)."""
     kind = js_get(entry, "type")
     if kind == "message":
         message = js_get(entry, "message")
         if js_get(message, "role") == "toolResult":
             return None
+        if edit is not None:
+            return _first(apply_edit(entry_to_messages(entry), edit))
         return message if isinstance(message, dict) else None
+    if kind == "custom_message" and edit is not None:
+        return _first(apply_edit(entry_to_messages(entry), edit))
     if kind in ("custom_message", "branch_summary", "compaction"):
         fields = {
             "custom_message": ("custom", ("customType", "content", "display", "details")),
@@ -103,6 +109,10 @@ def branch_entry_message(entry: Entry) -> dict[str, Any] | None:
         projected["timestamp"] = js_date_ms(js_get(entry, "timestamp"))
         return projected
     return None
+
+
+def _first(messages: list[Any]) -> dict[str, Any] | None:
+    return messages[0] if messages and isinstance(messages[0], dict) else None
 
 
 @dataclass
@@ -118,9 +128,10 @@ def prepare_branch_entries(entries: Sequence[Entry], token_budget: float = 0) ->
     for entry in entries:
         if js_get(entry, "type") == "branch_summary" and not js_truthy(js_get(entry, "fromHook")):
             prepared.file_ops.add_from_details(js_get(entry, "details"))
+    edits = latest_edits(entries)  # the newest edit of each target among the abandoned entries
     newest_first: list[dict[str, Any]] = []
     for entry in reversed(entries):
-        message = branch_entry_message(entry)
+        message = branch_entry_message(entry, edit_for(edits, entry))
         if message is None:
             continue
         prepared.file_ops.add_from_message(message)

@@ -34,7 +34,6 @@ from piwork.core.compaction.summarize import (
     SummaryCancelled,
     combine_usage,
     history_prompt,
-    output_cap,
     request_summary,
     turn_prefix_prompt,
 )
@@ -42,9 +41,6 @@ from piwork.core.compaction.tokens import estimate_messages_tokens
 from piwork.core.errors import PiworkError
 from piwork.core.session.store import append_written
 from piwork.core.session.tree import SessionTree
-
-HISTORY_CAP = 0.8  # of reserveTokens
-TURN_PREFIX_CAP = 0.5
 
 ALREADY_COMPACTED = "Already compacted"
 NOTHING_TO_COMPACT = "Nothing to compact (session too small)"
@@ -103,16 +99,11 @@ async def generate_compaction(
     preparation: CompactionPreparation,
     summarizer: Summarizer,
     custom_instructions: str | None = None,
-    *,
-    strict_pi: bool,
 ) -> GeneratedCompaction:
     """Ask the model for the summary of a prepared compaction (two requests for a split turn).
 
-    In a split turn with nothing new before the turn, the reference writes "No prior history." and
-    loses the previous summary; piwork (``strict_pi=False``) keeps the previous summary instead.
+    In a split turn with nothing new before the turn, the previous summary stands for the history.
     """
-    reserve = preparation.settings.reserve_tokens
-    model = summarizer.model
 
     async def history() -> tuple[str, dict[str, Any] | None]:
         prompt = await asyncio.to_thread(
@@ -124,7 +115,6 @@ async def generate_compaction(
         reply = await request_summary(
             summarizer,
             prompt,
-            max_tokens=output_cap(HISTORY_CAP, reserve, model),
             label="Summarization",
             source="compaction",
             use_reasoning=True,
@@ -135,13 +125,14 @@ async def generate_compaction(
         history_text, usage = prompts.NO_PRIOR_HISTORY, None
         if preparation.messages_to_summarize:
             history_text, usage = await history()
-        elif not strict_pi and preparation.previous_summary:
-            history_text = preparation.previous_summary
-        prefix_prompt = await asyncio.to_thread(turn_prefix_prompt, preparation.turn_prefix_messages)
+        elif preparation.previous_summary:
+            history_text = preparation.previous_summary  # nothing new before the turn: keep the summary
+        prefix_prompt = await asyncio.to_thread(
+            turn_prefix_prompt, preparation.turn_prefix_messages, custom_instructions
+        )
         prefix = await request_summary(
             summarizer,
             prefix_prompt,
-            max_tokens=output_cap(TURN_PREFIX_CAP, reserve, model),
             label="Turn prefix summarization",
             source="compaction",
             use_reasoning=True,
@@ -243,7 +234,7 @@ async def compact_session(
                 generated, from_hook = _from_hook(supplied), True
         if generated is None:
             generated = await until_cancelled(
-                generate_compaction(preparation, summarizer, custom_instructions, strict_pi=False), cancel
+                generate_compaction(preparation, summarizer, custom_instructions), cancel
             )
     except (Cancelled, SummaryCancelled) as error:
         signal.set()

@@ -1,7 +1,8 @@
 """Which files the summarized part of a conversation read or changed.
 
-Only the ``read``, ``write`` and ``edit`` tool calls of assistant messages are tracked, with their
-``path`` argument taken verbatim (``./a.py`` and ``a.py`` stay distinct). The lists are carried from
+Only the ``read``, ``write`` and ``edit`` tool calls of assistant messages are tracked (and the
+calls a tool made itself, recorded on its result as ``nestedCalls``), with their ``path`` argument
+taken verbatim (``./a.py`` and ``a.py`` stay distinct). The lists are carried from
 one summary to the next through the ``details`` of compaction and branch-summary entries, so they
 accumulate over repeated compactions.
 """
@@ -26,8 +27,18 @@ class FileOps:
     edited: dict[str, None] = field(default_factory=dict)
 
     def add_from_message(self, message: Any) -> None:
-        """Record the file tool calls of an assistant message; anything else is ignored."""
-        if not isinstance(message, Mapping) or message.get("role") != "assistant":
+        """Record the file tool calls of an assistant message, or the nested calls recorded on a
+        tool result; anything else is ignored."""
+        if not isinstance(message, Mapping):
+            return
+        if message.get("role") == "toolResult":
+            nested = message.get("nestedCalls")
+            calls = nested.get("calls") if isinstance(nested, Mapping) else None
+            for call in calls if isinstance(calls, list) else ():
+                if isinstance(call, Mapping):
+                    self._add(call.get("name"), call.get("arguments"))
+            return
+        if message.get("role") != "assistant":
             return
         content = message.get("content")
         if not isinstance(content, list):
@@ -37,11 +48,13 @@ class FileOps:
                 continue
             if "arguments" not in block or "name" not in block:
                 continue
-            args = block["arguments"]
-            path = args.get("path") if isinstance(args, Mapping) else None
-            target = _TOOL_TO_SET.get(block["name"]) if isinstance(block["name"], str) else None
-            if isinstance(path, str) and path and target is not None:
-                getattr(self, target)[path] = None
+            self._add(block["name"], block["arguments"])
+
+    def _add(self, name: Any, args: Any) -> None:
+        path = args.get("path") if isinstance(args, Mapping) else None
+        target = _TOOL_TO_SET.get(name) if isinstance(name, str) else None
+        if isinstance(path, str) and path and target is not None:
+            getattr(self, target)[path] = None
 
     def add_from_details(self, details: Any) -> None:
         """Carry the lists of an earlier summary: read files stay read, modified count as edited.

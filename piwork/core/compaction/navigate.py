@@ -28,7 +28,6 @@ from piwork.core.compaction.file_ops import compute_file_lists, format_file_list
 from piwork.core.compaction.hooks import AfterTreeEvent, BeforeTreeEvent, CompactionHooks, TreePreparation
 from piwork.core.compaction.settings import (
     BRANCH_FALLBACK_CONTEXT_WINDOW,
-    BRANCH_SUMMARY_MAX_TOKENS,
     BranchSummarySettings,
 )
 from piwork.core.compaction.summarize import Summarizer, SummaryCancelled, branch_prompt, request_summary
@@ -77,11 +76,6 @@ class NavigationResult:
     notice: str | None = None
 
 
-def branch_output_cap(summarizer: Summarizer) -> int:
-    max_tokens = summarizer.model.max_tokens
-    return min(BRANCH_SUMMARY_MAX_TOKENS, max_tokens) if max_tokens > 0 else BRANCH_SUMMARY_MAX_TOKENS
-
-
 def branch_summary_budget(context_window: int, settings: BranchSummarySettings) -> int:
     """Tokens of the abandoned branch the summarizer is given (the newest messages that fit)."""
     return (context_window or BRANCH_FALLBACK_CONTEXT_WINDOW) - settings.reserve_tokens
@@ -106,10 +100,9 @@ async def generate_branch_summary(
     reply = await request_summary(
         summarizer,
         prompt,
-        max_tokens=branch_output_cap(summarizer),
         label="Branch summarization",
         source="branchSummary",
-        use_reasoning=False,
+        use_reasoning=True,
     )
     lists = compute_file_lists(prepared.file_ops)
     text = prompts.BRANCH_SUMMARY_PREAMBLE + reply.text + format_file_lists(lists)

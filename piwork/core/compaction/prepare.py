@@ -5,7 +5,8 @@ returns ``None`` when there is nothing to compact (the path already ends with a 
 message lies before the cut).
 
 Repeated compactions start at the previous compaction's kept boundary, so messages it kept are
-summarized again while its summary is passed along as ``previous_summary``.
+summarized again while its summary is passed along as ``previous_summary``. Everything works on
+the projection of the path (context edits applied, system messages as prompt state).
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from piwork.core.compaction.cut_point import ProjectedEntries, find_cut_point
+from piwork.core.compaction.cut_point import ProjectedEntries, find_projected_cut_point
 from piwork.core.compaction.file_ops import FileLists, FileOps, compute_file_lists, extract_file_ops
 from piwork.core.compaction.settings import CompactionSettings
-from piwork.core.compaction.tokens import estimate_context_tokens
+from piwork.core.compaction.tokens import estimate_projected_context_tokens
 from piwork.core.jscompat import UNDEFINED, js_truthy
-from piwork.core.session.context import build_session_context, select_context
-from piwork.core.session.jsvalues import js_get, js_same
+from piwork.core.session.context import project_entries, select_context
+from piwork.core.session.jsvalues import js_get
 
 Entry = Any
 
@@ -62,33 +63,14 @@ def _is_compaction(entry: Entry) -> bool:
 
 
 def _summary_messages(projected: ProjectedEntries, start: int, end: int) -> list[dict[str, Any]]:
-    """The first projected message of every non-compaction entry in ``[start, end)``."""
-    out = []
+    """The projected messages of every non-compaction entry in ``[start, end)``, system messages
+    left out (they are prompt state, which the compaction entry carries on)."""
+    out: list[dict[str, Any]] = []
     for i in range(start, end):
         if _is_compaction(projected.entries[i]):
             continue
-        messages = projected.messages(i)
-        if messages:
-            out.append(messages[0])
+        out.extend(m for m in projected.messages(i) if js_get(m, "role") != "system")
     return out
-
-
-def _context_messages(path: Sequence[Entry], projected: ProjectedEntries, strict_pi: bool) -> list[Any]:
-    """Messages the model sees at the end of ``path``.
-
-    The reference rebuilds the path from the entries' parent links; piwork's engine already holds
-    the path, so it selects the compaction range directly and reuses the projections.
-    """
-    if strict_pi:
-        return list(build_session_context(list(path))["messages"])
-    selection = select_context(path, honour_retained_tail=True)
-    position = {id(entry): i for i, entry in enumerate(path)}
-    messages: list[Any] = []
-    for n, entry in enumerate(selection.entries):
-        messages.extend(projected.messages(position[id(entry)]))
-        if n == 0:
-            messages.extend(selection.retained)
-    return messages
 
 
 def _retained_tail(compaction: Entry) -> list[dict[str, Any]]:
@@ -101,41 +83,40 @@ def prepare_compaction(
 ) -> CompactionPreparation | None:
     """Plan a compaction of ``path_entries`` (root first), or ``None`` when there is nothing to do.
 
-    With ``strict_pi=False`` (the engine) the cut uses piwork's corrections (see ``cut_point``), and
-    a previous compaction that kept its history as ``retainedTail`` (no resolvable
-    ``firstKeptEntryId``) has those messages summarized again so they are not lost.
+    Works on the projection (the context entries after their context edits): what the model no
+    longer sees is neither summarized nor kept, and counts nothing. With ``strict_pi=False`` (the
+    engine) the cut uses piwork's correction (see ``cut_point``), and a previous compaction that kept
+    its history as ``retainedTail`` has those messages summarized again so they are not lost.
     """
     if path_entries and _is_compaction(path_entries[-1]):
         return None
+    selection = select_context(path_entries, honour_retained_tail=not strict_pi)
+    projection = project_entries(selection.entries)
+    entries = [item.entry for item in projection]
+    projected = ProjectedEntries(entries, [item.messages for item in projection])
     previous_index = next(
-        (i for i in range(len(path_entries) - 1, -1, -1) if _is_compaction(path_entries[i])), -1
+        (i for i, item in enumerate(projection) if _is_compaction(item.entry) and item.messages), -1
     )
-    previous: Entry = path_entries[previous_index] if previous_index >= 0 else None
+    previous: Entry = entries[previous_index] if previous_index >= 0 else None
     previous_summary: str | None = None
     boundary_start = 0
     carried: list[dict[str, Any]] = []
     if previous is not None:
         summary = js_get(previous, "summary")
         previous_summary = summary if isinstance(summary, str) else None
-        first_kept = js_get(previous, "firstKeptEntryId")
-        # Entries without an id match a missing firstKeptEntryId, as in the reference.
-        kept_index = next((i for i, e in enumerate(path_entries) if js_same(js_get(e, "id"), first_kept)), -1)
-        boundary_start = kept_index if kept_index >= 0 else previous_index + 1
-        if not strict_pi and kept_index < 0:
-            carried = _retained_tail(previous)
+        boundary_start = previous_index + 1
+        carried = [m for m in selection.retained if isinstance(m, dict)]
 
-    projected = ProjectedEntries(path_entries)
-    tokens_before = estimate_context_tokens(_context_messages(path_entries, projected, strict_pi)).tokens
-    cut = find_cut_point(
-        path_entries,
-        boundary_start,
-        len(path_entries),
-        settings.keep_recent_tokens,
-        strict_pi=strict_pi,
-        projected=projected,
+    context_messages = [(js_get(item.entry, "id"), item.messages) for item in projection]
+    if carried:
+        context_messages.insert(1, (None, carried))
+    path_kinds = [(js_get(e, "id"), js_get(e, "type")) for e in path_entries]
+    tokens_before = estimate_projected_context_tokens(context_messages, path_kinds).tokens
+    cut = find_projected_cut_point(
+        projected, boundary_start, len(entries), settings.keep_recent_tokens, strict_pi=strict_pi
     )
     first_kept_entry = (
-        path_entries[cut.first_kept_entry_index] if cut.first_kept_entry_index < len(path_entries) else None
+        entries[cut.first_kept_entry_index] if cut.first_kept_entry_index < len(entries) else None
     )
     first_kept_entry_id = js_get(first_kept_entry, "id") if first_kept_entry is not None else UNDEFINED
     if not js_truthy(first_kept_entry_id):

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from piwork.core.compaction.tokens import utf16_units
-from piwork.core.jscompat import js_json_stringify, js_number_str, utf16_slice
+from piwork.core.jscompat import js_json_stringify, js_number_str, utf16_slice, utf16_slice_head
 
 TOOL_RESULT_MAX_CHARS = 2000
 _UNDEFINED_TEXT = "undefined"  # how a template literal prints a missing field
@@ -49,7 +49,8 @@ def cap_tool_result(text: str, max_chars: int = TOOL_RESULT_MAX_CHARS) -> str:
     length = utf16_units(text)
     if length <= max_chars:
         return text
-    return f"{utf16_slice(text, 0, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
+    # the count is of units beyond the cap, even when a pair at the cap is left out whole
+    return f"{utf16_slice_head(text, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
 
 
 def _argument_pairs(args: Any) -> list[tuple[str, Any]]:
@@ -75,22 +76,19 @@ def _tool_call_text(block: Mapping[str, Any]) -> str:
 def _assistant_parts(content: Any) -> list[str]:
     if not isinstance(content, list):
         raise TypeError("assistant content is not a list of content blocks")
-    thinking: list[str] = []
     calls: list[str] = []
     has_text = False
     for block in content:
         if block is None:
             raise TypeError("content block is null")
         kind = block.get("type") if isinstance(block, Mapping) else None
-        if kind == "thinking":
-            thinking.append(_join_item(block.get("thinking")))
-        elif kind == "toolCall":
+        # thinking is left out: replayed reasoning is often not what the model saw, and it can
+        # make the summary request larger than the context it summarizes
+        if kind == "toolCall":
             calls.append(_tool_call_text(block))
         elif kind == "text":
             has_text = True
     parts = []
-    if thinking:
-        parts.append("[Assistant thinking]: " + "\n".join(thinking))
     if has_text:
         parts.append("[Assistant]: " + _text_of(content, "\n"))
     if calls:

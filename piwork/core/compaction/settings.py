@@ -22,7 +22,6 @@ from piwork.core.settings_schema import (
 from piwork.core.settings_values import SettingValues
 
 BRANCH_FALLBACK_CONTEXT_WINDOW = 128000
-BRANCH_SUMMARY_MAX_TOKENS = 4096
 
 
 @dataclass(frozen=True)
@@ -34,13 +33,25 @@ class CompactionSettings:
     keep_recent_tokens: int = COMPACTION_KEEP_RECENT_TOKENS.default
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any] | None) -> CompactionSettings:
-        """Read the ``compaction`` section of a merged settings mapping."""
+    def from_settings(
+        cls, settings: Mapping[str, Any] | None, model_key: str | None = None
+    ) -> CompactionSettings:
+        """Read the ``compaction`` section of a merged settings mapping.
+
+        ``model_key`` (``"provider/id"``) selects ``compaction.modelOverrides[model_key]``, whose
+        ``reserveTokens``/``keepRecentTokens`` win over the ordinary values for that model. An
+        override that is not a non-negative whole number is ignored.
+        """
         values = SettingValues.of(settings)
+        override = _model_override(settings, model_key)
         return cls(
             enabled=values.value(COMPACTION_ENABLED),
-            reserve_tokens=values.value(COMPACTION_RESERVE_TOKENS),
-            keep_recent_tokens=values.value(COMPACTION_KEEP_RECENT_TOKENS),
+            reserve_tokens=_token_override(
+                override, "reserveTokens", values.value(COMPACTION_RESERVE_TOKENS)
+            ),
+            keep_recent_tokens=_token_override(
+                override, "keepRecentTokens", values.value(COMPACTION_KEEP_RECENT_TOKENS)
+            ),
         )
 
     @classmethod
@@ -54,6 +65,20 @@ class CompactionSettings:
             "reserveTokens": self.reserve_tokens,
             "keepRecentTokens": self.keep_recent_tokens,
         }
+
+
+def _model_override(settings: Mapping[str, Any] | None, model_key: str | None) -> Mapping[str, Any]:
+    section = settings.get("compaction") if isinstance(settings, Mapping) and model_key else None
+    overrides = section.get("modelOverrides") if isinstance(section, Mapping) else None
+    entry = overrides.get(model_key) if isinstance(overrides, Mapping) else None
+    return entry if isinstance(entry, Mapping) else {}
+
+
+def _token_override(override: Mapping[str, Any], key: str, ordinary: int) -> int:
+    value = override.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or value != int(value):
+        return ordinary
+    return int(value)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ end of a retried request (success, final failure or cancellation) to ``on_retry_
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -119,12 +118,6 @@ class SummaryText:
     usage: dict[str, Any] | None
 
 
-def output_cap(fraction_of_reserve: float, reserve_tokens: int, model: Model) -> int:
-    """``min(floor(fraction × reserve), model.max_tokens if > 0)``."""
-    cap = math.floor(fraction_of_reserve * reserve_tokens)
-    return min(cap, model.max_tokens) if model.max_tokens > 0 else cap
-
-
 def _request_context(prompt_text: str) -> LlmContext:
     user = {
         "role": "user",
@@ -134,7 +127,7 @@ def _request_context(prompt_text: str) -> LlmContext:
     return LlmContext(system_prompt=prompts.SYSTEM_PROMPT, messages=[user], tools=[])
 
 
-def _options(summarizer: Summarizer, max_tokens: int, use_reasoning: bool) -> StreamOptions:
+def _options(summarizer: Summarizer, max_tokens: int | None, use_reasoning: bool) -> StreamOptions:
     level: ThinkingLevel = "off"
     if use_reasoning and summarizer.model.reasoning and summarizer.thinking_level != "off":
         level = summarizer.thinking_level
@@ -142,7 +135,7 @@ def _options(summarizer: Summarizer, max_tokens: int, use_reasoning: bool) -> St
         summarizer.base_options,
         api_key=summarizer.api_key,
         headers=summarizer.headers,
-        max_tokens=max(1, max_tokens),
+        max_tokens=None if max_tokens is None else max(1, max_tokens),
         thinking_level=level,
         cache_retention="none",
         session_id=str(uuid.uuid4()),
@@ -206,12 +199,16 @@ async def request_summary(
     summarizer: Summarizer,
     prompt_text: str,
     *,
-    max_tokens: int,
+    max_tokens: int | None = None,
     label: str,
     source: SummarySource,
     use_reasoning: bool,
 ) -> SummaryText:
-    """Send one summary request and return its checked text and usage."""
+    """Send one summary request and return its checked text and usage.
+
+    Without ``max_tokens`` the request asks for the model's own output limit: a summary cut short
+    by a smaller cap would be rejected as incomplete.
+    """
     context = _request_context(prompt_text)
     options = _options(summarizer, max_tokens, use_reasoning)
     response = await _complete_with_retry(summarizer, context, options, source)
@@ -241,8 +238,12 @@ def history_prompt(
     )
 
 
-def turn_prefix_prompt(messages: Sequence[Mapping[str, Any]]) -> str:
-    return prompts.conversation_block(serialize_messages(messages)) + prompts.TURN_PREFIX_INSTRUCTIONS
+def turn_prefix_prompt(messages: Sequence[Mapping[str, Any]], custom_instructions: str | None = None) -> str:
+    return (
+        prompts.conversation_block(serialize_messages(messages))
+        + prompts.TURN_PREFIX_INSTRUCTIONS
+        + prompts.focus_suffix(custom_instructions)
+    )
 
 
 def branch_prompt(

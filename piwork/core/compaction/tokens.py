@@ -18,6 +18,7 @@ from typing import Any
 
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.jscompat import js_json_stringify
+from piwork.core.session.system_messages import current_system_message
 
 CHARS_PER_TOKEN = 4
 IMAGE_CHARS = 4800  # an image block counts as 1200 tokens
@@ -85,6 +86,20 @@ def _assistant_chars(content: Any) -> int:
     return chars
 
 
+def _system_chars(message: Mapping[str, Any]) -> int:
+    """A system message (prompt state): its content, its section texts and its added tools."""
+    chars = _text_and_image_chars(message.get("content", _MISSING))
+    sections = message.get("sections")
+    if isinstance(sections, Mapping):
+        for text in sections.values():
+            if text:
+                chars += _length(text, "system section")
+    tools = message.get("toolsAdded")
+    if tools:
+        chars += utf16_units(js_json_stringify(tools))
+    return chars
+
+
 def _ceil_tokens(chars: int) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)
 
@@ -92,6 +107,8 @@ def _ceil_tokens(chars: int) -> int:
 def estimate_tokens(message: Mapping[str, Any]) -> int:
     """Estimated tokens of one AgentMessage (chars / 4, rounded up); unknown roles count 0."""
     role = message.get("role")
+    if role == "system":
+        return _ceil_tokens(_system_chars(message))
     if role in ("user", "custom", "toolResult"):
         return _ceil_tokens(_text_and_image_chars(message.get("content", _MISSING)))
     if role == "assistant":
@@ -172,6 +189,52 @@ def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> ContextEst
             return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
     estimated = estimate_messages_tokens(messages)
     return ContextEstimate(estimated, 0, estimated, None)
+
+
+def estimate_projected_context_tokens(
+    entry_messages: Sequence[tuple[Any, Sequence[Mapping[str, Any]]]],
+    path_ids_and_types: Sequence[tuple[Any, Any]],
+) -> ContextEstimate:
+    """Context size of a projection, trusting provider usage only when nothing changed it since.
+
+    ``entry_messages`` are the projected context entries as (entry id, messages); ``path_ids_and_types``
+    the branch's entries as (id, type). The last valid usage counts only when its entry comes after
+    the branch's latest ``context_edit`` or ``compaction``: an edit or a compaction changes what the
+    next request holds, so older usage no longer measures it. Otherwise every message is estimated,
+    the recorded system prompt once (replayed), the other system messages not again.
+    """
+    messages = [m for _, listed in entry_messages for m in listed]
+    estimate = estimate_context_tokens(messages)
+    if estimate.last_usage_index is not None:
+        seen = 0
+        usage_entry: Any = None
+        for entry_id, listed in entry_messages:
+            if estimate.last_usage_index < seen + len(listed):
+                usage_entry = entry_id
+                break
+            seen += len(listed)
+        usage_at = next(
+            (
+                i
+                for i, (entry_id, _) in enumerate(path_ids_and_types)
+                if usage_entry is not None and entry_id == usage_entry
+            ),
+            -1,
+        )
+        invalidated_at = next(
+            (
+                i
+                for i in range(len(path_ids_and_types) - 1, -1, -1)
+                if path_ids_and_types[i][1] in ("context_edit", "compaction")
+            ),
+            -1,
+        )
+        if usage_at > invalidated_at:
+            return estimate
+    system = current_system_message(messages)
+    tokens = estimate_tokens(system) if system is not None else 0
+    tokens += sum(estimate_tokens(m) for m in messages if m.get("role") != "system")
+    return ContextEstimate(tokens, 0, tokens, None)
 
 
 def should_compact(context_tokens: float, context_window: float, settings: CompactionSettings) -> bool:

@@ -74,3 +74,41 @@ def test_only_branch_summary_details_are_carried_not_compaction_details() -> Non
     chain.msg(assistant("", call("read", path="late.md")))
     ops = prepare_branch_entries(chain.entries).file_ops.to_json()
     assert ops == {"read": ["nested.md", "late.md"], "written": [], "edited": ["m.py"]}
+
+
+def test_context_edits_among_the_abandoned_entries_apply() -> None:
+    from piwork.core.compaction.branch_entries import prepare_branch_entries
+
+    u = {
+        "type": "message",
+        "id": "u",
+        "parentId": None,
+        "timestamp": "2024-12-03T14:00:01.000Z",
+        "message": {"role": "user", "content": "long question", "timestamp": 1},
+    }
+    a = {
+        "type": "message",
+        "id": "a",
+        "parentId": "u",
+        "timestamp": "2024-12-03T14:00:02.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "failed try"}], "timestamp": 2},
+    }
+    e1 = {
+        "type": "context_edit",
+        "id": "e1",
+        "parentId": "a",
+        "timestamp": "2024-12-03T14:00:03.000Z",
+        "targetId": "a",
+        "replacement": None,
+    }
+    e2 = {
+        "type": "context_edit",
+        "id": "e2",
+        "parentId": "e1",
+        "timestamp": "2024-12-03T14:00:04.000Z",
+        "targetId": "u",
+        "replacement": {"content": "short"},
+    }
+    prepared = prepare_branch_entries([u, a, e1, e2])
+    assert prepared.messages == [{"role": "user", "content": "short", "timestamp": 1}]
+    assert prepared.total_tokens == 2

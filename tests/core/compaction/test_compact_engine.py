@@ -42,7 +42,7 @@ async def test_summary_over_http_is_appended_to_the_session_file(
 
     request = loopback.requests[0]
     assert request.body["system"][0]["text"] == prompts.SYSTEM_PROMPT
-    assert "tools" not in request.body and request.body["max_tokens"] == 13107  # floor(0.8 * 16384)
+    assert "tools" not in request.body and request.body["max_tokens"] == 32000  # the model's own limit
     text = request_text(request)
     assert text.startswith("<conversation>\n[User]: question 0 ")
     assert '[Assistant tool calls]: read(path="src/file0.py")' in text
@@ -156,7 +156,7 @@ async def test_split_turn_sends_two_requests_and_sums_usage(tmp_path: Path, loop
     )
     result = await compact_session(session.tree, summarizer(loopback), KEEP_SMALL)
     assert len(loopback.requests) == 2
-    assert loopback.requests[1].body["max_tokens"] == 8192  # floor(0.5 * 16384)
+    assert loopback.requests[1].body["max_tokens"] == 32000  # the model's own output limit
     assert request_text(loopback.requests[1]).endswith(prompts.TURN_PREFIX_INSTRUCTIONS)
     assert result.summary.startswith("HISTORY" + prompts.SPLIT_TURN_SEPARATOR + "PREFIX")
     assert result.usage is not None and result.usage["input"] == 30 and result.usage["output"] == 3
@@ -178,11 +178,10 @@ async def test_nothing_new_before_a_split_turn_keeps_the_previous_summary(
 
     strict = prepare_compaction(chain.entries, KEEP_SMALL, strict_pi=True)
     assert strict is not None and strict.messages_to_summarize == [] and strict.is_split_turn
-    loopback.script(Turn([Text("PREFIX")]), Turn([Text("PREFIX")]))
-    piwork = await generate_compaction(strict, summarizer(loopback), strict_pi=False)
-    pi = await generate_compaction(strict, summarizer(loopback), strict_pi=True)
-    assert piwork.summary.startswith("EARLIER" + prompts.SPLIT_TURN_SEPARATOR)
-    assert pi.summary.startswith(prompts.NO_PRIOR_HISTORY + prompts.SPLIT_TURN_SEPARATOR)
+    loopback.script(Turn([Text("PREFIX")]))
+    result = await generate_compaction(strict, summarizer(loopback))
+    assert result.summary.startswith("EARLIER" + prompts.SPLIT_TURN_SEPARATOR + "PREFIX")
+    assert len(loopback.requests) == 1  # only the turn prefix is summarized
 
 
 async def test_hooks_cancel_supply_and_failing_handlers(tmp_path: Path, loopback: LoopbackServer) -> None:

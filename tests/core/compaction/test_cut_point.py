@@ -63,9 +63,8 @@ def test_budget_crossed_after_the_last_cut_point() -> None:
     chain.msg(assistant("", call("read", "c1", path="x"), call("read", "c2", path="y")))
     chain.msg(result("r" * 40000, "c1"))
     chain.msg(result("s" * 40000, "c2"))
-    # Pi falls back to the first cut point: everything kept, nothing compacted.
-    assert find_cut_point(chain.entries, 0, 6, 20000, strict_pi=True) == CutPoint(0, -1, False)
-    # piwork cuts at the last cut point before the crossing: the call with its results is kept.
+    # the cut lands on the last cut point before the crossing: the call keeps its results
+    assert find_cut_point(chain.entries, 0, 6, 20000, strict_pi=True) == CutPoint(3, 2, True)
     assert find_cut_point(chain.entries, 0, 6, 20000, strict_pi=False) == CutPoint(3, 2, True)
 
 

@@ -65,8 +65,8 @@ async def test_summary_is_attached_at_the_target_and_matches_the_reference(
         strict_pi=False,
     )
     request = loopback.requests[0]
-    assert request.body["max_tokens"] == 4096  # branch summaries never ask for reasoning
-    assert request.body.get("thinking", {"type": "disabled"}) == {"type": "disabled"}
+    assert request.body["max_tokens"] == 32000  # no cap of its own: the model's output limit
+    assert request.body.get("thinking", {"type": "disabled"}) == {"type": "disabled"}  # level off
     text = request_text(request)
     assert "[User]: Try approach A" in text and "[Tool result]" not in text
     assert text.endswith(prompts.BRANCH_INSTRUCTIONS)
@@ -286,3 +286,18 @@ async def test_session_changing_during_the_summary_writes_nothing(
         )
     await writer
     assert _last_line(session.path)["type"] == "message"  # only the concurrent append landed
+
+
+async def test_branch_summaries_forward_the_thinking_level(tmp_path: Path, loopback: LoopbackServer) -> None:
+    from dataclasses import replace
+
+    session, ids = _branching_session(tmp_path)
+    loopback.script(Turn([Text("## Goal\nApproach A")]))
+    await navigate_tree(
+        session.tree,
+        ids["answer"],
+        summarize=True,
+        summarizer=replace(summarizer(loopback), thinking_level="high"),
+        strict_pi=False,
+    )
+    assert loopback.requests[0].body["thinking"]["type"] == "enabled"

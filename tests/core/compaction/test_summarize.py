@@ -20,7 +20,6 @@ from piwork.core.compaction.summarize import (
     check_response,
     combine_usage,
     history_prompt,
-    output_cap,
     request_summary,
 )
 from piwork.core.llm.streaming import complete
@@ -52,12 +51,6 @@ def test_response_checks_in_order() -> None:
         ],
     }
     assert check_response(ok, "Summarization") == "a\nb"
-
-
-def test_output_caps() -> None:
-    assert output_cap(0.8, 16384, MODEL) == 13107  # no model cap (maxTokens 0)
-    small = Model(**{**MODEL.__dict__, "max_tokens": 1000})
-    assert output_cap(0.5, 16384, small) == 1000
 
 
 def test_retry_policy_from_settings() -> None:
@@ -208,3 +201,10 @@ async def test_cancelling_during_the_backoff_ends_the_retry(loopback: LoopbackSe
     with pytest.raises(asyncio.CancelledError):
         await task
     assert ends == [SummaryRetryEnd("compaction", 1, False, "Retry cancelled")]
+
+
+async def test_summary_requests_ask_for_the_models_own_output_limit(loopback: LoopbackServer) -> None:
+    loopback.script(Turn([Text("ok")]))
+    summarizer = replace(_summarizer(loopback, [], max_tokens=30000), thinking_level="off")
+    await request_summary(summarizer, "p", label="S", source="compaction", use_reasoning=True)
+    assert loopback.requests[0].body["max_tokens"] == 30000  # not a share of reserveTokens

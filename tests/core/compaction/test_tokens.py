@@ -40,7 +40,11 @@ def test_tool_call_arguments_use_javascript_json() -> None:
 def test_other_roles() -> None:
     assert estimate_tokens({"role": "bashExecution", "command": "ls", "output": "a\nb"}) == 2
     assert estimate_tokens({"role": "compactionSummary", "summary": "s" * 9}) == 3
-    assert estimate_tokens({"role": "system", "content": "x" * 100}) == 0
+    assert estimate_tokens({"role": "system", "content": "x" * 100}) == 25
+    system = {"role": "system", "content": "", "sections": {"rules": "r" * 10, "gone": None}}
+    system["toolsAdded"] = [{"name": "read"}]  # + len('[{"name":"read"}]') = 17
+    assert estimate_tokens(system) == 7
+    assert estimate_tokens({"role": "other", "content": "x" * 100}) == 0
     assert estimate_tokens({"role": "assistant", "content": "plain string"}) == 0
 
 
