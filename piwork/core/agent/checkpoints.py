@@ -10,7 +10,7 @@ module turns outcomes into events and keeps the in-memory context in step with t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,6 +27,7 @@ from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, navigate_tree
 from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
 from piwork.core.compaction.summarize import Summarizer
+from piwork.core.compaction.tokens import should_compact
 from piwork.core.compaction.triggers import check_after_response, due_before_next_response
 from piwork.core.errors import PiworkError
 from piwork.core.llm.types import Model
@@ -93,6 +94,9 @@ class CheckpointHost(Protocol):
     def emit(self, event: AgentEvent) -> None: ...
 
 
+ProjectedTokens = Callable[[list[Message]], Awaitable[int | None]]
+
+
 class CompactionCheckpoints:
     def __init__(
         self,
@@ -102,6 +106,9 @@ class CompactionCheckpoints:
         hooks: CompactionHooks | None = None,
     ) -> None:
         self._session = session
+        # the size of the request that will actually be sent (the context governor's projection); a
+        # threshold compaction is made only when that is over the threshold too
+        self.projected_tokens: ProjectedTokens | None = None
         self.port = port
         self.summarizer_for = summarizer_for  # for branch summaries
         self.hooks = hooks
@@ -137,6 +144,8 @@ class CompactionCheckpoints:
             return None
         if not due_before_next_response(turn.messages, self._session.model, self.settings):
             return None
+        if await self._projection_fits(turn.messages):
+            return None
         if await self._run("threshold", will_retry=False):
             return self._session.messages
         return None
@@ -158,6 +167,8 @@ class CompactionCheckpoints:
             return False
         if decision.action != "compact":
             return False
+        if decision.reason == "threshold" and await self._projection_fits(self._session.messages):
+            return False
         if decision.will_retry:
             self._recovery_attempted = True
         if decision.drop_failed_message:
@@ -170,6 +181,14 @@ class CompactionCheckpoints:
             return True
         steering, follow_up = self._session.queued
         return bool(steering or follow_up)
+
+    async def _projection_fits(self, messages: list[Message]) -> bool:
+        """Whether the request that will be sent for ``messages`` is under the compaction threshold."""
+        model = self._session.model
+        if self.projected_tokens is None or model is None:
+            return False
+        tokens = await self.projected_tokens(messages)
+        return tokens is not None and not should_compact(tokens, model.context_window, self.settings)
 
     def _drop_trailing_assistant(self, *, only_failed: bool) -> None:
         messages = self._session.messages

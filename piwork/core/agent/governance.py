@@ -168,6 +168,41 @@ class SessionGovernance:
         parts = session.system_prompt_parts()
         return xray(parts, tools, self.project(session.messages), self.governor.estimator, entry_ids)
 
+    def next_shape(self) -> RequestShape | None:
+        """The shape of the next request: the last one's system prompt and tools on the current model
+        (before any request: the prompt and tools the session would send now); None without a model."""
+        model = self._session.model
+        if model is None:
+            return None
+        reserve = self._session.compaction_settings.reserve_tokens
+        last = self._last_shape
+        if last is not None:
+            return RequestShape(model, last.system_prompt, last.tools, reserve)
+        session = self._session
+        prompt = "".join(part.text for part in session.system_prompt_parts())
+        tools = [
+            ToolSpec(s.name, s.description, s.parameters)
+            for s in session.registry.specs(session.tool_names())
+        ]
+        return RequestShape(model, prompt, tools, reserve)
+
+    async def projected_tokens(self, messages: list[Message]) -> int | None:
+        """The tokens of the request the governor would send next for ``messages`` (its best figure: the
+        provider's last count with the estimate of what changed since), decided without committing to
+        anything; None when the governor is off or there is no model. Host compaction weighs this, not
+        the full transcript."""
+        if not self.governor.settings.enabled:
+            return None
+        shape = self.next_shape()
+        if shape is None:
+            return None
+        self._follow_model(shape.model)
+        projected = self.project(messages)
+        estimator = self.governor.estimator
+        if any(estimator.known(message) is None for message in projected):
+            await asyncio.to_thread(estimator.precount, projected)
+        return self.governor.preview(projected, shape).occupancy
+
     def send_once_anyway(self) -> None:
         """The user chose to send the next request even though it reaches the pricing mark."""
         self._send_once = True

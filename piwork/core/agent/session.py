@@ -140,6 +140,7 @@ class AgentSession:
             manifest=ManifestUpkeep(options.tree, options.cwd, options.project_trusted),
             project=self.exclusions.project,
         )
+        self.checkpoints.projected_tokens = self.governance.projected_tokens
         options.tree.subscribe(self._on_tree_event)
 
     # ---- observation -------------------------------------------------------------------------------

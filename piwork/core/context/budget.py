@@ -1,9 +1,9 @@
 """Working-set budget: the marks a request is measured against, and the governor's settings.
 
 The marks are limits of the working set, not of the model: pressure from about 160K tokens, keep the
-provider prompt under 240K, stay out of the 272K+ pricing zone. For a model with a smaller window they
-shrink with it, so a 32K model gets marks it can actually reach. Host compaction keeps its own threshold
-(``contextWindow - reserveTokens``) as the overflow guard.
+provider prompt under 240K, stay out of the 272K+ pricing zone. They are taken from the room host
+compaction leaves, ``U = contextWindow - reserveTokens`` (its threshold): pressure at 70% of it and the
+ceiling at 90%, so on every window the governor acts well before host compaction, the overflow guard.
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ PRICING_MARK = 272_000
 TOOL_ROUNDS_TRIGGER = 12
 MIN_ELIDE_TOKENS = 200
 RESERVE_TOKENS = COMPACTION_RESERVE_TOKENS.default
+PRESSURE_SHARE = 0.7  # of U
+CEILING_SHARE = 0.9  # of U
+FLOOR_SHARE = 0.1  # of U: the savings floor on windows too small for the full 8K
+TARGET_SHARE = 0.5  # of the pressure mark: where graded elision stops
 
 SETTINGS_KEY = "piwork.contextGovernor"
 
@@ -51,10 +55,15 @@ class GovernorSettings:
     max_required_savings: int = GOVERNOR_MAX_REQUIRED_SAVINGS.default
     problems: tuple[str, ...] = field(default=(), compare=False)
 
-    def required_savings(self, occupancy: int) -> int:
-        """Tokens a projection must save to be worth losing the provider's prompt cache."""
+    def required_savings(self, occupancy: int, room: int | None = None) -> int:
+        """Tokens a projection must save to be worth losing the provider's prompt cache:
+        ``min(20K, max(min(8K, ceil(0.1 U)), ceil(0.15 occupancy)))`` — the floor scaled down on a small
+        window (``room`` is ``U``; None: no scaling)."""
         wanted = math.ceil(self.savings_ratio * occupancy)
-        return min(self.max_required_savings, max(self.min_savings, wanted))
+        floor = self.min_savings
+        if room is not None:
+            floor = min(floor, max(1, math.ceil(FLOOR_SHARE * room)))
+        return min(self.max_required_savings, max(floor, wanted))
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> GovernorSettings:
@@ -81,7 +90,12 @@ class Marks:
     pressure: int
     ceiling: int
     pricing: int | None  # None: the model has no pricing step worth showing
-    compaction_threshold: int  # host compaction fires strictly above this
+    compaction_threshold: int  # host compaction fires strictly above this (U)
+
+    @property
+    def target(self) -> int:
+        """Where graded elision stops: half the pressure mark."""
+        return max(1, math.floor(TARGET_SHARE * self.pressure))
 
     def zone(self, tokens: float) -> Zone:
         """Where a request of ``tokens`` falls; the most severe mark reached wins."""
@@ -106,29 +120,32 @@ class Marks:
 
 
 def pricing_mark(model: Model) -> int | None:
-    """The lowest ``cost.tiers[].inputTokensAbove``; else 272,000 for windows beyond it; else None."""
+    """The lowest ``cost.tiers[].inputTokensAbove``; else, for a model with an input price and a window
+    beyond it, 272,000; else None (a free or local model is never withheld for price)."""
     tiers = [tier.input_tokens_above for tier in model.cost.tiers]
     if tiers:
         return min(tiers)
-    return PRICING_MARK if model.context_window > PRICING_MARK else None
+    priced = model.cost.input > 0
+    return PRICING_MARK if priced and model.context_window > PRICING_MARK else None
 
 
 def effective_marks(
     model: Model, settings: GovernorSettings | None = None, reserve_tokens: int = RESERVE_TOKENS
 ) -> Marks:
-    """The marks for ``model``'s context window ``W``:
+    """The marks for ``model``'s context window ``W``, with ``U = W - reserveTokens``:
 
-    ``ceiling = max(1, min(promptCeiling, W - reserveTokens))``,
-    ``pressure = min(pressureMark, floor(0.8 W), ceiling)``, pricing from the model's cost tiers.
+    ``ceiling = max(1, min(promptCeiling, floor(0.9 U)))``,
+    ``pressure = max(1, min(pressureMark, floor(0.7 U)))``, pricing from the model's price.
     """
     settings = settings or GovernorSettings()
     window = model.context_window
-    ceiling = max(1, min(settings.prompt_ceiling, window - reserve_tokens))
-    pressure = max(1, min(settings.pressure_mark, math.floor(0.8 * window), ceiling))
+    room = window - reserve_tokens
+    ceiling = max(1, min(settings.prompt_ceiling, math.floor(CEILING_SHARE * room)))
+    pressure = max(1, min(settings.pressure_mark, math.floor(PRESSURE_SHARE * room), ceiling))
     return Marks(
         window=window,
         pressure=pressure,
         ceiling=ceiling,
         pricing=pricing_mark(model),
-        compaction_threshold=window - reserve_tokens,
+        compaction_threshold=room,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,20 +25,51 @@ ARGUMENT_CHARS = 200
 
 READ_TOOLS = frozenset({"read", "grep", "find", "ls"})
 WRITE_TOOLS = frozenset({"edit", "write"})
-_READ_PROGRAMS = frozenset({"cat", "head", "tail", "less", "rg", "grep", "find", "ls", "tree"})
-_READ_PAIRS = frozenset({("sed", "-n"), ("git", "show"), ("git", "diff"), ("git", "log")})
-_LOG_PROGRAMS = frozenset({"pytest", "tox", "make", "mvn", "gradle", "jest", "vitest"})
+_READ_PROGRAMS = frozenset(
+    {"cat", "head", "tail", "less", "more", "rg", "grep", "find", "ls", "tree", "nl", "wc"}
+)
+_READ_PAIRS = frozenset({("sed", "-n"), ("git", "show"), ("git", "diff"), ("git", "log"), ("git", "status")})
+_LOG_PROGRAMS = frozenset(
+    {
+        "pytest",
+        "tox",
+        "nox",
+        "make",
+        "mvn",
+        "gradle",
+        "jest",
+        "vitest",
+        "ruff",
+        "mypy",
+        "pyright",
+        "tsc",
+        "eslint",
+    }
+)
 _LOG_PAIRS = frozenset(
     {
         ("npm", "test"),
         ("pnpm", "test"),
         ("yarn", "test"),
+        ("bun", "test"),
         ("go", "test"),
+        ("go", "build"),
+        ("go", "vet"),
         ("cargo", "test"),
         ("cargo", "build"),
+        ("cargo", "check"),
+        ("cargo", "clippy"),
     }
 )
-_LOG_TRIPLES = frozenset({("python", "-m", "pytest"), ("python3", "-m", "pytest"), ("npm", "run", "build")})
+_RUN_SCRIPTS = frozenset({"test", "build", "lint", "typecheck", "check"})  # npm|pnpm|yarn run <script>
+_PACKAGE_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun"})
+_PYTHON_MODULES = frozenset({"pytest", "mypy", "ruff", "unittest", "tox", "pyright"})
+_SETUP_PROGRAMS = frozenset({"cd", "pushd", "popd", "export", "source", ".", "set", "unset"})
+_WRAPPERS = frozenset({"env", "time", "nice", "nohup", "command", "exec", "xvfb-run"})
+_RUNNER_PREFIXES = frozenset(
+    {("uv", "run"), ("poetry", "run"), ("pipenv", "run"), ("pdm", "run"), ("hatch", "run")}
+)
+_OPERATORS = frozenset({"&&", "||", ";", "|", "&", "|&", ";;"})
 
 REASONS: dict[ReasonCode, str] = {
     "superseded": "the same path was read again or changed later",
@@ -49,11 +81,113 @@ REASONS: dict[ReasonCode, str] = {
 STUB_MARK = "[piwork elided this tool result from the working set"
 
 
-def _words(command: str) -> list[str]:
+def _tokens(command: str) -> list[str]:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
     try:
-        return shlex.split(command)[:3]
+        return list(lexer)
     except ValueError:
-        return command.split()[:3]
+        return command.split()
+
+
+def _strip_wrappers(words: list[str]) -> list[str]:
+    """The words of the program a segment really runs: without ``VAR=value`` assignments, ``env``,
+    ``time``, ``timeout 60``, ``uv run``/``poetry run``, ``npx``, ``git``'s global options and
+    ``python -m``."""
+    while words:
+        head = os.path.basename(words[0])
+        if ("=" in words[0] and not words[0].startswith("=")) or head in _WRAPPERS:
+            words = words[1:]
+        elif head == "timeout":
+            words = words[1:]
+            while words and words[0].startswith("-"):
+                words = words[1:]
+            words = words[1:]  # the duration
+        elif tuple(words[:2]) in _RUNNER_PREFIXES:
+            words = words[2:]
+        elif head in ("npx", "bunx", "pnpx"):
+            words = words[1:]
+        elif head == "git" and len(words) > 1 and words[1].startswith("-"):
+            rest = words[1:]
+            while rest and rest[0].startswith("-"):
+                takes_value = rest[0] in ("-C", "-c", "--git-dir", "--work-tree")
+                rest = rest[2:] if takes_value else rest[1:]
+            words = ["git", *rest]
+        elif head.startswith("python") and len(words) > 2 and words[1] == "-m":
+            words = words[2:]
+        else:
+            break
+    return words
+
+
+def program_words(command: str) -> list[str]:
+    """The first words of the program a shell command runs, skipping set-up segments (``cd x &&``,
+    ``export``) and wrappers; pipes and ``|| true`` after it do not change what it is."""
+    segment: list[str] = []
+    for token in [*_tokens(command), ";"]:
+        if token in _OPERATORS:
+            words = _strip_wrappers(segment)
+            if words and os.path.basename(words[0]) not in _SETUP_PROGRAMS:
+                return words[:4]
+            segment = []
+        else:
+            segment.append(token)
+    return []
+
+
+def command_kind(command: str) -> CandidateKind | None:
+    """``read`` for a read-like shell command, ``log`` for a test, build or lint run, None otherwise."""
+    words = program_words(command)
+    if not words:
+        return None
+    head = os.path.basename(words[0])
+    pair = (head, words[1] if len(words) > 1 else "")
+    if head in _READ_PROGRAMS or pair in _READ_PAIRS:
+        return "read"
+    if head in _LOG_PROGRAMS or head in _PYTHON_MODULES or pair in _LOG_PAIRS:
+        return "log"
+    if head in _PACKAGE_RUNNERS and pair[1] == "run" and len(words) > 2 and words[2] in _RUN_SCRIPTS:
+        return "log"
+    return None
+
+
+_FAILURE_LINE = re.compile(
+    r"^(?:FAILED\b|FAIL\b|ERROR\b|--- FAIL\b|Traceback \(most recent call last\)"
+    r"|(?:[A-Za-z_][\w.]*)?Error: |error(?:\[E\d+\])?: |npm ERR!|make(?:\[\d+\])?: \*\*\*)"
+    r"|^\S+?:\d+(?::\d+)?: (?:fatal )?error\b"  # a compiler's file:line[:col]: error
+    r"|^\S+?\(\d+,\d+\): error TS\d+"  # tsc
+    r"|\berror TS\d+:"
+    r"|^Found \d+ errors?\b"  # mypy, ruff
+    r"|=+ .*\b\d+ (?:failed|errors?)\b.* =+$"  # pytest's summary line
+    r"|\b(?:exit(?:ed with)? (?:code|status)|Exit code:?|returned non-zero exit status) [1-9]\d*\b",
+    re.MULTILINE,
+)
+
+
+def failure_seen(text: str) -> bool:
+    """Whether a run's output reports a failure (a test, a compiler error, a traceback, a non-zero exit
+    the command printed), even when a pipe or ``|| true`` made the shell exit 0."""
+    return _FAILURE_LINE.search(text) is not None
+
+
+def result_failed(message: Message, kind: CandidateKind | None) -> bool:
+    """A failed result: ``isError``, or a test/build/lint run whose output reports a failure."""
+    if message.get("isError") is True:
+        return True
+    return kind == "log" and failure_seen(result_text(message))
+
+
+def result_text(message: Message) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    )
 
 
 def command_of(arguments: Any) -> str:
@@ -72,13 +206,7 @@ def classify(tool: str, arguments: Any, verifiers: Sequence[str] = ()) -> Candid
         return None
     if command in {v.strip() for v in verifiers}:
         return "log"
-    words = _words(command)
-    head = os.path.basename(words[0]) if words else ""
-    if head in _READ_PROGRAMS or tuple(words[:2]) in _READ_PAIRS:
-        return "read"
-    if head in _LOG_PROGRAMS or tuple(words[:2]) in _LOG_PAIRS or tuple(words[:3]) in _LOG_TRIPLES:
-        return "log"
-    return None
+    return command_kind(command)
 
 
 def main_argument(tool: str, arguments: Any) -> str:
@@ -93,6 +221,10 @@ def main_argument(tool: str, arguments: Any) -> str:
     else:
         path = args.get("path")
         text = path if isinstance(path, str) else ""
+        if tool == "read":
+            text += "".join(
+                f" {key}={args[key]}" for key in ("offset", "limit") if isinstance(args.get(key), int)
+            )
     text = " ".join(text.split())
     return text if len(text) <= ARGUMENT_CHARS else text[: ARGUMENT_CHARS - 1] + "…"
 
@@ -100,6 +232,16 @@ def main_argument(tool: str, arguments: Any) -> str:
 def path_key(arguments: Any) -> str | None:
     path = arguments.get("path") if isinstance(arguments, dict) else None
     return os.path.normpath(path) if isinstance(path, str) and path else None
+
+
+def read_range(arguments: Any) -> tuple[int | None, int | None]:
+    """A ``read`` call's (offset, limit); (None, None) reads the file from its start."""
+    args = arguments if isinstance(arguments, dict) else {}
+    offset, limit = args.get("offset"), args.get("limit")
+    return (
+        offset if isinstance(offset, int) and not isinstance(offset, bool) and offset > 1 else None,
+        limit if isinstance(limit, int) and not isinstance(limit, bool) else None,
+    )
 
 
 def call_shape(tool: str, arguments: Any) -> str:

@@ -7,16 +7,22 @@ objects (their prefix stays append-only for the provider's cache). The procedure
 1. disabled → send the list as is;
 2. an orphan in the list → fail closed (send it unmodified, forget sticky elisions);
 3. re-apply sticky elisions; 4. no trigger → send that;
-5. elide every eligible candidate at once; 6. an orphan, a changed group count or a changed protected
-   tail → fail closed (send the previous state);
-7-8. accept only when the saving reaches ``min(20K, max(8K, ceil(15% occupancy)))`` — or any saving when
-   the request reaches the ceiling (forced mode) — else send the previous state. No model is ever asked
-   to summarise the difference away.
+5. elide eligible candidates in one step, oldest first, only until the request is under the target
+   (half the pressure mark) and the saving is worth it, so recent reads survive; 6. an orphan, a changed
+   group count or a changed protected tail → fail closed (send the previous state);
+7-8. accept only when the saving reaches ``min(20K, max(min(8K, ceil(0.1 U)), ceil(15% occupancy)))`` —
+   or any saving when the request reaches the ceiling (forced mode) — else send the previous state. No
+   model is ever asked to summarise the difference away.
 
-The ``pressure`` and ``ceiling`` triggers compare the working set with sticky elisions applied (W1), so
-a projection that brought it under the mark quiets the trigger until it grows again; the savings
-threshold is taken from the transcript occupancy (W0). After the decision, a request still at the pricing mark is withheld (``context-limit``) unless the
-settings allow the pricing zone; one between ceiling and pricing mark is sent and logged ``over-ceiling``.
+The ``pressure`` and ``ceiling`` triggers measure the working set with sticky elisions applied (W1), by
+the best figure there is: the provider's count of the last request plus the estimate of what changed since
+(the estimate alone before any reply reported usage). A projection that brought it under the mark quiets
+the trigger until it grows again; the savings threshold is taken from the transcript occupancy (W0). After
+the decision, a request still at the pricing mark is withheld (``context-limit``) unless the settings allow
+the pricing zone; one between ceiling and pricing mark is sent and logged ``over-ceiling``.
+
+:meth:`Governor.preview` makes the same decision without committing to it, so host compaction can judge
+the request that will actually be sent.
 """
 
 from __future__ import annotations
@@ -35,12 +41,23 @@ from piwork.core.context.budget import (
 )
 from piwork.core.context.elision import CandidateKind, elided_copy, original_size, stub_text
 from piwork.core.context.estimate import TokenEstimator
-from piwork.core.context.records import Decision, ElidedItem, GovernorDecision, ReasonCode, Trigger
+from piwork.core.context.records import (
+    Decision,
+    ElidedItem,
+    GovernorDecision,
+    OccupancySource,
+    ReasonCode,
+    Trigger,
+)
 from piwork.core.context.scan import BOUNDARY_CUSTOM_TYPES, CallInfo, TranscriptScan
 from piwork.core.llm.types import Model, ToolSpec
 from piwork.core.messages import Message
 
 STATE_CUSTOM_TYPE = "piwork.governorState"
+# A provider count under half the estimate is not a count of the whole request (a proxy counting only
+# the uncached input, a server that reports a token figure of its own); one above it is believed, as a
+# real tokenizer can count far more than the estimate (CJK text, images).
+LEAST_PLAUSIBLE = 0.5
 __all__ = ["BOUNDARY_CUSTOM_TYPES", "STATE_CUSTOM_TYPE", "Governor", "GovernorOutcome", "RequestShape"]
 
 
@@ -62,6 +79,12 @@ class GovernorOutcome:
     sent_tokens: int  # the working set actually sent
     marks: Marks
     withhold: bool = False  # context-limit: do not send this request
+    occupancy: int = -1  # best figure of what is sent (provider-corrected); -1: ``sent_tokens``
+    source: OccupancySource = "estimate"
+
+    def __post_init__(self) -> None:
+        if self.occupancy < 0:
+            object.__setattr__(self, "occupancy", self.sent_tokens)
 
     @property
     def elided_tokens(self) -> int:
@@ -99,6 +122,8 @@ class Governor:
         self._last_projection_ms: float = 0.0
         self._rounds: tuple[float, int, int] = (0.0, 0, 0)  # (since, assistant rounds scanned, count)
         self._saved: tuple[str, ...] = ()
+        self._repeat_cursor = 0  # results of the scan already looked at for the repeat trigger
+        self._sent: dict[int, int] = {}  # message count of a sent request -> its estimate (with W1 then)
         self.calls = 0
         self.log: list[GovernorDecision] = []
 
@@ -141,11 +166,47 @@ class Governor:
         if scan.estimator is not self.estimator or not scan.extended_by(messages):
             scan = self._scan = TranscriptScan(self.estimator)
             self._rounds = (0.0, 0, 0)
+            self._repeat_cursor = 0
+            self._sent.clear()
         scan.update(messages)
         return scan
 
-    def decide(self, messages: list[Message], shape: RequestShape) -> GovernorOutcome:
-        self.calls += 1
+    def preview(self, messages: list[Message], shape: RequestShape) -> GovernorOutcome:
+        """The decision :meth:`decide` would make now, without keeping anything of it (no sticky
+        elision, no log row, no trigger used up)."""
+        return self.decide(messages, shape, commit=False)
+
+    def decide(self, messages: list[Message], shape: RequestShape, *, commit: bool = True) -> GovernorOutcome:
+        outcome = self._decide(messages, shape, commit)
+        if commit and not outcome.withhold:
+            sent = self._sent
+            sent[len(messages)] = outcome.sent_tokens
+            while len(sent) > 16:
+                del sent[next(iter(sent))]
+        return outcome
+
+    def _correction(
+        self, sent: list[Message], scan: TranscriptScan, est_sent: int
+    ) -> tuple[int, OccupancySource]:
+        """Provider count minus estimate for the request ``sent`` (estimated ``est_sent``): the count of
+        the last reply's request, with what changed since by estimate. (0, estimate) before any usage."""
+        k = scan.usage_at
+        if k is None or k >= len(sent):
+            return 0, "estimate"
+        est = self.estimator
+        recorded = self._sent.get(k)
+        if recorded is not None:
+            estimated = recorded + est.message(sent[k])
+        else:  # not sent by this governor (a reopened session): assume the elisions of now
+            estimated = est_sent - sum(est.message(m) for m in sent[k + 1 :])
+        counted = scan.usage_tokens
+        if counted < LEAST_PLAUSIBLE * estimated:
+            return 0, "estimate"
+        return counted - estimated, "provider"
+
+    def _decide(self, messages: list[Message], shape: RequestShape, commit: bool) -> GovernorOutcome:
+        if commit:
+            self.calls += 1
         est = self.estimator
         marks = effective_marks(shape.model, self.settings, shape.reserve_tokens)
         base = est.system_prompt(shape.system_prompt) + est.tools(shape.tools)
@@ -156,9 +217,25 @@ class Governor:
 
         orphans = scan.all_orphans()
         if orphans:
-            self._sticky.clear()
+            if commit:
+                self._sticky.clear()
             detail = "transcript orphan: " + orphans[0].describe()
-            return self._finish(messages, "fail-closed", detail, (), occupancy, occupancy, 0, 0, (), marks)
+            correction, source = self._correction(messages, scan, occupancy)
+            return self._finish(
+                messages,
+                "fail-closed",
+                detail,
+                (),
+                occupancy,
+                occupancy,
+                0,
+                0,
+                (),
+                marks,
+                correction,
+                source,
+                commit,
+            )
 
         tail_start = self._tail_start(scan)
         verifiers = tuple(v.strip() for v in self.verifiers())
@@ -166,51 +243,77 @@ class Governor:
             self._resolve_restored(scan, tail_start, verifiers)
         w1, replaced, saved1 = self._with_sticky(messages, scan, tail_start, verifiers)
         est1 = occupancy - saved1
-        triggers = self._triggers(scan, est1, marks)
+        correction, source = self._correction(w1, scan, est1)
+        occ1 = est1 + correction
+
+        def finish(
+            sent: list[Message],
+            decision: Decision | None,
+            detail: str,
+            est_sent: int,
+            savings: int = 0,
+            items: tuple[ElidedItem, ...] = (),
+        ) -> GovernorOutcome:
+            return self._finish(
+                sent,
+                decision,
+                detail,
+                triggers,
+                occupancy,
+                est_sent,
+                savings,
+                required,
+                items,
+                marks,
+                correction,
+                source,
+                commit,
+            )
+
+        required = 0
+        triggers = self._triggers(scan, occ1, marks, commit)
         if not triggers:
-            return self._zone_only(w1, occupancy, est1, marks)
+            return finish(w1, None, "", est1)
 
         candidates = self._candidates(scan, tail_start, triggers, verifiers)
         eligible = [
             c for c in candidates if c.reason is not None and not c.keep and c.call_id not in self._sticky
         ]
-        required = self.settings.required_savings(occupancy)
+        required = self.settings.required_savings(occupancy, marks.compaction_threshold)
         if not eligible:
-            return self._finish(
-                w1, "no-op", "nothing to elide", triggers, occupancy, est1, 0, required, (), marks
-            )
+            return finish(w1, "no-op", "nothing to elide", est1)
 
+        # graded: the oldest first, only until the request is under the target and the saving is worth it
+        target = marks.target
         w2 = list(w1)
         items: list[ElidedItem] = []
+        changed = list(replaced)
         savings = 0
         for c in eligible:
+            if occ1 - savings < target and savings >= required:
+                break
             assert c.reason is not None
             original = messages[c.index]
             copy = w2[c.index] = self._elided(original, c, c.reason)
             tokens = est.message(original)
             savings += tokens - est.message(copy)
             items.append(ElidedItem(c.call_id, c.tool, c.argument, tokens, c.reason))
+            changed.append(c.index)
         # Elision replaces toolResult content only, so the groups stay those of W0 exactly when every
         # replaced message kept its role and tool-call id and none lies in the protected tail.
-        changed = [*replaced, *(c.index for c in eligible)]
         if not _structure_kept(messages, w2, changed, tail_start):
-            return self._finish(
-                w1, "fail-closed", "candidate", triggers, occupancy, est1, 0, required, (), marks
-            )
+            return finish(w1, "fail-closed", "candidate", est1)
 
         est2 = est1 - savings
         forced = "ceiling" in triggers
         if savings >= required or (forced and savings > 0):
-            for item in items:
-                self._sticky[item.tool_call_id] = item.reason
-            self._last_projection_ms = scan.latest_time
+            if commit:
+                for item in items:
+                    self._sticky[item.tool_call_id] = item.reason
+                self._last_projection_ms = scan.latest_time
             decision: Decision = "projected" if savings >= required else "forced"
-            return self._finish(
-                w2, decision, "", triggers, occupancy, est2, savings, required, tuple(items), marks
-            )
-        return self._finish(
-            w1, "no-op", "below threshold", triggers, occupancy, est1, savings, required, (), marks
-        )
+            return finish(w2, decision, "", est2, savings, tuple(items))
+        return finish(w1, "no-op", "below threshold", est1, savings)
 
     # ---- steps -----------------------------------------------------------------------------------------
 
@@ -280,29 +383,39 @@ class Governor:
         self._rounds = (since, len(times), count)
         return count
 
-    def _triggers(self, scan: TranscriptScan, est1: int, marks: Marks) -> tuple[Trigger, ...]:
+    def _triggers(
+        self, scan: TranscriptScan, occ1: int, marks: Marks, commit: bool = True
+    ) -> tuple[Trigger, ...]:
         found: list[Trigger] = []
-        if est1 >= marks.pressure:
+        if occ1 >= marks.pressure:
             found.append("pressure")
         repeat = False
-        for fact in scan.new_results:
-            if fact.call_id not in self._seen_results:
-                self._seen_results.add(fact.call_id)
-                if fact.digest in self._seen_digests:
+        seen_results, seen_digests = self._seen_results, self._seen_digests
+        new: set[str] = set()
+        for fact in scan.results[self._repeat_cursor :]:
+            if fact.call_id not in seen_results:
+                if commit:
+                    seen_results.add(fact.call_id)
+                if fact.digest in seen_digests or fact.digest in new:
                     repeat = True
-            self._seen_digests.add(fact.digest)
+            new.add(fact.digest)
+        if commit:
+            seen_digests.update(new)
+            self._repeat_cursor = len(scan.results)
         bundle_ms = scan.bundle_ms
-        if bundle_ms is not None and (self._boundary_ms is None or bundle_ms > self._boundary_ms):
-            self._boundary_ms = bundle_ms
-            self._boundary_pending = True
-        if self._boundary_pending:
+        boundary_ms, pending = self._boundary_ms, self._boundary_pending
+        if bundle_ms is not None and (boundary_ms is None or bundle_ms > boundary_ms):
+            boundary_ms, pending = bundle_ms, True
+        if pending:
             found.append("boundary")
+        if commit:
+            self._boundary_ms = boundary_ms
             self._boundary_pending = False  # only the first call after the boundary
         if self._rounds_since(scan, self._last_projection_ms) >= TOOL_ROUNDS_TRIGGER:
             found.append("toolRounds")
         if repeat:
             found.append("repeat")
-        if est1 >= marks.ceiling:
+        if occ1 >= marks.ceiling:
             found.append("ceiling")
         return tuple(found)
 
@@ -335,7 +448,11 @@ class Governor:
             if (
                 info.tool == "read"
                 and path is not None
-                and (scan.last_read.get(path, -1) > i or scan.last_write.get(path, -1) > i)
+                and (
+                    scan.last_read.get((path, info.span), -1) > i
+                    or scan.last_whole_read.get(path, -1) > i
+                    or scan.last_write.get(path, -1) > i
+                )
             ) or (info.tool != "read" and kind == "read" and scan.last_shape[shape] > i):
                 reason = "superseded"
             elif scan.last_digest[fact.digest] > i:
@@ -346,17 +463,16 @@ class Governor:
                 reason = "resolved-log"
             elif aged:
                 reason = "aged"
+            resolved_at = (
+                scan.last_ok_command.get(command, -1) if command else scan.last_ok_shape.get(shape, -1)
+            )
             keep = (
-                (fact.failed and scan.last_ok_shape.get(shape, -1) <= i)
+                (fact.failed and resolved_at <= i)
                 or (command in verifiers and scan.last_command.get(command, -1) <= i)
                 or fact.tokens < MIN_ELIDE_TOKENS
             )
             out.append(_Candidate(i, fact.call_id, info.tool, info.argument, kind, reason, keep))
         return out
-
-    def _zone_only(self, sent: list[Message], occupancy: int, est_sent: int, marks: Marks) -> GovernorOutcome:
-        outcome = self._finish(sent, None, "", (), occupancy, est_sent, 0, 0, (), marks)
-        return outcome
 
     def _finish(
         self,
@@ -370,17 +486,21 @@ class Governor:
         required: int,
         items: tuple[ElidedItem, ...],
         marks: Marks,
+        correction: int = 0,
+        source: OccupancySource = "estimate",
+        commit: bool = True,
     ) -> GovernorOutcome:
         withhold = False
-        if marks.pricing is not None and est_sent >= marks.pricing and not self.settings.allow_pricing_zone:
+        occ_sent = max(0, est_sent + correction)
+        if marks.pricing is not None and occ_sent >= marks.pricing and not self.settings.allow_pricing_zone:
             withhold = True
             detail = _joined(decision, detail, "the request would reach the pricing mark")
             decision = "context-limit"
-        elif est_sent >= marks.ceiling:
+        elif occ_sent >= marks.ceiling:
             detail = _joined(decision, detail, "sent above the ceiling")
             decision = "over-ceiling"
         record: GovernorDecision | None = None
-        if decision is not None:
+        if decision is not None and commit:
             present = self._scan.result_at
             sticky = sum(1 for call_id in self._sticky if call_id in present)
             record = GovernorDecision(
@@ -398,7 +518,7 @@ class Governor:
                 tokenizer=self.estimator.tokenizer,
             )
             self.log.append(record)
-        return GovernorOutcome(sent, record, occupancy, est_sent, marks, withhold)
+        return GovernorOutcome(sent, record, occupancy, est_sent, marks, withhold, occ_sent, source)
 
     def record(self, decision: GovernorDecision) -> GovernorDecision:
         """Log a decision made elsewhere (the verifier gate's ``verifier-reused``)."""

@@ -15,6 +15,7 @@ import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from piwork.core.compaction.tokens import calculate_context_tokens
 from piwork.core.context.elision import (
     WRITE_TOOLS,
     CandidateKind,
@@ -24,6 +25,8 @@ from piwork.core.context.elision import (
     content_digest,
     main_argument,
     path_key,
+    read_range,
+    result_failed,
 )
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.groups import Orphan, is_failed_assistant, tool_call_ids
@@ -43,6 +46,11 @@ class CallInfo:
     shape: str
     path: str | None
     command: str
+    span: tuple[int | None, int | None] = (None, None)  # a read's (offset, limit)
+
+    @property
+    def whole_read(self) -> bool:
+        return self.span == (None, None)
 
 
 def call_info(tool: str, arguments: object) -> CallInfo:
@@ -55,6 +63,7 @@ def call_info(tool: str, arguments: object) -> CallInfo:
         call_shape(tool, arguments),
         path_key(arguments),
         command,
+        read_range(arguments) if tool == "read" else (None, None),
     )
 
 
@@ -85,7 +94,10 @@ class TranscriptScan:
     result_at: dict[str, int] = field(default_factory=dict)  # tool-call id -> position in ``messages``
     infos: dict[str, CallInfo] = field(default_factory=dict)  # tool-call id -> its call
     # last positions (results whose call is known)
-    last_read: dict[str, int] = field(default_factory=dict)  # path read
+    last_read: dict[tuple[str, tuple[int | None, int | None]], int] = field(
+        default_factory=dict
+    )  # (path, range)
+    last_whole_read: dict[str, int] = field(default_factory=dict)  # path read from its start without limit
     last_write: dict[str, int] = field(default_factory=dict)  # path changed by a successful edit/write
     last_shape: dict[str, int] = field(default_factory=dict)
     last_ok_shape: dict[str, int] = field(default_factory=dict)
@@ -95,6 +107,9 @@ class TranscriptScan:
     round_times: list[float] = field(default_factory=list)  # assistant messages with tool calls
     latest_time: float = 0.0
     bundle_ms: float | None = None  # latest context bundle (a task or phase boundary)
+    summary_ms: float = 0.0  # latest compaction or branch summary
+    usage_at: int | None = None  # the last reply whose usage counts the request it answered
+    usage_tokens: int = 0  # that count
     # boundary groups: closed ones by their start, the one still open, and orphans so far
     group_starts: list[int] = field(default_factory=list)
     orphans: list[Orphan] = field(default_factory=list)
@@ -129,7 +144,10 @@ class TranscriptScan:
             return
         self._close(i)
         self._start = i
+        if role in ("compactionSummary", "branchSummary"):
+            self.summary_ms = max(self.summary_ms, stamp)
         if role == "assistant":
+            self._usage(i, message, stamp)
             content = message.get("content")
             calls = [
                 block
@@ -147,6 +165,17 @@ class TranscriptScan:
                     self.round_times.append(stamp)
         elif role == "custom" and message.get("customType") in BOUNDARY_CUSTOM_TYPES:
             self.bundle_ms = stamp if self.bundle_ms is None else max(self.bundle_ms, stamp)
+
+    def _usage(self, i: int, message: Message, stamp: float) -> None:
+        """A good reply newer than the latest summary: its provider count describes the request it answered
+        (an older one, kept by a compaction, counted the context before it)."""
+        usage = message.get("usage")
+        if is_failed_assistant(message) or not isinstance(usage, dict) or stamp <= self.summary_ms:
+            return
+        tokens = calculate_context_tokens(usage)
+        if tokens == tokens and tokens > 0:  # NaN (a missing field) never counts
+            self.usage_at = i
+            self.usage_tokens = int(tokens)
 
     def _group_result(self, i: int, message: Message) -> None:
         call_id = message.get("toolCallId")
@@ -169,7 +198,7 @@ class TranscriptScan:
         info = self.infos.get(call_id) if isinstance(call_id, str) else None
         if info is None or not isinstance(call_id, str):
             return
-        failed = message.get("isError") is True
+        failed = result_failed(message, info.base_kind)
         fact = ResultFact(
             i, call_id, info, content_digest(message), self.estimator.message(message), failed, stamp
         )
@@ -177,7 +206,9 @@ class TranscriptScan:
         self.new_results.append(fact)
         self.result_at[call_id] = i
         if info.tool == "read" and info.path is not None:
-            self.last_read[info.path] = i
+            self.last_read[(info.path, info.span)] = i
+            if info.whole_read:
+                self.last_whole_read[info.path] = i
         if info.tool in WRITE_TOOLS and info.path is not None and not failed:
             self.last_write[info.path] = i
         self.last_shape[info.shape] = i

@@ -7,28 +7,46 @@ from piwork.core.llm.types import CostTier, Model, ModelCost
 from piwork.core.settings import MemorySettingsStorage, Settings
 
 
-def model(window: int, tiers: tuple[int, ...] = ()) -> Model:
-    cost = ModelCost(tiers=tuple(CostTier(above, 1, 1, 1, 1) for above in tiers))
+def model(window: int, tiers: tuple[int, ...] = (), input_price: float = 3.0) -> Model:
+    cost = ModelCost(input=input_price, tiers=tuple(CostTier(above, 1, 1, 1, 1) for above in tiers))
     return Model("m", "m", "anthropic-messages", "p", "http://127.0.0.1:9", context_window=window, cost=cost)
 
 
+# the spec's examples: U = W - 16,384, pressure = min(160K, floor(0.7 U)), ceiling = min(240K, floor(0.9 U))
 @pytest.mark.parametrize(
     ("window", "expected"),
     [
-        (32_000, Marks(32_000, 15_616, 15_616, None, 15_616)),
-        (128_000, Marks(128_000, 102_400, 111_616, None, 111_616)),
-        (200_000, Marks(200_000, 160_000, 183_616, None, 183_616)),
+        (32_768, Marks(32_768, 11_468, 14_745, None, 16_384)),
+        (65_536, Marks(65_536, 34_406, 44_236, None, 49_152)),
+        (131_072, Marks(131_072, 80_281, 103_219, None, 114_688)),
+        (200_000, Marks(200_000, 128_531, 165_254, None, 183_616)),
         (400_000, Marks(400_000, 160_000, 240_000, 272_000, 383_616)),
         (1_000_000, Marks(1_000_000, 160_000, 240_000, 272_000, 983_616)),
     ],
 )
 def test_effective_marks_per_window(window: int, expected: Marks) -> None:
-    assert effective_marks(model(window)) == expected
+    marks = effective_marks(model(window))
+    assert marks == expected
+    # every mark lies below host compaction's threshold, so the governor acts first on any window
+    assert marks.pressure < marks.ceiling < marks.compaction_threshold
+    assert marks.target == expected.pressure // 2
 
 
 def test_pricing_comes_from_the_lowest_cost_tier_even_in_a_small_window() -> None:
     assert effective_marks(model(200_000, (300_000, 200_000))).pricing == 200_000
     assert effective_marks(model(1_000_000, (500_000,))).pricing == 500_000
+
+
+def test_a_free_model_has_no_pricing_mark_however_large_its_window() -> None:
+    assert effective_marks(model(1_000_000, input_price=0)).pricing is None
+    assert (
+        effective_marks(model(1_000_000, (500_000,), input_price=0)).pricing == 500_000
+    )  # a tier is a price
+
+
+def test_a_reserve_larger_than_the_window_leaves_marks_of_one_token() -> None:
+    marks = effective_marks(model(8_000))
+    assert (marks.pressure, marks.ceiling) == (1, 1)
 
 
 def test_settings_override_the_marks() -> None:
@@ -54,6 +72,15 @@ def test_zone_order() -> None:
 @pytest.mark.parametrize(("occupancy", "required"), [(40_000, 8_000), (100_000, 15_000), (180_000, 20_000)])
 def test_required_savings(occupancy: int, required: int) -> None:
     assert GovernorSettings().required_savings(occupancy) == required
+    assert GovernorSettings().required_savings(occupancy, room=183_616) == required
+
+
+@pytest.mark.parametrize(
+    ("room", "occupancy", "required"),
+    [(16_384, 10_000, 1_639), (16_384, 20_000, 3_000), (49_152, 30_000, 4_916), (114_688, 40_000, 8_000)],
+)
+def test_the_savings_floor_scales_down_on_small_windows(room: int, occupancy: int, required: int) -> None:
+    assert GovernorSettings().required_savings(occupancy, room) == required
 
 
 def test_defaults() -> None:

@@ -24,7 +24,8 @@ from .transcripts import assistant, call, lines, result, user
 
 
 def model(window: int, tiers: tuple[int, ...] = ()) -> Model:
-    cost = ModelCost(tiers=tuple(CostTier(above, 1, 1, 1, 1) for above in tiers))
+    """A priced model (3 USD per million input tokens), with its cost tiers."""
+    cost = ModelCost(input=3, tiers=tuple(CostTier(above, 1, 1, 1, 1) for above in tiers))
     return Model("m", "m", "anthropic-messages", "p", "http://127.0.0.1:9", context_window=window, cost=cost)
 
 

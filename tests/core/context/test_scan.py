@@ -57,7 +57,8 @@ def test_incremental_scan_equals_a_full_pass_at_every_length() -> None:
         assert list(expected.orphans) == full.all_orphans()
         assert growing.tokens == estimator.messages(prefix)
     assert {f.call_id for f in growing.results} == {"a", "b", "d"}  # "zz" has no call in the list
-    assert growing.last_read == {"x.py": 8}
+    assert growing.last_read == {("x.py", (None, None)): 8}
+    assert growing.last_whole_read == {"x.py": 8}
     failed = growing.results[1]
     assert (
         failed.failed

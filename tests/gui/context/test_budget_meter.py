@@ -23,7 +23,7 @@ def _model(window: int, tiers: tuple[CostTier, ...] = ()) -> Model:
         provider="p",
         base_url="",
         context_window=window,
-        cost=ModelCost(tiers=tiers),
+        cost=ModelCost(input=3, tiers=tiers),  # a priced model
     )
 
 
@@ -44,10 +44,10 @@ def _close(a: QColor, b: QColor) -> bool:
 @pytest.mark.parametrize(
     ("window", "expected", "label"),
     [
-        # W = 32K: ceiling = W - 16,384; pressure = min(160K, 0.8 W, ceiling) = ceiling; no pricing step
-        (32_000, (15_616, 15_616, 15_616, None), "context 10k / 32k · exact"),
-        # W = 200K: pressure at 160K, the ceiling meets the compaction threshold
-        (200_000, (160_000, 183_616, 183_616, None), "context 10k / 200k · exact"),
+        # W = 32K: U = W - 16,384 = 15,616; pressure 70% of it, ceiling 90%; no pricing step
+        (32_000, (10_931, 14_054, 15_616, None), "context 10k / 32k · exact"),
+        # W = 200K: U = 183,616; both marks well under the compaction threshold
+        (200_000, (128_531, 165_254, 183_616, None), "context 10k / 200k · exact"),
         # W = 1M: the seed's marks as they are, pricing zone from 272K
         (1_000_000, (160_000, 240_000, 983_616, 272_000), "context 10k / 1M · exact"),
     ],

@@ -32,7 +32,7 @@ def test_context_commands_answer_in_the_chat(qtbot: QtBot, controller: SessionCo
     _type(controller, "/context budget")
     row = _wait_notice(qtbot, controller, "/context budget")
     assert row.kind == RowKind.NOTICE
-    assert "pressure 15616" in row.text and "source estimate" in row.text  # 32K window: W - 16,384
+    assert "pressure 10931" in row.text and "source estimate" in row.text  # 32K window: 0.7 (W - 16,384)
     _type(controller, "/context manifest")
     row = _wait_notice(qtbot, controller, "/context manifest")
     assert row.text.startswith("Context manifest\n- context: AGENTS.md")
@@ -44,7 +44,8 @@ def test_context_commands_answer_in_the_chat(qtbot: QtBot, controller: SessionCo
     assert row.kind == RowKind.ERROR and "preflight" in row.hint
     _type(controller, "/context preflight big.txt")
     row = _wait_notice(qtbot, controller, "/context preflight")
-    assert "- verdict: ok" in row.text and "plannedFiles" in row.text
+    # 1.2K sent + 14K planned on a 32K window: over the ceiling (14,054), under compaction (15,616)
+    assert "- verdict: over-ceiling" in row.text and "plannedFiles" in row.text
     qtbot.waitUntil(lambda: bool(controller.window.findChildren(PreflightDialog)), timeout=5_000)
     for dialog in controller.window.findChildren(PreflightDialog):
         dialog.close()
@@ -215,5 +216,5 @@ def test_context_budget_names_no_mark_the_model_lacks(qtbot: QtBot, controller: 
     """A 32K model has no pricing step: the answer leaves that mark out instead of printing a null."""
     _type(controller, "/context budget")
     row = _wait_notice(qtbot, controller, "/context budget")
-    assert "- marks: pressure 15616, ceiling 15616, compaction 15616" in row.text
+    assert "- marks: pressure 10931, ceiling 14054, compaction 15616" in row.text
     assert "None" not in row.text and "pricing" not in row.text

@@ -83,7 +83,7 @@ def test_xray_row_jumps_to_its_tool_result_in_chat_and_tree(
     footer = window.chat.footer
     qtbot.waitUntil(lambda: footer.reading.exact, timeout=5000)
     assert footer.reading.window == 32_000 and footer.reading.marks is not None
-    assert footer.reading.marks.pressure == 15_616
+    assert footer.reading.marks.pressure == 10_931
     assert footer.reading.occupancy == 9104  # input 9100 + output 4 of the last reply
     assert footer.context_label.text() == "context 9.1k / 32k · exact"
     assert footer.meter.reading.segments.total == model.total

@@ -43,7 +43,7 @@ def test_overflow_opens_the_preflight_dialog(
     dialog = _dialogs()[0]
     assert dialog.verdict == "overflow"
     text = dialog.figures.text()
-    assert "Marks: pressure 15.6k · ceiling 15.6k · compaction 15.6k" in text
+    assert "Marks: pressure 10.9k · ceiling 14.1k · compaction 15.6k" in text
     assert "compaction threshold" in text  # the engine's advice
     assert dialog.compact_button.isVisible() and not dialog.send_button.isVisible()
     dialog.close()

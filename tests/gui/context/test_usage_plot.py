@@ -19,9 +19,9 @@ def _close(a: QColor, b: QColor) -> bool:
 
 def test_two_series_and_the_marks(qtbot: QtBot) -> None:
     marks = effective_marks(
-        Model(id="m", name="m", api="x", provider="p", base_url="", context_window=200_000)
-    )
-    occupancy = [OccupancySample(i, 40_000 + 20_000 * i, "estimate", "chars/4", 200_000) for i in range(6)]
+        Model(id="m", name="m", api="x", provider="p", base_url="", context_window=400_000)
+    )  # pressure 160K, ceiling 240K
+    occupancy = [OccupancySample(i, 40_000 + 20_000 * i, "estimate", "chars/4", 400_000) for i in range(6)]
     billed = [BilledSample(i, "p", "m", 1_000, 500, 30_000 + 20_000 * i, 0, 0.01) for i in range(6)]
     plot = UsagePlot()
     qtbot.addWidget(plot)
