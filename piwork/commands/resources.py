@@ -18,7 +18,14 @@ from typing import Any, TextIO
 
 from piwork.core.agent import prompt_parts_for
 from piwork.core.paths import agent_dir as default_agent_dir
-from piwork.core.resources import LoadedResources, LoaderOptions, TrustResolver, TrustStore, load_project
+from piwork.core.resources import (
+    MCP_NOTE,
+    LoadedResources,
+    LoaderOptions,
+    TrustResolver,
+    TrustStore,
+    load_project,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -90,7 +97,8 @@ def _print_text(loaded: LoadedResources, out: TextIO) -> None:
     if state is not None:
         out.write(f"Project trust: {state.describe()}\n")
         for resource in state.resources:
-            out.write(f"  needs trust: {resource.path} ({resource.kind})\n")
+            note = f"; {MCP_NOTE}" if resource.kind == "mcp" else ""
+            out.write(f"  needs trust: {resource.path} ({resource.kind}{note})\n")
         for warning in state.warnings:
             out.write(f"  warning: {warning}\n")
         if state.source == "no-ui":

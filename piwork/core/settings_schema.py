@@ -108,7 +108,7 @@ def _timeout_ms(raw: Any) -> int | None:
         return _timeout_ms(float(trimmed)) if _DECIMAL.fullmatch(trimmed) else None
     if not _is_number(raw) or raw < 0:
         return None
-    return int(math.floor(raw))
+    return math.floor(float(raw))
 
 
 def _refusal(setting: Setting[Any], raw: Any) -> str | None:

@@ -224,7 +224,10 @@ class ResourceReview(QWidget):
 
     def _build_roots(self) -> None:
         for resource in self.resources:
-            item = QStandardItem(f"{resource.kind}: {display_path(resource.path, self.folder)}")
+            label = f"{resource.kind}: {display_path(resource.path, self.folder)}"
+            if resource.kind == "mcp":
+                label += " — not used by piwork (it runs no MCP servers yet)"
+            item = QStandardItem(label)
             item.setData(resource.path, PATH_ROLE)
             item.setData(resource.kind, KIND_ROLE)
             item.setToolTip(f"{resource.path}\n{KIND_ROLES.get(resource.kind, '')}".strip())

@@ -158,6 +158,7 @@ def test_every_resource_that_would_load_can_be_read(
     (pi / "SYSTEM.md").write_text("You are the release bot.\n")
     (pi / "APPEND_SYSTEM.md").write_text("Always run the tests.\n" * 10_000)
     (pi / "piwork-profile.json").write_text('{"language": "python"}\n')
+    (pi / "mcp.json").write_text('{"mcpServers": {"docs": {"command": "docs-server"}}}\n')
     dialog = TrustDialog.for_saved_decision(str(project), _store(project.parent))
     qtbot.addWidget(dialog)
     dialog.show()
@@ -165,15 +166,20 @@ def test_every_resource_that_would_load_can_be_read(
     real = os.path.realpath(project)
     assert _review_roots(dialog) == [
         "settings: .pi/settings.json",
+        "mcp: .pi/mcp.json — not used by piwork (it runs no MCP servers yet)",
         "skills: .pi/skills",
         "prompts: .pi/prompts",
         "system: .pi/SYSTEM.md",
         "append: .pi/APPEND_SYSTEM.md",
         "profile: .pi/piwork-profile.json",
     ]
-    assert dialog.review.file_rows(1) == ["deploy/SKILL.md", "deploy/icon.png"]
+    assert dialog.review.file_rows(2) == ["deploy/SKILL.md", "deploy/icon.png"]
     assert dialog.review.file_rows(0) == []  # a file resource is its own row
     review = dialog.review
+    _read(qtbot, dialog, f"{real}/.pi/mcp.json")
+    assert "mcp.json — MCP servers for Pi" in review.heading.text()
+    assert "piwork runs no MCP servers yet" in review.heading.text()
+    assert review.content.toPlainText() == '{"mcpServers": {"docs": {"command": "docs-server"}}}\n'
     _read(qtbot, dialog, f"{real}/.pi/skills/deploy/SKILL.md")
     assert 'Skill "deploy"' in review.heading.text()
     assert "Ship the build to production." in review.heading.text()

@@ -18,7 +18,7 @@ Public API (what callers outside the engine import from this package):
   ``system_prompt_sections`` (the tagged sections a session's system message holds),
   ``render_system_sections``, ``parse_skill_invocation``;
 - trust: ``TrustResolver``, ``TrustRequest``, ``TrustResource``, ``TrustState``, ``TrustOption``,
-  ``trust_options``, ``trust_resources``; the store: ``TrustStore``, ``TrustEntry``, ``TrustUpdate``,
+  ``trust_options``, ``trust_resources``, ``MCP_NOTE`` (what to say beside ``.pi/mcp.json``); the store: ``TrustStore``, ``TrustEntry``, ``TrustUpdate``,
   ``TrustStoreError``, ``strict_canonical``; fingerprints: ``FingerprintStore``,
   ``compute_fingerprint``; review: ``list_resource_files`` -> ``ResourceListing``, ``preview_file``
   -> ``FilePreview``, ``display_path``, ``KIND_ROLES``; snapshots: ``SnapshotStore``,
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         system_prompt_sections,
     )
     from piwork.core.resources.trust import (
+        MCP_NOTE,
         TrustOption,
         TrustRequest,
         TrustResolver,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KIND_ROLES",
+    "MCP_NOTE",
     "FileChange",
     "FilePreview",
     "FingerprintStore",
@@ -112,6 +114,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "FilePreview": ("trust_review", "FilePreview"),
     "FingerprintStore": ("trust_fingerprint", "FingerprintStore"),
     "KIND_ROLES": ("trust_review", "KIND_ROLES"),
+    "MCP_NOTE": ("trust", "MCP_NOTE"),
     "LoadedResources": ("loader", "LoadedResources"),
     "LoaderOptions": ("loader", "LoaderOptions"),
     "PromptPart": ("system_prompt", "PromptPart"),

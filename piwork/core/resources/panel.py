@@ -22,11 +22,13 @@ SKIPPED_TEMPLATE = "the file could not be read or its frontmatter is not valid Y
 
 @dataclass(frozen=True)
 class ResourceRow:
-    kind: str  # context | skill | prompt | system | append | settings | setting (one effective key) | package
+    kind: str  # context | skill | prompt | system | append | settings | setting (one key) | mcp | package
     name: str
     path: str
     scope: str  # global | project | ancestor | settings | cli | builtin
-    state: str  # active | not-selected | shadowed | collision-loser | disabled | blocked-untrusted | error
+    # active | not-selected | shadowed | collision-loser | disabled | blocked-untrusted | error | not-used
+    # (not-used: a file Pi reads that piwork has no use for yet, such as .pi/mcp.json)
+    state: str
     rank: int | None = None
     settings_scope: str | None = None
     trust_gated: bool = False
@@ -81,6 +83,7 @@ def build_rows(
     rows.extend(_skill_rows(loaded, options, home))
     rows.extend(_prompt_rows(loaded, options))
     rows.extend(_file_rows(loaded, options))
+    rows.extend(mcp_rows(loaded.cwd, loaded.project_trusted))
     rows.extend(project_context_rows(loaded.cwd, loaded.project_trusted))
     for problem in loaded.package_diagnostics:
         rows.append(
@@ -269,6 +272,15 @@ def _file_rows(loaded: LoadedResources, options: LoaderOptions) -> list[Resource
         location = settings.storage.location(origin) or ""
         rows.append(ResourceRow("setting", key, location, origin, "active", trust_gated=origin == "project"))
     return rows
+
+
+def mcp_rows(cwd: str, trusted: bool) -> list[ResourceRow]:
+    """``.pi/mcp.json`` when present: it needs trust, and piwork does not use it (``not-used``)."""
+    path = os.path.join(cwd, ".pi", "mcp.json")
+    if not os.path.exists(path):
+        return []
+    state = "not-used" if trusted else "blocked-untrusted"
+    return [ResourceRow("mcp", "mcp.json", path, "project", state, trust_gated=True)]
 
 
 def project_context_rows(cwd: str, trusted: bool) -> list[ResourceRow]:

@@ -1,8 +1,9 @@
 """Project trust: what needs it, the choices offered, and how a decision is reached.
 
-Resolution order (first rule with an answer wins): one-run override, nothing to gate, plugin
-decision, saved decision (nearest ancestor in trust.json), the global ``defaultProjectTrust``
-policy, no UI means untrusted, and finally asking the user through a callback.
+Resolution order (first rule with an answer wins): one-run override, nothing to gate (the saved
+decision if there is one, else trusted), plugin decision, saved decision (nearest ancestor in
+trust.json), the global ``defaultProjectTrust`` policy, no UI means untrusted, and finally asking the
+user through a callback.
 """
 
 from __future__ import annotations
@@ -24,12 +25,18 @@ from piwork.core.settings_schema import DEFAULT_PROJECT_TRUST
 
 PI_TRUST_ENTRIES = (
     "settings.json",
+    "mcp.json",  # Pi's MCP servers; piwork runs none yet, but the file still needs trust
     "extensions",
     "skills",
     "prompts",
     "themes",
     "SYSTEM.md",
     "APPEND_SYSTEM.md",
+)
+#: Said wherever ``.pi/mcp.json`` is listed: it needs trust, but piwork does nothing with it yet.
+MCP_NOTE = (
+    "piwork runs no MCP servers yet: this file is listed because Pi starts the servers it names "
+    "once the folder is trusted"
 )
 PIWORK_TRUST_ENTRIES = ("piwork-profile.json", "project-context.md", "context-index.json", "memory")
 
@@ -55,7 +62,7 @@ class TrustResource:
     """A project entry that needs trust before piwork loads it."""
 
     path: str
-    kind: str  # "settings", "skills", "prompts", "extensions", "themes", "system", "append", "agents-skills", ...
+    kind: str  # "settings", "mcp", "skills", "prompts", "extensions", "themes", "system", "append", "agents-skills", ...
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "kind": self.kind}
@@ -179,6 +186,7 @@ def trust_resources(cwd: str, include_piwork: bool = True) -> list[TrustResource
 def _entry_kind(name: str) -> str:
     return {
         "settings.json": "settings",
+        "mcp.json": "mcp",
         "SYSTEM.md": "system",
         "APPEND_SYSTEM.md": "append",
         "piwork-profile.json": "profile",
@@ -283,7 +291,7 @@ class TrustResolver:
         if override is not None:
             return TrustState(shown, override, "override", resources=resources)
         if not resources:
-            return TrustState(shown, True, "no-project-resources")
+            return self._nothing_to_gate(shown, key)
         if key is None:
             return TrustState(shown, False, "unresolvable-path", resources=resources)
         warnings: list[str] = []
@@ -315,6 +323,19 @@ class TrustResolver:
             return TrustState(key, chosen.trusted, "session-only", None, resources, tuple(warnings))
         self._apply(chosen.updates, warnings)
         return TrustState(key, chosen.trusted, "prompt", chosen.saved_path, resources, tuple(warnings))
+
+    def _nothing_to_gate(self, shown: str, key: str | None) -> TrustState:
+        """A folder without trust-requiring resources keeps its saved decision (a ``false`` stays
+        untrusted, so resources that appear later stay off); with none saved it counts as trusted."""
+        if key is None:
+            return TrustState(shown, True, "no-project-resources")
+        try:
+            entry = self.store.lookup(key)
+        except TrustStoreError as exc:
+            return TrustState(key, False, "store-error", warnings=(str(exc),))
+        if entry is not None:
+            return TrustState(key, entry.decision, "saved", entry.path)
+        return TrustState(key, True, "no-project-resources")
 
     def _save(self, update: TrustUpdate, warnings: list[str]) -> None:
         self._apply((update,), warnings)

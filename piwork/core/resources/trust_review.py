@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from piwork.core.errors import PiworkError
 from piwork.core.resources.frontmatter import parse_frontmatter
+from piwork.core.resources.trust import MCP_NOTE
 from piwork.core.truncate import format_size
 
 MAX_LISTED = 500
@@ -24,6 +25,7 @@ _SNIFF_BYTES = 8 * 1024
 # What each kind of resource does once trusted, in a few words (shown above its content).
 KIND_ROLES = {
     "settings": "Project settings, merged over your global settings",
+    "mcp": f"MCP servers for Pi ({MCP_NOTE})",
     "skills": "Skills the agent is told about and can read",
     "agents-skills": "Skills the agent is told about and can read",
     "prompts": "Prompt templates, run as /name",
@@ -132,6 +134,8 @@ def _what_it_is(path: str, kind: str, text: str, cut: bool) -> tuple[str, str]:
     if kind == "prompts" and name.endswith(".md"):
         fields = _frontmatter_fields(text, cut)
         return f"Prompt template /{name[:-3]}", _text(fields.get("description"))
+    if kind == "mcp":
+        return "mcp.json — MCP servers for Pi", MCP_NOTE + "."
     if kind == "system":
         return "SYSTEM.md — replaces the built-in system prompt", ""
     if kind == "append":

@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from piwork.core.resources import ResourceRow
+from piwork.core.resources import MCP_NOTE, ResourceRow
 from piwork.gui.flat_models import AnyIndex
 from piwork.gui.nested_models import GroupedRows
 
@@ -26,6 +26,7 @@ KINDS = (
     ("system", "System prompt"),
     ("append", "Appended system prompt"),
     ("settings", "Settings files"),
+    ("mcp", "MCP servers (read by Pi)"),
     ("profile", "Project profile"),
     ("project-context", "Project context (snapshot, index, memory)"),
 )
@@ -47,8 +48,17 @@ STATE_WORDS = {
     "disabled": "turned off",
     "blocked-untrusted": "needs trust",
     "error": "error",
+    "not-used": "not used by piwork",
 }
-INACTIVE_STATES = {"not-selected", "shadowed", "collision-loser", "disabled", "blocked-untrusted", "error"}
+INACTIVE_STATES = {
+    "not-selected",
+    "shadowed",
+    "collision-loser",
+    "disabled",
+    "blocked-untrusted",
+    "error",
+    "not-used",
+}
 _GREY = QBrush(QColor(140, 140, 140))
 _WARNING = QBrush(QColor(190, 110, 0))
 
@@ -64,8 +74,11 @@ def state_reason(row: ResourceRow) -> str:
         "disabled": "Disabled by a setting or a command-line switch.",
         "blocked-untrusted": "Not loaded: this project folder is not trusted.",
         "error": "Could not be loaded (see warnings).",
+        "not-used": "Not used by piwork.",
     }
     text = reasons.get(row.state, row.state)
+    if row.kind == "mcp":
+        text += f" {MCP_NOTE}."
     if row.kind == "skill" and row.state == "active" and not row.model_visible:
         text += " Hidden from the model (disable-model-invocation); usable as /skill:" + row.name
     return text

@@ -236,3 +236,45 @@ def test_a_held_lock_makes_reads_fail_safe(tree: Tree) -> None:
     Path(f"{store.path}.lock").mkdir()
     state = resolve(TrustResolver(store), project)
     assert not state.trusted and state.source == "store-error" and "locked" in state.warnings[0]
+
+
+def test_mcp_json_needs_trust(tree: Tree) -> None:
+    tree.write("p/.pi/mcp.json", '{"mcpServers": {}}')
+    assert has_trust_resources(str(tree.root / "p"))
+    assert [(r.path, r.kind) for r in trust_resources(str(tree.root / "p"))] == [
+        (str(tree.root / "p/.pi/mcp.json"), "mcp")
+    ]
+    asked: list[TrustRequest] = []
+    state = resolve(TrustResolver(TrustStore(tree.agent), ask=lambda r: asked.append(r)), tree.root / "p")
+    assert [r.kind for r in asked[0].resources] == ["mcp"] and state.source == "dismissed"
+
+
+def test_a_folder_with_nothing_to_gate_keeps_its_saved_decision(tree: Tree) -> None:
+    parent = tree.mkdir("code")
+    project = tree.mkdir("code/p")
+    store = TrustStore(tree.agent)
+    store.set_many([TrustUpdate(str(project), False)])
+    resolver = TrustResolver(store)
+    state = resolve(resolver, project)
+    assert (state.trusted, state.source, state.saved_path, state.label) == (
+        False, "saved", str(project), "untrusted"
+    )  # fmt: skip
+    # the saved "no" holds when resources appear later in the session
+    tree.write("code/p/.pi/settings.json", "{}")
+    assert resolve(resolver, project) is state
+    # an ancestor's decision covers it too; a null is no decision
+    store.set_many([TrustUpdate(str(project), None), TrustUpdate(str(parent), True)])
+    other = tree.mkdir("code/q")
+    state = resolve(TrustResolver(store), other)
+    assert (state.trusted, state.source, state.saved_path) == (True, "saved", str(parent))
+    store.set_many([TrustUpdate(str(parent), None)])
+    state = resolve(TrustResolver(store), other)
+    assert (state.trusted, state.source, state.saved_path) == (True, "no-project-resources", None)
+
+
+def test_a_folder_with_nothing_to_gate_and_a_broken_store_is_untrusted(tree: Tree) -> None:
+    project = tree.mkdir("p")
+    (tree.agent / "trust.json").write_text("[1]")
+    state = resolve(TrustResolver(TrustStore(tree.agent)), project)
+    assert (state.trusted, state.source) == (False, "store-error") and "trust.json" in state.warnings[0]
+    assert (tree.agent / "trust.json").read_text() == "[1]"

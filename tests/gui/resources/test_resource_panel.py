@@ -199,3 +199,36 @@ def test_a_reload_reads_the_selected_row_again_and_clears_a_row_that_went(
     panel.set_resources(without)
     assert not panel.view.currentIndex().isValid()
     assert panel.preview.toPlainText() == "" and panel.reason_label.text() == ""
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_mcp_json_is_listed_with_a_note_that_piwork_runs_no_mcp_servers(
+    qtbot: QtBot, planted: tuple[str, str, str], trusted: bool
+) -> None:
+    _home, _agent, cwd = planted
+    _write(Path(cwd) / ".pi" / "mcp.json", '{"mcpServers": {"x": {"command": "x"}}}')
+    loaded = _load(planted, trusted)
+    panel = _panel(qtbot, loaded)
+    path = os.path.join(cwd, ".pi", "mcp.json")
+    state = "not-used" if trusted else "blocked-untrusted"
+    assert [(r.kind, r.name, r.path, r.state) for r in loaded.rows if r.kind == "mcp"] == [
+        ("mcp", "mcp.json", path, state)
+    ]
+    assert "<code>.pi/mcp.json</code>" in panel.trust_label.text()
+    group = next(
+        panel.model.index(g, 0)
+        for g in range(panel.model.rowCount())
+        if panel.model.index(g, 0).data(Qt.ItemDataRole.DisplayRole).startswith("MCP servers (read by Pi)")
+    )
+    index = panel.model.index(0, 0, group)
+    assert index.data(ROW_ROLE).kind == "mcp"
+    word = "not used by piwork" if trusted else "needs trust"
+    assert panel.model.index(0, 3, group).data(Qt.ItemDataRole.DisplayRole) == word
+    tip = index.data(Qt.ItemDataRole.ToolTipRole)
+    state_reason_start = (
+        "Not used by piwork." if trusted else "Not loaded: this project folder is not trusted."
+    )
+    assert (
+        f"{state_reason_start} piwork runs no MCP servers yet: this file is listed because Pi starts" in tip
+    )
+    assert index.data(Qt.ItemDataRole.ForegroundRole) is not None  # greyed: nothing of it is in effect
