@@ -71,7 +71,7 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
             "thinkingLevel": context.thinking_level if isinstance(context.thinking_level, str) else None,
             "model": context.model,
         },
-        "diagnostics": [d.to_json() for d in tree.diagnostics],
+        "diagnostics": [d.to_json() for d in sorted(tree.diagnostics, key=lambda d: d.line)],
     }
 
 
@@ -185,6 +185,7 @@ def main(argv: list[str]) -> int:
         if ns.leaf is not None and not session.tree.has(ns.leaf):
             print(f"piwork inspect: Entry {ns.leaf} not found", file=sys.stderr)
             return 1
+        session.check_bodies()  # every line is parsed: each one Pi would skip is listed
         report = describe(session, ns.leaf)
     if ns.json:
         sys.stdout.write(js_json_stringify(report, indent=2) + "\n")

@@ -187,7 +187,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
         credentials.set_session_key(model.provider, options.api_key)
     thinking = _choose_thinking(options, settings, context, store.tree, model)
     counter, counter_for = await _token_counting(options, model)
-    _record_initial_state(store, context, model, thinking)
+    store.tree.before_next_append(lambda: _record_initial_state(store, context, model, thinking))
     gate = gate_for_session(agent_dir, store.tree, cwd, resources.project_trusted)
     tool_options = dataclasses.replace(ToolOptions.from_settings(agent_dir, settings), command_gate=gate)
     registry = create_default_tools(ALL_TOOL_NAMES, tool_options)
@@ -418,7 +418,8 @@ def _choose_thinking(
 
 
 def _record_initial_state(store: Session, context: Any, model: Model | None, thinking: ThinkingLevel) -> None:
-    """Write what Pi writes when it opens the same file with the same command line.
+    """Write what Pi writes when it opens the same file with the same command line, at the first append
+    of the run (opening alone never writes).
 
     A session without messages (new, or holding only earlier state entries) records its model and
     thinking level. A session with messages records a thinking level only if it never did; a different

@@ -53,7 +53,7 @@ def _number(value: Any) -> float:
 
 
 def context_usage(
-    model: Model | None, messages: Sequence[Mapping[str, Any]], branch: Sequence[Mapping[str, Any]]
+    model: Model | None, messages: Sequence[Mapping[str, Any]], branch: Sequence[Mapping[str, Any] | None]
 ) -> ContextUsage | None:
     """Occupancy of the next request (usage of the last valid reply plus estimates after it).
 
@@ -63,7 +63,10 @@ def context_usage(
     if model is None or model.context_window <= 0:
         return None
     window = model.context_window
-    last_compaction = max((i for i, e in enumerate(branch) if e.get("type") == "compaction"), default=None)
+    last_compaction = max(
+        (i for i, e in enumerate(branch) if isinstance(e, Mapping) and e.get("type") == "compaction"),
+        default=None,
+    )
     if last_compaction is not None and not any(
         _valid_reply(entry) for entry in branch[last_compaction + 1 :]
     ):
@@ -72,7 +75,9 @@ def context_usage(
     return ContextUsage(tokens, window, tokens / window * 100)
 
 
-def _valid_reply(entry: Mapping[str, Any]) -> bool:
+def _valid_reply(entry: Mapping[str, Any] | None) -> bool:
+    if not isinstance(entry, Mapping):
+        return False
     message = entry.get("message") if entry.get("type") == "message" else None
     if not isinstance(message, Mapping) or message.get("role") != "assistant":
         return False
@@ -82,7 +87,7 @@ def _valid_reply(entry: Mapping[str, Any]) -> bool:
     return calculate_context_tokens(usage) > 0
 
 
-def session_stats(entries: Iterable[Mapping[str, Any]]) -> SessionStats:
+def session_stats(entries: Iterable[Mapping[str, Any] | None]) -> SessionStats:
     """Counts and billed usage over every entry of the file (all branches), summaries included."""
     stats = SessionStats()
     add_entries(stats, entries)
@@ -112,9 +117,11 @@ class StatsTracker:
         return replace(stats, tokens=dict(stats.tokens), cost=dict(stats.cost))
 
 
-def add_entries(stats: SessionStats, entries: Iterable[Mapping[str, Any]]) -> None:
-    """Count ``entries`` into ``stats``."""
+def add_entries(stats: SessionStats, entries: Iterable[Mapping[str, Any] | None]) -> None:
+    """Count ``entries`` into ``stats`` (an entry whose line could not be read back is ``None``: skipped)."""
     for entry in entries:
+        if not isinstance(entry, Mapping):
+            continue
         kind = entry.get("type")
         if kind in ("compaction", "branch_summary"):
             stats.add_usage(entry.get("usage"))

@@ -7,12 +7,14 @@ file itself. A session with no file (in memory) finds every body on its record.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from piwork.core.session.body_source import FileBodySource
 from piwork.core.session.records import EntryRecord
+
+CHECK_BATCH = 10_000  # records read back at once by ``check`` (bounds the memory of parsed bodies)
 
 
 class FileBodies:
@@ -34,6 +36,26 @@ class FileBodies:
             self.use_source(FileBodySource(self.path))
         assert self._source is not None
         return self._source.load(record)
+
+    def check(self, records: Sequence[EntryRecord]) -> None:
+        """Read every body not held in memory once, in file windows, discarding it: each line that
+        does not parse is reported through ``on_unreadable`` (an inspection reads the whole file)."""
+        by_source: dict[int, tuple[FileBodySource, list[EntryRecord]]] = {}
+        for record in records:
+            if record.body is not None:
+                continue
+            source = record.source
+            if source is None:
+                if self.path is None:
+                    continue
+                if self._source is None or self._source.path != self.path:
+                    self.use_source(FileBodySource(self.path))
+                source = self._source
+            if isinstance(source, FileBodySource):
+                by_source.setdefault(id(source), (source, []))[1].append(record)
+        for source, wanted in by_source.values():
+            for start in range(0, len(wanted), CHECK_BATCH):
+                source.load_many(wanted[start : start + CHECK_BATCH])
 
     def use_source(self, source: FileBodySource | None) -> None:
         """Read bodies through ``source`` (the reader's, after a load or a reload) from now on."""

@@ -6,6 +6,13 @@ the fields the tree needs sit at the front of the line. ``scan_message_lines`` f
 in a block of a file with one regular-expression scan (a quoted ``{"type":"message"`` cannot occur
 inside a JSON string, where quotes are escaped) and reports every other line, and every line it
 is unsure about, to the caller for a full parse.
+
+A line Pi's ``JSON.parse`` rejects must not be indexed. The common ways a line in the usual layout
+is still not JSON are caught before the scan, for a whole block at C speed (``suspect_lines``): a
+raw control character (a TAB or a line break inside a string) and the words ``NaN`` and
+``Infinity`` (not JSON values). Those lines are parsed in full, and skipped with a diagnostic when
+the parse fails. Any other damage further along a line is found when its body is first read (an
+unreadable body is reported with its line number and the entry left out of what uses it).
 """
 
 from __future__ import annotations
@@ -38,6 +45,43 @@ _BLANK_START = re.compile(rb"(?:[ \t]|\\[nrt])*")
 # character other than a space, a quote or a backslash.
 _VISIBLE_TEXT_FIRST = re.compile(rb',"content":\[\{"type":"text","text":"[!#-\[\]-~]')
 CARRIAGE_RETURN, CLOSING_BRACE = 13, 125
+# Every byte but the control characters JSON strings may not hold raw (the newline ends a line).
+_NOT_CONTROL = bytes(b for b in range(256) if b >= 0x20 or b == 0x0A)
+_CONTROL = re.compile(rb"[\x00-\x09\x0b-\x1f]")
+_NOT_JSON_WORDS = (b"NaN", b"Infinity")
+
+
+def suspect_lines(data: bytes, begin: int, stop: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of the lines of ``data[begin:stop]`` (whole lines) that hold a raw control
+    character (a carriage return right before the newline aside) or the word ``NaN`` or ``Infinity``:
+    lines that must be parsed in full rather than indexed from their bytes. In file order."""
+    hits: list[int] = []
+    block = data[begin:stop]
+    controls = block.translate(None, _NOT_CONTROL)
+    if controls:
+        crlf = block.count(b"\r\n")
+        if len(controls) != crlf or controls.count(b"\r") != crlf:
+            for found in _CONTROL.finditer(data, begin, stop):
+                at = found.start()
+                if data[at] != CARRIAGE_RETURN or data[at + 1 : at + 2] != b"\n":
+                    hits.append(at)
+    for word in _NOT_JSON_WORDS:
+        at = data.find(word, begin, stop)
+        while at >= 0:
+            hits.append(at)
+            at = data.find(word, at + len(word), stop)
+    spans: list[tuple[int, int]] = []
+    for at in sorted(hits):
+        if spans and at <= spans[-1][1]:
+            continue
+        start = data.rfind(b"\n", begin, at) + 1 or begin
+        spans.append((max(start, begin), data.index(b"\n", at, stop)))
+    return spans
+
+
+def is_suspect(raw: bytes) -> bool:
+    """``suspect_lines`` for one line without its newline."""
+    return bool(suspect_lines(raw + b"\n", 0, len(raw) + 1))
 
 
 def _meta(has_text: bool, stop: bytes | None) -> Mapping[str, Any]:
@@ -130,7 +174,7 @@ def _record(
 def light_record(raw: bytes, seq: int, line: int, offset: int) -> EntryRecord | None:
     """Index one message line (without its newline) from its bytes, or ``None`` if not possible."""
     match = MESSAGE_PREFIX.match(raw)
-    if match is None:
+    if match is None or is_suspect(raw):
         return None
     return _record(match, raw, len(raw), seq, line, offset)
 

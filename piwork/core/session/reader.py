@@ -28,7 +28,7 @@ from piwork.core.session.format import (
     json_loads,
     json_loads_bytes,
 )
-from piwork.core.session.line_index import scan_message_lines
+from piwork.core.session.line_index import scan_message_lines, suspect_lines
 from piwork.core.session.records import EntryRecord, make_record, paused_gc
 
 __all__ = ["FileBodySource", "LoadedFile", "read_body", "read_session_file"]
@@ -127,13 +127,24 @@ class _Indexer:
             self.line_number += 1
             self.line(data[position:end], self.line_number, base + position, has_newline=True)
             position = end + 1
-        if position < stop and not self.done:
+        if position >= stop or self.done:
+            return
 
-            def other(start: int, end: int, number: int) -> None:
-                self.line(data[start:end], number, base + start, has_newline=True)
+        def other(start: int, end: int, number: int) -> None:
+            self.line(data[start:end], number, base + start, has_newline=True)
 
+        records, source = self.loaded.records, self.loaded.source
+        for start, end in suspect_lines(data, position, stop):  # parsed in full, never indexed by bytes
+            if start > position:
+                self.line_number = scan_message_lines(
+                    data, position, start, base, self.line_number, records, other, source
+                )
+            self.line_number += 1
+            other(start, end, self.line_number)
+            position = end + 1
+        if position < stop:
             self.line_number = scan_message_lines(
-                data, position, stop, base, self.line_number, self.loaded.records, other, self.loaded.source
+                data, position, stop, base, self.line_number, records, other, source
             )
 
     def line(self, raw: bytes, number: int, offset: int, has_newline: bool) -> None:

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import errno
 import os
+import re
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -124,7 +125,11 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def _backup_path(path: Path, old_version: Any) -> Path:
-    base = path.with_name(f"{path.name}.bak-v{old_version}")
+    # The version comes from the file (``"1/x"``, ``"../x"``, a long text): only a plain tag may name a file.
+    tag = str(old_version)
+    if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z.+-]{0,15}", tag):
+        tag = "unknown"
+    base = path.with_name(f"{path.name}.bak-v{tag}")
     candidate = base
     counter = 1
     while candidate.exists():
@@ -212,6 +217,11 @@ class Session:
     def use_source(self, source: FileBodySource | None) -> None:
         """Read bodies through ``source`` (the reader's), reporting unreadable lines as diagnostics."""
         self.bodies.use_source(source)
+
+    def check_bodies(self) -> None:
+        """Parse every entry's line now (not only when it is used), so that each line that is not
+        valid JSON is among the diagnostics, with its line number."""
+        self.bodies.check(self.tree.records)
 
     def _unreadable(self, record: EntryRecord) -> None:
         if record.offset in self._unreadable_offsets:

@@ -84,6 +84,8 @@ class SessionTree:
         self._file_diagnostics = list(diagnostics)
         self._listeners: list[Callable[[TreeEvent], None]] = []
         self.sink: EntrySink | None = None
+        # State entries to write just before the next entry (see ``before_next_append``).
+        self._deferred: list[Callable[[], object]] = []
         self._reindex()
 
     # ----------------------------------------------------------------- index
@@ -449,7 +451,17 @@ class SessionTree:
     def new_entry_id(self) -> str:
         return unique_id(lambda candidate: candidate in self._by_key, self._new_id)
 
+    def before_next_append(self, append: Callable[[], object]) -> None:
+        """Run ``append`` (appends of its own) right before the next entry is appended, not now: what a
+        run records about its starting state reaches the file with the first thing the user does,
+        never from merely opening it."""
+        self._deferred.append(append)
+
     def _base(self, kind: str) -> dict[str, Any]:
+        if self._deferred:
+            deferred, self._deferred = self._deferred, []
+            for append in deferred:
+                append()
         if self.sink is not None:
             self.sink.before_append(self)
         return {"type": kind, "id": self.new_entry_id(), "parentId": self.leaf_id, "timestamp": self._clock()}

@@ -236,3 +236,28 @@ async def test_default_tools_setting_chooses_the_tools_a_session_starts_with(
     assert [tool["name"] for tool in server.requests[-1].body["tools"]] == ["read", "ls"]
     untrusted = await create_runtime(runtime_options(tmp_path, server, trust_override=False))
     assert untrusted.session.tool_names() == ["read", "grep"]
+
+
+async def test_opening_a_session_never_writes_until_something_is_done(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    from tests.core.session.helpers import HEADER, assistant, user, write_session
+
+    path = write_session(
+        tmp_path / "old.jsonl",
+        [user("u1", None, "hello", 1), assistant("a1", "u1", "hi", 2)],  # no thinking level recorded
+        {**HEADER, "cwd": str(project)},
+    )
+    original = path.read_bytes()
+    runtime = await create_runtime(runtime_options(tmp_path, server, session_file=str(path)))
+    runtime.session.session_stats()
+    runtime.session.context_usage()
+    assert path.read_bytes() == original  # Pi's thinking_level_change waits for the first append
+    server.script(Turn([Text("again")]))
+    await runtime.session.prompt("more")
+    runtime.store.close()
+    data = path.read_bytes()
+    assert data.startswith(original)
+    added = [json.loads(line) for line in data[len(original) :].splitlines()]
+    assert [e["type"] for e in added] == ["thinking_level_change", "message", "message"]
+    assert added[0]["parentId"] == "a1" and added[1]["parentId"] == added[0]["id"]
