@@ -119,11 +119,18 @@ def test_broken_prompt_template_and_system_file_are_named(server: LoopbackServer
     server.script(Turn([Text("ok")]))
     result = env.call("-p", "hello", *env.args(server, "anthropic"))
     assert result.returncode == 0
-    assert f"piwork: warning: {template}: the file could not be read or its frontmatter" in result.stderr
+    assert (
+        f"piwork: warning: {template}: invalid YAML frontmatter: while parsing a flow sequence: expected ',' "
+        "or ']', but got '<stream end>' (line 3, column 1); the template is skipped\n"
+    ) in result.stderr
+    assert result.stderr.count(f"warning: {template}:") == 1
     assert f"Could not read the system prompt file {env.agent / 'SYSTEM.md'}" in result.stderr
     assert template.read_bytes() == b"---\ndescription: [unclosed\n---\nReview \xff this"
     listing = env.run("resources").stdout
-    assert f"[error] review  global  {template}\n      error: the file could not be read" in listing
+    assert (
+        f"[error] review  global  {template}\n      warning: invalid YAML frontmatter: while parsing"
+        in listing
+    )
 
 
 def test_missing_keys_say_which_variable_or_flag_to_use(env: Env) -> None:

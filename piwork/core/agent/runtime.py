@@ -127,9 +127,9 @@ class AgentRuntime:
         ):
             if diagnostic.type != "collision":
                 warnings.append(f"{diagnostic.path}: {diagnostic.message}")
-        for row in resources.rows:  # prompt templates say why they were skipped only in their row
+        for row in resources.rows:  # a template skipped for a reason the loader did not report
             if row.kind == "prompt" and row.state == "error":
-                warnings += [f"{d.path}: {d.message}" for d in row.diagnostics]
+                warnings += [w for d in row.diagnostics if (w := f"{d.path}: {d.message}") not in warnings]
         warnings += resources.prompt_sources.warnings
         problems = self.store.tree.diagnostics
         if problems and self.store.path is not None:

@@ -186,11 +186,10 @@ def _prompt_rows(loaded: LoadedResources, options: LoaderOptions) -> list[Resour
         else:
             state = "error"
         gated = item.origin.scope == "project"
-        problems = (
-            (Diagnostic("error", SKIPPED_TEMPLATE, item.path, "unreadable_template"),)
-            if state == "error"
-            else ()
-        )
+        problems: tuple[Diagnostic, ...] = ()
+        if state == "error":  # the loader's warning says why (a folder's files have their own)
+            found = tuple(d for d in loaded.prompt_diagnostics if d.path == item.path and d.collision is None)
+            problems = found or (Diagnostic("error", SKIPPED_TEMPLATE, item.path, "unreadable_template"),)
         rows.append(
             ResourceRow(
                 "prompt",

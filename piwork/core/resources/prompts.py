@@ -1,4 +1,9 @@
-"""Prompt templates: ``/name args`` expands a Markdown file's body with shell-like arguments."""
+"""Prompt templates: ``/name args`` expands a Markdown file's body with shell-like arguments.
+
+A template's ``description`` and ``argument-hint`` count only when the frontmatter gives them as text
+(anything else is ignored: the description then comes from the body's first line). A file that cannot
+be read or whose frontmatter does not parse is skipped with a warning naming it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from piwork.core.jscompat import js_trim, js_truthy, utf16_len, utf16_slice
+from piwork.core.jscompat import JS_WHITESPACE, js_trim, utf16_len, utf16_slice
 from piwork.core.resources.diagnostics import Collision, Diagnostic
 from piwork.core.resources.frontmatter import parse_frontmatter
 from piwork.core.resources.skills import SourceInfo, resolve_user_path
@@ -20,11 +25,11 @@ DESCRIPTION_PREVIEW = 60
 @dataclass(frozen=True)
 class PromptTemplate:
     name: str
-    description: Any  # normally a string; Pi keeps whatever truthy value the frontmatter holds
+    description: str
     content: str
     file_path: str
     source_info: SourceInfo
-    argument_hint: Any = None
+    argument_hint: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -43,14 +48,24 @@ class PromptsResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def load_template_file(file_path: str, source_info: SourceInfo) -> PromptTemplate | None:
-    """One template; a file that cannot be read or parsed is skipped (None)."""
+def load_template_file(
+    file_path: str, source_info: SourceInfo
+) -> tuple[PromptTemplate | None, list[Diagnostic]]:
+    """One template, or None with a warning when the file cannot be read or its frontmatter parsed."""
     try:
-        parsed = parse_frontmatter(read_text(file_path))
-    except Exception:
-        return None
+        text = read_text(file_path)
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or "unknown error"
+        message = f"the file could not be read ({reason}); the template is skipped"
+        return None, [Diagnostic("warning", message, file_path, "read_error")]
+    try:
+        parsed = parse_frontmatter(text)
+    except Exception as exc:  # any parser failure skips this one file
+        reason = str(exc) or "the frontmatter could not be parsed"
+        return None, [Diagnostic("warning", f"{reason}; the template is skipped", file_path, "parse_error")]
     fields = parsed.fields()
-    description: Any = fields.get("description") if js_truthy(fields.get("description")) else ""
+    raw = fields.get("description")
+    description = raw if isinstance(raw, str) else ""
     if not description:
         first = next((line for line in parsed.body.split("\n") if js_trim(line)), None)
         if first is not None:
@@ -60,9 +75,8 @@ def load_template_file(file_path: str, source_info: SourceInfo) -> PromptTemplat
     hint = fields.get("argument-hint")
     name = os.path.basename(file_path)
     name = name[:-3] if name.endswith(".md") else name
-    return PromptTemplate(
-        name, description, parsed.body, file_path, source_info, hint if js_truthy(hint) else None
-    )
+    argument_hint = hint if isinstance(hint, str) and hint else None
+    return PromptTemplate(name, description, parsed.body, file_path, source_info, argument_hint), []
 
 
 def _prompt_source(path: str, agent_dir: str, cwd: str) -> SourceInfo:
@@ -75,9 +89,17 @@ def _prompt_source(path: str, agent_dir: str, cwd: str) -> SourceInfo:
     return SourceInfo(path, "local", "temporary", "top-level", base)
 
 
-def load_prompt_templates(cwd: str, agent_dir: str, prompt_paths: Sequence[str]) -> list[PromptTemplate]:
-    """Templates from explicit files and folders (a folder contributes its top-level ``*.md``)."""
-    templates: list[PromptTemplate] = []
+def load_prompt_templates(cwd: str, agent_dir: str, prompt_paths: Sequence[str]) -> PromptsResult:
+    """Templates from explicit files and folders (a folder contributes its top-level ``*.md``), with the
+    warnings of the files that were skipped."""
+    result = PromptsResult()
+
+    def load(path: str) -> None:
+        template, problems = load_template_file(path, _prompt_source(path, agent_dir, cwd))
+        if template is not None:
+            result.prompts.append(template)
+        result.diagnostics.extend(problems)
+
     for raw in prompt_paths:
         path = resolve_user_path(raw, cwd)
         if not os.path.exists(path):
@@ -90,21 +112,17 @@ def load_prompt_templates(cwd: str, agent_dir: str, prompt_paths: Sequence[str])
             for name in names:
                 full = os.path.join(path, name)
                 if name.endswith(".md") and os.path.isfile(full):
-                    template = load_template_file(full, _prompt_source(full, agent_dir, cwd))
-                    if template:
-                        templates.append(template)
+                    load(full)
         elif os.path.isfile(path) and path.endswith(".md"):
-            template = load_template_file(path, _prompt_source(path, agent_dir, cwd))
-            if template:
-                templates.append(template)
-    return templates
+            load(path)
+    return result
 
 
-def dedupe_prompts(templates: Sequence[PromptTemplate]) -> PromptsResult:
-    """First template of a name wins; later ones become collision diagnostics."""
+def dedupe_prompts(loaded: PromptsResult) -> PromptsResult:
+    """First template of a name wins; later ones become collision diagnostics (after the others)."""
     seen: dict[str, PromptTemplate] = {}
-    diagnostics: list[Diagnostic] = []
-    for template in templates:
+    diagnostics: list[Diagnostic] = list(loaded.diagnostics)
+    for template in loaded.prompts:
         existing = seen.get(template.name)
         if existing is None:
             seen[template.name] = template
@@ -118,31 +136,49 @@ def dedupe_prompts(templates: Sequence[PromptTemplate]) -> PromptsResult:
     return PromptsResult(list(seen.values()), diagnostics)
 
 
-_WHITESPACE = re.compile(r"\s")
+_JS_SPACE = "[" + re.escape(JS_WHITESPACE) + "]"  # what JavaScript's \s matches
+_JS_NOT_SPACE = "[^" + re.escape(JS_WHITESPACE) + "]"
 _PLACEHOLDER = re.compile(r"\$\{(\d+|ARGUMENTS|@):-([^}]*)\}|\$\{@:(\d+)(?::(\d+))?\}|\$(ARGUMENTS|@|\d+)")
-_COMMAND = re.compile(r"^/(\S+)(?:\s+([\s\S]*))?$")
+_COMMAND = re.compile(rf"/({_JS_NOT_SPACE}+)(?:{_JS_SPACE}+([\s\S]*))?")
 
 
 def parse_command_args(text: str) -> list[str]:
-    """Shell-like splitting: whitespace separates, quotes group, no escapes."""
+    """Shell-like splitting as Pi does it: whitespace separates; a quote opens only at the start of an
+    argument (an apostrophe inside a word is text) and groups up to the same quote, where a backslash
+    before that quote keeps it as text; a quoted empty string is an argument; an unclosed quote is
+    text and the rest is split as usual."""
     args: list[str] = []
     current = ""
+    has_token = False
     quote: str | None = None
-    for char in text:
+    quote_start = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        char = text[i]
         if quote:
-            if char == quote:
+            if char == "\\" and i + 1 < n and text[i + 1] == quote:
+                current += quote
+                i += 1
+            elif char == quote:
                 quote = None
             else:
                 current += char
-        elif char in "\"'":
-            quote = char
-        elif _WHITESPACE.match(char):
-            if current:
+        elif char in "\"'" and not has_token:
+            quote, quote_start, has_token = char, i, True
+        elif char in JS_WHITESPACE:
+            if has_token:
                 args.append(current)
-                current = ""
+                current, has_token = "", False
         else:
             current += char
-    if current:
+            has_token = True
+        if quote and i == n - 1:  # unclosed: the quote is text, and what follows it is read again
+            quote = None
+            current = text[quote_start]
+            i = quote_start
+        i += 1
+    if has_token:
         args.append(current)
     return args
 
@@ -175,7 +211,7 @@ def expand_prompt_template(text: str, templates: Sequence[PromptTemplate]) -> st
     """``/name args`` → the template's content with arguments filled; anything else unchanged."""
     if not text.startswith("/"):
         return text
-    match = _COMMAND.match(text)
+    match = _COMMAND.fullmatch(text)
     if not match:
         return text
     for template in templates:

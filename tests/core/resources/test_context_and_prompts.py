@@ -1,7 +1,13 @@
 from __future__ import annotations
 
+import os
+
+import pytest
+
 from piwork.core.resources.context_files import load_context_files
 from piwork.core.resources.prompts import (
+    PromptsResult,
+    dedupe_prompts,
     expand_prompt_template,
     load_prompt_templates,
     parse_command_args,
@@ -52,8 +58,79 @@ def test_template_discovery_and_expansion(tree: Tree) -> None:
     tree.write("prompts/fix.md", "---\ndescription: Fix things\nargument-hint: <file>\n---\nFix $1 now")
     tree.write("prompts/long.md", "\n\n  " + "x" * 70 + "\nmore")
     tree.write("prompts/sub/deep.md", "not top level")
-    templates = load_prompt_templates(str(tree.root), str(tree.agent), ["prompts"])
-    assert [t.name for t in templates] == ["fix", "long"]
+    loaded = load_prompt_templates(str(tree.root), str(tree.agent), ["prompts"])
+    templates = loaded.prompts
+    assert [t.name for t in templates] == ["fix", "long"] and loaded.diagnostics == []
     assert templates[0].argument_hint == "<file>" and templates[1].description == "  " + "x" * 58 + "..."
+    assert templates[1].argument_hint is None
     assert expand_prompt_template("/fix a.py", templates) == "Fix a.py now"
     assert expand_prompt_template("/nope x", templates) == "/nope x"
+    assert expand_prompt_template("/fix\u00a0b.py", templates) == "Fix b.py now"  # JS whitespace
+
+
+def test_non_text_description_and_hint_are_ignored(tree: Tree) -> None:
+    tree.write("p/num.md", "---\ndescription: 42\nargument-hint: [a, b]\n---\nFirst line\nsecond")
+    tree.write("p/yes.md", "---\ndescription: true\nargument-hint: ''\n---\n\n  Body line")
+    tree.write("p/empty.md", "---\ndescription: ''\n---\n")
+    tree.write("p/list.md", "---\n- a\n- b\n---\nList body")
+    loaded = load_prompt_templates(str(tree.root), str(tree.agent), ["p"])
+    assert [(t.name, t.description, t.argument_hint) for t in loaded.prompts] == [
+        ("empty", "", None),
+        ("list", "List body", None),
+        ("num", "First line", None),
+        ("yes", "Body line", None),  # the body after frontmatter is trimmed
+    ]
+    assert [t.to_json()["argumentHint"] for t in loaded.prompts] == [None, None, None, None]
+
+
+def test_a_template_that_does_not_parse_is_skipped_with_a_warning(tree: Tree) -> None:
+    bad = tree.write("p/bad.md", "---\na: 1\na: 2\n---\nBody")
+    tree.write("p/good.md", "Good")
+    unreadable = tree.write("p/locked.md", "x")
+    unreadable.chmod(0)
+    try:
+        loaded = load_prompt_templates(str(tree.root), str(tree.agent), ["p"])
+    finally:
+        unreadable.chmod(0o644)
+    root = os.geteuid() == 0  # root reads any file
+    assert [t.name for t in loaded.prompts] == (["good", "locked"] if root else ["good"])
+    problems = [(d.type, d.kind, d.path, d.message) for d in loaded.diagnostics]
+    assert problems[0] == (
+        "warning",
+        "parse_error",
+        str(bad),
+        "invalid YAML frontmatter: duplicate key 'a'; the template is skipped",
+    )
+    if not root:
+        assert problems[1] == (
+            "warning",
+            "read_error",
+            str(unreadable),
+            "the file could not be read (Permission denied); the template is skipped",
+        )
+    # collisions come after the loader's own warnings
+    deduped = dedupe_prompts(PromptsResult([loaded.prompts[0], loaded.prompts[0]], [loaded.diagnostics[0]]))
+    assert [d.type for d in deduped.diagnostics] == ["warning", "collision"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("one \"two words\" 'three' four", ["one", "two words", "three", "four"]),
+        ("don't stop", ["don't", "stop"]),  # a quote inside a word is text
+        ('it\'s "ok"', ["it's", "ok"]),
+        ('say "a \\"b\\" c"', ["say", 'a "b" c']),  # a backslash keeps the open quote as text
+        ("'it\\'s' x", ["it's", "x"]),
+        ('"a\\b"', ["a\\b"]),  # other backslashes stay
+        ("\"\" x ''", ["", "x", ""]),  # quoted empty strings are arguments
+        ('"unclosed words', ['"unclosed', "words"]),  # an unclosed quote is text
+        ("a 'b c", ["a", "'b", "c"]),
+        ('"ab"cd "e', ["abcd", '"e']),
+        ('"x\\"', ['"x\\"']),  # escaped closing quote at the end: unclosed
+        ("a\u00a0b\u2028c\ufeffd\x1ce", ["a", "b", "c", "d\x1ce"]),  # JavaScript's whitespace
+        ("", []),
+        ("   ", []),
+    ],
+)
+def test_argument_quoting(text: str, expected: list[str]) -> None:
+    assert parse_command_args(text) == expected
