@@ -138,7 +138,10 @@ def load_context_files(cwd: str, agent_dir: str, enabled: bool = True) -> Contex
         excluded: str | None = None
         if chosen is not None:
             canonical = canonical_path(chosen.path)
-            if shadowed is not None and canonical == shadowed:
+            # the folder's real path with the file's name: a worktree file that is a symlink to the
+            # main checkout's own is the worktree's copy, not the shadowed one
+            in_real_folder = os.path.join(canonical_path(directory), os.path.basename(chosen.path))
+            if shadowed is not None and in_real_folder == shadowed:
                 excluded = chosen.path
                 chosen = None
             elif canonical in seen:

@@ -134,3 +134,14 @@ def test_a_template_that_does_not_parse_is_skipped_with_a_warning(tree: Tree) ->
 )
 def test_argument_quoting(text: str, expected: list[str]) -> None:
     assert parse_command_args(text) == expected
+
+
+def test_a_worktree_file_linked_to_the_main_checkouts_file_loads_once(tree: Tree) -> None:
+    tree.write("repo/.git/HEAD", "ref: main\n")
+    main = tree.write("repo/AGENTS.md", "main")
+    tree.write("repo/.git/worktrees/f/HEAD", "ref: f\n")
+    tree.write("repo/.git/worktrees/f/commondir", "../..\n")
+    tree.write("repo/wt/f/.git", f"gitdir: {tree.root}/repo/.git/worktrees/f\n")
+    (tree.root / "repo/wt/f/AGENTS.md").symlink_to(main)
+    result = load_context_files(str(tree.root / "repo/wt/f"), str(tree.agent))
+    assert [(f.path, f.content) for f in result.files] == [(str(tree.root / "repo/wt/f/AGENTS.md"), "main")]
