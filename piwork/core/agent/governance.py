@@ -26,7 +26,7 @@ from piwork.core.agent.events import (
     OccupancyEvent,
 )
 from piwork.core.agent.loop import CallRecord, RequestSetup
-from piwork.core.compaction.compact import failure_message
+from piwork.core.compaction.compact import failure_message, read_and_plan
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import Summarizer
 from piwork.core.compaction.tokens import calculate_context_tokens
@@ -316,7 +316,7 @@ class SessionGovernance:
                     self._withheld = False
                     self._log(self._still_over())
         elif automatic and self._at_ceiling():
-            await self.compact()
+            await self.compact(automatic=True)
         self.save_state()
         await self.keep_manifest()
 
@@ -353,13 +353,28 @@ class SessionGovernance:
         marks = effective_marks(shape.model, self.governor.settings, shape.reserve_tokens)
         return working_set >= marks.ceiling
 
-    async def compact(self) -> bool:
-        """The governor's durable compaction (also ``/context compact``); True when an entry was written."""
+    async def compact(self, *, automatic: bool = False) -> bool:
+        """The governor's durable compaction (also ``/context compact``); True when an entry was written.
+        An ``automatic`` one with nothing to compact (a session too short to cut, just compacted) does
+        nothing and says nothing."""
         session = self._session
+        planned = None
+        if automatic:
+            try:
+                planned = await asyncio.to_thread(read_and_plan, session.tree, session.compaction_settings)
+            except (PiworkError, OSError):
+                planned = None
+            else:
+                if planned[1] is None:
+                    return False
         session.emit(CompactionStart("governor"))
         try:
             result = await governor_compaction(
-                session.tree, session.compaction_settings, session.summarizer(), tuple(self.verifiers())
+                session.tree,
+                session.compaction_settings,
+                session.summarizer(),
+                tuple(self.verifiers()),
+                planned,
             )
         except (PiworkError, OSError) as err:
             session.emit(CompactionEnd("governor", None, False, False, failure_message("governor", err)))

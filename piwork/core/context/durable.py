@@ -18,6 +18,7 @@ from piwork.core.compaction.compact import (
     NOTHING_TO_COMPACT,
     CompactionError,
     CompactionResult,
+    Planned,
     compact_session,
     read_and_plan,
 )
@@ -25,7 +26,7 @@ from piwork.core.compaction.file_ops import compute_file_lists, format_file_list
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import Summarizer
 from piwork.core.compaction.tokens import estimate_messages_tokens
-from piwork.core.context.elision import call_shape, command_of
+from piwork.core.context.elision import call_shape, classify, command_of, result_failed
 from piwork.core.errors import PiworkError
 from piwork.core.messages import Message, message_text
 from piwork.core.session.store import append_written
@@ -117,25 +118,35 @@ def deterministic_summary(
     receipts: dict[str, str] = {}
     later_ok: set[str] = set()
     unresolved: list[str] = []
+    commands: dict[str, str] = {}  # command -> outcome of its latest run, latest first
     for message in reversed(messages):
         if message.get("role") != "toolResult":
             continue
         tool, args = calls.get(str(message.get("toolCallId")), (str(message.get("toolName", "")), {}))
-        shape = call_shape(tool, args)
-        failed = message.get("isError") is True
         command = command_of(args) if tool == "bash" else ""
+        kind = "log" if command in wanted else classify(tool, args)
+        failed = result_failed(message, kind)
+        shape = command or call_shape(tool, args)  # a command passing later resolves its failures
         if command in wanted and command not in receipts:
             receipts[command] = "failed" if failed else "passed"
+        if command and command not in commands:
+            commands[command] = "failed" if failed else "passed"
         if failed and shape not in later_ok:
             text = message_text(message, "\n").rstrip("\n").split("\n")[-ERROR_TAIL_LINES:]
             what = command or (args.get("path") if isinstance(args, dict) else None) or ""
             unresolved.append(f"### {tool} {what}".rstrip() + "\n```\n" + "\n".join(text) + "\n```")
         if not failed:
             later_ok.add(shape)
+
     if receipts:
         sections.append(
             "## Verifier results (latest run)\n"
             + "\n".join(f"- `{command}`: {status}" for command, status in sorted(receipts.items()))
+        )
+    if commands:
+        ran = list(reversed(commands.items()))[-MAX_ITEMS:]  # in the order of their latest runs
+        sections.append(
+            "## Commands run\n" + "\n".join(f"- `{_clip(c, 200)}`: {status}" for c, status in ran)
         )
     if unresolved:
         sections.append("## Unresolved errors\n" + "\n\n".join(reversed(unresolved[:MAX_ITEMS])))
@@ -159,12 +170,14 @@ async def governor_compaction(
     settings: CompactionSettings,
     summarizer: Summarizer | None,
     verifiers: Sequence[str] = (),
+    planned: Planned | None = None,
 ) -> CompactionResult:
     """Compact the active path; deterministic for a coding task, the model summariser otherwise.
 
     Raises :class:`CompactionError` when there is nothing to compact and :class:`PiworkError` when a
     model summary is needed but there is no model."""
-    planned = await asyncio.to_thread(read_and_plan, tree, settings)
+    if planned is None:
+        planned = await asyncio.to_thread(read_and_plan, tree, settings)
     entries, preparation = planned
     if preparation is None:
         last_is_compaction = bool(entries) and entries[-1].get("type") == "compaction"

@@ -54,6 +54,7 @@ def test_deterministic_summary_contents() -> None:
         f"## User requests\n- {request.strip()[:499]}…\n\n"
         "## Decisions and answers\n- Total now includes VAT. Next: add a test for zero items.\n\n"
         "## Verifier results (latest run)\n- `pytest -q`: passed\n\n"
+        "## Commands run\n- `ls nowhere`: failed\n- `pytest -q`: passed\n\n"
         "## Unresolved errors\n### bash ls nowhere\n```\nls: cannot access 'nowhere': No such file or directory\n```\n\n"
         "## Next steps (from the last reply)\nTotal now includes VAT. Next: add a test for zero items."
     )

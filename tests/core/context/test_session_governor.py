@@ -300,3 +300,15 @@ async def test_a_withheld_request_with_compaction_switched_off_asks_the_user(tmp
         "the working set is still at the pricing mark"
     )
     assert not [e for e in file_entries(store) if e["type"] == "compaction"]
+
+
+async def test_a_small_window_at_its_ceiling_with_nothing_to_cut_says_nothing_after_the_run(
+    tmp_path: Path,
+) -> None:
+    small = replace(MODEL, context_window=32_000)  # ceiling 14,054, threshold 15,616
+    provider = ScriptedProvider([text("read it"), text("again")])
+    session, store, recorder, _ = session_for(tmp_path, provider, small)
+    await session.prompt("p" * 62_600)  # 15.65K tokens: over the ceiling, one message: nothing to cut
+    await session.prompt("and?")
+    assert not [e for e in recorder.events if isinstance(e, CompactionStart | CompactionEnd)]
+    assert not [e for e in file_entries(store) if e["type"] == "compaction"]
