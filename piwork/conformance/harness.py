@@ -75,6 +75,8 @@ def _materialize(root: Path, args: dict[str, Any]) -> None:
     for rel, content in (args.get("fs") or {}).items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():  # a case may name one path as a folder (its edge case) and a file: the folder wins
+            continue
         path.write_bytes(content.encode("utf-8", "surrogatepass"))
     for rel, target in (args.get("symlinks") or {}).items():
         link = root / rel

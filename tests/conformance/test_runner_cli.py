@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from piwork.conformance.runner import run_case
+
 HERE = Path(__file__).parent
 
 
@@ -52,3 +54,18 @@ def test_failures_and_unknown_ops_are_reported_and_fail(tmp_path: Path) -> None:
     assert '"wrong"' in result.stdout
     assert "FAIL no_such_op-0001" in result.stdout
     assert result.stdout.strip().splitlines()[-1] == "1 passed, 2 failed"
+
+
+def test_a_path_named_as_both_a_folder_and_a_file_is_a_folder() -> None:
+    case = {
+        "id": "context_files-9001",
+        "op": "context_files",
+        "args": {
+            "fs": {"work/AGENTS.md": "a file?", "work/CLAUDE.md": "claude", "work/AGENTS.md/x": "inside"},
+            "dirs": ["work/AGENTS.md"],
+            "cwd": "$ROOT/work",
+        },
+        "expect": {"files": [{"path": "$ROOT/work/CLAUDE.md", "content": "claude"}]},
+    }
+    outcome = run_case(case)
+    assert outcome.passed, outcome
