@@ -223,6 +223,10 @@ def _last_assistant(runtime: AgentRuntime) -> dict[str, Any] | None:
 
 
 def _finish(runtime: AgentRuntime, mode: str, out: TextIO, err: TextIO) -> int:
+    stopped = runtime.session.governance.stopped
+    if stopped is not None:  # the context governor withheld the last request (the pricing mark)
+        print(f"piwork: the request was not sent: {stopped}", file=err)
+        return 1
     last = _last_assistant(runtime)
     if last is None:
         print("piwork: the model gave no answer", file=err)

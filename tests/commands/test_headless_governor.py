@@ -183,3 +183,33 @@ def test_the_reference_reads_a_governed_session_as_the_ungoverned_one(env: Env) 
 
 def without_clocks(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in m.items() if k not in ("timestamp", "responseId")} for m in messages]
+
+
+def test_a_withheld_request_says_why_on_stderr_and_exits_non_zero(env: Env) -> None:
+    """A priced model whose higher tier starts at 2,000 input tokens: the prompt alone reaches it, nothing
+    can be elided or compacted, so the request is never sent."""
+    with LoopbackServer() as server:
+        model = {
+            "id": "tiered",
+            "name": "Tiered",
+            "contextWindow": 400_000,
+            "maxTokens": 4096,
+            "cost": {
+                "input": 3,
+                "output": 15,
+                "cacheRead": 0.3,
+                "cacheWrite": 3.75,
+                "tiers": [
+                    {"inputTokensAbove": 2000, "input": 6, "output": 22, "cacheRead": 0.6, "cacheWrite": 7}
+                ],
+            },
+        }
+        providers = {
+            "loopback": {"baseUrl": server.url, "api": "anthropic-messages", "apiKey": "k", "models": [model]}
+        }
+        (env.agent / "models.json").write_text(json.dumps({"providers": providers}))
+        result = env.call("-p", "long words " * 1_000, "--model", "loopback/tiered")
+        assert result.returncode == 1
+        assert "piwork: the request was not sent: " in result.stderr
+        assert "pricing mark" in result.stderr
+        assert server.requests == []  # nothing reached the provider

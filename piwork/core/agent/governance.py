@@ -51,6 +51,11 @@ STILL_OVER = (
     "or send once anyway"
 )
 
+WITHHELD_UNCOMPACTED = (
+    "the next request would reach the pricing mark and the working set could not be compacted: compact "
+    "now, start a fresh task, or allow the pricing zone (piwork.contextGovernor.allowPricingZone)"
+)
+
 
 class GovernanceHost(Protocol):
     """What the governor needs from its session: the model, clock and compaction settings a request is
@@ -107,6 +112,8 @@ class SessionGovernance:
         self._withheld = False
         self._send_once = False
         self._contract_id: object = None
+        # why the last run ended on a request it did not send (the pricing mark), None when it did not
+        self.stopped: str | None = None
         self._restore()
 
     # ---- state -----------------------------------------------------------------------------------------
@@ -306,6 +313,7 @@ class SessionGovernance:
         # compaction.enabled: false switches off automatic compaction, the governor's as well as the
         # host's; /context compact still compacts when asked
         automatic = session.compaction_settings.enabled
+        self.stopped = None
         if self._withheld:
             self._withheld = False
             if not automatic:
@@ -315,6 +323,8 @@ class SessionGovernance:
                 if self._withheld:
                     self._withheld = False
                     self._log(self._still_over())
+            else:
+                self.stopped = WITHHELD_UNCOMPACTED
         elif automatic and self._at_ceiling():
             await self.compact(automatic=True)
         self.save_state()
@@ -332,6 +342,7 @@ class SessionGovernance:
             )
 
     def _still_over(self) -> GovernorDecision:
+        self.stopped = STILL_OVER
         last = self.last_outcome
         return GovernorDecision(
             time_ms=self._now_ms(),

@@ -50,6 +50,7 @@ from piwork.core.context.records import (
     Trigger,
 )
 from piwork.core.context.scan import BOUNDARY_CUSTOM_TYPES, CallInfo, TranscriptScan
+from piwork.core.llm.normalize import MISSING_RESULT_TEXT
 from piwork.core.llm.types import Model, ToolSpec
 from piwork.core.messages import Message
 
@@ -123,6 +124,7 @@ class Governor:
         self._rounds: tuple[float, int, int] = (0.0, 0, 0)  # (since, assistant rounds scanned, count)
         self._saved: tuple[str, ...] = ()
         self._repeat_cursor = 0  # results of the scan already looked at for the repeat trigger
+        self._repairs: dict[int, tuple[Message, list[Message]]] = {}  # id(message) -> results after it
         self._sent: dict[int, int] = {}  # message count of a sent request -> its estimate (with W1 then)
         self.calls = 0
         self.log: list[GovernorDecision] = []
@@ -204,13 +206,58 @@ class Governor:
             return 0, "estimate"
         return counted - estimated, "provider"
 
+    def _repaired(self, messages: list[Message]) -> list[Message]:
+        """``messages`` with a synthetic error result after each tool call a crash left unanswered — the
+        result the request converter would add anyway — so such a call does not make every later request
+        fail closed. The same result objects every time, so the list stays append-only."""
+        if not self._repairs:
+            return messages
+        out: list[Message] = []
+        for message in messages:
+            out.append(message)
+            added = self._repairs.get(id(message))
+            if added is not None and added[0] is message:
+                out.extend(added[1])
+        return out
+
+    def _repair(self, messages: list[Message], scan: TranscriptScan) -> bool:
+        """Record repairs for the unanswered tool calls of closed groups; False when there is an orphan
+        that cannot be repaired (a result without its call, a call of the group still open)."""
+        orphans = scan.all_orphans()
+        last_start = scan.group_start(scan.group_count() - 1) if scan.group_count() else 0
+        if not orphans or any(o.kind != "call" or o.index >= last_start for o in orphans):
+            return False
+        for orphan in orphans:
+            opener = scan.messages[orphan.index]
+            g = scan.group_starts.index(orphan.index)
+            end = scan.group_start(g + 1) - 1
+            after = scan.messages[end]
+            name = scan.infos[orphan.tool_call_id].tool if orphan.tool_call_id in scan.infos else ""
+            synthetic: Message = {
+                "role": "toolResult",
+                "toolCallId": orphan.tool_call_id,
+                "toolName": name,
+                "content": [{"type": "text", "text": MISSING_RESULT_TEXT}],
+                "isError": True,
+                "timestamp": opener.get("timestamp", 0),
+            }
+            entry = self._repairs.setdefault(id(after), (after, []))
+            if entry[0] is not after:
+                entry = self._repairs[id(after)] = (after, [])
+            entry[1].append(synthetic)
+        return True
+
     def _decide(self, messages: list[Message], shape: RequestShape, commit: bool) -> GovernorOutcome:
         if commit:
             self.calls += 1
         est = self.estimator
         marks = effective_marks(shape.model, self.settings, shape.reserve_tokens)
         base = est.system_prompt(shape.system_prompt) + est.tools(shape.tools)
+        messages = self._repaired(messages)
         scan = self._scanned(messages)
+        if scan.orphans and self._repair(messages, scan):
+            messages = self._repaired(messages)
+            scan = self._scanned(messages)
         occupancy = base + scan.tokens
         if not self.settings.enabled:
             return GovernorOutcome(messages, None, occupancy, occupancy, marks)

@@ -85,7 +85,9 @@ def test_a_read_of_another_range_does_not_supersede_and_the_stub_names_it() -> N
     ]
     # no pressure, so reasons alone elide; any saving is worth it here
     governor = Governor(GovernorSettings(pressure_mark=100_000, min_savings=0, savings_ratio=0.01))
-    rounds = [m for i in range(12) for m in (assistant(call(f"x{i}", "ls", path=".")), result(f"x{i}", "ls", "."))]
+    rounds = [
+        m for i in range(12) for m in (assistant(call(f"x{i}", "ls", path=".")), result(f"x{i}", "ls", "."))
+    ]
     outcome = governor.decide([*messages[:-6], *rounds, *messages[-6:]], SHAPE)
     assert outcome.decision is not None and "toolRounds" in outcome.decision.triggers
     assert elided(outcome) == [("b", "superseded")]  # "a" is lines 1-200 (the start), not superseded
@@ -111,10 +113,13 @@ def test_a_later_whole_read_supersedes_a_range() -> None:
 # ---- failures a pipe or || true masks ------------------------------------------------------------------------
 
 
-PYTEST_FAIL = "collected 3 items\n\ntests/test_a.py F..\n\nFAILED tests/test_a.py::test_x - assert 1 == 2\n" + body(
-    "f", 2_000
+PYTEST_FAIL = (
+    "collected 3 items\n\ntests/test_a.py F..\n\nFAILED tests/test_a.py::test_x - assert 1 == 2\n"
+    + body("f", 2_000)
 )
-PYTEST_PASS = "collected 3 items\n\ntests/test_a.py ...\n\n====== 3 passed in 0.12s ======\n" + body("p", 2_000)
+PYTEST_PASS = "collected 3 items\n\ntests/test_a.py ...\n\n====== 3 passed in 0.12s ======\n" + body(
+    "p", 2_000
+)
 
 
 def test_a_masked_failure_stays_until_the_same_command_passes() -> None:
@@ -157,7 +162,8 @@ def test_failure_lines_are_recognised(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["====== 3 passed in 0.1s ======", "Success: no issues found in 4 source files", "All checks passed!"]
+    "text",
+    ["====== 3 passed in 0.1s ======", "Success: no issues found in 4 source files", "All checks passed!"],
 )
 def test_passing_output_is_not_a_failure(text: str) -> None:
     assert not failure_seen(text)
@@ -249,3 +255,35 @@ def test_preview_decides_without_keeping_anything() -> None:
     decided = governor.decide(messages, SHAPE)
     assert decided.occupancy == preview.occupancy and decided.decision is not None
     assert [m is n for m, n in zip(decided.messages, preview.messages, strict=True)].count(False) == 0
+
+
+# ---- a tool call a crash left without its result ------------------------------------------------------------
+
+
+def test_a_crash_made_orphan_is_repaired_as_the_converter_would_and_the_governor_keeps_working() -> None:
+    crashed = assistant(call("lost", "bash", command="pytest -q"))
+    messages = [user("go"), crashed, user("piwork was restarted; go on"), *reads(8, 4_000), *tail()]
+    governor = Governor(PRESSURE_20K)
+    first = governor.decide(list(messages), SHAPE)
+    assert first.decision is not None and first.decision.decision == "projected"
+    repaired = first.messages[2]
+    assert first.messages[1] is crashed and repaired["toolCallId"] == "lost"
+    assert (repaired["role"], repaired["isError"], repaired["content"][0]["text"]) == (
+        "toolResult",
+        True,
+        "No result was recorded for this tool call.",
+    )
+    assert len(first.messages) == len(messages) + 1
+    # later requests: the same repair object, the prefix unchanged (append-only), the governor still on
+    grown = [*messages, user("more"), assistant(text="sure")]
+    second = governor.decide(grown, SHAPE)
+    assert second.messages[2] is repaired
+    assert second.messages[: len(first.messages)] == first.messages
+    assert second.decision is None or second.decision.decision != "fail-closed"
+
+
+def test_a_result_without_its_call_still_fails_closed() -> None:
+    messages = [user("go"), result("stray", "read", "x"), *reads(8, 4_000), *tail()]
+    outcome = Governor(PRESSURE_20K).decide(messages, SHAPE)
+    assert outcome.decision is not None and outcome.decision.decision == "fail-closed"
+    assert outcome.messages is messages

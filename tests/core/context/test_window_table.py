@@ -49,7 +49,9 @@ ROWS = [
 def request_size(request: RecordedRequest) -> int:
     """The request's chars/4 size: system prompt, messages and tool schemas as sent."""
     body = request.body
-    text = json.dumps(body.get("system"), ensure_ascii=False) + json.dumps(body["messages"], ensure_ascii=False)
+    text = json.dumps(body.get("system"), ensure_ascii=False) + json.dumps(
+        body["messages"], ensure_ascii=False
+    )
     text += json.dumps(body.get("tools"), ensure_ascii=False)
     return len(text) // 4
 
@@ -137,7 +139,9 @@ async def test_the_governor_projects_and_host_compaction_never_fires(
     assert len(whole) >= 3
 
 
-async def test_only_what_no_projection_can_shrink_is_summarised(server: LoopbackServer, tmp_path: Path) -> None:
+async def test_only_what_no_projection_can_shrink_is_summarised(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
     model = server.anthropic_model(context_window=32_768)
     threshold = effective_marks(model).compaction_threshold
     paths = write_parts(tmp_path, 12, threshold // 20)
