@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from piwork.core import safe_read
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_json_stringify, json_loads_js
 from piwork.core.llm.types import CacheRetention
@@ -93,7 +94,7 @@ class FileSettingsStorage:
     def read(self, scope: Scope) -> str | None:
         path = self.paths[scope]
         try:
-            return path.read_bytes().decode("utf-8", errors="replace")
+            return safe_read.read_text(path, safe_read.SETTINGS, strip_bom=False)
         except FileNotFoundError:
             return None
 

@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.core import safe_read
 from piwork.core.errors import PiworkError
 from piwork.core.resources import (
     FileChange,
@@ -95,8 +96,7 @@ def preview_text(path: str) -> str:
                     if len(names) >= PREVIEW_FILES:
                         return "\n".join(names) + "\n… (more files not listed)"
             return "\n".join(names) if names else "(empty folder)"
-        with open(path, "rb") as handle:
-            data = handle.read(PREVIEW_BYTES + 1)
+        data, _size = safe_read.read_start(path, safe_read.GATED_FILE, PREVIEW_BYTES + 1)
     except OSError as exc:
         return f"Cannot read {path}: {exc.strerror or exc}"
     text = data[:PREVIEW_BYTES].decode("utf-8", errors="replace")

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from piwork.core import safe_read
 from piwork.core.context.caps import cap_text
 from piwork.core.context.contract import TaskContract, append_contract
 from piwork.core.context.index import (
@@ -58,8 +59,7 @@ def sha256_text(text: str) -> str:
 
 
 def _read(path: str) -> str:
-    with open(path, "rb") as fh:
-        return strip_bom(fh.read().decode("utf-8", errors="replace"))
+    return strip_bom(safe_read.read_text(path, safe_read.PROJECT_FILE, strip_bom=False))
 
 
 def _rel(path: str, cwd: str) -> str:

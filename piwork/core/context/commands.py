@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from piwork.core import safe_read
 from piwork.core.agent.events import CompactionEnd
 from piwork.core.compaction.tokens import calculate_context_tokens, valid_usage
 from piwork.core.context.budget import Marks, effective_marks
@@ -123,8 +124,7 @@ def _file_tokens(view: ContextView, paths: Sequence[str]) -> tuple[int, list[dic
     for raw in paths:
         path = os.path.normpath(os.path.join(view.cwd, raw))
         try:
-            with open(path, "rb") as fh:
-                text = fh.read().decode("utf-8", errors="replace")
+            text = safe_read.read_text(path, safe_read.PROJECT_FILE, strip_bom=False)
         except OSError as err:
             rows.append({"path": path, "tokens": 0, "error": err.strerror})
             continue

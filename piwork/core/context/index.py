@@ -15,7 +15,6 @@ refuse it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -25,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from piwork.core import safe_read
 from piwork.core.context.layers import INDEX_PATH
 from piwork.core.resources.diagnostics import Diagnostic
 
@@ -187,8 +187,8 @@ def load_index(cwd: str) -> IndexLoad:
     if not os.path.lexists(path):
         return IndexLoad(path, False)
     try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read().decode("utf-8", errors="replace").lstrip("\ufeff"))
+        raw = safe_read.read_bytes(path, safe_read.CONTEXT_INDEX)
+        data = json.loads(raw.decode("utf-8", errors="replace").lstrip("\ufeff"))
     except OSError as err:
         return IndexLoad(
             path, True, diagnostics=(_problem(path, f"cannot read the context index: {err.strerror}"),)
@@ -273,14 +273,10 @@ class FileHashes:
         full = os.path.realpath(os.path.join(self.root, rel))
         if not full.startswith(self.root.rstrip(os.sep) + os.sep) or not os.path.isfile(full):
             return None
-        digest = hashlib.sha256()
         try:
-            with open(full, "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
+            return safe_read.digest_file(full, safe_read.HASHED_PROJECT_FILE).sha256
         except OSError:
             return None
-        return digest.hexdigest()
 
 
 def entry_state(entry: IndexEntry, hashes: FileHashes) -> EntryState:

@@ -19,10 +19,12 @@ from dataclasses import dataclass
 
 import pathspec
 
+from piwork.core import safe_read
 from piwork.core.context.index import SUMMARY_CHARS, CitedFile, ContextIndex, IndexEntry, now_utc, sanitize
 
 MAX_FILES = 5_000  # files looked at, at most
 MAX_FILE_BYTES = 1_000_000  # larger files are not cited (their hash would be re-read on every check)
+_CITED = safe_read.FileKind("cited file", MAX_FILE_BYTES)
 MAX_FILES_PER_ENTRY = 60
 MAX_ENTRIES = 400
 _SKIPPED_DIRS = frozenset(
@@ -86,8 +88,8 @@ def _git_files(root: str) -> list[str] | None:
 def _walk_files(root: str, limit: int) -> tuple[list[str], bool]:
     spec: pathspec.GitIgnoreSpec | None = None
     try:
-        with open(os.path.join(root, ".gitignore"), encoding="utf-8", errors="replace") as fh:
-            spec = pathspec.GitIgnoreSpec.from_lines(fh.read().splitlines())
+        text = safe_read.read_text(os.path.join(root, ".gitignore"), safe_read.IGNORE_FILE, strip_bom=False)
+        spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
     except OSError:
         spec = None
     found: list[str] = []
@@ -128,19 +130,15 @@ def project_files(root: str, limit: int = MAX_FILES) -> ProjectFiles:
 
 def _read_head(path: str, size: int = 8192) -> bytes | None:
     try:
-        with open(path, "rb") as fh:
-            return fh.read(size)
+        return safe_read.read_start(path, safe_read.PROJECT_FILE, size)[0]
     except OSError:
         return None
 
 
 def _digest(path: str) -> str | None:
     try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            return None
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
+        data = safe_read.read_bytes(path, _CITED)
+    except OSError:  # unreadable, not a regular file, or too large to cite
         return None
     if b"\0" in data[:8192]:
         return None  # binary
@@ -163,8 +161,8 @@ def _first_paragraph(text: str) -> str:
 
 def _python_docstring(path: str) -> str:
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            tree = ast.parse(fh.read(200_000))
+        head = safe_read.read_start(path, safe_read.PROJECT_FILE, 200_000)[0]
+        tree = ast.parse(head.decode("utf-8", errors="replace"))
     except (OSError, SyntaxError, ValueError):
         return ""
     doc = ast.get_docstring(tree)
@@ -185,8 +183,8 @@ def module_summary(root: str, folder: str, names: Sequence[str]) -> str:
     for readme in _READMES:
         if readme in names:
             try:
-                with open(os.path.join(base, readme), encoding="utf-8", errors="replace") as fh:
-                    text = _first_paragraph(fh.read(20_000))
+                head = safe_read.read_start(os.path.join(base, readme), safe_read.PROJECT_FILE, 20_000)[0]
+                text = _first_paragraph(head.decode("utf-8", errors="replace"))
             except OSError:
                 text = ""
             if text:

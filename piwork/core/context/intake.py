@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from piwork.core import safe_read
 from piwork.core.context.layers import INTAKE_DIR
 
 INTAKE_TOKENS = 8_000
@@ -74,8 +75,7 @@ def exclude_intake(cwd: str) -> bool:
     if path is None:
         return False
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            existing = fh.read()
+        existing = safe_read.read_text(path, safe_read.IGNORE_FILE, strip_bom=False)
     except FileNotFoundError:
         existing = ""
     if EXCLUDE_LINE in existing.splitlines():

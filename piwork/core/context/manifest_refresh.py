@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 
+from piwork.core import safe_read
 from piwork.core.compaction.file_ops import extract_file_ops
 from piwork.core.context.index import index_status, load_index
 from piwork.core.context.manifest import Manifest, ManifestEntry, entry_for
@@ -23,8 +24,7 @@ _FILE_LAYERS = (2, 5, 6, 7)
 
 def _file_sha(path: str) -> str | None:
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = safe_read.read_bytes(path, safe_read.PROJECT_FILE)
     except OSError:
         return None
     text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")

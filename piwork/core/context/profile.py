@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from piwork.core import safe_read
 from piwork.core.context.layers import PROFILE_PATH
 from piwork.core.resources.diagnostics import Diagnostic
 from piwork.core.resources.textfiles import strip_bom
@@ -69,8 +70,7 @@ def load_profile(cwd: str) -> ProfileResult:
     if not os.path.lexists(path):
         return ProfileResult(path, False)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = safe_read.read_bytes(path, safe_read.PROJECT_DATA)
     except OSError as err:
         return ProfileResult(
             path, True, diagnostics=(_error(path, f"cannot read the profile: {err.strerror}"),)

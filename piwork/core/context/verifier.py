@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from piwork.core import safe_read
 from piwork.core.context.contract import latest_contract, verify_commands
 from piwork.core.context.profile import load_profile
 from piwork.core.session.tree import SessionTree
@@ -64,9 +65,7 @@ def _file_sha(path: str) -> str:
         if os.path.islink(path):
             digest.update(os.fsencode(os.readlink(path)))
         else:
-            with open(path, "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
+            return safe_read.digest_file(path, safe_read.HASHED_PROJECT_FILE).sha256
     except OSError as err:
         digest.update(f"unreadable: {err.strerror}".encode())
     return digest.hexdigest()
@@ -176,7 +175,7 @@ class ReceiptStore:
 
     def all(self) -> list[Receipt]:
         try:
-            data = self.path.read_bytes()
+            data = safe_read.read_bytes(self.path, safe_read.CACHE)
         except OSError:
             return []
         out = []

@@ -30,6 +30,7 @@ import keyring.backend
 import keyring.errors
 from keyring.backends import chainer, fail
 
+from piwork.core import safe_read
 from piwork.core.errors import PiworkError
 from piwork.core.llm.catalog import PROVIDER_ENV_KEYS
 from piwork.core.llm.models_file import NO_KEY_NEEDED
@@ -358,7 +359,9 @@ class CredentialStore:
         """Copy API-key entries of Pi's ``auth.json`` into the keyring (the file itself is left untouched).
         Blocking: a worker's call."""
         try:
-            data = json.loads(auth_json.read_text(encoding="utf-8"))
+            data = json.loads(
+                safe_read.read_text(auth_json, safe_read.AUTH, errors="strict", strip_bom=False)
+            )
         except (OSError, ValueError) as exc:
             return ImportReport([], [], [f"{auth_json}: could not be read ({type(exc).__name__})"])
         if not isinstance(data, dict):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from piwork.core import safe_read
 from piwork.core.jscompat import json_loads_js
 from piwork.core.llm.catalog import BUILTIN_MODELS
 from piwork.core.llm.config_values import ValueResolver
@@ -167,7 +168,7 @@ class ModelRegistry:
             return {}
         where = str(self._path)
         try:
-            text = self._path.read_bytes().decode("utf-8-sig")
+            text = safe_read.read_bytes(self._path, safe_read.MODELS).decode("utf-8-sig")
         except (OSError, UnicodeDecodeError) as exc:
             diagnostics.append(ModelDiagnostic(where, f"Could not read models.json: {exc}"))
             return {}

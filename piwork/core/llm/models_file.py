@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from piwork.core import safe_read
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import json_loads_js
 from piwork.core.llm.models_schema import strip_json_comments
@@ -56,7 +57,7 @@ def parse_models_text(text: str) -> dict[str, Any]:
 def read_providers(path: Path) -> tuple[dict[str, dict[str, Any]], str | None]:
     """Provider entries as written in the file, and the reason the file cannot be read (None when fine)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = safe_read.read_bytes(path, safe_read.MODELS).decode("utf-8")
     except FileNotFoundError:
         return {}, None
     except (OSError, UnicodeDecodeError) as exc:
@@ -126,7 +127,7 @@ def _update_locked(path: Path, change: Callable[[dict[str, Any]], None]) -> Mode
     backup: Path | None = None
     reason = ""
     try:
-        raw = path.read_bytes()
+        raw = safe_read.read_bytes(path, safe_read.MODELS)
     except FileNotFoundError:
         raw = None
     document: dict[str, Any] = {"providers": {}}

@@ -13,10 +13,13 @@ about as much). The file is read when the tokenizer is loaded (in an executor) a
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import threading
 from pathlib import Path
+
+from piwork.core import safe_read
 
 MIN_CHARS = 512  # shorter texts are counted, not looked up
 MAX_ENTRIES = 500_000  # a file beyond this is started over rather than read
@@ -39,9 +42,11 @@ class CountCache:
         if path is None:
             return
         try:
-            with open(path, encoding="ascii", errors="replace") as fh:
-                lines = fh.read().splitlines()
-        except OSError:
+            lines = safe_read.read_bytes(path, safe_read.CACHE).decode("ascii", errors="replace").splitlines()
+        except OSError as exc:
+            if exc.errno == errno.EFBIG:  # far over the entries kept: started over too
+                with contextlib.suppress(OSError):
+                    os.replace(path, path.with_suffix(".old"))
             return
         if len(lines) > MAX_ENTRIES:
             with contextlib.suppress(OSError):

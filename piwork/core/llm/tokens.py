@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from piwork.core import safe_read
 from piwork.core.jscompat import utf16_len
 from piwork.core.llm.estimate import IMAGE_TOKENS
 from piwork.core.llm.token_counts import MIN_CHARS, CountCache, text_key
@@ -96,7 +97,7 @@ def _candidates(model_id: str) -> tuple[str, ...]:
 def _read_bpe(path: Path) -> bytes | None:
     """A BPE file's bytes (a ``.gz`` file decompressed), or None when it cannot be read."""
     try:
-        raw = path.read_bytes()
+        raw = safe_read.read_bytes(path, safe_read.TOKENIZER)
         return gzip.decompress(raw) if path.suffix == ".gz" else raw
     except (OSError, EOFError, gzip.BadGzipFile):
         return None
@@ -104,7 +105,7 @@ def _read_bpe(path: Path) -> bytes | None:
 
 def _sha256(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return safe_read.digest_file(path, safe_read.TOKENIZER).sha256
     except OSError:
         return None
 

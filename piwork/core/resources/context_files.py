@@ -13,6 +13,7 @@ from typing import Any, Literal
 from piwork.core.paths import canonical_path, expand_home
 from piwork.core.resources.diagnostics import Diagnostic
 from piwork.core.resources.textfiles import read_text
+from piwork.core.safe_read import CONTEXT_FILE, GIT_POINTER
 
 CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 
@@ -55,7 +56,7 @@ def _load_from_dir(directory: str, diagnostics: list[Diagnostic] | None) -> Cont
         if not os.path.exists(path) or not os.path.isfile(path):
             continue
         try:
-            return ContextFile(path, read_text(path))
+            return ContextFile(path, read_text(path, CONTEXT_FILE))
         except OSError as exc:
             if diagnostics is not None:
                 diagnostics.append(
@@ -78,14 +79,16 @@ def _git_paths(cwd: str) -> tuple[str, str] | None:
         if os.path.exists(git):
             try:
                 if os.path.isfile(git):
-                    content = read_text(git).strip()
+                    content = read_text(git, GIT_POINTER).strip()
                     if content.startswith("gitdir: "):
                         git_dir = os.path.normpath(os.path.join(directory, content[8:].strip()))
                         if not os.path.exists(os.path.join(git_dir, "HEAD")):
                             return None
                         commondir = os.path.join(git_dir, "commondir")
                         if os.path.exists(commondir):
-                            common = os.path.normpath(os.path.join(git_dir, read_text(commondir).strip()))
+                            common = os.path.normpath(
+                                os.path.join(git_dir, read_text(commondir, GIT_POINTER).strip())
+                            )
                         else:
                             common = git_dir
                         return directory, common

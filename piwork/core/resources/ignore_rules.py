@@ -10,6 +10,8 @@ import os
 
 import pathspec
 
+from piwork.core import safe_read
+
 IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
 
 
@@ -51,13 +53,15 @@ class IgnoreRules:
             if not os.path.isfile(path):
                 continue
             try:
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    content = fh.read()
+                content = safe_read.read_text(path, safe_read.IGNORE_FILE, strip_bom=False)
             except OSError:
                 continue
             lines = [
                 p
-                for p in (_prefixed(line, prefix) for line in content.replace("\r\n", "\n").split("\n"))
+                for p in (
+                    _prefixed(line, prefix)
+                    for line in content.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+                )
                 if p
             ]
             if lines:

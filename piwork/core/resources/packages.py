@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlparse
 
+from piwork.core import safe_read
 from piwork.core.resources.diagnostics import Diagnostic
 from piwork.core.resources.skills import resolve_user_path
 
@@ -84,8 +85,10 @@ def install_path(source: PackageSource, scope: str, cwd: str, agent_dir: str) ->
 
 def _manifest(package_root: str) -> dict[str, list[str]] | None:
     try:
-        with open(os.path.join(package_root, "package.json"), encoding="utf-8-sig") as fh:
-            data = json.load(fh)
+        text = safe_read.read_text(
+            os.path.join(package_root, "package.json"), safe_read.PACKAGE_MANIFEST, errors="strict"
+        )
+        data = json.loads(text)
     except (OSError, ValueError):
         return None
     pi = data.get("pi") if isinstance(data, dict) else None

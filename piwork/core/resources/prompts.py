@@ -18,6 +18,7 @@ from piwork.core.resources.diagnostics import Collision, Diagnostic
 from piwork.core.resources.frontmatter import parse_frontmatter
 from piwork.core.resources.skills import SourceInfo, resolve_user_path
 from piwork.core.resources.textfiles import read_text
+from piwork.core.safe_read import PROMPT_TEMPLATE
 
 DESCRIPTION_PREVIEW = 60
 
@@ -53,7 +54,7 @@ def load_template_file(
 ) -> tuple[PromptTemplate | None, list[Diagnostic]]:
     """One template, or None with a warning when the file cannot be read or its frontmatter parsed."""
     try:
-        text = read_text(file_path)
+        text = read_text(file_path, PROMPT_TEMPLATE)
     except OSError as exc:
         reason = exc.strerror or str(exc) or "unknown error"
         message = f"the file could not be read ({reason}); the template is skipped"

@@ -20,6 +20,7 @@ from piwork.core.resources.frontmatter import FrontmatterError, parse_frontmatte
 from piwork.core.resources.ignore_rules import IgnoreRules, rel_posix
 from piwork.core.resources.realpaths import RealPaths
 from piwork.core.resources.textfiles import read_text
+from piwork.core.safe_read import SKILL
 
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
@@ -106,7 +107,7 @@ def load_skill_file(file_path: str, source: SkillSource) -> tuple[Skill | None, 
     diagnostics: list[Diagnostic] = []
     declared = os.path.basename(file_path) == "SKILL.md"
     try:
-        text = read_text(file_path)
+        text = read_text(file_path, SKILL)
     except OSError as exc:
         diagnostics.append(Diagnostic("warning", str(exc.strerror or exc), file_path, "parse_error"))
         return None, diagnostics

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from piwork.core.resources.textfiles import read_text
+from piwork.core.safe_read import SYSTEM_PROMPT
 
 
 @dataclass
@@ -30,14 +31,18 @@ def discover_file(name: str, cwd: str, agent_dir: str, project_trusted: bool) ->
     return user if os.path.exists(user) else None
 
 
-def read_prompt_input(value: str, what: str, warnings: list[str], cwd: str = "") -> str:
-    """A value naming an existing file is that file's text; otherwise the value itself."""
+def _read_source(value: str, what: str, warnings: list[str], cwd: str, *, keep_value: bool) -> str | None:
+    """A value naming an existing file is that file's text; otherwise the value itself.
+
+    An explicit value that names a file it cannot read is kept as text (as Pi does); a discovered
+    file that cannot be read (a FIFO, a device, too large) gives nothing, never its own path as text."""
     path = os.path.join(cwd, value) if value else value
     if path and os.path.exists(path):
         try:
-            return read_text(path)
+            return read_text(path, SYSTEM_PROMPT)
         except OSError as exc:
             warnings.append(f"Could not read the {what} file {value}: {exc.strerror or exc}")
+            return value if keep_value else None
     return value
 
 
@@ -55,16 +60,24 @@ def resolve_prompt_sources(
         else discover_file("SYSTEM.md", cwd, agent_dir, project_trusted)
     )
     if source:
-        out.system_prompt = read_prompt_input(source, "system prompt", out.warnings, cwd)
-        if os.path.exists(os.path.join(cwd, source)):
-            out.system_prompt_source = os.path.abspath(os.path.join(cwd, source))
+        text = _read_source(
+            source, "system prompt", out.warnings, cwd, keep_value=explicit_system is not None
+        )
+        if text is not None:
+            out.system_prompt = text
+            if os.path.exists(os.path.join(cwd, source)):
+                out.system_prompt_source = os.path.abspath(os.path.join(cwd, source))
+    explicit = explicit_append is not None
     if explicit_append is not None:
         appends = [a for a in explicit_append if a]
     else:
         found = discover_file("APPEND_SYSTEM.md", cwd, agent_dir, project_trusted)
         appends = [found] if found else []
-    out.append = [read_prompt_input(s, "append system prompt", out.warnings, cwd) for s in appends]
-    out.append_sources = [
-        os.path.abspath(os.path.join(cwd, s)) for s in appends if os.path.exists(os.path.join(cwd, s))
-    ]
+    for entry in appends:
+        text = _read_source(entry, "append system prompt", out.warnings, cwd, keep_value=explicit)
+        if text is None:
+            continue
+        out.append.append(text)
+        if os.path.exists(os.path.join(cwd, entry)):
+            out.append_sources.append(os.path.abspath(os.path.join(cwd, entry)))
     return out

@@ -21,6 +21,7 @@ from piwork.core.resources.context_files import ContextFile
 from piwork.core.resources.frontmatter import FrontmatterError, strip_frontmatter
 from piwork.core.resources.skills import Skill
 from piwork.core.resources.textfiles import read_text
+from piwork.core.safe_read import SKILL
 
 if TYPE_CHECKING:
     from piwork.core.resources.loader import LoadedResources
@@ -229,7 +230,7 @@ def expand_skill_command(text: str, skills: Sequence[Skill]) -> str:
     if skill is None:
         return text
     try:
-        body = js_trim(strip_frontmatter(read_text(skill.file_path)))
+        body = js_trim(strip_frontmatter(read_text(skill.file_path, SKILL)))
     except (OSError, FrontmatterError) as exc:
         raise SkillExpansionError(f"Could not read the skill file {skill.file_path}: {exc}") from exc
     block = (

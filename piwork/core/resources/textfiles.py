@@ -1,14 +1,18 @@
-"""Reading user text files the way Pi does: UTF-8 (bad bytes replaced), one leading BOM removed."""
+"""Reading user text files the way Pi does: UTF-8 (bad bytes replaced), one leading BOM removed.
+
+Reads go through :mod:`piwork.core.safe_read`: only regular files, at most the cap of their kind.
+"""
 
 from __future__ import annotations
 
 import os
 
+from piwork.core import safe_read
+from piwork.core.safe_read import FileKind
 
-def read_text(path: str | os.PathLike[str]) -> str:
-    with open(path, "rb") as fh:
-        data = fh.read()
-    return strip_bom(data.decode("utf-8", errors="replace"))
+
+def read_text(path: str | os.PathLike[str], kind: FileKind) -> str:
+    return safe_read.read_text(path, kind)
 
 
 def strip_bom(text: str) -> str:

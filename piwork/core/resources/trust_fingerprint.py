@@ -9,17 +9,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from piwork.core import safe_read
 from piwork.core.paths import canonical_path
 from piwork.core.resources.dirlock import locked
 from piwork.core.resources.trust import TrustResource
+from piwork.core.safe_read import FileKind, UnreadableFile
 
 FINGERPRINT_FILE_NAME = "piwork-trust-fingerprints.json"
 MAX_FILES = 20_000
 MAX_HASHED_BYTES = 1_000_000  # larger files count by size and modification time
+_HASHED = FileKind("project resource", MAX_HASHED_BYTES)
 
 
 def compute_fingerprint(resources: Sequence[TrustResource]) -> str:
@@ -58,11 +62,12 @@ def _files(root: str) -> list[str]:
 
 def _file_digest(path: str) -> bytes:
     try:
-        stat = os.stat(path)
-        if stat.st_size > MAX_HASHED_BYTES:
-            return f"{stat.st_size}:{stat.st_mtime_ns}".encode()
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).digest()
+        info = os.stat(path)
+        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_HASHED_BYTES:
+            return f"{info.st_size}:{info.st_mtime_ns}".encode()
+        return bytes.fromhex(safe_read.digest_file(path, _HASHED).sha256)
+    except UnreadableFile as exc:  # a FIFO or device is never read; what it is still counts
+        return f"refused:{exc.errno}".encode()
     except OSError:
         return b"unreadable"
 
@@ -73,7 +78,7 @@ class FingerprintStore:
 
     def _read(self) -> dict[str, str]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(safe_read.read_text(self.path, safe_read.FINGERPRINTS, strip_bom=False))
         except (OSError, ValueError):
             return {}
         return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}

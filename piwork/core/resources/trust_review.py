@@ -10,12 +10,13 @@ description the model would be told, read from their frontmatter.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 
+from piwork.core import safe_read
 from piwork.core.errors import PiworkError
 from piwork.core.resources.frontmatter import parse_frontmatter
 from piwork.core.resources.trust import MCP_NOTE
+from piwork.core.safe_read import UnreadableFile
 from piwork.core.truncate import format_size
 
 MAX_LISTED = 500
@@ -105,12 +106,9 @@ def looks_binary(data: bytes) -> bool:
 def preview_file(path: str, kind: str = "", limit: int = PREVIEW_BYTES) -> FilePreview:
     """The beginning of ``path`` as text (``limit`` bytes), with what the agent would make of it."""
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):  # a pipe or device: opening it could wait forever
-            return FilePreview(path, "", note="Not a regular file (a pipe, socket or device); not read.")
-        size = info.st_size
-        with open(path, "rb") as handle:
-            data = handle.read(limit + 1)
+        data, size = safe_read.read_start(path, safe_read.GATED_FILE, limit + 1)
+    except UnreadableFile as exc:  # a pipe or device: opening it could wait forever, reading never end
+        return FilePreview(path, "", note=f"Not read: {exc.strerror}.")
     except OSError as exc:
         return FilePreview(path, "", note=f"Cannot read this file: {exc.strerror or exc}")
     if looks_binary(data):

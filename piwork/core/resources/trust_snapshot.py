@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from piwork.core import safe_read
 from piwork.core.paths import canonical_path
 from piwork.core.resources.dirlock import locked
 from piwork.core.resources.trust import TrustResource
 from piwork.core.resources.trust_review import list_resource_files, looks_binary
+from piwork.core.safe_read import UnreadableFile
 
 SNAPSHOT_DIR_NAME = "piwork-trust-snapshots"
 SNAPSHOT_VERSION = 1
@@ -120,15 +122,15 @@ def take_snapshot(folder: str, resources: Sequence[TrustResource]) -> Snapshot:
 
 def _file_state(path: str, text_budget: int) -> FileState | None:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        got = safe_read.digest_file(path, safe_read.GATED_FILE, keep=min(MAX_TEXT_BYTES, text_budget))
+    except UnreadableFile as exc:  # a FIFO, a device or a huge file: what it is, never its content
+        return FileState(hashlib.sha256(f"unreadable\0{exc.strerror}".encode()).hexdigest(), 0, None)
     except OSError:
         return None
-    digest = hashlib.sha256(data).hexdigest()
     text: str | None = None
-    if len(data) <= min(MAX_TEXT_BYTES, text_budget) and not looks_binary(data):
-        text = data.decode("utf-8", errors="replace")
-    return FileState(digest, len(data), text)
+    if got.data is not None and not looks_binary(got.data):
+        text = got.data.decode("utf-8", errors="replace")
+    return FileState(got.sha256, got.size, text)
 
 
 def compare(old: Snapshot, new: Snapshot, *, display: Callable[[str], str] | None = None) -> list[FileChange]:
@@ -196,7 +198,7 @@ class SnapshotStore:
 
     def load(self, folder: str) -> Snapshot | None:
         try:
-            data = json.loads(self.path_for(folder).read_text(encoding="utf-8"))
+            data = json.loads(safe_read.read_text(self.path_for(folder), safe_read.SNAPSHOT, strip_bom=False))
         except (OSError, ValueError):
             return None
         snapshot = Snapshot.from_json(data)

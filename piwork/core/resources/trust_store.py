@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from piwork.core import safe_read
 from piwork.core.errors import InputRejected
 from piwork.core.jscompat import js_json_stringify, js_sorted, json_loads_js
 from piwork.core.paths import canonical_path
@@ -117,7 +118,7 @@ class TrustStore:
 
 def parse_trust_text(path: Path) -> dict[str, TrustValue]:
     try:
-        raw = path.read_bytes()
+        raw = safe_read.read_bytes(path, safe_read.TRUST_STORE)
     except FileNotFoundError:
         return {}
     except OSError as exc:

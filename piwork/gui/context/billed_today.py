@@ -5,12 +5,14 @@ understood; a session that has both is counted once."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from piwork.core import safe_read
 from piwork.gui.context.reading import billed_from_usage
 
 
@@ -43,9 +45,11 @@ class TodayBilled:
                 if stat.st_mtime * 1000 >= start and stat.st_size != offset:
                     if stat.st_size < offset:  # replaced: read it again
                         offset, tokens, cost = 0, 0, 0.0
-                    with open(path, "rb") as handle:
-                        handle.seek(offset)
-                        chunk = handle.read()
+                    fd, opened = safe_read.open_regular(path, safe_read.TELEMETRY)
+                    try:  # only what was added since: at most what the file held when opened
+                        chunk = os.pread(fd, min(opened.st_size - offset, safe_read.TELEMETRY.limit), offset)
+                    finally:
+                        os.close(fd)
                     complete = chunk.rfind(b"\n") + 1  # a line still being written waits
                     added_tokens, added_cost = _billed_lines(chunk[:complete], start)
                     offset, tokens, cost = offset + complete, tokens + added_tokens, cost + added_cost

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from piwork.core import safe_read
 from piwork.core.context import (
     DECISIONS,
     REASON_CODES,
@@ -93,7 +94,7 @@ def read_history(path: Path | None, messages: Sequence[Mapping[str, Any]]) -> Hi
     if path is None:
         return history
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = safe_read.read_text(path, safe_read.TELEMETRY, strip_bom=False).splitlines()
     except OSError:
         return history
     arguments = _arguments(messages)
