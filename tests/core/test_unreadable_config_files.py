@@ -127,7 +127,8 @@ def test_resources_are_skipped_with_a_diagnostic(tmp_path: Path, kind: str) -> N
     loaded, diagnostics = load_skill_file(str(skill), "user")  # type: ignore[arg-type]
     assert loaded is None and WORDS[kind] in diagnostics[0].message
     prompt = _plant(tmp_path / "prompts" / "p.md", kind)
-    assert load_template_file(str(prompt), None) is None  # type: ignore[arg-type]
+    template, problems = load_template_file(str(prompt), None)  # type: ignore[arg-type]
+    assert template is None and WORDS[kind] in problems[0].message
     agent = tmp_path / "agent"
     system = _plant(tmp_path / "project" / ".pi" / "SYSTEM.md", kind)
     _plant(tmp_path / "project" / ".pi" / "APPEND_SYSTEM.md", kind)
