@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         with_exclusions,
     )
     from piwork.core.context.fresh import FRESH_KINDS, FreshError
+    from piwork.core.context.governor import RequestShape
     from piwork.core.context.intake import INTAKE_TOKENS, intake_tokens, may_need_intake, save_intake
     from piwork.core.context.layers import LAYERS, Layer
     from piwork.core.context.manifest import Manifest, ManifestEntry, append_manifest, latest_manifest
@@ -117,6 +118,7 @@ __all__ = [
     "ManifestEntry",
     "Marks",
     "OccupancySample",
+    "RequestShape",
     "TokenEstimator",
     "Xray",
     "XrayPart",
@@ -185,6 +187,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "REASON_CODES": ("records", "REASON_CODES"),
     "TRIGGERS": ("records", "TRIGGERS"),
     "TokenEstimator": ("estimate", "TokenEstimator"),
+    "RequestShape": ("governor", "RequestShape"),
     "Xray": ("xray", "Xray"),
     "XrayPart": ("xray", "XrayPart"),
     "append_manifest": ("manifest", "append_manifest"),

@@ -129,6 +129,15 @@ class Governor:
         self.calls = 0
         self.log: list[GovernorDecision] = []
 
+    def detached(self) -> Governor:
+        """A governor with this one's sticky elisions and boundary but state of its own: a view may
+        :meth:`preview` with it on another thread while this one keeps deciding."""
+        other = Governor(self.settings, self.estimator, self.verifiers, self.now_ms, self.elide)
+        other._sticky = dict(self._sticky)
+        other._boundary_ms = self._boundary_ms
+        other._last_projection_ms = self._last_projection_ms
+        return other
+
     # ---- sticky state --------------------------------------------------------------------------------
 
     @property

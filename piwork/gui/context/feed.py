@@ -33,6 +33,7 @@ from piwork.core.context import (
     Manifest,
     Marks,
     OccupancySample,
+    RequestShape,
     TokenEstimator,
     Xray,
     build_xray,
@@ -340,7 +341,16 @@ class ContextFeed(QObject):
             getattr(getattr(governance, "governor", None), "estimator", None),
             list(session.registry.specs()),
             session.tree,
+            *self._restored(governance, outcome, session.compaction_settings.reserve_tokens),
         )
+
+    @staticmethod
+    def _restored(governance: Any, outcome: Any, reserve: int) -> tuple[Any, int]:
+        """A reopened session's governor, detached, before its first call (None otherwise)."""
+        governor = getattr(governance, "governor", None)
+        if outcome is not None or governor is None or not getattr(governor, "sticky_ids", ()):
+            return None, 0
+        return governor.detached(), reserve
 
     def _start_refresh(self) -> None:
         if self.session is None or self._job is not None:
@@ -382,7 +392,15 @@ class ContextFeed(QObject):
         self.tokenizers.load()
         model_id = snapshot.model.id if snapshot.model is not None else ""
         estimator = self._estimator(snapshot, self.tokenizers.counter_for(model_id))
-        working, elided = working_set(snapshot.messages, snapshot.sent)
+        sent = snapshot.sent
+        if sent is None and snapshot.restored is not None and snapshot.model is not None:
+            prompt = "".join(part.text for part in snapshot.prompt_parts)
+            shape = RequestShape(snapshot.model, prompt, snapshot.tools, snapshot.reserve_tokens)
+            if not any(estimator.known(m) is None for m in snapshot.messages) or estimator.precount(
+                snapshot.messages
+            ):
+                sent = snapshot.restored.preview(snapshot.messages, shape).messages
+        working, elided = working_set(snapshot.messages, sent)
         parts_index = message_part_indices(snapshot.messages)
         deadline = time.monotonic() + FIRST_SHOW_S
         while not estimator.precount(working, until=deadline):

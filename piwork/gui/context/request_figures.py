@@ -87,6 +87,10 @@ class Snapshot:
     governor_estimator: TokenEstimator | None = None
     every_tool: list[ToolSpec] = field(default_factory=list)  # the session's tools, sent or not
     tree: Any = None  # the session tree (the task contract says why a tool is left out)
+    # before the first call of a reopened session: a copy of its governor (with the restored elisions)
+    # and the request's reserve, to preview what it will send
+    restored: Any = None
+    reserve_tokens: int = 0
 
 
 @dataclass(frozen=True)
