@@ -60,7 +60,9 @@ from piwork.core.tools.logs import session_log_dir
 from piwork.core.tools.registry import ALL_TOOL_NAMES, ToolOptions, create_default_tools
 
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
-READ_ONLY = "Another piwork window may be writing this session, so it is open read-only here."
+READ_ONLY = (
+    "Another piwork (a window or a headless run) may be writing this session, so it is open read-only here."
+)
 
 
 class SetupError(PiworkError):

@@ -163,20 +163,21 @@ def _exists(path: str) -> bool:
 
 
 def trust_resources(cwd: str, include_piwork: bool = True) -> list[TrustResource]:
-    """Every entry in ``cwd`` (and ancestors for ``.agents/skills``) that requires trust."""
+    """Every entry in ``cwd`` (and ancestors for ``.agents/skills``) that requires trust, by the real
+    path of what it holds."""
     found: list[TrustResource] = []
     current = canonical_path(cwd)
     config = os.path.join(current, ".pi")
     names = PI_TRUST_ENTRIES + (PIWORK_TRUST_ENTRIES if include_piwork else ())
     for name in names:
         path = os.path.join(config, name)
-        if _exists(path):
-            found.append(TrustResource(path, _entry_kind(name)))
+        if _exists(path):  # listed where its files really are: a symlinked .pi (or entry) is resolved
+            found.append(TrustResource(os.path.realpath(path), _entry_kind(name)))
     user_agents = os.path.join(_home(), ".agents", "skills")
     while True:
         agents = os.path.join(current, ".agents", "skills")
         if agents != user_agents and _exists(agents):
-            found.append(TrustResource(agents, "agents-skills"))
+            found.append(TrustResource(os.path.realpath(agents), "agents-skills"))
         parent = os.path.dirname(current)
         if parent == current:
             return found

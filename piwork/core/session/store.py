@@ -37,6 +37,7 @@ from piwork.core.session.format import (
     serialize,
     session_file_name,
 )
+from piwork.core.session.lock_holder import read_only_reason
 from piwork.core.session.migrate import migrate_to_current, version_at_least
 from piwork.core.session.reader import FileBodySource, LoadedFile, read_session_file
 from piwork.core.session.records import EntryRecord, release_kept
@@ -78,8 +79,8 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
 
 
 class SessionReadOnly(PiworkError):
-    def __init__(self, path: Path | None) -> None:
-        super().__init__(f"This session is open read-only (another piwork window is writing it): {path}")
+    def __init__(self, path: Path | None, reason: str | None = None) -> None:
+        super().__init__(f"{reason} ({path})" if reason else f"This session is open read-only: {path}")
 
 
 def new_header(cwd: str, session_id: str | None = None, parent_session: str | None = None) -> dict[str, Any]:
@@ -177,6 +178,7 @@ class Session:
         self.cwd = cwd
         self.session_dir = session_dir
         self.read_only = read_only
+        self.read_only_reason: str | None = None  # why, when piwork made it read-only itself
         self.flushed = flushed
         self.notices: list[str] = []
         self.on_notice: Callable[[str], None] | None = None
@@ -239,8 +241,7 @@ class Session:
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         except OSError as err:
-            self.read_only = True
-            self._notice(
+            self._go_read_only(
                 f"piwork cannot write the session file {self.path}, so it is open read-only: {err.strerror}"
             )
             return False
@@ -248,12 +249,17 @@ class Session:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
+                reason = read_only_reason(fd)  # while the file is open: its lock names the holder
                 os.close(fd)
-                self.read_only = True
-                self._notice("Another piwork window is writing this session, so it is open read-only here.")
+                self._go_read_only(reason)
                 return False
         self._append_fd = fd
         return True
+
+    def _go_read_only(self, reason: str) -> None:
+        self.read_only = True
+        self.read_only_reason = reason
+        self._notice(reason)
 
     def _remember_file_state(self) -> None:
         if self.path is not None and self.path.exists():
@@ -263,7 +269,7 @@ class Session:
     # ------------------------------------------------------------------ sink
     def before_append(self, tree: SessionTree) -> None:
         if self.read_only:
-            raise SessionReadOnly(self.path)
+            raise SessionReadOnly(self.path, self.read_only_reason)
         if not self.flushed or self.path is None or self._expected is None or self.writes_pending:
             return  # with our own lines still being written, the size says nothing of other programs
         try:
@@ -327,9 +333,8 @@ class Session:
     def _stop_writing(self, reason: str) -> NoReturn:
         """Appending now would land in a file nobody can see: go read-only and say so."""
         self._release_append_fd()
-        self.read_only = True
         text = f"{reason}; piwork stopped writing to it. Fork or start a new session to go on."
-        self._notice(text)
+        self._go_read_only(text)
         raise SessionFileGone(text)
 
     def _release_append_fd(self) -> None:
@@ -496,19 +501,33 @@ class Session:
 
     def _append_line(self, line: str, durable: bool) -> None:
         if self._append_fd is None and not self.acquire_lock():
-            raise SessionReadOnly(self.path)
+            raise SessionReadOnly(self.path, self.read_only_reason)
         assert self._append_fd is not None
         data = line.encode("utf-8")
         if self._needs_newline:
             data = b"\n" + data
-            self._needs_newline = False
-        written = os.write(self._append_fd, data)
-        while written < len(data):  # a short write is rare on local files; finish the same line
-            written += os.write(self._append_fd, data[written:])
+        start = os.fstat(self._append_fd).st_size
+        written = 0
+        try:
+            while written < len(data):  # a short write is rare on local files; finish the same line
+                written += os.write(self._append_fd, data[written:])
+        except OSError:
+            self._take_back(start, written)
+            raise
+        self._needs_newline = False
         if durable:
             os.fsync(self._append_fd)
         self._unsynced = not durable
         self._remember_file_state()
+
+    def _take_back(self, start: int, written: int) -> None:
+        """Cut off the part of a line that fitted before a write failed (a full disk), so the file never
+        ends in half a line; only when nobody else appended after it meanwhile."""
+        if written == 0 or self._append_fd is None:
+            return
+        with contextlib.suppress(OSError):
+            if os.fstat(self._append_fd).st_size == start + written:
+                os.ftruncate(self._append_fd, start)
 
     def repair_torn_tail(self) -> None:
         """Write the pending newline after a torn last line now (Pi does this right on open)."""
