@@ -55,7 +55,7 @@ def request_setup(
     """Model, stream options, active tools and the tools' context for the next request (``api_key``:
     the model's key, looked up by the caller off the event loop)."""
     registry = opts.registry
-    specs = [LlmToolSpec(s.name, s.description, s.parameters) for s in registry.specs(tool_names)]
+    specs = [LlmToolSpec(s.name, s.description, s.parameters, s.strict) for s in registry.specs(tool_names)]
     active = ToolRegistry(t for t in registry if t.name in set(tool_names))
     options = replace(
         opts.base_options,

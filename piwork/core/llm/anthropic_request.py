@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from piwork import __version__
 from piwork.core.jscompat import js_trim
 from piwork.core.llm.estimate import clamp_max_tokens, estimate_context
 from piwork.core.llm.normalize import anthropic_tool_id, normalize_messages, strip_surrogates
+from piwork.core.llm.strict_schema import anthropic_rejects, strict_parameters
 from piwork.core.llm.thinking import MIN_ANSWER_TOKENS, budget_for, mapped_value, resolve_level
 from piwork.core.llm.transport import HttpRequest
-from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions
+from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions, ToolSpec
 
 API_VERSION = "2023-06-01"
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
@@ -74,6 +76,29 @@ def _assistant_content(message: Message, allow_empty_signature: bool) -> list[di
     return blocks
 
 
+ERROR_IMAGES_PLACEHOLDER = "(image attached after the tool results)"
+
+
+def _split_error_images(message: Message) -> tuple[Message, list[dict[str, Any]]]:
+    """An error result with images as Anthropic takes it: text only (each run of images becomes one
+    placeholder), and the images with a caption to follow all tool results of the turn."""
+    blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
+    images = [b for b in blocks if b.get("type") == "image"]
+    if not message.get("isError") or not images:
+        return message, []
+    kept: list[dict[str, Any]] = []
+    for block in blocks:
+        if block.get("type") == "image":
+            if not (kept and kept[-1].get("text") == ERROR_IMAGES_PLACEHOLDER):
+                kept.append({"type": "text", "text": ERROR_IMAGES_PLACEHOLDER})
+            continue
+        kept.append(block)
+    caption = (
+        f"Images from the error result of tool call {message.get('toolCallId')} ({message.get('toolName')}):"
+    )
+    return {**message, "content": kept}, [{"type": "text", "text": caption}, *(_image(b) for b in images)]
+
+
 def _tool_result(message: Message) -> dict[str, Any]:
     parts = [b for b in message.get("content") or [] if b.get("type") in ("text", "image")]
     content: Any
@@ -97,7 +122,11 @@ def convert_messages(messages: list[Message], model: Model) -> list[dict[str, An
     allow_empty = bool(model.compat.get("allowEmptySignature"))
     result: list[dict[str, Any]] = []
     previous_role = None
+    error_images: list[dict[str, Any]] = []  # images of error results, after the run of tool results
     for message in normalize_messages(messages, model, anthropic_tool_id):
+        if error_images and message.get("role") != "toolResult":
+            result[-1]["content"].extend(error_images)
+            error_images = []
         role = message.get("role")
         if role == "user":
             content = _user_content(message.get("content"))
@@ -108,12 +137,16 @@ def convert_messages(messages: list[Message], model: Model) -> list[dict[str, An
             if blocks:
                 result.append({"role": "assistant", "content": blocks})
         elif role == "toolResult":
-            block = _tool_result(message)
+            sendable, images = _split_error_images(message)
+            block = _tool_result(sendable)
             if previous_role == "toolResult":  # a run of tool results is one user message
                 result[-1]["content"].append(block)
             else:
                 result.append({"role": "user", "content": [block]})
+            error_images.extend(images)
         previous_role = role
+    if error_images:
+        result[-1]["content"].extend(error_images)
     return result
 
 
@@ -181,6 +214,30 @@ def _thinking(
     }, max_tokens
 
 
+def _tool(tool: ToolSpec, eager: bool, strict_tools: bool) -> dict[str, Any]:
+    """A tool definition; one that prefers strict sampling is sent strict when the model takes strict
+    tools and its schema has only keywords Anthropic's strict mode accepts."""
+    strict = strict_parameters(tool.parameters, anthropic_rejects) if strict_tools and tool.strict else None
+    params: Mapping[str, Any] = strict if strict is not None else tool.parameters
+    # shared definitions and additionalProperties are kept; other root keywords are refused by the API
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": params.get("properties", {}),
+        "required": params.get("required", []),
+    }
+    for key in ("additionalProperties", "$defs", "definitions"):
+        if key in params:
+            schema[key] = params[key]
+    entry: dict[str, Any] = {"name": tool.name, "description": tool.description}
+    if eager:
+        entry["eager_input_streaming"] = True
+    if strict is not None:
+        entry["strict"] = True
+        schema = {**strict, **schema}
+    entry["input_schema"] = schema
+    return entry
+
+
 def build_request(model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
     cache = _cache_control(model, options.cache_retention)
     messages = convert_messages(context.messages, model)
@@ -198,20 +255,8 @@ def build_request(model: Model, context: LlmContext, options: StreamOptions) -> 
     body["messages"] = messages
     eager = model.compat.get("supportsEagerToolInputStreaming", True) is not False
     if context.tools:
-        tools: list[dict[str, Any]] = []
-        for tool in context.tools:
-            params = tool.parameters
-            schema = {"type": params.get("type", "object"), "properties": params.get("properties", {})}
-            if "required" in params:
-                schema["required"] = params["required"]
-            entry: dict[str, Any] = {
-                "name": tool.name,
-                "description": tool.description,
-                "input_schema": schema,
-            }
-            if eager:
-                entry["eager_input_streaming"] = True
-            tools.append(entry)
+        strict_tools = model.compat.get("supportsStrictTools") is True
+        tools = [_tool(tool, eager, strict_tools) for tool in context.tools]
         if cache is not None and model.compat.get("supportsCacheControlOnTools", True) is not False:
             tools[-1]["cache_control"] = cache
         body["tools"] = tools

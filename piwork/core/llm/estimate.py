@@ -1,4 +1,5 @@
-"""Cheap prompt-size estimates (chars/4 in UTF-16 units, 1200 per image) used to clamp ``max_tokens``."""
+"""Cheap prompt-size estimates used to clamp ``max_tokens``, as Pi 1.6 makes them: 3.5 UTF-16 units a
+token, an image counted as 4800 characters."""
 
 from __future__ import annotations
 
@@ -10,12 +11,18 @@ from piwork.core.compaction.tokens import calculate_context_tokens, valid_usage
 from piwork.core.jscompat import utf16_len
 from piwork.core.llm.types import LlmContext, Message
 
-IMAGE_TOKENS = 1200
+IMAGE_TOKENS = 1200  # what an image counts where tokens are counted exactly (tokens.py)
+CHARS_PER_TOKEN = 3.5
+IMAGE_CHARS = 4800
 CONTEXT_SAFETY_TOKENS = 4096
+# Some routers count the input with their own tokenizer, up to 12% above the provider's count: a 15%
+# margin is kept while it leaves this much output, else only the fixed margin (and at most this output).
+CONTEXT_SAFETY_RATIO = 0.15
+MIN_OUTPUT_WITH_RATIO_MARGIN = 32768
 
 
-def chars4(text: str) -> int:
-    return math.ceil(utf16_len(text) / 4)
+def text_tokens(text: str) -> int:
+    return math.ceil(utf16_len(text) / CHARS_PER_TOKEN)
 
 
 def message_chars(message: Message) -> tuple[int, int]:
@@ -44,14 +51,14 @@ def message_chars(message: Message) -> tuple[int, int]:
 
 def estimate_message(message: Message) -> int:
     chars, images = message_chars(message)
-    return math.ceil(chars / 4) + images * IMAGE_TOKENS
+    return math.ceil((chars + images * IMAGE_CHARS) / CHARS_PER_TOKEN)
 
 
 def _tools_tokens(context: LlmContext) -> int:
     if not context.tools:
         return 0
     spec = [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in context.tools]
-    return chars4(json.dumps(spec, ensure_ascii=False, separators=(",", ":")))
+    return text_tokens(json.dumps(spec, ensure_ascii=False, separators=(",", ":")))
 
 
 def _last_usage(messages: list[Message]) -> tuple[int, float] | None:
@@ -79,18 +86,23 @@ def estimate_context(context: LlmContext) -> int:
 
     Without such usage, everything is estimated: system prompt, tool schemas and every message. This
     is the figure Pi clamps with, so both cap ``max_tokens`` on the same turns even when the
-    provider's count differs from chars/4.
+    provider's count differs from the estimate.
     """
     anchor = _last_usage(context.messages)
     if anchor is not None:
         index, reported = anchor
         return math.ceil(reported) + sum(estimate_message(m) for m in context.messages[index + 1 :])
-    total = chars4(context.system_prompt) + _tools_tokens(context)
+    total = text_tokens(context.system_prompt) + _tools_tokens(context)
     return total + sum(estimate_message(m) for m in context.messages)
 
 
 def clamp_max_tokens(context_window: int, prompt_tokens: int, max_tokens: int) -> int:
-    """Keep ``prompt + max_tokens + 4096 <= context window`` (at least 1; no clamp without a window)."""
+    """Fit ``max_tokens`` into the window, leaving room for the prompt being counted higher than
+    estimated (at least 1; no clamp without a window)."""
     if context_window <= 0:
         return max(1, max_tokens)
-    return min(max_tokens, max(1, context_window - prompt_tokens - CONTEXT_SAFETY_TOKENS))
+    margin = max(CONTEXT_SAFETY_TOKENS, math.ceil(prompt_tokens * CONTEXT_SAFETY_RATIO))
+    room = context_window - prompt_tokens - margin
+    if room < MIN_OUTPUT_WITH_RATIO_MARGIN:
+        room = min(MIN_OUTPUT_WITH_RATIO_MARGIN, context_window - prompt_tokens - CONTEXT_SAFETY_TOKENS)
+    return min(max_tokens, max(1, room))

@@ -22,7 +22,22 @@ from piwork.core.llm.models_schema import strip_json_comments, validate_models_c
 from piwork.core.llm.types import CostTier, Model, ModelCost
 
 MODELS_FILE = "models.json"
-PREFERRED_DEFAULTS: tuple[tuple[str, str], ...] = (("anthropic", "claude-sonnet-4-6"), ("openai", "gpt-5.4"))
+# A new session's model when settings name none (or one without credentials): the first of these a
+# provider with credentials offers, in this order, as Pi 1.6 chooses (custom models.json providers too).
+PREFERRED_DEFAULTS: tuple[tuple[str, str], ...] = (
+    ("amazon-bedrock", "us.anthropic.claude-opus-5-5"), ("ant-ling", "Ring-2.6-1T"),
+    ("anthropic", "claude-opus-5-5"), ("openai", "gpt-6.2-sol"), ("azure", "gpt-6.2-sol"),
+    ("openai-codex", "gpt-6.2-sol"), ("radius", "balanced"), ("nvidia", "nvidia/nemotron-3.5-super-vl-120b-a12b"),
+    ("deepseek", "deepseek-v4-pro"), ("google", "gemini-4-argon"), ("google-vertex", "gemini-4-argon"),
+    ("github-copilot", "gpt-6.1-sol"), ("openrouter", "moonshotai/kimi-k2.7-code"),
+    ("vercel-ai-gateway", "zai/glm-5.3"), ("xai", "grok-4.7"), ("groq", "openai/gpt-oss-120b"),
+    ("cerebras", "gpt-oss-120b"), ("zai", "glm-5.3"), ("zai-coding-cn", "glm-5.3"),
+    ("mistral", "devstral-medium-latest"), ("minimax", "MiniMax-M3"), ("minimax-cn", "MiniMax-M3"),
+    ("moonshotai", "kimi-k2.7-code"), ("moonshotai-cn", "kimi-k2.7-code"),
+    ("huggingface", "moonshotai/Kimi-K2.7-Code"), ("fireworks", "accounts/fireworks/models/kimi-k3"),
+    ("together", "moonshotai/Kimi-K3"), ("baseten", "zai-org/GLM-5.3"), ("opencode", "kimi-k2.7-code"),
+    ("opencode-go", "kimi-k3.1-pro"), ("kimi-coding", "kimi-for-coding"),
+)  # fmt: skip
 _MODEL_DEFAULTS: dict[str, Any] = {
     "reasoning": False,
     "input": ["text"],
@@ -282,10 +297,11 @@ def default_model(
     default_provider: str | None = None,
     default_model_id: str | None = None,
 ) -> Model | None:
-    """Settings' choice when it exists; else a preferred model of a provider with credentials."""
+    """Settings' choice when it exists and its provider has credentials; else a preferred model of a
+    provider with credentials, else the first such model."""
     if default_provider and default_model_id:
         chosen = registry.find(default_provider, default_model_id)
-        if chosen is not None:
+        if chosen is not None and has_credentials(chosen.provider):
             return chosen
     for provider, model_id in PREFERRED_DEFAULTS:
         candidate = registry.find(provider, model_id)

@@ -1,7 +1,7 @@
 """Request-side normalisation applied to every message list before it is serialised.
 
 Missing content becomes empty; images become a placeholder for models that cannot read them; another
-model's thinking becomes text and its tool-call ids are rewritten for the target API; failed assistant
+model's thinking is left out and its tool-call ids are rewritten for the target API; failed assistant
 turns are dropped; a tool call left without a result gets a synthetic error result; unpaired
 surrogates are removed.
 """
@@ -90,17 +90,16 @@ def _assistant_content(
     for block in message.get("content") or []:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "thinking":
-            if block.get("redacted"):
-                if same:
-                    content.append(block)
+            # Another model's thinking is left out: its signature is valid only for the model that
+            # wrote it, and replayed as text the new model would take it for part of the visible reply.
+            if not same:
                 continue
-            if same and block.get("thinkingSignature"):
+            if (
+                block.get("redacted")
+                or block.get("thinkingSignature")
+                or (block.get("thinking") or "").strip()
+            ):
                 content.append(block)
-                continue
-            thinking = block.get("thinking") or ""
-            if not thinking.strip():
-                continue
-            content.append(block if same else {"type": "text", "text": thinking})
         elif kind == "text":
             content.append(block if same else {"type": "text", "text": block.get("text", "")})
         elif kind == "toolCall":

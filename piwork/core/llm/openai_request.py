@@ -11,8 +11,9 @@ from piwork.core.jscompat import js_trim
 from piwork.core.llm.estimate import clamp_max_tokens, estimate_context
 from piwork.core.llm.normalize import normalize_messages, openai_tool_id, strip_surrogates
 from piwork.core.llm.openai_reasoning import reasoning_fields
+from piwork.core.llm.strict_schema import strict_parameters
 from piwork.core.llm.transport import HttpRequest
-from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions
+from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions, ToolSpec
 
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 EMPTY_TOOL_RESULT = "(no output)"
@@ -63,7 +64,6 @@ _MAX_TOKENS_FIELD = {
     "zai",
 }
 _NO_REASONING_EFFORT = {"xai", "zai", "moonshot", "together", "cloudflare-gateway", "nvidia", "ant-ling"}
-_NO_STRICT_MODE = {"moonshot", "together", "cloudflare-gateway", "nvidia"}
 _NO_LONG_CACHE = {"together", "cloudflare-workers", "cloudflare-gateway", "nvidia", "ant-ling"}
 _THINKING_FORMATS = (  # first match wins
     ("deepseek", "deepseek"), ("zai", "zai"), ("together", "together"), ("ant-ling", "ant-ling"),
@@ -74,34 +74,38 @@ _THINKING_FORMATS = (  # first match wins
 def detect_compat(model: Model) -> dict[str, Any]:
     """What the endpoint accepts, detected as Pi detects it; explicit ``model.compat`` keys win.
 
-    Any host that is not a known partial implementation is assumed to speak OpenAI's full dialect
-    (``developer`` role for reasoning models, ``store``, ``max_completion_tokens``, ``reasoning_effort``),
-    so the same ``models.json`` entry sends the same request from piwork and from Pi. Local servers
-    that reject part of it are configured with ``compat`` (the Providers settings page offers the
-    switches).
+    Any host that is not a known partial implementation is assumed to take ``store``,
+    ``max_completion_tokens`` and ``reasoning_effort``, so the same ``models.json`` entry sends the same
+    request from piwork and from Pi; the ``developer`` role goes to OpenAI's own API only, and strict
+    tool schemas only where ``compat.supportsStrictMode`` says so. Local servers that reject part of
+    it are configured with ``compat`` (the Providers settings page offers the switches).
     """
     families = _endpoint(model)
     non_standard = bool(families & _NON_STANDARD)
     openrouter = "openrouter" in families
-    vendor_model = openrouter and model.id.startswith(("anthropic/", "openai/"))
+    # the developer role is OpenAI's own: other hosts' chat templates often reject it, all take system
+    openai_itself = model.provider == "openai" or "api.openai.com" in model.base_url
     detected: dict[str, Any] = {
         "supportsStore": not non_standard,
-        "supportsDeveloperRole": vendor_model or (not non_standard and not openrouter),
+        "supportsDeveloperRole": openai_itself,
         "supportsReasoningEffort": not families & _NO_REASONING_EFFORT,
         "supportsUsageInStreaming": True,
         "supportsFinishReason": True,
-        "supportsStrictMode": not families & _NO_STRICT_MODE,
+        # OpenAI compatibility alone does not mean strict schemas are taken: only compat says so
+        "supportsStrictMode": False,
         "supportsLongCacheRetention": not families & _NO_LONG_CACHE,
         "maxTokensField": "max_tokens" if families & _MAX_TOKENS_FIELD else "max_completion_tokens",
         "requiresToolResultName": False,
         "requiresAssistantAfterToolResult": False,
+        "requiresNonNullAssistantContent": False,
+        "requiresToolsWithToolHistory": False,
         "requiresThinkingAsText": False,
         "requiresReasoningContentOnAssistantMessages": "deepseek" in families,
         "thinkingFormat": next((fmt for family, fmt in _THINKING_FORMATS if family in families), "openai"),
         "cacheControlFormat": (
             "anthropic" if model.provider == "openrouter" and model.id.startswith("anthropic/") else None
         ),
-        "sendSessionAffinityHeaders": False,
+        "sendSessionAffinityHeaders": openrouter,
         "sessionAffinityFormat": "openrouter" if openrouter else "openai",
         "chatTemplateKwargs": {},
         "chatTemplateArgs": {},
@@ -131,7 +135,8 @@ def _user(message: Message) -> dict[str, Any] | None:
     parts: list[dict[str, Any]] = []
     for block in content or []:
         if block.get("type") == "text":
-            parts.append({"type": "text", "text": block.get("text") or ""})
+            if block.get("text"):
+                parts.append({"type": "text", "text": block["text"]})
         elif block.get("type") == "image":
             parts.append(_image_part(block))
     return {"role": "user", "content": parts} if parts else None
@@ -152,12 +157,18 @@ def _assistant(message: Message, model: Model, compat: Mapping[str, Any]) -> dic
         for b in blocks
         if b.get("type") == "toolCall"
     ]
-    result: dict[str, Any] = {
-        "role": "assistant",
-        "content": "" if compat.get("requiresAssistantAfterToolResult") else None,
-    }
+    non_null = compat.get("requiresAssistantAfterToolResult") or compat.get("requiresNonNullAssistantContent")
+    result: dict[str, Any] = {"role": "assistant", "content": "" if non_null else None}
     if thinking and compat.get("requiresThinkingAsText"):
-        result["content"] = "\n\n".join(b["thinking"] for b in thinking) + ("\n\n" + text if text else "")
+        # thinking replayed as a text part (no tags the model might imitate), then the answer's parts
+        result["content"] = [
+            {"type": "text", "text": "\n\n".join(b["thinking"] for b in thinking)},
+            *(
+                {"type": "text", "text": b.get("text") or ""}
+                for b in blocks
+                if b.get("type") == "text" and js_trim(b.get("text") or "")
+            ),
+        ]
     else:
         if text:
             result["content"] = text
@@ -223,7 +234,11 @@ def convert_messages(context: LlmContext, model: Model, compat: Mapping[str, Any
                 tool: dict[str, Any] = {
                     "role": "tool",
                     "tool_call_id": result.get("toolCallId"),
-                    "content": text or (TOOL_IMAGE_ONLY_RESULT if has_images else EMPTY_TOOL_RESULT),
+                    "content": text
+                    if js_trim(text)
+                    else TOOL_IMAGE_ONLY_RESULT
+                    if has_images
+                    else EMPTY_TOOL_RESULT,
                 }
                 if compat.get("requiresToolResultName"):
                     tool["name"] = result.get("toolName")
@@ -279,6 +294,20 @@ def _has_tool_history(messages: list[Message]) -> bool:
     return False
 
 
+def _tool(spec: ToolSpec, supports_strict: bool) -> dict[str, Any]:
+    """A function tool; ``strict`` only where the endpoint takes it (some reject unknown fields), true
+    with a strict schema for a tool that prefers it when its schema allows."""
+    strict = strict_parameters(spec.parameters) if supports_strict and spec.strict else None
+    function: dict[str, Any] = {
+        "name": spec.name,
+        "description": spec.description,
+        "parameters": strict if strict is not None else dict(spec.parameters),
+    }
+    if supports_strict:
+        function["strict"] = strict is not None
+    return {"type": "function", "function": function}
+
+
 def build_request(model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
     compat = detect_compat(model)
     messages = convert_messages(context, model, compat)
@@ -289,19 +318,10 @@ def build_request(model: Model, context: LlmContext, options: StreamOptions) -> 
         body["stream_options"] = {"include_usage": True}
     tools: list[dict[str, Any]] | None = None
     if context.tools:
-        tools = []
-        for spec in context.tools:
-            function: dict[str, Any] = {
-                "name": spec.name,
-                "description": spec.description,
-                "parameters": dict(spec.parameters),
-            }
-            if compat.get("supportsStrictMode", True):
-                function["strict"] = False
-            tools.append({"type": "function", "function": function})
+        tools = [_tool(spec, bool(compat.get("supportsStrictMode"))) for spec in context.tools]
         body["tools"] = tools
-    elif _has_tool_history(context.messages):
-        body["tools"] = []  # some servers reject tool calls in the history of a request without tools
+    elif compat.get("requiresToolsWithToolHistory") and _has_tool_history(context.messages):
+        body["tools"] = []  # such servers reject tool calls in the history of a request without tools
     body[str(compat.get("maxTokensField") or "max_tokens")] = max_tokens
     if options.temperature is not None:
         body["temperature"] = options.temperature

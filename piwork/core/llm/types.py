@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
+import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -96,6 +97,7 @@ class ToolSpec:
     name: str
     description: str
     parameters: Mapping[str, Any]
+    strict: bool = False  # prefers strict sampling: sent strict where the model's compat allows it
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,12 @@ class LlmContext:
 # declarations import this module (for the thinking levels).
 def _seconds_or_none(ms: int) -> float | None:
     return ms / 1000 if ms > 0 else None
+
+
+def default_cache_retention() -> CacheRetention:
+    """``long`` when the environment asks for it (``PI_CACHE_RETENTION=long``, as Pi reads it), else
+    ``short``: long keeps Anthropic's cache marks an hour and OpenAI's prompt cache a day."""
+    return "long" if os.environ.get("PI_CACHE_RETENTION") == "long" else "short"
 
 
 def _idle_timeout() -> float | None:
@@ -143,7 +151,7 @@ class StreamOptions:
     headers: Mapping[str, str] | None = field(default=None, repr=False)  # caller headers win over the model's
     sampling_params: Mapping[str, Any] | None = None
     session_id: str | None = None  # OpenAI prompt_cache_key
-    cache_retention: CacheRetention = "short"
+    cache_retention: CacheRetention = field(default_factory=default_cache_retention)
     connect_timeout: float | None = 30.0
     idle_timeout: float | None = field(default_factory=_idle_timeout)  # longest wait for the next bytes
     total_timeout: float | None = field(default_factory=_total_timeout)  # the whole request

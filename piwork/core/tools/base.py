@@ -84,6 +84,8 @@ class ToolSpec:
     name: str
     description: str
     parameters: Schema
+    strict: bool = False
+    """The tool asks for strict (constrained) sampling of its arguments where the model offers it."""
 
 
 class Tool(abc.ABC):
@@ -96,6 +98,8 @@ class Tool(abc.ABC):
     """One line for the system prompt's tool list."""
     guidelines: ClassVar[tuple[str, ...]] = ()
     """Usage guidelines added to the system prompt when the tool is active."""
+    strict: ClassVar[bool] = False
+    """Prefer strict sampling of the arguments (sent only to models whose compat supports it)."""
 
     def prepare_arguments(self, arguments: Any) -> Any:
         """Repair known malformed argument shapes before validation (identity by default)."""
@@ -108,7 +112,7 @@ class Tool(abc.ABC):
         """Run with validated ``args``; raise :class:`ToolError` for failures."""
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.parameters)
+        return ToolSpec(self.name, self.description, self.parameters, self.strict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,6 +169,7 @@ class BashTool(Tool):
         },
     }
     snippet = "Run shell commands (builds, tests, git, searching and listing files)"
+    strict = True
     guidelines = ("PI_* environment variables describe the current session and model.",)
 
     def __init__(self, options: BashOptions | None = None) -> None:

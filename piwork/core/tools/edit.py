@@ -93,6 +93,7 @@ class EditTool(Tool):
         },
     }
     snippet = "Edit files by exact text replacement (several disjoint changes per call)"
+    strict = True
     guidelines = (
         "Use edit for targeted changes; edits[].oldText must match the file exactly.",
         "For several changes in one file, send one edit call with several entries in edits[].",

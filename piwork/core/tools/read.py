@@ -58,6 +58,7 @@ class ReadTool(Tool):
         },
     }
     snippet = "Read text files and images"
+    strict = True
     guidelines = ("Prefer read over cat, head or sed for looking at files.",)
 
     async def execute(

@@ -32,6 +32,7 @@ class WriteTool(Tool):
         },
     }
     snippet = "Create files or replace their whole content"
+    strict = True
     guidelines = ("Use write for new files or full rewrites; use edit for changes to existing files.",)
 
     def __init__(self, locks: PathLocks | None = None) -> None:

@@ -22,8 +22,11 @@ def test_builtins_without_a_file(tmp_path: Path) -> None:
     assert registry.diagnostics == []
     sonnet = registry.find("anthropic", "claude-sonnet-4-5")
     assert sonnet is not None and sonnet.base_url == "https://api.anthropic.com" and sonnet.supports_images
-    assert sonnet.cost.tiers and sonnet.cost.tiers[0].input_tokens_above == 200000
+    assert sonnet.context_window == 200000 and not sonnet.cost.tiers  # 1M (with tiers) before Pi 1.6
     gpt = registry.find("openai", "gpt-5.4")
+    assert gpt is not None and gpt.cost.tiers and gpt.cost.tiers[0].input_tokens_above == 272000
+    newest = registry.find("anthropic", "claude-opus-5-5")
+    assert newest is not None and newest.context_window == 1000000 and newest.max_tokens == 128000
     assert gpt is not None and gpt.api == "openai-completions" and gpt.base_url == "https://api.openai.com/v1"
     assert {"anthropic", "openai"} <= set(registry.providers())
     for model in registry.models:
@@ -188,9 +191,15 @@ def test_default_model(tmp_path: Path) -> None:
     registry = ModelRegistry(tmp_path)
     assert default_model(registry, lambda p: False) is None
     chosen = default_model(registry, lambda p: p == "openai")
-    assert chosen is not None and (chosen.provider, chosen.id) == ("openai", "gpt-5.4")
-    chosen = default_model(registry, lambda p: False, "openai", "gpt-4o")
+    assert chosen is not None and (chosen.provider, chosen.id) == ("openai", "gpt-6.2-sol")
+    chosen = default_model(registry, lambda p: True)
+    assert chosen is not None and (chosen.provider, chosen.id) == ("anthropic", "claude-opus-5-5")
+    chosen = default_model(registry, lambda p: p == "openai", "openai", "gpt-4o")
     assert chosen is not None and chosen.id == "gpt-4o"
+    # a saved choice whose provider has no key gives way to one that can answer, as in Pi 1.6
+    chosen = default_model(registry, lambda p: p == "openai", "anthropic", "claude-haiku-4-5")
+    assert chosen is not None and chosen.id == "gpt-6.2-sol"
+    assert default_model(registry, lambda p: False, "openai", "gpt-4o") is None
 
 
 def test_thinking_levels(tmp_path: Path) -> None:

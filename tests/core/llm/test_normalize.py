@@ -33,7 +33,8 @@ def test_same_model_keeps_signed_thinking_even_if_empty_and_redacted() -> None:
     assert out[0]["content"] == blocks[:2]
 
 
-def test_other_model_thinking_becomes_text_and_redacted_is_dropped() -> None:
+def test_other_model_thinking_is_left_out() -> None:
+    """Pi 1.6 leaves another model's thinking out (0.85 replayed it as text)."""
     blocks = [
         {"type": "thinking", "thinking": "idea", "thinkingSignature": "sig"},
         {"type": "thinking", "thinking": "[hidden]", "thinkingSignature": "opaque", "redacted": True},
@@ -41,7 +42,7 @@ def test_other_model_thinking_becomes_text_and_redacted_is_dropped() -> None:
         {"type": "text", "text": "answer", "textSignature": "t"},
     ]
     out = normalize_messages([assistant("other", *blocks)], TARGET)
-    assert out[0]["content"] == [{"type": "text", "text": "idea"}, {"type": "text", "text": "answer"}]
+    assert out[0]["content"] == [{"type": "text", "text": "answer"}]
 
 
 def test_images_runs_become_one_placeholder_and_inputs_are_not_mutated() -> None:

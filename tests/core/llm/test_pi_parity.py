@@ -39,8 +39,11 @@ MODULES = {"anthropic-messages": "anthropic-messages.js", "openai-completions": 
 _SCRIPT = """
 const [module, payload] = [process.argv[1], JSON.parse(process.argv[2])];
 const api = await import(module);
+// the provider modules take a transcript context: the prompt and tools as its leading system message
+const transcript = await import(module.replace(/api[/][^/]+$/, "utils/transcript.js"));
+const context = transcript.normalizeContext ? transcript.normalizeContext(payload.context) : payload.context;
 let final = null;
-for await (const event of api.streamSimple(payload.model, payload.context, payload.options)) {
+for await (const event of api.streamSimple(payload.model, context, payload.options)) {
   if (event.type === "done") final = event.message;
   if (event.type === "error") final = event.error;
 }
@@ -225,11 +228,13 @@ def _without_synthetic_text(body: dict[str, Any]) -> dict[str, Any]:
 _BATCH_SCRIPT = """
 const { readFileSync } = await import("node:fs");
 const [dir, payloads] = [process.argv[1], JSON.parse(readFileSync(0, "utf8"))];
+const transcript = await import(dir + "/../utils/transcript.js");
 const results = [];
 for (const payload of payloads) {
   const api = await import(dir + "/" + payload.module);
+  const context = transcript.normalizeContext ? transcript.normalizeContext(payload.context) : payload.context;
   let final = null;
-  for await (const event of api.streamSimple(payload.model, payload.context, payload.options)) {
+  for await (const event of api.streamSimple(payload.model, context, payload.options)) {
     if (event.type === "done") final = event.message;
     if (event.type === "error") final = event.error;
   }

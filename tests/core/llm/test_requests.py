@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -140,7 +141,7 @@ def test_anthropic_budget_fits_a_small_max_tokens() -> None:
 
 def test_anthropic_max_tokens_clamped_to_the_context_window() -> None:
     model = Model(**{**CLAUDE.__dict__, "context_window": 10000, "reasoning": False})
-    ctx = LlmContext("", [{"role": "user", "content": "x" * 8000, "timestamp": 1}])  # ~2000 tokens
+    ctx = LlmContext("", [{"role": "user", "content": "x" * 7000, "timestamp": 1}])  # ~2000 tokens
     assert (
         anthropic_request.build_request(model, ctx, StreamOptions()).body["max_tokens"] == 10000 - 2000 - 4096
     )
@@ -161,8 +162,8 @@ def test_anthropic_cross_model_history_is_normalised() -> None:
         CLAUDE, LlmContext("", history), StreamOptions(cache_retention="none")
     ).body["messages"]
     assert messages[0] == {"role": "user", "content": [{"type": "text", "text": "hi"}]}
-    assert messages[1]["content"] == [{"type": "text", "text": "reasoned"},
-                                      {"type": "tool_use", "id": "call_weird_id", "name": "read", "input": {"path": "t.py"}}]  # fmt: skip
+    # another model's thinking is left out (Pi 1.6; 0.85 sent it as text)
+    assert messages[1]["content"] == [{"type": "tool_use", "id": "call_weird_id", "name": "read", "input": {"path": "t.py"}}]  # fmt: skip
     assert messages[2]["content"][0]["tool_use_id"] == "call_weird_id"
     assert messages[3]["content"][0]["id"] == "toolu_orphan"  # the errored assistant message is gone
     synthetic = messages[4]["content"][0]
@@ -231,10 +232,9 @@ def test_openai_body_snapshot() -> None:
                 "name": "read",
                 "description": "Read a file",
                 "parameters": dict(TOOL.parameters),
-                "strict": False,
             },
         }
-    ]
+    ]  # no "strict": the model's compat does not say it takes strict schemas
     assert body["max_completion_tokens"] == 128000 and "max_tokens" not in body
     assert body["reasoning_effort"] == "medium" and body["store"] is False
     assert body["prompt_cache_key"] == "s" * 64
@@ -257,7 +257,7 @@ def test_local_server_defaults_match_pi() -> None:
         local, LlmContext("SYS", gpt_history()[3:]), StreamOptions(thinking_level="high")
     )
     body = request.body
-    assert body["messages"][0]["role"] == "developer"
+    assert body["messages"][0]["role"] == "system"  # the developer role is for OpenAI's own API
     assert body["store"] is False and body["reasoning_effort"] == "high" and "prompt_cache_key" not in body
     assert body["max_completion_tokens"] == 16384 and "max_tokens" not in body
     assert "authorization" not in request.headers
@@ -286,7 +286,7 @@ def test_compat_switches_turn_off_what_a_local_server_rejects() -> None:
         ("xai", "https://api.x.ai/v1",
          {"store": None, "role": "system", "max": "max_completion_tokens", "reasoning_effort": None}),
         ("custom", "https://gateway.example.com/v1",
-         {"store": False, "role": "developer", "max": "max_completion_tokens", "reasoning_effort": "high"}),
+         {"store": False, "role": "system", "max": "max_completion_tokens", "reasoning_effort": "high"}),
     ],
 )  # fmt: skip
 def test_known_partial_endpoints(provider: str, base_url: str, expected: dict[str, Any]) -> None:
@@ -340,7 +340,12 @@ def test_local_compat_flags() -> None:
     assert body["messages"][1]["name"] == "read"
     assert body["thinking_budget_tokens"] == 4096 - 1024 and body["reasoning_effort"] == "medium"
     assert body["top_k"] == 40 and body["temperature"] == 0.6
-    assert body["tools"] == []  # tool calls in history but no active tools
+    assert "tools" not in body  # tool calls in history but no active tools: [] only when compat asks
+    asked = dataclasses.replace(local, compat={**compat, "requiresToolsWithToolHistory": True})
+    assert (
+        openai_request.build_request(asked, LlmContext("", gpt_history()[1:]), StreamOptions()).body["tools"]
+        == []
+    )
 
 
 def test_openrouter_anthropic_models_get_cache_markers_and_reasoning_object() -> None:
@@ -349,7 +354,7 @@ def test_openrouter_anthropic_models_get_cache_markers_and_reasoning_object() ->
     ctx = LlmContext("SYS", [{"role": "user", "content": "hi", "timestamp": 1}], [TOOL])
     body = openai_request.build_request(model, ctx, StreamOptions(thinking_level="off")).body
     assert body["messages"][0] == {
-        "role": "developer",
+        "role": "system",
         "content": [{"type": "text", "text": "SYS", "cache_control": {"type": "ephemeral"}}],
     }
     assert body["messages"][1]["content"] == [
@@ -403,3 +408,146 @@ def test_openai_long_cache_retention() -> None:
     assert "prompt_cache_key" not in body and "prompt_cache_retention" not in body
     body = openai_request.build_request(GPT, ctx, StreamOptions(session_id="s1", cache_retention="none")).body
     assert "prompt_cache_key" not in body and "prompt_cache_retention" not in body
+
+
+EDIT_TOOL = ToolSpec(
+    "edit",
+    "Edit a file",
+    {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "edits": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"oldText": {"type": "string"}}},
+            },
+            "limit": {"type": "number"},
+        },
+        "required": ["path", "edits"],
+    },
+    strict=True,
+)
+STRICT_EDIT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string"},
+        "edits": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"oldText": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+                "required": ["oldText"],
+                "additionalProperties": False,
+            },
+        },
+        "limit": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+    },
+    "required": ["path", "edits", "limit"],
+    "additionalProperties": False,
+}
+
+
+def test_openai_strict_schemas_only_where_compat_takes_them() -> None:
+    ctx = LlmContext("SYS", [{"role": "user", "content": "x", "timestamp": 1}], [EDIT_TOOL, TOOL])
+    plain = openai_request.build_request(GPT, ctx, StreamOptions()).body["tools"]
+    assert all("strict" not in t["function"] for t in plain)
+    assert plain[0]["function"]["parameters"] == dict(EDIT_TOOL.parameters)
+    strict_model = dataclasses.replace(GPT, compat={"supportsStrictMode": True})
+    tools = openai_request.build_request(strict_model, ctx, StreamOptions()).body["tools"]
+    assert tools[0]["function"]["strict"] is True and tools[0]["function"]["parameters"] == STRICT_EDIT_SCHEMA
+    # a tool that does not ask for strict sampling is sent strict: false with its own schema
+    assert tools[1]["function"]["strict"] is False and tools[1]["function"]["parameters"] == dict(
+        TOOL.parameters
+    )
+    unsupported = ToolSpec("x", "x", {"type": "object", "properties": {"a": {"$ref": "#/x"}}}, strict=True)
+    fallback = openai_request.build_request(strict_model, LlmContext("", [], [unsupported]), StreamOptions())
+    assert fallback.body["tools"][0]["function"]["strict"] is False
+
+
+def test_anthropic_strict_tools_where_the_model_takes_them() -> None:
+    ctx = LlmContext("SYS", [{"role": "user", "content": "x", "timestamp": 1}], [EDIT_TOOL, TOOL])
+    plain = anthropic_request.build_request(CLAUDE, ctx, StreamOptions()).body["tools"]
+    assert all("strict" not in t for t in plain)
+    assert plain[1]["input_schema"] == {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    }
+    no_required = ToolSpec("ls", "List", {"type": "object", "properties": {}})
+    listed = anthropic_request.build_request(CLAUDE, LlmContext("", [], [no_required]), StreamOptions()).body
+    assert listed["tools"][0]["input_schema"] == {"type": "object", "properties": {}, "required": []}
+    strict_model = dataclasses.replace(CLAUDE, compat={"supportsStrictTools": True})
+    tools = anthropic_request.build_request(strict_model, ctx, StreamOptions()).body["tools"]
+    assert tools[0]["strict"] is True and tools[0]["input_schema"] == STRICT_EDIT_SCHEMA
+    assert "strict" not in tools[1]
+    bounded = ToolSpec(
+        "b", "b", {"type": "object", "properties": {"n": {"type": "number", "minimum": 1}}}, strict=True
+    )
+    kept = anthropic_request.build_request(strict_model, LlmContext("", [], [bounded]), StreamOptions()).body
+    assert "strict" not in kept["tools"][0]  # Anthropic's strict mode refuses minimum: sent as before
+
+
+def test_anthropic_error_result_images_follow_the_tool_results() -> None:
+    history = [
+        {"role": "user", "content": "go", "timestamp": 1},
+        assistant(CLAUDE, call("toolu_1"), call("toolu_2")),
+        result("toolu_1", "broken", images=2, error=True),
+        result("toolu_2", "fine", images=1),
+    ]
+    body = anthropic_request.build_request(
+        CLAUDE, LlmContext("", history), StreamOptions(cache_retention="none")
+    ).body
+    assert body["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True,
+         "content": "broken\n(image attached after the tool results)"},
+        {"type": "tool_result", "tool_use_id": "toolu_2", "is_error": False,
+         "content": [{"type": "text", "text": "fine"},
+                     {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}}]},
+        {"type": "text", "text": "Images from the error result of tool call toolu_1 (read):"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+    ]  # fmt: skip
+
+
+def test_openai_thinking_as_text_and_non_null_content() -> None:
+    local = Model("m", "m", OPENAI_COMPLETIONS, "vllm", "http://127.0.0.1:8000/v1", reasoning=True,
+                  compat={"requiresThinkingAsText": True})  # fmt: skip
+    history = [
+        {"role": "user", "content": "q", "timestamp": 1},
+        assistant(local, {"type": "thinking", "thinking": "t1"}, {"type": "thinking", "thinking": "t2"},
+                  {"type": "text", "text": "A"}, {"type": "text", "text": " "}, stop="stop"),
+        assistant(local, call("c1")),
+        result("c1", "  "),
+    ]  # fmt: skip
+    messages = openai_request.build_request(local, LlmContext("", history), StreamOptions()).body["messages"]
+    assert messages[1]["content"] == [{"type": "text", "text": "t1\n\nt2"}, {"type": "text", "text": "A"}]
+    assert messages[2]["content"] is None
+    assert messages[3]["content"] == "(no output)"  # a result of only whitespace reads as no output
+    non_null = dataclasses.replace(local, compat={"requiresNonNullAssistantContent": True})
+    messages = openai_request.build_request(non_null, LlmContext("", history), StreamOptions()).body[
+        "messages"
+    ]
+    assert messages[2]["content"] == ""
+
+
+def test_long_cache_retention_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = LlmContext("SYS", [{"role": "user", "content": "hi", "timestamp": 1}], [TOOL])
+    assert (
+        "ttl"
+        not in anthropic_request.build_request(CLAUDE, ctx, StreamOptions()).body["system"][0][
+            "cache_control"
+        ]
+    )
+    monkeypatch.setenv("PI_CACHE_RETENTION", "long")
+    body = anthropic_request.build_request(CLAUDE, ctx, StreamOptions()).body
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    openai = openai_request.build_request(GPT, ctx, StreamOptions(session_id="s1")).body
+    assert openai["prompt_cache_key"] == "s1" and openai["prompt_cache_retention"] == "24h"
+    local = Model("m", "m", OPENAI_COMPLETIONS, "vllm", "http://127.0.0.1:8000/v1")
+    assert (
+        openai_request.build_request(local, ctx, StreamOptions(session_id="s1")).body["prompt_cache_key"]
+        == "s1"
+    )
+    explicit = anthropic_request.build_request(CLAUDE, ctx, StreamOptions(cache_retention="short")).body
+    assert explicit["system"][0]["cache_control"] == {"type": "ephemeral"}  # an explicit choice wins
