@@ -83,7 +83,14 @@ if TYPE_CHECKING:
         GovernorDecision,
         OccupancySample,
     )
-    from piwork.core.context.tasks import begin_task, contract_from_text
+    from piwork.core.context.tasks import (
+        TASK_USAGE,
+        TaskWords,
+        begin_task,
+        contract_from_text,
+        contract_from_words,
+        parse_task,
+    )
     from piwork.core.context.view import (
         ContextView,
         load_view,
@@ -103,6 +110,7 @@ __all__ = [
     "LAYERS",
     "ONBOARD_USAGE",
     "REASON_CODES",
+    "TASK_USAGE",
     "TRIGGERS",
     "BilledSample",
     "ContextView",
@@ -119,6 +127,7 @@ __all__ = [
     "Marks",
     "OccupancySample",
     "RequestShape",
+    "TaskWords",
     "TokenEstimator",
     "Xray",
     "XrayPart",
@@ -129,6 +138,7 @@ __all__ = [
     "build_xray",
     "compact_command",
     "contract_from_text",
+    "contract_from_words",
     "effective_marks",
     "excludable",
     "exclusion_command",
@@ -147,6 +157,7 @@ __all__ = [
     "overview_command",
     "pack_command",
     "parse_onboard",
+    "parse_task",
     "preflight",
     "rebuild_command",
     "report_text",
@@ -196,6 +207,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "build_xray": ("xray", "xray"),
     "compact_command": ("commands", "compact_command"),
     "contract_from_text": ("tasks", "contract_from_text"),
+    "contract_from_words": ("tasks", "contract_from_words"),
+    "parse_task": ("tasks", "parse_task"),
+    "TaskWords": ("tasks", "TaskWords"),
+    "TASK_USAGE": ("tasks", "TASK_USAGE"),
     "effective_marks": ("budget", "effective_marks"),
     "excludable": ("exclusions", "excludable"),
     "shown_path": ("exclusions", "shown_path"),

@@ -122,6 +122,7 @@ def start_fresh(
             resources.project_trusted,
             new_contract,
             new_contract.goal,
+            unfamiliar=new_contract.extra.get("unfamiliar") is True,  # the task pack comes along
             planned_files=planned_files,
             count=count,
         )

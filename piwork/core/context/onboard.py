@@ -26,7 +26,7 @@ from piwork.core.compaction.summarize import Summarizer, SummaryCancelled, Summa
 from piwork.core.context.index import ContextIndex, index_path, sanitize, write_index
 from piwork.core.context.index_builder import build_index, project_files
 from piwork.core.context.layers import PROFILE_PATH, SNAPSHOT_PATH
-from piwork.core.context.profile import PROFILE_TEMPLATE
+from piwork.core.context.profile import PROFILE_TEMPLATE, inferred_verify
 from piwork.core.errors import PiworkError
 from piwork.core.llm.types import LlmContext
 
@@ -244,7 +244,8 @@ async def onboard(
             snapshot_source = None
 
     profile = os.path.join(root, PROFILE_PATH)
-    template = json.dumps(PROFILE_TEMPLATE, indent=2) + "\n"
+    verify = await asyncio.to_thread(inferred_verify, root)  # the project's own test command, when found
+    template = json.dumps({**PROFILE_TEMPLATE, "verify": verify}, indent=2) + "\n"
     try:
         created = await asyncio.to_thread(write_new_file, profile, template)
         detail = "" if created else "exists; your profile is never replaced"

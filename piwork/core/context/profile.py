@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,6 +30,56 @@ PROFILE_TEMPLATE: dict[str, Any] = {
     "memory": {"enabled": False},
     "defaultTaskMode": "source-write",
 }
+
+
+def inferred_verify(root: str) -> list[str]:
+    """The project's test command as its files name it: a Makefile ``test`` target, package.json's
+    ``test`` script, pytest (pyproject/setup.cfg/pytest.ini/tox.ini or a tests folder), Cargo, go.mod.
+    Empty when none is recognised. Reads only small configuration files."""
+
+    def text(name: str, limit: int = 256 * 1024) -> str:
+        try:
+            with open(os.path.join(root, name), "rb") as handle:
+                return handle.read(limit).decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    found: list[str] = []
+    makefile = text("Makefile") or text("makefile") or text("GNUmakefile")
+    if re.search(r"^test\s*:", makefile, re.MULTILINE):
+        found.append("make test")
+    package = text("package.json")
+    if package:
+        try:
+            scripts = json.loads(package).get("scripts")
+        except (ValueError, AttributeError):
+            scripts = None
+        test = scripts.get("test") if isinstance(scripts, dict) else None
+        if isinstance(test, str) and "no test specified" not in test:
+            runner = (
+                "pnpm"
+                if os.path.exists(os.path.join(root, "pnpm-lock.yaml"))
+                else ("yarn" if os.path.exists(os.path.join(root, "yarn.lock")) else "npm")
+            )
+            found.append(f"{runner} test")
+    pyproject = text("pyproject.toml")
+    if (
+        "[tool.pytest" in pyproject
+        or "pytest" in pyproject
+        or "[tool:pytest]" in text("setup.cfg")
+        or os.path.exists(os.path.join(root, "pytest.ini"))
+        or "[pytest]" in text("tox.ini")
+        or (
+            os.path.isdir(os.path.join(root, "tests"))
+            and (pyproject or os.path.exists(os.path.join(root, "setup.py")))
+        )
+    ):
+        found.append("pytest -q")
+    if os.path.exists(os.path.join(root, "Cargo.toml")):
+        found.append("cargo test")
+    if os.path.exists(os.path.join(root, "go.mod")):
+        found.append("go test ./...")
+    return found
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,11 @@ governor) without a new session.
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, cast
 
 from piwork.core.context.bundle import (
     Bundle,
@@ -21,13 +22,22 @@ from piwork.core.context.bundle import (
     context_file_entries,
     start_task,
 )
-from piwork.core.context.contract import ContractError, Phase, TaskContract, allowed_tools, append_contract
+from piwork.core.context.contract import (
+    CONTRACT_CUSTOM_TYPE,
+    PHASES,
+    ContractError,
+    Phase,
+    TaskContract,
+    allowed_tools,
+    append_contract,
+)
 from piwork.core.context.estimate import TokenEstimator, tools_json
 from piwork.core.context.index import now_utc
 from piwork.core.context.manifest import Manifest
 from piwork.core.llm.types import ToolSpec
 from piwork.core.resources.loader import LoadedResources
 from piwork.core.session.context import entry_to_messages
+from piwork.core.session.tree import SessionTree
 from piwork.core.tools.registry import ALL_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS
 
 if TYPE_CHECKING:
@@ -95,10 +105,32 @@ def begin_task(
         estimator.messages(session.messages),
     )
     tree = session.tree
+    replaced = _unprompted_task_start(tree)
+    if replaced is not False:  # a task started and never prompted: this one takes its place
+        if replaced is None:
+            tree.reset_leaf()
+        else:
+            tree.branch(replaced)
+        session.replace_messages(list(tree.build_context().messages))
     bundle_id = start_task(tree, contract, bundle, manifest)
     if bundle_id is not None:
         session.replace_messages([*session.messages, *entry_to_messages(tree.entry(bundle_id))])
     return StartedTask(contract, bundle, manifest, active)
+
+
+def _unprompted_task_start(tree: SessionTree) -> str | Literal[False] | None:
+    """Where the branch was before the latest task started, when nothing but that task's own entries
+    (contract, manifest, bundle, state) came after it: the entry to go back to (None: the root).
+    False when there is no such task (no contract, or a message since it)."""
+    found: str | Literal[False] | None = False
+    for record in reversed(tree.path()):
+        if record.type not in _TASK_STATE_TYPES:
+            break  # a message, a compaction, a model change: the task was used
+        body = tree.body(record) if record.type == "custom" else None
+        if isinstance(body, dict) and body.get("customType") == CONTRACT_CUSTOM_TYPE:
+            parent = record.parent_id
+            found = parent if isinstance(parent, str) else None  # go on: an earlier unprompted one
+    return found
 
 
 def set_phase(session: AgentSession, contract: TaskContract, phase: Phase) -> TaskContract:
@@ -117,28 +149,103 @@ def set_verify(session: AgentSession, contract: TaskContract, verify: str) -> Ta
     return changed
 
 
+_TASK_STATE_TYPES = frozenset({"custom", "custom_message", "label", "session_info"})
+
+
+@dataclass(frozen=True)
+class TaskWords:
+    """What ``/task`` was given, in any order: flags, ``key: value`` fields and the goal's words."""
+
+    goal: str
+    mode: str | None = None
+    unfamiliar: bool = False
+    verify: str | None = None
+    acceptance: tuple[str, ...] = ()
+    phase: Phase | None = None
+
+
+_FIELD = re.compile(r"(?:^|\s)(verify|accept|acceptance|phase|mode):(?=\s|$)")
+_FLAGS = {"read-only": "mode", "source-write": "mode", "unfamiliar": "unfamiliar"}
+TASK_USAGE = (
+    "/task [read-only|source-write] [unfamiliar] <goal> [verify: <command>] [accept: <criterion>]… "
+    "[phase: scout|plan|implement|verify]"
+)
+
+
+def parse_task(text: str) -> TaskWords:
+    """``/task`` words in any order. ``verify:`` and ``accept:`` (repeatable) take the text up to the
+    next field; ``phase:`` and ``mode:`` one word; ``read-only``, ``source-write`` and ``unfamiliar``
+    are flags anywhere else; the other words are the goal."""
+    pieces = _FIELD.split(text)
+    goal_words: list[str] = []
+    mode: str | None = None
+    unfamiliar = False
+    verify: str | None = None
+    acceptance: list[str] = []
+    phase: Phase | None = None
+
+    def words(chunk: str) -> None:
+        nonlocal mode, unfamiliar
+        for word in chunk.split():
+            if word in ("read-only", "source-write"):
+                mode = word
+            elif word == "unfamiliar":
+                unfamiliar = True
+            else:
+                goal_words.append(word)
+
+    words(pieces[0])
+    for key, value in zip(pieces[1::2], pieces[2::2], strict=True):
+        value = value.strip()
+        if key in ("phase", "mode"):
+            first, _, rest = value.partition(" ")
+            if key == "phase":
+                if first not in PHASES:
+                    raise ContractError(f"phase: use one of {', '.join(PHASES)} (got {first or 'nothing'!r})")
+                phase = cast(Phase, first)
+            else:
+                if first not in ("read-only", "source-write"):
+                    raise ContractError(f"mode: use read-only or source-write (got {first or 'nothing'!r})")
+                mode = first
+            words(rest)
+        elif not value:
+            raise ContractError(f"{key}: needs a value")
+        elif key == "verify":
+            verify = value
+        else:
+            acceptance.append(value)
+    return TaskWords(" ".join(goal_words), mode, unfamiliar, verify, tuple(acceptance), phase)
+
+
 def contract_from_text(
     text: str, profile_verify: Sequence[str] = (), default_mode: str = "source-write"
 ) -> TaskContract:
-    """``/task [read-only|source-write] [unfamiliar] <goal>``: a contract whose verify is the profile's first."""
-    words = text.split()
-    mode = default_mode
-    if words and words[0] in ("read-only", "source-write"):
-        mode = words.pop(0)
-    goal = " ".join(words).strip()
+    """``/task`` (see :func:`parse_task`): a contract whose verify is the one given, else the profile's
+    first (for a source-write task)."""
+    return contract_from_words(parse_task(text), profile_verify, default_mode)
+
+
+def contract_from_words(
+    words: TaskWords, profile_verify: Sequence[str] = (), default_mode: str = "source-write"
+) -> TaskContract:
+    mode = words.mode or default_mode
+    goal = words.goal.strip()
     if not goal:
-        raise ContractError("Say what the task is: /task [read-only|source-write] <goal>")
+        raise ContractError("Say what the task is: " + TASK_USAGE)
     title = goal if len(goal) <= 60 else goal[:59] + "…"
-    verify = profile_verify[0] if profile_verify and mode == "source-write" else None
-    phase = "scout" if mode == "read-only" else "implement"
-    return TaskContract.from_json(
-        {
-            "title": title,
-            "goal": goal,
-            "acceptance": [],
-            "verify": verify,
-            "mode": mode,
-            "phase": phase,
-            "startedAt": now_utc(),
-        }
-    )
+    verify = words.verify
+    if verify is None and profile_verify and mode == "source-write":
+        verify = profile_verify[0]
+    phase = words.phase or ("scout" if mode == "read-only" else "implement")
+    data: dict[str, object] = {
+        "title": title,
+        "goal": goal,
+        "acceptance": list(words.acceptance),
+        "verify": verify,
+        "mode": mode,
+        "phase": phase,
+        "startedAt": now_utc(),
+    }
+    if words.unfamiliar:
+        data["unfamiliar"] = True  # kept by phase changes and /fresh: the task pack stays
+    return TaskContract.from_json(data)

@@ -6,6 +6,10 @@ ROLE = (
     "You are the coding agent of piwork, a desktop workbench. You work in the user's project through tools: "
     "you can inspect files, run shell commands, and change or create files."
 )
+ROLE_READ_ONLY = (
+    "You are the coding agent of piwork, a desktop workbench. You work in the user's project through tools: "
+    "in this task you can inspect files but not change them; report what you find and what you would change."
+)
 NO_TOOLS = "(none)"
 OTHER_TOOLS_NOTE = "This project may also give you further tools of its own beyond the ones listed here."
 SHELL_HINT_BASH = "Explore the project with bash: list folders, search text and find files from the shell"

@@ -161,7 +161,9 @@ def _section_bodies(prompt: SystemPromptInput) -> list[tuple[str, str]]:
         declared = [name for name in prompt.active_tools if name not in prompt.hidden_tools]
         snippets = {name: _one_line(text) for name, text in prompt.tool_snippets.items()}
         tool_lines = [f"- {name}: {snippets[name]}" for name in declared if snippets.get(name)]
-        bodies.append(("role", T.ROLE))
+        # with no tool that writes or runs anything (a read-only task), the role does not promise it
+        acting = {"bash", "edit", "write"}.intersection(prompt.active_tools)
+        bodies.append(("role", T.ROLE if acting or not prompt.active_tools else T.ROLE_READ_ONLY))
         tools_text = "\n".join(tool_lines) if tool_lines else T.NO_TOOLS
         bodies.append(("tools", f"{tools_text}\n\n{T.OTHER_TOOLS_NOTE}"))
         rules = _rules(declared, prompt.tool_guidelines)

@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "leave a layer out of this task or bring it back",
     ),
     "task": (
-        "[read-only|source-write] [unfamiliar] <goal>",
+        "[read-only|source-write] [unfamiliar] <goal> [verify: <cmd>] [accept: <criterion>] [phase: <phase>]",
         "Start a task: its contract, manifest and the project's context layers before your next prompt",
     ),
     "onboard": (

@@ -25,7 +25,7 @@ from piwork.core.context import (
     begin_task,
     budget_command,
     compact_command,
-    contract_from_text,
+    contract_from_words,
     exclusion_command,
     fresh_command,
     index_status_command,
@@ -36,6 +36,7 @@ from piwork.core.context import (
     onboard_command,
     pack_command,
     parse_onboard,
+    parse_task,
     preflight,
     rebuild_command,
     report_text,
@@ -328,16 +329,15 @@ class ContextCommands:
         resources = runtime.resources
         profile = await asyncio.to_thread(load_profile, resources.cwd) if resources.project_trusted else None
         found = profile.profile if profile is not None else None
-        unfamiliar = text.startswith("unfamiliar ")
         try:
-            contract = contract_from_text(
-                text.removeprefix("unfamiliar ") if unfamiliar else text,
-                found.verify if found else (),
-                found.default_task_mode if found else "source-write",
+            words = parse_task(text)
+            contract = contract_from_words(
+                words, found.verify if found else (), found.default_task_mode if found else "source-write"
             )
         except ContractError as err:
             self._notice("/task", str(err), error=True)
             return
+        unfamiliar = words.unfamiliar
         session = runtime.session
         model = session.model
         estimator = self.controller.context_feed.estimator_for(session, model.id if model else "")

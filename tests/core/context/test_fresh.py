@@ -162,3 +162,46 @@ def test_handoff_summary_is_deterministic_and_complete(setup) -> None:  # type: 
     assert "FAILED test_orders" in text and "line 59" not in text and "line 61" in text  # last 40 lines
     assert "lint broke" not in text  # fixed by a later successful run
     assert "Next: fix the orders test fixture." in text
+
+
+def test_fresh_keeps_the_task_pack_of_an_unfamiliar_task(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import hashlib
+    import json
+
+    root, agent, _, old = setup
+    body = "def orders(): pass\n"
+    (root / "orders.py").write_text(body)
+    digest = hashlib.sha256(body.encode()).hexdigest()
+    index = {
+        "version": 1,
+        "builtAt": "2026-12-01T09:00:00Z",
+        "entries": [
+            {
+                "id": "orders",
+                "title": "Orders endpoint",
+                "summary": "orders",
+                "files": [{"path": "orders.py", "sha256": digest}],
+            }
+        ],
+    }
+    (root / ".pi" / "context-index.json").write_text(json.dumps(index))
+    resources = load_resources(str(root), str(agent), Settings.for_project(str(root), str(agent), True))
+    contract = TaskContract.from_json(
+        {
+            "title": "API",
+            "goal": "add the orders endpoint",
+            "verify": "pytest -q",
+            "mode": "source-write",
+            "phase": "implement",
+            "unfamiliar": True,
+        }
+    )
+    bundle = assemble_bundle(BundleRequest(str(root), True, contract, contract.goal, unfamiliar=True))
+    assert 'kind="pack"' in (bundle.text or "")
+    start_task(old.tree, contract, bundle, build_manifest("t", "now", "x", [], bundle, contract))
+    old.tree.append_message({"role": "user", "content": "go", "timestamp": 1})
+    result = start_fresh("task", old.tree, resources, _summary, tmp_path / "sessions", agent)
+    entries = result.session.tree.entries()
+    seeded = next(e for e in entries if e.get("customType") == BUNDLE_CUSTOM_TYPE)
+    assert 'kind="pack"' in seeded["content"][0]["text"]
+    result.session.close()
