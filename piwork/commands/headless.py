@@ -1,10 +1,12 @@
 """``piwork -p PROMPT``: run one prompt without a window and print the answer (or every event as JSON).
 
     piwork -p PROMPT [--provider P] [--model [P/]ID] [--base-url URL] [--thinking LEVEL] [--cwd DIR]
-                     [--session FILE | --continue | --no-session] [--approve | --no-approve]
-                     [--mode text|json] [--api-key KEY]
+                     [--session FILE | --continue | --no-session] [--session-id ID]
+                     [--approve | --no-approve] [--mode text|json] [--api-key KEY]
+                     [--tools A,B | --no-tools] [--exclude-tools A,B] [@FILE ...] [MESSAGE ...]
 
-Piped stdin is read and put before the ``-p`` text (``-p -``, or no ``-p`` text: stdin alone).
+Piped stdin is read and put before the ``-p`` text (``-p -``, or no ``-p`` text: stdin alone); the
+``@FILE`` arguments go between the two: text files inlined, images attached to the first prompt.
 Text mode prints the final answer; json mode prints the session header, then one JSON object per
 event. The exit code is 0 on success, 1 when the run failed (reason on stderr), 2 for bad arguments,
 130/143 when interrupted. API keys are never printed.
@@ -36,6 +38,8 @@ from piwork.core.agent import (
 from piwork.core.errors import PiworkError
 from piwork.core.llm import THINKING_LEVELS, ThinkingLevel, Tokenizers
 from piwork.core.paths import agent_dir as default_agent_dir
+from piwork.core.tool_selection import tool_list_error
+from piwork.core.tools import FileArgumentError, read_file_arguments
 
 STDIN = "-"
 ABORT_GRACE_SECONDS = 5.0
@@ -74,22 +78,56 @@ def _parser() -> argparse.ArgumentParser:
     trust.add_argument(
         "-na", "--no-approve", action="store_true", help="do not trust the project for this run"
     )
+    parser.add_argument(
+        "--session-id",
+        metavar="ID",
+        help="the folder's session with this id, created with it when there is none",
+    )
     parser.add_argument("--mode", choices=("text", "json"), default="text")
     parser.add_argument("--api-key", help="API key for this run only (kept in memory)")
-    parser.add_argument("messages", nargs="*", help="further prompts, sent one after another")
+    tools = parser.add_mutually_exclusive_group()
+    tools.add_argument(
+        "-t",
+        "--tools",
+        metavar="LIST",
+        help="comma-separated tools (names or * patterns) to enable, or only +name/-name changes",
+    )
+    tools.add_argument("-nt", "--no-tools", action="store_true", help="start with no tools")
+    tools.add_argument(
+        "-nbt", "--no-builtin-tools", dest="no_tools", action="store_true", help=argparse.SUPPRESS
+    )
+    parser.add_argument(
+        "-xt",
+        "--exclude-tools",
+        metavar="LIST",
+        help="comma-separated tools (names or * patterns) to disable",
+    )
+    parser.add_argument(
+        "messages",
+        nargs="*",
+        help="@FILE to include in the first prompt; further prompts, sent one after another",
+    )
     return parser
 
 
-def _read_prompt(value: str | None, stdin: TextIO | None) -> str:
-    """The prompt: piped stdin (when not a terminal) followed by the ``-p`` text, as Pi joins them."""
+def _tool_list(value: str | None) -> tuple[str, ...] | None:
+    """``a, b,,c`` as ("a", "b", "c"); None when the option is not given."""
+    if value is None:
+        return None
+    return tuple(name.strip() for name in value.split(",") if name.strip())
+
+
+def _read_prompt(value: str | None, stdin: TextIO | None, file_text: str = "") -> str:
+    """The prompt: piped stdin (when not a terminal), the ``@FILE`` text, then the ``-p`` text, as Pi
+    joins them."""
     piped = ""
     if stdin is not None and not stdin.closed and not stdin.isatty():
         piped = stdin.read()
     if value is None or value == STDIN:
-        if not piped.strip():
+        if not (piped + file_text).strip():
             raise UsageError("no prompt given (pass -p TEXT, or pipe the prompt into stdin)")
-        return valid_text(piped)
-    return valid_text(piped + value)
+        return valid_text(piped + file_text)
+    return valid_text(piped + file_text + value)
 
 
 def valid_text(text: str) -> str:
@@ -106,8 +144,23 @@ def main(
         ns = _parser().parse_args(argv)
     except SystemExit as exit_:
         return int(exit_.code or 0)
+    if ns.prompt is not None and ns.prompt.startswith("@"):  # -p is a flag to Pi: ``-p @FILE`` names a file
+        ns.messages.insert(0, ns.prompt)
+        ns.prompt = STDIN
+    file_names = [m[1:] for m in ns.messages if m.startswith("@")]
+    messages = [m for m in ns.messages if not m.startswith("@")]
+    tools = _tool_list(ns.tools)
+    problem = tool_list_error(tools) if tools is not None else None
+    if problem is not None:
+        print(f"piwork: --tools: {problem}", file=stderr)
+        return 2
     try:
-        prompt = _read_prompt(ns.prompt, stdin)
+        files = read_file_arguments(file_names, os.getcwd())
+    except FileArgumentError as err:
+        print(f"piwork: {err}", file=stderr)
+        return 1
+    try:
+        prompt = _read_prompt(ns.prompt, stdin, files.text)
     except UsageError as err:
         print(f"piwork: {err}", file=stderr)
         return 2
@@ -121,19 +174,30 @@ def main(
         session_file=ns.session,
         continue_recent=ns.continue_recent,
         no_session=ns.no_session,
+        session_id=ns.session_id,
+        tools=tools,
+        no_tools=ns.no_tools,
+        exclude_tools=_tool_list(ns.exclude_tools),
         trust_override=True if ns.approve else False if ns.no_approve else None,
         api_key=ns.api_key,
         tokenizers=Tokenizers(default_agent_dir()),
     )
-    prompts = [prompt, *(valid_text(message) for message in ns.messages)]
-    return asyncio.run(_run(options, prompts, ns.mode, stdout, stderr))
+    prompts = [prompt, *(valid_text(message) for message in messages)]
+    return asyncio.run(_run(options, prompts, ns.mode, stdout, stderr, files.images))
 
 
 def _thinking(value: str | None) -> ThinkingLevel | None:
     return next((level for level in THINKING_LEVELS if level == value), None)
 
 
-async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: TextIO, err: TextIO) -> int:
+async def _run(
+    options: RuntimeOptions,
+    prompts: list[str],
+    mode: str,
+    out: TextIO,
+    err: TextIO,
+    images: list[dict[str, Any]] | None = None,
+) -> int:
     try:
         runtime = await create_runtime(options)
     except PiworkError as error:
@@ -173,8 +237,8 @@ async def _run(options: RuntimeOptions, prompts: list[str], mode: str, out: Text
     try:
         if mode == "json" and runtime.store.header is not None:
             _write_line(out, runtime.store.header)
-        for text in prompts:
-            await session.prompt(text)
+        for index, text in enumerate(prompts):
+            await session.prompt(text, (images or ()) if index == 0 else ())
             if interrupted or _failed(runtime):
                 break
     except NoModel as error:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from piwork.core.resources.prompts import expand_prompt_template
 from piwork.core.resources.system_prompt import PromptPart, expand_skill_command
 from piwork.core.resources.trust import TrustAsker, TrustResolver
 from piwork.core.resources.trust_store import TrustStore
-from piwork.core.session.listing import most_recent_session
+from piwork.core.session.listing import list_sessions, most_recent_session
 from piwork.core.session.store import Session, create_session, in_memory_session, open_session
 from piwork.core.session.tree import SessionTree
 from piwork.core.settings import thinking_budgets
@@ -80,6 +81,12 @@ class RuntimeOptions:
     session_file: str | None = None
     continue_recent: bool = False
     no_session: bool = False
+    # --session-id: the folder's session with this id, created with it when there is none
+    session_id: str | None = None
+    # --tools (names, * patterns, or only +name/-name), --no-tools, --exclude-tools
+    tools: tuple[str, ...] | None = None
+    no_tools: bool = False
+    exclude_tools: tuple[str, ...] | None = None
     trust_override: bool | None = None  # --approve / --no-approve
     ask_trust: TrustAsker | None = None  # None: nobody to ask (headless)
     api_key: str | None = None  # one-run key, memory only
@@ -195,7 +202,13 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     registry = create_default_tools(ALL_TOOL_NAMES, tool_options)
     exclusions = TaskExclusions(store.tree)
     # the defaultTools setting (global, then project) chooses the tools a session starts with
-    starting_tools = session_tool_names(ALL_TOOL_NAMES, resources.settings.default_tools())
+    starting_tools = session_tool_names(
+        ALL_TOOL_NAMES,
+        resources.settings.default_tools(),
+        tools=options.tools,
+        no_tools=options.no_tools,
+        exclude=options.exclude_tools,
+    )
 
     def parts_for(names: Sequence[str]) -> list[PromptPart]:
         # a context file excluded for this task is a marker in <project_context> until the task ends
@@ -307,6 +320,10 @@ def _open_store(options: RuntimeOptions, cwd: str, agent_dir: Path, settings: Ma
 def _open_or_create_store(
     options: RuntimeOptions, cwd: str, agent_dir: Path, settings: Mapping[str, Any]
 ) -> Session:
+    if options.session_id is not None:
+        check_session_id(options.session_id)
+        if options.session_file or options.continue_recent:
+            raise SetupError("--session-id cannot be combined with --session or --continue.")
     if options.no_session:
         return in_memory_session(cwd)
     if options.session_file:
@@ -322,7 +339,30 @@ def _open_or_create_store(
         recent = most_recent_session(folder) if folder.is_dir() else None
         if recent is not None:
             return open_session(recent, cwd=cwd)
+    if options.session_id is not None:
+        sessions = list_sessions(cwd, agent_dir=agent_dir, session_dir=session_dir)
+        found = next((s for s in sessions if s.id == options.session_id and not s.cwd_mismatch), None)
+        if found is not None:
+            return open_session(found.path, cwd=cwd)
+        store = create_session(cwd, session_dir, agent_dir=agent_dir, session_id=options.session_id)
+        store.notices.append(
+            f"No session of this folder has the id '{options.session_id}': a new session is created with it."
+        )
+        return store
     return create_session(cwd, session_dir, agent_dir=agent_dir)
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def check_session_id(session_id: str) -> None:
+    """A session id given on the command line becomes part of a file name: letters, digits, '.', '_'
+    and '-' only, starting and ending with a letter or digit (as Pi requires)."""
+    if not _SESSION_ID.fullmatch(session_id):
+        raise SetupError(
+            "A session id must be non-empty, contain only letters, digits, '-', '_' and '.', "
+            "and start and end with a letter or digit."
+        )
 
 
 def _session_dir(options: RuntimeOptions, settings: Mapping[str, Any]) -> str | None:

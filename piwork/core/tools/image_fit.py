@@ -1,8 +1,9 @@
 """Fitting an image into the inline limits the providers accept, the way Pi fits it.
 
 An image within 2000×2000 px whose base64 payload is under 4.5 MiB is sent as it is. A larger one is
-scaled (Lanczos) to fit 2000×2000, then encoded as PNG and as JPEG at falling qualities; the first
-encoding under the payload limit wins. When none fits, the size shrinks by a quarter and the
+scaled (Lanczos) to fit 2000×2000, then encoded as PNG and as JPEG: the smaller of the two at the
+preferred JPEG quality, else JPEG at falling qualities; the first encoding under the payload limit
+wins (and the note on the scale is given even when the size did not change). When none fits, the size shrinks by a quarter and the
 encodings are tried again, down to 1×1. Formats providers do not take inline (BMP, TIFF ...) are
 converted to PNG first. Decoding uses Pillow, with its decompression-bomb guard: an image that claims
 an absurd pixel count is refused rather than decoded.
@@ -32,10 +33,12 @@ class FittedImage:
     original_size: tuple[int, int]
     size: tuple[int, int]
     converted_from: str | None = None  # the source type when it had to become PNG first
+    reencoded: bool = False  # encoded anew to fit the payload limit (possibly at the same size)
 
     @property
     def was_resized(self) -> bool:
-        return self.size != self.original_size
+        """Sent as a new encoding: the note on the scale is given even when the size stayed the same."""
+        return self.reencoded or self.size != self.original_size
 
     def hints(self) -> list[str]:
         """The notes the read tool puts before the image (format conversion, then the scale)."""
@@ -110,12 +113,15 @@ def fit_image(
     width, height = _fit_box(*original, max_dimension)
     while True:
         scaled = image.resize((width, height), Image.Resampling.LANCZOS)
-        candidates = [("image/png", _encode(scaled, "PNG"))]
-        candidates += [("image/jpeg", _encode(scaled, "JPEG", q)) for q in JPEG_QUALITIES]
+        png = ("image/png", _encode(scaled, "PNG"))
+        jpeg = ("image/jpeg", _encode(scaled, "JPEG", JPEG_QUALITIES[0]))
+        # the smaller of PNG and JPEG at the preferred quality first; lower qualities only if neither fits
+        candidates = [jpeg, png] if len(jpeg[1]) < len(png[1]) else [png, jpeg]
+        candidates += [("image/jpeg", _encode(scaled, "JPEG", q)) for q in JPEG_QUALITIES[1:]]
         for candidate_mime, encoded in candidates:
             if base64_size(len(encoded)) < max_base64_bytes:
                 payload = base64.b64encode(encoded).decode("ascii")
-                return FittedImage(payload, candidate_mime, original, (width, height), converted_from)
+                return FittedImage(payload, candidate_mime, original, (width, height), converted_from, True)
         if (width, height) == (1, 1):
             return None
         width, height = max(1, int(width * SHRINK)), max(1, int(height * SHRINK))

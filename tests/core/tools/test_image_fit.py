@@ -144,3 +144,19 @@ def test_a_decompression_bomb_is_refused_without_decoding_it() -> None:
     )
     with pytest.raises(ImageNotConvertible):
         fit_image(bomb, "image/png")
+
+
+def test_an_image_encoded_anew_at_its_own_size_still_gets_the_scale_note() -> None:
+    """Within 2000x2000 but over the payload limit: re-encoded at the same size, noted as Pi 1.6 notes it."""
+    data = _encoded(_noise(300, 200))
+    fitted = fit_image(data, "image/png", max_base64_bytes=base64_size(len(data)) - 1)
+    assert fitted is not None and fitted.size == (300, 200) and fitted.was_resized
+    assert fitted.hints() == [
+        "[Image: original 300x200, displayed at 300x200. Multiply coordinates by 1.00 to map to original image.]"
+    ]
+
+
+def test_the_smaller_of_png_and_jpeg_is_preferred() -> None:
+    flat = Image.new("RGB", (2400, 1800), (10, 120, 200))  # one colour: PNG is far smaller than JPEG
+    fitted = fit_image(_encoded(flat), "image/png")
+    assert fitted is not None and fitted.mime == "image/png" and fitted.size == (2000, 1500)
