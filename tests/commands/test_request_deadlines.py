@@ -1,5 +1,6 @@
-"""Every provider request ends in bounded time: an idle limit for a server that goes silent and an
-overall deadline (setting ``retry.provider.timeoutMs``) for one that keeps dripping bytes."""
+"""Every reply ends in bounded time: a silence limit for a server that goes silent and a whole-reply
+deadline (setting ``retry.provider.timeoutMs``) for one that keeps dripping bytes, both counted across
+the reply's retries."""
 
 from __future__ import annotations
 
@@ -30,7 +31,9 @@ def test_a_dripping_server_ends_at_the_configured_deadline(server: LoopbackServe
     result = env.run("-p", "talk slowly", *env.args(server, "anthropic"))
     elapsed = time.monotonic() - started
     assert result.returncode == 1
-    assert "Request timed out after 1.5 s (overall time limit)" in result.stderr
+    assert (
+        "The reply took longer than 1.5 s in all (reply time limit: retry.provider.timeoutMs" in result.stderr
+    )
     assert "Traceback" not in result.stderr
     assert elapsed < 30
 
@@ -40,5 +43,22 @@ def test_a_hung_server_ends_at_the_idle_limit(server: LoopbackServer, env: Env) 
     server.script(Turn(failure=Failure.hang()))
     started = time.monotonic()
     result = env.run("-p", "hello", *env.args(server, "openai"))
-    assert result.returncode == 1 and "no data from the server for 0.8 s" in result.stderr
+    assert result.returncode == 1 and "(silence limit: httpIdleTimeoutMs, 0.8 s per reply)" in result.stderr
     assert time.monotonic() - started < 30
+
+
+def test_headers_then_silence_end_a_run_once_although_retries_are_on(
+    server: LoopbackServer,  # noqa: F811
+    env: Env,  # noqa: F811
+) -> None:
+    # Retries stay on (as by default): a server that went silent is given up at the silence limit,
+    # not once per attempt.
+    env.settings({"retry": {"baseDelayMs": 50}, "httpIdleTimeoutMs": 800})
+    server.script(*[Turn([Text("a b c")], failure=Failure.stall(2)) for _ in range(4)])
+    started = time.monotonic()
+    result = env.run("-p", "hello", *env.args(server, "anthropic"))
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1, result.stderr
+    assert "(silence limit: httpIdleTimeoutMs, 0.8 s per reply)" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(server.requests) == 1 and elapsed < 30

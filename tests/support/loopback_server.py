@@ -23,7 +23,9 @@ The stop reason defaults to ``toolUse`` when a turn has tool calls, else ``stop`
 - ``malformed(after_events, line)``: insert a data line that is not JSON;
 - ``error_event(after_events, body)``: a provider error inside the stream (Anthropic ``event: error``,
   OpenAI ``{"error": ...}`` chunk);
-- ``hang()``: accept the request and never answer (for idle-timeout and abort tests).
+- ``hang()``: accept the request and never answer (for idle-timeout and abort tests);
+- ``stall(after_events, seconds=None)``: send the headers and that many events, then nothing, for ever
+  or for ``seconds`` before dropping the connection (a server that hangs mid-reply).
 
 Delivery knobs on ``Turn``: ``drip`` (seconds between events, for abort/streaming tests) and
 ``split_bytes`` (write the body in chunks of that many bytes, for awkward-split tests). Every request
@@ -271,6 +273,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         for number, (name, data) in enumerate(events):
+            if failure is not None and failure.mode == "stall" and number == failure.after_events:
+                self.wfile.flush()
+                if failure.pause is None or self.owner._stopping.wait(failure.pause):
+                    self.owner._stopping.wait()
+                    raise _Cut
+                self.connection.shutdown(socket.SHUT_RDWR)
+                raise _Cut
             if failure is not None and number == failure.after_events:
                 self._inject(failure, anthropic)
                 if failure.mode == "cut" or failure.mode == "error_event":

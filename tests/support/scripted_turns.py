@@ -54,6 +54,7 @@ class Failure:
     after_events: int = 0
     abrupt: bool = True
     line: str = ""
+    pause: float | None = None
 
     @staticmethod
     def http(status: int, body: str = "", headers: dict[str, str] | None = None) -> Failure:
@@ -74,6 +75,12 @@ class Failure:
     @staticmethod
     def hang() -> Failure:
         return Failure("hang")
+
+    @staticmethod
+    def stall(after_events: int, seconds: float | None = None) -> Failure:
+        """Send the headers and ``after_events`` events, then nothing: for ever (``None``) or for
+        ``seconds`` before dropping the connection."""
+        return Failure("stall", after_events=after_events, pause=seconds)
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """Agent-level retry of transient provider failures: 2 s, 4 s, 8 s by default, honouring Retry-After.
 
 The failed reply stays in the session file but leaves the in-memory context before the run is continued.
-piwork addition: a server this session has never reached (refused connection, unknown host) is a setup
-problem, reported at once rather than after the whole backoff.
+piwork additions: a server this session has never reached (refused connection, unknown host) is a setup
+problem, reported at once rather than after the whole backoff; and the attempts of one reply share one
+``ReplyBudget``, so the silence limit and the whole-reply limit bound the reply with its retries (a
+retry that would start after the reply's time is up does not happen).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from piwork.core.agent.abort import Aborted, AbortSignal
 from piwork.core.agent.events import AgentEvent, AutoRetryEnd, AutoRetryStart, ErrorNotice, Message
 from piwork.core.agent.retry import RetrySettings, decide_retry
 from piwork.core.llm.errors import is_context_overflow, is_retryable_text
-from piwork.core.llm.types import ErrorInfo, Model
+from piwork.core.llm.reply_limits import ReplyBudget
+from piwork.core.llm.types import ErrorInfo, Model, StreamOptions
 
 if TYPE_CHECKING:
     from piwork.core.agent.loop import CallRecord
@@ -35,6 +38,8 @@ class RetryHost(Protocol):
     def messages(self) -> list[Message]: ...
     @property
     def sleep(self) -> Callable[[float], Awaitable[None]]: ...
+    @property
+    def base_options(self) -> StreamOptions: ...
     def replace_messages(self, messages: list[Message]) -> None: ...
     def emit(self, event: AgentEvent) -> None: ...
 
@@ -46,6 +51,13 @@ class AutoRetry:
         self.last_error: ErrorInfo | None = None  # classification of the latest failed call
         self._reached_provider = False
         self._signal: AbortSignal | None = None
+        self._budget: ReplyBudget | None = None
+
+    def reply_budget(self) -> ReplyBudget:
+        """The limits' account of the reply about to be requested: a fresh one unless it is a retry."""
+        if self.attempt == 0 or self._budget is None:
+            self._budget = ReplyBudget()
+        return self._budget
 
     @property
     def waiting(self) -> bool:
@@ -54,6 +66,12 @@ class AutoRetry:
     def abort(self) -> None:
         if self._signal is not None:
             self._signal.abort()
+
+    def _spent_limit(self, delay_s: float) -> str | None:
+        if self._budget is None:
+            return None
+        options = self._session.base_options
+        return self._budget.spent(options.idle_timeout, options.total_timeout, delay_s)
 
     def note_call(self, record: CallRecord) -> None:
         text = str(record.message.get("errorMessage") or "")
@@ -103,6 +121,14 @@ class AutoRetry:
         if decision.refused_reason is not None:
             self._session.emit(ErrorNotice(decision.refused_reason, "retry"))
         if not decision.retry:
+            return False
+        limit = self._spent_limit(decision.delay_ms / 1000)
+        if limit is not None:
+            self._session.emit(
+                ErrorNotice(
+                    f"Not retried: the reply has used up its {limit} (counted across retries).", "retry"
+                )
+            )
             return False
         self.attempt += 1
         error_text = str(message.get("errorMessage") or "Unknown error")

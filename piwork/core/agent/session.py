@@ -9,6 +9,7 @@ the running asyncio loop; the GUI, headless mode and tests all drive this same o
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -530,8 +531,12 @@ class AgentSession:
         model = self.require_model()
         # the key may have to come from the keyring, which can take seconds: not on the event loop
         api_key = await asyncio.to_thread(self._opts.api_key_for, model)
-        return request_setup(
+        setup = request_setup(
             self._opts, model, api_key, self._thinking_level, self.tool_names(), self.system_prompt()
+        )
+        # the attempts of one reply share its time limits (see ``reply_limits``)
+        return dataclasses.replace(
+            setup, options=dataclasses.replace(setup.options, reply=self.retry.reply_budget())
         )
 
     async def _prepare_next_turn(self, turn: CompletedTurn) -> list[Message] | None:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from piwork.core.llm.reply_limits import LIMIT_REACHED
 from piwork.core.llm.types import ErrorInfo, ErrorKind, Message
 
 OVERFLOW_PATTERNS: tuple[str, ...] = (
@@ -124,8 +125,8 @@ def is_context_overflow(message: Message, context_window: int = 0) -> bool:
 
 def is_retryable_text(text: str) -> bool:
     """Transient failure worth an automatic retry (never true for overflow or quota/billing limits)."""
-    if not text or is_overflow_text(text) or _NOT_RETRYABLE.search(text):
-        return False
+    if not text or is_overflow_text(text) or _NOT_RETRYABLE.search(text) or LIMIT_REACHED.search(text):
+        return False  # a reply that ran into piwork's own time limits has had its time
     return bool(_RETRYABLE.search(text))
 
 
@@ -150,7 +151,7 @@ def classify(text: str, status: int | None = None, retry_after_ms: int | None = 
         kind = ErrorKind.SERVER
     elif status is not None and 400 <= status < 500:
         kind = ErrorKind.INVALID_REQUEST
-    elif re.search("timed? out|timeout", lowered):
+    elif LIMIT_REACHED.search(text) or re.search("timed? out|timeout", lowered):
         kind = ErrorKind.TIMEOUT
     elif re.search("stream ended|malformed|ended without|invalid json in stream", lowered):
         kind = ErrorKind.MALFORMED_STREAM

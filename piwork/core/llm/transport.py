@@ -2,8 +2,9 @@
 
 ``run_sse_request`` drives a protocol parser (Anthropic or OpenAI) over the response and turns every
 failure into a final ``ErrorEvent``: non-2xx answers (``"<status> <body>"``), transport errors, stream
-errors the parser reports, an abort (``StreamOptions.abort``) or the overall time limit. API keys are
-removed from every error text.
+errors the parser reports, an abort (``StreamOptions.abort``), the silence limit or the whole-reply
+limit (both counted across the attempts of one reply, see ``reply_limits``). API keys are removed from
+every error text.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import httpx
 from piwork.core.llm.errors import classify
 from piwork.core.llm.http_errors import MAX_BODY_CHARS, http_error_text
 from piwork.core.llm.redaction import SECRET_HEADERS, header_secrets, redact_text, unsendable_header
+from piwork.core.llm.reply_limits import ReplyBudget, reply_time_text, silence_text
 from piwork.core.llm.sse import SseDecoder, SseEvent
 from piwork.core.llm.types import (
     OPENAI_COMPLETIONS,
@@ -232,7 +234,8 @@ def transport_error_text(exc: httpx.HTTPError, options: StreamOptions) -> str:
     if isinstance(exc, httpx.ConnectTimeout):
         return f"Connection timed out after {options.connect_timeout:g} s ({detail})"
     if isinstance(exc, httpx.ReadTimeout):
-        return f"Timed out: no data from the server for {options.idle_timeout:g} s"
+        idle = options.idle_timeout or 0
+        return silence_text(idle, idle)
     if isinstance(exc, httpx.TimeoutException):
         return f"Request timed out ({detail})"
     if isinstance(exc, httpx.ConnectError):
@@ -242,10 +245,40 @@ def transport_error_text(exc: httpx.HTTPError, options: StreamOptions) -> str:
     return f"Network error: {detail}"
 
 
+class _Silence:
+    """When data last arrived (or the attempt began), to tell how long the server has been silent."""
+
+    def __init__(self, budget: ReplyBudget, idle: float | None) -> None:
+        self.budget = budget
+        self.idle = idle  # the configured silence limit, for the message
+        self.last = budget.clock()
+
+    def heard(self) -> None:
+        self.last = self.budget.clock()
+
+    def spend(self) -> float:
+        """Count the silence up to now against the reply (the attempt is failing); returns it."""
+        waited = self.budget.clock() - self.last
+        self.budget.spend_silence(waited)
+        self.last = self.budget.clock()
+        return waited
+
+    def failure(self) -> StreamFailure:
+        waited = self.spend()
+        return StreamFailure(
+            silence_text(self.idle or waited, waited), ErrorInfo(ErrorKind.TIMEOUT, retryable=False)
+        )
+
+
 async def _send(
-    client: httpx.AsyncClient, request: HttpRequest, options: StreamOptions, guard: _Interrupter
+    client: httpx.AsyncClient,
+    request: HttpRequest,
+    options: StreamOptions,
+    guard: _Interrupter,
+    silence: _Silence,
 ) -> httpx.Response:
-    """POST with provider-level retries; returns an open 2xx streaming response or raises StreamFailure."""
+    """POST with provider-level retries; returns an open 2xx streaming response or raises StreamFailure.
+    A server that goes silent is not retried."""
     content = json.dumps(request.body, ensure_ascii=False).encode("utf-8")
     attempt = 0
     while True:
@@ -256,6 +289,7 @@ async def _send(
                 "POST", request.url, headers=dict(request.headers), content=content
             )
             response = await guard.wait(client.send(http_request, stream=True))
+            silence.heard()
             if response.is_success:
                 return response
             status, headers = response.status_code, response.headers
@@ -265,7 +299,10 @@ async def _send(
                 await response.aclose()
             raw, more = body
             text = http_error_text(request.api, status, raw.decode("utf-8", errors="replace"), more)
+        except httpx.ReadTimeout:
+            raise silence.failure() from None
         except httpx.HTTPError as exc:
+            silence.spend()
             text = transport_error_text(exc, options)
         text = redact(text, request.secrets)
         server_delay = retry_after_ms(headers) if headers is not None else None
@@ -315,7 +352,15 @@ async def run_sse_request(
         info = ErrorInfo(ErrorKind.AUTH if what == "The API key" else ErrorKind.INVALID_REQUEST)
         yield ErrorEvent("error", error_message(model, text, base=message), info)
         return
-    guard = _Interrupter(options.abort, options.total_timeout)
+    budget = options.reply if options.reply is not None else ReplyBudget()
+    silence = _Silence(budget, options.idle_timeout)
+    # This attempt may use what the reply's earlier attempts left of both limits.
+    attempt_options = replace(
+        options,
+        idle_timeout=budget.silence_left(options.idle_timeout),
+        total_timeout=budget.time_left(options.total_timeout),
+    )
+    guard = _Interrupter(options.abort, attempt_options.total_timeout)
     guard.start()
     client: httpx.AsyncClient | None = None
     response: httpx.Response | None = None
@@ -323,8 +368,8 @@ async def run_sse_request(
     try:
         # The first client of a process loads the CA bundle and imports the network backend (tens of ms):
         # build it in a worker thread so the event loop, which is also the window's GUI thread, runs on.
-        client = await guard.wait(asyncio.to_thread(make_client, options, request.url))
-        response = await _send(client, request, options, guard)
+        client = await guard.wait(asyncio.to_thread(make_client, attempt_options, request.url))
+        response = await _send(client, request, options, guard, silence)
         decoder = SseDecoder()
         chunks = response.aiter_bytes().__aiter__()
         while True:
@@ -332,6 +377,9 @@ async def run_sse_request(
                 chunk = await guard.wait(chunks.__anext__())
             except StopAsyncIteration:
                 break
+            except httpx.ReadTimeout:
+                raise silence.failure() from None
+            silence.heard()
             for sse in decoder.feed(chunk):
                 for event in _parse(parser, sse):
                     yield event
@@ -346,9 +394,10 @@ async def run_sse_request(
         if exc.reason == "aborted":
             failure = StreamFailure(ABORTED_TEXT, ErrorInfo(ErrorKind.ABORTED))
         else:
-            text = f"Request timed out after {options.total_timeout:g} s (overall time limit)"
-            failure = StreamFailure(text, ErrorInfo(ErrorKind.TIMEOUT, retryable=True))
+            text = reply_time_text(options.total_timeout or budget.elapsed())
+            failure = StreamFailure(text, ErrorInfo(ErrorKind.TIMEOUT, retryable=False))
     except httpx.HTTPError as exc:
+        silence.spend()
         text = redact(transport_error_text(exc, options), request.secrets)
         failure = StreamFailure(text, classify(text))
     finally:

@@ -24,6 +24,8 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from piwork.core.llm.reply_limits import ReplyBudget
+
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 CacheRetention = Literal["none", "short", "long"]
@@ -160,6 +162,8 @@ class StreamOptions:
     proxy: str | None = None
     # Set it to stop the request: the stream then ends with an ErrorEvent whose stopReason is "aborted".
     abort: asyncio.Event | None = field(default=None, compare=False)
+    # The time limits shared by the attempts of one reply (None: this request is a reply of its own).
+    reply: ReplyBudget | None = field(default=None, compare=False, repr=False)
 
 
 class ErrorKind(enum.Enum):

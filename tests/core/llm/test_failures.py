@@ -132,15 +132,15 @@ def test_openai_missing_finish_reason_is_inferred_when_compat_says_so(loopback: 
 def test_idle_timeout_when_the_server_hangs(loopback: LoopbackServer, protocol: str) -> None:
     loopback.script(Turn(failure=Failure.hang()))
     final = final_error(loopback, protocol, StreamOptions(api_key="k", idle_timeout=0.3))
-    assert final.error.kind is ErrorKind.TIMEOUT and final.error.retryable
-    assert "Timed out" in final.message["errorMessage"]
+    assert final.error.kind is ErrorKind.TIMEOUT and not final.error.retryable  # a hung server stays hung
+    assert "(silence limit: httpIdleTimeoutMs, 0.3 s per reply)" in final.message["errorMessage"]
 
 
 def test_total_timeout_during_a_slow_drip(loopback: LoopbackServer) -> None:
     loopback.script(Turn([Text("w " * 200)], drip=0.05))
     final = final_error(loopback, "anthropic", StreamOptions(api_key="k", total_timeout=0.4))
-    assert final.error.kind is ErrorKind.TIMEOUT
-    assert "overall time limit" in final.message["errorMessage"]
+    assert final.error.kind is ErrorKind.TIMEOUT and not final.error.retryable
+    assert "longer than 0.4 s in all (reply time limit: retry.provider.timeoutMs" in final.message["errorMessage"]
     assert final.message["content"], "what arrived before the limit is kept"
 
 
