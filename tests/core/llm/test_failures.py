@@ -140,7 +140,10 @@ def test_total_timeout_during_a_slow_drip(loopback: LoopbackServer) -> None:
     loopback.script(Turn([Text("w " * 200)], drip=0.05))
     final = final_error(loopback, "anthropic", StreamOptions(api_key="k", total_timeout=0.4))
     assert final.error.kind is ErrorKind.TIMEOUT and not final.error.retryable
-    assert "longer than 0.4 s in all (reply time limit: retry.provider.timeoutMs" in final.message["errorMessage"]
+    assert (
+        "longer than 0.4 s in all (reply time limit: retry.provider.timeoutMs"
+        in final.message["errorMessage"]
+    )
     assert final.message["content"], "what arrived before the limit is kept"
 
 
