@@ -178,6 +178,7 @@ class SessionController(QObject):
         feed.billedChanged.connect(footer.set_billed)
         feed.xrayChanged.connect(panel.set_xray)
         feed.toolsChanged.connect(self.window.resource_panel.set_tools)
+        self.window.resource_panel.toolToggled.connect(self.toggle_tool)
         feed.manifestChanged.connect(lambda manifest: panel.set_manifest(manifest, self.cwd))
         feed.decisionAdded.connect(panel.add_decision)
         feed.decisionsReset.connect(panel.set_decisions)
@@ -370,6 +371,23 @@ class SessionController(QObject):
         """Show the system prompt the session now sends in the Resources panel (a context file excluded
         for this task changed it)."""
         self._show_system_prompt()
+
+    def toggle_tool(self, name: str, on: bool) -> None:
+        """Turn a tool on (added after the others) or off for the open session: its next request sends
+        the new set, and the system prompt, X-ray and meter show it at once."""
+        session = self.session
+        if session is None:
+            return
+        names = session.tool_names()
+        if on and name not in names:
+            names.append(name)
+        elif not on:
+            names = [n for n in names if n != name]
+        session.set_active_tools(names)
+        self.context_feed.schedule()
+        self._show_system_prompt()
+        state = "on" if on else "off"
+        self.window.status.showMessage(f"Tool {name} turned {state} for this session.", 5000)
 
     def _show_system_prompt(self) -> None:
         runtime = self.runtime

@@ -434,7 +434,13 @@ class ContextFeed(QObject):
             occupancy,
             billed,
             xray_table(request, parts_index, elided),
-            tool_rows(snapshot.every_tool, request, estimator, self._contract(snapshot, request)),
+            tool_rows(
+                snapshot.every_tool,
+                request,
+                estimator,
+                self._contract(snapshot, request),
+                active={tool.name for tool in snapshot.tools},
+            ),
         )
 
     @staticmethod

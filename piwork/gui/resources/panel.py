@@ -48,6 +48,7 @@ MAX_COLUMN_WIDTH = 240
 
 class ResourcePanel(QWidget):
     previewShown = Signal(str)  # path whose preview (read in a worker thread) is now on show
+    toolToggled = Signal(str, bool)  # the Tools tab turned a tool on (True) or off for the session
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -86,6 +87,7 @@ class ResourcePanel(QWidget):
         splitter.addWidget(details)
         self.prompt_view = SystemPromptView()
         self.tools_view = ToolsView()
+        self.tools_view.toolToggled.connect(self.toolToggled)
         self.tabs = QTabWidget()
         self.tabs.addTab(splitter, "Resources")
         self.tabs.addTab(self.prompt_view, "System prompt")

@@ -9,14 +9,14 @@ what its schema alone would count. Built in the context feed's worker, beside th
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from piwork.core.context import TokenEstimator, Xray, blocked_tool_reason, tool_schemas
 from piwork.core.llm import ToolSpec
 
-NOT_ACTIVE = "Not active in this session: the model is not told about it."
+NOT_ACTIVE = "Turned off for this session: the model is not told about it."
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class ToolRow:
     sent: bool  # the next request carries its schema
     tokens: int  # sent: its share of the request; not sent: its schema alone
     reason: str = ""  # why it is not sent
+    active: bool = True  # turned on for the session (a task's rules may still keep it out of requests)
 
     @property
     def schema_json(self) -> str:
@@ -40,18 +41,20 @@ def tool_rows(
     xray: Xray,
     estimator: TokenEstimator,
     contract: Any = None,
+    active: Collection[str] | None = None,
 ) -> list[ToolRow]:
     """Rows for ``every_tool`` (the registry's, in its order); the X-ray's tool parts are the ones sent.
-    ``contract`` is the task contract in force (a read-only task leaves the writing tools out)."""
+    ``contract`` is the task contract in force (a read-only task leaves the writing tools out);
+    ``active`` the tools turned on for the session (None: the ones sent)."""
     sent = {part.ref: part.tokens for part in xray.parts if part.kind == "tool_schema"}
     rows = []
     for spec, schema in zip(every_tool, tool_schemas(every_tool), strict=True):
         parameters = dict(spec.parameters)
+        on = spec.name in (sent if active is None else active)
         if spec.name in sent:
-            rows.append(ToolRow(spec.name, spec.description, parameters, True, sent[spec.name]))
+            rows.append(ToolRow(spec.name, spec.description, parameters, True, sent[spec.name], active=on))
             continue
         reason = blocked_tool_reason(contract, spec.name) or NOT_ACTIVE
-        rows.append(
-            ToolRow(spec.name, spec.description, parameters, False, estimator.counter.count(schema), reason)
-        )
+        tokens = estimator.counter.count(schema)
+        rows.append(ToolRow(spec.name, spec.description, parameters, False, tokens, reason, active=on))
     return rows

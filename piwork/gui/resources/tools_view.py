@@ -1,17 +1,20 @@
-"""ToolsView: every tool of the session, whether the next request sends its schema, and what it costs.
+"""ToolsView: every tool of the session, whether it is on, whether the next request sends its schema,
+and what it costs.
 
 Sent tools come first (in the order the request lists them), then the ones left out, greyed, with why (a
-read-only task leaves out the writing tools; other tools are simply not turned on). Selecting a tool shows
-its description and its JSON schema as the request sends it, laid out for reading, with a button that
-copies it. The X-ray's tool-schema rows land here (``select_tool``).
+read-only task leaves out the writing tools; other tools are simply turned off). Each tool's check box
+turns it on or off for the session (``toolToggled``; the session sends the new set from its next
+request on). Selecting a tool shows its description and its JSON schema as the request sends it, laid
+out for reading, with a button that copies it. The X-ray's tool-schema rows land here (``select_tool``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QObject, Qt
+from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -39,15 +42,37 @@ def sent_first(rows: Sequence[ToolRow]) -> list[ToolRow]:
 class ToolsModel(FlatTableModel):
     columns = ("Tool", "Next request", "Tokens")
     column_tips = (
-        "The tool's name as the model calls it",
+        "The tool's name as the model calls it; its check box turns it on or off for this session",
         "Whether the next request sends the tool's schema (the model can only call tools it is sent)",
         "Tokens its schema takes in the next request (the X-ray's figure); for a tool not sent, what its"
         " schema alone would take",
     )
 
+    toggled = Signal(str, bool)  # a tool's check box was changed: (name, turned on)
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.rows: list[ToolRow] = []
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        flags = super().flags(index)
+        return flags | Qt.ItemFlag.ItemIsUserCheckable if index.isValid() and index.column() == 0 else flags
+
+    def setData(self, index: AnyIndex, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        """A check box change asks for the tool to be turned on or off; the row changes when the
+        session's new figures arrive (``set_rows``)."""
+        if role != Qt.ItemDataRole.CheckStateRole or not self.is_shown(index) or index.column() != 0:
+            return False
+        row = self.rows[index.row()]
+        on = Qt.CheckState(value) == Qt.CheckState.Checked if not isinstance(value, bool) else value
+        if on == row.active:
+            return False
+        self.rows[index.row()] = dataclasses.replace(
+            row, active=on
+        )  # shown at once, confirmed by the refresh
+        self.dataChanged.emit(index, index, [Qt.ItemDataRole.CheckStateRole])
+        self.toggled.emit(row.name, on)
+        return True
 
     def shown_rows(self) -> int:
         return len(self.rows)
@@ -72,29 +97,38 @@ class ToolsModel(FlatTableModel):
             if column == 1:
                 return "sent" if row.sent else "not sent"
             return f"{row.tokens:,}" if row.sent else f"({row.tokens:,})"
+        if role == Qt.ItemDataRole.CheckStateRole and column == 0:
+            return Qt.CheckState.Checked if row.active else Qt.CheckState.Unchecked
         if role == Qt.ItemDataRole.TextAlignmentRole and column == 2:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ForegroundRole and not row.sent:
             return QColor("#8a8a92")
         if role == Qt.ItemDataRole.ToolTipRole:
+            switch = "on (uncheck to turn it off)" if row.active else "off (check to turn it on)"
             if row.sent:
-                return f"{row.name}: sent with the next request, {row.tokens:,} tokens of it"
-            return f"{row.name}: {row.reason} Its schema alone would take {row.tokens:,} tokens."
+                return f"{row.name}: {switch}; sent with the next request, {row.tokens:,} tokens of it"
+            return f"{row.name}: {switch}. {row.reason} Its schema alone would take {row.tokens:,} tokens."
         if role == TOOL_ROW_ROLE:
             return row
         return None
 
 
 class ToolsView(QWidget):
+    toolToggled = Signal(str, bool)  # (tool name, turned on) for the session
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = ToolsModel(self)
+        self.model.toggled.connect(self.toolToggled)
         self.summary = QLabel("No session yet.")
         self.summary.setWordWrap(True)
         self.table = QTableView()
         self.table.setObjectName("toolsView")
         self.table.setAccessibleName("Tools")
-        self.table.setAccessibleDescription("Every tool of the session and whether the next request sends it")
+        self.table.setAccessibleDescription(
+            "Every tool of the session, whether it is on (its check box, Space to change it) and whether "
+            "the next request sends it"
+        )
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -153,6 +187,7 @@ class ToolsView(QWidget):
             f"{len(sent)} of {len(rows)} tools sent with the next request, "
             f"{sum(r.tokens for r in sent):,} tokens of schemas"
             + (f"; {left_out} not sent (greyed)" if left_out else "")
+            + ". Check or uncheck a tool to turn it on or off for this session."
         )
         self._fit_table()
         if current is not None:
@@ -189,7 +224,8 @@ class ToolsView(QWidget):
             self.description.clear()
             self.schema.clear()
             return
-        state = "Sent with the next request." if row.sent else row.reason
+        switch = "On for this session." if row.active else "Off for this session."
+        state = f"{switch} " + ("Sent with the next request." if row.sent else row.reason)
         self.description.setText(f"{row.description}\n\n{state}")
         self.schema.setPlainText(row.schema_json)
 

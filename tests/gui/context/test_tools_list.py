@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
 from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.resources.tool_rows import ToolRow
 from piwork.gui.session_controller import SessionController
+from tests.support.loopback_server import LoopbackServer, Text, Turn
 
 
 def test_a_tool_schema_row_lands_on_that_tool_in_the_tools_list(
@@ -85,3 +87,46 @@ def test_a_read_only_task_leaves_the_writing_tools_out_and_says_why(
     assert window.resource_panel.select_tool("write")
     assert "read-only" in tools.description.text()
     assert "4 of 7 tools sent with the next request" in tools.summary.text()
+
+
+def test_the_tools_tab_turns_tools_on_and_off_for_the_session(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    window = controller.window
+    session = controller.session
+    assert session is not None
+    tools = window.resource_panel.tools_view
+    qtbot.waitUntil(lambda: tools.model.rowCount() > 0, timeout=10_000)
+
+    def row(name: str) -> ToolRow:
+        position = tools.model.position_of(name)
+        assert position is not None
+        found = tools.model.row_at(position)
+        assert found is not None
+        return found
+
+    def check_index(name: str) -> QModelIndex:
+        position = tools.model.position_of(name)
+        assert position is not None
+        return tools.model.index(position, 0)
+
+    assert row("bash").active and row("bash").sent and not row("grep").active
+    assert check_index("bash").data(Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
+    # keyboard: the row selected, Space toggles its check box
+    tools.table.setFocus()
+    tools.table.setCurrentIndex(check_index("bash"))
+    with qtbot.waitSignal(window.resource_panel.toolToggled) as toggled:
+        qtbot.keyClick(tools.table, Qt.Key.Key_Space)
+    assert toggled.args == ["bash", False]
+    assert "bash" not in session.tool_names()
+    qtbot.waitUntil(lambda: not row("bash").sent, timeout=10_000)
+    assert not row("bash").active and "off" in row("bash").reason.lower()
+    assert tools.model.setData(check_index("grep"), Qt.CheckState.Checked, Qt.ItemDataRole.CheckStateRole)
+    qtbot.waitUntil(lambda: row("grep").sent, timeout=10_000)
+    assert session.tool_names() == ["read", "edit", "write", "grep"]
+    assert "grep" in window.status.currentMessage()
+
+    server.script(Turn([Text("done")]))
+    controller.submit("list the tools")
+    qtbot.waitUntil(lambda: len(server.requests) == 1 and not session.is_streaming, timeout=15_000)
+    assert [t["name"] for t in server.requests[0].body["tools"]] == ["read", "edit", "write", "grep"]
