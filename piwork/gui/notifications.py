@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from piwork.core.errors import PiworkError
+from piwork.gui.inert_text import plain_tip
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,20 @@ def describe_exception(exc: BaseException, tb: TracebackType | None = None) -> N
         "Unexpected error",
         f"Something went wrong inside piwork and the action did not finish.\n\n{summary}\n\n"
         "Your session file is not affected. If this keeps happening, copy the details into a bug report.",
+        details,
+    )
+
+
+def describe_view_failure(part: str, what: str, exc: BaseException) -> Notification:
+    """One view of the window failed on one thing it was showing; the session itself goes on."""
+    details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    summary = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return Notification(
+        f"{part[:1].upper()}{part[1:]} could not show something",
+        f"{part[:1].upper()}{part[1:]} failed while showing {what}: {summary}\n\n"
+        "The session goes on: what it records and sends is not affected, and the other views keep "
+        "following it. This view may miss that part until the session is reopened. If this keeps "
+        "happening, copy the details into a bug report.",
         details,
     )
 
@@ -130,7 +145,11 @@ class NotificationCenter(QObject):
         # Created with its parent so Qt owns it from the start (re-parenting a Python-owned box and then
         # deleting it on close frees it twice).
         box = QMessageBox(
-            icon, notification.title, notification.text, QMessageBox.StandardButton.Ok, self._parent_widget
+            icon,
+            notification.title,
+            plain_tip(notification.text),
+            QMessageBox.StandardButton.Ok,
+            self._parent_widget,
         )
         box.setWindowModality(Qt.WindowModality.NonModal)
         if notification.details:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ from piwork.gui.context.preflight_dialog import DIALOG_VERDICTS, PreflightDialog
 from piwork.gui.context.reading import MeterReading
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.main_window import MainWindow
-from piwork.gui.notifications import NotificationCenter, describe_exception
+from piwork.gui.notifications import NotificationCenter, describe_exception, describe_view_failure
 from piwork.gui.palette.palette_dialog import PaletteDialog
 from piwork.gui.palette.sources import (
     ModelItemsFollower,
@@ -65,6 +66,8 @@ from piwork.gui.settings.settings_dialog import SettingsDialog
 from piwork.gui.tree.navigation import AgentNavigator
 from piwork.gui.trust_dialog import TrustDialog, TrustPrompter
 from piwork.gui.window_commands import WindowCommands
+
+log = logging.getLogger(__name__)
 
 
 class SessionController(QObject):
@@ -86,6 +89,7 @@ class SessionController(QObject):
         self.window = window
         self.chat = window.chat
         self.notifications = notifications
+        self._view_failures: set[tuple[str, str]] = set()  # (view, event type) already reported
         self.cwd = os.path.abspath(cwd)
         self.agent_dir = agent_dir
         self.approve = approve
@@ -429,8 +433,22 @@ class SessionController(QObject):
         self.refresh_status()
 
     def _on_event(self, event: AgentEvent) -> None:
-        self.chat.presenter.handle(event)
-        self.context_feed.handle(event)
+        """Each view takes the event on its own: one that fails says so, naming itself and the event, and
+        the others (and the session) go on."""
+        self._in_view("the chat", event, self.chat.presenter.handle)
+        self._in_view("the Context panel", event, self.context_feed.handle)
+        self._in_view("the window", event, self._follow_event)
+
+    def _in_view(self, part: str, event: AgentEvent, handle: Callable[[AgentEvent], None]) -> None:
+        try:
+            handle(event)
+        except Exception as exc:
+            log.exception("%s failed on a %s event", part, event.type)
+            if (part, event.type) not in self._view_failures:  # once each: a stream has thousands of deltas
+                self._view_failures.add((part, event.type))
+                self.notifications.post(describe_view_failure(part, f"a “{event.type}” event", exc))
+
+    def _follow_event(self, event: AgentEvent) -> None:
         # the assistant message too: its tool calls name the cut outputs of their results
         if isinstance(event, MessageEnd) and event.message.get("role") in (
             "assistant",
@@ -793,7 +811,7 @@ class SessionController(QObject):
 
     def _on_manifest_action(self, action: str, entry: ManifestEntry) -> None:
         if action == "open":
-            self.context_navigator.open_manifest_entry(entry)
+            self.context_navigator.open_manifest_entry(entry, self.cwd)
         elif action in ("exclude", "include"):
             self.context_commands.change_exclusion(action, entry)
         elif action == "rebuild-index":

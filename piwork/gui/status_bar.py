@@ -6,7 +6,9 @@ are shown by the chat footer next to the composer, not here.
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QStatusBar, QWidget
+from PySide6.QtWidgets import QStatusBar, QWidget
+
+from piwork.gui.inert_text import plain_label, plain_tip
 
 TRUST_TEXT = {
     "trusted": ("Project trusted", "Project resources (.pi settings, skills, prompts, plugins) are loaded."),
@@ -19,7 +21,7 @@ TRUST_TEXT = {
 class WorkbenchStatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.trust_label = QLabel(self)
+        self.trust_label = plain_label(parent=self)
         self.trust_label.setObjectName("statusTrust")
         self.addPermanentWidget(self.trust_label)
         self.set_trust("unknown")
@@ -27,4 +29,4 @@ class WorkbenchStatusBar(QStatusBar):
     def set_trust(self, state: str) -> None:
         text, tip = TRUST_TEXT.get(state, TRUST_TEXT["unknown"])
         self.trust_label.setText(text)
-        self.trust_label.setToolTip(tip)
+        self.trust_label.setToolTip(plain_tip(tip))

@@ -71,6 +71,7 @@ from piwork.core.resources import (
     trust_options,
     trust_resources,
 )
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.trust_review import ResourceReview, change_summary
 
 PREVIEW_BYTES = 64 * 1024
@@ -172,13 +173,13 @@ class TrustDialog(QDialog):
         if store is not None and saved is not None:
             self.forget_button = QPushButton("Forget saved decision")
             self.forget_button.setAutoDefault(False)
-            self.forget_button.setToolTip(self._forget_tooltip(saved))
+            self.forget_button.setToolTip(plain_tip(self._forget_tooltip(saved)))
             self.forget_button.clicked.connect(self.forget)
             buttons.addWidget(self.forget_button)
         buttons.addStretch(1)
         for option in request.options:
             button = QPushButton(option.label)
-            button.setToolTip(self._option_tooltip(option))
+            button.setToolTip(plain_tip(self._option_tooltip(option)))
             button.clicked.connect(lambda _checked=False, o=option: self.choose(o))
             buttons.addWidget(button)
             self.option_buttons[option.kind] = button
@@ -254,12 +255,14 @@ class TrustDialog(QDialog):
 
     def _mark_saved(self, saved: TrustEntry | None) -> None:
         """Show which option matches the saved decision (bold), without making it the default."""
-        button = self.option_buttons.get(self._saved_kind(saved) or "")
-        if button is not None:
+        kind = self._saved_kind(saved) or ""
+        button = self.option_buttons.get(kind)
+        option = next((o for o in self.request.options if o.kind == kind), None)
+        if button is not None and option is not None:
             font = button.font()
             font.setBold(True)
             button.setFont(font)
-            button.setToolTip(button.toolTip() + "\nThis is your saved decision.")
+            button.setToolTip(plain_tip(self._option_tooltip(option) + "\nThis is your saved decision."))
 
     def _make_safe_choice_default(self) -> None:
         """Enter (and the focus a dialog opens with) lands on "Do not trust", never on a trust option."""
@@ -306,7 +309,9 @@ class TrustDialog(QDialog):
             try:
                 self._store.set_many(option.updates)
             except (TrustStoreError, OSError) as exc:
-                QMessageBox.warning(self, "Trust not saved", f"The decision could not be saved: {exc}")
+                QMessageBox.warning(
+                    self, "Trust not saved", plain_tip(f"The decision could not be saved: {exc}")
+                )
                 return
         self.chosen = option
         self.accept()
@@ -318,7 +323,9 @@ class TrustDialog(QDialog):
         try:
             self._store.set_many([TrustUpdate(self._saved.path, None)])
         except (TrustStoreError, OSError) as exc:
-            QMessageBox.warning(self, "Decision not forgotten", f"trust.json could not be changed: {exc}")
+            QMessageBox.warning(
+                self, "Decision not forgotten", plain_tip(f"trust.json could not be changed: {exc}")
+            )
             return
         self.forgot = True
         self.accept()

@@ -49,6 +49,7 @@ from piwork.core.resources import (
     preview_file,
 )
 from piwork.gui.background import BackgroundTasks
+from piwork.gui.inert_text import plain_label, plain_tip
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -178,7 +179,7 @@ class ResourceReview(QWidget):
         self.heading = QLabel()
         self.heading.setWordWrap(True)
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.note = QLabel()
+        self.note = plain_label()
         self.note.setWordWrap(True)
         self.note.hide()
         fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -230,7 +231,7 @@ class ResourceReview(QWidget):
             item = QStandardItem(label)
             item.setData(resource.path, PATH_ROLE)
             item.setData(resource.kind, KIND_ROLE)
-            item.setToolTip(f"{resource.path}\n{KIND_ROLES.get(resource.kind, '')}".strip())
+            item.setToolTip(plain_tip(f"{resource.path}\n{KIND_ROLES.get(resource.kind, '')}".strip()))
             changed = [c for c in self.changes if _inside(c.path, resource.path)]
             if changed:
                 item.setText(item.text() + f"  ({len(changed)} changed)")
@@ -266,11 +267,11 @@ class ResourceReview(QWidget):
             item = QStandardItem(_MARKS.get(change.kind, "") + label if change else label)
             item.setData(path, PATH_ROLE)
             item.setData(kind, KIND_ROLE)
-            item.setToolTip(path)
+            item.setToolTip(plain_tip(path))
             if change is not None:
                 item.setData(change.kind, CHANGE_ROLE)
                 item.setForeground(QColor(_COLOURS[change.kind]))
-                item.setToolTip(f"{path}\n{_CHANGE_WORDS[change.kind]} since your last decision")
+                item.setToolTip(plain_tip(f"{path}\n{_CHANGE_WORDS[change.kind]} since your last decision"))
             node.appendRow(item)
         if result.truncated:
             node.appendRow(_note_item(f"… only the first {len(result.files)} files are listed"))

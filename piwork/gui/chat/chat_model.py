@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 
 from piwork.gui.chat.rows import ChatRow, RowKind
 from piwork.gui.flat_models import AnyIndex, FlatListModel
+from piwork.gui.inert_text import plain_tip
 
 RowRole = Qt.ItemDataRole.UserRole + 1
 KindRole = Qt.ItemDataRole.UserRole + 2
@@ -55,9 +56,9 @@ class ChatModel(FlatListModel):
         if role == RevisionRole:
             return row.revision
         if role == Qt.ItemDataRole.ToolTipRole and row.kind is RowKind.MORE:
-            return self.more_label()
+            return plain_tip(self.more_label())
         if role == Qt.ItemDataRole.ToolTipRole and row.tool is not None:
-            return row.tool.args_summary()
+            return plain_tip(row.tool.args_summary())
         return None
 
     # ---- rows --------------------------------------------------------------------------------

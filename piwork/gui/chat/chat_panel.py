@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 from PySide6.QtCore import QEvent, QObject, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from piwork.gui.chat.chat_model import ChatModel
 from piwork.gui.chat.chat_view import ChatView
@@ -15,6 +15,7 @@ from piwork.gui.chat.footer import ChatFooter
 from piwork.gui.chat.presenter import ChatPresenter
 from piwork.gui.chat.slash_commands import SlashCommand, parse_slash
 from piwork.gui.chat.trust_banner import TrustBanner
+from piwork.gui.inert_text import plain_label, plain_tip
 from piwork.gui.theme import Theme
 
 IDLE_PLACEHOLDER = "Message the agent — Enter sends, Shift+Enter adds a line, / for commands"
@@ -56,14 +57,14 @@ class ChatPanel(QWidget):
         self.send_button.setAutoDefault(False)
         # Queued messages and the waiting indicator float over the bottom of the conversation, so showing
         # them never moves the composer or its buttons.
-        self.queue_label = QLabel(self.view)
+        self.queue_label = plain_label(parent=self.view)
         self.queue_label.setObjectName("queueLabel")
         self.queue_label.setAccessibleName("Queued messages")
         self.queue_label.setAutoFillBackground(True)
         self.queue_label.setFrameShape(QFrame.Shape.StyledPanel)
         self.queue_label.setContentsMargins(8, 3, 8, 3)
         self.queue_label.hide()
-        self.waiting_label = QLabel(self.view)
+        self.waiting_label = plain_label(parent=self.view)
         self.waiting_label.setObjectName("waitingLabel")
         self.waiting_label.setAccessibleName("Waiting for the model")
         self.waiting_label.setAutoFillBackground(True)
@@ -200,7 +201,7 @@ class ChatPanel(QWidget):
         if text != self.composer.placeholderText():
             self.composer.setPlaceholderText(text)
             self.composer.viewport().update()  # Qt repaints a placeholder only when it appears or goes
-        self.composer.setToolTip(text)  # a long placeholder may be cut off in a narrow window
+        self.composer.setToolTip(plain_tip(text))  # a long placeholder may be cut off in a narrow window
 
     def show_waiting(self, text: str) -> None:
         """The model has been silent for a while: say so, and for how long (the presenter updates it)."""

@@ -8,12 +8,15 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
+from piwork.gui.inert_text import plain_tip
+
 MIN_CHARS = 8
 
 
 class ElidedLabel(QLabel):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self._tip = ""
         self._shorter: list[str] = []  # forms to fall back on, longest first
@@ -31,7 +34,7 @@ class ElidedLabel(QLabel):
     def _update_tip(self) -> None:
         text = self.text()
         full = f"{text}\n{self._tip}" if self._tip and self.is_elided() else (self._tip or "")
-        super().setToolTip(full)
+        super().setToolTip(plain_tip(full))
 
     def is_elided(self) -> bool:
         return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from piwork.gui.inert_text import plain_label
+
 # Model states the chat can be in (set by the session controller).
 READY = "ready"  # the current model can answer
 CHOOSE = "choose"  # some model can answer, but the current one cannot (or none is picked)
@@ -39,16 +41,16 @@ class EmptyState(QFrame):
         super().__init__(parent)
         self.setObjectName("emptyState")
         self.setFrameShape(QFrame.Shape.NoFrame)
-        self.title = QLabel(self)
+        self.title = plain_label(parent=self)
         self.title.setObjectName("emptyStateTitle")
         font = self.title.font()
         font.setPointSizeF(font.pointSizeF() * 1.3)
         font.setBold(True)
         self.title.setFont(font)
-        self.text = QLabel(self)
+        self.text = plain_label(parent=self)
         self.text.setObjectName("emptyStateText")
         self.text.setWordWrap(True)
-        self.kept = QLabel(self)
+        self.kept = plain_label(parent=self)
         self.kept.setObjectName("emptyStateKept")
         self.kept.setWordWrap(True)
         self.kept.hide()

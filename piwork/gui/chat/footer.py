@@ -15,6 +15,7 @@ from piwork.gui.chat.pickers import ModelPicker, ThinkingPicker
 from piwork.gui.context.budget_meter import BudgetMeter
 from piwork.gui.context.meter_popover import MeterPopover
 from piwork.gui.context.reading import BilledFigures, MeterReading, compact_tokens, format_cost
+from piwork.gui.inert_text import plain_tip
 
 
 class ChatFooter(QWidget):
@@ -65,7 +66,7 @@ class ChatFooter(QWidget):
             self.context_label.setText(reading.label(), [f"context {figures}", figures, shortest])
         else:
             self.context_label.setText(reading.label() if reading.window > 0 else "context: —")
-        self.context_label.setToolTip(self.meter.tooltip_text())
+        self.context_label.setToolTip(plain_tip(self.meter.tooltip_text()))
         if self.popover is not None and self.popover.isVisible():
             self.popover.show_figures(reading, self.billed)
 

@@ -28,9 +28,16 @@ from PySide6.QtGui import (
     QTextFormat,
 )
 
+from piwork.gui.inert_text import replace_images
+
 LIGHT_STYLE = "default"
 DARK_STYLE = "monokai"
 MAX_HIGHLIGHT_CHARS = 200_000  # larger code blocks stay plain: colouring them would stall the GUI thread
+# No HTML: a reply's "List<String>" or "<details>" is text to read; as HTML it (and all after it) vanished,
+# and a tag could name a file to load.
+MARKDOWN_FEATURES = (
+    QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
+)
 
 
 COMMON_LANGUAGES = (
@@ -168,12 +175,11 @@ def _colour(
 
 
 def render_markdown(doc: QTextDocument, text: str, dark: bool, code_background: QColor | None = None) -> None:
-    """Replace ``doc``'s content with ``text`` rendered as Markdown, code highlighted."""
-    # No HTML: a reply's "List<String>" or "<details>" is text to read; as HTML it (and all after it) vanished.
-    features = (
-        QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
-    )
-    doc.setMarkdown(text, features)
+    """Replace ``doc``'s content with ``text`` rendered as Markdown, code highlighted, images referenced by the
+    text named instead of shown. ``doc`` should be an InertTextDocument (it never loads what a text names)."""
+    doc.setMarkdown(text, MARKDOWN_FEATURES)
+    if "![" in text:  # Markdown's only image syntax (with HTML off); most texts have none to look for
+        replace_images(doc)
     _soften_headings(doc)
     highlight_code_blocks(doc, dark, code_background)
 

@@ -9,6 +9,7 @@ from PySide6.QtGui import QPaintEvent, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QWidget
 
 from piwork.core.llm import THINKING_LEVELS, Model, env_vars_for
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.key_status import CHECKING_TEXT
 
 ModelKey = tuple[str, str]  # (provider, model id)
@@ -34,7 +35,9 @@ class ModelPicker(QComboBox):
         self.activated.connect(self._on_activated)
         # the closed box may elide a long name: its tooltip has the whole of it
         self.currentIndexChanged.connect(
-            lambda _i: self.setToolTip(f"{self.currentText()}\nModel for the next message (Ctrl+M)")
+            lambda _i: self.setToolTip(
+                plain_tip(f"{self.currentText()}\nModel for the next message (Ctrl+M)")
+            )
         )
         self.set_models([], set())
 
@@ -76,7 +79,7 @@ class ModelPicker(QComboBox):
                 variables = " or ".join(env_vars_for(model.provider))
                 tip += f": cannot answer, no API key. Add one in Settings → Providers or set {variables}."
             self.addItem(label, key)
-            self.setItemData(self.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+            self.setItemData(self.count() - 1, plain_tip(tip), Qt.ItemDataRole.ToolTipRole)
             if key not in available:
                 self._disable(self.count() - 1)
         if current is not None and current in available:
@@ -109,7 +112,7 @@ class ModelPicker(QComboBox):
             if item is not None:
                 item.setEnabled(False)
         if tip:
-            self.setItemData(row, tip, Qt.ItemDataRole.ToolTipRole)
+            self.setItemData(row, plain_tip(tip), Qt.ItemDataRole.ToolTipRole)
 
     def is_selectable(self, row: int) -> bool:
         model = self.model()

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QTextCursor, QTextDocument
 
-from piwork.gui.chat.markdown import CodeBlock, code_blocks, colour_code_block
+from piwork.gui.chat.markdown import MARKDOWN_FEATURES, CodeBlock, code_blocks, colour_code_block
+from piwork.gui.inert_text import InertTextDocument, replace_images
 
 SLICE_CHARS = 4000
 BUDGET_MS = 8.0
@@ -74,7 +75,7 @@ class MarkdownRenderer(QObject):
     def start(
         self, key: int, revision: int, text: str, width: int, font: QFont, dark: bool, code_bg: QColor | None
     ) -> None:
-        doc = QTextDocument()
+        doc = InertTextDocument()
         doc.setDocumentMargin(0)
         doc.setDefaultFont(font)
         doc.setTextWidth(width)
@@ -95,9 +96,11 @@ class MarkdownRenderer(QObject):
                 cursor.movePosition(QTextCursor.MoveOperation.End)
                 if not job.doc.isEmpty():
                     cursor.insertBlock()
-                cursor.insertMarkdown(
-                    job.slices.popleft(), QTextDocument.MarkdownFeature.MarkdownDialectGitHub
-                )
+                start = cursor.position()
+                text = job.slices.popleft()
+                cursor.insertMarkdown(text, MARKDOWN_FEATURES)
+                if "![" in text:
+                    replace_images(job.doc, start)
                 job.doc.size()  # lay the new slice out now, while the budget allows
                 continue
             if not job.highlighting:

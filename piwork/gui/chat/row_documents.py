@@ -23,6 +23,7 @@ from piwork.gui.background import BackgroundTasks
 from piwork.gui.chat.markdown import render_markdown
 from piwork.gui.chat.render_jobs import MarkdownRenderer
 from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.inert_text import InertTextDocument
 from piwork.gui.theme import Theme
 
 IMAGE_MAX_HEIGHT = 160
@@ -80,7 +81,7 @@ class RowDocuments(QObject):
             if row.streaming and not entry.final and entry.streamed <= len(row.text):
                 self._append_streamed(entry, row, width)
                 return entry.doc
-        doc = QTextDocument()
+        doc = InertTextDocument()
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self._widget.font())
         self._fill(doc, row)
@@ -103,7 +104,7 @@ class RowDocuments(QObject):
         if entry is not None and not entry.final and entry.streamed <= len(row.text):
             self._append_streamed(entry, row, width)
             return entry.doc
-        doc = QTextDocument()
+        doc = InertTextDocument()
         doc.setDocumentMargin(0)
         doc.setDefaultFont(self._widget.font())
         doc.setPlainText(row.text)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from piwork.gui.context.colors import mark_color, segment_color
 from piwork.gui.context.reading import SEGMENT_TITLES, MeterReading, compact_tokens
+from piwork.gui.inert_text import plain_tip
 
 MARK_TITLES = {
     "pressure": "pressure",
@@ -47,7 +48,7 @@ class BudgetMeter(QWidget):
     def set_reading(self, reading: MeterReading) -> None:
         if reading != self.reading:
             self.reading = reading
-            self.setToolTip(self.tooltip_text())
+            self.setToolTip(plain_tip(self.tooltip_text()))
             self.update()
 
     def sizeHint(self) -> QSize:

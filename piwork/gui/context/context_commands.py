@@ -45,6 +45,7 @@ from piwork.core.context import (
 )
 from piwork.core.resources import TrustRequest, TrustResolver
 from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.inert_text import plain_tip
 
 if TYPE_CHECKING:
     from piwork.gui.session_controller import SessionController
@@ -156,8 +157,8 @@ class ContextCommands:
             box.setIcon(QMessageBox.Icon.Question)
             box.setWindowTitle("Exclude for this task")
             name = entry.path.rsplit("/", 1)[-1] or entry.path
-            box.setText(f"Exclude {name} from this task?")
-            box.setInformativeText(PROMPT_CACHE_NOTE.format(name=name))
+            box.setText(plain_tip(f"Exclude {name} from this task?"))
+            box.setInformativeText(plain_tip(PROMPT_CACHE_NOTE.format(name=name)))
             exclude = box.addButton("Exclude", QMessageBox.ButtonRole.AcceptRole)
             box.addButton(QMessageBox.StandardButton.Cancel)
             box.setDefaultButton(QMessageBox.StandardButton.Cancel)

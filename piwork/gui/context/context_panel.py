@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QMenu,
     QMessageBox,
     QPushButton,
@@ -33,6 +32,7 @@ from piwork.gui.context.manifest_model import ManifestModel
 from piwork.gui.context.usage_plot import UsagePlot
 from piwork.gui.context.xray_model import JumpTarget, TargetRole, XrayModel, XrayTable
 from piwork.gui.flow_layout import FlowLayout
+from piwork.gui.inert_text import plain_label, plain_tip
 
 
 def _table(model: object) -> QTableView:
@@ -87,7 +87,7 @@ class ContextPanel(QWidget):
         self.xray_view.viewport().installEventFilter(
             self
         )  # a narrow dock drops Kind before Source becomes unreadable
-        self.xray_summary = QLabel("No session yet.")
+        self.xray_summary = plain_label("No session yet.")
         self.xray_summary.setObjectName("xraySummary")
         self.xray_summary.setWordWrap(True)
         preflight = QPushButton("Preflight…")
@@ -116,7 +116,7 @@ class ContextPanel(QWidget):
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Interactive)
         self.manifest_model.modelReset.connect(self._fit_manifest_columns)
-        self.manifest_summary = QLabel("No context manifest recorded for this task.")
+        self.manifest_summary = plain_label("No context manifest recorded for this task.")
         self.manifest_summary.setWordWrap(True)
         copy = QPushButton("Copy as text")
         copy.setAccessibleDescription("Copy the context manifest as plain text")
@@ -166,7 +166,7 @@ class ContextPanel(QWidget):
         self.export_button.setAccessibleDescription("Save the governor log as a JSON file")
         self.export_button.clicked.connect(self.export_log)
         self.log_view.selectionModel().currentChanged.connect(self._on_log_current)
-        self.log_summary = QLabel("No governor decisions yet.")
+        self.log_summary = plain_label("No governor decisions yet.")
         self.log_summary.setWordWrap(True)  # a narrow dock wraps it rather than widening the window
         log_buttons = FlowLayout(spacing=4)  # stacked in a narrow dock
         log_buttons.addWidget(self.show_original_button)
@@ -365,7 +365,7 @@ class ContextPanel(QWidget):
             box = QMessageBox(
                 QMessageBox.Icon.Warning,
                 "Governor log not exported",
-                f"{target} could not be written: {exc.strerror or exc}",
+                plain_tip(f"{target} could not be written: {exc.strerror or exc}"),
                 parent=self,
             )
             box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

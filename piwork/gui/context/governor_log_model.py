@@ -13,6 +13,7 @@ from PySide6.QtCore import QAbstractItemModel, QObject, Qt
 
 from piwork.core.context import ElidedItem, GovernorDecision
 from piwork.gui.flat_models import AnyIndex
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.nested_models import GroupedRows
 
 DecisionRole = Qt.ItemDataRole.UserRole + 1
@@ -104,7 +105,9 @@ class GovernorLogModel(GroupedRows, QAbstractItemModel):
             if role == Qt.ItemDataRole.DisplayRole and column == 0:
                 return elided_text(item)
             if role == Qt.ItemDataRole.ToolTipRole:
-                return f"{elided_text(item)}\nDouble-click (or “Show original”) to open the original result"
+                return plain_tip(
+                    f"{elided_text(item)}\nDouble-click (or “Show original”) to open the original result"
+                )
             if role == ElidedRole:
                 return item
             return None
@@ -116,7 +119,7 @@ class GovernorLogModel(GroupedRows, QAbstractItemModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and column in NUMBER_COLUMNS:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return (
+            return plain_tip(
                 f"{decision.decision}: {decision.detail or '—'}\n"
                 f"occupancy {decision.occupancy_before:,} → {decision.occupancy_after:,} "
                 f"({decision.tokenizer}); savings {decision.savings:,} of {decision.required:,} required"

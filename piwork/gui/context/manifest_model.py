@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 
 from piwork.core.context import LAYERS, Layer, Manifest, ManifestEntry, shown_path
 from piwork.gui.flat_models import AnyIndex, FlatTableModel
+from piwork.gui.inert_text import plain_tip
 
 EntryRole = Qt.ItemDataRole.UserRole + 1
 COLUMNS = ("Layer", "Status", "Path", "Tokens", "Reason")
@@ -125,8 +126,10 @@ class ManifestModel(FlatTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
             if entry is None:
-                return f"Layer {row.layer.number} ({row.layer.title}): nothing recorded for this task"
-            return f"{entry.path}\n{entry.status}" + (f": {entry.reason}" if entry.reason else "")
+                return plain_tip(
+                    f"Layer {row.layer.number} ({row.layer.title}): nothing recorded for this task"
+                )
+            return plain_tip(f"{entry.path}\n{entry.status}" + (f": {entry.reason}" if entry.reason else ""))
         if role == EntryRole:
             return entry
         return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import stat
 from datetime import datetime
 from typing import Any
 
@@ -49,15 +50,27 @@ class ContextNavigator(QObject):
         else:
             self.missed.emit("That part of the request has no place to show")
 
-    def open_manifest_entry(self, entry: ManifestEntry) -> None:
-        """A context file: its row in Resources; any other layer's file: the desktop's viewer for it."""
+    def open_manifest_entry(self, entry: ManifestEntry, project: str | None) -> None:
+        """A context file: its row in Resources; any other layer's file: the desktop's viewer for it, when it
+        is a plain file inside ``project`` (the path comes from the session file: it may name anything)."""
         if entry.layer == 1:
             self._to_resource(entry.path)
-        elif entry.path and os.path.isfile(entry.path):
-            QDesktopServices.openUrl(QUrl.fromLocalFile(entry.path))
-            self.landed.emit("file", entry.path)
+            return
+        task = asyncio.ensure_future(self._open_file(entry.path, project))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _open_file(self, path: str, project: str | None) -> None:
+        found, problem = await asyncio.to_thread(openable_project_file, path, project)
+        if not shiboken6.isValid(self):
+            return
+        if found is None:
+            self.missed.emit(problem)
+            return
+        if QDesktopServices.openUrl(QUrl.fromLocalFile(found)):
+            self.landed.emit("file", found)
         else:
-            self.missed.emit(f"{entry.path or 'That layer'} has no file to open")
+            self.missed.emit(f"No application opened {found}")
 
     def show_original(self, tool_call_id: str) -> None:
         """Open the original (unelided) tool result: the transcript keeps it in full."""
@@ -116,6 +129,34 @@ class ContextNavigator(QObject):
     def shutdown(self) -> None:
         for task in list(self._tasks):
             task.cancel()
+
+
+# Files a desktop opener would run rather than show.
+_LAUNCHERS = (".desktop", ".appimage", ".exe", ".bat", ".cmd", ".com", ".msi", ".jar", ".command", ".app")
+
+
+def openable_project_file(path: str, project: str | None) -> tuple[str | None, str]:
+    """``path`` (absolute, or relative to ``project``) resolved, when it is a regular, non-executable file
+    inside ``project``; else None and why not. Stats the file: run it in a worker."""
+    if not path:
+        return None, "That layer has no file to open"
+    if not project:
+        return None, f"{path} is not opened: no project folder to check it against"
+    if "://" in path or path.lower().startswith(("file:", "data:", "javascript:")):
+        return None, f"{path} is not opened: it is not a file path"
+    root = os.path.realpath(project)
+    resolved = os.path.realpath(os.path.join(root, path))
+    if os.path.commonpath([root, resolved]) != root:
+        return None, f"{path} is not opened: it is outside the project folder"
+    try:
+        info = os.stat(resolved)
+    except OSError as err:
+        return None, f"{path} has no file to open ({err.strerror or err})"
+    if not stat.S_ISREG(info.st_mode):
+        return None, f"{path} is not opened: it is not a regular file"
+    if info.st_mode & 0o111 or resolved.lower().endswith(_LAUNCHERS):
+        return None, f"{path} is not opened: it is a program, which opening would run"
+    return resolved, ""
 
 
 # Messages the session builds from an entry of another type (the task bundle, summaries): role → type.

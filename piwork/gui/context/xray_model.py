@@ -19,6 +19,7 @@ from PySide6.QtGui import QColor
 from piwork.core.context import CUSTOM_TYPE_WORDS, Xray, XrayPart, shown_path
 from piwork.gui.context.reading import compact_tokens
 from piwork.gui.flat_models import AnyIndex, FlatTableModel
+from piwork.gui.inert_text import plain_tip
 
 TargetRole = Qt.ItemDataRole.UserRole + 1
 TokensRole = Qt.ItemDataRole.UserRole + 2
@@ -198,7 +199,7 @@ class XrayModel(FlatTableModel):
             stub = " (a stub elided by the governor; the transcript keeps the original)" if row.elided else ""
             kind = KIND_TITLES.get(part.kind, part.kind)
             tokens = "not counted yet" if part.counting else f"{compact_tokens(part.tokens)} tokens"
-            return f"{part.label} ({kind}): {tokens}{stub}{hint}"
+            return plain_tip(f"{part.label} ({kind}): {tokens}{stub}{hint}")
         if role == TargetRole:
             return row.target
         if role == TokensRole:

@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
@@ -46,6 +45,7 @@ from PySide6.QtWidgets import (
 from piwork.core.truncate import format_size
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flow_layout import FlowLayout
+from piwork.gui.inert_text import plain_label
 from piwork.gui.logs.line_delegate import LogLineDelegate
 from piwork.gui.logs.line_index import LineIndex, LogFileError
 from piwork.gui.logs.lines_model import LogLinesModel
@@ -90,7 +90,7 @@ class FullOutputView(QWidget):
         self.error_text = ""
         self.notice_text = ""
 
-        self._status = QLabel()
+        self._status = plain_label()
         self._status.setWordWrap(True)
         self._status.setTextInteractionFlags(self._status.textInteractionFlags())
         self._progress = QProgressBar()
@@ -104,7 +104,7 @@ class FullOutputView(QWidget):
         self.case_box = QCheckBox("Match case")
         self._previous_button = QPushButton("Previous")
         self._next_button = QPushButton("Next")
-        self.search_status = QLabel()
+        self.search_status = plain_label()
         self.goto_field = QSpinBox(minimum=1, maximum=1, prefix="Line ")
         goto_button = QPushButton("Go")
         search_row = FlowLayout(spacing=4)  # wraps in a narrow dock instead of scrolling sideways
@@ -293,7 +293,7 @@ class FullOutputView(QWidget):
 
     def _show_error(self, message: str) -> None:
         self.error_text = message
-        self._status.setText(f"<b>Full output unavailable.</b> {message}")
+        self._status.setText(f"Full output unavailable. {message}")
         self._status.setStyleSheet("color: palette(bright-text); background: #a33; padding: 4px;")
         self._progress.hide()
 

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from piwork.core.tools import LogInfo, list_session_logs
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flat_models import FlatListModel
+from piwork.gui.inert_text import plain_label, plain_tip
 from piwork.gui.logs.full_output_view import FullOutputView
 from piwork.gui.logs.truncated_results import TruncatedOutput, collect_truncated_outputs, outputs_from_logs
 
@@ -60,7 +61,7 @@ class TruncatedOutputsModel(FlatListModel):
             title = item.title if len(item.title) <= 80 else item.title[:79] + "…"
             return f"{item.tool_name}: {title}\n{item.cut_summary()}"
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{item.title}\n{item.full_output_path or 'no full output file'}"
+            return plain_tip(f"{item.title}\n{item.full_output_path or 'no full output file'}")
         return None
 
     def replace_all(self, items: list[TruncatedOutput]) -> None:
@@ -97,7 +98,7 @@ class LogViewerPanel(QWidget):
         self.title_label = QLabel("Select a cut output to inspect it.")
         self.title_label.setWordWrap(True)
         self.title_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.cut_label = QLabel()
+        self.cut_label = plain_label()
         self.cut_label.setWordWrap(True)
         self.cut_label.hide()  # shown with a cut output's summary; no empty line above the tabs otherwise
         self.model_text = QPlainTextEdit(readOnly=True)
@@ -216,7 +217,9 @@ class LogViewerPanel(QWidget):
         if not current.isValid():
             return
         item = self.outputs.items[current.row()]
-        self.title_label.setText(f"<b>{item.tool_name}</b> — {html.escape(item.title, quote=False)}")
+        self.title_label.setText(
+            f"<b>{html.escape(item.tool_name, quote=False)}</b> — {html.escape(item.title, quote=False)}"
+        )
         status = " (failed)" if item.is_error else ""
         self.cut_label.setText(item.cut_summary() + status)
         self.cut_label.show()

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.gui.inert_text import InertTextDocument
 from piwork.gui.palette.palette_model import (
     DetailRole,
     KindRole,
@@ -111,7 +112,7 @@ def _right_text(index: QModelIndex | QPersistentModelIndex) -> str:
 
 
 def html_document(font: QFont, text: str) -> QTextDocument:
-    document = QTextDocument()
+    document = InertTextDocument()
     document.setDefaultFont(font)
     document.setDocumentMargin(0)
     document.setHtml(text)

@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
 from piwork.gui.flat_models import FlatListModel
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.palette.fuzzy import fuzzy_match
 
 AnyIndex = QModelIndex | QPersistentModelIndex
@@ -101,5 +102,5 @@ class PaletteModel(FlatListModel):
             return positions
         if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.AccessibleDescriptionRole):
             # the whole description, also when the row shows it cut short
-            return f"{item.title} — {item.detail}" if item.detail else item.title
+            return plain_tip(f"{item.title} — {item.detail}" if item.detail else item.title)
         return None

@@ -8,6 +8,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSize
 from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
+from piwork.gui.inert_text import InertTextDocument
 from piwork.gui.search.results_model import HtmlRole
 
 _COLOUR = re.compile(r' style="color:[^"]*"')
@@ -17,7 +18,7 @@ class HitDelegate(QStyledItemDelegate):
     def _document(
         self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex, selected: bool
     ) -> QTextDocument:
-        document = QTextDocument()
+        document = InertTextDocument()
         document.setDefaultFont(option.font)
         document.setDocumentMargin(2)
         text = str(index.data(HtmlRole) or "")

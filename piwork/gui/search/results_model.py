@@ -15,6 +15,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
 
 from piwork.core.session import SESSION_NAME, SearchHit, SessionHits
 from piwork.gui.flat_models import AnyIndex
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.nested_models import GroupedRows
 from piwork.gui.sessions.titles import first_message_title
 
@@ -106,7 +107,7 @@ class SearchResultsModel(GroupedRows, QAbstractItemModel):
             if role == HtmlRole:
                 return "<b>" + html.escape(session_title(result, self.show_cwd)) + "</b>"
             if role == Qt.ItemDataRole.ToolTipRole:
-                return str(result.path)
+                return plain_tip(str(result.path))
             if role == PathRole:
                 return str(result.path)
             return None
@@ -121,7 +122,7 @@ class SearchResultsModel(GroupedRows, QAbstractItemModel):
                 f"&nbsp;&nbsp;{snippet_html(hit)}"
             )
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{where_text(hit)}\nentry {hit.entry_id} · {hit.timestamp}\n{session.path}"
+            return plain_tip(f"{where_text(hit)}\nentry {hit.entry_id} · {hit.timestamp}\n{session.path}")
         if role == HitRole:
             return hit
         if role == PathRole:

@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QTreeView,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.session import SESSION_NAME, SessionHits
+from piwork.gui.inert_text import plain_label
 from piwork.gui.search.hit_delegate import HitDelegate
 from piwork.gui.search.results_model import PathRole, SearchResultsModel
 from piwork.gui.search.worker import SessionSearch
@@ -64,7 +64,7 @@ class SearchDialog(QDialog):
         self.view.setUniformRowHeights(True)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setExpandsOnDoubleClick(False)
-        self.status = QLabel("Type to search every session.")
+        self.status = plain_label("Type to search every session.")
         self.status.setObjectName("searchStatus")
         self.open_button = QPushButton("Open")
         self.open_button.setAccessibleDescription("Open the session at the selected match")

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
-    QLabel,
     QLineEdit,
     QMessageBox,
     QProgressBar,
@@ -32,6 +31,7 @@ from PySide6.QtWidgets import (
 from piwork.core.errors import PiworkError
 from piwork.core.session import SessionInfo, open_session
 from piwork.gui.background import BackgroundTasks
+from piwork.gui.inert_text import plain_label, plain_tip
 from piwork.gui.sessions.listing_worker import SessionListing
 from piwork.gui.sessions.session_model import (
     COL_CREATED,
@@ -49,7 +49,7 @@ AskName = Callable[[str], str | None]  # current name -> new name, None = cancel
 def yes_no_box(parent: QWidget | None, title: str, question: str) -> QMessageBox:
     """A delete confirmation whose default is No: a reflexive Enter keeps the file."""
     no, yes = QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes
-    box = QMessageBox(QMessageBox.Icon.Question, title, question, yes | no, parent)
+    box = QMessageBox(QMessageBox.Icon.Question, title, plain_tip(question), yes | no, parent)
     box.setDefaultButton(no)
     return box
 
@@ -155,7 +155,7 @@ class SessionBrowser(QDialog):
         self.table.setSortingEnabled(False)
         self.progress = QProgressBar(self)
         self.progress.setMaximumHeight(14)
-        self.status = QLabel(self)
+        self.status = plain_label(parent=self)
         self.open_button = QPushButton("Open", self)
         self.open_button.setAccessibleDescription("Open the selected session in the window")
         self.open_button.setDefault(True)
@@ -292,7 +292,7 @@ class SessionBrowser(QDialog):
             try:
                 await asyncio.to_thread(rename_session_file, path, name)
             except (PiworkError, OSError) as err:
-                QMessageBox.warning(self, "Rename failed", str(err))
+                QMessageBox.warning(self, "Rename failed", plain_tip(str(err)))
                 return
             self.model.rename_path(path, " ".join(name.split()))
         finally:
@@ -313,7 +313,7 @@ class SessionBrowser(QDialog):
             try:
                 outcome = await delete_session_file(path, self._confirm)
             except OSError as err:
-                QMessageBox.warning(self, "Delete failed", str(err))
+                QMessageBox.warning(self, "Delete failed", plain_tip(str(err)))
                 return
             if outcome != "kept":
                 self.model.remove_path(path)

@@ -14,6 +14,7 @@ from PySide6.QtGui import QFont
 from piwork.core.session import SessionInfo
 from piwork.gui.flat_models import AnyIndex as Index
 from piwork.gui.flat_models import FlatTableModel
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.sessions.titles import first_message_title
 
 InfoRole = Qt.ItemDataRole.UserRole + 1
@@ -133,7 +134,7 @@ class SessionListModel(FlatTableModel):
             if info.first_message:
                 lines.append("")
                 lines.append(info.first_message[:500])
-            return "\n".join(lines)
+            return plain_tip("\n".join(lines))
         if role == Qt.ItemDataRole.FontRole and column == COL_TITLE and info.name:
             font = QFont()
             font.setBold(True)

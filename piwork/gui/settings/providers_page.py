@@ -42,6 +42,7 @@ from piwork.core.llm import (
     remove_provider,
 )
 from piwork.gui.background import BackgroundTasks
+from piwork.gui.inert_text import plain_label, plain_tip
 from piwork.gui.key_status import CHECKING_TEXT, KeyStatus
 from piwork.gui.settings.server_dialog import ServerDialog
 
@@ -77,7 +78,7 @@ class ProvidersPage(QWidget):
         self.tasks = BackgroundTasks()  # key writes: saving, removing, importing
         self.reading_task = BackgroundTasks()  # models.json and auth.json, read when the page opens
         self.server_tasks = BackgroundTasks()  # removing a server from models.json
-        self.keyring_banner = QLabel(self)
+        self.keyring_banner = plain_label(parent=self)
         self.keyring_banner.setObjectName("keyringBanner")
         self.keyring_banner.setWordWrap(True)
         self.providers = QListWidget(self)
@@ -99,7 +100,7 @@ class ProvidersPage(QWidget):
         self.reading_note = QLabel(READING_TEXT, self)  # shown until models.json has been read
         self.reading_note.setObjectName("readingModelsJson")
         self.reading_note.setEnabled(False)  # drawn dimmed: a passing state, not a message
-        self.status = QLabel(self)
+        self.status = plain_label(parent=self)
         self.status.setObjectName("keyStatus")
         self.status.setWordWrap(True)
         self.key_edit = QLineEdit(self)
@@ -119,10 +120,10 @@ class ProvidersPage(QWidget):
         self._has_auth_json = False
         self._after_reading: list[Callable[[], object]] = []
         # Why the import button is greyed out, beside it (also its tooltip and accessible description).
-        self.import_note = QLabel(self)
+        self.import_note = plain_label(parent=self)
         self.import_note.setObjectName("importNote")
         self.import_note.setWordWrap(True)
-        self.message = QLabel(self)
+        self.message = plain_label(parent=self)
         self.message.setObjectName("providerMessage")
         self.message.setWordWrap(True)
 
@@ -250,7 +251,7 @@ class ProvidersPage(QWidget):
             has = self.keys.has_key(provider)
             mark = "●" if has or self._local_only(provider) else ("◌" if has is None else "○")
             item.setText(f"{mark}  {self.registry.provider_name(provider)}")
-            item.setToolTip(self.describe(provider))
+            item.setToolTip(plain_tip(self.describe(provider)))
         self._show_keyring_state()
         self._show_status()
 
@@ -260,13 +261,13 @@ class ProvidersPage(QWidget):
         usable = snapshot is not None and snapshot.keyring.usable
         writing = self.tasks.running
         self.save_button.setEnabled(usable and not writing)
-        self.save_button.setToolTip(self.keyring_banner.text())
+        self.save_button.setToolTip(plain_tip(self.keyring_banner.text()))
         self.remove_button.setEnabled(usable and not writing)
         reason = self._import_unavailable(writing)
         self.import_button.setEnabled(reason is None)
         auth_json = self.agent_dir / "auth.json"
         tip = reason or f"Copy the API keys saved by Pi in {auth_json} into the system keyring."
-        self.import_button.setToolTip(tip)
+        self.import_button.setToolTip(plain_tip(tip))
         self.import_button.setAccessibleDescription(tip)
         self.import_note.setText(reason or "")
         self.import_note.setVisible(reason is not None)
@@ -372,8 +373,10 @@ class ProvidersPage(QWidget):
         box = QMessageBox(
             QMessageBox.Icon.Question,
             "Remove Server",
-            f"Remove {name} from models.json? Its models leave the model picker; sessions that used them keep "
-            "their history.",
+            plain_tip(
+                f"Remove {name} from models.json? Its models leave the model picker; sessions that used them "
+                "keep their history."
+            ),
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             self,
         )

@@ -49,6 +49,7 @@ from piwork.core.llm import (
     save_provider,
 )
 from piwork.gui.background import BackgroundTasks
+from piwork.gui.inert_text import plain_label
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.compat_switches import CompatForm
 
@@ -131,7 +132,7 @@ class ServerDialog(QDialog):
         self.test_button = QPushButton("&Test Connection", self)
         self.test_button.setObjectName("testConnection")
         self.test_button.setToolTip("Ask the server for its models (GET <base URL>/models)")
-        self.test_result = QLabel(self)
+        self.test_result = plain_label(parent=self)
         self.test_result.setObjectName("testResult")
         self.test_result.setWordWrap(True)
         self.test_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -158,7 +159,7 @@ class ServerDialog(QDialog):
         self.compat_scroll.setMinimumHeight(160)
         self.compat_scroll.setVisible(False)
         self.compat_box.toggled.connect(self.compat_scroll.setVisible)
-        self.error = QLabel(self)
+        self.error = plain_label(parent=self)
         self.error.setObjectName("serverError")
         self.error.setWordWrap(True)
         self.buttons = QDialogButtonBox(

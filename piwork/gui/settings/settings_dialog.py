@@ -37,6 +37,7 @@ from piwork.core.settings_schema import (
     DEFAULT_THINKING_LEVEL,
     Setting,
 )
+from piwork.gui.inert_text import plain_label
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.providers_page import ProvidersPage
 
@@ -86,7 +87,7 @@ class SettingsDialog(QDialog):
         self.providers_page.providersChanged.connect(lambda _provider: self.fill_default_models())
         self.tabs.addTab(self._compaction_page(), "Compaction")
         self.tabs.addTab(self._trust_page(), "Trust")
-        self.error = QLabel(self)
+        self.error = plain_label(parent=self)
         self.error.setObjectName("settingsError")
         self.error.setWordWrap(True)
         problems = [f"{p.path or p.scope}: {p.message}" for p in settings.problems]

@@ -23,13 +23,13 @@ from PySide6.QtWidgets import (
     QListView,
     QPushButton,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from piwork.core.session import BranchActivity, BranchComparison, SessionTree
 from piwork.gui.chat.markdown import render_markdown
+from piwork.gui.inert_text import InertTextBrowser, plain_label
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.entry_list_model import EntryListModel
 from piwork.gui.tree.files_dialog import file_line
@@ -74,13 +74,13 @@ class BranchSide(QWidget):
         self.activity = activity
         record = tree.record(entry_id)
         title = entry_title(record, tree) if record is not None else entry_id
-        self.title = QLabel(f"{letter}: {title}")
+        self.title = plain_label(f"{letter}: {title}")
         bold = QFont(self.title.font())
         bold.setBold(True)
         bold.setPointSizeF(bold.pointSizeF() + 1)
         self.title.setFont(bold)
         self.title.setWordWrap(True)
-        self.figures = QLabel(activity_figures(activity))
+        self.figures = plain_label(activity_figures(activity))
         self.figures.setWordWrap(True)
         ids = activity.entry_ids
         # the entries' titles: read in a worker when not in memory, "(reading…)" until then
@@ -130,7 +130,7 @@ class BranchSide(QWidget):
                 parent=self,
             )
         )
-        self.answer = QTextBrowser()
+        self.answer = InertTextBrowser()
         self.answer.setAccessibleDescription("This side's last answer since the paths parted")
         answer = activity.last_answer
         if answer:  # the answer reads as it does in the chat: Markdown, not its source
@@ -151,7 +151,7 @@ class BranchSide(QWidget):
             ),
             ("messages", f"Entries since the paths parted ({len(ids)})", self.messages),
         ):
-            self.titles[key] = QLabel(text)
+            self.titles[key] = plain_label(text)
             widget.setAccessibleName(text.split(" (", 1)[0])  # e.g. "Commands", without the count
             self.sections.addWidget(_section(self.titles[key], widget))
         self.move_button = QPushButton("Move here")
@@ -207,7 +207,7 @@ class CompareDialog(QDialog):
             parted = f"One entry lies on the other's path; compared from: {entry_title(ancestor, tree)}"
         else:
             parted = f"The paths part after: {entry_title(ancestor, tree)}"
-        self.ancestor = QLabel(parted)
+        self.ancestor = plain_label(parted)
         self.ancestor.setWordWrap(True)
         self.show_ancestor = QPushButton("Show in tree")
         self.show_ancestor.setAccessibleDescription(

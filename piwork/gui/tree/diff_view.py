@@ -5,7 +5,9 @@ from __future__ import annotations
 import html
 
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import QTextBrowser, QWidget
+from PySide6.QtWidgets import QWidget
+
+from piwork.gui.inert_text import InertTextBrowser
 
 _COLOURS = {"+": "#1d7a32", "-": "#b42828"}
 
@@ -19,11 +21,10 @@ def diff_html(diff: str) -> str:
     return "<pre style='margin:0'>" + "\n".join(lines) + "</pre>"
 
 
-class DiffView(QTextBrowser):
+class DiffView(InertTextBrowser):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.setOpenLinks(False)
         self.setPlaceholderText("Select an edit to see its diff.")
 
     def show_diff(self, diff: str | None, note: str = "") -> None:

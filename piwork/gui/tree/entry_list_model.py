@@ -13,6 +13,7 @@ from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from piwork.gui.flat_models import FlatListModel
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 
 AnyIndex = QModelIndex | QPersistentModelIndex
@@ -49,7 +50,7 @@ class EntryListModel(FlatListModel):
         if role == ENTRY_ID_ROLE:
             return self._entry_id_of(row)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip_of(row)
+            return plain_tip(self._tooltip_of(row))
         if role == Qt.ItemDataRole.ForegroundRole and self._failed(row):
             return _FAILED
         return None

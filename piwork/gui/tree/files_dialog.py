@@ -8,9 +8,10 @@ calls on the selected file (clicking one selects its entry in the tree and the g
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtWidgets import QDialog, QLabel, QListView, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QListView, QSplitter, QVBoxLayout, QWidget
 
 from piwork.core.session import BranchActivity, FileSummary, FileTouch
+from piwork.gui.inert_text import plain_label
 from piwork.gui.tree.diff_view import DiffView
 from piwork.gui.tree.entry_list_model import EntryListModel
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
@@ -39,7 +40,7 @@ class FilesTouchedDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Files touched")
         self.files = activity.files()
-        self.heading = QLabel(
+        self.heading = plain_label(
             f"{where}: {len(self.files)} file{'s' if len(self.files) != 1 else ''}"
             f" ({len(activity.changed_files())} changed)"
             if self.files

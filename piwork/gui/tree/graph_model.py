@@ -39,6 +39,7 @@ from piwork.core.session import (
 )
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flat_models import AnyIndex, FlatListModel
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.tree.display_tree import Visibility, normalize_mode
 from piwork.gui.tree.entry_details import entry_detail_text
 from piwork.gui.tree.title_reader import TitleReader, loop_running
@@ -252,7 +253,7 @@ class BranchGraphModel(FlatListModel):
         if role == LABEL_ROLE:
             return self._tree.label(record.id)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return self._tooltip(record)
+            return plain_tip(self._tooltip(record))
         return None
 
     def _fold_data(self, fold: Fold, role: int) -> Any:

@@ -24,6 +24,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 
 from piwork.core.session import SessionTree, TreeEvent
 from piwork.gui.flat_models import AnyIndex
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.nested_models import NestedRows
 from piwork.gui.tree.display_tree import (
     GROUP_SIZE,
@@ -207,7 +208,7 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
             colour = _KIND_COLOURS.get(record.role or "") or _KIND_COLOURS.get(str(record.type))
             return QBrush(colour) if colour is not None else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{record.type} {record.id} · {record.timestamp}"
+            return plain_tip(f"{record.type} {record.id} · {record.timestamp}")
         return None
 
     def _group_data(self, group: int, role: int) -> Any:

@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QInputDialog,
-    QLabel,
     QLineEdit,
     QMenu,
     QPlainTextEdit,
@@ -52,6 +51,7 @@ from piwork.core.session import Session, SessionTree, clone_session, create_bran
 from piwork.core.settings_schema import BRANCH_SUMMARY_SKIP_PROMPT, TREE_FILTER_MODE, Setting
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flow_layout import FlowLayout
+from piwork.gui.inert_text import plain_label, plain_tip
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
 from piwork.gui.tree.branch_tools import BranchTools
 from piwork.gui.tree.display_tree import FILTER_MODES, DisplayTree, entry_title, normalize_mode
@@ -164,9 +164,9 @@ class SessionTreePanel(QWidget):
         self.detail.setPlaceholderText("Select an entry to read it in full.")
         self.details = EntryDetails(self.detail)
         self.labels = LabelWriter(self._set_status)
-        self.status = QLabel()
+        self.status = plain_label()
         self.status.setWordWrap(True)
-        self.diagnostics_label = QLabel()
+        self.diagnostics_label = plain_label()
         self.diagnostics_label.setWordWrap(True)
         self.graph = BranchGraphView()
         self.branch_tools = BranchTools(self)
@@ -303,7 +303,7 @@ class SessionTreePanel(QWidget):
             return
         lines = [f"line {d.line}: {d.message}" for d in problems[:50]]
         self.diagnostics_label.setText(f"{len(problems)} problem(s) in this session file (hover for details)")
-        self.diagnostics_label.setToolTip("\n".join(lines))
+        self.diagnostics_label.setToolTip(plain_tip("\n".join(lines)))
         self.diagnostics_label.show()
 
     def reveal_leaf(self) -> None:
