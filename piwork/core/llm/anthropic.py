@@ -9,6 +9,7 @@ from typing import Any
 from piwork.core.llm.anthropic_request import build_request
 from piwork.core.llm.errors import classify
 from piwork.core.llm.lenient_json import StreamingArguments
+from piwork.core.llm.reply_text import ReplyText
 from piwork.core.llm.sse import SseEvent
 from piwork.core.llm.transport import StreamFailure, stream_request
 from piwork.core.llm.types import (
@@ -65,6 +66,7 @@ class AnthropicParser:
         self.message: Message = new_assistant_message(model)
         self._blocks: dict[int, int] = {}  # event index -> content index
         self._json: dict[int, StreamingArguments] = {}  # content index -> tool-argument JSON so far
+        self._size = ReplyText()  # grows text and thinking in linear time, up to a size limit
         self._started = False
         self._stopped = False
         self._raw_stop: str | None = None
@@ -192,12 +194,10 @@ class AnthropicParser:
         delta = data.get("delta") or {}
         kind = delta.get("type")
         if kind == "text_delta" and block["type"] == "text":
-            text = delta.get("text") or ""
-            block["text"] += text
+            text = self._size.add(block, "text", delta.get("text") or "")
             return [TextDeltaEvent(index, text, self.message)]
         if kind == "thinking_delta" and block["type"] == "thinking":
-            text = delta.get("thinking") or ""
-            block["thinking"] += text
+            text = self._size.add(block, "thinking", delta.get("thinking") or "")
             return [ThinkingDeltaEvent(index, text, self.message)]
         if kind == "signature_delta" and block["type"] == "thinking":
             block["thinkingSignature"] = (block.get("thinkingSignature") or "") + (

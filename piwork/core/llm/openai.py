@@ -12,6 +12,7 @@ from typing import Any
 from piwork.core.llm.errors import classify
 from piwork.core.llm.lenient_json import StreamingArguments
 from piwork.core.llm.openai_request import REASONING_FIELDS, build_request, detect_compat
+from piwork.core.llm.reply_text import ReplyText
 from piwork.core.llm.sse import SseEvent
 from piwork.core.llm.transport import StreamFailure, stream_request
 from piwork.core.llm.types import (
@@ -58,6 +59,7 @@ class OpenAIParser:
         self._thinking_index: int | None = None
         self._calls: dict[Any, int] = {}  # stream index (or id) -> content index
         self._json: dict[int, StreamingArguments] = {}
+        self._size = ReplyText()  # grows text and thinking in linear time, up to a size limit
         self._finish: str | None = None
         self._done = False
 
@@ -139,7 +141,7 @@ class OpenAIParser:
             self._text_index = len(content)
             content.append({"type": "text", "text": ""})
             events.append(TextStartEvent(self._text_index, self.message))
-        content[self._text_index]["text"] += text
+        text = self._size.add(content[self._text_index], "text", text)
         events.append(TextDeltaEvent(self._text_index, text, self.message))
         return events
 
@@ -150,7 +152,7 @@ class OpenAIParser:
             self._thinking_index = len(content)
             content.append({"type": "thinking", "thinking": "", "thinkingSignature": field_name})
             events.append(ThinkingStartEvent(self._thinking_index, self.message))
-        content[self._thinking_index]["thinking"] += text
+        text = self._size.add(content[self._thinking_index], "thinking", text)
         events.append(ThinkingDeltaEvent(self._thinking_index, text, self.message))
         return events
 

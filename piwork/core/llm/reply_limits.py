@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 # so that neither the agent nor a summary request retries such a failure.
 SILENCE_LIMIT = "silence limit"
 REPLY_TIME_LIMIT = "reply time limit"
-LIMIT_REACHED = re.compile(rf"\(({SILENCE_LIMIT}|{REPLY_TIME_LIMIT})\b")
+REPLY_SIZE_LIMIT = "reply size limit"  # see ``reply_text``
+LIMIT_REACHED = re.compile(rf"\(({SILENCE_LIMIT}|{REPLY_TIME_LIMIT})\b|\b{REPLY_SIZE_LIMIT}\b")
 # Shortest wait an attempt is still given (a budget spent to nothing fails the attempt at once).
 MIN_WAIT_S = 0.001
 

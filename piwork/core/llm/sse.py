@@ -29,7 +29,9 @@ class SseDecoder:
 
     def __init__(self) -> None:
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        self._pending: list[
+            str
+        ] = []  # the start of a line not ended yet, in pieces (a long line stays linear)
         self._skip_lf = False  # the previous chunk ended with "\r": a leading "\n" belongs to it
         self._event = ""
         self._data: list[str] = []
@@ -44,23 +46,27 @@ class SseDecoder:
         self._skip_lf = False
         if not text:
             return []
-        buffer = self._buffer + text if self._buffer else text
         events: list[SseEvent] = []
         start = 0
         last: re.Match[str] | None = None
-        for last in _LINE_END.finditer(buffer):
-            self._line(buffer[start : last.start()], events)
+        for last in _LINE_END.finditer(text):  # only the new text is searched for line ends
+            line = text[start : last.start()]
+            if self._pending:
+                line = "".join([*self._pending, line])
+                self._pending = []
+            self._line(line, events)
             start = last.end()
         # A "\r" that ends the chunk may be the first half of a "\r\n" split across chunks.
-        self._skip_lf = last is not None and last.group() == "\r" and start == len(buffer)
-        self._buffer = buffer[start:]
+        self._skip_lf = last is not None and last.group() == "\r" and start == len(text)
+        if start < len(text):
+            self._pending.append(text[start:])
         return events
 
     def finish(self) -> list[SseEvent]:
         """End of stream: flush a last unterminated line and dispatch a pending event."""
         events: list[SseEvent] = []
-        tail = self._buffer + self._utf8.decode(b"", final=True)
-        self._buffer = ""
+        tail = "".join(self._pending) + self._utf8.decode(b"", final=True)
+        self._pending = []
         if tail:
             self._line(tail, events)
         self._dispatch(events)
