@@ -26,6 +26,7 @@ from piwork.core.jscompat import js_json_stringify, json_loads_js
 from piwork.core.llm.types import CacheRetention
 from piwork.core.paths import expand_home
 from piwork.core.resources.dirlock import locked
+from piwork.core.resources.review_gate import check_reviewed
 from piwork.core.settings_schema import (
     BRANCH_SUMMARY_RESERVE_TOKENS,
     BRANCH_SUMMARY_SKIP_PROMPT,
@@ -94,7 +95,10 @@ class FileSettingsStorage:
     def read(self, scope: Scope) -> str | None:
         path = self.paths[scope]
         try:
-            return safe_read.read_text(path, safe_read.SETTINGS, strip_bom=False)
+            data = safe_read.read_bytes(path, safe_read.SETTINGS)
+            if scope == "project":
+                check_reviewed(path, data)
+            return data.decode("utf-8", errors="replace")
         except FileNotFoundError:
             return None
 

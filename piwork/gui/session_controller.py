@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -36,7 +37,17 @@ from piwork.core.agent import (
 from piwork.core.context import GovernorDecision, ManifestEntry
 from piwork.core.errors import PiworkError
 from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
-from piwork.core.resources import FingerprintStore, TrustOption, TrustRequest, TrustResolver, TrustStore
+from piwork.core.resources import (
+    FingerprintStore,
+    Snapshot,
+    TrustOption,
+    TrustRequest,
+    TrustResolver,
+    TrustState,
+    TrustStore,
+    display_path,
+    trust_resources,
+)
 from piwork.core.session import Session, closed_in_worker, default_session_dir, files_to_search, read_header
 from piwork.gui.chat.conversation import Conversation, prepare_conversation
 from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
@@ -95,6 +106,10 @@ class SessionController(QObject):
         self.approve = approve
         # "This session only" answers per real folder path: kept across reloads, never saved.
         self.session_trust: dict[str, bool] = {}
+        # What each of those answers was made on (only files matching it load), and the same for the
+        # decision the next open uses (see ``_trust_override``).
+        self._session_reviewed: dict[str, Snapshot | None] = {}
+        self._trust_baseline: Snapshot | None = None
         self.env = dict(env if env is not None else os.environ)
         self.models = ModelRegistry(agent_dir)
         # What the window knows about keys: read from memory, asked of the keyring only in workers.
@@ -247,17 +262,49 @@ class SessionController(QObject):
 
     async def _trust_override(self) -> bool | None:
         """--approve/--no-approve; else, when the gated resources changed since the saved decision,
-        the user's new answer (None: let the engine read the saved decision, or ask)."""
+        the user's new answer (None: let the engine read the saved decision, or ask).
+
+        Also sets ``_trust_baseline``: the files the decision in force was made on (the reading a
+        question showed, or the snapshot kept with a saved decision), so only those load."""
+        self._trust_baseline = None
         if self.approve is not None:
             return self.approve
-        if os.path.realpath(self.cwd) in self.session_trust:
-            return self.session_trust[os.path.realpath(self.cwd)]
+        folder = os.path.realpath(self.cwd)
+        if folder in self.session_trust:
+            self._trust_baseline = self._session_reviewed.get(folder)
+            return self.session_trust[folder]
         state = await TrustResolver(self.trust_prompter.store).resolve(self.cwd)
         if not self.trust_prompter.needs_recheck(state):
+            if state.source == "saved" and state.trusted:
+                self._trust_baseline = await asyncio.to_thread(self.trust_prompter.snapshots.load, self.cwd)
             return None
         decided = await self.trust_prompter.recheck(state)
+        self._trust_baseline = decided.reviewed
         saved = decided.source == "prompt" and decided.saved_path is not None
         return None if saved else decided.trusted
+
+    def _tell_unreviewed(self, paths: Sequence[str]) -> None:
+        names = ", ".join(display_path(p, os.path.realpath(self.cwd)) for p in paths)
+        self.chat.presenter.add_notice(
+            "Changed since you reviewed it",
+            f"{names} changed after you reviewed this project for trust, so it was not loaded. "
+            "piwork asks again, showing the change.",
+        )
+
+    async def _ask_again_about(self, state: TrustState, baseline: Snapshot | None) -> None:
+        """Gated files changed after the decision that loaded this project: ask again, showing the
+        change, and reload with the answer."""
+        resources = tuple(await asyncio.to_thread(trust_resources, self.cwd))
+        decided = await self.trust_prompter.ask_about_changes(
+            dataclasses.replace(state, resources=resources), baseline
+        )
+        folder = os.path.realpath(self.cwd)
+        if decided.source == "prompt" and decided.saved_path is not None:
+            self.session_trust.pop(folder, None)
+        else:  # this session only, or dismissed (untrusted): nothing saved
+            self.session_trust[folder] = decided.trusted
+        self._session_reviewed[folder] = decided.reviewed
+        self.reload()
 
     async def open_session(self, session_file: str | None, *, reopen_current: bool = False) -> AgentRuntime:
         """Build the runtime for ``session_file`` (None: a new session in the current folder).
@@ -277,6 +324,7 @@ class SessionController(QObject):
             if isinstance(header_cwd, str) and os.path.isdir(header_cwd):
                 self.cwd = os.path.abspath(header_cwd)
         trust_override = await self._trust_override()
+        baseline = self._trust_baseline
         if reopen_current:
             if self.session is not None and self.session.is_streaming:  # sent while the question waited
                 await self.session.wait_for_idle()
@@ -286,6 +334,7 @@ class SessionController(QObject):
             agent_dir=self.agent_dir,
             session_file=session_file,
             trust_override=trust_override,
+            trust_reviewed=baseline,
             ask_trust=self._ask_trust,
             credentials=self.credentials,
             keys_loaded_by_caller=True,  # by ``self.keys``, in a worker
@@ -313,6 +362,10 @@ class SessionController(QObject):
         trust = runtime.resources.trust
         if trust is not None and trust.source == "session-only":  # a reload must not ask again
             self.session_trust[os.path.realpath(self.cwd)] = trust.trusted
+            self._session_reviewed[os.path.realpath(self.cwd)] = trust.reviewed
+        if trust is not None and runtime.resources.unreviewed:
+            self._tell_unreviewed(runtime.resources.unreviewed)
+            self.spawn(self._ask_again_about(trust, trust.reviewed or baseline))
         self._unsubscribe = runtime.session.subscribe(self._on_event)
         self.file_watch.watch(runtime.store)
         self.window.log_panel.reset()  # nothing of the previous session's logs stays on show
@@ -866,6 +919,8 @@ class SessionController(QObject):
             self.session_trust.pop(folder, None)  # the reload asks again
         elif chosen is not None and not chosen.updates:
             self.session_trust[folder] = chosen.trusted  # this session only: nothing saved
+            reading = dialog.request.reading
+            self._session_reviewed[folder] = reading.snapshot if reading and chosen.trusted else None
         elif chosen is not None:
             self.session_trust.pop(folder, None)
             await asyncio.to_thread(self.trust_prompter.record, dialog.request)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import html
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -54,9 +55,11 @@ from piwork.core.errors import PiworkError
 from piwork.core.resources import (
     FileChange,
     FingerprintStore,
+    Snapshot,
     SnapshotStore,
     TrustEntry,
     TrustOption,
+    TrustReading,
     TrustRequest,
     TrustResource,
     TrustState,
@@ -64,8 +67,8 @@ from piwork.core.resources import (
     TrustStoreError,
     TrustUpdate,
     compare,
-    compute_fingerprint,
     display_path,
+    read_for_review,
     strict_canonical,
     take_snapshot,
     trust_options,
@@ -165,7 +168,7 @@ class TrustDialog(QDialog):
                 f"What would load ({count} resource{'' if count == 1 else 's'}) — select a file to read it:"
             )
         )
-        self.review = ResourceReview(folder, request.resources, changes, self)
+        self.review = ResourceReview(folder, request.resources, changes, self, request.reading)
         layout.addWidget(self.review, 1)
 
         buttons = QHBoxLayout()
@@ -186,7 +189,24 @@ class TrustDialog(QDialog):
         layout.addLayout(buttons)
         self._mark_saved(saved)
         self._make_safe_choice_default()
+        # The one reading of the gated files the question shows and a decision covers: the engine's,
+        # or taken now, off the GUI thread (a choice made before it is done waits for it).
+        self._reading_pending = request.reading is None
+        self._waiting_choice: TrustOption | None = None
+        if self._reading_pending:
+            self.review.jobs.run(
+                lambda: read_for_review(request.folder, request.resources), self._reading_done
+            )
         self.resize(920, 660)
+
+    def _reading_done(self, result: object) -> None:
+        self._reading_pending = False
+        if isinstance(result, TrustReading):
+            self.request = dataclasses.replace(self.request, reading=result)
+            self.review.reading = result
+        waiting, self._waiting_choice = self._waiting_choice, None
+        if waiting is not None:
+            self.choose(waiting)
 
     @classmethod
     def for_saved_decision(
@@ -305,6 +325,9 @@ class TrustDialog(QDialog):
         self._make_safe_choice_default()  # the focus a shown dialog gives out goes to the safe choice
 
     def choose(self, option: TrustOption) -> None:
+        if self._reading_pending and option.trusted:  # covers the reading under way: answered once done
+            self._waiting_choice = option
+            return
         if self._store is not None and option.updates:
             try:
                 self._store.set_many(option.updates)
@@ -335,15 +358,18 @@ class TrustDialog(QDialog):
         super().done(result)
 
 
-async def _show(dialog: TrustDialog) -> TrustOption | None:
-    """Show the dialog without blocking the event loop; the chosen option, or None if dismissed."""
+async def _show(dialog: TrustDialog) -> tuple[TrustOption | None, TrustRequest]:
+    """Show the dialog without blocking the event loop; the chosen option (None if dismissed) and the
+    request as answered (with the reading it showed)."""
     modal = Qt.WindowModality.WindowModal if dialog.parent() else Qt.WindowModality.ApplicationModal
     dialog.setWindowModality(modal)
-    future: asyncio.Future[TrustOption | None] = asyncio.get_running_loop().create_future()
+    future: asyncio.Future[tuple[TrustOption | None, TrustRequest]] = (
+        asyncio.get_running_loop().create_future()
+    )
 
     def settle(_result: int) -> None:
         if not future.done():
-            future.set_result(dialog.chosen)
+            future.set_result((dialog.chosen, dialog.request))
 
     dialog.finished.connect(settle)
     dialog.open()
@@ -357,8 +383,10 @@ async def _show(dialog: TrustDialog) -> TrustOption | None:
 class TrustPrompter:
     """The GUI's trust asker with memory: give `prompter.ask` to the engine's TrustResolver.
 
-    After each saved decision it records a fingerprint (to notice changes) and a snapshot (to show
-    them as a diff) of the resources the user decided on.
+    Every question shows one reading of the gated files (the request's, taken by the engine before
+    asking, or taken here), and after each saved decision the prompter records the fingerprint (to
+    notice changes) and the snapshot (to show them as a diff) of that same reading: what the user was
+    shown is what the decision covers, whatever happened to the files after the dialog read them.
     """
 
     def __init__(
@@ -384,22 +412,22 @@ class TrustPrompter:
         if self.before_asking is not None:
             await self.before_asking(changes is not None or changes_unknown)
         dialog = TrustDialog(request, self.parent, changes=changes, changes_unknown=changes_unknown)
-        option = await _show(dialog)
+        option, answered = await _show(dialog)
         if option is not None and option.updates:
-            await asyncio.to_thread(self._record, request)
+            await asyncio.to_thread(self._record, answered)
         return option
 
     def record(self, request: TrustRequest) -> None:
-        """Remember what `request` listed, so a later change to those resources asks again (blocking:
-        call it off the GUI thread)."""
+        """Remember what `request` showed (its reading), so a later change to those resources asks
+        again (blocking: call it off the GUI thread)."""
         self._record(request)
 
     def _record(self, request: TrustRequest) -> None:
         # Without these piwork simply will not notice (or show) later changes; the decision still holds.
         with contextlib.suppress(OSError, PiworkError):
-            self.fingerprints.record(request.folder, compute_fingerprint(request.resources))
-        with contextlib.suppress(OSError, PiworkError):
-            self.snapshots.save(take_snapshot(request.folder, request.resources))
+            reading = request.reading or read_for_review(request.folder, request.resources)
+            self.fingerprints.record(request.folder, reading.fingerprint)
+            self.snapshots.save(reading.snapshot)
 
     def changes_since(self, folder: str, resources: Sequence[TrustResource]) -> list[FileChange] | None:
         """Files added, removed or modified since the recorded snapshot (None: no snapshot). Blocking."""
@@ -416,22 +444,33 @@ class TrustPrompter:
         """Ask again if `needs_recheck`, showing what changed; the answer is saved through the store."""
         if not self.needs_recheck(state):
             return state
-        request = TrustRequest(
-            state.cwd, state.resources, tuple(trust_options(state.cwd, include_session_only=True))
+        old = await asyncio.to_thread(self.snapshots.load, state.cwd)
+        return await self.ask_about_changes(state, old)
+
+    async def ask_about_changes(self, state: TrustState, old: Snapshot | None) -> TrustState:
+        """Ask about ``state``'s folder again, showing what changed since ``old`` (None: not known); the
+        answer is saved through the store, and a trusting answer carries the reading it was made on."""
+        folder = state.cwd
+        reading = await asyncio.to_thread(read_for_review, folder, state.resources)
+        changes = (
+            None if old is None else compare(old, reading.snapshot, display=lambda p: display_path(p, folder))
         )
-        changes = await asyncio.to_thread(self.changes_since, state.cwd, state.resources)
+        request = TrustRequest(
+            folder, state.resources, tuple(trust_options(folder, include_session_only=True)), reading
+        )
         option = await self.ask(request, changes=changes, changes_unknown=changes is None)
+        reviewed = reading.snapshot if option is not None and option.trusted else None
         if option is None:
-            return TrustState(state.cwd, False, "dismissed", None, state.resources, state.warnings)
+            return TrustState(folder, False, "dismissed", None, state.resources, state.warnings)
         if not option.updates:
             return TrustState(
-                state.cwd, option.trusted, "session-only", None, state.resources, state.warnings
+                folder, option.trusted, "session-only", None, state.resources, state.warnings, reviewed
             )
         try:
             self.store.set_many(option.updates)
         except (TrustStoreError, OSError) as exc:
             warnings = (*state.warnings, f"The trust decision could not be saved: {exc}")
-            return TrustState(state.cwd, option.trusted, "prompt", None, state.resources, warnings)
+            return TrustState(folder, option.trusted, "prompt", None, state.resources, warnings, reviewed)
         return TrustState(
-            state.cwd, option.trusted, "prompt", option.saved_path, state.resources, state.warnings
+            folder, option.trusted, "prompt", option.saved_path, state.resources, state.warnings, reviewed
         )

@@ -43,10 +43,12 @@ from piwork.core.resources import (
     FileChange,
     FilePreview,
     ResourceListing,
+    TrustReading,
     TrustResource,
     display_path,
     list_resource_files,
     preview_file,
+    preview_of_text,
 )
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.inert_text import plain_label, plain_tip
@@ -157,9 +159,12 @@ class ResourceReview(QWidget):
         resources: Sequence[TrustResource],
         changes: Sequence[FileChange] | None = None,
         parent: QWidget | None = None,
+        reading: TrustReading | None = None,
     ) -> None:
         super().__init__(parent)
         self.folder = folder
+        # The one read of the gated files the question is about: files are shown as it holds them.
+        self.reading = reading
         self.resources = tuple(resources)
         self.changes = tuple(changes or ())
         self._changes_by_path = {c.path: c for c in self.changes}
@@ -322,8 +327,14 @@ class ResourceReview(QWidget):
         self.heading.setText(f"<b>{html.escape(display_path(path, self.folder), quote=False)}</b> — reading…")
         is_file_row = current.parent().isValid()
 
+        reading = self.reading
+
         def read() -> FilePreview | None:  # a folder resource's own row has no preview
-            return preview_file(path, kind) if is_file_row or os.path.isfile(path) else None
+            if not (is_file_row or os.path.isfile(path)):
+                return None
+            text = reading.text_of(path) if reading is not None else None
+            # as read for this question (what a decision covers); a binary or large file's beginning
+            return preview_of_text(path, kind, text) if text is not None else preview_file(path, kind)
 
         self._preview = self.jobs.run(read, lambda result: self._show_preview(path, kind, result))
 

@@ -259,7 +259,8 @@ def test_corrupt_store_is_reported_and_can_be_backed_up(
     reset.click()
     backups = list(store.path.parent.glob("trust.json.corrupt-*"))
     assert len(backups) == 1 and backups[0].read_text() == "{not json"
-    dialog.option_buttons["trust"].click()
+    dialog.option_buttons["trust"].click()  # answered once the dialog's reading of the files is done
+    qtbot.waitUntil(lambda: _saved(tmp_path) is not None)
     assert _saved(tmp_path) == {os.path.realpath(project): True}
 
 

@@ -38,6 +38,7 @@ from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_pr
 from piwork.core.resources.prompts import expand_prompt_template
 from piwork.core.resources.system_prompt import PromptPart, expand_skill_command
 from piwork.core.resources.trust import TrustAsker, TrustResolver
+from piwork.core.resources.trust_snapshot import Snapshot
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.listing import list_sessions, most_recent_session
 from piwork.core.session.store import Session, create_session, in_memory_session, open_session
@@ -88,6 +89,7 @@ class RuntimeOptions:
     no_tools: bool = False
     exclude_tools: tuple[str, ...] | None = None
     trust_override: bool | None = None  # --approve / --no-approve
+    trust_reviewed: Snapshot | None = None  # the files a trust decision taken by the caller was made on
     ask_trust: TrustAsker | None = None  # None: nobody to ask (headless)
     api_key: str | None = None  # one-run key, memory only
     credentials: CredentialStore | None = None
@@ -158,7 +160,12 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     agent_dir = options.agent_dir
     resolver = TrustResolver(TrustStore(str(agent_dir)), ask=options.ask_trust)
     resources = await load_project(
-        cwd, str(agent_dir), resolver, options.loader, override=options.trust_override
+        cwd,
+        str(agent_dir),
+        resolver,
+        options.loader,
+        override=options.trust_override,
+        reviewed=options.trust_reviewed,
     )
     settings = resources.settings.values
     models = await asyncio.to_thread(ModelRegistry, agent_dir)  # reads models.json: not on the loop

@@ -21,8 +21,9 @@ Public API (what callers outside the engine import from this package):
   ``trust_options``, ``trust_resources``, ``MCP_NOTE`` (what to say beside ``.pi/mcp.json``); the store: ``TrustStore``, ``TrustEntry``, ``TrustUpdate``,
   ``TrustStoreError``, ``strict_canonical``; fingerprints: ``FingerprintStore``,
   ``compute_fingerprint``; review: ``list_resource_files`` -> ``ResourceListing``, ``preview_file``
-  -> ``FilePreview``, ``display_path``, ``KIND_ROLES``; snapshots: ``SnapshotStore``,
-  ``take_snapshot``, ``compare`` -> ``FileChange``.
+  -> ``FilePreview`` (``preview_of_text`` for the text a trust reading holds), ``display_path``, ``KIND_ROLES``; snapshots: ``SnapshotStore``,
+  ``Snapshot``, ``take_snapshot``, ``compare`` -> ``FileChange``; the one reading a trust question
+  shows and its decision covers: ``read_for_review`` -> ``TrustReading``.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         trust_resources,
     )
     from piwork.core.resources.trust_fingerprint import FingerprintStore, compute_fingerprint
+    from piwork.core.resources.trust_reading import TrustReading, read_for_review
     from piwork.core.resources.trust_review import (
         KIND_ROLES,
         FilePreview,
@@ -60,8 +62,15 @@ if TYPE_CHECKING:
         display_path,
         list_resource_files,
         preview_file,
+        preview_of_text,
     )
-    from piwork.core.resources.trust_snapshot import FileChange, SnapshotStore, compare, take_snapshot
+    from piwork.core.resources.trust_snapshot import (
+        FileChange,
+        Snapshot,
+        SnapshotStore,
+        compare,
+        take_snapshot,
+    )
     from piwork.core.resources.trust_store import (
         TrustEntry,
         TrustStore,
@@ -81,9 +90,11 @@ __all__ = [
     "PromptPart",
     "ResourceListing",
     "ResourceRow",
+    "Snapshot",
     "SnapshotStore",
     "TrustEntry",
     "TrustOption",
+    "TrustReading",
     "TrustRequest",
     "TrustResolver",
     "TrustResource",
@@ -98,7 +109,9 @@ __all__ = [
     "load_project",
     "parse_skill_invocation",
     "preview_file",
+    "preview_of_text",
     "prompt_input_for",
+    "read_for_review",
     "render_system_sections",
     "strict_canonical",
     "system_prompt_parts",
@@ -120,12 +133,14 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "PromptPart": ("system_prompt", "PromptPart"),
     "ResourceListing": ("trust_review", "ResourceListing"),
     "ResourceRow": ("panel", "ResourceRow"),
+    "Snapshot": ("trust_snapshot", "Snapshot"),
     "SnapshotStore": ("trust_snapshot", "SnapshotStore"),
     "TrustEntry": ("trust_store", "TrustEntry"),
     "TrustOption": ("trust", "TrustOption"),
     "TrustRequest": ("trust", "TrustRequest"),
     "TrustResolver": ("trust", "TrustResolver"),
     "TrustResource": ("trust", "TrustResource"),
+    "TrustReading": ("trust_reading", "TrustReading"),
     "TrustState": ("trust", "TrustState"),
     "TrustStore": ("trust_store", "TrustStore"),
     "TrustStoreError": ("trust_store", "TrustStoreError"),
@@ -142,6 +157,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "strict_canonical": ("trust_store", "strict_canonical"),
     "system_prompt_parts": ("system_prompt", "system_prompt_parts"),
     "system_prompt_sections": ("system_prompt", "system_prompt_sections"),
+    "preview_of_text": ("trust_review", "preview_of_text"),
+    "read_for_review": ("trust_reading", "read_for_review"),
     "take_snapshot": ("trust_snapshot", "take_snapshot"),
     "trust_options": ("trust", "trust_options"),
     "trust_resources": ("trust", "trust_resources"),

@@ -20,6 +20,7 @@ from piwork.core.resources.discovery import DiscoveredPath, Origin, ScopeEntries
 from piwork.core.resources.panel import ResourceRow, build_rows
 from piwork.core.resources.prompts import PromptsResult, PromptTemplate, dedupe_prompts, load_prompt_templates
 from piwork.core.resources.realpaths import RealPaths
+from piwork.core.resources.review_gate import ReviewGate, reviewed_only
 from piwork.core.resources.skills import (
     Skill,
     SkillsResult,
@@ -30,6 +31,7 @@ from piwork.core.resources.skills import (
 )
 from piwork.core.resources.system_files import PromptSources, resolve_prompt_sources
 from piwork.core.resources.trust import TrustResolver, TrustState
+from piwork.core.resources.trust_snapshot import Snapshot
 from piwork.core.settings import Settings
 from piwork.core.settings_schema import ENABLE_SKILL_COMMANDS
 
@@ -71,6 +73,8 @@ class LoadedResources:
     prompt_sources: PromptSources = field(default_factory=PromptSources)
     discovered: dict[str, list[DiscoveredPath]] = field(default_factory=dict)
     rows: list[ResourceRow] = field(default_factory=list)
+    # gated files left out because they differ from what the trust decision was made on
+    unreviewed: list[str] = field(default_factory=list)
 
     @property
     def system_prompt(self) -> str | None:
@@ -250,13 +254,25 @@ async def load_project(
     options: LoaderOptions | None = None,
     override: bool | None = None,
     home: str | None = None,
+    reviewed: Snapshot | None = None,
 ) -> LoadedResources:
-    """Decide trust first (with only global settings read), then load for that decision."""
+    """Decide trust first (with only global settings read), then load for that decision.
+
+    When the decision was made on a reading of the gated files (the trust dialog's, or ``reviewed``
+    given by a caller that asked itself), only gated files matching it load; the others are left out
+    with a diagnostic and listed in ``LoadedResources.unreviewed``, for the caller to ask again.
+    """
     cwd = os.path.realpath(os.path.abspath(expand_home(cwd)))
     settings = Settings.for_project(cwd, agent_dir, project_trusted=False)
     resolver.default_policy = settings.default_project_trust()
     state = await resolver.resolve(cwd, override=override)
-    if state.trusted:
-        settings.set_project_trusted(True)
-    # scanning skill folders and reading files: in a worker thread, off the caller's event loop
-    return await asyncio.to_thread(load_resources, cwd, agent_dir, settings, options, state, home)
+    baseline = state.reviewed or reviewed
+    gate = ReviewGate.of(baseline, state.resources) if state.trusted and baseline is not None else None
+    with reviewed_only(gate):
+        if state.trusted:
+            settings.set_project_trusted(True)
+        # scanning skill folders and reading files: in a worker thread, off the caller's event loop
+        loaded = await asyncio.to_thread(load_resources, cwd, agent_dir, settings, options, state, home)
+    if gate is not None:
+        loaded.unreviewed = list(gate.refused)
+    return loaded

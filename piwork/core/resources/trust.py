@@ -8,11 +8,12 @@ user through a callback.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from piwork.core.paths import canonical_path, expand_home
 from piwork.core.resources.trust_store import (
@@ -22,6 +23,10 @@ from piwork.core.resources.trust_store import (
     strict_canonical,
 )
 from piwork.core.settings_schema import DEFAULT_PROJECT_TRUST
+
+if TYPE_CHECKING:
+    from piwork.core.resources.trust_reading import TrustReading
+    from piwork.core.resources.trust_snapshot import Snapshot
 
 PI_TRUST_ENTRIES = (
     "settings.json",
@@ -89,11 +94,16 @@ class TrustOption:
 
 @dataclass(frozen=True)
 class TrustRequest:
-    """What the user is asked about: the folder, what it would load, and the choices."""
+    """What the user is asked about: the folder, what it would load, and the choices.
+
+    ``reading`` is the one read of the gated files taken before asking (the resolver takes it): what
+    to show, and what a decision covers (its fingerprint and snapshot are recorded, never a later read).
+    """
 
     folder: str
     resources: tuple[TrustResource, ...]
     options: tuple[TrustOption, ...]
+    reading: TrustReading | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,9 @@ class TrustState:
     saved_path: str | None = None
     resources: tuple[TrustResource, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    # The snapshot of the files this decision was made on, when it was made on a reading now: only
+    # gated files matching it load (see ``review_gate``).
+    reviewed: Snapshot | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -316,14 +329,21 @@ class TrustResolver:
             return TrustState(key, self.default_policy == "always", "default-policy", None, resources)
         if self.ask is None:
             return TrustState(key, False, "no-ui", None, resources, tuple(warnings))
-        request = TrustRequest(key, resources, tuple(trust_options(key, include_session_only=True)))
+        from piwork.core.resources.trust_reading import read_for_review  # it builds on this module
+
+        reading = await asyncio.to_thread(read_for_review, key, resources)
+        options = tuple(trust_options(key, include_session_only=True))
+        request = TrustRequest(key, resources, options, reading)
         chosen: TrustOption | None = await _maybe_await(self.ask(request))
         if chosen is None:
             return TrustState(key, False, "dismissed", None, resources, tuple(warnings))
+        reviewed = reading.snapshot if chosen.trusted else None
         if not chosen.updates:
-            return TrustState(key, chosen.trusted, "session-only", None, resources, tuple(warnings))
+            return TrustState(key, chosen.trusted, "session-only", None, resources, tuple(warnings), reviewed)
         self._apply(chosen.updates, warnings)
-        return TrustState(key, chosen.trusted, "prompt", chosen.saved_path, resources, tuple(warnings))
+        return TrustState(
+            key, chosen.trusted, "prompt", chosen.saved_path, resources, tuple(warnings), reviewed
+        )
 
     def _nothing_to_gate(self, shown: str, key: str | None) -> TrustState:
         """A folder without trust-requiring resources keeps its saved decision (a ``false`` stays

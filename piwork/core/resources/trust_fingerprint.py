@@ -11,13 +11,14 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from piwork.core import safe_read
 from piwork.core.paths import canonical_path
 from piwork.core.resources.dirlock import locked
 from piwork.core.resources.trust import TrustResource
+from piwork.core.resources.trust_review import list_resource_files
 from piwork.core.safe_read import FileKind, UnreadableFile
 
 FINGERPRINT_FILE_NAME = "piwork-trust-fingerprints.json"
@@ -28,48 +29,44 @@ _HASHED = FileKind("project resource", MAX_HASHED_BYTES)
 
 def compute_fingerprint(resources: Sequence[TrustResource]) -> str:
     """A digest over every gated entry: relative file paths and their contents (or size+mtime if big)."""
+    return fingerprint_over(resources, _file_digest)
+
+
+def fingerprint_over(resources: Sequence[TrustResource], file_digest: Callable[[str], bytes]) -> str:
+    """The fingerprint with each file's part given by ``file_digest(path)``: the one walk both a plain
+    check and the reading taken for the trust dialog (:mod:`trust_reading`) go through."""
     digest = hashlib.sha256()
     count = 0
     for resource in sorted(resources, key=lambda r: r.path):
         digest.update(f"{resource.kind}\0{resource.path}\0".encode("utf-8", "surrogateescape"))
-        for path in _files(resource.path):
+        for path in list_resource_files(resource.path, limit=MAX_FILES + 1).files:
             count += 1
             if count > MAX_FILES:
                 digest.update(b"\0truncated")
                 return digest.hexdigest()
             digest.update(os.path.relpath(path, resource.path).encode("utf-8", "surrogateescape") + b"\0")
-            digest.update(_file_digest(path))
+            digest.update(file_digest(path))
     return digest.hexdigest()
 
 
-def _files(root: str) -> list[str]:
-    if os.path.isfile(root):
-        return [root]
-    found: list[str] = []
-    seen: set[str] = set()
-    for directory, dirnames, filenames in os.walk(root, followlinks=True):
-        real = os.path.realpath(directory)
-        if real in seen:
-            dirnames[:] = []
-            continue
-        seen.add(real)
-        dirnames.sort()
-        found.extend(os.path.join(directory, name) for name in sorted(filenames))
-        if len(found) > MAX_FILES:
-            break
-    return found
+def digest_part(size: int, mtime_ns: int, sha256: bytes) -> bytes:
+    """A regular file's part of the fingerprint: its hash, or its size and mtime when it is big."""
+    return f"{size}:{mtime_ns}".encode() if size > MAX_HASHED_BYTES else sha256
+
+
+def refused_part(exc: OSError) -> bytes:
+    """The part of a file piwork does not read (a FIFO, a device): what it is still counts."""
+    return f"refused:{exc.errno}".encode() if isinstance(exc, UnreadableFile) else b"unreadable"
 
 
 def _file_digest(path: str) -> bytes:
     try:
         info = os.stat(path)
         if stat.S_ISREG(info.st_mode) and info.st_size > MAX_HASHED_BYTES:
-            return f"{info.st_size}:{info.st_mtime_ns}".encode()
+            return digest_part(info.st_size, info.st_mtime_ns, b"")
         return bytes.fromhex(safe_read.digest_file(path, _HASHED).sha256)
-    except UnreadableFile as exc:  # a FIFO or device is never read; what it is still counts
-        return f"refused:{exc.errno}".encode()
-    except OSError:
-        return b"unreadable"
+    except OSError as exc:
+        return refused_part(exc)
 
 
 class FingerprintStore:

@@ -122,6 +122,18 @@ def preview_file(path: str, kind: str = "", limit: int = PREVIEW_BYTES) -> FileP
     return FilePreview(path, text, size, heading, description, note)
 
 
+def preview_of_text(path: str, kind: str, text: str, limit: int = PREVIEW_BYTES) -> FilePreview:
+    """A file as the trust reading holds it, its first ``limit`` bytes shown, with what the agent
+    would make of it."""
+    data = text.encode("utf-8", "surrogatepass")
+    cut = len(data) > limit
+    shown = data[:limit].decode("utf-8", errors="ignore") if cut else text
+    shown = shown[1:] if shown.startswith("\ufeff") else shown
+    note = f"Showing the first {format_size(limit)} of {format_size(len(data))}." if cut else ""
+    heading, description = _what_it_is(path, kind, shown, cut)
+    return FilePreview(path, shown, len(data), heading, description, note)
+
+
 def _what_it_is(path: str, kind: str, text: str, cut: bool) -> tuple[str, str]:
     name = os.path.basename(path)
     if kind in ("skills", "agents-skills") and name.endswith(".md"):

@@ -24,8 +24,6 @@ from piwork.core import safe_read
 from piwork.core.paths import canonical_path
 from piwork.core.resources.dirlock import locked
 from piwork.core.resources.trust import TrustResource
-from piwork.core.resources.trust_review import list_resource_files, looks_binary
-from piwork.core.safe_read import UnreadableFile
 
 SNAPSHOT_DIR_NAME = "piwork-trust-snapshots"
 SNAPSHOT_VERSION = 1
@@ -102,35 +100,9 @@ class FileChange:
 
 def take_snapshot(folder: str, resources: Sequence[TrustResource]) -> Snapshot:
     """Read every gated file now (hash, size, and text where small enough)."""
-    files: dict[str, FileState] = {}
-    budget = MAX_TOTAL_TEXT_BYTES
-    truncated = False
-    for resource in sorted(resources, key=lambda r: r.path):
-        listing = list_resource_files(resource.path, limit=MAX_FILES)
-        truncated = truncated or listing.truncated
-        for path in listing.files:
-            if len(files) >= MAX_FILES:
-                return Snapshot(canonical_path(folder), files, True)
-            state = _file_state(path, budget)
-            if state is None:
-                continue
-            if state.text is not None:
-                budget -= state.size
-            files[path] = state
-    return Snapshot(canonical_path(folder), files, truncated)
+    from piwork.core.resources.trust_reading import read_for_review  # it builds on this module
 
-
-def _file_state(path: str, text_budget: int) -> FileState | None:
-    try:
-        got = safe_read.digest_file(path, safe_read.GATED_FILE, keep=min(MAX_TEXT_BYTES, text_budget))
-    except UnreadableFile as exc:  # a FIFO, a device or a huge file: what it is, never its content
-        return FileState(hashlib.sha256(f"unreadable\0{exc.strerror}".encode()).hexdigest(), 0, None)
-    except OSError:
-        return None
-    text: str | None = None
-    if got.data is not None and not looks_binary(got.data):
-        text = got.data.decode("utf-8", errors="replace")
-    return FileState(got.sha256, got.size, text)
+    return read_for_review(folder, resources).snapshot
 
 
 def compare(old: Snapshot, new: Snapshot, *, display: Callable[[str], str] | None = None) -> list[FileChange]:
