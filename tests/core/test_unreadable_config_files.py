@@ -156,3 +156,13 @@ def test_piwork_project_files_are_diagnostics(tmp_path: Path, kind: str) -> None
     _plant(tmp_path / ".pi" / "piwork-profile.json", kind)
     profile = load_profile(str(tmp_path))
     assert profile.profile is None and any(WORDS[kind] in d.message for d in profile.diagnostics)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_project_files_read_to_infer_the_test_command_are_never_waited_on(tmp_path: Path, kind: str) -> None:
+    from piwork.core.context.profile import inferred_verify
+
+    _plant(tmp_path / "Makefile", kind)
+    _plant(tmp_path / "package.json", kind)
+    (tmp_path / "go.mod").write_text("module x\n")
+    assert inferred_verify(str(tmp_path)) == ["go test ./..."]

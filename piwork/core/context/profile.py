@@ -38,9 +38,10 @@ def inferred_verify(root: str) -> list[str]:
     Empty when none is recognised. Reads only small configuration files."""
 
     def text(name: str, limit: int = 256 * 1024) -> str:
-        try:
-            with open(os.path.join(root, name), "rb") as handle:
-                return handle.read(limit).decode("utf-8", "replace")
+        try:  # a FIFO or a device named Makefile is not waited on or read
+            return safe_read.read_start(os.path.join(root, name), safe_read.PROJECT_FILE, limit)[0].decode(
+                "utf-8", "replace"
+            )
         except OSError:
             return ""
 
