@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from piwork.core.agent.abort import Aborted, AbortSignal
 from piwork.core.agent.events import AgentEvent, AutoRetryEnd, AutoRetryStart, ErrorNotice, Message
+from piwork.core.agent.recovery_omission import omit_failed_attempt
 from piwork.core.agent.retry import RetrySettings, decide_retry
 from piwork.core.llm.errors import is_context_overflow, is_retryable_text
 from piwork.core.llm.reply_limits import ReplyBudget
@@ -21,6 +22,7 @@ from piwork.core.llm.types import ErrorInfo, Model, StreamOptions
 
 if TYPE_CHECKING:
     from piwork.core.agent.loop import CallRecord
+    from piwork.core.session.tree import SessionTree
 
 # errorMessage openings of transport failures that happen before any byte reached the server
 NEVER_CONNECTED_PREFIXES = ("Connection error:", "Connection timed out after")
@@ -40,6 +42,10 @@ class RetryHost(Protocol):
     def sleep(self) -> Callable[[float], Awaitable[None]]: ...
     @property
     def base_options(self) -> StreamOptions: ...
+    @property
+    def tree(self) -> SessionTree: ...
+    @property
+    def read_only_reason(self) -> str | None: ...
     def replace_messages(self, messages: list[Message]) -> None: ...
     def emit(self, event: AgentEvent) -> None: ...
 
@@ -133,9 +139,8 @@ class AutoRetry:
         self.attempt += 1
         error_text = str(message.get("errorMessage") or "Unknown error")
         self._session.emit(AutoRetryStart(self.attempt, settings.max_retries, decision.delay_ms, error_text))
-        messages = self._session.messages
-        if messages and messages[-1].get("role") == "assistant":
-            self._session.replace_messages(messages[:-1])
+        # the failed reply stays in the file but is left out of every later request
+        await omit_failed_attempt(self._session, message)
         signal = self._signal = AbortSignal()
         try:
             await signal.run(self._session.sleep(decision.delay_ms / 1000))

@@ -22,6 +22,7 @@ from piwork.core.agent.events import (
     Message,
     TreeNavigated,
 )
+from piwork.core.agent.recovery_omission import omit_failed_attempt
 from piwork.core.compaction.compact import failure_message
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, navigate_tree
@@ -90,6 +91,8 @@ class CheckpointHost(Protocol):
     def queued(self) -> tuple[list[str], list[str]]: ...
     @property
     def tree(self) -> SessionTree: ...
+    @property
+    def read_only_reason(self) -> str | None: ...
     def replace_messages(self, messages: list[Message]) -> None: ...
     def emit(self, event: AgentEvent) -> None: ...
 
@@ -172,7 +175,8 @@ class CompactionCheckpoints:
         if decision.will_retry:
             self._recovery_attempted = True
         if decision.drop_failed_message:
-            self._drop_trailing_assistant(only_failed=False)
+            # left out for good (a context edit), so the compaction and every later request skip it
+            await omit_failed_attempt(self._session, message)
         compacted = await self._run(decision.reason, will_retry=decision.will_retry)
         if not compacted:
             return False

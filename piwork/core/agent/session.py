@@ -272,8 +272,13 @@ class AgentSession:
         """Tokens the next request holds versus the model's context window (None: no window known)."""
         tree = self._opts.tree
         path = tree.path()
-        # only the latest compaction and what follows it matter: read just those bodies
-        start = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), len(path))
+        # only the latest compaction (or, without one, the latest context edit) and what follows it
+        # matter: read just those bodies
+        start = next((i for i in range(len(path) - 1, -1, -1) if path[i].type == "compaction"), None)
+        if start is None:
+            start = next(
+                (i for i in range(len(path) - 1, -1, -1) if path[i].type == "context_edit"), len(path)
+            )
         return context_usage(self._model, self._messages, [tree.body(r) for r in path[start:]])
 
     def session_cost(self) -> dict[str, float]:

@@ -6,9 +6,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from piwork.core.compaction.tokens import calculate_context_tokens, estimate_context_tokens
+from piwork.core.compaction.tokens import calculate_context_tokens, estimate_context_tokens, estimate_tokens
 from piwork.core.llm.types import Model
 from piwork.core.session.records import EntryRecord
+from piwork.core.session.system_messages import current_system_message
 from piwork.core.session.tree import SessionTree
 
 USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
@@ -57,22 +58,47 @@ def context_usage(
 ) -> ContextUsage | None:
     """Occupancy of the next request (usage of the last valid reply plus estimates after it).
 
-    ``branch`` is the active path's entries: after its latest compaction the figure is unknown until a
-    reply newer than the compaction reports non-zero usage.
+    ``branch`` is the active path's entries from its latest compaction (or, without one, from its
+    latest context edit) to the leaf. After a compaction the figure is unknown until a reply newer
+    than the compaction, and still in the context, reports non-zero usage. Usage recorded before the
+    latest compaction or context edit no longer measures the context: then every message is
+    estimated instead.
     """
     if model is None or model.context_window <= 0:
         return None
     window = model.context_window
-    last_compaction = max(
-        (i for i, e in enumerate(branch) if isinstance(e, Mapping) and e.get("type") == "compaction"),
-        default=None,
+    kinds = [e.get("type") if isinstance(e, Mapping) else None for e in branch]
+    last_compaction = max((i for i, kind in enumerate(kinds) if kind == "compaction"), default=None)
+    if last_compaction is not None:
+        left_out = _left_out_targets(branch[last_compaction + 1 :])
+        if not any(
+            _valid_reply(entry) and entry is not None and entry.get("id") not in left_out
+            for entry in branch[last_compaction + 1 :]
+        ):
+            return ContextUsage(None, window, None)
+    last_change = max(
+        (i for i, kind in enumerate(kinds) if kind in ("compaction", "context_edit")), default=None
     )
-    if last_compaction is not None and not any(
-        _valid_reply(entry) for entry in branch[last_compaction + 1 :]
-    ):
-        return ContextUsage(None, window, None)
-    tokens = estimate_context_tokens(messages).tokens
+    if last_change is None or any(_valid_reply(entry) for entry in branch[last_change + 1 :]):
+        tokens = estimate_context_tokens(messages).tokens
+    else:
+        tokens = estimate_without_usage(messages)
     return ContextUsage(tokens, window, tokens / window * 100)
+
+
+def estimate_without_usage(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Every message estimated, the recorded system prompt once (all its messages replayed)."""
+    system = current_system_message(messages)
+    tokens = estimate_tokens(system) if system is not None else 0
+    return tokens + sum(estimate_tokens(m) for m in messages if m.get("role") != "system")
+
+
+def _left_out_targets(entries: Sequence[Mapping[str, Any] | None]) -> set[Any]:
+    latest: dict[Any, Any] = {}
+    for entry in entries:
+        if isinstance(entry, Mapping) and entry.get("type") == "context_edit":
+            latest[entry.get("targetId")] = entry.get("replacement")
+    return {target for target, replacement in latest.items() if replacement is None}
 
 
 def _valid_reply(entry: Mapping[str, Any] | None) -> bool:
@@ -123,7 +149,8 @@ def add_entries(stats: SessionStats, entries: Iterable[Mapping[str, Any] | None]
         if not isinstance(entry, Mapping):
             continue
         kind = entry.get("type")
-        if kind in ("compaction", "branch_summary"):
+        if kind in ("compaction", "branch_summary", "usage"):
+            # a ``usage`` entry is billed traffic outside a reply (e.g. prompt-cache warming)
             stats.add_usage(entry.get("usage"))
             continue
         message = entry.get("message") if kind == "message" else None

@@ -276,4 +276,8 @@ def combine_usage(first: Mapping[str, Any] | None, second: Mapping[str, Any] | N
     total["cost"] = {
         k: num(cost_a, k) + num(cost_b, k) for k in ("input", "output", "cacheRead", "cacheWrite", "total")
     }
+    if "totalFromProvider" in cost_a or "totalFromProvider" in cost_b:
+        # a sum is the provider's own figure only when every part is
+        both = cost_a.get("totalFromProvider") is True and cost_b.get("totalFromProvider") is True
+        total["cost"]["totalFromProvider"] = both
     return total

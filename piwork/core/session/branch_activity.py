@@ -170,8 +170,9 @@ class _Collector:
         if not isinstance(entry_id, str):
             return
         self.activity.entry_ids.append(entry_id)
-        usage = entry.get("usage")  # branch summaries and compactions record what they cost
-        if entry.get("type") in ("branch_summary", "compaction"):
+        # branch summaries, compactions and usage entries (traffic outside a reply) record what they cost
+        usage = entry.get("usage")
+        if entry.get("type") in ("branch_summary", "compaction", "usage"):
             self._usage(usage)
         if entry.get("type") != "message" or not isinstance(entry.get("message"), Mapping):
             return

@@ -23,9 +23,7 @@ from piwork.core.session.reader import read_session_file
 from piwork.core.session.store import Session, new_header, open_session
 from piwork.core.session.tree import EntryNotFound, SessionTree, tree_from_values
 
-NOT_SAVED = (
-    "This session has not been saved yet. Wait for the first assistant response before cloning or forking it."
-)
+NOT_SAVED = "This session has not been saved yet. Send a message before cloning or forking it."
 
 
 class BranchingError(PiworkError):
@@ -99,7 +97,7 @@ def create_branched_session(source: Session, leaf_id: str) -> Session:
     bodies = FileBodies(path)
     tree = tree_from_values(values, header, load_body=bodies, new_id=source.tree.id_factory)
     session = Session(tree, path, source.cwd, source.session_dir, bodies=bodies, flushed=False)
-    if tree.has_assistant:
+    if tree.has_conversation:
         session.write_new_file()
     return session
 

@@ -44,8 +44,10 @@ def _usable_usage(usage: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, _NUMBER):
             return False
     cost = usage.get("cost", {})
+    # ``totalFromProvider`` (Pi 1.6) says whether ``total`` came from the provider's own bill
     return type(cost) is dict and all(
-        isinstance(v, _NUMBER) and not isinstance(v, bool) for v in cost.values()
+        (isinstance(v, _NUMBER) and not isinstance(v, bool)) or (k == "totalFromProvider" and type(v) is bool)
+        for k, v in cost.items()
     )
 
 

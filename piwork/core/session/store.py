@@ -1,7 +1,7 @@
 """Session files on disk: open, create, append durably, migrate safely, lock against a second writer.
 
 ``Session`` joins a ``SessionTree`` to its JSONL file. Writes follow Pi's rules (lazy first write,
-one line per entry, the file created only once an assistant message exists) plus piwork's own:
+one line per entry, the file created only once a user or assistant message exists) plus piwork's own:
 each entry is one ``write()`` on an ``O_APPEND`` descriptor, ``fsync`` after assistant messages,
 compactions, branch summaries and on close; an advisory lock keeps a second piwork writer out;
 appends made inside ``writing_later()`` only queue their bytes, and ``write_pending`` (which a worker
@@ -346,7 +346,7 @@ class Session:
     def after_append(self, tree: SessionTree, record: EntryRecord) -> None:
         if self.path is None:
             return
-        if not tree.has_assistant:
+        if not tree.has_conversation:
             if self.flushed:
                 line = serialize(record.body)
                 self._queue(lambda: self._append_line(line, durable=False))

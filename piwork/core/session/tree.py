@@ -99,7 +99,7 @@ class SessionTree:
         self._labels: dict[Any, tuple[str, Any]] = {}
         self._graph_diagnostics: list[Diagnostic] = []
         self._name_record: EntryRecord | None = None
-        self._has_assistant = False
+        self._has_conversation = False
         self.leaf_id: Any = None
         by_key = self._by_key
         children = self._children
@@ -132,9 +132,9 @@ class SessionTree:
                 siblings.append(record)
             else:
                 children[parent_key] = [siblings, record]
-            if record.role == "assistant":
+            if record.role == "assistant" or record.role == "user":
                 has_assistant = True
-        self._has_assistant = self._has_assistant or has_assistant
+        self._has_conversation = self._has_conversation or has_assistant
         self.leaf_id = next(
             ((None if r.id is UNDEFINED else r.id) for r in reversed(self._records) if r.type != "session"),
             None,
@@ -185,8 +185,8 @@ class SessionTree:
             self._children[parent_key] = [siblings, record]
         self.leaf_id = entry_id if entry_id is not UNDEFINED else None
         if kind == "message":
-            if record.role == "assistant":
-                self._has_assistant = True
+            if record.role == "assistant" or record.role == "user":
+                self._has_conversation = True
         elif kind == "label":
             target = map_key(record.meta.get("targetId", UNDEFINED))
             label = record.meta.get("label", UNDEFINED)
@@ -213,8 +213,10 @@ class SessionTree:
         return self._records
 
     @property
-    def has_assistant(self) -> bool:
-        return self._has_assistant
+    def has_conversation(self) -> bool:
+        """Whether a user or assistant message is among the entries (a new file is written from then on,
+        as Pi 1.6 does; 0.85 waited for the first assistant message)."""
+        return self._has_conversation
 
     def record(self, entry_id: Any) -> EntryRecord | None:
         return self._by_key.get(map_key(entry_id))

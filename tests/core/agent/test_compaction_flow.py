@@ -265,3 +265,24 @@ async def test_summary_calls_are_billed_traffic_like_replies(server: LoopbackSer
     totals = session.session_cost()
     for key in ("input", "output"):
         assert billed[key] == totals[key], (key, billed, totals)
+
+
+async def test_overflowing_attempt_is_left_out_for_good(server: LoopbackServer, tmp_path: Path) -> None:
+    """The failed attempt stays in the file behind a null context edit: reopened, it is not sent again."""
+    session, store, _, _ = make_session(server.anthropic_model(context_window=4000), tmp_path, settings=SMALL)
+    await warm_up(session, server)
+    server.script(Turn(failure=Failure.http(400, TOO_LONG)), summary_turn(), Turn([Text("recovered")]))
+    await session.prompt("one more")
+    entries = file_entries(store)
+    failed = next(e for e in entries if e["type"] == "message" and e["message"].get("stopReason") == "error")
+    edit = next(e for e in entries if e["type"] == "context_edit")
+    assert (
+        edit["targetId"] == failed["id"] and edit["replacement"] is None and edit["parentId"] == failed["id"]
+    )
+    kinds = [e["type"] for e in entries[entries.index(failed) :]]
+    assert kinds == ["message", "context_edit", "compaction", "message"]
+    store.close()
+    reopened = open_session(store.path)
+    roles = [(m["role"], m.get("stopReason")) for m in reopened.tree.build_context().messages]
+    assert ("assistant", "error") not in roles and roles[-1] == ("assistant", "stop")
+    reopened.close()

@@ -51,9 +51,7 @@ def test_a_new_session_on_a_full_disk_asks_the_model_nothing(
 
 def test_the_first_write_on_a_full_disk_leaves_no_file(full_disk: Path) -> None:
     session = create_session("/project", session_dir=str(full_disk))
-    session.tree.append_message({"role": "user", "content": "x" * 300_000, "timestamp": 1})
-    with pytest.raises(OSError):
-        session.tree.append_message(
-            {"role": "assistant", "content": [], "stopReason": "stop", "timestamp": 2}
-        )
+    session.tree.append_model_change("anthropic", "claude-sonnet-4-5")
+    with pytest.raises(OSError):  # the file is first written with the first user message
+        session.tree.append_message({"role": "user", "content": "x" * 300_000, "timestamp": 1})
     assert list(full_disk.iterdir()) == []

@@ -75,6 +75,22 @@ async def test_transient_error_is_retried_with_backoff(server: LoopbackServer, t
     assert stops == ["error", "error", "stop"]  # failures stay in the file...
     assert [m["role"] for m in session.messages] == ["user", "assistant"]  # ...not in the context
     assert [e.will_retry for e in rec.of("agent_end")] == [True, True, False]
+    # each failed attempt is left out by a context edit, so reopening does not bring it back
+    entries = file_entries(store)
+    assert [e["type"] for e in entries] == [
+        "message",
+        "message",
+        "context_edit",
+        "message",
+        "context_edit",
+        "message",
+    ]
+    assert entries[2]["targetId"] == entries[1]["id"] and entries[2]["replacement"] is None
+    assert entries[3]["parentId"] == entries[2]["id"]  # the retry continues after the edit
+    store.close()
+    reopened = open_session(store.path)  # type: ignore[arg-type]
+    assert [m.get("stopReason") for m in reopened.tree.build_context().messages] == [None, "stop"]
+    reopened.close()
 
 
 async def test_retries_exhausted_reports_final_error(server: LoopbackServer, tmp_path: Path) -> None:
@@ -312,8 +328,8 @@ async def test_message_end_is_heard_once_the_entry_is_in_the_session_file(
             found.append((event.message["role"], event.message in on_disk))
 
     session.subscribe(on_event)
-    await session.prompt("hello")  # a new session's file is first written with its first reply
-    assert found == [("user", False), ("assistant", True)]
+    await session.prompt("hello")  # a new session's file is first written with its first message
+    assert found == [("user", True), ("assistant", True)]
     found.clear()
     await session.prompt("use the gate")
     assert found == [("user", True), ("assistant", True), ("toolResult", True), ("assistant", True)]

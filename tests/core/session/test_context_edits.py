@@ -158,3 +158,19 @@ def test_edit_targets_are_checked() -> None:
         tree.restore_context_edit("u1")
     with pytest.raises(ContextEditRejected, match="text or a list"):
         tree.append_context_edit("u1", 42)
+
+
+def _fixture_contexts() -> list[Any]:
+    import json
+
+    path = Path(__file__).parents[2] / "conformance" / "pi16_entries.json"
+    cases = json.loads(path.read_text(encoding="utf-8"))["cases"]
+    return [pytest.param(c, id=c["id"]) for c in cases if c["op"] == "session_context"]
+
+
+@pytest.mark.parametrize("case", _fixture_contexts())
+def test_the_tree_builds_the_reference_context(case: dict[str, Any]) -> None:
+    """The session tree (records, bodies read in batches) gives the context Pi 1.6 gives."""
+    tree = tree_from_values(case["args"]["entries"], HEADER)
+    context = tree.build_context(honour_retained_tail=False)
+    assert context.to_json() == case["expect"]

@@ -32,14 +32,16 @@ from .helpers import assistant, conversation, user, write_session
 ASSISTANT = assistant("x", None, "hi")["message"]
 
 
-def test_new_session_is_written_only_once_an_assistant_replies(tmp_path: Path) -> None:
+def test_new_session_is_written_at_the_first_user_message(tmp_path: Path) -> None:
     session = create_session("/home/ana/proj", agent_dir=tmp_path, new_id=SequentialIds())
     assert session.path is not None
     assert session.path.parent == tmp_path / "sessions" / encode_cwd("/home/ana/proj")
     assert session.path.name.endswith(f"_{session.session_id}.jsonl")
     session.tree.append_model_change("anthropic", "claude")
-    session.tree.append_message({"role": "user", "content": "hello", "timestamp": 1})
     assert not session.path.exists()
+    session.tree.append_message({"role": "user", "content": "hello", "timestamp": 1})
+    lines = session.path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["type"] for line in lines] == ["session", "model_change", "message"]  # as Pi 1.6
     session.tree.append_message(ASSISTANT)
     lines = session.path.read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["type"] for line in lines] == ["session", "model_change", "message", "message"]
@@ -51,9 +53,10 @@ def test_new_session_is_written_only_once_an_assistant_replies(tmp_path: Path) -
         assert [r.parent_id for r in again.tree.records] == [None, "$ID:0001", "$ID:0002", "$ID:0003"]
 
 
-def test_session_without_assistant_is_never_written(tmp_path: Path) -> None:
+def test_session_without_a_message_is_never_written(tmp_path: Path) -> None:
     session = create_session(str(tmp_path), session_dir=tmp_path / "s")
-    session.tree.append_message({"role": "user", "content": "only me", "timestamp": 1})
+    session.tree.append_model_change("anthropic", "claude")
+    session.tree.append_thinking_level_change("high")
     session.close()
     assert list((tmp_path / "s").iterdir()) == []
 
