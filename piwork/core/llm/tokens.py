@@ -33,6 +33,8 @@ from piwork.core.llm.estimate import IMAGE_TOKENS
 from piwork.core.llm.token_counts import MIN_CHARS, CountCache, text_key
 from piwork.core.llm.types import LlmContext, Message
 
+EXACT_MAX_CHARS = 1_000_000  # longer texts are counted by estimate (chars/4), see TokenCounter.count
+
 _BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/"
 # encoding -> (file tiktoken downloads it from, its SHA-256)
 BPE_FILES: Mapping[str, tuple[str, str]] = {
@@ -280,7 +282,9 @@ class TokenCounter:
     def count(self, text: str) -> int:
         if not text:
             return 0
-        if self._encoding is None:
+        if self._encoding is None or len(text) > EXACT_MAX_CHARS:
+            # A text this long fills any context window many times over: chars/4 tells as much as an
+            # exact count, which would take a second per megabyte and gigabytes of token lists.
             return math.ceil(utf16_len(text) / 4)
         counts = self._counts
         if counts is None or len(text) < MIN_CHARS:
@@ -300,10 +304,10 @@ class TokenCounter:
         counted once, where it starts)."""
         if not ends:
             return []
-        if self._encoding is None:  # chars/4: prefix differences telescope to the whole
+        if self._encoding is None or len(whole) > EXACT_MAX_CHARS:  # chars/4: prefix differences telescope
             out, previous = [], 0
             for i, end in enumerate(ends):
-                now = self.count(whole[:end] if i + 1 < len(ends) else whole)
+                now = math.ceil(utf16_len(whole[:end] if i + 1 < len(ends) else whole) / 4)
                 out.append(now - previous)
                 previous = now
             return out

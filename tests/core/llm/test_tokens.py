@@ -167,3 +167,21 @@ def test_load_async_runs_in_an_executor(tmp_path: Path, no_network: list[object]
     asyncio.run(tokenizers.load_async())
     asyncio.run(tokenizers.load_async())  # once only
     assert tokenizers.available
+
+
+def test_a_text_too_long_to_matter_exactly_is_counted_by_estimate(
+    tmp_path: Path, no_network: list[object]
+) -> None:
+    from piwork.core.llm.tokens import EXACT_MAX_CHARS
+
+    tokenizers = Tokenizers(tmp_path / "agent", use_offline_package=False, env={})
+    tokenizers.load()
+    counter = tokenizers.counter_for("gpt-5.4")
+    short = "word " * 1000
+    assert counter.count(short) < len(short) // 4  # exact: about one token per word
+    huge = "word " * (EXACT_MAX_CHARS // 5 + 1)  # a single word repeated encodes to 1 token per 5 chars
+    assert counter.count(huge) == -(-len(huge) // 4)  # chars/4, not the tokenizer's count
+    assert counter.count_slices(huge, [len(huge) // 2, len(huge)]) == [
+        -(-(len(huge) // 2) // 4),
+        -(-len(huge) // 4) - -(-(len(huge) // 2) // 4),
+    ]
