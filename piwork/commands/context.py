@@ -2,7 +2,7 @@
 
     piwork context [--cwd DIR] [--session FILE] [--leaf ID] [--json] [--model PROVIDER/ID]
                    [--approve | --no-approve]
-                   [preflight [FILE]... | budget | index-status | pack TASK... | rebuild | manifest
+                   [preflight [FILE]... | budget | index-status | search QUERY... | pack TASK... | rebuild | manifest
                     | onboard [--refresh] | edits]
 
 Without a subcommand it prints the manifest of the task on the branch (or what a task started now would
@@ -35,12 +35,13 @@ from piwork.core.context import (
     preflight,
     rebuild_command,
     report_text,
+    search_command,
     view_summarizer,
 )
 from piwork.core.errors import PiworkError
 from piwork.core.paths import agent_dir as default_agent_dir
 
-ACTIONS = ("preflight", "budget", "index-status", "pack", "rebuild", "manifest", "onboard", "edits")
+ACTIONS = ("preflight", "budget", "index-status", "search", "pack", "rebuild", "manifest", "onboard", "edits")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -121,6 +122,8 @@ def _action(view: ContextView, action: str, args: list[str]) -> dict[str, Any]:
         return index_status_command(view)
     if action == "pack":
         return pack_command(view, " ".join(args))
+    if action == "search":
+        return search_command(view, " ".join(args))
     if action == "rebuild":
         return rebuild_command(view)
     return manifest_command(view)

@@ -102,7 +102,7 @@ def test_untrusted_overview_blocks_layers_2_to_7(tmp_path: Path) -> None:
     assert "Project trust: untrusted" in out
     assert "- profile: .pi/piwork-profile.json (blocked-untrusted: the project is not trusted)" in out
     assert "- snapshot: .pi/project-context.md (blocked-untrusted" in out
-    assert "Marks: pressure 160,000 · ceiling 183,616" in out  # a 200K window since Pi 1.6
+    assert "Marks: pressure 128,531 · ceiling 165,254" in out  # a 200K window since Pi 1.6
     assert "Next request by source" in out and "tool_schema" in out
     assert "Governor, next call: unchanged" in out
     assert "# Snapshot" not in out
@@ -131,7 +131,7 @@ def test_json_with_a_session_branch(tmp_path: Path) -> None:
     assert sum(request["bySource"].values()) == request["total"]
     assert request["bySource"]["custom"] > 0 and request["bySource"]["tool_result"] > 0  # bundle, read
     assert (
-        doc["marks"]["pressure"] == 160_000 and doc["marks"]["compaction"] == doc["marks"]["window"] - 16_384
+        doc["marks"]["pressure"] == 128_531 and doc["marks"]["compaction"] == doc["marks"]["window"] - 16_384
     )
     assert doc["occupancy"]["source"] == "estimate"  # a tool result follows the last response
     assert request["governor"]["transcriptTokens"] == request["total"]
@@ -211,7 +211,7 @@ def test_onboard_creates_the_layers_with_one_model_call(tmp_path: Path) -> None:
         assert [f["status"] for f in doc["files"]] == ["kept", "kept", "kept"] and len(server.requests) == 1
     assert (project / ".pi" / "project-context.md").read_text() == SNAPSHOT
     status = _run(["--cwd", str(project), "--approve", "index-status"], env)
-    assert status.returncode == 0 and "freshEntries 4" in status.stdout.replace(":", "")
+    assert status.returncode == 0 and "freshEntries 7" in status.stdout.replace(":", "")  # one per file
 
 
 def test_overview_shows_what_is_excluded_for_the_task(tmp_path: Path) -> None:
@@ -278,3 +278,17 @@ def test_edits_lists_what_the_model_no_longer_sees(tmp_path: Path) -> None:
     edits = json.loads(as_json.stdout)["contextEdits"]
     assert [(e["targetId"], e["action"]) for e in edits] == [(u1, "replace"), (a1, "leave-out")]
     assert edits[0]["replacement"] == {"content": "read the last lines of the log"}
+
+
+def test_search_finds_files_and_symbols_in_the_index(tmp_path: Path) -> None:
+    project, env = _project(tmp_path)
+    done = _run(["--cwd", str(project), "--approve", "search", "login"], env)
+    assert done.returncode == 1 and "/onboard run" in done.stdout  # no index yet
+    (project / "auth.py").write_text("def login(user):\n    return user\n")
+    onboarded = _run(["--cwd", str(project), "--approve", "onboard"], env)
+    assert onboarded.returncode == 0, onboarded.stderr + onboarded.stdout
+    done = _run(["--cwd", str(project), "--approve", "--json", "search", "login"], env)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert [r["path"] for r in report["results"]] == ["auth.py"]
+    assert report["results"][0]["fresh"] is True

@@ -24,9 +24,11 @@ from piwork.core.agent.system_prompt import prompt_parts_for
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.context.contract import allowed_tools, latest_contract
+from piwork.core.context.model_tools import context_tools, governor_figures
 from piwork.core.context.task_exclusions import TaskExclusions
 from piwork.core.context.telemetry import ContextTelemetry, telemetry_file
 from piwork.core.context.verifier import gate_for_session, registered_verifiers
+from piwork.core.context.view import view_from_session
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry, default_model
@@ -207,6 +209,12 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     gate = gate_for_session(agent_dir, store.tree, cwd, resources.project_trusted)
     tool_options = dataclasses.replace(ToolOptions.from_settings(agent_dir, settings), command_gate=gate)
     registry = create_default_tools(ALL_TOOL_NAMES, tool_options)
+    running: list[AgentSession] = []  # the session below, once made (the context tools measure it)
+    for tool in context_tools(
+        lambda: view_from_session(running[0], resources) if running else None,
+        lambda: governor_figures(running[0].governance) if running else None,
+    ):
+        registry.add(tool)  # active during a task only (the contract's tool rules)
     exclusions = TaskExclusions(store.tree)
     # the defaultTools setting (global, then project) chooses the tools a session starts with
     starting_tools = session_tool_names(
@@ -241,7 +249,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             system_prompt_parts_for=parts_for,
             messages=list(context.messages),
             settings=settings,
-            active_tools=allowed_tools(latest_contract(store.tree), starting_tools, ALL_TOOL_NAMES),
+            active_tools=allowed_tools(latest_contract(store.tree), starting_tools, registry.names()),
             expand_input=expand,
             base_options=stream_options_from_settings(settings),
             session_id=session_id,
@@ -263,6 +271,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             task_exclusions=exclusions,
         )
     )
+    running.append(session)
     gate.on_reuse = session.governance.verifier_reused  # a reused verifier pass is a governor log row
     await asyncio.to_thread(session.session_stats)  # the first count reads every entry: not on the loop
     # notices raised from now on (the file changed on disk and was reloaded...) reach the subscribers

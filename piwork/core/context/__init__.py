@@ -55,6 +55,9 @@ if TYPE_CHECKING:
     from piwork.core.context.commands import (
         rebuild as rebuild_command,
     )
+    from piwork.core.context.commands import (
+        search as search_command,
+    )
     from piwork.core.context.contract import ContractError, blocked_tool_reason, latest_contract
     from piwork.core.context.entries import CUSTOM_TYPE_WORDS
     from piwork.core.context.estimate import TokenEstimator, tool_schemas
@@ -162,6 +165,7 @@ __all__ = [
     "rebuild_command",
     "report_text",
     "save_intake",
+    "search_command",
     "shown_path",
     "tool_schemas",
     "view_from_parts",
@@ -232,6 +236,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "parse_onboard": ("commands", "parse_onboard"),
     "preflight": ("commands", "preflight"),
     "rebuild_command": ("commands", "rebuild"),
+    "search_command": ("commands", "search"),
     "report_text": ("commands", "report_text"),
     "save_intake": ("intake", "save_intake"),
     "view_from_parts": ("view", "view_from_parts"),

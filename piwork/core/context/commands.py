@@ -37,7 +37,7 @@ from piwork.core.context.exclusions import (
 )
 from piwork.core.context.fresh import FreshError, FreshResult, handoff_summary, start_fresh
 from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOutcome, RequestShape
-from piwork.core.context.index import build_task_pack, index_status, load_index, refresh_index, write_index
+from piwork.core.context.index import build_task_pack, index_status, load_index, write_index
 from piwork.core.context.intake import INTAKE_TOKENS, intake_tokens
 from piwork.core.context.manifest import Manifest, ManifestEntry
 from piwork.core.context.manifest_refresh import refresh_manifest
@@ -287,6 +287,13 @@ def index_status_command(view: ContextView) -> dict[str, Any]:
     return out
 
 
+def search(view: ContextView, query: str) -> dict[str, Any]:
+    """``/context search <query>``: the index's files and symbols for a query (the model's index search)."""
+    from piwork.core.context.model_tools import search_report
+
+    return search_report(view, query)
+
+
 def pack(view: ContextView, task: str) -> dict[str, Any]:
     if not task.strip():
         return {"ok": False, "message": "Say what the task is: /context pack <task>"}
@@ -309,11 +316,21 @@ def pack(view: ContextView, task: str) -> dict[str, Any]:
 def rebuild(view: ContextView) -> dict[str, Any]:
     if not view.trusted:
         return _untrusted("the context index")
+    from piwork.core.context.index_builder import build_index, update_index
+
     loaded = load_index(view.cwd)
-    if loaded.index is None:
-        message = "No usable context index to refresh: run /onboard run to create one."
-        return {"ok": False, "message": message, "problems": [d.message for d in loaded.diagnostics]}
-    result = refresh_index(view.cwd, loaded.index)
+    if loaded.index is None:  # missing or unreadable: built anew from the tree
+        index = build_index(view.cwd)
+        path = write_index(view.cwd, index)
+        problems = [d.message for d in loaded.diagnostics]
+        return {
+            "ok": True,
+            "path": path,
+            "rebuilt": True,
+            "entries": len(index.entries),
+            "problems": problems,
+        }
+    result = update_index(view.cwd, loaded.index)
     path = write_index(view.cwd, result.index)
     return {"ok": True, "path": path, **result.to_json()}
 

@@ -19,6 +19,8 @@ CONTRACT_CUSTOM_TYPE = "piwork.taskContract"
 Phase = Literal["scout", "plan", "implement", "verify"]
 PHASES: tuple[Phase, ...] = ("scout", "plan", "implement", "verify")
 READ_ONLY_TOOLS = ("read", "grep", "find", "ls")
+# piwork's context tools (model_tools): they change nothing, so every task has them
+CONTEXT_TOOLS = ("context_preflight", "context_budget", "context_index_status", "context_index_search")
 WRITE_TOOLS = ("edit", "write")
 
 
@@ -107,17 +109,18 @@ def allowed_tools(
 
     A read-only task gets exactly the non-writing tools (read, grep, find, ls) that are ``available``
     (default: ``active``), whether or not they were active before; a source-write task without a
-    verify command loses edit and write.
+    verify command loses edit and write. Every task gets the context tools that are ``available``.
     """
     names = list(active)
     if contract is None:
         return names
+    pool = set(names if available is None else available)
+    context = [n for n in CONTEXT_TOOLS if n in pool]
     if contract.mode == "read-only":
-        pool = set(names if available is None else available)
-        return [n for n in READ_ONLY_TOOLS if n in pool]
+        return [*(n for n in READ_ONLY_TOOLS if n in pool), *context]
     if not contract.verify:
-        return [n for n in names if n not in WRITE_TOOLS]
-    return names
+        names = [n for n in names if n not in WRITE_TOOLS]
+    return [*names, *(n for n in context if n not in names)]
 
 
 def blocked_tool_reason(contract: TaskContract | None, tool_name: str) -> str | None:

@@ -34,6 +34,8 @@ SUMMARY_CHARS = 300
 PACK_MAX_ENTRIES = 8
 FINDER_MAX_RESULTS = 20
 FINDER_MAX_FILES = 20_000
+MAX_SYMBOLS = 40  # per file
+SEARCH_SYMBOLS = 8  # shown per search result
 
 Freshness = Literal["fresh", "changed", "missing"]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -73,6 +75,25 @@ _STOP_WORDS = frozenset(
 class CitedFile:
     path: str  # relative to the project root, "/"-separated
     sha256: str
+    size: int | None = None  # bytes
+    language: str = ""
+    summary: str = ""
+    symbols: tuple[str, ...] = ()  # top-level definitions (functions, classes, types)
+    mtime_ns: int | None = None  # when it was read: unchanged size and time need no re-reading
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "sha256": self.sha256}
+        if self.size is not None:
+            out["size"] = self.size
+        if self.language:
+            out["language"] = self.language
+        if self.summary:
+            out["summary"] = self.summary
+        if self.symbols:
+            out["symbols"] = list(self.symbols)
+        if self.mtime_ns is not None:
+            out["mtimeNs"] = self.mtime_ns
+        return out
 
 
 @dataclass(frozen=True)
@@ -92,7 +113,7 @@ class IndexEntry:
             title=self.title,
             summary=self.summary,
             tags=list(self.tags),
-            files=[{"path": f.path, "sha256": f.sha256} for f in self.files],
+            files=[f.to_json() for f in self.files],
         )
         if self.summary_outdated:
             out["summaryOutdated"] = True
@@ -234,7 +255,26 @@ def _parse_entry(item: Any) -> IndexEntry | None:
         rel, digest = cited.get("path"), cited.get("sha256")
         if not isinstance(rel, str) or not rel or not isinstance(digest, str):
             return None
-        files.append(CitedFile(rel, digest))
+        size, language, summary, symbols, mtime = (
+            cited.get("size"),
+            cited.get("language"),
+            cited.get("summary"),
+            cited.get("symbols"),
+            cited.get("mtimeNs"),
+        )
+        files.append(
+            CitedFile(
+                rel,
+                digest,
+                size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None,
+                language if isinstance(language, str) else "",
+                summary if isinstance(summary, str) else "",
+                tuple(x for x in symbols if isinstance(x, str))[:MAX_SYMBOLS]
+                if isinstance(symbols, list)
+                else (),
+                mtime if isinstance(mtime, int) and not isinstance(mtime, bool) else None,
+            )
+        )
     tags = item.get("tags") or []
     known = {"id", "title", "summary", "tags", "files", "summaryOutdated"}
     return IndexEntry(
@@ -267,6 +307,25 @@ class FileHashes:
             self._cache[rel] = self._hash(rel)
         return self._cache[rel]
 
+    def current(self, cited: CitedFile) -> str | None:
+        """The file's sha256 now: the recorded one, without reading, when its size and modification
+        time are those recorded."""
+        recorded = cited.size is not None and cited.mtime_ns is not None
+        if recorded and cited.path not in self._cache and not os.path.isabs(cited.path):
+            full = os.path.join(self.root, cited.path)
+            try:
+                stat = os.stat(full)
+            except OSError:
+                stat = None
+            if (
+                stat is not None
+                and stat.st_size == cited.size
+                and stat.st_mtime_ns == cited.mtime_ns
+                and os.path.realpath(full).startswith(self.root.rstrip(os.sep) + os.sep)
+            ):
+                return cited.sha256
+        return self.get(cited.path)
+
     def _hash(self, rel: str) -> str | None:
         if os.path.isabs(rel):
             return None
@@ -282,7 +341,7 @@ class FileHashes:
 def entry_state(entry: IndexEntry, hashes: FileHashes) -> EntryState:
     changed, missing = [], []
     for cited in entry.files:
-        now = hashes.get(cited.path)
+        now = hashes.current(cited)
         if now is None:
             missing.append(cited.path)
         elif now != cited.sha256:
@@ -475,3 +534,59 @@ def index_read_answer(cwd: str) -> str:
     status = index_status(cwd, loaded.index)
     freshness = "fresh" if status.fresh else f"stale ({status.stale_reason}; /context rebuild refreshes it)"
     return f"{head}\nIndex {freshness}.\n{index_summary(status)}"
+
+
+# ----------------------------------------------------------------------------- search
+
+
+def _file_score(entry: IndexEntry, cited: CitedFile, words: set[str]) -> int:
+    """Matches of the query words: in the file's path and symbols (two each), its summary, its entry."""
+    path = cited.path.lower()
+    symbols = " ".join(cited.symbols).lower()
+    about = " ".join([cited.summary, entry.title, entry.summary, *entry.tags]).lower()
+    return sum(2 * (w in path) + 2 * (w in symbols) + (w in about) for w in words)
+
+
+def index_search(cwd: str, query: str, limit: int = 10) -> dict[str, Any]:
+    """Files (with their matching symbols) of the index that match ``query``, best first, at most
+    ``limit``; each says whether its content still matches the index. Call for a trusted project."""
+    loaded = load_index(cwd)
+    if not loaded.exists:
+        return {
+            "ok": False,
+            "status": "missing",
+            "message": "No context index: run /onboard run to create one.",
+        }
+    if loaded.index is None:
+        message = "; ".join(d.message for d in loaded.diagnostics)
+        return {"ok": False, "status": "invalid", "message": message + " (/context rebuild makes a new one)"}
+    words = task_words(query) or {w.lower() for w in _WORD.findall(query)}
+    hashes = FileHashes(cwd)
+    ranked: list[tuple[int, str, IndexEntry, CitedFile]] = []
+    for entry in loaded.index.entries:
+        for cited in entry.files:
+            score = _file_score(entry, cited, words)
+            if score > 0:
+                ranked.append((score, cited.path, entry, cited))
+    ranked.sort(key=lambda item: (-item[0], item[1]))
+    results = []
+    for score, path, entry, cited in ranked[:limit]:
+        matching = [s for s in cited.symbols if any(w in s.lower() for w in words)]
+        others = [s for s in cited.symbols if s not in matching]
+        results.append(
+            {
+                "path": sanitize(path, 200),
+                "score": score,
+                "fresh": hashes.current(cited) == cited.sha256,
+                "language": cited.language or None,
+                "summary": sanitize(cited.summary or entry.summary, 160),
+                "symbols": [sanitize(s, 80) for s in [*matching, *others][:SEARCH_SYMBOLS]],
+            }
+        )
+    return {
+        "ok": True,
+        "query": sanitize(query, 200),
+        "matches": len(ranked),
+        "results": results,
+        "note": "The index is a map, not the source: read the files before changing them.",
+    }

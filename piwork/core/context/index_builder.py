@@ -1,10 +1,13 @@
 """Building the context index from the repository itself: deterministic, no model call.
 
 The files are those git knows (tracked, plus untracked ones not ignored) in a git work tree, else a
-bounded walk that honours the root ``.gitignore``. Each folder holding files is one module entry citing
-its files with their sha256; its summary comes from the folder's README, else a Python package or
-module docstring, else the first lines of its first file. Binary and very large files are not cited.
-The same tree always gives the same index (apart from ``builtAt``).
+bounded walk that honours the root ``.gitignore``. Each file is one entry: its sha256, size and
+modification time, language, a one-line summary (a docstring, a leading comment, a first paragraph) and
+its top-level symbols (Python, JavaScript/TypeScript, Go, Rust), with the folder it belongs to. Binary
+and very large files are not cited. Per-folder summaries (:func:`module_summaries`) are derived from the
+entries when a layer needs fewer tokens than the files would take. The same tree always gives the same
+index (apart from ``builtAt`` and modification times). Refreshing re-reads only the files whose size or
+modification time changed, and adds the new ones.
 """
 
 from __future__ import annotations
@@ -20,9 +23,17 @@ from dataclasses import dataclass
 import pathspec
 
 from piwork.core import safe_read
-from piwork.core.context.index import SUMMARY_CHARS, CitedFile, ContextIndex, IndexEntry, now_utc, sanitize
+from piwork.core.context.index import (
+    MAX_SYMBOLS,
+    SUMMARY_CHARS,
+    CitedFile,
+    ContextIndex,
+    IndexEntry,
+    now_utc,
+    sanitize,
+)
 
-MAX_FILES = 5_000  # files looked at, at most
+MAX_FILES = 25_000  # files looked at, at most
 MAX_FILE_BYTES = 1_000_000  # larger files are not cited (their hash would be re-read on every check)
 _CITED = safe_read.FileKind("cited file", MAX_FILE_BYTES)
 MAX_FILES_PER_ENTRY = 60
@@ -206,37 +217,233 @@ def _tags(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(t for t in found if t))
 
 
+def language_of(path: str) -> str:
+    return _LANGUAGES.get(os.path.splitext(path)[1].lower(), "")
+
+
+_SYMBOLS: dict[str, re.Pattern[str]] = {
+    "python": re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+([A-Za-z_]\w*)", re.MULTILINE),
+    "javascript": re.compile(
+        r"^(?:export[ \t]+)?(?:default[ \t]+)?(?:declare[ \t]+)?(?:"
+        r"(?:async[ \t]+)?function\*?[ \t]*([A-Za-z_$][\w$]*)"
+        r"|(?:abstract[ \t]+)?class[ \t]+([A-Za-z_$][\w$]*)"
+        r"|(?:const|let|var)[ \t]+([A-Za-z_$][\w$]*)[ \t]*[=:]"
+        r"|(?:interface|type|enum|namespace)[ \t]+([A-Za-z_$][\w$]*))",
+        re.MULTILINE,
+    ),
+    "go": re.compile(
+        r"^(?:func[ \t]+(?:\([^)]*\)[ \t]*)?([A-Za-z_]\w*)|type[ \t]+([A-Za-z_]\w*)|(?:var|const)[ \t]+([A-Za-z_]\w*))",
+        re.MULTILINE,
+    ),
+    "rust": re.compile(
+        r"^(?:pub(?:\([^)]*\))?[ \t]+)?(?:(?:async|unsafe|const|extern(?:[ \t]+\"[^\"]*\")?)[ \t]+)*"
+        r"(?:fn|struct|enum|trait|type|mod|static|union|macro_rules!)[ \t]+([A-Za-z_]\w*)"
+        r"|^impl(?:<[^>\n]*>)?[ \t]+(?:[\w:<>, ]+[ \t]+for[ \t]+)?([A-Za-z_]\w*)",
+        re.MULTILINE,
+    ),
+}
+_SYMBOLS["typescript"] = _SYMBOLS["javascript"]
+_JS_EXTENSIONS = {".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript", ".mts": "typescript"}
+_LANGUAGES.update(_JS_EXTENSIONS)
+_DOCSTRING = re.compile(r'\A(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*[rRuUbB]*("""|\'\'\')(.*?)\1', re.DOTALL)
+_LEADING_COMMENT = re.compile(r"\A\s*(?:(?://[!/]?[^\n]*\n\s*)+|/\*+(.*?)\*/)", re.DOTALL)
+FILE_SUMMARY_CHARS = 160
+SCAN_CHARS = 200_000  # of a file's text looked at for its symbols and summary
+
+
+def top_level_symbols(language: str, text: str) -> tuple[str, ...]:
+    """Names defined at the top level of a source file (no indentation), in order, without repeats."""
+    pattern = _SYMBOLS.get(language)
+    if pattern is None:
+        return ()
+    seen: dict[str, None] = {}
+    for match in pattern.finditer(text):
+        name = next((g for g in match.groups() if g), None)
+        if name and name not in seen:
+            seen[name] = None
+            if len(seen) >= MAX_SYMBOLS:
+                break
+    return tuple(seen)
+
+
+def file_summary(language: str, text: str) -> str:
+    """One line about a file: a Python module docstring, a leading comment, a Markdown paragraph."""
+    found = ""
+    if language == "python":
+        match = _DOCSTRING.match(text)
+        found = _first_paragraph(match.group(2)) if match else ""
+        if not found:  # a leading comment block instead (not a #! line or a coding declaration)
+            comments = []
+            for line in text.splitlines():
+                if not line.startswith("#"):
+                    break
+                if not line.startswith("#!") and "coding" not in line[:30]:
+                    comments.append(line.lstrip("#").strip())
+            found = _first_paragraph("\n".join(comments))
+    elif language in ("javascript", "typescript", "go", "rust", "c", "c++", "java"):
+        match = _LEADING_COMMENT.match(text)
+        if match:
+            block = match.group(1) if match.group(1) is not None else match.group(0)
+            lines = [ln.strip().lstrip("/*!").strip() for ln in block.splitlines()]
+            found = _first_paragraph("\n".join(lines))
+    elif language in ("markdown", "docs"):
+        found = _first_paragraph(text)
+    return sanitize(found, FILE_SUMMARY_CHARS) if found else ""
+
+
+def describe_file(root: str, rel: str) -> CitedFile | None:
+    """The index record of one file (None: binary, unreadable, too large, or not a regular file)."""
+    full = os.path.join(root, rel)
+    try:
+        data = safe_read.read_bytes(full, _CITED)
+        stat = os.stat(full)
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None  # binary
+    language = language_of(rel)
+    text = data[:SCAN_CHARS].decode("utf-8", errors="replace") if language else ""
+    return CitedFile(
+        rel,
+        hashlib.sha256(data).hexdigest(),
+        len(data),
+        language,
+        file_summary(language, text),
+        top_level_symbols(language, text),
+        stat.st_mtime_ns,
+    )
+
+
+def file_entry(cited: CitedFile) -> IndexEntry:
+    folder = cited.path.rpartition("/")[0] or "."
+    return IndexEntry(
+        cited.path,
+        cited.path,
+        cited.summary,
+        (cited,),
+        (cited.language,) if cited.language else (),
+        extra={"module": folder},
+    )
+
+
 def build_index(root: str, files: ProjectFiles | None = None) -> ContextIndex:
-    """One entry per folder holding files (the project root is ``.``), in path order."""
+    """One entry per readable text file, in path order."""
     root = os.path.abspath(root)
     files = files or project_files(root)
-    folders: dict[str, list[str]] = {}
-    for rel in files.paths:
-        folder, _, name = rel.rpartition("/")
-        folders.setdefault(folder, []).append(name)
-    entries: list[IndexEntry] = []
-    for folder in sorted(folders)[:MAX_ENTRIES]:
-        names = sorted(folders[folder])
-        cited: list[CitedFile] = []
-        for name in names:
-            rel = f"{folder}/{name}" if folder else name
-            digest = _digest(os.path.join(root, rel))
-            if digest is not None:
-                cited.append(CitedFile(rel, digest))
-            if len(cited) >= MAX_FILES_PER_ENTRY:
-                break
-        if not cited:
-            continue
-        summary = module_summary(root, folder, names)
-        count = f"{len(names)} file{'s' if len(names) != 1 else ''}"
-        title = folder or f"{os.path.basename(root)} (project root)"
-        entries.append(
-            IndexEntry(
-                folder or ".",
-                title,
-                f"{summary} ({count})" if summary else count,
-                tuple(cited),
-                _tags(names),
-            )
-        )
+    entries = [file_entry(c) for rel in files.paths if (c := describe_file(root, rel)) is not None]
     return ContextIndex(now_utc(), tuple(entries))
+
+
+@dataclass(frozen=True)
+class IndexUpdate:
+    index: ContextIndex
+    reused: int
+    updated: int
+    added: int
+    dropped: int
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "reused": self.reused,
+            "updated": self.updated,
+            "added": self.added,
+            "dropped": self.dropped,
+            "entries": len(self.index.entries),
+        }
+
+
+def update_index(root: str, index: ContextIndex, files: ProjectFiles | None = None) -> IndexUpdate:
+    """The index brought up to date with the tree: a file whose size and modification time are those
+    recorded is kept without being read; a changed one is described again; new files are added, gone
+    ones dropped. Entries of the older per-folder form are replaced by per-file ones."""
+    root = os.path.abspath(root)
+    files = files or project_files(root)
+    known: dict[str, CitedFile] = {}
+    for entry in index.entries:
+        if len(entry.files) == 1 and entry.id == entry.files[0].path:
+            known[entry.id] = entry.files[0]
+    listed = set(files.paths)
+    entries: list[IndexEntry] = []
+    reused = updated = added = 0
+    for rel in files.paths:
+        cited = known.get(rel)
+        if cited is not None and cited.mtime_ns is not None and cited.size is not None:
+            try:
+                stat = os.stat(os.path.join(root, rel))
+            except OSError:
+                continue
+            if stat.st_size == cited.size and stat.st_mtime_ns == cited.mtime_ns:
+                entries.append(file_entry(cited))
+                reused += 1
+                continue
+        described = describe_file(root, rel)
+        if described is None:
+            continue
+        if cited is not None and cited.sha256 == described.sha256:
+            reused += 1  # touched, not changed
+        elif cited is not None:
+            updated += 1
+        else:
+            added += 1
+        entries.append(file_entry(described))
+    dropped = sum(1 for path in known if path not in listed) + sum(
+        1 for e in index.entries if not (len(e.files) == 1 and e.id == e.files[0].path)
+    )
+    return IndexUpdate(ContextIndex(now_utc(), tuple(entries)), reused, updated, added, dropped)
+
+
+@dataclass(frozen=True)
+class FolderSummary:
+    folder: str  # "." for the project root
+    summary: str  # its README's first paragraph, else its package's or first file's summary
+    names: tuple[str, ...]  # file names, in path order
+
+
+def _module_of(entry: IndexEntry) -> str:
+    module = entry.extra.get("module")
+    return module if isinstance(module, str) else (entry.id.rpartition("/")[0] or ".")
+
+
+def folder_summaries(entries: Sequence[IndexEntry]) -> list[FolderSummary]:
+    """Each folder of the index with a summary taken from its files' entries, in path order."""
+    folders: dict[str, list[CitedFile]] = {}
+    for entry in entries:
+        folders.setdefault(_module_of(entry), []).extend(entry.files)
+    out = []
+    for folder in sorted(folders):
+        files = folders[folder]
+        by_name = {f.path.rpartition("/")[2]: f for f in files}
+        preferred = [*_READMES, "__init__.py", "__main__.py"]
+        ordered = [by_name[n] for n in preferred if n in by_name]
+        ordered += [f for f in files if f.language == "python" and f not in ordered]
+        ordered += [f for f in files if f not in ordered]
+        summary = next((f.summary for f in ordered if f.summary), "")
+        out.append(FolderSummary(folder, summary, tuple(by_name)))
+    return out
+
+
+def module_summaries(entries: Sequence[IndexEntry], limit_chars: int = 2_000) -> list[tuple[str, str]]:
+    """(folder, summary) for each folder of ``entries``: its files counted by language and its
+    best-described files' summaries and symbols, cut to ``limit_chars`` — what a layer over its budget
+    sends in place of the files."""
+    folders: dict[str, list[IndexEntry]] = {}
+    for entry in entries:
+        folders.setdefault(_module_of(entry), []).append(entry)
+    out: list[tuple[str, str]] = []
+    for folder in sorted(folders):
+        items = folders[folder]
+        languages = _tags(e.id for e in items)
+        parts = [
+            f"{len(items)} file{'s' if len(items) != 1 else ''}"
+            + (f" ({', '.join(languages)})" if languages else "")
+        ]
+        for entry in items:
+            cited = entry.files[0] if entry.files else None
+            if cited is None or not (cited.summary or cited.symbols):
+                continue
+            symbols = ", ".join(cited.symbols[:6])
+            name = cited.path.rpartition("/")[2]
+            parts.append(f"{name}: {cited.summary}" + (f" [{symbols}]" if symbols else ""))
+        text = "; ".join(parts)
+        out.append((folder, text if len(text) <= limit_chars else text[: limit_chars - 1] + "…"))
+    return out

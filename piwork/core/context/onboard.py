@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from piwork.core.compaction.summarize import Summarizer, SummaryCancelled, SummaryFailed, check_response
 from piwork.core.context.index import ContextIndex, index_path, sanitize, write_index
-from piwork.core.context.index_builder import build_index, project_files
+from piwork.core.context.index_builder import build_index, folder_summaries, project_files
 from piwork.core.context.layers import PROFILE_PATH, SNAPSHOT_PATH
 from piwork.core.context.profile import PROFILE_TEMPLATE, inferred_verify
 from piwork.core.errors import PiworkError
@@ -124,12 +124,16 @@ def write_new_file(path: str, text: str, replace_existing: bool = False) -> bool
 
 def _map_lines(index: ContextIndex) -> list[str]:
     lines = []
-    for entry in index.entries[:SNAPSHOT_ENTRIES]:
-        files = ", ".join(f.path.rsplit("/", 1)[-1] for f in entry.files[:12])
-        more = f" (+{len(entry.files) - 12} more)" if len(entry.files) > 12 else ""
-        lines.append(f"- {sanitize(entry.id, 120)}: {sanitize(entry.summary)} [files: {files}{more}]")
-    if len(index.entries) > SNAPSHOT_ENTRIES:
-        lines.append(f"- … {len(index.entries) - SNAPSHOT_ENTRIES} more folders")
+    folders = folder_summaries(index.entries)
+    for folder in folders[:SNAPSHOT_ENTRIES]:
+        names = folder.names
+        files = ", ".join(names[:12])
+        more = f" (+{len(names) - 12} more)" if len(names) > 12 else ""
+        count = f"({len(names)} file{'s' if len(names) != 1 else ''})"
+        about = f"{sanitize(folder.summary)} {count}" if folder.summary else count
+        lines.append(f"- {sanitize(folder.folder, 120)}: {about} [files: {files}{more}]")
+    if len(folders) > SNAPSHOT_ENTRIES:
+        lines.append(f"- … {len(folders) - SNAPSHOT_ENTRIES} more folders")
     return lines
 
 
@@ -140,7 +144,7 @@ def snapshot_prompt(index: ContextIndex, project: str) -> str:
 
 def deterministic_snapshot(index: ContextIndex, project: str) -> str:
     """The snapshot without a model: the index's folders and summaries, as a Markdown list."""
-    root = next((e for e in index.entries if e.id == "."), None)
+    root = next((f for f in folder_summaries(index.entries) if f.folder == "." and f.summary), None)
     lines = [
         "# Project snapshot",
         "",
@@ -267,7 +271,7 @@ async def onboard(
         not failed,
         message,
         tuple(files),
-        len(index.entries),
+        len(folder_summaries(index.entries)),  # folders ("modules") holding indexed files
         sum(len(e.files) for e in index.entries),
         listed.source,
         snapshot_source,

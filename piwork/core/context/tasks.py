@@ -38,7 +38,7 @@ from piwork.core.llm.types import ToolSpec
 from piwork.core.resources.loader import LoadedResources
 from piwork.core.session.context import entry_to_messages
 from piwork.core.session.tree import SessionTree
-from piwork.core.tools.registry import ALL_TOOL_NAMES, DEFAULT_ACTIVE_TOOLS
+from piwork.core.tools.registry import DEFAULT_ACTIVE_TOOLS
 
 if TYPE_CHECKING:
     from piwork.core.agent.session import AgentSession
@@ -58,7 +58,7 @@ def apply_tool_rules(session: AgentSession, contract: TaskContract | None) -> li
     if contract is not None and contract.mode == "source-write":
         # coming back from a read-only phase or an unverified start: the default tools return
         current += [name for name in DEFAULT_ACTIVE_TOOLS if name not in current]
-    names = allowed_tools(contract, current, ALL_TOOL_NAMES)
+    names = allowed_tools(contract, current, session.registry.names())
     session.set_active_tools(names)
     return names
 

@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "quit": ("", "Close piwork"),
     "skill:": ("<name> [args]", "Run a skill with optional arguments"),
     "context": (
-        "preflight|budget|index-status|pack <task>|compact|rebuild|manifest|exclude <layer|path>|include <layer|path>",
+        "preflight|budget|index-status|search <query>|pack <task>|compact|rebuild|manifest|exclude <layer|path>|include <layer|path>",
         "Context window: check the next request, the marks, the index, the task pack, the manifest; "
         "leave a layer out of this task or bring it back",
     ),

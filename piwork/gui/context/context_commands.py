@@ -41,6 +41,7 @@ from piwork.core.context import (
     rebuild_command,
     report_text,
     save_intake,
+    search_command,
     view_from_session,
 )
 from piwork.core.resources import TrustRequest, TrustResolver
@@ -54,6 +55,7 @@ CONTEXT_ACTIONS = (
     "preflight",
     "budget",
     "index-status",
+    "search",
     "pack",
     "compact",
     "rebuild",
@@ -142,6 +144,8 @@ class ContextCommands:
             return index_status_command(view)
         if action == "pack":
             return pack_command(view, rest)
+        if action == "search":
+            return search_command(view, rest)
         if action == "rebuild":
             return rebuild_command(view)
         return manifest_command(view)

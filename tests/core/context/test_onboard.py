@@ -14,7 +14,7 @@ import pytest
 from piwork.core.agent.runtime import create_runtime
 from piwork.core.context.commands import onboard_command, parse_onboard
 from piwork.core.context.index import index_status, load_index
-from piwork.core.context.index_builder import build_index, project_files
+from piwork.core.context.index_builder import build_index, folder_summaries, project_files
 from piwork.core.context.onboard import onboard, write_new_file
 from piwork.core.context.view import view_from_session
 from tests.support.loopback_server import Failure, LoopbackServer, Text, Turn
@@ -63,11 +63,34 @@ def test_index_is_built_deterministically_from_the_repository(tmp_path: Path, gi
     first, second = build_index(str(root)), build_index(str(root))
     assert [e.to_json() for e in first.entries] == [e.to_json() for e in second.entries]
     entries = {e.id: e for e in first.entries}
-    assert list(entries) == [".", "docs", "shop", "shop/payments"]
-    assert entries["."].summary.startswith("A tiny shop that takes orders. It is small.")
-    assert entries["shop"].summary == "Orders: taking and listing them. (2 files)"
-    assert entries["shop/payments"].summary.startswith("Card payments through the bank API")
-    assert entries["shop"].tags == ("python",)
+    # one entry per text file, each citing itself, with its folder, language, summary and symbols
+    expected = [
+        ".gitignore",
+        "README.md",
+        "docs/guide.md",
+        "shop/__init__.py",
+        "shop/orders.py",
+        "shop/payments/card.py",
+    ]
+    if git:
+        expected.insert(3, "docs/notes.md")
+    assert list(entries) == expected
+    assert all(len(e.files) == 1 and e.files[0].path == e.id for e in entries.values())
+    assert entries["README.md"].summary == "A tiny shop that takes orders. It is small."
+    assert entries["shop/__init__.py"].summary == "Orders: taking and listing them."
+    assert entries["shop/payments/card.py"].summary == "Card payments through the bank API"
+    orders = entries["shop/orders.py"].files[0]
+    assert (orders.language, orders.symbols, orders.size) == ("python", ("take",), 34)
+    assert entries["shop/orders.py"].extra == {"module": "shop"} and entries["shop/orders.py"].tags == (
+        "python",
+    )
+    folders = {f.folder: f.summary for f in folder_summaries(first.entries)}
+    assert folders == {
+        ".": "A tiny shop that takes orders. It is small.",
+        "docs": "How to run the shop.",
+        "shop": "Orders: taking and listing them.",
+        "shop/payments": "Card payments through the bank API",
+    }
     cited = {f.path: f.sha256 for e in first.entries for f in e.files}
     assert cited["shop/orders.py"] == _sha(root / "shop" / "orders.py")
     assert "docs/logo.png" not in cited  # binary files are not cited
@@ -101,7 +124,7 @@ async def test_onboard_creates_the_layers_then_keeps_them_until_refresh(
     assert (pi / "project-context.md").read_text() == SNAPSHOT
     assert json.loads((pi / "piwork-profile.json").read_text())["version"] == 1
     loaded = load_index(str(root))
-    assert loaded.index is not None and len(loaded.index.entries) == 4
+    assert loaded.index is not None and len(loaded.index.entries) == 7  # one per text file git lists
     assert not list(pi.glob("*.tmp-*"))  # atomic writes leave nothing behind
 
     # run again: nothing is replaced, no model call
@@ -114,7 +137,9 @@ async def test_onboard_creates_the_layers_then_keeps_them_until_refresh(
     # --refresh rebuilds the index and the snapshot; the user's profile stays
     (root / "shop" / "orders.py").write_text("def take(order):\n    return [order]\n")
     stale = index_status(str(root), load_index(str(root)).index)  # type: ignore[arg-type]
-    assert [e.state for e in stale.entries] == ["fresh", "fresh", "changed", "fresh"]
+    # one edited file: one changed entry of seven, the index as a whole still fresh
+    states = {e.entry.id: e.state for e in stale.entries}
+    assert [k for k, v in states.items() if v != "fresh"] == ["shop/orders.py"] and stale.fresh
     server.script(Turn(failure=Failure.http(400, '{"type":"error","error":{"message":"bad"}}')))
     refreshed = await onboard(str(root), True, session.summarizer(), refresh=True)
     assert [f.status for f in refreshed.files] == ["refreshed", "refreshed", "kept"]

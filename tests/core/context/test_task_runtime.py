@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from piwork.core.agent.runtime import create_runtime
-from piwork.core.context.contract import TaskContract
+from piwork.core.context.contract import CONTEXT_TOOLS, TaskContract
 from piwork.core.context.tasks import begin_task, set_phase, set_verify
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
 from tests.support.runtime_options import runtime_options
@@ -33,11 +33,12 @@ async def test_read_only_task_sends_bundle_first_and_only_reading_tools(
     runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=True))
     session = runtime.session
     started = begin_task(session, runtime.resources, _contract())
-    assert started.active_tools == ["read", "grep", "find", "ls"]
+    reading = ["read", "grep", "find", "ls", *CONTEXT_TOOLS]
+    assert started.active_tools == reading
     server.script(Turn([Text("ok")]))
     await session.prompt("where does it start?")
     request = server.requests[0]
-    assert _tools(request) == ["read", "grep", "find", "ls"]
+    assert _tools(request) == reading
     first, second = request.body["messages"][0], request.body["messages"][1]
     bundle_text = first["content"][0]["text"] if isinstance(first["content"], list) else first["content"]
     assert bundle_text.count("<task_contract>") == 1 and '<context_layer kind="snapshot"' in bundle_text

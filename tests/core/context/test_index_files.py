@@ -1,0 +1,169 @@
+"""The per-file index: symbols for Python, JavaScript/TypeScript, Go and Rust, summaries, incremental
+updates that read only changed files, per-folder summaries, and a corrupt index rebuilt."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from piwork.core.context import commands
+from piwork.core.context.index import index_status, load_index, write_index
+from piwork.core.context.index_builder import (
+    build_index,
+    file_summary,
+    module_summaries,
+    top_level_symbols,
+    update_index,
+)
+from piwork.core.context.view import view_from_parts
+from piwork.core.resources.loader import load_resources
+from piwork.core.settings import Settings
+
+PYTHON = '''"""Orders: taking and listing them."""
+import os
+
+MAX = 3
+
+class OrderBook:
+    def add(self, order):  # a method: not top level
+        pass
+
+async def fetch(order_id):
+    pass
+
+def _helper():
+    pass
+'''
+TYPESCRIPT = """/** Checkout flow for the web shop. */
+import { x } from "./x";
+
+export function checkout(cart: Cart): Receipt { return pay(cart); }
+export default class Basket {}
+export const TAX_RATE = 0.2;
+export interface Cart { items: Item[] }
+export type Receipt = { id: string };
+enum Step { One }
+function pay(cart: Cart) {
+  const inner = 1;
+}
+"""
+GO = """// Package orders keeps the order book.
+package orders
+
+type Book struct{}
+
+func (b *Book) Add(o Order) error { return nil }
+
+func NewBook() *Book { return &Book{} }
+
+var Default = NewBook()
+"""
+RUST = """//! Payments through the bank API.
+pub struct Card;
+pub(crate) enum Scheme { Visa }
+pub trait Charge {}
+impl Charge for Card {}
+pub async fn charge(card: &Card) -> Result<(), Error> { Ok(()) }
+fn main() {
+    fn nested() {}
+}
+macro_rules! money { () => {} }
+"""
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "symbols", "summary"),
+    [
+        ("python", PYTHON, ("OrderBook", "fetch", "_helper"), "Orders: taking and listing them."),
+        (
+            "typescript",
+            TYPESCRIPT,
+            ("checkout", "Basket", "TAX_RATE", "Cart", "Receipt", "Step", "pay"),
+            "Checkout flow for the web shop.",
+        ),
+        ("go", GO, ("Book", "Add", "NewBook", "Default"), "Package orders keeps the order book."),
+        (
+            "rust",
+            RUST,
+            ("Card", "Scheme", "Charge", "charge", "main", "money"),
+            "Payments through the bank API.",
+        ),
+    ],
+)
+def test_top_level_symbols_and_summaries(
+    language: str, text: str, symbols: tuple[str, ...], summary: str
+) -> None:
+    assert top_level_symbols(language, text) == symbols
+    assert file_summary(language, text) == summary
+
+
+def _tree(root: Path, count: int = 6) -> None:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text('"""The package."""\n')
+    for i in range(count):
+        (root / "pkg" / f"mod{i}.py").write_text(f'"""Module {i}."""\n\ndef run_{i}():\n    pass\n')
+
+
+def test_an_update_reads_only_what_changed(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    index = build_index(str(tmp_path))
+    assert len(index.entries) == 7
+    # mod0: new content of another size; mod1: same size and time as recorded (not re-read, kept as is)
+    (tmp_path / "pkg" / "mod0.py").write_text('"""Module zero, renamed."""\n\ndef start():\n    pass\n')
+    one = tmp_path / "pkg" / "mod1.py"
+    before = os.stat(one)
+    one.write_text(one.read_text().replace("run_1", "zzz_1"))
+    os.utime(one, ns=(before.st_atime_ns, before.st_mtime_ns))
+    (tmp_path / "pkg" / "mod5.py").unlink()
+    (tmp_path / "pkg" / "extra.py").write_text("def extra():\n    pass\n")
+    update = update_index(str(tmp_path), index)
+    assert update.to_json() == {"reused": 5, "updated": 1, "added": 1, "dropped": 1, "entries": 7}
+    entries = {e.id: e for e in update.index.entries}
+    assert entries["pkg/mod0.py"].files[0].symbols == ("start",)
+    assert entries["pkg/mod0.py"].summary == "Module zero, renamed."
+    assert entries["pkg/mod1.py"].files[0].symbols == ("run_1",)  # unchanged size and time: not read again
+    assert entries["pkg/extra.py"].files[0].symbols == ("extra",)
+    # one edited file among seven is one changed entry: the index stays fresh
+    (tmp_path / "pkg" / "mod2.py").write_text("def other():\n    return 2\n")
+    status = index_status(str(tmp_path), update.index)
+    assert [e.entry.id for e in status.entries if e.state != "fresh"] == ["pkg/mod2.py"]
+    assert status.fresh and round(status.ratio, 3) == round(6 / 7, 3)
+
+
+def test_per_folder_summaries_stand_in_for_the_files(tmp_path: Path) -> None:
+    _tree(tmp_path, 2)
+    (tmp_path / "README.md").write_text("# Shop\n\nA shop.\n")
+    summaries = module_summaries(build_index(str(tmp_path)).entries)
+    assert summaries == [
+        (".", "1 file (markdown); README.md: A shop."),
+        (
+            "pkg",
+            "3 files (python); __init__.py: The package.; mod0.py: Module 0. [run_0]; mod1.py: Module 1. [run_1]",
+        ),
+    ]
+
+
+def test_a_corrupt_index_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    root = tmp_path / "repo"
+    _tree(root, 2)
+    (root / ".pi").mkdir()
+    (root / ".pi" / "context-index.json").write_text("{not json")
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    resources = load_resources(str(root), str(agent), Settings.for_project(str(root), str(agent), True))
+    view = view_from_parts(resources, None, None)
+    assert commands.index_status_command(view)["status"] == "invalid"
+    report = commands.rebuild(view)
+    assert report["ok"] is True and report["rebuilt"] is True and report["entries"] == 3
+    assert "not valid JSON" in report["problems"][0]
+    assert commands.index_status_command(view)["fresh"] is True
+    loaded = load_index(str(root))
+    assert loaded.index is not None
+    write_index(str(root), loaded.index)  # a round trip keeps every field
+    assert json.loads((root / ".pi" / "context-index.json").read_text())["entries"][1]["files"][0][
+        "symbols"
+    ] == ["run_0"]
