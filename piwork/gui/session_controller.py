@@ -54,7 +54,7 @@ from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
 from piwork.gui.chat.slash_commands import SlashCommand
 from piwork.gui.context.context_commands import ContextCommands
 from piwork.gui.context.feed import ContextFeed
-from piwork.gui.context.navigation import ContextNavigator
+from piwork.gui.context.navigation import ContextNavigator, entry_of_message
 from piwork.gui.context.preflight_dialog import DIALOG_VERDICTS, PreflightDialog
 from piwork.gui.context.reading import MeterReading
 from piwork.gui.key_status import KeyStatus
@@ -74,11 +74,18 @@ from piwork.gui.search.search_dialog import SearchDialog
 from piwork.gui.session_file_watch import SessionFileWatch
 from piwork.gui.sessions.session_browser import SessionBrowser
 from piwork.gui.settings.settings_dialog import SettingsDialog
+from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.navigation import AgentNavigator
 from piwork.gui.trust_dialog import TrustDialog, TrustPrompter
 from piwork.gui.window_commands import WindowCommands
 
 log = logging.getLogger(__name__)
+
+_EDIT_DONE = {
+    "leave-out": "Left out of the model's context",
+    "replace": "Replaced for the model",
+    "restore": "Restored for the model",
+}
 
 
 class SessionController(QObject):
@@ -178,10 +185,71 @@ class SessionController(QObject):
         tree.branch_made.connect(self._remember_branch_notice)
         tree.session_created.connect(self._open_branched)
         tree.status_changed.connect(self._show_tree_status)
+        tree.context_edit_requested.connect(self.edit_context)
+        tree.navigated.connect(lambda _result: tree.refresh_edit_marks())  # another branch, other edits
+        self.chat.view.contextEditRequested.connect(self._edit_context_of_row)
         self.chat.presenter.assistantFinished.connect(lambda _m: self.refresh_status())
         self.chat.presenter.compactionFinished.connect(self.refresh_status)
         self.chat.presenter.treeNavigated.connect(self._show_context)
         self._wire_context()
+
+    # ---- context edits -------------------------------------------------------------------------
+
+    def edit_context(self, action: str, entry_id: str, content: object = None) -> asyncio.Task[Any]:
+        """Change what the model sees of ``entry_id`` (``leave-out``, ``replace`` with ``content``, or
+        ``restore``): the engine writes a Pi 1.6 context_edit entry; the file and the chat keep the
+        original; the tree, the X-ray, the meter and preflight follow at once."""
+        return self.spawn(self._edit_context(action, entry_id, content))
+
+    async def _edit_context(self, action: str, entry_id: str, content: object) -> None:
+        session = self.session
+        if session is None:
+            return
+        tree_panel = self.window.tree_panel
+        try:
+            if action == "leave-out":
+                await session.leave_out_of_context(entry_id)
+            elif action == "replace":
+                await session.replace_in_context(entry_id, str(content or ""))
+            else:
+                await session.restore_in_context(entry_id)
+        except PiworkError as exc:
+            tree_panel.show_status(str(exc))
+            self.chat.presenter.add_notice("What the model sees is unchanged", str(exc))
+            return
+        tree_panel.refresh_edit_marks()
+        self.context_feed.schedule()
+        record = session.tree.record(entry_id)
+        title = await asyncio.to_thread(entry_title, record, session.tree) if record is not None else entry_id
+        done = _EDIT_DONE.get(action, "Changed for the model")
+        self.chat.presenter.add_notice(
+            f"{done}: {title[:120]}",
+            "The session file and this chat keep the original; the X-ray, the meter and preflight count "
+            "what the model now sees. Restore (in the tree's or the chat's menu) undoes it.",
+        )
+
+    def _edit_context_of_row(self, action: str, row_key: int) -> None:
+        """A context edit asked for on a chat row: the entry of the message the row shows."""
+        message = self.chat.presenter.message_of_row(row_key)
+        session = self.session
+        if message is None or session is None:
+            self.chat.presenter.add_notice(
+                "What the model sees is unchanged", "This row is not a saved message."
+            )
+            return
+        self.spawn(self._edit_message(action, message, session))
+
+    async def _edit_message(self, action: str, message: dict[str, Any], session: Any) -> None:
+        entry_id = await asyncio.to_thread(entry_of_message, session.tree, message)
+        if entry_id is None:
+            self.chat.presenter.add_notice(
+                "What the model sees is unchanged", "This message is not on the session's current branch."
+            )
+            return
+        if action == "replace":
+            self.window.tree_panel.prompt_replacement(entry_id)
+            return
+        await self._edit_context(action, entry_id, None)
 
     def _show_tree_status(self, text: str) -> None:
         """The tree's own line shows its status; the window's status bar repeats it only when the tree's

@@ -11,7 +11,7 @@ screen in place.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -30,14 +30,20 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionV
 from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.delegate import ChatDelegate, forget_row_caches
 from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.context_edit_dialog import CONTEXT_EDITS
 from piwork.gui.theme import Theme
 
 WHEEL_LINE_MIN = 24  # px per scrolled line at small fonts
 _ENSURE_VISIBLE = QAbstractItemView.ScrollHint.EnsureVisible
 
 
+# Rows that show (part of) a message or a tool result: the model's view of them can be edited.
+_EDITABLE_KINDS = (RowKind.USER, RowKind.TEXT, RowKind.TOOL, RowKind.THINKING, RowKind.SKILL)
+
+
 class ChatView(QListView):
     openLogRequested = Signal(str)
+    contextEditRequested = Signal(str, int)  # "leave-out" | "replace" | "restore", row key
 
     def __init__(self, model: ChatModel, theme: Theme | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -343,7 +349,14 @@ class ChatView(QListView):
         if isinstance(row, ChatRow) and row.tool is not None and row.tool.full_output_path:
             path = row.tool.full_output_path
             menu.addAction("Open full output log", lambda: self.openLogRequested.emit(path))
+        if isinstance(row, ChatRow) and row.kind in _EDITABLE_KINDS and not row.streaming:
+            menu.addSeparator()
+            for text, action in CONTEXT_EDITS:
+                menu.addAction(text, self._context_edit(action, row.key))
         menu.exec(event.globalPos())
+
+    def _context_edit(self, action: str, key: int) -> Callable[[], None]:
+        return lambda: self.contextEditRequested.emit(action, key)
 
     def click_row(self, visible_row: int, pos_in_row: QPoint) -> bool:
         """Click inside a row at a position relative to its top-left (keyboard/test helper)."""

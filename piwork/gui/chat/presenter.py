@@ -141,6 +141,21 @@ class ChatPresenter(QObject):
         found = self._message_rows.get(id(message))
         return found[1] if found is not None and found[0] is message else None
 
+    def message_of_row(self, key: int) -> dict[str, Any] | None:
+        """The message a chat row shows part of: the nearest message starting at or above the row (a
+        tool card: its result's message)."""
+        firsts = {row_key: message for message, row_key in self._message_rows.values()}
+        rows = self.model.all_rows()
+        at = next((i for i, row in enumerate(rows) if row.key == key), None)
+        while at is not None and at >= 0:
+            message = firsts.get(rows[at].key)
+            if message is not None:
+                return message
+            if rows[at].kind in (RowKind.NOTICE, RowKind.ERROR, RowKind.MORE):
+                return None  # a card of the window's own, not part of a message
+            at -= 1
+        return None
+
     def add_notice(self, title: str, text: str = "", hint: str = "", error: bool = False) -> ChatRow:
         row = ChatRow(
             RowKind.ERROR if error else RowKind.NOTICE, text, title=title, hint=hint, collapsed=False

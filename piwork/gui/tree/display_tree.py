@@ -29,6 +29,7 @@ from piwork.core.llm import readable_error
 from piwork.core.session import EntryRecord, SessionTree, paused_gc
 from piwork.core.settings_schema import TREE_FILTER_MODE
 from piwork.gui.logs.sgr import strip_ansi
+from piwork.gui.tree.context_marks import LEFT_OUT, REPLACED
 from piwork.gui.tree.tree_search import SearchMatches, search_text
 
 FILTER_MODES = TREE_FILTER_MODE.choices  # the treeFilterMode setting's choices, in the box's order
@@ -337,6 +338,16 @@ _ROLE_WORDS = {
 }
 
 
+def context_edit_title(record: EntryRecord, tree: SessionTree, preview: str) -> str:
+    """What an edit did, and to which entry (by its own title)."""
+    target_id = record.meta.get("targetId")
+    what = LEFT_OUT if preview.endswith(" left out") else REPLACED
+    target = tree.record(str(target_id)) if isinstance(target_id, str) else None
+    if target is None or target.type == "context_edit":
+        return f"[context edit] {what}: {target_id}"
+    return f"[context edit] {what}: {entry_title(target, tree)}"
+
+
 def entry_title(record: EntryRecord, tree: SessionTree) -> str:
     """One-line text of a row."""
     kind = record.type
@@ -355,6 +366,8 @@ def entry_title(record: EntryRecord, tree: SessionTree) -> str:
             return "assistant: (no text)"
         if role == "bashExecution":
             return f"[shell] {preview}"
+        if role == "system":  # prompt state, not a conversation message
+            return f"[system prompt] {preview}" if preview else "[system prompt]"
         return f"{_ROLE_WORDS.get(role, role)}: {preview}"
     if kind == "compaction":
         tokens = record.meta.get("tokensBefore")
@@ -373,4 +386,8 @@ def entry_title(record: EntryRecord, tree: SessionTree) -> str:
         return f"[label] {preview or '(cleared)'} → {target}"
     if kind == "session_info":
         return f"[name] {preview}"
+    if kind == "context_edit":
+        return context_edit_title(record, tree, preview)
+    if kind == "usage":  # preview: "<kind> <provider>/<model>"
+        return f"[billed traffic] {preview.strip() or 'outside a reply'}"
     return f"[{_KIND_WORDS.get(str(kind), kind)}] {preview}"

@@ -19,13 +19,22 @@ from PySide6.QtWidgets import QPlainTextEdit
 from piwork.core.errors import PiworkError
 from piwork.core.session import Session, SessionTree
 from piwork.gui.background import BackgroundTasks
+from piwork.gui.tree.context_marks import context_edit_detail, usage_detail
+from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.entry_details import entry_detail_text
 
 READING = "Reading the entry…"
 
 
 def _detail_text(tree: SessionTree, entry_id: str) -> str:
-    return entry_detail_text(tree.entry(entry_id))
+    entry = tree.entry(entry_id)
+    if isinstance(entry, dict) and entry.get("type") == "context_edit":
+        target = tree.record(str(entry.get("targetId")))
+        title = entry_title(target, tree) if target is not None else "not in this file"
+        return entry_detail_text(entry) + "\n\n" + context_edit_detail(entry, title)
+    if isinstance(entry, dict) and entry.get("type") == "usage":
+        return entry_detail_text(entry) + "\n\n" + usage_detail(entry)
+    return entry_detail_text(entry)
 
 
 def _body_in_memory(tree: SessionTree, entry_id: str) -> bool:

@@ -26,6 +26,7 @@ from piwork.core.session import SessionTree, TreeEvent
 from piwork.gui.flat_models import AnyIndex
 from piwork.gui.inert_text import plain_tip
 from piwork.gui.nested_models import NestedRows
+from piwork.gui.tree.context_marks import EditMark
 from piwork.gui.tree.display_tree import (
     GROUP_SIZE,
     DisplayTree,
@@ -43,6 +44,7 @@ LEAF_ROLE = Qt.ItemDataRole.UserRole + 3
 LABEL_ROLE = Qt.ItemDataRole.UserRole + 4
 TYPE_ROLE = Qt.ItemDataRole.UserRole + 5
 ROLE_ROLE = Qt.ItemDataRole.UserRole + 6
+EDIT_MARK_ROLE = Qt.ItemDataRole.UserRole + 7  # the EditMark of an entry a context edit changes, or None
 
 _ACTIVE_BACKGROUND = QBrush(QColor(80, 140, 230, 40))
 _GROUP_COLOUR = QBrush(QColor(110, 110, 160))
@@ -52,6 +54,7 @@ _KIND_COLOURS = {
     "toolResult": QColor(120, 120, 120),
 }
 _FAILED_COLOUR = QColor(190, 40, 40)  # an assistant reply that failed (the title says why)
+_LEFT_OUT_COLOUR = QColor(128, 128, 128)  # an entry the model no longer sees
 
 
 class SessionTreeModel(NestedRows, QAbstractItemModel):
@@ -74,6 +77,7 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
         self._query = ""
         self._matches: SearchMatches | None = None
         self.generation = 0  # counts the tree's changes: a layout computed meanwhile is out of date
+        self._marks: dict[str, EditMark] = {}  # entries the context edits in force change
         self._bold = QFont()
         self._bold.setBold(True)
         self._group_size = group_size
@@ -140,6 +144,18 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
     def _build(self) -> DisplayTree:
         return build_display_tree(self._tree, self._mode, self._query, self._group_size, self._matches)
 
+    def set_edit_marks(self, marks: dict[str, EditMark]) -> None:
+        """Mark the entries the context edits in force leave out or replace (see context_marks)."""
+        changed = set(marks) ^ set(self._marks) | {k for k in marks if self._marks.get(k) != marks[k]}
+        self._marks = dict(marks)
+        for entry_id in changed:
+            index = self.index_of_id(entry_id)
+            if index.isValid():
+                self.dataChanged.emit(index, index)
+
+    def edit_mark(self, entry_id: str | None) -> EditMark | None:
+        return self._marks.get(entry_id) if entry_id is not None else None
+
     def detach(self) -> None:
         """Stop following the engine's tree (call before dropping the model)."""
         self._titles.shutdown()
@@ -185,7 +201,10 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
             label = self._tree.label(record.id)
             marker = "● " if seq == self._display.landing else ""
             tag = f"[{label}] " if label else ""
-            return f"{marker}{tag}{self._titles.title(record)}"
+            mark = self._marks.get(record.id)
+            return f"{marker}{tag}{mark.prefix if mark else ''}{self._titles.title(record)}"
+        if role == EDIT_MARK_ROLE:
+            return self._marks.get(record.id)
         if role == ENTRY_ID_ROLE:
             return record.id
         if role == ACTIVE_ROLE:
@@ -203,12 +222,17 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
         if role == Qt.ItemDataRole.BackgroundRole and seq in self._display.active:
             return _ACTIVE_BACKGROUND
         if role == Qt.ItemDataRole.ForegroundRole:
+            mark = self._marks.get(record.id)
+            if mark is not None and mark.left_out:
+                return QBrush(_LEFT_OUT_COLOUR)
             if record.role == "assistant" and record.meta.get("stopReason") == "error":
                 return QBrush(_FAILED_COLOUR)
             colour = _KIND_COLOURS.get(record.role or "") or _KIND_COLOURS.get(str(record.type))
             return QBrush(colour) if colour is not None else None
         if role == Qt.ItemDataRole.ToolTipRole:
-            return plain_tip(f"{record.type} {record.id} · {record.timestamp}")
+            mark = self._marks.get(record.id)
+            about = f"\n{mark.tooltip()}" if mark is not None else ""
+            return plain_tip(f"{record.type} {record.id} · {record.timestamp}{about}")
         return None
 
     def _group_data(self, group: int, role: int) -> Any:

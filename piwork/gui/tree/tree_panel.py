@@ -47,20 +47,29 @@ from piwork.core.compaction import (
     prepare_branch_entries,
 )
 from piwork.core.errors import PiworkError
-from piwork.core.session import Session, SessionTree, clone_session, create_branched_session, fork_session
+from piwork.core.session import (
+    EntryRecord,
+    Session,
+    SessionTree,
+    clone_session,
+    create_branched_session,
+    fork_session,
+)
 from piwork.core.settings_schema import BRANCH_SUMMARY_SKIP_PROMPT, TREE_FILTER_MODE, Setting
 from piwork.gui.background import BackgroundTasks
+from piwork.gui.context_edit_dialog import LEAVE_OUT_TEXT, REPLACE_TEXT, RESTORE_TEXT, ReplacementDialog
 from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.inert_text import plain_label, plain_tip
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
 from piwork.gui.tree.branch_tools import BranchTools
+from piwork.gui.tree.context_marks import content_text, edit_marks, entry_content
 from piwork.gui.tree.display_tree import FILTER_MODES, DisplayTree, entry_title, normalize_mode
 from piwork.gui.tree.entry_io import EntryDetails, LabelWriter
 from piwork.gui.tree.graph_view import BranchGraphView
 from piwork.gui.tree.loading import load_for_view
 from piwork.gui.tree.navigation import STREAMING_REFUSAL, AgentNavigator
 from piwork.gui.tree.title_reader import loop_running
-from piwork.gui.tree.tree_model import ENTRY_ID_ROLE, SessionTreeModel
+from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, SessionTreeModel
 from piwork.gui.tree.tree_search import SearchCancelled, SearchMatches, search_entries
 
 FILTER_WORDS = {
@@ -102,6 +111,9 @@ class SessionTreePanel(QWidget):
     entry_selected = Signal(object)  # entry id picked in the graph (str) or None
     loaded = Signal()
     laid_out = Signal()  # a new filter or search is shown in the outline (the graph follows in its worker)
+    # "leave-out" | "replace" | "restore", the entry id, the replacement text (for "replace")
+    context_edit_requested = Signal(str, str, object)
+    edit_marks_shown = Signal()  # the tree marks the entries the context edits in force change
 
     def __init__(self, parent: QWidget | None = None, *, settings: Any = None) -> None:
         super().__init__(parent)
@@ -119,6 +131,7 @@ class SessionTreePanel(QWidget):
         self._change_pending = False
         self._follow_leaf = True
         self.branch_dialog: BranchChoiceDialog | None = None
+        self.replacement_dialog: ReplacementDialog | None = None
         self._leaving = (0, 0)  # entries and summarizable messages of the branch being left
 
         self.filter_box = QComboBox()
@@ -273,6 +286,22 @@ class SessionTreePanel(QWidget):
         self.graph.set_tree(session.tree)
         self._show_diagnostics()
         self.reveal_leaf()
+        self.refresh_edit_marks()
+
+    def refresh_edit_marks(self) -> None:
+        """Mark the entries the context edits in force on the current branch change (read in a worker)."""
+        if self.tree is not None:
+            self._background.spawn(self._mark_edits(self.tree))
+
+    async def _mark_edits(self, tree: SessionTree) -> None:
+        try:
+            marks = await asyncio.to_thread(edit_marks, tree)
+        except (OSError, PiworkError, ValueError) as exc:
+            self._set_status(f"The context edits of this session could not be read: {exc}")
+            return
+        if self.model is not None and self.tree is tree:
+            self.model.set_edit_marks(marks)
+            self.edit_marks_shown.emit()
 
     async def open_file(self, path: str, writable: bool = False) -> None:
         """Load a session file in a worker thread, then show it (browse only)."""
@@ -542,6 +571,7 @@ class SessionTreePanel(QWidget):
             ("Fork from here", self.fork_current, bool(record and record.role == "user")),
             ("Clone up to here", self.clone_current, record is not None),
             ("Copy entry id", lambda: QGuiApplication.clipboard().setText(entry_id or ""), True),
+            *self._context_edit_actions(record),
         ]
         for index, (text, slot, enabled) in enumerate(actions + self.branch_tools.menu_actions(entry_id)):
             if index == len(actions):
@@ -551,6 +581,52 @@ class SessionTreePanel(QWidget):
             action.triggered.connect(slot)
             menu.addAction(action)
         return menu
+
+    def _context_edit_actions(self, record: EntryRecord | None) -> list[tuple[str, Any, bool]]:
+        """Leave out / replace / restore what the model sees of a message on the current branch."""
+        editable = bool(
+            record is not None
+            and self.navigator is not None
+            and self.model is not None
+            and self.model.data(self.view.currentIndex(), ACTIVE_ROLE)
+            and (
+                (record.type == "message" and record.role in ("user", "assistant", "toolResult"))
+                or record.type == "custom_message"
+            )
+        )
+        marked = (
+            editable and record is not None and self.model is not None and self.model.edit_mark(record.id)
+        )
+        entry_id = record.id if record is not None else ""
+        return [
+            (LEAVE_OUT_TEXT, lambda: self.context_edit_requested.emit("leave-out", entry_id, None), editable),
+            (REPLACE_TEXT, lambda: self.prompt_replacement(entry_id), editable),
+            (RESTORE_TEXT, lambda: self.context_edit_requested.emit("restore", entry_id, None), bool(marked)),
+        ]
+
+    def prompt_replacement(self, entry_id: str) -> None:
+        """Ask for the text the model sees instead of the entry's, starting from what it sees now."""
+        if self.tree is not None:
+            self._background.spawn(self._ask_replacement(self.tree, entry_id))
+
+    async def _ask_replacement(self, tree: SessionTree, entry_id: str) -> None:
+        mark = self.model.edit_mark(entry_id) if self.model is not None else None
+        if mark is not None and not mark.left_out:
+            current = mark.now_sees
+        else:
+            try:
+                entry = await asyncio.to_thread(tree.entry, entry_id)
+            except (OSError, PiworkError, ValueError) as exc:
+                self._set_status(f"The entry could not be read: {exc}")
+                return
+            current = content_text(entry_content(entry))
+        dialog = ReplacementDialog(current, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(
+            lambda: self.context_edit_requested.emit("replace", entry_id, dialog.text.toPlainText())
+        )
+        self.replacement_dialog = dialog
+        dialog.open()
 
     def fork_current(self) -> None:
         entry_id = self.current_entry_id()
