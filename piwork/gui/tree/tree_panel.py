@@ -290,7 +290,7 @@ class SessionTreePanel(QWidget):
 
     def refresh_edit_marks(self) -> None:
         """Mark the entries the context edits in force on the current branch change (read in a worker)."""
-        if self.tree is not None:
+        if self.tree is not None and loop_running():  # browsing without the window's loop: no marks
             self._background.spawn(self._mark_edits(self.tree))
 
     async def _mark_edits(self, tree: SessionTree) -> None:
@@ -606,7 +606,7 @@ class SessionTreePanel(QWidget):
 
     def prompt_replacement(self, entry_id: str) -> None:
         """Ask for the text the model sees instead of the entry's, starting from what it sees now."""
-        if self.tree is not None:
+        if self.tree is not None and loop_running():
             self._background.spawn(self._ask_replacement(self.tree, entry_id))
 
     async def _ask_replacement(self, tree: SessionTree, entry_id: str) -> None:

@@ -211,7 +211,8 @@ def test_labels_fork_and_clone(qtbot: QtBot, qloop: asyncio.AbstractEventLoop, t
     assert "label" not in _lines(session)[-1]
     menu = panel.build_context_menu()
     assert [a.text() for a in menu.actions() if a.isEnabled()] == [
-        "Go to entry", "Set label…", "Fork from here", "Clone up to here", "Copy entry id", "",
+        "Go to entry", "Set label…", "Fork from here", "Clone up to here", "Copy entry id",
+        "Leave out of the model's context", "Replace what the model sees…", "",
         "Compare with the current position", "Mark for comparison", "Files touched up to here…",
     ]  # fmt: skip
     panel.select_entry(ids["u2"])
