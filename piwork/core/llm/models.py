@@ -9,16 +9,16 @@ a caller that must not wait on the disk builds the new contents with ``read_stat
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from piwork.core import safe_read
-from piwork.core.jscompat import json_loads_js
 from piwork.core.llm.catalog import BUILTIN_MODELS
 from piwork.core.llm.config_values import ValueResolver
-from piwork.core.llm.models_schema import strip_json_comments, validate_models_config
+from piwork.core.llm.models_schema import loads_jsonc, validate_models_config
 from piwork.core.llm.types import CostTier, Model, ModelCost
 
 MODELS_FILE = "models.json"
@@ -188,7 +188,7 @@ class ModelRegistry:
             diagnostics.append(ModelDiagnostic(where, f"Could not read models.json: {exc}"))
             return {}
         try:
-            data = json_loads_js(strip_json_comments(text))
+            data = loads_jsonc(text)
         except ValueError as exc:
             diagnostics.append(ModelDiagnostic(where, f"models.json is not valid JSON: {exc}"))
             return {}
@@ -321,7 +321,7 @@ def _model_defaults(
     Among the provider's own built-in models: the same id, else one with the entry's (or provider's)
     api, else an OpenAI-compatible one, else the first. A provider with no built-ins gives nothing.
     """
-    own = [m for m in BUILTIN_MODELS if m.get("provider") == provider_id]
+    own = _builtins_of(provider_id)
     if not own:
         return {}
     api = entry.get("api") or provider.get("api")
@@ -333,3 +333,9 @@ def _model_defaults(
         if candidate is not None:
             return dict(candidate)
     return dict(own[0])
+
+
+@functools.cache
+def _builtins_of(provider_id: str) -> tuple[dict[str, Any], ...]:
+    """The built-in models of a provider (asked once per custom model: cached, the catalog is constant)."""
+    return tuple(m for m in BUILTIN_MODELS if m.get("provider") == provider_id)

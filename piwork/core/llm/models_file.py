@@ -20,8 +20,7 @@ from typing import Any
 
 from piwork.core import safe_read
 from piwork.core.errors import PiworkError
-from piwork.core.jscompat import json_loads_js
-from piwork.core.llm.models_schema import strip_json_comments
+from piwork.core.llm.models_schema import loads_jsonc, strip_json_comments
 from piwork.core.resources.dirlock import LockBusyError, locked
 
 OPENAI_COMPLETIONS_API = "openai-completions"
@@ -45,7 +44,7 @@ class ModelsFileChange:
 def parse_models_text(text: str) -> dict[str, Any]:
     """The document of a models.json text (comments allowed); ``ValueError`` when it is not an object with
     a ``providers`` object."""
-    data = json_loads_js(strip_json_comments(text.lstrip("\ufeff")))
+    data = loads_jsonc(text.lstrip("\ufeff"))
     if not isinstance(data, dict):
         raise ValueError("the file is not a JSON object")
     providers = data.get("providers", {})

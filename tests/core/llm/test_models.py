@@ -213,3 +213,14 @@ def test_thinking_levels(tmp_path: Path) -> None:
     assert resolve_level(haiku, "xhigh") == "high"
     gpt4o = registry.find("openai", "gpt-4o")
     assert gpt4o is not None and supported_levels(gpt4o) == ["off"] and resolve_level(gpt4o, "high") == "off"
+
+
+def test_comments_are_stripped_outside_strings_only_in_one_scan() -> None:
+    from piwork.core.llm.models_schema import loads_jsonc, strip_json_comments
+
+    text = '/* head\n*/{"url": "http://x/*y*/", // note\n "s": "a\\"//b"} /* open'
+    assert strip_json_comments(text) == '\n{"url": "http://x/*y*/", \n "s": "a\\"//b"} '
+    assert loads_jsonc(text) == {"url": "http://x/*y*/", "s": 'a"//b'}
+    models = [{"id": f"m{i}"} for i in range(20_000)]  # many models parse in one linear pass
+    big = '{"providers": {"p": {"baseUrl": "http://h/v1", "models": ' + json.dumps(models) + "}}}"
+    assert len(loads_jsonc(big + " // trailing")["providers"]["p"]["models"]) == 20_000
