@@ -40,6 +40,7 @@ from piwork.core.session import (
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flat_models import AnyIndex, FlatListModel
 from piwork.gui.inert_text import plain_tip
+from piwork.gui.tree.context_marks import EditMark
 from piwork.gui.tree.display_tree import Visibility, normalize_mode
 from piwork.gui.tree.entry_details import entry_detail_text
 from piwork.gui.tree.title_reader import TitleReader, loop_running
@@ -111,6 +112,7 @@ class BranchGraphModel(FlatListModel):
         self._fold_at = fold_at
         self._expanded: set[int] = set()  # entries of the runs opened (see GraphRows)
         self._linked: set[int] = set()
+        self._edit_marks: dict[str, EditMark] = {}  # entries the context edits in force change
         self._link_limit: int | None = None
         self._visibility = Visibility(tree, mode, query, self._tree_leaf_seq())
         self._layout = GraphLayout(tree, self._visibility.shows)
@@ -239,7 +241,8 @@ class BranchGraphModel(FlatListModel):
             return self._fold_data(item, role)
         record = self._tree.records[item]
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._titles.title(record)
+            mark = self._edit_marks.get(record.id)
+            return f"{mark.prefix if mark else ''}{self._titles.title(record)}"
         if role == GRAPH_ROLE:
             return self._cell(item, record)
         if role == ENTRY_ID_ROLE:
@@ -253,7 +256,8 @@ class BranchGraphModel(FlatListModel):
         if role == LABEL_ROLE:
             return self._tree.label(record.id)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return plain_tip(self._tooltip(record))
+            mark = self._edit_marks.get(record.id)
+            return plain_tip(self._tooltip(record) + (f"\n\n{mark.tooltip()}" if mark is not None else ""))
         return None
 
     def _fold_data(self, fold: Fold, role: int) -> Any:
@@ -423,6 +427,12 @@ class BranchGraphModel(FlatListModel):
             self._rows = self._make_rows()
             self._links = SummaryLinks(self._rows)
         self.rebuilt.emit()
+
+    def set_edit_marks(self, marks: dict[str, EditMark]) -> None:
+        """Mark the entries the context edits in force leave out or replace (as the outline does)."""
+        if marks != self._edit_marks:
+            self._edit_marks = dict(marks)
+            self._repaint_all()
 
     def _repaint_all(self) -> None:
         if self._rows.rows:

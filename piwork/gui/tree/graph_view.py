@@ -33,6 +33,7 @@ from piwork.core.errors import PiworkError
 from piwork.core.session import FOLD_AT, Fold, SessionTree
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flow_layout import FlowLayout
+from piwork.gui.tree.context_marks import EditMark
 from piwork.gui.tree.graph_delegate import GraphDelegate, fit
 from piwork.gui.tree.graph_model import SEQ_ROLE, BranchGraphModel
 from piwork.gui.tree.title_reader import loop_running
@@ -53,6 +54,7 @@ class BranchGraphView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model: BranchGraphModel | None = None
+        self._edit_marks: dict[str, EditMark] = {}
         self._filter = ("default", "")
         self._matches: SearchMatches | None = None
         self._tasks = BackgroundTasks()
@@ -212,6 +214,7 @@ class BranchGraphView(QWidget):
         mode, query = self._filter
         fold_at = FOLD_AT if self.fold_box.isChecked() else None
         self.model = BranchGraphModel(tree, self, fold_at=fold_at, mode=mode, query=query)
+        self.model.set_edit_marks(self._edit_marks)
         # A large session's records and layout are hundreds of thousands of young objects: one full
         # collection now, while the view opens, instead of the first collections that would otherwise
         # walk them all during the first scrolls (a full one follows a mass promotion). A full collection
@@ -226,6 +229,12 @@ class BranchGraphView(QWidget):
         self.model.rowsInserted.connect(self._after_insert)
         self._fit_view()
         self.reveal_leaf()
+
+    def set_edit_marks(self, marks: dict[str, EditMark]) -> None:
+        """Mark the entries the context edits in force change (kept for the models laid out later)."""
+        self._edit_marks = dict(marks)
+        if self.model is not None:
+            self.model.set_edit_marks(self._edit_marks)
 
     def clear(self) -> None:
         self._stop_layout()

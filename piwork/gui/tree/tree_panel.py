@@ -301,6 +301,7 @@ class SessionTreePanel(QWidget):
             return
         if self.model is not None and self.tree is tree:
             self.model.set_edit_marks(marks)
+            self.graph.set_edit_marks(marks)
             self.edit_marks_shown.emit()
 
     async def open_file(self, path: str, writable: bool = False) -> None:

@@ -169,6 +169,15 @@ def test_a_pi16_session_shows_its_edit_usage_and_system_entries(
     detail = panel.detail.toPlainText()
     assert "1,200 input" in detail and "$0.0045" in detail and "never part of the model's context" in detail
     assert "do-not-send-this-again" not in _sent(opened)  # the engine honours the edit
+    graph = panel.graph
+
+    def graph_title(entry_id: str) -> str:
+        model = graph.model
+        rows = _rows(model) if model is not None else {}
+        return str(rows[entry_id].data()) if entry_id in rows else ""
+
+    qtbot.waitUntil(lambda: graph_title("r1").startswith("⊘ left out · [tool result]"), timeout=10_000)
+    assert graph_title("g1") == "[billed traffic] cacheWarming anthropic/claude-sonnet-4-5"
     menu = {
         a.text(): a for a in (panel.view.setCurrentIndex(rows["r1"]), panel.build_context_menu())[1].actions()
     }
