@@ -1,7 +1,7 @@
 """Settings → Providers writes models.json, and reads it back into the shared model registry, in a worker.
 
-Saving a server while models.json is a FIFO (a slow network home folder: reading the file to change it
-waits until the test writes its text) shows "Saving…" with the dialog's buttons still, and the window keeps
+Saving a server while models.json is on a slow disk (``tests/support/slow_disk.py``: reading the file to
+change it waits until the test lets the read through) shows "Saving…" with the dialog's buttons still, and the window keeps
 running (a 5 ms timer ticks); then the file is written, the registry holds the new server's models and the
 page lists it. Removing a server while another program holds models.json's lock (a real lock folder, held
 by another thread) says "Removing…", keeps the window running, and then says why nothing changed; once the
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import threading
 from pathlib import Path
 
+import pytest
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
@@ -29,6 +29,7 @@ from piwork.gui.settings.settings_dialog import SettingsDialog
 from tests.gui.settings.test_providers_page_reading import MODELS, _write_when_read
 from tests.gui.settings.test_settings_dialog import DictKeyring
 from tests.support.heartbeat import keeps_running
+from tests.support.slow_disk import slow_file
 
 
 def _dialog(qtbot: QtBot, tmp_path: Path) -> tuple[SettingsDialog, ModelRegistry]:
@@ -46,14 +47,13 @@ def _dialog(qtbot: QtBot, tmp_path: Path) -> tuple[SettingsDialog, ModelRegistry
 
 
 def test_saving_a_server_writes_models_json_and_rereads_the_registry_in_a_worker(
-    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     models_json = agent_dir() / "models.json"
     models_json.write_text(json.dumps(MODELS))
     dialog, registry = _dialog(qtbot, tmp_path)
     page = dialog.providers_page
-    models_json.unlink()
-    os.mkfifo(models_json)  # from now on, reading models.json waits for the test
+    slow = slow_file(monkeypatch, models_json)  # from now on, reading models.json waits for the test
 
     editor = page.edit_server(None)
     assert editor is not None
@@ -68,8 +68,9 @@ def test_saving_a_server_writes_models_json_and_rereads_the_registry_in_a_worker
         assert editor.isVisible()
         keeps_running(qtbot)
         assert registry.find("studio", "local-model") is None  # nothing applied before the file is written
-        _write_when_read(qtbot, models_json, json.dumps(MODELS))
+        _write_when_read(qtbot, slow, json.dumps(MODELS))
     assert saved.args == ["studio"]
+    assert not slow.read_on_gui_thread()
     written = json.loads(models_json.read_text())["providers"]
     assert list(written) == ["lab", "studio"] and written["lab"] == MODELS["providers"]["lab"]
     assert written["studio"]["models"] == [{"id": "local-model"}]
