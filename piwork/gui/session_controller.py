@@ -121,7 +121,12 @@ class SessionController(QObject):
         self.models = ModelRegistry(agent_dir)
         # What the window knows about keys: read from memory, asked of the keyring only in workers.
         self.keys = KeyStatus(
-            credentials or CredentialStore(env=self.env, config_key=self.models.config_api_key),
+            credentials
+            or CredentialStore(
+                env=self.env,
+                config_key=self.models.config_api_key,
+                config_key_pending=self.models.config_api_key_pending,
+            ),
             lambda: self.models.providers(),
             self,
         )

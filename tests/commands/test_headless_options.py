@@ -134,3 +134,28 @@ def test_an_unsafe_session_id_is_refused(server: LoopbackServer, env: Env, bad: 
     result = env.call("-p", "one", f"--session-id={bad}", *env.args(server, "anthropic"))
     assert result.returncode == 1 and "session id" in result.stderr
     assert env.session_files() == [] and server.requests == []
+
+
+def test_a_key_command_runs_only_for_the_provider_in_use(server: LoopbackServer, env: Env) -> None:
+    ran = env.cwd.parent
+    providers = {
+        name: {
+            "baseUrl": server.url,
+            "api": "anthropic-messages",
+            "apiKey": f"!touch {ran / (name + '.ran')} && echo key-{name}",
+            "models": [{"id": f"{name}-model"}],
+        }
+        for name in ("first", "second")
+    }
+    (env.agent / "models.json").write_text(json.dumps({"providers": providers}))
+    server.script(Turn([Text("ok")]), Turn([Text("ok")]))
+    result = env.call("-p", "hi", "--no-session", "--model", "second/second-model")
+    assert result.returncode == 0, result.stderr
+    assert server.requests[-1].headers["x-api-key"] == "key-second"
+    assert (ran / "second.ran").exists() and not (ran / "first.ran").exists()
+    (ran / "second.ran").unlink()
+    del env.vars["ANTHROPIC_API_KEY"]  # the default model is then one of these two
+    chosen = env.call("-p", "hi", "--no-session")  # the default choice does not run the commands either
+    assert chosen.returncode == 0, chosen.stderr
+    used = server.requests[-1].headers["x-api-key"].removeprefix("key-")
+    assert sorted(p.name for p in ran.glob("*.ran")) == [f"{used}.ran"]

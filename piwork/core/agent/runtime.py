@@ -171,7 +171,9 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     )
     settings = resources.settings.values
     models = await asyncio.to_thread(ModelRegistry, agent_dir)  # reads models.json: not on the loop
-    credentials = options.credentials or CredentialStore(env=options.env, config_key=models.config_api_key)
+    credentials = options.credentials or CredentialStore(
+        env=options.env, config_key=models.config_api_key, config_key_pending=models.config_api_key_pending
+    )
     # reading a long session file takes seconds: not on the event loop the window runs
     store = await asyncio.to_thread(_open_store, options, cwd, agent_dir, settings)
     context = await asyncio.to_thread(store.tree.build_context)
@@ -179,9 +181,13 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     # event loop; the session's own key look-ups (each request, a model change) then answer from memory.
     local = {m.provider for m in models.models if is_loopback(m.base_url)}  # servers here need no key
     asked: list[str] = []
+    # a window opens on the settings' default at once; whether it has a key shows when the keyring answers
+    opens_at_once = (
+        SettingValues.of(settings).value(DEFAULT_PROVIDER) if options.keys_loaded_by_caller else None
+    )
 
     def known_without_keyring(provider: str) -> bool:
-        if provider in local or options.api_key:
+        if provider in local or options.api_key or provider == opens_at_once:
             return True
         asked.append(provider)  # the choice depends on the keyring's answer
         return False

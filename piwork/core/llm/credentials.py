@@ -119,6 +119,9 @@ def _backend_name(backend: keyring.backend.KeyringBackend) -> str:
     return f"{type(backend).__module__}.{type(backend).__name__}"
 
 
+PENDING_COMMAND = "a command, run when the key is first needed"
+
+
 class CredentialStore:
     """Resolves and stores API keys. ``backend`` defaults to the OS keyring keyring picks."""
 
@@ -127,10 +130,13 @@ class CredentialStore:
         backend: keyring.backend.KeyringBackend | None = None,
         env: Mapping[str, str] | None = None,
         config_key: Callable[[str], str | None] | None = None,
+        config_key_pending: Callable[[str], bool] | None = None,
     ) -> None:
         self._backend = backend if backend is not None else keyring.get_keyring()
         self._env = env if env is not None else os.environ
         self._config_key = config_key  # e.g. ModelRegistry.config_api_key
+        # whether models.json's key is a ``!command`` not run yet: it runs when the key is first needed
+        self._config_key_pending = config_key_pending  # e.g. ModelRegistry.config_api_key_pending
         self._session: dict[str, str] = {}
         self._state: KeyringState | None = None
         self._used: set[str] = set()  # every key handed out, to mask wherever output is kept
@@ -230,9 +236,11 @@ class CredentialStore:
         return snapshot
 
     def _remember(self, provider: str) -> None:
-        """Work out again where ``provider``'s key comes from (models.json's may run its command)."""
-        resolved = self._resolve_stored(provider)
-        info = None
+        """Work out again where ``provider``'s key comes from (models.json's ``!command`` is not run for it:
+        it runs when a request needs the key)."""
+        pending = self._pending_command(provider)
+        resolved = None if pending else self._resolve_stored(provider)
+        info = KeyInfo(KeySource.MODELS_JSON, PENDING_COMMAND) if pending else None
         if resolved is not None:
             marked = resolved.source is KeySource.MODELS_JSON and resolved.value == NO_KEY_NEEDED
             info = KeyInfo(resolved.source, resolved.detail, no_key_needed=marked)
@@ -351,7 +359,20 @@ class CredentialStore:
         return tuple(sorted(found))
 
     def has_credentials(self, provider: str) -> bool:
+        """Whether a key is there. A models.json key given as a ``!command`` counts without running the
+        command: it runs when the key is needed for a request, never for a provider not in use."""
+        if self._pending_command(provider):
+            return True
         return self.resolve(provider) is not None
+
+    def _pending_command(self, provider: str) -> bool:
+        """The provider's key would come from a models.json ``!command`` not run yet (no session key,
+        none in the keyring or the environment)."""
+        if self._config_key_pending is None or not self._config_key_pending(provider):
+            return False
+        if self._session.get(provider) or self._keyring_key(provider):
+            return False
+        return not any(self._env.get(var, "").strip() for var in env_vars_for(provider))
 
     # ---- one-time import from Pi's auth.json ------------------------------------------------------
 

@@ -273,6 +273,11 @@ class ModelRegistry:
         raw = self._providers.get(provider, {}).get("apiKey")
         return self._resolver.resolve(raw) if isinstance(raw, str) else None
 
+    def config_api_key_pending(self, provider: str) -> bool:
+        """models.json gives ``provider`` its key as a ``!command`` that has not run yet."""
+        raw = self._providers.get(provider, {}).get("apiKey")
+        return isinstance(raw, str) and self._resolver.runs_command(raw)
+
     def headers_run_commands(self, model: Model) -> bool:
         """Resolving ``model``'s headers would run a ``!command`` not run yet: do it in a worker."""
         return any(isinstance(v, str) and self._resolver.runs_command(v) for v in model.headers.values())

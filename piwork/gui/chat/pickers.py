@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPaintEvent, QStandardItemModel
+from PySide6.QtGui import QPaintEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QWidget
 
 from piwork.core.llm import THINKING_LEVELS, Model, env_vars_for
@@ -67,6 +67,7 @@ class ModelPicker(QComboBox):
             self.addItem(text, None)
             self._disable(0, "Pick a model that has a key, or add one in Settings → Providers (Ctrl+,).")
         usable = [m for m in models if (m.provider, m.id) in available]
+        items: list[QStandardItem] = []
         for model in usable + [m for m in models if (m.provider, m.id) not in available]:
             key = (model.provider, model.id)
             label = f"{model.name or model.id} — {names.get(model.provider, model.provider)}"
@@ -78,17 +79,28 @@ class ModelPicker(QComboBox):
                 label += "  (no API key)"
                 variables = " or ".join(env_vars_for(model.provider))
                 tip += f": cannot answer, no API key. Add one in Settings → Providers or set {variables}."
-            self.addItem(label, key)
-            self.setItemData(self.count() - 1, plain_tip(tip), Qt.ItemDataRole.ToolTipRole)
-            if key not in available:
-                self._disable(self.count() - 1)
+            item = QStandardItem(label)
+            item.setData(key, Qt.ItemDataRole.UserRole)
+            item.setToolTip(plain_tip(tip))
+            item.setEnabled(key in available)
+            items.append(item)
+        store = self.model()
+        if isinstance(store, QStandardItemModel):
+            store.invisibleRootItem().appendRows(items)  # in one go: the box reacts once, not per model
+        else:
+            for item in items:
+                self.addItem(item.text(), item.data(Qt.ItemDataRole.UserRole))
         if current is not None and current in available:
             self.select(current)
         elif current is not None and current in checking:  # shown (greyed) until its key is known
             self.setCurrentIndex(self.findData(current))
         else:
             self.setCurrentIndex(0)
-        self.view().setMinimumWidth(self.view().sizeHintForColumn(0) + 24)  # the popup shows whole names
+        # the popup shows whole names: measured from the labels' text (asking the view to lay out every
+        # row would take the GUI thread a long while with a long catalog)
+        metrics = self.view().fontMetrics()
+        widest = max((metrics.horizontalAdvance(self.itemText(i)) for i in range(self.count())), default=0)
+        self.view().setMinimumWidth(widest + 3 * metrics.averageCharWidth() + 24)
         self._updating = False
 
     def paintEvent(self, event: QPaintEvent) -> None:
