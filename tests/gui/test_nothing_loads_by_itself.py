@@ -163,6 +163,9 @@ def test_a_saved_session_naming_a_fifo_loads_nothing_anywhere_in_the_window(
     wires: list[Tripwire],
 ) -> None:
     fifo = wires[0].path
+    prompts = agent_dir() / "prompts"  # a file name is text from outside too
+    prompts.mkdir()
+    (prompts / "<img src='fifo'>.md").write_text("---\ndescription: <img src='a/fifo'>\n---\nHello")
     session = write_session(
         tmp_path / "hostile.jsonl",
         [
@@ -182,6 +185,9 @@ def test_a_saved_session_naming_a_fifo_loads_nothing_anywhere_in_the_window(
     for text in docs:
         _assert_shown_as_text(text, fifo)
     window.docks["tree"].show()
+    window.docks["resources"].show()
+    qtbot.waitUntil(lambda: window.resource_panel.model.rowCount() > 0, timeout=10_000)
+    window.resource_panel.view.expandAll()
     qtbot.waitUntil(lambda: window.tree_panel.model is not None and window.tree_panel.model.rowCount() > 0)
     window.tree_panel.view.expandAll()
     window.grab()

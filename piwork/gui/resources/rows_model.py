@@ -16,6 +16,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 
 from piwork.core.resources import MCP_NOTE, ResourceRow
 from piwork.gui.flat_models import AnyIndex
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.nested_models import GroupedRows
 
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -143,7 +144,7 @@ class ResourceRowsModel(GroupedRows, QAbstractItemModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             warnings = "\n".join(f"⚠ {d.message}" for d in row.diagnostics)
             gate = "\nNeeds project trust." if row.trust_gated else ""
-            return f"{row.path}\n{state_reason(row)}{gate}" + (f"\n{warnings}" if warnings else "")
+            return plain_tip(f"{row.path}\n{state_reason(row)}{gate}" + (f"\n{warnings}" if warnings else ""))
         return None
 
     @staticmethod

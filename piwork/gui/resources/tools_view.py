@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.gui.flat_models import AnyIndex, FlatTableModel
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.resources.tool_rows import ToolRow
 
 TOOL_ROW_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -106,8 +107,12 @@ class ToolsModel(FlatTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             switch = "on (uncheck to turn it off)" if row.active else "off (check to turn it on)"
             if row.sent:
-                return f"{row.name}: {switch}; sent with the next request, {row.tokens:,} tokens of it"
-            return f"{row.name}: {switch}. {row.reason} Its schema alone would take {row.tokens:,} tokens."
+                return plain_tip(
+                    f"{row.name}: {switch}; sent with the next request, {row.tokens:,} tokens of it"
+                )
+            return plain_tip(
+                f"{row.name}: {switch}. {row.reason} Its schema alone would take {row.tokens:,} tokens."
+            )
         if role == TOOL_ROW_ROLE:
             return row
         return None
