@@ -23,6 +23,7 @@ from piwork.core.agent.events import (
     TreeNavigated,
 )
 from piwork.core.agent.recovery_omission import omit_failed_attempt
+from piwork.core.agent.stats import projected_tokens
 from piwork.core.compaction.compact import failure_message
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, navigate_tree
@@ -33,6 +34,7 @@ from piwork.core.compaction.triggers import check_after_response, due_before_nex
 from piwork.core.errors import PiworkError
 from piwork.core.llm.types import Model
 from piwork.core.session.tree import SessionTree
+from piwork.core.session.tree_context import context_records
 
 if TYPE_CHECKING:
     from piwork.core.agent.loop import CompletedTurn
@@ -164,6 +166,7 @@ class CompactionCheckpoints:
             skip_aborted=skip_aborted,
             recovery_attempted=self._recovery_attempted,
             strict_pi=False,  # piwork's deviations (compaction-and-branch-summary spec)
+            edited_context_tokens=self._edited_context_tokens(),
         )
         if decision.action == "recovery_failed":
             self._session.emit(CompactionEnd("overflow", None, False, False, decision.error_message))
@@ -193,6 +196,16 @@ class CompactionCheckpoints:
             return False
         tokens = await self.projected_tokens(messages)
         return tokens is not None and not should_compact(tokens, model.context_window, self.settings)
+
+    def _edited_context_tokens(self) -> float | None:
+        """The context's size when context edits are in force on the branch (else None)."""
+        tree = self._session.tree
+        selected, _ = context_records(tree, tree.path())
+        edits = [i for i, record in enumerate(selected) if record.type == "context_edit"]
+        if not edits:
+            return None
+        start = 0 if selected and selected[0].type == "compaction" else edits[-1]
+        return projected_tokens(self._session.messages, [tree.body(r) for r in selected[start:]])
 
     def _drop_trailing_assistant(self, *, only_failed: bool) -> None:
         messages = self._session.messages

@@ -76,14 +76,22 @@ def context_usage(
             for entry in branch[last_compaction + 1 :]
         ):
             return ContextUsage(None, window, None)
+    tokens = projected_tokens(messages, branch)
+    return ContextUsage(tokens, window, tokens / window * 100)
+
+
+def projected_tokens(
+    messages: Sequence[Mapping[str, Any]], branch: Sequence[Mapping[str, Any] | None]
+) -> float:
+    """Tokens of ``messages`` (the context), trusting the last reply's usage only when it came after the
+    branch's latest compaction and context edit (``branch`` as for :func:`context_usage`)."""
+    kinds = [e.get("type") if isinstance(e, Mapping) else None for e in branch]
     last_change = max(
         (i for i, kind in enumerate(kinds) if kind in ("compaction", "context_edit")), default=None
     )
     if last_change is None or any(_valid_reply(entry) for entry in branch[last_change + 1 :]):
-        tokens = estimate_context_tokens(messages).tokens
-    else:
-        tokens = estimate_without_usage(messages)
-    return ContextUsage(tokens, window, tokens / window * 100)
+        return estimate_context_tokens(messages).tokens
+    return estimate_without_usage(messages)
 
 
 def estimate_without_usage(messages: Sequence[Mapping[str, Any]]) -> int:

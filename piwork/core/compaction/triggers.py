@@ -88,11 +88,14 @@ def check_after_response(
     skip_aborted: bool,
     recovery_attempted: bool,
     strict_pi: bool,
+    edited_context_tokens: float | None = None,
 ) -> CompactionCheck:
     """Checkpoints B and C: what to do about the last assistant ``message``.
 
     ``messages`` is the in-memory context; ``latest_compaction_ms`` the time of the newest
-    compaction on the branch (None without one).
+    compaction on the branch (None without one). ``edited_context_tokens``, given when context edits
+    are in force on the branch, is the context's size after them: the threshold then weighs it instead
+    of the reply's usage (which measured the context before an edit).
     """
     if not settings.enabled:
         return NOTHING
@@ -119,7 +122,9 @@ def check_after_response(
 
     usage = message.get("usage")
     direct = calculate_context_tokens(usage) if isinstance(usage, Mapping) and usage else 0
-    if stop == "error" or direct == 0:
+    if edited_context_tokens is not None:
+        tokens = edited_context_tokens
+    elif stop == "error" or direct == 0:
         estimate = estimate_context_tokens(messages)
         if estimate.last_usage_index is not None:
             source = messages[estimate.last_usage_index]

@@ -116,3 +116,30 @@ def test_checkpoint_a_uses_the_context_estimate() -> None:
     assert due_before_next_response(messages, MODEL, SETTINGS)
     assert not due_before_next_response(messages[:2], MODEL, SETTINGS)
     assert not due_before_next_response(messages, None, SETTINGS)
+
+
+def test_context_edits_replace_the_replys_usage_in_the_threshold() -> None:
+    # the reply measured 90,000 tokens, but an edit left most of it out since
+    assert check(assistant("x", usage=90_000), edited_context_tokens=20_000).action == "none"
+    assert check(assistant("x", usage=10), edited_context_tokens=83_617) == CompactionCheck(
+        "compact", "threshold"
+    )
+
+
+def test_model_overrides_give_per_model_token_settings() -> None:
+    settings = {
+        "compaction": {
+            "reserveTokens": 10_000,
+            "keepRecentTokens": 5_000,
+            "modelOverrides": {
+                "anthropic/claude-sonnet-4-5": {"reserveTokens": 30_000},
+                "openai/gpt": {"keepRecentTokens": 1_000, "reserveTokens": -1},
+            },
+        }
+    }
+    sonnet = CompactionSettings.from_settings(settings, "anthropic/claude-sonnet-4-5")
+    assert (sonnet.reserve_tokens, sonnet.keep_recent_tokens) == (30_000, 5_000)
+    gpt = CompactionSettings.from_settings(settings, "openai/gpt")
+    assert (gpt.reserve_tokens, gpt.keep_recent_tokens) == (10_000, 1_000)  # a negative override is ignored
+    other = CompactionSettings.from_settings(settings, "x/y")
+    assert (other.reserve_tokens, other.keep_recent_tokens) == (10_000, 5_000)
