@@ -8,6 +8,7 @@ argument, the original size, the reason and how to get the content back.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -135,9 +136,18 @@ def program_words(command: str) -> list[str]:
     return []
 
 
+_PLAIN = re.compile(r"[^\s;&|'\"\\$`()<>]+(?:\s+[^\s;&|'\"\\$`()<>]+)*")
+
+
+@functools.lru_cache(maxsize=4096)
 def command_kind(command: str) -> CandidateKind | None:
-    """``read`` for a read-like shell command, ``log`` for a test, build or lint run, None otherwise."""
-    words = program_words(command)
+    """``read`` for a read-like shell command, ``log`` for a test, build or lint run, None otherwise
+    (remembered per command: a session runs the same ones again and again)."""
+    stripped = command.strip()
+    # a plain command (no quoting, no operators) needs no shell lexer
+    words = _strip_wrappers(stripped.split())[:4] if _PLAIN.fullmatch(stripped) else program_words(command)
+    if words and os.path.basename(words[0]) in _SETUP_PROGRAMS:
+        words = []
     if not words:
         return None
     head = os.path.basename(words[0])
@@ -252,6 +262,15 @@ def call_shape(tool: str, arguments: Any) -> str:
 def content_digest(message: Message) -> str:
     """SHA-256 of a result's content blocks (text and images), to recognise repeated output."""
     content = message.get("content")
+    if isinstance(content, list) and all(
+        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) and len(b) == 2
+        for b in content
+    ):  # text only (nearly every result): the texts themselves, without encoding them as JSON first
+        digest = hashlib.sha256(b"text\0")
+        for block in content:
+            digest.update(block["text"].encode("utf-8", "surrogatepass"))
+            digest.update(b"\0\1")
+        return digest.hexdigest()
     data = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()
 

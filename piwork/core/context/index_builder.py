@@ -358,22 +358,25 @@ def update_index(root: str, index: ContextIndex, files: ProjectFiles | None = No
     ones dropped. Entries of the older per-folder form are replaced by per-file ones."""
     root = os.path.abspath(root)
     files = files or project_files(root)
-    known: dict[str, CitedFile] = {}
+    known: dict[str, IndexEntry] = {}
     for entry in index.entries:
         if len(entry.files) == 1 and entry.id == entry.files[0].path:
-            known[entry.id] = entry.files[0]
+            known[entry.id] = entry
     listed = set(files.paths)
     entries: list[IndexEntry] = []
     reused = updated = added = 0
+    prefix = root.rstrip(os.sep) + os.sep
+    stat = os.stat
     for rel in files.paths:
-        cited = known.get(rel)
-        if cited is not None and cited.mtime_ns is not None and cited.size is not None:
+        kept = known.get(rel)
+        cited = kept.files[0] if kept is not None else None
+        if kept is not None and cited is not None and cited.mtime_ns is not None:
             try:
-                stat = os.stat(os.path.join(root, rel))
+                now = stat(prefix + rel)
             except OSError:
                 continue
-            if stat.st_size == cited.size and stat.st_mtime_ns == cited.mtime_ns:
-                entries.append(file_entry(cited))
+            if now.st_size == cited.size and now.st_mtime_ns == cited.mtime_ns:
+                entries.append(kept)  # the very entry: nothing read, nothing rebuilt
                 reused += 1
                 continue
         described = describe_file(root, rel)

@@ -172,6 +172,8 @@ class TranscriptScan:
         usage = message.get("usage")
         if is_failed_assistant(message) or not isinstance(usage, dict) or stamp <= self.summary_ms:
             return
+        if not (usage.get("totalTokens") or usage.get("input") or usage.get("cacheRead")):
+            return  # nothing counted (a stub or a provider that reports no usage)
         tokens = calculate_context_tokens(usage)
         if tokens == tokens and tokens > 0:  # NaN (a missing field) never counts
             self.usage_at = i
