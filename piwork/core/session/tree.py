@@ -103,7 +103,7 @@ class SessionTree:
         self.leaf_id: Any = None
         by_key = self._by_key
         children = self._children
-        has_assistant = False
+        has_conversation = False
         # Records whose parent was found earlier in the file need no graph check (see below).
         unchecked: list[EntryRecord] = []
         for record in self._records:
@@ -133,8 +133,8 @@ class SessionTree:
             else:
                 children[parent_key] = [siblings, record]
             if record.role == "assistant" or record.role == "user":
-                has_assistant = True
-        self._has_conversation = self._has_conversation or has_assistant
+                has_conversation = True
+        self._has_conversation = self._has_conversation or has_conversation
         self.leaf_id = next(
             ((None if r.id is UNDEFINED else r.id) for r in reversed(self._records) if r.type != "session"),
             None,
