@@ -19,12 +19,14 @@ from piwork.core.export import export_branch_jsonl, export_html, import_session
 from piwork.core.llm import THINKING_LEVELS
 from piwork.core.messages import message_text
 from piwork.core.session import clone_session, default_session_dir, fork_session
+from piwork.core.tools import list_session_logs
 
 if TYPE_CHECKING:
     from piwork.gui.session_controller import SessionController
 
 HTML_FILTER = "HTML page, every branch (*.html)"
 JSONL_FILTER = "Session file, active branch only (*.jsonl)"
+LOGS_LISTED = 20
 
 
 class WindowCommands:
@@ -46,6 +48,7 @@ class WindowCommands:
             "trust": lambda _a: self.ctl.show_trust(),
             "settings": lambda _a: self.ctl.show_settings(),
             "quit": lambda _a: self.ctl.window.close(),
+            "logs": lambda _a: self.ctl.spawn(self.logs()),
         }
 
     def run(self, name: str, args: str) -> bool:
@@ -54,6 +57,27 @@ class WindowCommands:
             return False
         handler(args)
         return True
+
+    async def logs(self) -> None:
+        """/logs: the session's full-output logs (newest last, read in a worker), and the log viewer."""
+        session = self.ctl.session
+        folder = session.log_dir if session is not None else None
+        found = await asyncio.to_thread(list_session_logs, folder) if folder is not None else []
+        if not found:
+            self._notice(
+                "/logs",
+                "No full-output logs yet: a command whose output was cut keeps its whole output in one.",
+            )
+            return
+        lines = [f"{len(found)} full-output log{'s' if len(found) != 1 else ''} in {folder}:"]
+        for info in found[-LOGS_LISTED:]:
+            command = info.metadata.get("command")
+            what = f" — {' '.join(command.split())[:80]}" if isinstance(command, str) and command else ""
+            lines.append(f"- {info.path.name} ({info.size:,} bytes){what}")
+        if len(found) > LOGS_LISTED:
+            lines.insert(1, f"(the last {LOGS_LISTED})")
+        self._notice("/logs", "\n".join(lines))
+        self.ctl.window.open_log(str(found[-1].path))
 
     def _notice(self, title: str, text: str, error: bool = False) -> None:
         self.ctl.chat.presenter.add_notice(title, text, error=error)

@@ -108,7 +108,8 @@ def transcript(count: int) -> list[dict[str, Any]]:
 
 INDEX_FILES = 20_000
 SOURCES = {
-    ".py": '"""Module {i}: orders and payments."""\n\n' + "def handler_{i}_{n}(order):\n    return order\n\n" * 1,
+    ".py": '"""Module {i}: orders and payments."""\n\n'
+    + "def handler_{i}_{n}(order):\n    return order\n\n" * 1,
     ".ts": "/** Component {i}. */\nexport function view_{i}_{n}(props: Props) {{ return props; }}\n",
     ".go": "// Package p{i} does things.\npackage p\n\nfunc Run{i}_{n}() error {{ return nil }}\n",
     ".rs": "//! Crate part {i}.\npub fn run_{i}_{n}() {{}}\npub struct Part{i}_{n};\n",

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "search": ("[words]", "Search every session of the project"),
     "trust": ("", "Decide whether this project's resources may load"),
     "settings": ("", "Providers, default model, compaction"),
+    "logs": ("", "List this session's full-output logs and open the newest in the log viewer"),
     "quit": ("", "Close piwork"),
     "skill:": ("<name> [args]", "Run a skill with optional arguments"),
     "context": (

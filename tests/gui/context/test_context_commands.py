@@ -9,7 +9,7 @@ from piwork.core.context.tasks import begin_task
 from piwork.gui.chat.rows import RowKind
 from piwork.gui.context.preflight_dialog import PreflightDialog
 from piwork.gui.session_controller import SessionController
-from tests.support import LoopbackServer, Text, Turn
+from tests.support import LoopbackServer, Text, ToolCall, Turn
 
 
 def _notices(ctl: SessionController) -> list:  # type: ignore[type-arg]
@@ -218,3 +218,23 @@ def test_context_budget_names_no_mark_the_model_lacks(qtbot: QtBot, controller: 
     row = _wait_notice(qtbot, controller, "/context budget")
     assert "- marks: pressure 10931, ceiling 14054, compaction 15616" in row.text
     assert "None" not in row.text and "pricing" not in row.text
+
+
+def test_logs_lists_the_full_output_logs_and_opens_the_newest(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    _type(controller, "/logs")
+    row = _wait_notice(qtbot, controller, "/logs")
+    assert row.text.startswith("No full-output logs yet")
+    command = "seq 1 5000"  # longer than the tool output limit: the whole output goes to a log
+    server.script(Turn([ToolCall("bash", {"command": command}, id="long")]), Turn([Text("Counted.")]))
+    controller.submit("count to five thousand")
+    qtbot.waitUntil(lambda: controller.chat.busy, timeout=5_000)
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=20_000)
+    before = len(_notices(controller))
+    _type(controller, "/logs")
+    qtbot.waitUntil(lambda: len(_notices(controller)) > before, timeout=10_000)
+    row = _notices(controller)[-1]
+    assert row.title == "/logs" and row.text.startswith("1 full-output log in ")
+    assert row.text.splitlines()[1].endswith(f"bytes) — {command}")
+    assert controller.window.docks["logs"].isVisible()
