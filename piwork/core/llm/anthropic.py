@@ -129,11 +129,15 @@ class AnthropicParser:
             self.message["responseId"] = msg["id"]
         if msg.get("model") and msg["model"] != self.model.id:
             self.message["responseModel"] = msg["model"]  # e.g. a dated snapshot behind an alias
-        self._apply_usage(msg.get("usage") or {})
+        self._apply_usage(msg.get("usage") or {}, start=True)
         return []
 
-    def _apply_usage(self, raw: dict[str, Any]) -> None:
+    def _apply_usage(self, raw: dict[str, Any], start: bool = False) -> None:
+        """``message_start`` usage sets the 1-hour cache writes (0 when not given); later usage changes
+        only the fields it carries."""
         usage = self.message["usage"]
+        if start:
+            usage["cacheWrite1h"] = 0
         for source, target in _USAGE_FIELDS:
             value = raw.get(source)
             if isinstance(value, int | float):

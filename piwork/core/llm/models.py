@@ -88,6 +88,13 @@ def model_from_json(data: Mapping[str, Any]) -> Model:
         if data.get("thinkingLevelMap") is not None
         else None,
         sampling_params=dict(data.get("samplingParams") or {}),
+        sampling_params_by_level={
+            str(level): dict(params)
+            for level, params in (data.get("samplingParamsByThinkingLevel") or {}).items()
+            if isinstance(params, Mapping)
+        },
+        input_limits=dict(data.get("inputLimits") or {}),
+        prompt_cache=dict(data.get("promptCache") or {}),
     )
 
 
@@ -115,6 +122,9 @@ def model_to_json(model: Model) -> dict[str, Any]:
         ("headers", model.headers),
         ("compat", model.compat),
         ("samplingParams", model.sampling_params),
+        ("samplingParamsByThinkingLevel", model.sampling_params_by_level),
+        ("inputLimits", model.input_limits),
+        ("promptCache", model.prompt_cache),
     ):
         if value:
             data[key] = dict(value)
@@ -123,7 +133,7 @@ def model_to_json(model: Model) -> dict[str, Any]:
 
 def _patch(base: dict[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
     merged = {**base, **patch}
-    for key in ("cost", "samplingParams", "compat", "headers"):
+    for key in ("cost", "samplingParams", "samplingParamsByThinkingLevel", "compat", "headers"):
         if isinstance(base.get(key), dict) and isinstance(patch.get(key), dict):
             merged[key] = {**base[key], **patch[key]}
     return merged

@@ -9,6 +9,24 @@ from piwork.core.jscompat import json_loads_js
 
 _PROVIDER_KEYS = ("baseUrl", "headers", "compat", "modelOverrides", "models", "apiKey")
 _STRING_FIELDS = ("name", "baseUrl", "api", "apiKey")
+_COST_FIELDS = ("input", "output", "cacheRead", "cacheWrite")
+THINKING_LEVEL_NAMES = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+# compat flags Pi 1.6 declares as true/false (other compat keys are free-form and kept as given)
+BOOLEAN_COMPAT_KEYS = frozenset(
+    {
+        "allowEmptySignature", "forceAdaptiveThinking", "requiresAssistantAfterToolResult",
+        "requiresNonNullAssistantContent", "requiresReasoningContentOnAssistantMessages",
+        "requiresThinkingAsText", "requiresToolResultName", "requiresToolsWithToolHistory",
+        "sendImageOptInHeader", "sendSessionAffinityHeaders", "supportsAdditionalTools",
+        "supportsCacheControlOnTools", "supportsDeveloperRole", "supportsEagerToolInputStreaming",
+        "supportsExplicitPromptCacheMode", "supportsFinishReason", "supportsLongCacheRetention",
+        "supportsMaxOutputTokens", "supportsMessageThreads", "supportsMidConvoEffort",
+        "supportsMidConvoSystemMessages", "supportsMidConvoToolAdditions", "supportsMidConvoToolChanges",
+        "supportsOpenAIGrammarTools", "supportsReasoningEffort", "supportsStore", "supportsStrictMode",
+        "supportsStrictTools", "supportsTemperature", "supportsThinkingTokenBudget", "supportsToolSearch",
+        "supportsUsageInStreaming", "zaiToolStream",
+    }
+)  # fmt: skip
 
 
 # A string (kept as it is), a line comment, or a block comment (possibly unterminated), found in one
@@ -44,6 +62,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _check_compat(where: str, compat: Any, errors: list[str]) -> None:
+    if not isinstance(compat, dict):
+        return
+    for key in sorted(BOOLEAN_COMPAT_KEYS & compat.keys()):
+        if not isinstance(compat[key], bool):
+            errors.append(f"{where}.compat.{key}: must be true or false")
+
+
 def _check_model(where: str, model: Any, errors: list[str], *, needs_id: bool) -> None:
     if not isinstance(model, dict):
         errors.append(f"{where}: must be an object")
@@ -67,15 +93,30 @@ def _check_model(where: str, model: Any, errors: list[str], *, needs_id: bool) -
         if not isinstance(cost, dict):
             errors.append(f"{where}.cost: must be an object")
         else:
+            # a new model's cost names every rate; an override may change only some
+            missing = [key for key in _COST_FIELDS if key not in cost] if needs_id else []
+            if missing:
+                errors.append(f"{where}.cost: must give {', '.join(missing)} too (all four rates)")
             for key, value in cost.items():
                 if key == "tiers":
                     if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
                         errors.append(f"{where}.cost.tiers: must be a list of objects")
                 elif not _is_number(value):
                     errors.append(f"{where}.cost.{key}: must be a number")
-    for key in ("compat", "headers", "samplingParams", "thinkingLevelMap"):
+    for key in ("compat", "headers", "samplingParams", "thinkingLevelMap", "inputLimits", "promptCache"):
         if key in model and not isinstance(model[key], dict):
             errors.append(f"{where}.{key}: must be an object")
+    _check_compat(where, model.get("compat"), errors)
+    by_level = model.get("samplingParamsByThinkingLevel")
+    if by_level is not None:
+        if not isinstance(by_level, dict):
+            errors.append(f"{where}.samplingParamsByThinkingLevel: must be an object")
+        else:
+            for level, params in by_level.items():
+                if level not in THINKING_LEVEL_NAMES:
+                    errors.append(f"{where}.samplingParamsByThinkingLevel.{level}: not a thinking level")
+                elif not isinstance(params, dict):
+                    errors.append(f"{where}.samplingParamsByThinkingLevel.{level}: must be an object")
 
 
 def validate_models_config(data: Any) -> list[str]:
@@ -101,6 +142,7 @@ def validate_models_config(data: Any) -> list[str]:
         for key in ("headers", "compat"):
             if key in provider and not isinstance(provider[key], dict):
                 errors.append(f"{where}.{key}: must be an object")
+        _check_compat(where, provider.get("compat"), errors)
         headers = provider.get("headers")
         if isinstance(headers, dict) and any(not isinstance(v, str) for v in headers.values()):
             errors.append(f"{where}.headers: values must be strings")

@@ -129,9 +129,9 @@ class OpenAIParser:
         usage["cacheWrite"] = cache_write
         usage["input"] = max(0, (_int(raw.get("prompt_tokens")) or 0) - cache_read - cache_write)
         usage["output"] = _int(raw.get("completion_tokens")) or 0
-        reasoning = _int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens"))
-        if reasoning is not None:
-            usage["reasoning"] = reasoning
+        # a subset of the output; written always (0 when the server does not say), as Pi 1.6 does
+        details = raw.get("completion_tokens_details") or {}
+        usage["reasoning"] = _int(details.get("reasoning_tokens")) or _int(raw.get("reasoning_tokens")) or 0
         finish_usage(self.model, usage)
 
     def _text(self, text: str) -> list[AssistantEvent]:

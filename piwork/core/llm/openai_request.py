@@ -12,6 +12,7 @@ from piwork.core.llm.estimate import clamp_max_tokens, estimate_context
 from piwork.core.llm.normalize import normalize_messages, openai_tool_id, strip_surrogates
 from piwork.core.llm.openai_reasoning import reasoning_fields
 from piwork.core.llm.strict_schema import strict_parameters
+from piwork.core.llm.thinking import resolve_level
 from piwork.core.llm.transport import HttpRequest
 from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions, ToolSpec
 
@@ -351,7 +352,9 @@ def build_request(model: Model, context: LlmContext, options: StreamOptions) -> 
         body["providerOptions"] = {
             "gateway": {key: gateway[key] for key in ("only", "order") if gateway.get(key)}
         }
+    # last, so sampling parameters win over named fields: the model's, its thinking level's, the request's
     body.update(dict(model.sampling_params))
+    body.update(dict(model.sampling_params_by_level.get(resolve_level(model, options.thinking_level)) or {}))
     body.update(dict(options.sampling_params or {}))
     return HttpRequest(
         url=model.base_url.rstrip("/") + "/chat/completions",

@@ -79,6 +79,10 @@ class Model:
     # Level -> provider value (str), None = unsupported; a missing level uses the default mapping.
     thinking_level_map: Mapping[str, str | None] | None = None
     sampling_params: Mapping[str, Any] = field(default_factory=dict)
+    # per thinking level, merged over sampling_params (OpenAI-compatible requests)
+    sampling_params_by_level: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    input_limits: Mapping[str, Any] = field(default_factory=dict)  # kept as models.json gives them
+    prompt_cache: Mapping[str, Any] = field(default_factory=dict)
 
     def __hash__(self) -> int:  # the mapping fields are not hashable; identity is enough for sets/dicts
         return hash((self.provider, self.id, self.api, self.base_url))

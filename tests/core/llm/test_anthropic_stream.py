@@ -152,3 +152,10 @@ def test_response_model_is_recorded_only_when_it_differs(loopback: LoopbackServe
     assert "responseModel" not in collect(loopback.anthropic_model())[-1].message  # type: ignore[union-attr]
     second = collect(loopback.anthropic_model())[-1].message  # type: ignore[union-attr]
     assert second["responseModel"] == "claude-snapshot-20250929" and second["model"] == "loopback-model"
+
+
+def test_one_hour_cache_writes_are_written_as_zero_when_not_reported(loopback: LoopbackServer) -> None:
+    """Pi 1.6 writes cacheWrite1h on every Anthropic reply (0 when the server gives no TTL breakdown)."""
+    loopback.script(Turn([Text("x")], usage=Usage(input=100, output=10, cache_write=50)))
+    usage = collect(loopback.anthropic_model())[-1].message["usage"]  # type: ignore[union-attr]
+    assert usage["cacheWrite1h"] == 0 and "reasoning" not in usage

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -224,3 +225,57 @@ def test_comments_are_stripped_outside_strings_only_in_one_scan() -> None:
     models = [{"id": f"m{i}"} for i in range(20_000)]  # many models parse in one linear pass
     big = '{"providers": {"p": {"baseUrl": "http://h/v1", "models": ' + json.dumps(models) + "}}}"
     assert len(loads_jsonc(big + " // trailing")["providers"]["p"]["models"]) == 20_000
+
+
+def test_pi_1_6_model_keys_are_read_and_kept(tmp_path: Path) -> None:
+    write(tmp_path, json.dumps({
+        "$schema": "https://example.com/models.schema.json",
+        "providers": {"x": {"baseUrl": "http://h/v1", "api": "openai-completions", "models": [{
+            "id": "m", "inputLimits": {"maxRequestBytes": 100}, "promptCache": {"short": 300},
+            "samplingParamsByThinkingLevel": {"high": {"top_p": 0.9}},
+            "compat": {"supportsStrictMode": True, "promptCacheKeyMode": "enabled", "requiresToolsWithToolHistory": True},
+        }]}},
+    }))  # fmt: skip
+    registry = ModelRegistry(tmp_path)
+    assert registry.diagnostics == []
+    model = registry.find("x", "m")
+    assert model is not None and model.sampling_params_by_level == {"high": {"top_p": 0.9}}
+    assert model.input_limits == {"maxRequestBytes": 100} and model.prompt_cache == {"short": 300}
+    assert model.compat["promptCacheKeyMode"] == "enabled"
+    assert model_from_json(model_to_json(model)) == model
+
+
+@pytest.mark.parametrize(
+    ("model", "problem"),
+    [
+        ({"id": "m", "cost": {"input": 1}}, "cost: must give output, cacheRead, cacheWrite"),
+        (
+            {"id": "m", "compat": {"supportsStrictMode": "yes"}},
+            "compat.supportsStrictMode: must be true or false",
+        ),
+        ({"id": "m", "samplingParamsByThinkingLevel": {"huge": {}}}, "huge: not a thinking level"),
+    ],
+)
+def test_models_json_entries_pi_1_6_refuses_reject_the_file(
+    tmp_path: Path, model: dict[str, Any], problem: str
+) -> None:
+    write(
+        tmp_path,
+        json.dumps(
+            {"providers": {"x": {"baseUrl": "http://h/v1", "api": "openai-completions", "models": [model]}}}
+        ),
+    )
+    registry = ModelRegistry(tmp_path)
+    assert registry.find("x", "m") is None and problem in registry.diagnostics[0].message
+
+
+def test_an_override_may_change_only_some_rates(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        json.dumps({"providers": {"openai": {"modelOverrides": {"gpt-5.4": {"cost": {"input": 9}}}}}}),
+    )
+    registry = ModelRegistry(tmp_path)
+    model = registry.find("openai", "gpt-5.4")
+    assert (
+        registry.diagnostics == [] and model is not None and model.cost.input == 9 and model.cost.output == 15
+    )

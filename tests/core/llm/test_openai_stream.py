@@ -110,3 +110,10 @@ def test_tool_call_fragments_without_index_are_matched_by_id_or_continue_the_las
         {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": 1}},
         {"type": "toolCall", "id": "c2", "name": "ls", "arguments": {}},
     ]
+
+
+def test_reasoning_tokens_are_written_as_zero_when_not_reported(loopback: LoopbackServer) -> None:
+    """Pi 1.6 writes usage.reasoning on every Chat Completions reply (0 when the server does not say)."""
+    loopback.script(Turn([Text("hi")], usage=Usage(input=10, output=4)))
+    usage = collect(loopback.openai_model())[-1].message["usage"]  # type: ignore[union-attr]
+    assert usage["reasoning"] == 0 and "cacheWrite1h" not in usage

@@ -551,3 +551,16 @@ def test_long_cache_retention_from_the_environment(monkeypatch: pytest.MonkeyPat
     )
     explicit = anthropic_request.build_request(CLAUDE, ctx, StreamOptions(cache_retention="short")).body
     assert explicit["system"][0]["cache_control"] == {"type": "ephemeral"}  # an explicit choice wins
+
+
+def test_sampling_params_by_thinking_level_merge_over_the_models() -> None:
+    model = dataclasses.replace(
+        GPT,
+        sampling_params={"top_p": 0.8, "top_k": 20},
+        sampling_params_by_level={"high": {"top_p": 0.95}, "off": {"temperature": 0.2}},
+    )
+    ctx = LlmContext("", [{"role": "user", "content": "x", "timestamp": 1}])
+    high = openai_request.build_request(model, ctx, StreamOptions(thinking_level="high")).body
+    assert (high["top_p"], high["top_k"]) == (0.95, 20) and "temperature" not in high
+    off = openai_request.build_request(model, ctx, StreamOptions(sampling_params={"top_k": 5})).body
+    assert (off["top_p"], off["top_k"], off["temperature"]) == (0.8, 5, 0.2)
