@@ -664,7 +664,9 @@ class SessionController(QObject):
         if self._key_unknown(session):  # sent before the keyring answered: send once it has
             self.spawn(self._send_when_keys_known(session, text))
             return
-        if session.is_streaming:
+        if self.context_commands.names_images(text):  # local image paths: attached, read in a worker
+            self.spawn(self.context_commands.send_with_images(session, text))
+        elif session.is_streaming:
             self.spawn(session.steer(text))
         else:
             self.spawn(session.prompt(text))

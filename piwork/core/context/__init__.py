@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     )
     from piwork.core.context.fresh import FRESH_KINDS, FreshError
     from piwork.core.context.governor import RequestShape
+    from piwork.core.context.image_paths import attach_images, may_name_images
     from piwork.core.context.intake import INTAKE_TOKENS, intake_tokens, may_need_intake, save_intake
     from piwork.core.context.layers import LAYERS, Layer
     from piwork.core.context.manifest import Manifest, ManifestEntry, append_manifest, latest_manifest
@@ -135,6 +136,7 @@ __all__ = [
     "Xray",
     "XrayPart",
     "append_manifest",
+    "attach_images",
     "begin_task",
     "blocked_tool_reason",
     "budget_command",
@@ -155,6 +157,7 @@ __all__ = [
     "load_profile",
     "load_view",
     "manifest_command",
+    "may_name_images",
     "may_need_intake",
     "onboard_command",
     "overview_command",
@@ -236,6 +239,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "parse_onboard": ("commands", "parse_onboard"),
     "preflight": ("commands", "preflight"),
     "rebuild_command": ("commands", "rebuild"),
+    "attach_images": ("image_paths", "attach_images"),
+    "may_name_images": ("image_paths", "may_name_images"),
     "search_command": ("commands", "search"),
     "report_text": ("commands", "report_text"),
     "save_intake": ("intake", "save_intake"),

@@ -22,6 +22,7 @@ from piwork.core.context import (
     Manifest,
     ManifestEntry,
     append_manifest,
+    attach_images,
     begin_task,
     budget_command,
     compact_command,
@@ -32,6 +33,7 @@ from piwork.core.context import (
     intake_tokens,
     load_profile,
     manifest_command,
+    may_name_images,
     may_need_intake,
     onboard_command,
     pack_command,
@@ -324,6 +326,26 @@ class ContextCommands:
             f"{intake.relative}" + ("" if intake.excluded else " (not a git work tree)"),
         )
         self.controller.send_prompt(intake.reference)
+
+    # ---- image paths in a prompt ---------------------------------------------------------------
+
+    def names_images(self, text: str) -> bool:
+        return may_name_images(text)
+
+    async def send_with_images(self, session: Any, text: str) -> None:
+        """Send ``text`` with the local images it names attached (``[image1]``…), read in a worker."""
+        attached = await asyncio.to_thread(attach_images, text, self.controller.cwd)
+        if attached.images or attached.too_large:
+            names = len(attached.images)
+            self._notice(
+                "Images attached",
+                f"{names} image{'s' if names != 1 else ''} from paths in the prompt"
+                + (f"; {len(attached.too_large)} too large, left as paths" if attached.too_large else ""),
+            )
+        if session.is_streaming:
+            await session.steer(attached.text, attached.images)
+        else:
+            await session.prompt(attached.text, attached.images)
 
     # ---- /task ----------------------------------------------------------------------------------
 

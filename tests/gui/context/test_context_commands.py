@@ -238,3 +238,28 @@ def test_logs_lists_the_full_output_logs_and_opens_the_newest(
     assert row.title == "/logs" and row.text.startswith("1 full-output log in ")
     assert row.text.splitlines()[1].endswith(f"bytes) — {command}")
     assert controller.window.docks["logs"].isVisible()
+
+
+def test_an_image_path_in_the_prompt_is_sent_as_an_attachment(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    from pathlib import Path
+
+    (Path(controller.cwd) / "shot.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 24)
+    server.script(Turn([Text("I see it.")]))
+    controller.submit("what is wrong in shot.png?")
+    qtbot.waitUntil(lambda: len(server.requests) == 1, timeout=10_000)
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
+    # the prompt in the session holds the image itself, its text the reference
+    runtime = controller.runtime
+    assert runtime is not None
+    prompt = next(m for m in runtime.session.messages if m.get("role") == "user")
+    assert [b["type"] for b in prompt["content"]] == ["text", "image"]
+    assert prompt["content"][0]["text"] == "what is wrong in [image1] (shot.png)?"
+    assert prompt["content"][1]["mimeType"] == "image/png"
+    # this test model reads text only: the provider gets the request converter's placeholder for it
+    sent = server.requests[0].body["messages"][-1]["content"]
+    assert [b["text"] for b in sent] == [
+        "what is wrong in [image1] (shot.png)?",
+        "[image left out: this model cannot read images]",
+    ]
