@@ -56,6 +56,7 @@ from piwork.gui.context.request_figures import (
     change_key,
     changed_since,
     compacted_since,
+    edited_since_reply,
     message_part_indices,
     reply_usages,
     samples_from_usages,
@@ -417,6 +418,7 @@ class ContextFeed(QObject):
             and estimate.trailing_tokens == 0
             and not compacted_since(snapshot.messages, last)
             and not changed_since(snapshot.messages, last, snapshot.exclusions_since_ms)
+            and not edited_since_reply(snapshot.tree)
         ):
             exact = int(estimate.tokens)
         if snapshot.billed_stale:  # today's files change only when a call is billed

@@ -133,6 +133,20 @@ def changed_since(messages: Sequence[Mapping[str, Any]], index: int, since_ms: f
     return since_ms is not None and (not isinstance(stamp, int | float) or since_ms > stamp)
 
 
+def edited_since_reply(tree: Any) -> bool:
+    """Whether a context edit is newer than the branch's last assistant reply: that reply's usage counts a
+    request holding what the edit left out or replaced, so the figure is an estimate until the next
+    reply (as Pi 1.6 counts). Reads only the tree's index."""
+    if tree is None or tree.leaf_id is None:
+        return False
+    for record in reversed(tree.path()):
+        if record.type == "context_edit":
+            return True
+        if record.type == "message" and record.role == "assistant":
+            return False
+    return False
+
+
 def compacted_since(messages: Sequence[Mapping[str, Any]], index: int) -> bool:
     """Whether a compaction is newer than the reply at ``index``: its usage then counts a context that no
     longer exists, so the figure is an estimate until the next reply."""

@@ -49,7 +49,10 @@ def _tool_turn() -> list[dict[str, Any]]:
             "timestamp": 1733234403000,
         },
     }
-    return [user("u1", None, "Read env.txt", 1), call, result, assistant("a2", "r1", "It holds a token.", 4)]
+    # the last reply's usage counts the request that held the tool result (the meter's exact figure)
+    usage = {"input": 1800, "output": 6, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1806}
+    answer = assistant("a2", "r1", "It holds a token.", 4, usage=usage)
+    return [user("u1", None, "Read env.txt", 1), call, result, answer]
 
 
 @pytest.fixture
@@ -194,6 +197,20 @@ def test_leave_out_replace_and_restore_from_the_tree_and_the_chat(
     assert panel.model is not None
     qtbot.waitUntil(lambda: "do-not-send-this-again" in json.dumps(feed.messages), timeout=10_000)
 
+    footer = opened.chat.footer
+    qtbot.waitUntil(lambda: footer.reading.occupancy > 0, timeout=10_000)
+    before = footer.reading.occupancy
+    assert footer.reading.exact and before == 1806
+    assert opened.runtime is not None
+    resources = opened.runtime.resources
+
+    def projected() -> int:
+        task = asyncio.ensure_future(feed.preflight(resources))
+        qtbot.waitUntil(task.done, timeout=10_000)
+        return int((task.result() or {}).get("estimate", {}).get("projected", 0))
+
+    projected_before = projected()
+
     # the tree: leave the tool result out
     panel.view.setCurrentIndex(_rows(panel.model)["r1"])
     menu = {action.text(): action for action in panel.build_context_menu().actions()}
@@ -206,6 +223,9 @@ def test_leave_out_replace_and_restore_from_the_tree_and_the_chat(
     qtbot.waitUntil(
         lambda: "do-not-send-this-again" not in json.dumps(feed.messages), timeout=10_000
     )  # the X-ray
+    # the meter: the provider's count held the tool result; now an estimate without it
+    qtbot.waitUntil(lambda: footer.reading.occupancy < before and not footer.reading.exact, timeout=10_000)
+    assert projected() < projected_before  # preflight
     chat = opened.chat
     rows = [chat.model.row_at(i) for i in range(chat.model.rowCount())]
     assert any(r.tool is not None and "do-not-send-this-again" in r.tool.result_text for r in rows)  # kept
