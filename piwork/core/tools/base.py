@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_json_stringify
-from piwork.core.tools.validation import Schema, check, prepare_arguments
+from piwork.core.tools.validation import Schema, check, prepare_arguments, type_name
 
 Content = dict[str, Any]
 
@@ -161,7 +161,7 @@ def validate_arguments(tool: Tool, arguments: Any) -> dict[str, Any]:
     converted = prepare_arguments(tool.parameters, prepared)
     problems = check(tool.parameters, converted)
     if problems or not isinstance(converted, dict):
-        problems = problems or [("root", "must be object")]
+        problems = problems or [("root", f"expected object, got {type_name(converted)}")]
         raise ToolValidationError(validation_message(tool.name, problems, prepared))
     return converted
 

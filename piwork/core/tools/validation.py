@@ -10,6 +10,7 @@ array). Problems are reported in the order Pi reports them: an object's ``requir
 from __future__ import annotations
 
 import copy
+import json
 import math
 import re
 from typing import Any
@@ -187,9 +188,10 @@ def check(schema: Schema, value: Any, path: tuple[str, ...] = ()) -> list[tuple[
     """Every problem of ``value`` against ``schema`` as ``(dotted path, message)``, in Pi's order."""
     types = _schema_types(schema)
     if types and not any(_matches_type(value, kind) for kind in types):
-        message = f"must be {types[0]}" if len(types) == 1 else f"must be either {' or '.join(types)}"
-        return [(_dotted(path), message)]
+        return [(_dotted(path), f"expected {' or '.join(types)}, got {type_name(value)}")]
     problems: list[tuple[str, str]] = []
+    if "enum" in schema and isinstance(schema["enum"], list) and value not in schema["enum"]:
+        problems.append((_dotted(path), f"expected one of {_listed(schema['enum'])}"))
     if isinstance(value, dict) and "object" in types:
         problems.extend(_check_object(schema, value, path))
     elif isinstance(value, list) and "array" in types:
@@ -198,22 +200,51 @@ def check(schema: Schema, value: Any, path: tuple[str, ...] = ()) -> list[tuple[
         problems.extend(_check_string(schema, value, path))
     elif _is_number(value):
         problems.extend(_check_number(schema, value, path))
-    if "enum" in schema and value not in schema["enum"]:
-        problems.append((_dotted(path), "must be equal to one of the allowed values"))
     return problems
+
+
+LISTED_VALUES = 20
+
+
+def _listed(values: list[Any]) -> str:
+    shown = json.dumps(values[:LISTED_VALUES], ensure_ascii=False, separators=(",", ":"))
+    return (
+        shown
+        if len(values) <= LISTED_VALUES
+        else f"{shown[:-1]}, ... and {len(values) - LISTED_VALUES} more]"
+    )
+
+
+def type_name(value: Any) -> str:
+    """A value's JSON type as the model is told it (a whole number is an ``integer``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    if isinstance(value, float) and not math.isfinite(value):
+        return js_number_str(value)
+    return "number"
 
 
 def _check_object(schema: Schema, value: dict[str, Any], path: tuple[str, ...]) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     properties: dict[str, Schema] = schema.get("properties") or {}
-    missing = [key for key in schema.get("required") or [] if key not in value]
-    if missing:
-        problems.append((_dotted((*path, missing[0])), f"must have required properties {', '.join(missing)}"))
-    if schema.get("additionalProperties") is False and any(key not in properties for key in value):
-        problems.append((_dotted(path), "must not have additional properties"))
+    for key in schema.get("required") or []:
+        if isinstance(key, str) and key not in value:
+            problems.append((_dotted((*path, key)), "missing"))
     for key, prop in properties.items():
         if key in value:
             problems.extend(check(prop, value[key], (*path, key)))
+    if schema.get("additionalProperties") is False:
+        problems.extend((_dotted((*path, key)), "unknown field") for key in value if key not in properties)
     return problems
 
 
@@ -221,10 +252,10 @@ def _check_array(schema: Schema, value: list[Any], path: tuple[str, ...]) -> lis
     problems: list[tuple[str, str]] = []
     min_items = schema.get("minItems")
     if isinstance(min_items, int) and len(value) < min_items:
-        problems.append((_dotted(path), f"must not have fewer than {min_items} items"))
+        problems.append((_dotted(path), f"expected at least {min_items} items"))
     max_items = schema.get("maxItems")
     if isinstance(max_items, int) and len(value) > max_items:
-        problems.append((_dotted(path), f"must not have more than {max_items} items"))
+        problems.append((_dotted(path), f"expected at most {max_items} items"))
     items = schema.get("items")
     if isinstance(items, dict):
         for index, item in enumerate(value):
@@ -236,18 +267,18 @@ def _check_string(schema: Schema, value: str, path: tuple[str, ...]) -> list[tup
     problems: list[tuple[str, str]] = []
     length = len(value.encode("utf-16-le", "surrogatepass")) // 2
     if isinstance(schema.get("minLength"), int) and length < schema["minLength"]:
-        problems.append((_dotted(path), f"must not have fewer than {schema['minLength']} characters"))
+        problems.append((_dotted(path), f"expected at least {schema['minLength']} characters"))
     if isinstance(schema.get("maxLength"), int) and length > schema["maxLength"]:
-        problems.append((_dotted(path), f"must not have more than {schema['maxLength']} characters"))
+        problems.append((_dotted(path), f"expected at most {schema['maxLength']} characters"))
     return problems
 
 
 def _check_number(schema: Schema, value: float, path: tuple[str, ...]) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     if _is_number(schema.get("minimum")) and value < schema["minimum"]:
-        problems.append((_dotted(path), f"must be >= {js_number_str(schema['minimum'])}"))
+        problems.append((_dotted(path), f"expected >= {js_number_str(schema['minimum'])}"))
     if _is_number(schema.get("maximum")) and value > schema["maximum"]:
-        problems.append((_dotted(path), f"must be <= {js_number_str(schema['maximum'])}"))
+        problems.append((_dotted(path), f"expected <= {js_number_str(schema['maximum'])}"))
     return problems
 
 

@@ -51,21 +51,22 @@ def test_arguments_are_converted_like_pi(args: Any, expected: Any) -> None:
     [
         (
             {"path": "a", "offset": "abc"},
-            'Validation failed for tool "read":\n  - offset: must be number\n\nReceived arguments:\n'
+            'Validation failed for tool "read":\n  - offset: expected number, got string\n\nReceived arguments:\n'
             '{\n  "path": "a",\n  "offset": "abc"\n}',
         ),
         (
             {},
-            'Validation failed for tool "read":\n  - path: must have required properties path\n\nReceived arguments:\n{}',
+            'Validation failed for tool "read":\n  - path: missing\n\nReceived arguments:\n{}',
         ),
         (
             {"path": [1], "offset": "Infinity"},
-            'Validation failed for tool "read":\n  - path: must be string\n  - offset: must be number\n\n'
+            'Validation failed for tool "read":\n  - path: expected string, got array\n'
+            "  - offset: expected number, got string\n\n"
             'Received arguments:\n{\n  "path": [\n    1\n  ],\n  "offset": "Infinity"\n}',
         ),
     ],
 )
-def test_validation_messages_match_pi(args: Any, message: str) -> None:
+def test_validation_messages_match_pi_1_6(args: Any, message: str) -> None:
     with pytest.raises(ToolError) as err:
         _validate(args)
     assert str(err.value) == message
@@ -74,11 +75,12 @@ def test_validation_messages_match_pi(args: Any, message: str) -> None:
 def test_nested_problems_are_reported_in_order() -> None:
     with pytest.raises(ToolError) as err:
         validate_arguments(SCHEMA_TOOL, {"edits": [{}, 1]})
-    assert str(err.value).splitlines()[:4] == [
+    assert str(err.value).splitlines()[:5] == [
         'Validation failed for tool "edit":',
-        "  - path: must have required properties path",
-        "  - edits.0.oldText: must have required properties oldText, newText",
-        "  - edits.1: must be object",
+        "  - path: missing",
+        "  - edits.0.oldText: missing",
+        "  - edits.0.newText: missing",
+        "  - edits.1: expected object, got integer",
     ]
 
 
