@@ -108,6 +108,7 @@ class SessionController(QObject):
         self.chat = window.chat
         self.notifications = notifications
         self._view_failures: set[tuple[str, str]] = set()  # (view, event type) already reported
+        self._edits_noted: object = None  # the session whose context edits the chat has noted
         self.cwd = os.path.abspath(cwd)
         self.agent_dir = agent_dir
         self.approve = approve
@@ -193,6 +194,7 @@ class SessionController(QObject):
         tree.context_edit_requested.connect(self.edit_context)
         tree.navigated.connect(lambda _result: tree.refresh_edit_marks())  # another branch, other edits
         self.chat.view.contextEditRequested.connect(self._edit_context_of_row)
+        tree.edit_marks_shown.connect(self._note_edits_in_force)
         self.chat.presenter.assistantFinished.connect(lambda _m: self.refresh_status())
         self.chat.presenter.compactionFinished.connect(self.refresh_status)
         self.chat.presenter.treeNavigated.connect(self._show_context)
@@ -231,6 +233,25 @@ class SessionController(QObject):
             f"{done}: {title[:120]}",
             "The session file and this chat keep the original; the X-ray, the meter and preflight count "
             "what the model now sees. Restore (in the tree's or the chat's menu) undoes it.",
+        )
+
+    def _note_edits_in_force(self) -> None:
+        """Once per opened session: the chat shows what the model sees, so say what the edits change."""
+        model = self.window.tree_panel.model
+        session = self.session
+        if model is None or session is None or self._edits_noted is session:
+            return
+        self._edits_noted = session
+        marks = model.edit_marks()
+        if not marks:
+            return
+        left_out = sum(mark.left_out for mark in marks.values())
+        replaced = len(marks) - left_out
+        parts = [f"{left_out} left out" if left_out else "", f"{replaced} replaced" if replaced else ""]
+        self.chat.presenter.add_notice(
+            "Context edits in force on this branch: " + " and ".join(p for p in parts if p),
+            "The chat shows the conversation as the model sees it. The session tree marks the entries "
+            "(⊘ left out, ✎ replaced) and keeps their original text; Restore in its menu undoes an edit.",
         )
 
     def _edit_context_of_row(self, action: str, row_key: int) -> None:

@@ -153,6 +153,9 @@ class SessionTreeModel(NestedRows, QAbstractItemModel):
             if index.isValid():
                 self.dataChanged.emit(index, index)
 
+    def edit_marks(self) -> dict[str, EditMark]:
+        return dict(self._marks)
+
     def edit_mark(self, entry_id: str | None) -> EditMark | None:
         return self._marks.get(entry_id) if entry_id is not None else None
 

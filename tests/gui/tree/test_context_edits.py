@@ -172,6 +172,14 @@ def test_a_pi16_session_shows_its_edit_usage_and_system_entries(
     detail = panel.detail.toPlainText()
     assert "1,200 input" in detail and "$0.0045" in detail and "never part of the model's context" in detail
     assert "do-not-send-this-again" not in _sent(opened)  # the engine honours the edit
+    chat = opened.chat.model
+    qtbot.waitUntil(
+        lambda: any(
+            chat.row_at(i).title == "Context edits in force on this branch: 1 left out"
+            for i in range(chat.rowCount())
+        ),
+        timeout=5000,
+    )
     graph = panel.graph
 
     def graph_title(entry_id: str) -> str:
