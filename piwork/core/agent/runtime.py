@@ -27,7 +27,7 @@ from piwork.core.context.contract import allowed_tools, latest_contract
 from piwork.core.context.model_tools import context_tools, governor_figures
 from piwork.core.context.task_exclusions import TaskExclusions
 from piwork.core.context.telemetry import ContextTelemetry, telemetry_file
-from piwork.core.context.verifier import gate_for_session, registered_verifiers
+from piwork.core.context.verifier import VerifierGate, gate_for_session, registered_verifiers
 from piwork.core.context.view import view_from_session
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore
@@ -117,6 +117,7 @@ class AgentRuntime:
     resources: LoadedResources
     models: ModelRegistry
     credentials: CredentialStore
+    verifier_gate: VerifierGate | None = None  # around the bash tool's verifier runs
 
     @property
     def notices(self) -> list[str]:
@@ -282,7 +283,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     await asyncio.to_thread(session.session_stats)  # the first count reads every entry: not on the loop
     # notices raised from now on (the file changed on disk and was reloaded...) reach the subscribers
     store.on_notice = lambda text: session.emit(ErrorNotice(text, "session"))
-    return AgentRuntime(session, store, resources, models, credentials)
+    return AgentRuntime(session, store, resources, models, credentials, gate)
 
 
 async def _token_counting(

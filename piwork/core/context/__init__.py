@@ -93,8 +93,10 @@ if TYPE_CHECKING:
         begin_task,
         contract_from_text,
         contract_from_words,
+        edit_contract,
         parse_task,
     )
+    from piwork.core.context.verifier import run_verifier_for_real
     from piwork.core.context.view import (
         ContextView,
         load_view,
@@ -144,6 +146,7 @@ __all__ = [
     "compact_command",
     "contract_from_text",
     "contract_from_words",
+    "edit_contract",
     "effective_marks",
     "excludable",
     "exclusion_command",
@@ -167,6 +170,7 @@ __all__ = [
     "preflight",
     "rebuild_command",
     "report_text",
+    "run_verifier_for_real",
     "save_intake",
     "search_command",
     "shown_path",
@@ -240,6 +244,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "preflight": ("commands", "preflight"),
     "rebuild_command": ("commands", "rebuild"),
     "attach_images": ("image_paths", "attach_images"),
+    "edit_contract": ("tasks", "edit_contract"),
+    "run_verifier_for_real": ("verifier", "run_verifier_for_real"),
     "may_name_images": ("image_paths", "may_name_images"),
     "search_command": ("commands", "search"),
     "report_text": ("commands", "report_text"),

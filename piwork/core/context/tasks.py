@@ -249,3 +249,40 @@ def contract_from_words(
     if words.unfamiliar:
         data["unfamiliar"] = True  # kept by phase changes and /fresh: the task pack stays
     return TaskContract.from_json(data)
+
+
+def edit_contract(
+    session: AgentSession,
+    contract: TaskContract,
+    *,
+    goal: str | None = None,
+    mode: str | None = None,
+    verify: str | None = None,
+    acceptance: Sequence[str] | None = None,
+    phase: Phase | None = None,
+) -> TaskContract:
+    """Record the contract as the person edited it (goal, mode, verify, acceptance criteria, phase) and
+    apply its tool rules; a changed phase or mode is a boundary for the governor (the working set is
+    formed again for the new phase), nothing else changes the session. Unchanged: nothing is written."""
+    data = contract.to_json()
+    if goal is not None:
+        goal = " ".join(goal.split())
+        if not goal:
+            raise ContractError("The task needs a goal.")
+        data["goal"] = goal
+        if contract.title in ("", contract.goal, contract.goal[:59] + "…"):
+            data["title"] = goal if len(goal) <= 60 else goal[:59] + "…"
+    if mode is not None:
+        data["mode"] = mode
+    if verify is not None:
+        data["verify"] = verify.strip() or None
+    if acceptance is not None:
+        data["acceptance"] = [a.strip() for a in acceptance if a.strip()]
+    if phase is not None:
+        data["phase"] = phase
+    changed = TaskContract.from_json(data)
+    if changed == contract:
+        return contract
+    append_contract(session.tree, changed)
+    apply_tool_rules(session, changed)
+    return changed

@@ -381,3 +381,32 @@ def gate_for_session(
         lambda: registered_verifiers(tree, cwd, trusted),
         lambda: contract_forces_verify(tree),
     )
+
+
+@dataclass(frozen=True)
+class VerifierRun:
+    command: str
+    exit_code: int | None  # None: it could not run (no bash tool, aborted)
+    output_tail: str  # the last lines of what it printed
+    receipt: Receipt | None  # the receipt the run wrote (None: not a git work tree, or the run changed it)
+
+
+async def run_verifier_for_real(
+    gate: VerifierGate, bash: Any, command: str, cwd: str, agent_dir: str
+) -> VerifierRun:
+    """Run ``command`` through the bash tool with the gate told to run it for real (no receipt reuse),
+    as the Task panel's "Run verifier for real" does; the outcome and the receipt it recorded."""
+    root = await asyncio.to_thread(git_toplevel, os.path.realpath(cwd))
+    before = await asyncio.to_thread(ReceiptStore(agent_dir, root).all) if root is not None else []
+    gate.run_for_real_once()
+    exit_code: int | None
+    try:
+        result = await bash.execute("verify-for-real", {"command": command}, ToolContext(cwd))
+        exit_code, text = 0, _result_text(result.content)
+    except ToolError as err:
+        code = (err.details or {}).get("exitCode")
+        exit_code, text = (code if isinstance(code, int) else None), str(err)
+    after = await asyncio.to_thread(ReceiptStore(agent_dir, root).all) if root is not None else []
+    receipt = after[-1] if len(after) > len(before) else None
+    tail = "\n".join(text.rstrip("\n").split("\n")[-20:])
+    return VerifierRun(command, exit_code, tail, receipt)

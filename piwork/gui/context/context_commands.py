@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox
 
@@ -27,10 +28,12 @@ from piwork.core.context import (
     budget_command,
     compact_command,
     contract_from_words,
+    edit_contract,
     exclusion_command,
     fresh_command,
     index_status_command,
     intake_tokens,
+    latest_contract,
     load_profile,
     manifest_command,
     may_name_images,
@@ -42,12 +45,14 @@ from piwork.core.context import (
     preflight,
     rebuild_command,
     report_text,
+    run_verifier_for_real,
     save_intake,
     search_command,
     view_from_session,
 )
 from piwork.core.resources import TrustRequest, TrustResolver
 from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.context.task_dialog import TaskDialog
 from piwork.gui.inert_text import plain_tip
 
 if TYPE_CHECKING:
@@ -327,6 +332,70 @@ class ContextCommands:
         )
         self.controller.send_prompt(intake.reference)
 
+    # ---- the Task dialog ------------------------------------------------------------------------
+
+    def show_task_dialog(self, contract: Any) -> TaskDialog:
+        dialog = TaskDialog(contract, self.controller.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.saved.connect(lambda fields: self._save_task(dialog, fields))
+        dialog.verify_requested.connect(
+            lambda command: self.controller.spawn(self._run_verifier(dialog, command))
+        )
+        self.task_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _save_task(self, dialog: TaskDialog, fields: dict[str, Any]) -> None:
+        runtime = self.controller.runtime
+        if runtime is None:
+            return
+        session = runtime.session
+        current = latest_contract(session.tree)
+        if current is None:
+            dialog.show_status("This branch has no task any more.")
+            return
+        try:
+            changed = edit_contract(session, current, **fields)
+        except ContractError as err:
+            dialog.show_status(str(err))
+            return
+        if changed is current:
+            dialog.show_status("Nothing changed.")
+            return
+        phase = (
+            " (a new phase: the next request starts a new working set)"
+            if changed.phase != current.phase
+            else ""
+        )
+        dialog.show_status(f"Saved{phase}. Tools: " + ", ".join(session.tool_names()))
+        self._notice("Task", f"{changed.title}: {changed.mode}, phase {changed.phase}{phase}")
+
+    async def _run_verifier(self, dialog: TaskDialog, command: str) -> None:
+        runtime = self.controller.runtime
+        bash = runtime.session.registry.get("bash") if runtime is not None else None
+        if runtime is None or runtime.verifier_gate is None or bash is None:
+            dialog.show_status("The verifier cannot run here (no shell tool).")
+            return
+        run = await run_verifier_for_real(
+            runtime.verifier_gate, bash, command, runtime.resources.cwd, runtime.resources.agent_dir
+        )
+        outcome = (
+            "passed"
+            if run.exit_code == 0
+            else f"failed (exit {run.exit_code})"
+            if run.exit_code is not None
+            else "did not run"
+        )
+        receipt = f"; receipt {run.receipt.id}" if run.receipt is not None else ""
+        text = f"{command}: {outcome}{receipt}"
+        if shiboken6.isValid(dialog):
+            dialog.show_status(text)
+        self._notice(
+            "Verifier run for real",
+            text + ("\n\n```\n" + run.output_tail + "\n```" if run.output_tail else ""),
+            error=run.exit_code != 0,
+        )
+
     # ---- image paths in a prompt ---------------------------------------------------------------
 
     def names_images(self, text: str) -> bool:
@@ -353,6 +422,11 @@ class ContextCommands:
         runtime = self.controller.runtime
         if runtime is None:
             return
+        if not text:
+            contract = await asyncio.to_thread(latest_contract, runtime.session.tree)
+            if contract is not None:  # /task alone: the task as it stands, to shape
+                self.show_task_dialog(contract)
+                return
         resources = runtime.resources
         profile = await asyncio.to_thread(load_profile, resources.cwd) if resources.project_trusted else None
         found = profile.profile if profile is not None else None

@@ -134,3 +134,25 @@ async def test_two_tasks_in_a_row_replace_the_bundle_instead_of_stacking(
     ]
     assert len(path_bundles) == 2
     runtime.store.close()
+
+
+@pytest.mark.anyio
+async def test_editing_the_contract_records_it_once_and_applies_its_rules(
+    server: LoopbackServer, tmp_path: Path, task_project: Path
+) -> None:
+    from piwork.core.context.contract import latest_contract
+    from piwork.core.context.tasks import edit_contract
+
+    runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=True))
+    session = runtime.session
+    started = begin_task(session, runtime.resources, contract_from_text("add tax verify: echo verified"))
+    assert "edit" in session.tool_names()
+    same = edit_contract(session, started.contract, goal="add tax", verify="echo verified")
+    assert same is started.contract  # nothing changed: nothing written
+    changed = edit_contract(session, started.contract, verify="", acceptance=[" VAT ", ""], phase="plan")
+    assert (changed.verify, changed.acceptance, changed.phase) == (None, ("VAT",), "plan")
+    assert latest_contract(session.tree) == changed
+    assert "edit" not in session.tool_names()  # no verify command: no writing tools
+    with pytest.raises(ContractError):
+        edit_contract(session, changed, goal="  ")
+    runtime.store.close()
