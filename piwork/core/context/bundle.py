@@ -28,6 +28,7 @@ from piwork.core.context.index import (
     index_status,
     index_summary,
     load_index,
+    sanitize,
 )
 from piwork.core.context.layers import INDEX_PATH, MEMORY_PATH, PROFILE_PATH, SNAPSHOT_PATH
 from piwork.core.context.manifest import (
@@ -268,7 +269,30 @@ class _Builder:
         elif not index.fresh:
             self.row("index", path, "stale", reason=index.stale_reason)
         else:
-            self.add_text("index", path, index_summary(index))
+            text = index_summary(index)
+            if cap_text(text, "").over_cap:  # too many files to list: a summary per folder instead
+                self.add_modules(path, index)
+            else:
+                self.add_text("index", path, text)
+
+    def add_modules(self, path: str, index: IndexStatus) -> None:
+        """The index layer as per-folder summaries (their files' summaries and symbols) when the file
+        entries would not fit the cap; marked ``over-cap`` with why."""
+        from piwork.core.context.index_builder import module_summaries
+
+        entries = index.fresh_entries()
+        lines = [
+            "Advisory map of this repository, one line per folder (a hint, not a source of truth: read the "
+            "real files before editing; /context search finds files and symbols).",
+            f"Built {index.built_at or 'at an unknown time'}; {len(entries)} of {len(index.entries)} files fresh.",
+            *(f"- {sanitize(folder, 120)}: {summary}" for folder, summary in module_summaries(entries, 600)),
+        ]
+        shown = _rel(path, self.cwd)
+        capped = cap_text("\n".join(lines), shown)
+        part = wrap("index", shown, capped.text)
+        self.out.parts.append(BundlePart("index", shown, part))
+        reason = f"{len(index.entries)} file entries over the cap: per-folder summaries instead"
+        self.row("index", path, "over-cap", tokens=self.request.count(part), reason=reason)
 
     def _memory(self, profile: Profile | None) -> None:
         path = os.path.join(self.cwd, MEMORY_PATH)

@@ -167,3 +167,25 @@ def test_a_corrupt_index_is_rebuilt(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert json.loads((root / ".pi" / "context-index.json").read_text())["entries"][1]["files"][0][
         "symbols"
     ] == ["run_0"]
+
+
+def test_an_index_over_the_cap_goes_into_the_bundle_as_folder_summaries(tmp_path: Path) -> None:
+    from piwork.core.context.bundle import BundleRequest, assemble_bundle
+
+    for folder in range(30):
+        (tmp_path / f"pkg{folder:02d}").mkdir()
+        for i in range(60):
+            (tmp_path / f"pkg{folder:02d}" / f"m{i:02d}.py").write_text(
+                f'"""Part {i} of {folder}."""\ndef f{i}():\n    pass\n'
+            )
+    (tmp_path / ".pi").mkdir()
+    write_index(str(tmp_path), build_index(str(tmp_path)))
+    bundle = assemble_bundle(BundleRequest(str(tmp_path), True))
+    (row,) = [e for e in bundle.entries if e.kind == "index"]
+    assert (row.status, row.reason) == (
+        "over-cap",
+        "1800 file entries over the cap: per-folder summaries instead",
+    )
+    text = bundle.text or ""
+    assert "- pkg00: 60 files (python); m00.py: Part 0 of 0. [f0]; " in text
+    assert "pkg29" in text and "[piwork:" not in text  # every folder, nothing cut
