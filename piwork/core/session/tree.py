@@ -28,7 +28,8 @@ from piwork.core.session.graph import check_graph
 from piwork.core.session.jsvalues import js_same, map_key
 from piwork.core.session.migrate import unique_id
 from piwork.core.session.records import EntryRecord, fill_details, make_record, paused_gc
-from piwork.core.session.timestamps import iso_now
+from piwork.core.session.system_messages import current_system_message
+from piwork.core.session.timestamps import iso_now, js_date_ms
 from piwork.core.session.tree_context import context_for_path, context_records
 from piwork.core.session.tree_types import (
     EntryNotFound,
@@ -499,13 +500,24 @@ class SessionTree:
         from_hook: bool | None = None,
         usage: Any = None,
     ) -> str:
+        # the prompt state recorded in the transcript (Pi 1.6 system messages) lives on in the compaction
+        system = (
+            current_system_message(self.build_context().messages) if self._has_system_messages() else None
+        )
         entry = {**self._base("compaction"), "summary": summary}
-        _set(entry, "firstKeptEntryId", first_kept_entry_id)
+        entry["firstKeptEntryId"] = first_kept_entry_id if first_kept_entry_id is not None else entry["id"]
         entry["tokensBefore"] = tokens_before
         _set(entry, "details", details)
         _set(entry, "usage", usage)
         _set(entry, "fromHook", from_hook)
+        if system is not None:
+            entry["systemMessage"] = {**system, "timestamp": int(js_date_ms(entry["timestamp"]))}
         return self.append_raw(entry)
+
+    def _has_system_messages(self) -> bool:
+        return any(
+            r.type == "compaction" or (r.type == "message" and r.role == "system") for r in self.path()
+        )
 
     def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
         entry: dict[str, Any] = {"type": "custom", "customType": custom_type}

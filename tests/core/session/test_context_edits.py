@@ -10,6 +10,7 @@ import pytest
 from piwork.core.session.context import build_session_context
 from piwork.core.session.context_edits import ContextEditRejected
 from piwork.core.session.store import open_session
+from piwork.core.session.timestamps import js_date_ms
 from piwork.core.session.tree import EntryNotFound, tree_from_values
 
 from .helpers import HEADER, assistant, stamp, user, write_session
@@ -174,3 +175,20 @@ def test_the_tree_builds_the_reference_context(case: dict[str, Any]) -> None:
     tree = tree_from_values(case["args"]["entries"], HEADER)
     context = tree.build_context(honour_retained_tail=False)
     assert context.to_json() == case["expect"]
+
+
+def test_a_compaction_carries_the_recorded_system_prompt() -> None:
+    system = {"role": "system", "content": "", "sections": {"rules": "Be brief."}, "timestamp": 5}
+    first = {"type": "message", "id": "s1", "parentId": None, "timestamp": stamp(1), "message": system}
+    tree = tree_from_values([first, {**tool_turn()[0], "parentId": "s1"}, *tool_turn()[1:]], HEADER)
+    entry_id = tree.append_compaction("S", "a2", 10)
+    compaction = tree.entry(entry_id)
+    assert compaction["systemMessage"]["sections"] == {"rules": "Be brief."}
+    assert compaction["systemMessage"]["timestamp"] == int(js_date_ms(compaction["timestamp"]))
+    # the system message before the kept part lives on through the compaction
+    assert [m["role"] for m in tree.build_context().messages] == ["system", "compactionSummary", "assistant"]
+    plain = tree_from_values([first, {**tool_turn()[0], "parentId": "s1"}, *tool_turn()[1:]], HEADER)
+    no_system = tree_from_values(tool_turn(), HEADER)
+    assert "systemMessage" not in no_system.entry(no_system.append_compaction("S", None, 1))
+    assert no_system.entry(no_system.leaf_id)["firstKeptEntryId"] == no_system.leaf_id  # its own id, as Pi
+    assert plain.build_context().messages[0]["role"] == "system"
