@@ -147,7 +147,8 @@ class CompactionCheckpoints:
         """Checkpoint A; returns the rebuilt context when a compaction was written."""
         if not turn.will_continue:
             return None
-        if not due_before_next_response(turn.messages, self._session.model, self.settings):
+        edited = self._edited_context_tokens()
+        if not due_before_next_response(turn.messages, self._session.model, self.settings, edited):
             return None
         if await self._projection_fits(turn.messages):
             return None

@@ -49,12 +49,21 @@ NOTHING = CompactionCheck("none")
 
 
 def due_before_next_response(
-    messages: Sequence[Mapping[str, Any]], model: Model | None, settings: CompactionSettings
+    messages: Sequence[Mapping[str, Any]],
+    model: Model | None,
+    settings: CompactionSettings,
+    edited_context_tokens: float | None = None,
 ) -> bool:
-    """Checkpoint A: compact (reason threshold, no retry) before sending the next request?"""
+    """Checkpoint A: compact (reason threshold, no retry) before sending the next request?
+
+    ``edited_context_tokens``: the context's size when context edits are in force (see
+    ``check_after_response``)."""
     if model is None or model.context_window <= 0:
         return False
-    return should_compact(estimate_context_tokens(messages).tokens, model.context_window, settings)
+    tokens = (
+        estimate_context_tokens(messages).tokens if edited_context_tokens is None else edited_context_tokens
+    )
+    return should_compact(tokens, model.context_window, settings)
 
 
 def _number(value: Any) -> float | None:
