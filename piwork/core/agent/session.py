@@ -51,6 +51,7 @@ from piwork.core.llm.credentials import env_vars_for
 from piwork.core.llm.thinking import resolve_level
 from piwork.core.llm.transport import is_loopback
 from piwork.core.llm.types import (
+    THINKING_LEVELS,
     Model,
     StreamOptions,
     ThinkingLevel,
@@ -318,6 +319,7 @@ class AgentSession:
             last = self._last_assistant_in_context()
             if last is not None:
                 await self.checkpoints.check(last, skip_aborted=False)
+            self._record_thinking_level()
             content: list[Message] = [{"type": "text", "text": expanded}, *images]
             user = {"role": "user", "content": content, "timestamp": self._opts.now_ms()}
             await self._run([user])
@@ -472,6 +474,25 @@ class AgentSession:
                 self._opts.tree.append_thinking_level_change(effective)
             self.emit(ThinkingLevelChanged(effective))
         return effective
+
+    def _record_thinking_level(self) -> None:
+        """Before a prompt, write the live thinking level on the branch when the branch's latest level
+        (clamped to the current model) says another, as Pi 1.6 does: a ``--thinking`` given on resume, or a
+        branch reached by moving in the tree, then reopens with the level the prompt ran at. A branch
+        that never recorded a level is left alone (the run's first append records one)."""
+        if self.read_only_reason is not None:
+            return
+        recorded = next(
+            (r for r in reversed(self._opts.tree.path()) if r.type == "thinking_level_change"), None
+        )
+        if recorded is None:
+            return
+        level = _as_thinking_level(recorded.meta.get("thinkingLevel"))
+        if level is None:
+            return
+        implied = resolve_level(self._model, level) if self._model is not None else level
+        if implied != self._thinking_level:
+            self._opts.tree.append_thinking_level_change(self._thinking_level)
 
     # ---- run lifecycle -----------------------------------------------------------------------------
 
@@ -656,3 +677,7 @@ class AgentSession:
             if message.get("role") == "assistant":
                 return message
         return None
+
+
+def _as_thinking_level(value: object) -> ThinkingLevel | None:
+    return next((level for level in THINKING_LEVELS if level == value), None)

@@ -261,3 +261,41 @@ async def test_opening_a_session_never_writes_until_something_is_done(
     added = [json.loads(line) for line in data[len(original) :].splitlines()]
     assert [e["type"] for e in added] == ["thinking_level_change", "message", "message"]
     assert added[0]["parentId"] == "a1" and added[1]["parentId"] == added[0]["id"]
+
+
+async def test_a_resume_at_another_thinking_level_records_it_with_the_prompt(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    """As Pi 1.6: the branch said medium, the run goes at high, so the prompt writes high first; a resume
+    at the recorded level writes nothing more."""
+    model = "anthropic/claude-sonnet-4-5"
+    first = await create_runtime(runtime_options(tmp_path, server, model=model, thinking="medium"))
+    server.script(Turn([Text("hi")]))
+    await first.session.prompt("hello")
+    assert first.store.path is not None
+    path = first.store.path
+    first.store.close()
+
+    def added_since(before: bytes) -> list[dict[str, Any]]:
+        data = path.read_bytes()
+        assert data.startswith(before)
+        return [json.loads(line) for line in data[len(before) :].splitlines()]
+
+    before = path.read_bytes()
+    again = await create_runtime(
+        runtime_options(tmp_path, server, model=model, thinking="high", continue_recent=True)
+    )
+    server.script(Turn([Text("again")]))
+    await again.session.prompt("more")
+    again.store.close()
+    added = added_since(before)
+    assert [e["type"] for e in added] == ["thinking_level_change", "message", "message"]
+    assert added[0]["thinkingLevel"] == "high" and added[1]["message"]["role"] == "user"
+
+    before = path.read_bytes()
+    same = await create_runtime(runtime_options(tmp_path, server, model=model, continue_recent=True))
+    assert same.session.thinking_level == "high"
+    server.script(Turn([Text("once more")]))
+    await same.session.prompt("and more")
+    same.store.close()
+    assert [e["type"] for e in added_since(before)] == ["message", "message"]
