@@ -6,7 +6,8 @@ tool continues the session. The rules follow what the provider SDKs Pi uses do w
 
 - Anthropic: a JSON body is re-serialised whole (compact) after the status; its top-level ``message``
   is used instead when it has one. A body that is not JSON is kept as it is.
-- OpenAI-compatible: the body's ``error`` object is what counts; its ``message`` follows the status
+- OpenAI-compatible: the body's ``error`` object is what counts (a JSON body without one counts whole,
+  as a gateway's ``{"detail": "bad gateway"}``); its ``message`` follows the status
   (``429 Rate limit reached``). When the message does not already carry the rest of that object, the
   object itself is shown instead (``429: {"message": …, "code": …}``), so codes such as
   ``insufficient_quota`` stay visible.
@@ -56,13 +57,22 @@ def _sdk_message(status: int, error: Any, fallback: str | None, more: bool = Fal
     return f"{status} status code (no body)"
 
 
+def _openai_error(parsed: Any) -> Any:
+    """The error object the OpenAI SDK reports for a parsed body: its ``error`` field, or the whole JSON
+    object (or array) when it has no such field or holds null there (a gateway's ``{"detail": …}``)."""
+    if isinstance(parsed, dict):
+        inner = parsed.get("error")
+        return parsed if inner is None else inner
+    return parsed if isinstance(parsed, list) else None
+
+
 def http_error_text(api: str, status: int, body: str, more: bool = False) -> str:
     """The error text for ``status`` with response ``body`` (``more``: the body was longer than read)."""
     parsed = _parse(body)
     raw = None if js_truthy(parsed) else body
     if api == ANTHROPIC_MESSAGES:
         return _sdk_message(status, parsed, raw, more)
-    error = parsed.get("error") if isinstance(parsed, dict) else None
+    error = _openai_error(parsed)
     message = _sdk_message(status, error, raw, more)
     if isinstance(error, dict) and error:
         shown = _truncate(js_json_stringify(error).strip())
