@@ -207,6 +207,14 @@ def main() -> None:
         def long_session(program: _Program) -> list[str]:
             path = program.project / "long.jsonl"
             write_long_session(path, False)
+            with open(path, "r+b") as handle:  # the header names this project (the reference insists)
+                first = handle.readline()
+                rest = handle.read()
+                header = json.loads(first)
+                header["cwd"] = str(program.project)
+                handle.seek(0)
+                handle.write(json.dumps(header).encode() + b"\n" + rest)
+                handle.truncate()
             return ["--session", str(path)]
 
         def many_models(program: _Program) -> list[str]:
