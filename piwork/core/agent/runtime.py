@@ -45,7 +45,7 @@ from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.listing import list_sessions, most_recent_session
 from piwork.core.session.store import Session, create_session, in_memory_session, open_session
 from piwork.core.session.tree import SessionTree
-from piwork.core.settings import thinking_budgets
+from piwork.core.settings import cache_retention, thinking_budgets
 from piwork.core.settings_schema import (
     DEFAULT_MODEL,
     DEFAULT_PROVIDER,
@@ -258,7 +258,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             settings=settings,
             active_tools=allowed_tools(latest_contract(store.tree), starting_tools, registry.names()),
             expand_input=expand,
-            base_options=stream_options_from_settings(settings),
+            base_options=stream_options_from_settings(settings, options.env),
             session_id=session_id,
             session_file=store.path,
             log_dir=session_log_dir(agent_dir, session_id) if persisted else None,
@@ -305,10 +305,13 @@ def _read_only_reason(store: Session) -> str | None:
     return store.notices[-1] if store.notices else READ_ONLY
 
 
-def stream_options_from_settings(settings: Mapping[str, Any]) -> StreamOptions:
+def stream_options_from_settings(
+    settings: Mapping[str, Any], env: Mapping[str, str] | None = None
+) -> StreamOptions:
     """Network limits and retries from settings: ``httpIdleTimeoutMs`` (silence), ``retry.provider.timeoutMs``
     (overall deadline per request), ``retry.provider.maxRetries``/``maxRetryDelayMs``, ``httpProxy``;
-    and ``thinkingBudgets`` (tokens per thinking level).
+    ``thinkingBudgets`` (tokens per thinking level); and the prompt-cache retention (``piwork.cacheRetention``,
+    else ``PI_CACHE_RETENTION`` in ``env``, the process environment by default).
     A value of 0 turns a limit off; the defaults are the declarations' (``settings_schema``)."""
     values = SettingValues.of(settings)
     idle_ms = values.value(HTTP_IDLE_TIMEOUT_MS)
@@ -320,6 +323,7 @@ def stream_options_from_settings(settings: Mapping[str, Any]) -> StreamOptions:
         max_retry_delay_ms=values.value(PROVIDER_MAX_RETRY_DELAY_MS),
         proxy=values.value(HTTP_PROXY),
         thinking_budgets=thinking_budgets(values) or None,
+        cache_retention=cache_retention(settings, os.environ if env is None else env),
     )
 
 

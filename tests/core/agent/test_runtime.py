@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -299,3 +300,30 @@ async def test_a_resume_at_another_thinking_level_records_it_with_the_prompt(
     await same.session.prompt("and more")
     same.store.close()
     assert [e["type"] for e in added_since(before)] == ["message", "message"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "env", "ttl"),
+    [(None, {}, None), (None, {"PI_CACHE_RETENTION": "long"}, "1h"), ("long", {}, "1h"),
+     ("short", {"PI_CACHE_RETENTION": "long"}, None)],
+)  # fmt: skip
+async def test_cache_retention_from_settings_or_the_environment_reaches_the_request(
+    server: LoopbackServer,
+    tmp_path: Path,
+    project: Path,
+    setting: str | None,
+    env: dict[str, str],
+    ttl: str | None,
+) -> None:
+    agent = tmp_path / "agent"
+    agent.mkdir(exist_ok=True)
+    if setting is not None:
+        (agent / "settings.json").write_text(json.dumps({"piwork": {"cacheRetention": setting}}))
+    options = runtime_options(tmp_path, server)
+    options = dataclasses.replace(options, env={**options.env, **env})
+    runtime = await create_runtime(options)
+    server.script(Turn([Text("hi")]))
+    await runtime.session.prompt("hello")
+    runtime.store.close()
+    marker = server.requests[0].body["system"][-1]["cache_control"]
+    assert marker == ({"type": "ephemeral", "ttl": ttl} if ttl else {"type": "ephemeral"})
