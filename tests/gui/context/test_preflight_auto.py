@@ -28,7 +28,14 @@ def _priced_models(server: LoopbackServer) -> None:
     configure_models(server, window=64_000)
     models = json.loads((agent_dir() / "models.json").read_text())
     tier = {"inputTokensAbove": PRICING_MARK, "input": 6, "output": 20, "cacheRead": 0.6, "cacheWrite": 7}
-    models["providers"]["loopback"]["models"][0]["cost"] = {"input": 3, "output": 15, "tiers": [tier]}
+    cost = {
+        "input": 3,
+        "output": 15,
+        "cacheRead": 0.3,
+        "cacheWrite": 3.75,
+        "tiers": [tier],
+    }  # all four rates, as Pi 1.6 asks of a new model
+    models["providers"]["loopback"]["models"][0]["cost"] = cost
     (agent_dir() / "models.json").write_text(json.dumps(models))
 
 
