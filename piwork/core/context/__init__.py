@@ -16,10 +16,13 @@ Public API (what callers outside the engine import from this package):
   the bundle and the window name it: relative to the project when inside it);
 - tasks, intake and fresh sessions: ``latest_contract`` (the task on a branch), ``blocked_tool_reason``
   (why the task leaves a tool out), ``begin_task``, ``contract_from_text``, ``ContractError``,
+  ``parse_task`` and ``TaskWords`` (``/task`` words in any order), ``TASK_USAGE``,
+  ``contract_from_words``, ``edit_contract`` (the Task dialog), ``run_verifier_for_real``,
   ``save_intake``, ``INTAKE_TOKENS``, ``intake_tokens`` (the long-prompt rule) and its cheap
-  ``may_need_intake``, ``FRESH_KINDS``, ``FreshError``;
+  ``may_need_intake``, ``attach_images`` and its cheap ``may_name_images`` (image paths in a
+  prompt), ``FRESH_KINDS``, ``FreshError``; ``RequestShape`` (what a request holds besides messages);
 - the ``/context``, ``/fresh`` and ``/onboard`` commands as reports: ``preflight``,
-  ``budget_command``, ``index_status_command``, ``pack_command``, ``rebuild_command``,
+  ``budget_command``, ``index_status_command``, ``search_command``, ``pack_command``, ``rebuild_command``,
   ``manifest_command``, ``compact_command``, ``fresh_command``, ``parse_onboard``,
   ``onboard_command``, ``ONBOARD_USAGE``, ``overview_command`` (``piwork context`` without a
   subcommand), and ``report_text`` to show any of them.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
-from piwork.core.context.contract import TaskContract
+from piwork.core.context.contract import CONTEXT_TOOLS, TaskContract
 from piwork.core.context.tasks import begin_task
 from piwork.gui.chat.rows import RowKind
 from piwork.gui.context.preflight_dialog import PreflightDialog
@@ -153,12 +153,12 @@ def test_slash_task_starts_a_task_before_the_next_prompt(
     assert row.text.startswith("Context manifest\n") and "Tools: read, grep, find, ls" in row.text
     runtime = controller.runtime
     assert runtime is not None
-    assert runtime.session.tool_names() == ["read", "grep", "find", "ls"]
+    assert runtime.session.tool_names() == ["read", "grep", "find", "ls", *CONTEXT_TOOLS]
     server.script(Turn([Text("in notes.txt")]))
     controller.submit("go")
     qtbot.waitUntil(lambda: len(server.requests) == 1, timeout=10_000)
     body = server.requests[0].body
-    assert [t["name"] for t in body["tools"]] == ["read", "grep", "find", "ls"]
+    assert [t["name"] for t in body["tools"]] == ["read", "grep", "find", "ls", *CONTEXT_TOOLS]
     first = body["messages"][0]["content"]
     first_text = first[0]["text"] if isinstance(first, list) else first
     assert "<task_contract>" in first_text and "Goal: find where notes are parsed" in first_text

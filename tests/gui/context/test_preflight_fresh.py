@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from piwork.core.context.contract import CONTEXT_TOOLS
 from piwork.core.paths import agent_dir
 from piwork.gui.chat.rows import RowKind
 from piwork.gui.chat.slash_commands import SlashCommand
@@ -115,7 +116,7 @@ def test_fresh_task_from_the_preflight_dialog_continues_the_task_in_a_seeded_ses
         "scout",
     )
     assert (contract["freshFrom"], contract["freshKind"]) == (old_id, "task")
-    assert new.session.tool_names() == ["read", "grep", "find", "ls"]  # the contract's tools
+    assert new.session.tool_names() == ["read", "grep", "find", "ls", *CONTEXT_TOOLS]  # the contract's tools
 
     # the manifest is the new task's, and what the task excluded stays excluded
     qtbot.waitUntil(

@@ -79,11 +79,16 @@ def test_a_read_only_task_leaves_the_writing_tools_out_and_says_why(
         "bash": False,
         "edit": False,
         "write": False,
+        # the context tools change nothing: every task has them
+        "context_preflight": True,
+        "context_budget": True,
+        "context_index_status": True,
+        "context_index_search": True,
     }
     rows = {r.name: r for r in tools.model.rows}
     assert "read-only" in rows["write"].reason
     position = tools.model.position_of("write")
-    assert position is not None and position >= 4  # after the sent ones
+    assert position is not None and position >= 8  # after the sent ones
     assert "read-only" in tools.model.index(position, 0).data(Qt.ItemDataRole.ToolTipRole)
     assert tools.model.index(position, 1).data() == "not sent"
     assert window.resource_panel.select_tool("write")
