@@ -79,11 +79,12 @@ def test_a_read_only_task_leaves_the_writing_tools_out_and_says_why(
         "bash": False,
         "edit": False,
         "write": False,
-        # the context tools change nothing: every task has them
-        "context_preflight": True,
-        "context_budget": True,
-        "context_index_status": True,
-        "context_index_search": True,
+    }
+    assert {r.name for r in tools.model.rows if r.sent} - built_in == {
+        "context_preflight",
+        "context_budget",
+        "context_index_status",
+        "context_index_search",
     }
     rows = {r.name: r for r in tools.model.rows}
     assert "read-only" in rows["write"].reason
