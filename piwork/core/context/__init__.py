@@ -10,6 +10,8 @@ Public API (what callers outside the engine import from this package):
 - budget and governor records: ``GovernorSettings``, ``Marks``, ``effective_marks``,
   ``GovernorDecision``, ``OccupancySample``, ``BilledSample``, ``ElidedItem``, ``DECISIONS``,
   ``REASON_CODES``, ``TRIGGERS``; ``load_profile`` for the project's context profile;
+  ``branch_usage_entries`` (the billed calls outside a reply on a branch) and ``usage_sample`` (one as a
+  point of the billed series);
 - excluding a part of the task's context: ``Exclusions``, ``ExcludedPart``, ``latest_exclusions``,
   ``with_exclusions`` (the manifest as the task now stands), ``excludable``, ``is_excluded``,
   ``EXCLUDED_REASON``, ``exclusion_command`` (``/context exclude|include``), ``shown_path`` (a path as
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING
 from piwork.core.lazy_exports import load_export
 
 if TYPE_CHECKING:
+    from piwork.core.context.billed_entries import branch_usage_entries, usage_sample
     from piwork.core.context.budget import GovernorSettings, Marks, effective_marks
     from piwork.core.context.commands import (
         ONBOARD_USAGE,
@@ -144,6 +147,7 @@ __all__ = [
     "attach_images",
     "begin_task",
     "blocked_tool_reason",
+    "branch_usage_entries",
     "budget_command",
     "build_xray",
     "compact_command",
@@ -178,6 +182,7 @@ __all__ = [
     "search_command",
     "shown_path",
     "tool_schemas",
+    "usage_sample",
     "view_from_parts",
     "view_from_session",
     "view_summarizer",
@@ -257,6 +262,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "view_from_session": ("view", "view_from_session"),
     "view_summarizer": ("view", "view_summarizer"),
     "with_exclusions": ("exclusions", "with_exclusions"),
+    "branch_usage_entries": ("billed_entries", "branch_usage_entries"),
+    "usage_sample": ("billed_entries", "usage_sample"),
 }
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from piwork.core import safe_read
 from piwork.core.agent.events import CompactionEnd
 from piwork.core.compaction.tokens import calculate_context_tokens, valid_usage
+from piwork.core.context.billed_entries import branch_usage_entries
 from piwork.core.context.budget import Marks, effective_marks
 from piwork.core.context.bundle import (
     BUNDLE_CUSTOM_TYPE,
@@ -228,10 +229,12 @@ def _time(message: Message | None) -> float:
 
 
 def billed(view: ContextView) -> dict[str, Any]:
-    """``billedTraffic`` of the branch: provider usage only, never estimates."""
+    """``billedTraffic`` of the branch: provider usage only, never estimates; the replies in the context
+    and the ``usage`` entries on the branch (billed calls outside a reply, such as cache warming)."""
     totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": 0.0, "requests": 0}
-    for message in view.messages:
-        usage = message.get("usage") if message.get("role") == "assistant" else None
+    replies = [m.get("usage") for m in view.messages if m.get("role") == "assistant"]
+    outside = [e["usage"] for e in branch_usage_entries(view.tree, view.leaf_id)] if view.tree else []
+    for usage in [*replies, *outside]:
         if not isinstance(usage, dict):
             continue
         totals["requests"] += 1

@@ -36,6 +36,7 @@ from piwork.core.context import (
     RequestShape,
     TokenEstimator,
     Xray,
+    branch_usage_entries,
     build_xray,
     effective_marks,
     latest_contract,
@@ -171,9 +172,19 @@ class ContextFeed(QObject):
         """The earlier runs' governor log and series, from the session's telemetry file (in the executor)."""
         telemetry = getattr(getattr(session, "governance", None), "telemetry", None)
         path = getattr(telemetry, "path", None)
-        if not isinstance(path, Path) or not path.exists():
-            return
-        job = asyncio.get_event_loop().run_in_executor(None, read_history, path, list(session.messages))
+        known = path if isinstance(path, Path) else None
+        tree = getattr(session, "tree", None)
+        leaf = tree.leaf_id if tree is not None else None
+        messages = list(session.messages)
+
+        def read() -> History:
+            # the branch's billed calls outside a reply (Pi 1.6's usage entries) join the billed series
+            outside = branch_usage_entries(tree, leaf) if tree is not None else []
+            if (known is None or not known.exists()) and not outside:
+                return History()
+            return read_history(known, messages, outside)
+
+        job = asyncio.get_event_loop().run_in_executor(None, read)
 
         def done(job: asyncio.Future[History]) -> None:
             if job.cancelled() or not shiboken6.isValid(self) or self.session is not session:

@@ -23,6 +23,7 @@ from piwork.core.context import (
     ElidedItem,
     GovernorDecision,
     OccupancySample,
+    usage_sample,
 )
 
 
@@ -88,15 +89,28 @@ def _decision(record: Mapping[str, Any], arguments: Mapping[str, str]) -> Govern
     )
 
 
-def read_history(path: Path | None, messages: Sequence[Mapping[str, Any]]) -> History:
-    """Read ``path`` (a session's context telemetry); blocking, run it in an executor."""
+def read_history(
+    path: Path | None,
+    messages: Sequence[Mapping[str, Any]],
+    usage_entries: Sequence[Mapping[str, Any]] = (),
+) -> History:
+    """Read ``path`` (a session's context telemetry); blocking, run it in an executor. ``usage_entries``
+    (the branch's billed calls outside a reply) join the billed series in time order."""
     history = History()
+    _read_telemetry(history, path, messages)
+    if usage_entries:
+        history.billed.extend(usage_sample(entry) for entry in usage_entries)
+        history.billed.sort(key=lambda sample: sample.time_ms)
+    return history
+
+
+def _read_telemetry(history: History, path: Path | None, messages: Sequence[Mapping[str, Any]]) -> None:
     if path is None:
-        return history
+        return
     try:
         lines = safe_read.read_text(path, safe_read.TELEMETRY, strip_bom=False).splitlines()
     except OSError:
-        return history
+        return
     arguments = _arguments(messages)
     for line in lines:
         try:
@@ -136,4 +150,3 @@ def read_history(path: Path | None, messages: Sequence[Mapping[str, Any]]) -> Hi
                     float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else 0.0,
                 )
             )
-    return history

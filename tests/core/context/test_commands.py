@@ -145,6 +145,34 @@ def test_budget_keeps_occupancy_and_billing_apart(project: Path) -> None:
     assert report["occupancy"]["source"] == "estimate"
 
 
+def test_billed_traffic_counts_the_branchs_usage_entries_and_never_the_context(project: Path) -> None:
+    """A Pi 1.6 ``usage`` entry (a prompt-cache warming call) is billed on its branch, not counted as context."""
+    session = in_memory_session(str(project))
+    tree = session.tree
+    tree.append_message(user("hi"))
+    reply = assistant(text="hello")
+    reply["usage"] = {"input": 900, "output": 100, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1000,
+                      "cost": {"total": 0.25}}  # fmt: skip
+    reply_id = tree.append_message(reply)
+    warm = {"input": 10, "output": 1, "cacheRead": 4000, "cacheWrite": 0, "totalTokens": 4011,
+            "cost": {"total": 0.01}}  # fmt: skip
+    tree.append_raw({"type": "usage", "id": "warm0001", "parentId": reply_id,
+                     "timestamp": "2026-11-20T10:00:00.000Z", "kind": "cacheWarming", "provider": "anthropic",
+                     "model": "claude-sonnet-4-5", "usage": warm})  # fmt: skip
+    report = commands.budget(_view(project, True, model(200_000), tree))
+    assert report["billed"] == {
+        "input": 910,
+        "output": 101,
+        "cacheRead": 4000,
+        "cacheWrite": 0,
+        "cost": 0.26,
+        "requests": 2,
+    }
+    assert report["occupancy"] == {"tokens": 1000, "source": "provider", "tokenizer": "exact"}
+    tree.branch(reply_id)  # the warming call is on another branch now
+    assert commands.budget(_view(project, True, model(200_000), tree))["billed"]["requests"] == 1
+
+
 def test_index_commands_respect_trust(project: Path) -> None:
     untrusted = _view(project, False)
     for report in (

@@ -215,3 +215,23 @@ def test_a_log_export_the_disk_refuses_is_reported(
     box = panel.findChild(QMessageBox)
     assert box is not None and "could not be written" in box.text()
     box.close()
+
+
+def test_a_branchs_usage_entries_join_the_billed_series_in_time_order(tmp_path: Path) -> None:
+    """Pi 1.6's ``usage`` entries (billed calls outside a reply) are points of the billed series, even for a
+    session piwork never ran (no telemetry file)."""
+    from piwork.core.context.records import BilledSample
+    from piwork.gui.context.history import read_history
+
+    warm = {"type": "usage", "id": "u1", "parentId": "a1", "timestamp": "1970-01-01T00:00:00.008Z",
+            "kind": "cacheWarming", "provider": "anthropic", "model": "claude-sonnet-4-5",
+            "usage": {"input": 10, "output": 1, "cacheRead": 4000, "cacheWrite": 0, "cost": {"total": 0.01}}}  # fmt: skip
+    path = tmp_path / "session.jsonl"
+    path.write_text(json.dumps(BilledSample(9, "p", "m", 1000, 20, 300, 0, 0.004).to_json()) + "\n")
+    history = read_history(path, [], [warm])
+    assert history.billed == [
+        BilledSample(8, "anthropic", "claude-sonnet-4-5", 10, 1, 4000, 0, 0.01),
+        BilledSample(9, "p", "m", 1000, 20, 300, 0, 0.004),
+    ]
+    alone = read_history(None, [], [warm])
+    assert alone.billed == [BilledSample(8, "anthropic", "claude-sonnet-4-5", 10, 1, 4000, 0, 0.01)]
