@@ -17,9 +17,11 @@ import asyncio
 import gc
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PySide6.QtWidgets import QApplication, QWidget
+from pytestqt.qt_compat import qt_api
 
 from piwork.gui import compat
 from tests.support.gui_stalls import STALL_LIMIT_S, StallMeter
@@ -39,10 +41,22 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     if not isinstance(app, QApplication):  # a test without Qt
         return (yield)
     meter = StallMeter(app)
+    meter.track_loops()
     meter.start()
+    real_exec = qt_api.exec
+
+    def exec_then_mark(obj: Any, *args: Any, **kwargs: Any) -> Any:
+        meter.loop_entered()
+        try:
+            return real_exec(obj, *args, **kwargs)
+        finally:
+            meter.loop_returned()
+
+    qt_api.exec = exec_then_mark  # every qtbot wait runs a nested loop through it
     try:
         result = yield
     finally:
+        qt_api.exec = real_exec
         meter.stop()
     stall = meter.worst
     if stall is not None and item.get_closest_marker("gui_stall_allowed") is None:

@@ -19,7 +19,10 @@ object earlier tests left behind, which says nothing about the code under test.
 
 A piece that starts at ``awake`` is not counted: after a pass, the event loop either starts the next one or
 returns to its caller, and in tests the caller is the test itself (code between ``qtbot`` waits is not an
-event). The same rule leaves out what a slot does after its own ``processEvents()`` call, so the meter can
+event). A ``qtbot`` wait's loop can also return straight after an event, with neither signal, and the
+test's own code can send an event at once (adding a child sends ``ChildAdded`` without posting it): the
+harness reports each wait's loop (:meth:`StallMeter.loop_entered`, :meth:`StallMeter.loop_returned`), so the
+test's code between waits is never charged to an event. The same rule leaves out what a slot does after its own ``processEvents()`` call, so the meter can
 only under-report.
 
 The meter never changes what an event does: the filter lets every event through, and no Python code runs on
@@ -63,6 +66,8 @@ class StallMeter(QObject):
         self._gui_thread = threading.get_ident()
         self._gc_cpu = 0.0  # GUI-thread CPU time spent collecting garbage since start()
         self._gc_started: float | None = None
+        self._tracks_loops = False  # see track_loops
+        self._loop_depth = 0
 
     def start(self) -> None:
         self.worst = None
@@ -86,6 +91,8 @@ class StallMeter(QObject):
         self._mark = None
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if self._tracks_loops and self._loop_depth <= 0:
+            return False  # sent by the test's own code, between waits
         now = time.thread_time()
         self._close_piece(now)
         kind = event.type()
@@ -115,6 +122,22 @@ class StallMeter(QObject):
     def _awake(self) -> None:
         self._close_piece(time.thread_time())
         self._mark = None
+
+    def track_loops(self) -> None:
+        """The harness reports every nested event loop (:meth:`loop_entered`, :meth:`loop_returned`): an
+        event sent outside them (a child added by the test's own code, sent at once rather than posted)
+        starts no piece."""
+        self._tracks_loops = True
+
+    def loop_entered(self) -> None:
+        """A nested event loop (a ``qtbot`` wait) starts: from now on events are the window's work."""
+        self._loop_depth += 1
+
+    def loop_returned(self) -> None:
+        """That loop has returned to its caller, the test: the piece its last event started ends here, and
+        what the test does next is not an event of the window's."""
+        self._loop_depth -= 1
+        self._awake()
 
     def _close_piece(self, now: float) -> None:
         if self._mark is None:
