@@ -13,7 +13,6 @@ a few milliseconds at a time on later event-loop turns; ``heightsSettled`` then 
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -245,7 +244,7 @@ class ChatDelegate(QStyledItemDelegate):
         if self._has_body(row):
             per_line = max(1, (width - 2 * MARGIN_X - 2 * PAD) // char_width)
             text = row.tool.result_text if row.tool is not None else row.text
-            lines = sum(max(1, math.ceil(len(line) / per_line)) for line in text.split("\n"))
+            lines = wrapped_lines(text, per_line)
             if row.tool is not None and row.collapsed:
                 lines = min(lines, COLLAPSED_TOOL_LINES)
             body = lines * line_spacing
@@ -491,3 +490,13 @@ def forget_row_caches(delegate: QObject, row: ChatRow) -> None:
         delegate.documents.forget(row)
         delegate._heights.pop(row.key, None)
         delegate._estimates.pop(row.key, None)
+
+
+def wrapped_lines(text: str, per_line: int) -> int:
+    """How many lines ``text`` takes when each of its lines wraps every ``per_line`` characters (an empty
+    line takes one). Counted without a pass in Python over the short lines: this runs for every row an
+    estimate lays out."""
+    parts = text.split("\n")
+    if len(text) <= per_line:
+        return len(parts)
+    return len(parts) + sum((n - 1) // per_line for n in map(len, parts) if n > per_line)
