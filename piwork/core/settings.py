@@ -22,10 +22,10 @@ from typing import Any, Literal, Protocol
 
 from piwork.core import safe_read
 from piwork.core.errors import PiworkError
+from piwork.core.fs.lock import locked
 from piwork.core.jscompat import js_json_stringify, json_loads_js
 from piwork.core.llm.types import CacheRetention
 from piwork.core.paths import expand_home
-from piwork.core.resources.dirlock import locked
 from piwork.core.resources.review_gate import check_reviewed
 from piwork.core.settings_schema import (
     BRANCH_SUMMARY_RESERVE_TOKENS,

@@ -20,8 +20,8 @@ from typing import Any
 
 from piwork.core import safe_read
 from piwork.core.errors import PiworkError
+from piwork.core.fs.lock import LockBusyError, locked
 from piwork.core.llm.models_schema import loads_jsonc, strip_json_comments
-from piwork.core.resources.dirlock import LockBusyError, locked
 
 OPENAI_COMPLETIONS_API = "openai-completions"
 # The ``apiKey`` of a server marked "needs no key" (one elsewhere on the network, say). Pi reads it as a

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from piwork.core.fs.git import git_root
 from piwork.core.resources.diagnostics import Diagnostic
 from piwork.core.resources.globmatch import glob_match
 from piwork.core.resources.ignore_rules import IgnoreRules, rel_posix
 from piwork.core.resources.packages import package_resources
 from piwork.core.resources.realpaths import RealPaths
 from piwork.core.resources.skills import collect_skill_entries, resolve_user_path
-from piwork.core.tools.walk import git_root
 
 ResourceType = Literal["skills", "prompts"]
 

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from piwork.core import safe_read
+from piwork.core.fs.lock import locked
 from piwork.core.paths import canonical_path
-from piwork.core.resources.dirlock import locked
 from piwork.core.resources.trust import TrustResource
 from piwork.core.resources.trust_review import list_resource_files
 from piwork.core.safe_read import FileKind, UnreadableFile

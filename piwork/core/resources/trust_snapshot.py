@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from piwork.core import safe_read
+from piwork.core.fs.lock import locked
 from piwork.core.paths import canonical_path
-from piwork.core.resources.dirlock import locked
 from piwork.core.resources.trust import TrustResource
 
 SNAPSHOT_DIR_NAME = "piwork-trust-snapshots"

@@ -18,9 +18,9 @@ from typing import Any
 
 from piwork.core import safe_read
 from piwork.core.errors import InputRejected
+from piwork.core.fs.lock import LockBusyError, locked
 from piwork.core.jscompat import js_json_stringify, js_sorted, json_loads_js
 from piwork.core.paths import canonical_path
-from piwork.core.resources.dirlock import LockBusyError, locked
 
 TRUST_FILE_NAME = "trust.json"
 

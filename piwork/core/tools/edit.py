@@ -8,11 +8,11 @@ import os
 import stat
 from typing import Any, ClassVar
 
+from piwork.core.fs.errors import describe_os_error, error_code
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
 from piwork.core.tools.diff import display_diff, unified_patch
 from piwork.core.tools.edit_match import apply_edits, apply_to_original, normalize_to_lf
 from piwork.core.tools.file_kinds import open_regular_for_reading, refuse_special
-from piwork.core.tools.fs_errors import describe_os_error, error_code
 from piwork.core.tools.mutation import PathLocks, abort_checkpoint, finish_then_abort, write_into
 from piwork.core.tools.paths import resolve_to_cwd
 from piwork.core.tools.protected_paths import refuse_protected

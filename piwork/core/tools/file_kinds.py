@@ -11,8 +11,8 @@ import contextlib
 import os
 import stat
 
+from piwork.core.fs.errors import describe_os_error
 from piwork.core.tools.base import ToolError
-from piwork.core.tools.fs_errors import describe_os_error
 
 _KINDS = (
     (stat.S_ISFIFO, "a FIFO (named pipe)"),

@@ -9,9 +9,9 @@ import threading
 from typing import Any, ClassVar
 
 from piwork.core.context.index import index_read_answer
+from piwork.core.fs.errors import describe_os_error
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
 from piwork.core.tools.file_kinds import open_regular_for_reading
-from piwork.core.tools.fs_errors import describe_os_error
 from piwork.core.tools.image_fit import INLINE_TYPES, ImageNotConvertible, fit_image
 from piwork.core.tools.images import SNIFF_BYTES, detect_image_mime
 from piwork.core.tools.line_window import LineWindow, scan_lines

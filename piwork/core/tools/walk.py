@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import pathspec
 
+from piwork.core.fs.git import git_root
+
 
 @dataclass(frozen=True, slots=True)
 class WalkEntry:
@@ -26,18 +28,6 @@ class WalkEntry:
 class _Rules:
     base: str  # absolute folder the rules are relative to
     spec: pathspec.GitIgnoreSpec
-
-
-def git_root(start: str) -> str | None:
-    """The nearest folder at or above ``start`` containing ``.git``."""
-    current = os.path.abspath(start)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
 
 
 class IgnoreMatcher:

@@ -8,8 +8,8 @@ import re
 import threading
 from typing import Any, ClassVar
 
+from piwork.core.fs.errors import describe_os_error
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
-from piwork.core.tools.fs_errors import describe_os_error
 from piwork.core.tools.mutation import NoReader, PathLocks, abort_checkpoint, finish_then_abort, write_into
 from piwork.core.tools.paths import resolve_to_cwd
 from piwork.core.tools.protected_paths import refuse_protected

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from piwork.core.resources.dirlock import LockBusyError, locked
+from piwork.core.fs.lock import LockBusyError, locked
 from piwork.core.resources.trust import (
     PluginTrustAnswer,
     TrustOption,

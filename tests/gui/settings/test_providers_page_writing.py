@@ -19,10 +19,10 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
+from piwork.core.fs.lock import locked
 from piwork.core.llm.credentials import CredentialStore
 from piwork.core.llm.models import ModelRegistry
 from piwork.core.paths import agent_dir
-from piwork.core.resources.dirlock import locked
 from piwork.core.settings import Settings
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.settings_dialog import SettingsDialog
