@@ -19,7 +19,7 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog, QInputDialog
+from PySide6.QtWidgets import QFileDialog
 
 from piwork.core.agent import (
     AgentEvent,
@@ -51,7 +51,8 @@ from piwork.core.resources import (
 from piwork.core.session import Session, closed_in_worker, default_session_dir, files_to_search, read_header
 from piwork.gui.chat.conversation import Conversation, prepare_conversation
 from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
-from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.command_surface import CommandSurface
+from piwork.gui.commands import BUILTIN, CommandContext, SlashCommand
 from piwork.gui.context.context_commands import ContextCommands
 from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.navigation import ContextNavigator, entry_of_message
@@ -77,7 +78,6 @@ from piwork.gui.settings.settings_dialog import SettingsDialog
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.navigation import AgentNavigator
 from piwork.gui.trust_dialog import TrustDialog, TrustPrompter
-from piwork.gui.window_commands import WindowCommands
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ class SessionController(QObject):
         self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
         self.context_feed = ContextFeed(self.tokenizers, self)
         self.file_watch = SessionFileWatch(self)  # reads outside changes ahead, off the GUI thread
-        self.context_commands = ContextCommands(self)
+        self.context_commands = ContextCommands(self, self.chat.presenter, self.chat.composer, window)
         self.preflight_dialog: PreflightDialog | None = None
         self._auto_preflight: tuple[str, int] | None = None
         self.auto_preflight_task: asyncio.Task[Any] | None = None  # the latest automatic check
@@ -148,7 +148,15 @@ class SessionController(QObject):
         self.tasks: set[asyncio.Task[Any]] = set()
         self._picks = 0  # models picked so far: a pick resolved in a worker applies only if still the latest
         self._unsubscribe: Any = None
-        self.commands = WindowCommands(self)
+        # what a slash command's handler is given (never this controller as such)
+        self.command_context = CommandContext(
+            notices=self.chat.presenter,
+            tasks=self,
+            sessions=self,
+            composer=self.chat.composer,
+            window=CommandSurface(window, self),
+            context=self.context_commands,
+        )
         self._wire()
 
     @property
@@ -179,8 +187,8 @@ class SessionController(QObject):
         a["sessions_browser"].triggered.connect(self.show_sessions_browser)
         a["search_sessions"].triggered.connect(self.show_search)
         a["command_palette"].triggered.connect(self.show_palette)
-        a["export"].triggered.connect(lambda: self.commands.export(""))
-        a["import_session"].triggered.connect(lambda: self.commands.import_file(""))
+        a["export"].triggered.connect(lambda: self.run_command(SlashCommand("export", "")))
+        a["import_session"].triggered.connect(lambda: self.run_command(SlashCommand("import", "")))
         a["settings"].triggered.connect(self.show_settings)
         a["compact"].triggered.connect(lambda: self.run_command(SlashCommand("compact", "")))
         a["name_session"].triggered.connect(lambda: self.run_command(SlashCommand("name", "")))
@@ -723,49 +731,16 @@ class SessionController(QObject):
         self.spawn(self.session.abort())
 
     def run_command(self, command: SlashCommand) -> None:
-        session = self.session
-        if command.name == "new":
-            self.spawn(self.open_session(None))
-        elif command.name in ("context", "fresh", "task", "onboard"):
-            self.spawn(self.context_commands.run(command))
-        elif command.name not in ("compact", "name", "tree"):
-            self.commands.run(command.name, command.args)
-        elif session is None:
-            return
-        elif command.name == "compact":
-            self.spawn(self._compact(session, command.args or None))
-        elif command.name == "name":
-            self.name_session(command.args)
-        elif command.name == "tree":
-            self.window.show_tree()
-
-    async def _compact(self, session: AgentSession, focus: str | None) -> None:
-        """/compact: its outcome (including "nothing to compact") is already on the compaction card in the
-        chat, so the same reason is not reported a second time as an error."""
-        if self._key_unknown(session):
-            await self.keys.refresh()
-        try:
-            await session.compact(focus)
-        except PiworkError as err:
-            if str(err) != session.checkpoints.last_error:
-                raise
+        """A slash command typed in the composer (or chosen in the palette or a menu), run by its handler."""
+        BUILTIN.run(self.command_context, command.name, command.args)
 
     def name_session(self, name: str) -> None:
-        session = self.session
-        if session is None:
-            return
-        if not name.strip():
-            text, ok = QInputDialog.getText(self.window, "Name Session", "Session name:")
-            if not ok:
-                return
-            name = text
-        session.tree.set_name(name)
-        shown = " ".join(name.split())
-        self.window.set_session_title(shown or None, self.cwd)
-        if shown:
-            self.chat.presenter.add_notice("Session named", f"This session is now called “{shown}”.")
-        else:
-            self.chat.presenter.add_notice("Session name cleared", "The window shows the folder again.")
+        self.run_command(SlashCommand("name", name))
+
+    async def keys_known(self, session: AgentSession) -> None:
+        """Returns once the keyring has said whether the session's model has a key (asked in a worker)."""
+        if self._key_unknown(session):
+            await self.keys.refresh()
 
     def pick_model(self, provider: str, model_id: str) -> None:
         session = self.session
@@ -851,16 +826,21 @@ class SessionController(QObject):
 
     def show_palette(self) -> PaletteDialog:
         """Every action, command, skill, template, model and (once listed) recent session."""
-        items = action_items(self) + command_items(self) + model_items(self)
+        resources = self.runtime.resources if self.runtime is not None else None
+        commands = command_items(BUILTIN, self.chat.run_command, self.chat.composer.set_text, resources)
+        items = action_items(self.window) + commands + model_items(self)
         dialog = PaletteDialog(items, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        list_recent_sessions(self, dialog.add_items, dialog)
+        list_recent_sessions(self.agent_dir, self.cwd, self._open_in_task, dialog.add_items, dialog)
         ModelItemsFollower(self, dialog)
         if self.keys.checking:
             self.keys.refresh()
         dialog.show()
         dialog.query.setFocus()
         return dialog
+
+    def _open_in_task(self, path: str) -> None:
+        self.spawn(self.open_session(path))
 
     def show_search(self) -> SearchDialog:
         """The search over every session; a result opens its session with the tree on the entry."""

@@ -1,4 +1,5 @@
-"""Help → Keyboard Shortcuts: every window action and editor key, from the one action table."""
+"""Help → Keyboard Shortcuts: every window action and editor key, from the one action table, and every slash
+command, from the command registry."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.gui.actions import ACTIONS, EDITOR_KEYS, PANEL_KEYS
+from piwork.gui.commands import BUILTIN
 
 
 def shortcut_rows() -> list[tuple[str, str, str]]:
@@ -28,13 +30,18 @@ def shortcut_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
+def command_rows() -> list[tuple[str, str, str]]:
+    """(where, what it does, what to type) for every slash command of the registry."""
+    return [("Command", c.about, f"/{c.name} {c.hint}".strip()) for c in BUILTIN]
+
+
 class ShortcutsDialog(QDialog):
     def __init__(
         self, extra: list[tuple[str, str, str]] | None = None, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard Shortcuts")
-        rows = shortcut_rows() + (extra or [])
+        rows = shortcut_rows() + (extra or []) + command_rows()
         table = QTableWidget(len(rows), 3, self)
         table.setAccessibleName("Keyboard shortcuts")
         table.setAccessibleDescription("Where each key works, what it does and the keys")

@@ -13,8 +13,8 @@ from piwork.gui.chat.composer import Composer
 from piwork.gui.chat.empty_state import CHECKING, READY, EmptyState
 from piwork.gui.chat.footer import ChatFooter
 from piwork.gui.chat.presenter import ChatPresenter
-from piwork.gui.chat.slash_commands import SlashCommand, parse_slash
 from piwork.gui.chat.trust_banner import TrustBanner
+from piwork.gui.commands import SlashCommand, parse_slash
 from piwork.gui.inert_text import plain_label, plain_tip
 from piwork.gui.theme import Theme
 
@@ -154,7 +154,7 @@ class ChatPanel(QWidget):
 
     def _can_send(self, text: str) -> bool:
         command = parse_slash(text)
-        if self.model_state == READY or (command is not None and command.known and command.name != "skill"):
+        if self.model_state == READY or (command is not None and command.runs_in_window):
             return True
         self.empty_state.note_kept_message()
         self.empty_state.show()
@@ -247,7 +247,7 @@ class ChatPanel(QWidget):
     def _on_submitted(self, text: str) -> None:
         self.view.scroll_to_latest()  # what was sent, and the answer, come into view
         command = parse_slash(text)
-        if command is not None and command.known and command.name != "skill":
+        if command is not None and command.runs_in_window:
             self.commandSubmitted.emit(command)
             return
         self.promptSubmitted.emit(text)
@@ -255,7 +255,7 @@ class ChatPanel(QWidget):
     def _on_follow_up(self, text: str) -> None:
         self.view.scroll_to_latest()
         command = parse_slash(text)
-        if command is not None and command.known and command.name != "skill":
+        if command is not None and command.runs_in_window:
             self.commandSubmitted.emit(command)
             return
         self.followUpSubmitted.emit(text)

@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, QSize, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QStandardItem, QStandardItemModel, QTextCursor
 from PySide6.QtWidgets import QAbstractItemView, QCompleter, QPlainTextEdit, QTreeView, QWidget
 
-from piwork.gui.chat.slash_commands import COMMANDS
+from piwork.gui.commands import BUILTIN
 
 MAX_HISTORY = 200
 
@@ -21,9 +21,9 @@ def command_model(extra: list[str], parent: QObject) -> QStandardItemModel:
     model = QStandardItemModel(parent)
     offers_skills = any(name.startswith("skill:") for name in extra)
     rows = [
-        ("/" + name, f"{hint}  {about}".strip())
-        for name, (hint, about) in COMMANDS.items()
-        if name != "skill:" or offers_skills
+        ("/" + command.name, f"{command.hint}  {command.about}".strip())
+        for command in BUILTIN
+        if command.name != "skill:" or offers_skills
     ]
     rows += [("/" + name, "skill" if name.startswith("skill:") else "prompt template") for name in extra]
     seen: set[str] = set()

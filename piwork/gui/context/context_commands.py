@@ -7,13 +7,14 @@ thread; compaction and opening the fresh session run on the event loop like the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Protocol
 
 import shiboken6
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 
+from piwork.core.agent import AgentRuntime
 from piwork.core.context import (
     FRESH_KINDS,
     ONBOARD_USAGE,
@@ -50,13 +51,13 @@ from piwork.core.context import (
     search_command,
     view_from_session,
 )
+from piwork.core.llm import Tokenizers
 from piwork.core.resources import TrustRequest, TrustResolver
-from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.commands import ComposerText, Notices
+from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.task_dialog import TaskDialog
 from piwork.gui.inert_text import plain_tip
-
-if TYPE_CHECKING:
-    from piwork.gui.session_controller import SessionController
+from piwork.gui.trust_dialog import TrustPrompter
 
 CONTEXT_ACTIONS = (
     "preflight",
@@ -80,34 +81,60 @@ PROMPT_CACHE_NOTE = (
 )
 
 
+class ContextServices(Protocol):
+    """What the context workflows use of the open session, its counters and the window."""
+
+    runtime: AgentRuntime | None
+    cwd: str
+    context_feed: ContextFeed
+    tokenizers: Tokenizers
+    trust_prompter: TrustPrompter
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+
+    def show_preflight(self, planned_files: Sequence[str] = ()) -> object: ...
+
+    def show_system_prompt(self) -> None: ...
+
+    async def open_session(self, session_file: str | None) -> AgentRuntime: ...
+
+    def send_prompt(self, text: str) -> None: ...
+
+
 class ContextCommands:
-    def __init__(self, controller: SessionController) -> None:
-        self.controller = controller
+    def __init__(
+        self, host: ContextServices, notices: Notices, composer: ComposerText, parent: QWidget
+    ) -> None:
+        self.host = host
+        self.notices = notices
+        self.composer = composer
+        self.parent = parent
 
     def _notice(self, title: str, text: str, error: bool = False, hint: str = "") -> None:
-        self.controller.chat.presenter.add_notice(title, text, hint=hint, error=error)
+        self.notices.add_notice(title, text, hint=hint, error=error)
 
     def _view(self) -> ContextView | None:
-        runtime = self.controller.runtime
+        runtime = self.host.runtime
         if runtime is None:
             return None
         session = runtime.session
         model = session.model
-        estimator = self.controller.context_feed.estimator_for(session, model.id if model else "")
+        estimator = self.host.context_feed.estimator_for(session, model.id if model else "")
         path = runtime.store.path
         return view_from_session(session, runtime.resources, estimator, str(path) if path else None)
 
-    async def run(self, command: SlashCommand) -> None:
-        if command.name == "fresh":
-            await self._fresh(command.args.strip())
+    async def run(self, name: str, args: str) -> None:
+        """``/context``, ``/fresh``, ``/task`` or ``/onboard`` with its argument text."""
+        if name == "fresh":
+            await self._fresh(args.strip())
             return
-        if command.name == "task":
-            await self._task(command.args.strip())
+        if name == "task":
+            await self._task(args.strip())
             return
-        if command.name == "onboard":
-            await self._onboard(command.args)
+        if name == "onboard":
+            await self._onboard(args)
             return
-        action, _, rest = command.args.strip().partition(" ")
+        action, _, rest = args.strip().partition(" ")
         if action not in CONTEXT_ACTIONS:
             self._notice(
                 "/context",
@@ -119,7 +146,7 @@ class ContextCommands:
             )
             return
         title = f"/context {action}"
-        session = self.controller.session
+        session = self.host.runtime.session if self.host.runtime is not None else None
         if action == "compact":
             if session is None:
                 return
@@ -134,7 +161,7 @@ class ContextCommands:
             return
         report = await asyncio.to_thread(self._report, view, action, rest.strip())
         if action == "preflight":
-            self.controller.show_preflight(rest.split() if rest.strip() else ())
+            self.host.show_preflight(rest.split() if rest.strip() else ())
         if report.get("changed") and session is not None:
             # the task's layers changed since it was recorded: keep the session's manifest current
             append_manifest(session.tree, Manifest.from_json(report["refreshed"]))
@@ -163,7 +190,7 @@ class ContextCommands:
         """The manifest's "Exclude for this task" / "Include again" on one row. A context file is part of
         the system prompt: excluding it is confirmed first, saying what it costs."""
         if action == "exclude" and entry.layer == 1:
-            box = QMessageBox(self.controller.window)
+            box = QMessageBox(self.parent)
             box.setObjectName("excludeContextFile")
             box.setIcon(QMessageBox.Icon.Question)
             box.setWindowTitle("Exclude for this task")
@@ -175,13 +202,13 @@ class ContextCommands:
             box.setDefaultButton(QMessageBox.StandardButton.Cancel)
             box.buttonClicked.connect(
                 lambda button: (
-                    self.controller.spawn(self._exclusion_for(action, entry)) if button is exclude else None
+                    self.host.spawn(self._exclusion_for(action, entry)) if button is exclude else None
                 )
             )
             box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
             box.open()
             return
-        self.controller.spawn(self._exclusion_for(action, entry))
+        self.host.spawn(self._exclusion_for(action, entry))
 
     async def _exclusion_for(self, action: str, entry: ManifestEntry) -> None:
         view = await asyncio.to_thread(self._view)
@@ -192,15 +219,15 @@ class ContextCommands:
         self, view: ContextView, action: str, words: Sequence[str], rows: Sequence[ManifestEntry] = ()
     ) -> None:
         """Record the change on the loop's thread (it appends to the session file), then say what it did."""
-        session = self.controller.session
+        session = self.host.runtime.session if self.host.runtime is not None else None
         read_only = session.read_only_reason if session is not None else None
         report, change = exclusion_command(view, action, words, read_only, rows)
         self._notice(f"/context {action}", report_text(report), error=report.get("ok") is False)
         if change is not None and change.touches_system_prompt:
-            self.controller.show_system_prompt()  # the Resources panel shows the prompt as now sent
+            self.host.show_system_prompt()  # the Resources panel shows the prompt as now sent
 
     async def _fresh(self, kind: str) -> None:
-        runtime = self.controller.runtime
+        runtime = self.host.runtime
         if kind not in FRESH_KINDS:
             self._notice("/fresh", f"Say which: /fresh {' | /fresh '.join(FRESH_KINDS)}.", error=True)
             return
@@ -222,7 +249,7 @@ class ContextCommands:
             )
             return
         result.session.close()
-        await self.controller.open_session(result.path)
+        await self.host.open_session(result.path)
         self._notice(
             f"/fresh {kind}",
             f"Continuing in a new session seeded with the task contract, the manifest and a summary of {source or 'the previous session'}.",
@@ -231,7 +258,7 @@ class ContextCommands:
     # ---- /onboard run --------------------------------------------------------------------------
 
     async def _onboard(self, args: str) -> None:
-        runtime = self.controller.runtime
+        runtime = self.host.runtime
         refresh = parse_onboard(args)
         if refresh is None:
             self._notice("/onboard", "Unknown or missing subcommand.", error=True, hint=ONBOARD_USAGE)
@@ -257,8 +284,8 @@ class ContextCommands:
 
     async def _trust_settled(self) -> bool:
         """The project is trusted by a saved decision and nothing gated changed since it was made."""
-        prompter = self.controller.trust_prompter
-        state = await TrustResolver(prompter.store).resolve(self.controller.cwd)
+        prompter = self.host.trust_prompter
+        state = await TrustResolver(prompter.store).resolve(self.host.cwd)
         if not state.trusted or state.source != "saved":
             return False
         return not await asyncio.to_thread(prompter.needs_recheck, state)
@@ -266,8 +293,8 @@ class ContextCommands:
     async def _record_own_writes(self) -> None:
         """The files /onboard wrote (context index, snapshot) are gated: take them into the recorded
         decision, so the next start does not ask to review piwork's own writing."""
-        prompter = self.controller.trust_prompter
-        state = await TrustResolver(prompter.store).resolve(self.controller.cwd)
+        prompter = self.host.trust_prompter
+        state = await TrustResolver(prompter.store).resolve(self.host.cwd)
         await asyncio.to_thread(prompter.record, TrustRequest(state.cwd, state.resources, ()))
 
     # ---- long prompts ---------------------------------------------------------------------------
@@ -276,22 +303,22 @@ class ContextCommands:
         """A prompt over ``INTAKE_TOKENS`` by the session's token counter (the engine's rule, the count
         preflight makes): offer to save it as an intake file. True: the offer took the prompt (it is
         sent, as a reference or as it is, once counted and the person chooses)."""
-        if self.controller.runtime is None or not may_need_intake(text):
+        if self.host.runtime is None or not may_need_intake(text):
             return False  # too short to be over the limit: sent at once, nothing counted
-        self.controller.spawn(self._offer_intake(text))
+        self.host.spawn(self._offer_intake(text))
         return True
 
     def _count(self) -> Callable[[str], int]:
-        runtime = self.controller.runtime
+        runtime = self.host.runtime
         model = runtime.session.model if runtime is not None else None
-        return self.controller.tokenizers.counter_for(model.id if model else "").count
+        return self.host.tokenizers.counter_for(model.id if model else "").count
 
     async def _offer_intake(self, text: str) -> None:
         tokens = await asyncio.to_thread(intake_tokens, text, self._count())
         if tokens is None:
-            self.controller.send_prompt(text)
+            self.host.send_prompt(text)
             return
-        box = QMessageBox(self.controller.window)
+        box = QMessageBox(self.parent)
         box.setObjectName("intakeOffer")
         box.setWindowTitle("Long prompt")
         box.setText(
@@ -305,48 +332,46 @@ class ContextCommands:
 
         def chosen(button: object) -> None:
             if button is save:
-                self.controller.spawn(self._send_intake(text))
+                self.host.spawn(self._send_intake(text))
             elif button is send:
-                self.controller.send_prompt(text)
+                self.host.send_prompt(text)
             else:
-                self.controller.chat.composer.set_text(text)  # nothing lost
+                self.composer.set_text(text)  # nothing lost
 
         box.buttonClicked.connect(chosen)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
 
     async def _send_intake(self, text: str) -> None:
-        runtime = self.controller.runtime
+        runtime = self.host.runtime
         if runtime is None:
-            self.controller.chat.composer.set_text(text)
+            self.composer.set_text(text)
             return
         try:
             intake = await asyncio.to_thread(save_intake, runtime.resources.cwd, text, self._count())
         except OSError as err:
-            self.controller.chat.composer.set_text(text)
+            self.composer.set_text(text)
             self._notice("Intake file not saved", str(err), error=True)
             return
         self._notice(
             "Saved as intake file",
             f"{intake.relative}" + ("" if intake.excluded else " (not a git work tree)"),
         )
-        self.controller.send_prompt(intake.reference)
+        self.host.send_prompt(intake.reference)
 
     # ---- the Task dialog ------------------------------------------------------------------------
 
     def show_task_dialog(self, contract: Any) -> TaskDialog:
-        dialog = TaskDialog(contract, self.controller.window)
+        dialog = TaskDialog(contract, self.parent)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.saved.connect(lambda fields: self._save_task(dialog, fields))
-        dialog.verify_requested.connect(
-            lambda command: self.controller.spawn(self._run_verifier(dialog, command))
-        )
+        dialog.verify_requested.connect(lambda command: self.host.spawn(self._run_verifier(dialog, command)))
         self.task_dialog = dialog
         dialog.open()
         return dialog
 
     def _save_task(self, dialog: TaskDialog, fields: dict[str, Any]) -> None:
-        runtime = self.controller.runtime
+        runtime = self.host.runtime
         if runtime is None:
             return
         session = runtime.session
@@ -371,7 +396,7 @@ class ContextCommands:
         self._notice("Task", f"{changed.title}: {changed.mode}, phase {changed.phase}{phase}")
 
     async def _run_verifier(self, dialog: TaskDialog, command: str) -> None:
-        runtime = self.controller.runtime
+        runtime = self.host.runtime
         bash = runtime.session.registry.get("bash") if runtime is not None else None
         if runtime is None or runtime.verifier_gate is None or bash is None:
             dialog.show_status("The verifier cannot run here (no shell tool).")
@@ -403,7 +428,7 @@ class ContextCommands:
 
     async def send_with_images(self, session: Any, text: str) -> None:
         """Send ``text`` with the local images it names attached (``[image1]``…), read in a worker."""
-        attached = await asyncio.to_thread(attach_images, text, self.controller.cwd)
+        attached = await asyncio.to_thread(attach_images, text, self.host.cwd)
         if attached.images or attached.too_large:
             names = len(attached.images)
             self._notice(
@@ -419,7 +444,7 @@ class ContextCommands:
     # ---- /task ----------------------------------------------------------------------------------
 
     async def _task(self, text: str) -> None:
-        runtime = self.controller.runtime
+        runtime = self.host.runtime
         if runtime is None:
             return
         if not text:
@@ -441,7 +466,7 @@ class ContextCommands:
         unfamiliar = words.unfamiliar
         session = runtime.session
         model = session.model
-        estimator = self.controller.context_feed.estimator_for(session, model.id if model else "")
+        estimator = self.host.context_feed.estimator_for(session, model.id if model else "")
         started = await asyncio.to_thread(
             begin_task, session, resources, contract, contract.goal, unfamiliar, (), estimator
         )

@@ -7,30 +7,43 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QAction, QKeySequence
 
-from piwork.gui.chat.slash_commands import COMMANDS, SlashCommand
+from piwork.core.llm import Model, ModelRegistry
+from piwork.core.resources import LoadedResources
+from piwork.gui.commands import CommandRegistry, SlashCommand
+from piwork.gui.key_status import KeyStatus
 from piwork.gui.palette.palette_model import PaletteItem
 from piwork.gui.sessions.listing_worker import SessionListing
 from piwork.gui.sessions.titles import first_message_title
 
 if TYPE_CHECKING:
     from piwork.core.session import SessionInfo
+    from piwork.gui.main_window import MainWindow
     from piwork.gui.palette.palette_dialog import PaletteDialog
-    from piwork.gui.session_controller import SessionController
 
 RECENT_SESSIONS = 30
+
+
+class ModelChoice(Protocol):
+    """What the palette's model items read: the models, what is known about their keys, the pick."""
+
+    models: ModelRegistry
+    keys: KeyStatus
+
+    def model_usable(self, model: Model | None) -> bool | None: ...
+
+    def pick_model(self, provider: str, model_id: str) -> None: ...
 
 
 def _shortcut(action: QAction) -> str:
     return action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
 
 
-def action_items(controller: SessionController) -> list[PaletteItem]:
-    window = controller.window
+def action_items(window: MainWindow) -> list[PaletteItem]:
     items = []
     for action in window.action_map.values():
         if action.objectName() == "action_command_palette":
@@ -47,12 +60,11 @@ def action_items(controller: SessionController) -> list[PaletteItem]:
         items.append(
             PaletteItem("action", title, "Panel", _shortcut(toggle), toggle.trigger, toggle.objectName())
         )
-    return items + tree_tool_items(controller)
+    return items + tree_tool_items(window)
 
 
-def tree_tool_items(controller: SessionController) -> list[PaletteItem]:
+def tree_tool_items(window: MainWindow) -> list[PaletteItem]:
     """The session tree's branch tools, which live in its toolbar and menus rather than the menu bar."""
-    window = controller.window
     panel = window.tree_panel
 
     def show_graph() -> None:
@@ -89,23 +101,24 @@ def tree_tool_items(controller: SessionController) -> list[PaletteItem]:
     ]
 
 
-def _insert(controller: SessionController, text: str) -> Callable[[], None]:
-    return lambda: controller.chat.composer.set_text(text)
-
-
-def command_items(controller: SessionController) -> list[PaletteItem]:
+def command_items(
+    registry: CommandRegistry,
+    run: Callable[[SlashCommand], None],
+    insert: Callable[[str], None],
+    resources: LoadedResources | None,
+) -> list[PaletteItem]:
+    """The registry's commands (one that needs an argument is put in the composer to be completed), then the
+    open session's skills and prompt templates."""
     items = []
-    for name, (hint, about) in COMMANDS.items():
-        if name.endswith(":"):
+    for command in registry:
+        if command.run is None:
             continue
-        needs_argument = hint.startswith("<")
-        run = (
-            _insert(controller, f"/{name} ")
-            if needs_argument
-            else partial(controller.chat.run_command, SlashCommand(name, ""))
+        action = (
+            partial(insert, f"/{command.name} ")
+            if command.needs_argument
+            else partial(run, SlashCommand(command.name, ""))
         )
-        items.append(PaletteItem("command", f"/{name}", about, "", run))
-    resources = controller.runtime.resources if controller.runtime is not None else None
+        items.append(PaletteItem("command", f"/{command.name}", command.about, "", action))
     if resources is not None:
         for skill in resources.skill_commands:
             items.append(
@@ -114,18 +127,18 @@ def command_items(controller: SessionController) -> list[PaletteItem]:
                     f"/skill:{skill.name}",
                     skill.description,
                     "",
-                    _insert(controller, f"/skill:{skill.name} "),
+                    partial(insert, f"/skill:{skill.name} "),
                 )
             )
         for prompt in resources.prompts:
             about = str(prompt.description or "prompt template")
             items.append(
-                PaletteItem("prompt", f"/{prompt.name}", about, "", _insert(controller, f"/{prompt.name} "))
+                PaletteItem("prompt", f"/{prompt.name}", about, "", partial(insert, f"/{prompt.name} "))
             )
     return items
 
 
-def model_items(controller: SessionController) -> list[PaletteItem]:
+def model_items(controller: ModelChoice) -> list[PaletteItem]:
     """Every model, with why it cannot answer; "checking" while the keyring has not said (never a wrong
     "no API key"). Read from what the window knows about keys: the keyring is not asked here."""
     items = []
@@ -153,7 +166,7 @@ class ModelItemsFollower(QObject):
     """Keeps an open palette's models in step with what is known about keys (owned by the palette,
     so the connection goes with it)."""
 
-    def __init__(self, controller: SessionController, palette: PaletteDialog) -> None:
+    def __init__(self, controller: ModelChoice, palette: PaletteDialog) -> None:
         super().__init__(palette)
         self.controller = controller
         self.palette = palette
@@ -164,11 +177,7 @@ class ModelItemsFollower(QObject):
         self.palette.replace_items("model", model_items(self.controller))
 
 
-def _open(controller: SessionController, path: str) -> None:
-    controller.spawn(controller.open_session(path))
-
-
-def session_items(controller: SessionController, infos: list[SessionInfo]) -> list[PaletteItem]:
+def session_items(open_session: Callable[[str], None], infos: list[SessionInfo]) -> list[PaletteItem]:
     items = []
     for info in infos[:RECENT_SESSIONS]:
         title = info.name or " ".join(first_message_title(info.first_message).split())[:80]
@@ -176,24 +185,21 @@ def session_items(controller: SessionController, infos: list[SessionInfo]) -> li
         when = info.created[:16].replace("T", " ")
         detail = f"{when} · {info.message_count} messages" if when else Path(path).name
         items.append(
-            PaletteItem(
-                "session",
-                title,
-                detail,
-                "",
-                partial(_open, controller, path),
-                "session:" + path,
-            )
+            PaletteItem("session", title, detail, "", partial(open_session, path), "session:" + path)
         )
     return items
 
 
 def list_recent_sessions(
-    controller: SessionController, deliver: Callable[[list[PaletteItem]], None], owner: QObject
+    agent_dir: Path,
+    cwd: str,
+    open_session: Callable[[str], None],
+    deliver: Callable[[list[PaletteItem]], None],
+    owner: QObject,
 ) -> SessionListing:
     """Start listing this project's sessions on a worker; ``deliver`` gets their palette items.
     The listing belongs to ``owner`` (the palette): closing it drops what arrives later."""
-    listing = SessionListing(controller.agent_dir, parent=owner)
-    listing.finished.connect(lambda infos: deliver(session_items(controller, infos)))
-    listing.start(controller.cwd)
+    listing = SessionListing(agent_dir, parent=owner)
+    listing.finished.connect(lambda infos: deliver(session_items(open_session, infos)))
+    listing.start(cwd)
     return listing

@@ -7,7 +7,7 @@ from pytestqt.qtbot import QtBot
 
 from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.chat.composer import Composer
-from piwork.gui.chat.slash_commands import parse_slash
+from piwork.gui.commands import parse_slash
 
 
 def _composer(qtbot: QtBot) -> Composer:

@@ -94,7 +94,7 @@ def test_manifest_tab_follows_a_task_and_offers_its_actions(
 ) -> None:
     from PySide6.QtWidgets import QTableWidget
 
-    from piwork.gui.chat.slash_commands import SlashCommand
+    from piwork.gui.commands import SlashCommand
 
     project = controller.cwd
     (Path(project) / ".pi").mkdir()
@@ -133,7 +133,7 @@ def test_manifest_tab_follows_a_task_and_offers_its_actions(
 def test_xray_row_of_the_task_bundle_selects_its_entry_in_the_tree(
     qtbot: QtBot, controller: SessionController, server: LoopbackServer
 ) -> None:
-    from piwork.gui.chat.slash_commands import SlashCommand
+    from piwork.gui.commands import SlashCommand
 
     server.script(Turn([Text("Looked.")]))
     window = controller.window

@@ -12,7 +12,7 @@ from pytestqt.qtbot import QtBot
 
 from piwork.core.context import ManifestEntry
 from piwork.gui.chat.rows import RowKind
-from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.commands import SlashCommand
 from piwork.gui.context.context_panel import ContextPanel
 from piwork.gui.session_controller import SessionController
 from tests.support import LoopbackServer, RecordedRequest, Text, Turn

@@ -14,7 +14,7 @@ from pytestqt.qtbot import QtBot
 from piwork.core.context.contract import CONTEXT_TOOLS
 from piwork.core.paths import agent_dir
 from piwork.gui.chat.rows import RowKind
-from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.commands import SlashCommand
 from piwork.gui.context.preflight_dialog import PreflightDialog
 from piwork.gui.session_controller import SessionController
 from tests.support import LoopbackServer, RecordedRequest, Text, ToolCall, Turn, Usage

@@ -10,7 +10,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
-from piwork.gui.chat.slash_commands import SlashCommand
+from piwork.gui.commands import SlashCommand
 from piwork.gui.resources.tool_rows import ToolRow
 from piwork.gui.session_controller import SessionController
 from tests.support.loopback_server import LoopbackServer, Text, Turn

@@ -1,0 +1,1 @@
+"""The conversation: its rows, view, presenter, composer and footer."""
