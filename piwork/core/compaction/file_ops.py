@@ -1,6 +1,7 @@
 """Which files the summarized part of a conversation read or changed.
 
-Only the ``read``, ``write`` and ``edit`` tool calls of assistant messages are tracked (and the
+Only the calls of tools that touch one named file (``read``, ``write`` and ``edit``, by what each tool
+declares) in assistant messages are tracked (and the
 calls a tool made itself, recorded on its result as ``nestedCalls``), with their ``path`` argument
 taken verbatim (``./a.py`` and ``a.py`` stay distinct). The lists are carried from
 one summary to the next through the ``details`` of compaction and branch-summary entries, so they
@@ -14,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from piwork.core.jscompat import js_sorted
-
-_TOOL_TO_SET = {"read": "read", "write": "written", "edit": "edited"}
+from piwork.core.tools.base import FILE_ACTION_WORDS
+from piwork.core.tools.registry import tool_facts
 
 
 @dataclass
@@ -51,10 +52,12 @@ class FileOps:
             self._add(block["name"], block["arguments"])
 
     def _add(self, name: Any, args: Any) -> None:
-        path = args.get("path") if isinstance(args, Mapping) else None
-        target = _TOOL_TO_SET.get(name) if isinstance(name, str) else None
-        if isinstance(path, str) and path and target is not None:
-            getattr(self, target)[path] = None
+        facts = tool_facts(name) if isinstance(name, str) else None
+        if facts is None or facts.file_action is None or facts.path_argument is None:
+            return
+        path = args.get(facts.path_argument) if isinstance(args, Mapping) else None
+        if isinstance(path, str) and path:
+            getattr(self, FILE_ACTION_WORDS[facts.file_action])[path] = None
 
     def add_from_details(self, details: Any) -> None:
         """Carry the lists of an earlier summary: read files stay read, modified count as edited.

@@ -14,14 +14,15 @@ from typing import Any, Literal, cast
 from piwork.core.context.entries import custom_bodies
 from piwork.core.context.profile import TASK_MODES, Profile, TaskMode
 from piwork.core.session.tree import SessionTree
+from piwork.core.tools.registry import builtin_tool_names, tool_facts
 
 CONTRACT_CUSTOM_TYPE = "piwork.taskContract"
 Phase = Literal["scout", "plan", "implement", "verify"]
 PHASES: tuple[Phase, ...] = ("scout", "plan", "implement", "verify")
-READ_ONLY_TOOLS = ("read", "grep", "find", "ls")
+# the built-in tools that change nothing (read, grep, find, ls), by what each tool declares
+READ_ONLY_TOOLS = builtin_tool_names(lambda facts: facts.read_only)
 # piwork's context tools (model_tools): they change nothing, so every task has them
 CONTEXT_TOOLS = ("context_preflight", "context_budget", "context_index_status", "context_index_search")
-WRITE_TOOLS = ("edit", "write")
 
 
 class ContractError(ValueError):
@@ -119,7 +120,7 @@ def allowed_tools(
     if contract.mode == "read-only":
         return [*(n for n in READ_ONLY_TOOLS if n in pool), *context]
     if not contract.verify:
-        names = [n for n in names if n not in WRITE_TOOLS]
+        names = [n for n in names if not tool_facts(n).changes_files]
     return [*names, *(n for n in context if n not in names)]
 
 

@@ -26,7 +26,7 @@ from piwork.core.compaction.file_ops import compute_file_lists, format_file_list
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import Summarizer
 from piwork.core.compaction.tokens import estimate_messages_tokens
-from piwork.core.context.elision import call_shape, classify, command_of, result_failed
+from piwork.core.context.elision import call_command, call_shape, classify, result_failed
 from piwork.core.errors import PiworkError
 from piwork.core.messages import Message, message_text
 from piwork.core.session.store import append_written
@@ -123,7 +123,7 @@ def deterministic_summary(
         if message.get("role") != "toolResult":
             continue
         tool, args = calls.get(str(message.get("toolCallId")), (str(message.get("toolName", "")), {}))
-        command = command_of(args) if tool == "bash" else ""
+        command = call_command(tool, args)
         kind = "log" if command in wanted else classify(tool, args)
         failed = result_failed(message, kind)
         shape = command or call_shape(tool, args)  # a command passing later resolves its failures

@@ -1,7 +1,7 @@
 """Which tool results the governor may take out of the working set, why, and what stands in their place.
 
-Only two kinds of result are ever candidates: raw reads (``read``, ``grep``, ``find``, ``ls`` and read-like
-``bash`` commands) and raw logs (test and build runs, and the registered verifier commands). A candidate
+Only two kinds of result are ever candidates: raw reads (the tools that declare their results elidable —
+``read``, ``grep``, ``find``, ``ls`` — and read-like ``bash`` commands) and raw logs (test and build runs, and the registered verifier commands). A candidate
 is elided only with a reason from :data:`REASONS`; the stub that replaces its content names the tool and
 argument, the original size, the reason and how to get the content back.
 """
@@ -20,12 +20,11 @@ from typing import Any, Literal
 
 from piwork.core.context.records import ReasonCode
 from piwork.core.messages import Message
+from piwork.core.tools.registry import tool_facts
 
 CandidateKind = Literal["read", "log"]
 ARGUMENT_CHARS = 200
 
-READ_TOOLS = frozenset({"read", "grep", "find", "ls"})
-WRITE_TOOLS = frozenset({"edit", "write"})
 _READ_PROGRAMS = frozenset(
     {"cat", "head", "tail", "less", "more", "rg", "grep", "find", "ls", "tree", "nl", "wc"}
 )
@@ -200,18 +199,22 @@ def result_text(message: Message) -> str:
     )
 
 
-def command_of(arguments: Any) -> str:
-    command = arguments.get("command") if isinstance(arguments, dict) else None
+def command_of(arguments: Any, key: str = "command") -> str:
+    command = arguments.get(key) if isinstance(arguments, dict) else None
     return command.strip() if isinstance(command, str) else ""
+
+
+def call_command(tool: str, arguments: Any) -> str:
+    """The shell command a call of ``tool`` runs, stripped; empty for tools that run none."""
+    key = tool_facts(tool).command_argument
+    return command_of(arguments, key) if key is not None else ""
 
 
 def classify(tool: str, arguments: Any, verifiers: Sequence[str] = ()) -> CandidateKind | None:
     """``read``/``log`` for a candidate result of this call, None for results that are always kept."""
-    if tool in READ_TOOLS:
+    if tool_facts(tool).elidable:
         return "read"
-    if tool != "bash":
-        return None
-    command = command_of(arguments)
+    command = call_command(tool, arguments)
     if not command:
         return None
     if command in {v.strip() for v in verifiers}:
@@ -222,16 +225,16 @@ def classify(tool: str, arguments: Any, verifiers: Sequence[str] = ()) -> Candid
 def main_argument(tool: str, arguments: Any) -> str:
     """The path or command a stub and the log name, at most 200 characters."""
     args = arguments if isinstance(arguments, dict) else {}
-    if tool == "bash":
-        text = command_of(args)
-    elif tool in ("grep", "find"):
-        pattern = str(args.get("pattern", ""))
-        path = args.get("path")
+    facts = tool_facts(tool)
+    path = args.get(facts.path_argument or "path")
+    if facts.command_argument is not None:
+        text = command_of(args, facts.command_argument)
+    elif facts.pattern_argument is not None:
+        pattern = str(args.get(facts.pattern_argument, ""))
         text = f"{pattern} in {path}" if isinstance(path, str) and path else pattern
     else:
-        path = args.get("path")
         text = path if isinstance(path, str) else ""
-        if tool == "read":
+        if facts.reads_file:
             text += "".join(
                 f" {key}={args[key]}" for key in ("offset", "limit") if isinstance(args.get(key), int)
             )
@@ -239,8 +242,10 @@ def main_argument(tool: str, arguments: Any) -> str:
     return text if len(text) <= ARGUMENT_CHARS else text[: ARGUMENT_CHARS - 1] + "…"
 
 
-def path_key(arguments: Any) -> str | None:
-    path = arguments.get("path") if isinstance(arguments, dict) else None
+def path_key(tool: str, arguments: Any) -> str | None:
+    """The normalised path a call of ``tool`` works on (None when it names none)."""
+    key = tool_facts(tool).path_argument or "path"
+    path = arguments.get(key) if isinstance(arguments, dict) else None
     return os.path.normpath(path) if isinstance(path, str) and path else None
 
 
@@ -304,7 +309,7 @@ def stub_text(tool: str, argument: str, kind: CandidateKind, size: OriginalSize,
     """What the model reads instead of the elided content (piwork's own words)."""
     shown = f"{tool} {argument}".strip()
     images = f", {size.images} image{'s' if size.images != 1 else ''} dropped" if size.images else ""
-    if tool == "read":
+    if tool_facts(tool).reads_file:
         back = "read the file again (it may have changed since)"
     elif kind == "log":
         back = "run the command again"

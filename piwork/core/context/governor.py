@@ -53,6 +53,7 @@ from piwork.core.context.scan import BOUNDARY_CUSTOM_TYPES, CallInfo, Transcript
 from piwork.core.llm.normalize import MISSING_RESULT_TEXT
 from piwork.core.llm.types import Model, ToolSpec
 from piwork.core.messages import Message
+from piwork.core.tools.registry import tool_facts
 
 STATE_CUSTOM_TYPE = "piwork.governorState"
 # A provider count under half the estimate is not a count of the whole request (a proxy counting only
@@ -501,15 +502,16 @@ class Governor:
                 continue
             path, shape, command = info.path, info.shape, info.command
             reason: ReasonCode | None = None
+            reads_file = tool_facts(info.tool).reads_file
             if (
-                info.tool == "read"
+                reads_file
                 and path is not None
                 and (
                     scan.last_read.get((path, info.span), -1) > i
                     or scan.last_whole_read.get(path, -1) > i
                     or scan.last_write.get(path, -1) > i
                 )
-            ) or (info.tool != "read" and kind == "read" and scan.last_shape[shape] > i):
+            ) or (not reads_file and kind == "read" and scan.last_shape[shape] > i):
                 reason = "superseded"
             elif scan.last_digest[fact.digest] > i:
                 reason = "repeated"

@@ -20,7 +20,7 @@ from piwork.core.context.contract import CONTEXT_TOOLS
 from piwork.core.context.elision import STUB_MARK
 from piwork.core.context.index import index_search
 from piwork.core.context.view import ContextView
-from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
+from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
 
 PREFLIGHT, BUDGET, INDEX_STATUS, INDEX_SEARCH = CONTEXT_TOOLS
 CONTEXT_TOOL_NAMES = CONTEXT_TOOLS
@@ -62,6 +62,7 @@ def bounded(doc: dict[str, Any]) -> str:
 
 class _ContextTool(Tool):
     snippet: ClassVar[str]
+    facts = ToolFacts(read_only=True)  # they measure and look up; nothing changes
 
     def __init__(self, view: ViewSource, figures: FiguresSource) -> None:
         self._view = view

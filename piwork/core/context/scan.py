@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 
 from piwork.core.compaction.tokens import calculate_context_tokens
 from piwork.core.context.elision import (
-    WRITE_TOOLS,
     CandidateKind,
+    call_command,
     call_shape,
     classify,
-    command_of,
     content_digest,
     main_argument,
     path_key,
@@ -31,6 +30,7 @@ from piwork.core.context.elision import (
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.groups import Orphan, is_failed_assistant, tool_call_ids
 from piwork.core.messages import Message
+from piwork.core.tools.registry import tool_facts
 
 BOUNDARY_CUSTOM_TYPES = frozenset({"piwork.contextBundle"})  # custom messages that open a task or phase
 
@@ -54,16 +54,16 @@ class CallInfo:
 
 
 def call_info(tool: str, arguments: object) -> CallInfo:
-    command = command_of(arguments) if tool == "bash" else ""
+    command = call_command(tool, arguments)
     return CallInfo(
         tool,
         arguments,
         classify(tool, arguments),
         main_argument(tool, arguments),
         call_shape(tool, arguments),
-        path_key(arguments),
+        path_key(tool, arguments),
         command,
-        read_range(arguments) if tool == "read" else (None, None),
+        read_range(arguments) if tool_facts(tool).reads_file else (None, None),
     )
 
 
@@ -207,11 +207,11 @@ class TranscriptScan:
         self.results.append(fact)
         self.new_results.append(fact)
         self.result_at[call_id] = i
-        if info.tool == "read" and info.path is not None:
+        if tool_facts(info.tool).reads_file and info.path is not None:
             self.last_read[(info.path, info.span)] = i
             if info.whole_read:
                 self.last_whole_read[info.path] = i
-        if info.tool in WRITE_TOOLS and info.path is not None and not failed:
+        if tool_facts(info.tool).changes_files and info.path is not None and not failed:
             self.last_write[info.path] = i
         self.last_shape[info.shape] = i
         self.last_digest[fact.digest] = i

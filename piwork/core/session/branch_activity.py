@@ -1,8 +1,9 @@
 """What happened on a stretch of a session path: files read and changed, commands run, tokens, cost.
 
 Pure functions over entry dicts (as stored in the session file, in path order). Tool calls are paired
-with their results by call id: `read`, `write` and `edit` calls give file touches (an edit carries the
-diff its tool recorded in the result's details), `bash` calls and `!` shell commands give command runs
+with their results by call id: calls of the tools that touch a named file (`read`, `write`, `edit`, by what
+each tool declares) give file touches (an edit carries the diff its tool recorded in the result's details),
+calls of the tools that run a command (`bash`) and `!` shell commands give command runs
 with their exit codes. A call without a result (the run was stopped) is kept with `finished=False`.
 """
 
@@ -12,10 +13,11 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-FileAction = Literal["read", "write", "edit"]
-FILE_TOOLS: dict[str, FileAction] = {"read": "read", "write": "write", "edit": "edit"}
+from piwork.core.tools.base import FileAction
+from piwork.core.tools.registry import tool_facts
+
 USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 _EXIT_TEXT = re.compile(r"Command exited with code (-?\d+)\s*$")
 
@@ -240,27 +242,27 @@ class _Collector:
     ) -> None:
         tool, arguments, call_entry = call
         failed = bool(result.get("isError"))
-        if tool in FILE_TOOLS and isinstance(arguments.get("path"), str):
-            path = arguments["path"]
+        facts = tool_facts(tool)
+        path = arguments.get(facts.path_argument) if facts.path_argument is not None else None
+        command = arguments.get(facts.command_argument) if facts.command_argument is not None else None
+        if facts.file_action is not None and isinstance(path, str):
             key = _file_key(path, self.cwd)
             details = result.get("details")
             diff = details.get("diff") if isinstance(details, Mapping) else None
-            content = arguments.get("content") if tool == "write" else None
+            content = arguments.get("content") if facts.file_action == "write" else None
             self.activity.touches.append(
                 FileTouch(
-                    _shown_path(path, key, self.cwd), key, FILE_TOOLS[tool], call_entry, result_id,
+                    _shown_path(path, key, self.cwd), key, facts.file_action, call_entry, result_id,
                     failed or result_id is None, diff if isinstance(diff, str) else None,
                     _text(result.get("content")), content if isinstance(content, str) else None,
                 )
             )  # fmt: skip
-        elif tool == "bash" and isinstance(arguments.get("command"), str):
+        elif isinstance(command, str):
             if result_id is None:
                 code, status = None, "no result"
             else:
                 code, status = _command_status(result)
-            self.activity.commands.append(
-                CommandRun(arguments["command"], code, status, result_id or call_entry)
-            )
+            self.activity.commands.append(CommandRun(command, code, status, result_id or call_entry))
 
     def learn(self, entry: Mapping[str, Any]) -> None:
         """Note the tool calls of an entry before the stretch (their results may fall inside it)."""

@@ -16,13 +16,50 @@ import abc
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_json_stringify
 from piwork.core.tools.validation import Schema, check, prepare_arguments, type_name
 
 Content = dict[str, Any]
+
+FileAction = Literal["read", "write", "edit"]
+FILE_ACTION_WORDS: dict[FileAction, str] = {"read": "read", "write": "written", "edit": "edited"}
+"""How each file action reads after the fact ("files read / written / edited")."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFacts:
+    """What the rest of piwork may rely on about a tool without running it.
+
+    The context governor, task contracts, branch activity, summaries and the chat read these instead
+    of keeping their own lists of tool names; a tool that declares nothing is treated as one that may
+    change anything and touches no file piwork can name.
+    """
+
+    read_only: bool = False
+    """Changes nothing (writes no file, runs no command): a read-only task may use it."""
+    file_action: FileAction | None = None
+    """How a call touches the one file its ``path_argument`` names."""
+    elidable: bool = False
+    """Its results are raw reads the context governor may take out of the working set."""
+    path_argument: str | None = None
+    """The argument naming the file or folder a call works on."""
+    pattern_argument: str | None = None
+    """The argument holding what a call searches for."""
+    command_argument: str | None = None
+    """The argument holding the shell command a call runs."""
+    keeps_output_tail: bool = False
+    """Long output is cut from its start, keeping the last lines (a command's end says how it went)."""
+
+    @property
+    def reads_file(self) -> bool:
+        return self.file_action == "read"
+
+    @property
+    def changes_files(self) -> bool:
+        return self.file_action in ("write", "edit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +137,8 @@ class Tool(abc.ABC):
     """Usage guidelines added to the system prompt when the tool is active."""
     strict: ClassVar[bool] = False
     """Prefer strict sampling of the arguments (sent only to models whose compat supports it)."""
+    facts: ClassVar[ToolFacts] = ToolFacts()
+    """What other parts of piwork may rely on about the tool (see :class:`ToolFacts`)."""
 
     def prepare_arguments(self, arguments: Any) -> Any:
         """Repair known malformed argument shapes before validation (identity by default)."""
@@ -190,6 +229,11 @@ class ToolRegistry:
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
+
+    def facts(self, name: str) -> ToolFacts:
+        """The declared facts of the tool called ``name`` (nothing declared for an unknown name)."""
+        tool = self._tools.get(name)
+        return tool.facts if tool is not None else ToolFacts()
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools

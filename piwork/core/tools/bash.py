@@ -13,7 +13,7 @@ from typing import Any, ClassVar, Protocol
 from piwork.core.jscompat import js_number_str
 from piwork.core.llm.redaction import StreamRedactor
 from piwork.core.output import OutputAccumulator, OutputSnapshot
-from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
+from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
 from piwork.core.tools.logs import (
     DEFAULT_LOGS_MAX_TOTAL_MB,
     create_log_file,
@@ -154,6 +154,7 @@ def _with_status(text: str, status: str) -> str:
 
 class BashTool(Tool):
     name = "bash"
+    facts = ToolFacts(command_argument="command", keeps_output_tail=True)
     description = (
         "Run a bash command in the session's working directory and return its combined stdout and "
         f"stderr. Only the last {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB of output are "

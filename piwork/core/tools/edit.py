@@ -9,7 +9,7 @@ import stat
 from typing import Any, ClassVar
 
 from piwork.core.fs.errors import describe_os_error, error_code
-from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
+from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
 from piwork.core.tools.diff import display_diff, unified_patch
 from piwork.core.tools.edit_match import apply_edits, apply_to_original, normalize_to_lf
 from piwork.core.tools.file_kinds import open_regular_for_reading, refuse_special
@@ -75,6 +75,7 @@ def _read(absolute: str, path: str) -> str:
 
 class EditTool(Tool):
     name = "edit"
+    facts = ToolFacts(file_action="edit", path_argument="path")
     description = (
         "Change a file by replacing exact text. Each edits[].oldText must appear exactly once in the "
         "original file and must not overlap another edit; all edits are matched against the original "

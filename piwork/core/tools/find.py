@@ -6,7 +6,7 @@ import os
 import re
 from typing import Any, ClassVar
 
-from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
+from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
 from piwork.core.tools.globs import compile_glob
 from piwork.core.tools.listing import clamp_limit, finish_listing, run_aborting
 from piwork.core.tools.paths import resolve_to_cwd
@@ -19,6 +19,7 @@ SKIPPED_DIRS = frozenset({".git", "node_modules"})
 
 class FindTool(Tool):
     name = "find"
+    facts = ToolFacts(read_only=True, elidable=True, path_argument="path", pattern_argument="pattern")
     description = (
         "Find files and folders by glob pattern (matched against names, or against paths when the "
         "pattern contains '/'); .gitignore rules are honoured and paths come back relative to the "

@@ -7,7 +7,7 @@ import math
 import os
 from typing import Any, ClassVar
 
-from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
+from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
 from piwork.core.tools.grep_engines import (
     GrepQuery,
     SearchOutcome,
@@ -26,6 +26,7 @@ MAX_CONTEXT = 2**53 - 1
 
 class GrepTool(Tool):
     name = "grep"
+    facts = ToolFacts(read_only=True, elidable=True, path_argument="path", pattern_argument="pattern")
     description = (
         "Search file contents for a regular expression (or literal text) and return matching lines as "
         "path:line: text. .gitignore rules are honoured. At most "

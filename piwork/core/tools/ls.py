@@ -7,7 +7,7 @@ import stat
 import unicodedata
 from typing import Any, ClassVar
 
-from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
+from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
 from piwork.core.tools.listing import clamp_limit, finish_listing, run_aborting
 from piwork.core.tools.paths import resolve_to_cwd
 from piwork.core.truncate import DEFAULT_MAX_BYTES
@@ -17,6 +17,7 @@ DEFAULT_LIMIT = 500
 
 class LsTool(Tool):
     name = "ls"
+    facts = ToolFacts(read_only=True, elidable=True, path_argument="path")
     description = (
         "List a folder's entries (dotfiles included) in alphabetical order, with a trailing '/' on "
         f"folders. At most {DEFAULT_LIMIT} entries or {DEFAULT_MAX_BYTES // 1024}KB are returned, "

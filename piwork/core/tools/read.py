@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from piwork.core.context.index import index_read_answer
 from piwork.core.fs.errors import describe_os_error
-from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
+from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
 from piwork.core.tools.file_kinds import open_regular_for_reading
 from piwork.core.tools.image_fit import INLINE_TYPES, ImageNotConvertible, fit_image
 from piwork.core.tools.images import SNIFF_BYTES, detect_image_mime
@@ -42,6 +42,7 @@ def _read_at_most(fd: int, count: int) -> bytes:
 
 class ReadTool(Tool):
     name = "read"
+    facts = ToolFacts(read_only=True, file_action="read", elidable=True, path_argument="path")
     description = (
         "Read a file. Text files come back as lines; images (jpg, png, gif, webp) come back as image "
         f"attachments. Text output stops after {DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB, "

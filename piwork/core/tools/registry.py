@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from piwork.core.settings_schema import LOGS_MAX_TOTAL_MB, SHELL_COMMAND_PREFIX, SHELL_PATH
 from piwork.core.settings_values import SettingValues
-from piwork.core.tools.base import Tool, ToolRegistry
+from piwork.core.tools.base import Tool, ToolFacts, ToolRegistry
 from piwork.core.tools.bash import BashOptions, BashTool, CommandGate
 from piwork.core.tools.edit import EditTool
 from piwork.core.tools.find import FindTool
@@ -20,8 +20,25 @@ from piwork.core.tools.mutation import PathLocks
 from piwork.core.tools.read import ReadTool
 from piwork.core.tools.write import WriteTool
 
-ALL_TOOL_NAMES = ("read", "bash", "edit", "write", "grep", "find", "ls")
+BUILTIN_TOOLS: tuple[type[Tool], ...] = (ReadTool, BashTool, EditTool, WriteTool, GrepTool, FindTool, LsTool)
+ALL_TOOL_NAMES = tuple(tool.name for tool in BUILTIN_TOOLS)
 DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
+_BUILTIN_FACTS = {tool.name: tool.facts for tool in BUILTIN_TOOLS}
+_NO_FACTS = ToolFacts()
+
+
+def tool_facts(name: str) -> ToolFacts:
+    """The declared facts of the built-in tool called ``name``; nothing declared for any other name.
+
+    For recorded calls (a transcript names its tools by string): the tools of a running session are
+    asked through :meth:`ToolRegistry.facts`.
+    """
+    return _BUILTIN_FACTS.get(name, _NO_FACTS)
+
+
+def builtin_tool_names(where: Callable[[ToolFacts], bool]) -> tuple[str, ...]:
+    """The built-in tools whose facts satisfy ``where``, in the built-in order."""
+    return tuple(name for name, facts in _BUILTIN_FACTS.items() if where(facts))
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ import threading
 from typing import Any, ClassVar
 
 from piwork.core.fs.errors import describe_os_error
-from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolResult, UpdateCallback
+from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
 from piwork.core.tools.mutation import NoReader, PathLocks, abort_checkpoint, finish_then_abort, write_into
 from piwork.core.tools.paths import resolve_to_cwd
 from piwork.core.tools.protected_paths import refuse_protected
@@ -19,6 +19,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 class WriteTool(Tool):
     name = "write"
+    facts = ToolFacts(file_action="write", path_argument="path")
     description = (
         "Write a file with the given content, replacing it if it exists and creating it (and any "
         "missing parent folders) if it does not."

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from piwork.core.tools import LogInfo
+from piwork.core.tools import LogInfo, tool_facts
 from piwork.core.truncate import format_size
 
 _LIMIT_FLAGS = {
@@ -36,7 +36,7 @@ class TruncatedOutput:
 
     @property
     def keeps_tail(self) -> bool:
-        return self.tool_name in ("bash", "!bash")
+        return self.tool_name == "!bash" or tool_facts(self.tool_name).keeps_output_tail
 
     def cut_summary(self) -> str:
         """ "kept lines 1001-3000 of 3000, 9.8KB of 13.6KB (by lines)" and any limit notes."""
@@ -73,7 +73,10 @@ def _text_of(content: Any) -> str:
 
 
 def _title(tool_name: str, args: Mapping[str, Any]) -> str:
-    pattern, path, command = args.get("pattern"), args.get("path"), args.get("command")
+    facts = tool_facts(tool_name)
+    command = args.get(facts.command_argument or "command")
+    pattern = args.get(facts.pattern_argument or "pattern")
+    path = args.get(facts.path_argument or "path")
     if isinstance(command, str) and command:
         return command
     if isinstance(pattern, str) and pattern:

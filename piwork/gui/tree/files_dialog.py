@@ -11,16 +11,15 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QDialog, QListView, QSplitter, QVBoxLayout, QWidget
 
 from piwork.core.session import BranchActivity, FileSummary, FileTouch
+from piwork.core.tools import FILE_ACTION_WORDS
 from piwork.gui.inert_text import plain_label
 from piwork.gui.tree.diff_view import DiffView
 from piwork.gui.tree.entry_list_model import EntryListModel
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 
-_VERBS = {"read": "read", "write": "written", "edit": "edited"}
-
 
 def file_line(summary: FileSummary) -> str:
-    done = ", ".join(_VERBS[a] for a in summary.actions)
+    done = ", ".join(FILE_ACTION_WORDS[a] for a in summary.actions)
     calls = len(summary.touches)
     return f"{summary.display} — {done} ({calls} call{'s' if calls != 1 else ''})"
 
