@@ -1,7 +1,8 @@
 """The main window: lays out the chat, the docks, menus and status bar, and wires the window-level actions.
 
 Everything that talks to the engine lives in the session controller; this class only arranges widgets,
-remembers geometry and dock layout (QSettings), and exposes actions and docks for the controller to wire.
+remembers geometry and dock layout (QSettings), exposes actions and docks for the controller to wire, and
+keeps the panels that attach to the open session (``panels``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from piwork.gui.assets import resource_path
 from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.context.context_panel import ContextPanel
 from piwork.gui.logs.panel import LogViewerPanel
+from piwork.gui.panels import SessionPanels
 from piwork.gui.resources.panel import ResourcePanel
 from piwork.gui.shortcuts_dialog import ShortcutsDialog
 from piwork.gui.status_bar import WorkbenchStatusBar
@@ -90,6 +92,10 @@ class MainWindow(QMainWindow):
         )
         for dock_id in ("resources", "logs", "context"):
             self.docks[dock_id].hide()
+        # each panel attaches to the open session itself (see ``piwork.gui.panels``)
+        self.panels = SessionPanels()
+        for panel in (self.tree_panel, self.resource_panel, self.log_panel, self.context_panel):
+            self.panels.register(panel)
         self._wire_window_actions()
         self.resize(1100, 780)
         # The tree starts narrow enough to leave the conversation most of the width (a saved layout wins).
@@ -264,7 +270,5 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_layout()
         self.closing.emit()
-        self.log_panel.shutdown()
-        self.tree_panel.shutdown()
-        self.resource_panel.shutdown()
+        self.panels.shutdown()
         super().closeEvent(event)

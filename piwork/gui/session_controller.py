@@ -27,7 +27,6 @@ from piwork.core.agent import (
     AgentSession,
     AgentSettled,
     CompactionEnd,
-    MessageEnd,
     ModelChanged,
     NoModel,
     RuntimeOptions,
@@ -76,7 +75,6 @@ from piwork.gui.session_file_watch import SessionFileWatch
 from piwork.gui.sessions.session_browser import SessionBrowser
 from piwork.gui.settings.settings_dialog import SettingsDialog
 from piwork.gui.tree.display_tree import entry_title
-from piwork.gui.tree.navigation import AgentNavigator
 from piwork.gui.trust_dialog import TrustDialog, TrustPrompter
 
 log = logging.getLogger(__name__)
@@ -470,10 +468,7 @@ class SessionController(QObject):
             self.spawn(self._ask_again_about(trust, trust.reviewed or baseline))
         self._unsubscribe = runtime.session.subscribe(self._on_event)
         self.file_watch.watch(runtime.store)
-        self.window.log_panel.reset()  # nothing of the previous session's logs stays on show
-        self.window.tree_panel.set_settings(runtime.resources.settings)
-        self.window.tree_panel.set_session(runtime.store, AgentNavigator(runtime.session))
-        self.window.resource_panel.set_resources(runtime.resources)
+        self.window.panels.attach(runtime)  # the tree, resources, logs and context panels
         self._show_system_prompt()
         resources = runtime.resources
         self.chat.composer.set_extra_commands(
@@ -561,6 +556,7 @@ class SessionController(QObject):
     def _detach(self) -> Session | None:
         """Unhook the open session from the window; returns its store, still to be closed."""
         self.context_feed.detach()
+        self.window.panels.detach()
         self.file_watch.watch(None)
         if self._unsubscribe is not None:
             self._unsubscribe()
@@ -581,10 +577,7 @@ class SessionController(QObject):
             return
         messages = session.messages
         self.chat.presenter.show_messages(messages, prepared)
-        self.window.log_panel.set_messages(messages)
-        self.window.log_panel.set_log_dir(session.log_dir)
         self.window.set_session_title(session.tree.name or None, self.cwd)
-        self.window.context_panel.set_project_dir(self.cwd)
         self.refresh_status()
 
     def _on_event(self, event: AgentEvent) -> None:
@@ -604,13 +597,6 @@ class SessionController(QObject):
                 self.notifications.post(describe_view_failure(part, f"a “{event.type}” event", exc))
 
     def _follow_event(self, event: AgentEvent) -> None:
-        # the assistant message too: its tool calls name the cut outputs of their results
-        if isinstance(event, MessageEnd) and event.message.get("role") in (
-            "assistant",
-            "toolResult",
-            "bashExecution",
-        ):
-            self.window.log_panel.add_message(event.message)
         if isinstance(event, AgentSettled | ModelChanged | ThinkingLevelChanged | CompactionEnd):
             self.refresh_status()
         if isinstance(event, AgentSettled):  # a new session's file exists once it holds a reply

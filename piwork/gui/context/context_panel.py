@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.core.agent import AgentRuntime
 from piwork.core.context import GovernorDecision, Manifest, Xray, excludable, is_excluded
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.context.governor_log_model import GovernorLogModel, export_json
@@ -212,6 +213,15 @@ class ContextPanel(QWidget):
             view.setColumnHidden(1, hide)
 
     # ---- content --------------------------------------------------------------------------------
+
+    def attach(self, runtime: AgentRuntime) -> None:
+        self.set_project_dir(runtime.resources.cwd)
+
+    def detach(self) -> None:
+        """The figures come from the context feed, which lets go of the session itself."""
+
+    def shutdown(self) -> None:
+        """No background work of its own."""
 
     def set_project_dir(self, project_dir: str | None) -> None:
         """Context files inside the project show relative to it (the full path stays in the tooltip)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.core.agent import AgentEvent, AgentRuntime, MessageEnd, TreeNavigated
 from piwork.core.tools import LogInfo, list_session_logs
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flat_models import FlatListModel
@@ -43,6 +44,7 @@ from piwork.gui.logs.full_output_view import FullOutputView
 from piwork.gui.logs.truncated_results import TruncatedOutput, collect_truncated_outputs, outputs_from_logs
 
 AnyIndex = QModelIndex | QPersistentModelIndex
+FOLLOWED_ROLES = frozenset({"assistant", "toolResult", "bashExecution"})
 
 
 class TruncatedOutputsModel(FlatListModel):
@@ -83,6 +85,10 @@ class LogViewerPanel(QWidget):
         self._log_dir: Path | None = None
         self._folder_logs: list[LogInfo] = []
         self._listing = BackgroundTasks()
+        # the open session, once attached
+        self._unsubscribe: Callable[[], None] | None = None
+        self._session_messages: Callable[[], list[dict[str, Any]]] = list
+        self._session_log_dir: Path | None = None
         self.outputs = TruncatedOutputsModel(self)
         self.list_view = QListView()
         self.list_view.setModel(self.outputs)
@@ -231,7 +237,35 @@ class LogViewerPanel(QWidget):
             self.full_output.close_file()
             self.tabs.setCurrentWidget(self.model_text)
 
+    # ---- following the open session ----------------------------------------------------------------
+
+    def attach(self, runtime: AgentRuntime) -> None:
+        """Show the cut outputs of the open session's branch and follow it: each new message, and the
+        branch another move in the tree shows."""
+        self.detach()
+        self.reset()  # nothing of the previous session's logs stays on show
+        session = runtime.session
+        self._session_messages = lambda: session.messages
+        self.set_messages(session.messages)
+        self.set_log_dir(session.log_dir)
+        self._session_log_dir = session.log_dir
+        self._unsubscribe = session.subscribe(self._follow)
+
+    def detach(self) -> None:
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        if unsubscribe is not None:
+            unsubscribe()
+
+    def _follow(self, event: AgentEvent) -> None:
+        # the assistant message too: its tool calls name the cut outputs of their results
+        if isinstance(event, MessageEnd) and event.message.get("role") in FOLLOWED_ROLES:
+            self.add_message(event.message)
+        elif isinstance(event, TreeNavigated):  # another branch: its messages are the session's now
+            self.set_messages(self._session_messages())
+            self.set_log_dir(self._session_log_dir)
+
     def shutdown(self) -> None:
         """Stop background readers (call before the window closes)."""
+        self.detach()
         self._listing.cancel_all()
         self.full_output.close_file()

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.core.agent import AgentRuntime
 from piwork.core.llm import TokenCounter
 from piwork.core.resources import LoadedResources, PromptPart
 from piwork.gui.background import BackgroundTasks
@@ -214,6 +215,12 @@ class ResourcePanel(QWidget):
                     self.view.scrollTo(self.view.currentIndex())
                     return True
         return False
+
+    def attach(self, runtime: AgentRuntime) -> None:
+        self.set_resources(runtime.resources)
+
+    def detach(self) -> None:
+        """Nothing to let go: the resources shown stay until the next session's replace them."""
 
     def shutdown(self) -> None:
         self.prompt_view.shutdown()

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.core.agent import AgentRuntime
 from piwork.core.compaction import (
     BranchSummaryProgress,
     NavigationResult,
@@ -808,6 +809,14 @@ class SessionTreePanel(QWidget):
     def cancel_navigation(self) -> None:
         if self._navigation is not None:
             self._navigation.cancel()
+
+    def attach(self, runtime: AgentRuntime) -> None:
+        """Show the open session's tree, moving in it through its agent session."""
+        self.set_settings(runtime.resources.settings)
+        self.set_session(runtime.store, AgentNavigator(runtime.session))
+
+    def detach(self) -> None:
+        """Nothing to let go: the tree shown stays until the next session replaces it."""
 
     def shutdown(self) -> None:
         """Cancel background work (call before the window closes)."""

@@ -1,0 +1,45 @@
+"""Panels that show the open session attach to it through one small protocol, registered with the main
+window: the controller hands each session to the window's panels once, instead of pushing its state into
+every panel. A panel that follows the session as it changes subscribes to its events in ``attach`` and lets
+go in ``detach``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from piwork.core.agent import AgentRuntime
+
+
+class SessionPanel(Protocol):
+    def attach(self, runtime: AgentRuntime) -> None:
+        """Show ``runtime``'s session (a session was opened, or reopened)."""
+
+    def detach(self) -> None:
+        """The session is being closed: stop following it (the next ``attach`` replaces what is shown)."""
+
+    def shutdown(self) -> None:
+        """The window is closing: cancel background work."""
+
+
+class SessionPanels:
+    def __init__(self) -> None:
+        self._panels: list[SessionPanel] = []
+
+    def register(self, panel: SessionPanel) -> None:
+        self._panels.append(panel)
+
+    def __iter__(self) -> Iterator[SessionPanel]:
+        return iter(self._panels)
+
+    def attach(self, runtime: AgentRuntime) -> None:
+        for panel in self._panels:
+            panel.attach(runtime)
+
+    def detach(self) -> None:
+        for panel in self._panels:
+            panel.detach()
+
+    def shutdown(self) -> None:
+        for panel in self._panels:
+            panel.shutdown()
