@@ -54,6 +54,7 @@ from tests.support.scripted_turns import (
     Turn,
     Usage,
     anthropic_events,
+    counting,
     openai_events,
 )
 
@@ -68,6 +69,7 @@ __all__ = [
     "Turn",
     "Usage",
     "anthropic_events",
+    "counting",
     "openai_events",
 ]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -105,6 +105,19 @@ class RecordedRequest:
 
 
 ScriptItem = Turn | Callable[[RecordedRequest], Turn]
+
+
+def counting(turn: Turn) -> Callable[[RecordedRequest], Turn]:
+    """``turn`` answered with an input count of the request it answers (its JSON body by chars/4, as a real
+    provider counts what it received) instead of the turn's fixed figure."""
+
+    def answer(request: RecordedRequest) -> Turn:
+        size = len(json.dumps(request.body, ensure_ascii=False)) if request.body is not None else 0
+        return replace(turn, usage=replace(turn.usage, input=(size + 3) // 4))
+
+    return answer
+
+
 _WORDS = re.compile(r"\S+\s*|\s+")
 
 

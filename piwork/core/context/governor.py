@@ -56,10 +56,6 @@ from piwork.core.messages import Message
 from piwork.core.tools.registry import tool_facts
 
 STATE_CUSTOM_TYPE = "piwork.governorState"
-# A provider count under half the estimate is not a count of the whole request (a proxy counting only
-# the uncached input, a server that reports a token figure of its own); one above it is believed, as a
-# real tokenizer can count far more than the estimate (CJK text, images).
-LEAST_PLAUSIBLE = 0.5
 __all__ = ["BOUNDARY_CUSTOM_TYPES", "STATE_CUSTOM_TYPE", "Governor", "GovernorOutcome", "RequestShape"]
 
 
@@ -201,7 +197,9 @@ class Governor:
         self, sent: list[Message], scan: TranscriptScan, est_sent: int
     ) -> tuple[int, OccupancySource]:
         """Provider count minus estimate for the request ``sent`` (estimated ``est_sent``): the count of
-        the last reply's request, with what changed since by estimate. (0, estimate) before any usage."""
+        the last reply's request, with what changed since by estimate. (0, estimate) before any usage.
+        The count is believed whether it is above or below the estimate, as host compaction believes it
+        (a real tokenizer can count far more or far fewer tokens than chars/4)."""
         k = scan.usage_at
         if k is None or k >= len(sent):
             return 0, "estimate"
@@ -211,10 +209,7 @@ class Governor:
             estimated = recorded + est.message(sent[k])
         else:  # not sent by this governor (a reopened session): assume the elisions of now
             estimated = est_sent - sum(est.message(m) for m in sent[k + 1 :])
-        counted = scan.usage_tokens
-        if counted < LEAST_PLAUSIBLE * estimated:
-            return 0, "estimate"
-        return counted - estimated, "provider"
+        return scan.usage_tokens - estimated, "provider"
 
     def _repaired(self, messages: list[Message]) -> list[Message]:
         """``messages`` with a synthetic error result after each tool call a crash left unanswered — the

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from piwork.core.context.estimate import CHARS4
 from piwork.core.llm.errors import classify
 from piwork.core.llm.types import (
     AssistantEvent,
@@ -76,6 +77,12 @@ class ScriptedProvider:
         self.options: list[StreamOptions] = []
         self.started = asyncio.Event()
         self.ignore_abort = False  # behave like a provider that never looks at options.abort
+        # replies without a usage of their own report the request they answer as their input count
+        # (chars/4 of the request, as a real provider counts what it received) instead of a fixed 100
+        self.count_requests = False
+
+    def _input_count(self, context: LlmContext) -> int:
+        return CHARS4.count_context(context) if self.count_requests else 100
 
     async def stream(
         self, model: Model, context: LlmContext, options: StreamOptions
@@ -93,7 +100,7 @@ class ScriptedProvider:
             "stopReason": "stop",
             "timestamp": 1,
         }
-        usage = reply.usage or {"input": 100, "output": 20}
+        usage = reply.usage or {"input": self._input_count(context), "output": 20}
         partial["usage"].update(usage)
         partial["usage"]["totalTokens"] = sum(
             partial["usage"][k] for k in ("input", "output", "cacheRead", "cacheWrite")

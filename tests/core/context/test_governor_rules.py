@@ -240,10 +240,14 @@ def test_the_provider_count_plus_what_came_after_triggers_pressure() -> None:
     assert outcome.occupancy == occupancy_before - outcome.decision.savings
 
 
-def test_an_implausibly_low_count_is_not_taken_for_the_request() -> None:
+def test_a_provider_count_below_the_estimate_is_believed_as_compaction_believes_it() -> None:
+    # the provider counted the request far lower than chars/4 does: the triggers read its count (plus
+    # the estimate of what came after), as host compaction does, never the estimate alone
     messages = [user("go"), *reads(2, 4_000), with_usage(assistant(text="ok"), 120), *tail()]
     outcome = Governor().decide(messages, SHAPE)
-    assert (outcome.source, outcome.occupancy) == ("estimate", tokens(messages))
+    after = messages[len(messages) - len(tail()) :]
+    assert (outcome.source, outcome.occupancy) == ("provider", 120 + tokens(after))
+    assert outcome.occupancy < tokens(messages) // 2
 
 
 def test_preview_decides_without_keeping_anything() -> None:

@@ -60,6 +60,7 @@ def session_for(
     settings = dict(other_settings or {})
     if governor_settings:
         settings["piwork"] = {"contextGovernor": governor_settings}
+    provider.count_requests = True  # each reply counts the request it answers, as a real provider does
     return make_session(
         model,
         tmp_path,

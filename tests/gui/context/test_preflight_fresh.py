@@ -18,6 +18,7 @@ from piwork.gui.commands import SlashCommand
 from piwork.gui.context.preflight_dialog import PreflightDialog
 from piwork.gui.session_controller import SessionController
 from tests.support import LoopbackServer, RecordedRequest, Text, ToolCall, Turn, Usage
+from tests.support.loopback_server import counting
 
 
 def _dialogs() -> list[PreflightDialog]:
@@ -71,7 +72,8 @@ def test_fresh_task_from_the_preflight_dialog_continues_the_task_in_a_seeded_ses
     ctl.run_command(SlashCommand("context", "exclude snapshot"))
     qtbot.waitUntil(lambda: _notice(ctl, "/context exclude") is not None, timeout=10_000)
 
-    server.script(Turn([ToolCall("read", {"path": "big.txt"}, id="call_big")], usage=Usage(input=1_500)))
+    # the reply counts the request it answers, as a real provider does
+    server.script(counting(Turn([ToolCall("read", {"path": "big.txt"}, id="call_big")])))
     ctl.submit("summarise big.txt")
     qtbot.waitUntil(lambda: ctl.chat.busy, timeout=5_000)
     qtbot.waitUntil(lambda: not ctl.chat.busy, timeout=20_000)

@@ -13,6 +13,7 @@ from piwork.core.paths import agent_dir
 from piwork.gui.session_controller import SessionController
 from tests.gui.context.conftest import configure_models
 from tests.support import LoopbackServer, Text, ToolCall, Turn
+from tests.support.loopback_server import counting
 
 
 def test_a_reopened_session_shows_its_restored_elisions(
@@ -32,9 +33,9 @@ def test_a_reopened_session_shows_its_restored_elisions(
     first = ctl.runtime
     ctl.spawn(ctl.open_session(None))
     qtbot.waitUntil(lambda: ctl.runtime is not first and ctl.runtime is not None, timeout=10_000)
-    server.script(
-        *[Turn([ToolCall("read", {"path": name}, id=f"call_{i}")]) for i, name in enumerate(names)],
-        Turn([Text("Read them all.")]),
+    server.script(  # each reply counts the request it answers, as a real provider does
+        *[counting(Turn([ToolCall("read", {"path": name}, id=f"call_{i}")])) for i, name in enumerate(names)],
+        counting(Turn([Text("Read them all.")])),
     )
     ctl.submit("read every part")
     qtbot.waitUntil(lambda: ctl.chat.busy, timeout=5_000)
