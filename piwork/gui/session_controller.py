@@ -374,7 +374,7 @@ class SessionController(QObject):
             self._trust_baseline = self._session_reviewed.get(folder)
             return self.session_trust[folder]
         state = await TrustResolver(self.trust_prompter.store).resolve(self.cwd)
-        if not self.trust_prompter.needs_recheck(state):
+        if not await asyncio.to_thread(self.trust_prompter.needs_recheck, state):  # fingerprints the files
             if state.source == "saved" and state.trusted:
                 self._trust_baseline = await asyncio.to_thread(self.trust_prompter.snapshots.load, self.cwd)
             return None

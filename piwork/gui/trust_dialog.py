@@ -38,13 +38,13 @@ import html
 import os
 from collections.abc import Awaitable, Callable, Sequence
 
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QLabel,
-    QMessageBox,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -74,6 +74,8 @@ from piwork.core.resources import (
     trust_options,
     trust_resources,
 )
+from piwork.gui.background import BackgroundTasks
+from piwork.gui.dialogs import tell
 from piwork.gui.inert_text import plain_tip
 from piwork.gui.trust_review import ResourceReview, change_summary
 
@@ -130,7 +132,8 @@ class TrustDialog(QDialog):
         self.request = request
         self.chosen: TrustOption | None = None
         self.forgot = False  # the settings form's "Forget saved decision" was used
-        self._store = store  # when given, the dialog writes the choice itself (settings use)
+        self._store = store  # when given, the dialog writes the choice itself (settings use), in a worker
+        self._saves = BackgroundTasks()
         self._saved = saved
         self.option_buttons: dict[str, QPushButton] = {}
         reasking = changes is not None or changes_unknown
@@ -308,13 +311,20 @@ class TrustDialog(QDialog):
         return row
 
     def _backup_and_reset(self) -> None:
+        self._saves.spawn(self._back_up())
+
+    async def _back_up(self) -> None:
         assert self._store is not None
-        try:
-            backup = self._store.backup_and_reset()
+        try:  # renames trust.json under its lock: in a worker
+            backup = await asyncio.to_thread(self._store.backup_and_reset)
         except OSError as exc:
+            if not shiboken6.isValid(self):
+                return
             self.store_error_label.setText(
                 f"Backing up trust.json failed: {html.escape(str(exc), quote=False)}"
             )
+            return
+        if not shiboken6.isValid(self):
             return
         self.store_error_label.setText(
             f"trust.json was moved to {html.escape(str(backup), quote=False)}; you can decide again."
@@ -329,13 +339,8 @@ class TrustDialog(QDialog):
             self._waiting_choice = option
             return
         if self._store is not None and option.updates:
-            try:
-                self._store.set_many(option.updates)
-            except (TrustStoreError, OSError) as exc:
-                QMessageBox.warning(
-                    self, "Trust not saved", plain_tip(f"The decision could not be saved: {exc}")
-                )
-                return
+            self._saves.spawn(self._save(option.updates, option))
+            return
         self.chosen = option
         self.accept()
 
@@ -343,14 +348,37 @@ class TrustDialog(QDialog):
         """Remove the saved decision (where it is saved); the next reload asks again."""
         if self._store is None or self._saved is None:
             return
+        self._saves.spawn(self._save([TrustUpdate(self._saved.path, None)], None))
+
+    @property
+    def saving(self) -> bool:
+        """A choice is being written to trust.json (in a worker)."""
+        return self._saves.running
+
+    async def _save(self, updates: Sequence[TrustUpdate], option: TrustOption | None) -> None:
+        """Write ``updates`` to trust.json in a worker (a locked read-modify-write), the buttons still
+        meanwhile; then close with ``option`` chosen (None: the saved decision was forgotten)."""
+        assert self._store is not None
+        buttons = [*self.option_buttons.values(), *([self.forget_button] if self.forget_button else [])]
+        for button in buttons:
+            button.setEnabled(False)
         try:
-            self._store.set_many([TrustUpdate(self._saved.path, None)])
+            await asyncio.to_thread(self._store.set_many, updates)
         except (TrustStoreError, OSError) as exc:
-            QMessageBox.warning(
-                self, "Decision not forgotten", plain_tip(f"trust.json could not be changed: {exc}")
-            )
+            if shiboken6.isValid(self):
+                for button in buttons:
+                    button.setEnabled(True)
+                if option is None:
+                    tell(self, "Decision not forgotten", f"trust.json could not be changed: {exc}")
+                else:
+                    tell(self, "Trust not saved", f"The decision could not be saved: {exc}")
             return
-        self.forgot = True
+        if not shiboken6.isValid(self):
+            return
+        if option is None:
+            self.forgot = True
+        else:
+            self.chosen = option
         self.accept()
 
     def done(self, result: int) -> None:
@@ -437,12 +465,13 @@ class TrustPrompter:
         return compare(old, take_snapshot(folder, resources), display=lambda p: display_path(p, folder))
 
     def needs_recheck(self, state: TrustState) -> bool:
-        """A saved decision whose gated resources changed since the user last decided."""
+        """A saved decision whose gated resources changed since the user last decided (blocking: it
+        fingerprints the gated files)."""
         return state.source == "saved" and self.fingerprints.changed(state.cwd, state.resources)
 
     async def recheck(self, state: TrustState) -> TrustState:
         """Ask again if `needs_recheck`, showing what changed; the answer is saved through the store."""
-        if not self.needs_recheck(state):
+        if not await asyncio.to_thread(self.needs_recheck, state):  # reads the gated files
             return state
         old = await asyncio.to_thread(self.snapshots.load, state.cwd)
         return await self.ask_about_changes(state, old)
@@ -466,8 +495,8 @@ class TrustPrompter:
             return TrustState(
                 folder, option.trusted, "session-only", None, state.resources, state.warnings, reviewed
             )
-        try:
-            self.store.set_many(option.updates)
+        try:  # a locked read-modify-write of trust.json: in a worker
+            await asyncio.to_thread(self.store.set_many, option.updates)
         except (TrustStoreError, OSError) as exc:
             warnings = (*state.warnings, f"The trust decision could not be saved: {exc}")
             return TrustState(folder, option.trusted, "prompt", None, state.resources, warnings, reviewed)

@@ -8,6 +8,7 @@ import json
 from pytestqt.qtbot import QtBot
 
 from piwork.core.paths import agent_dir
+from piwork.core.settings_schema import BRANCH_SUMMARY_SKIP_PROMPT
 from piwork.gui.session_controller import SessionController
 from tests.gui.test_session_controller import _rows, controller, server  # noqa: F401  (fixtures)
 from tests.support import LoopbackServer, Text, Turn
@@ -43,7 +44,10 @@ def test_dont_ask_again_is_saved_shown_in_settings_and_can_be_undone(
         dialog.no_summary.setChecked(True)
         dialog.dont_ask.setChecked(True)
         dialog.ok_button.click()
-    saved = json.loads((agent_dir() / "settings.json").read_text())
+    settings_file = agent_dir() / "settings.json"  # written in a worker
+    in_memory = controller.runtime.resources.settings  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: in_memory.values.value(BRANCH_SUMMARY_SKIP_PROMPT))
+    saved = json.loads(settings_file.read_text())
     assert saved["branchSummary"]["skipPrompt"] is True
 
     settings = controller.show_settings()
@@ -51,7 +55,8 @@ def test_dont_ask_again_is_saved_shown_in_settings_and_can_be_undone(
     assert settings.skip_branch_prompt.isChecked()
     assert settings.skip_branch_prompt.text().startswith("Don't ask when moving in the tree")
     settings.skip_branch_prompt.setChecked(False)
-    settings.save()
+    saving = settings.save()
+    qtbot.waitUntil(saving.done)
     assert json.loads((agent_dir() / "settings.json").read_text())["branchSummary"]["skipPrompt"] is False
 
     assert tree.select_entry(last_reply)

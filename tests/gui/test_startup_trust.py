@@ -187,11 +187,14 @@ def test_menu_offers_this_session_only_and_forgetting_the_decision(
     third = ctl.runtime
     window.action_map["trust"].trigger()
     qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)
-    forget = _visible_dialog().forget_button  # type: ignore[union-attr]
+    menu_dialog = _visible_dialog()
+    forget = menu_dialog.forget_button  # type: ignore[union-attr]
     assert forget is not None and "asks again" in forget.toolTip()
     forget.click()
-    assert json.loads((agent_dir() / "trust.json").read_text()) == {}
-    qtbot.waitUntil(lambda: _visible_dialog() is not None, timeout=10_000)  # the reload asks again
+    qtbot.waitUntil(lambda: json.loads((agent_dir() / "trust.json").read_text()) == {})  # in a worker
+    qtbot.waitUntil(
+        lambda: _visible_dialog() not in (None, menu_dialog), timeout=10_000
+    )  # the reload asks again
     again = _visible_dialog()
     assert again is not None and again.forget_button is None
     again.option_buttons["trust-session"].click()

@@ -238,6 +238,7 @@ def test_settings_form_shows_inherited_decision_and_saves_choice(
         "distrust-session",
     ]
     dialog.option_buttons["distrust"].click()
+    qtbot.waitUntil(lambda: dialog.chosen is not None)  # written in a worker, then chosen
     assert _saved(tmp_path) == {parent: True, real: False}
     assert dialog.chosen is not None and dialog.chosen.kind == "distrust"
 
@@ -257,6 +258,7 @@ def test_corrupt_store_is_reported_and_can_be_backed_up(
         if b.text() == "Back up and reset"
     ]
     reset.click()
+    qtbot.waitUntil(lambda: "was moved" in dialog.store_error_label.text())  # renamed in a worker
     backups = list(store.path.parent.glob("trust.json.corrupt-*"))
     assert len(backups) == 1 and backups[0].read_text() == "{not json"
     dialog.option_buttons["trust"].click()  # answered once the dialog's reading of the files is done

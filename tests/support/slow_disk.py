@@ -59,3 +59,38 @@ def slow_file(monkeypatch: pytest.MonkeyPatch, path: Path) -> SlowFile:
 
     monkeypatch.setattr(safe_read, "open_regular", gated_open)
     return gate
+
+
+class SlowFolder(SlowFile):
+    """The gate in front of a folder's disk: reading back by offset (``os.pread``) and syncing
+    (``os.fsync``) a file under it wait until the test opens the gate."""
+
+    def covers(self, fd: int) -> bool:
+        try:
+            where = os.path.realpath(f"/proc/self/fd/{fd}")
+        except OSError:
+            return False
+        return where.startswith(self.path + os.sep)
+
+
+def slow_folder(monkeypatch: pytest.MonkeyPatch, folder: Path) -> SlowFolder:
+    """Session bodies read back from files under ``folder`` and the fsync of any file written there wait
+    until the returned gate is opened: a fork or clone reads every body on its path and writes and fsyncs
+    a new file, as on a network home folder that takes its time (Linux: descriptors are named through
+    ``/proc/self/fd``)."""
+    gate = SlowFolder(folder)
+    real_pread, real_fsync = os.pread, os.fsync
+
+    def gated_pread(fd: int, length: int, offset: int) -> bytes:
+        if not gate.gate.is_set() and gate.covers(fd):
+            gate.wait()
+        return real_pread(fd, length, offset)
+
+    def gated_fsync(fd: int) -> None:
+        if not gate.gate.is_set() and gate.covers(fd):
+            gate.wait()
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "pread", gated_pread)
+    monkeypatch.setattr(os, "fsync", gated_fsync)
+    return gate

@@ -316,8 +316,8 @@ class TrustResolver:
                 warnings.append(f"A plugin failed while deciding project trust: {exc}")
                 continue
             if answer is not None:
-                if answer.remember:
-                    self._save(TrustUpdate(key, answer.trusted), warnings)
+                if answer.remember:  # trust.json is written in a worker, never on the event loop
+                    await asyncio.to_thread(self._save, TrustUpdate(key, answer.trusted), warnings)
                 return TrustState(key, answer.trusted, "plugin", None, resources, tuple(warnings))
         try:
             entry = self.store.lookup(key)
@@ -340,7 +340,7 @@ class TrustResolver:
         reviewed = reading.snapshot if chosen.trusted else None
         if not chosen.updates:
             return TrustState(key, chosen.trusted, "session-only", None, resources, tuple(warnings), reviewed)
-        self._apply(chosen.updates, warnings)
+        await asyncio.to_thread(self._apply, chosen.updates, warnings)  # off the event loop
         return TrustState(
             key, chosen.trusted, "prompt", chosen.saved_path, resources, tuple(warnings), reviewed
         )

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog
-
 from piwork.core.errors import PiworkError
 from piwork.core.export import export_branch_jsonl, export_html, import_session
 from piwork.core.session import default_session_dir
 from piwork.core.tools import list_session_logs
 from piwork.gui.commands.context import CommandContext
 from piwork.gui.commands.registry import Command
+from piwork.gui.dialogs import ask_open_file, ask_save_file
 
 HTML_FILTER = "HTML page, every branch (*.html)"
 JSONL_FILTER = "Session file, active branch only (*.jsonl)"
@@ -26,19 +25,26 @@ def export(ctx: CommandContext, args: str) -> None:
         ctx.notice("Nothing to export yet", "The session is saved after the first reply.", error=True)
         return
     target = args.strip()
-    if not target:
-        stem = source.name[: -len(".jsonl")] if source.name.endswith(".jsonl") else source.name
-        target, chosen = QFileDialog.getSaveFileName(
-            ctx.window.parent,
-            "Export Session",
-            str(Path.home() / f"{stem}.html"),
-            f"{HTML_FILTER};;{JSONL_FILTER}",
-        )
-        if not target:
-            return
-        if chosen == JSONL_FILTER and not target.endswith(".jsonl"):
-            target += ".jsonl"
-    ctx.tasks.spawn(export_to(ctx, Path(source), Path(target).expanduser()))
+    if target:
+        ctx.tasks.spawn(export_to(ctx, Path(source), Path(target).expanduser()))
+    else:
+        ctx.tasks.spawn(_export_asking(ctx, Path(source)))
+
+
+async def _export_asking(ctx: CommandContext, source: Path) -> Path | None:
+    stem = source.name[: -len(".jsonl")] if source.name.endswith(".jsonl") else source.name
+    answer = await ask_save_file(
+        ctx.window.parent,
+        "Export Session",
+        str(Path.home() / f"{stem}.html"),
+        f"{HTML_FILTER};;{JSONL_FILTER}",
+    )
+    if answer is None or not answer[0]:
+        return None
+    target, chosen = answer
+    if chosen == JSONL_FILTER and not target.endswith(".jsonl"):
+        target += ".jsonl"
+    return await export_to(ctx, source, Path(target).expanduser())
 
 
 async def export_to(ctx: CommandContext, source: Path, target: Path) -> Path | None:
@@ -64,13 +70,17 @@ async def export_to(ctx: CommandContext, source: Path, target: Path) -> Path | N
 
 def import_file(ctx: CommandContext, args: str) -> None:
     source = args.strip()
-    if not source:
-        source, _filter = QFileDialog.getOpenFileName(
-            ctx.window.parent, "Import Session", str(Path.home()), "Sessions (*.jsonl);;All files (*)"
-        )
-        if not source:
-            return
-    ctx.tasks.spawn(import_from(ctx, Path(source).expanduser()))
+    if source:
+        ctx.tasks.spawn(import_from(ctx, Path(source).expanduser()))
+    else:
+        ctx.tasks.spawn(_import_asking(ctx))
+
+
+async def _import_asking(ctx: CommandContext) -> Path | None:
+    source = await ask_open_file(
+        ctx.window.parent, "Import Session", str(Path.home()), "Sessions (*.jsonl);;All files (*)"
+    )
+    return await import_from(ctx, Path(source).expanduser()) if source else None
 
 
 async def import_from(ctx: CommandContext, source: Path) -> Path | None:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QApplication, QInputDialog
+import asyncio
+
+from PySide6.QtWidgets import QApplication
 
 from piwork.core.agent import AgentSession
 from piwork.core.errors import PiworkError
 from piwork.core.messages import message_text
-from piwork.core.session import clone_session, fork_session
+from piwork.core.session import Session, SessionTree, clone_session, fork_session
 from piwork.gui.commands.context import CommandContext
 from piwork.gui.commands.registry import Command
+from piwork.gui.dialogs import ask_item, ask_text
 
 
 def new_session(ctx: CommandContext, _args: str) -> None:
@@ -38,10 +41,18 @@ def name_session(ctx: CommandContext, name: str) -> None:
     if session is None:
         return
     if not name.strip():
-        text, ok = QInputDialog.getText(ctx.window.parent, "Name Session", "Session name:")
-        if not ok:
-            return
-        name = text
+        ctx.tasks.spawn(_ask_name(ctx, session))
+        return
+    _set_name(ctx, session, name)
+
+
+async def _ask_name(ctx: CommandContext, session: AgentSession) -> None:
+    name = await ask_text(ctx.window.parent, "Name Session", "Session name:")
+    if name is not None and session is ctx.session:
+        _set_name(ctx, session, name)
+
+
+def _set_name(ctx: CommandContext, session: AgentSession, name: str) -> None:
     session.tree.set_name(name)
     shown = " ".join(name.split())
     ctx.window.set_session_title(shown or None)
@@ -88,10 +99,13 @@ def copy_last_reply(ctx: CommandContext, _args: str) -> None:
 
 def clone(ctx: CommandContext, _args: str) -> None:
     runtime = ctx.runtime
-    if runtime is None:
-        return
-    try:
-        created = clone_session(runtime.store)
+    if runtime is not None:
+        ctx.tasks.spawn(_clone(ctx, runtime.store))
+
+
+async def _clone(ctx: CommandContext, store: Session) -> None:
+    try:  # every body on the branch is read, the new file written and fsynced: in a worker
+        created = await asyncio.to_thread(clone_session, store)
     except PiworkError as err:
         ctx.notice("Not cloned", str(err), error=True)
         return
@@ -100,9 +114,13 @@ def clone(ctx: CommandContext, _args: str) -> None:
 
 def fork(ctx: CommandContext, _args: str) -> None:
     runtime = ctx.runtime
-    if runtime is None:
-        return
-    tree = runtime.session.tree
+    if runtime is not None:
+        ctx.tasks.spawn(_fork(ctx, runtime.store))
+
+
+def _fork_choices(tree: SessionTree) -> list[tuple[str, str]]:
+    """The user messages of the active branch, newest first, as (entry id, one line of their text)
+    (blocking: reads each one's body)."""
     choices: list[tuple[str, str]] = []
     for record in reversed(tree.path()):
         body = tree.body(record) if record.type == "message" and record.role == "user" else None
@@ -110,18 +128,22 @@ def fork(ctx: CommandContext, _args: str) -> None:
         if isinstance(message, dict) and isinstance(record.id, str):
             text = " ".join(message_text(message, " ").split())
             choices.append((record.id, text if len(text) < 90 else text[:89] + "…"))
+    return choices
+
+
+async def _fork(ctx: CommandContext, store: Session) -> None:
+    choices = await asyncio.to_thread(_fork_choices, store.tree)
     if not choices:
         ctx.notice("Nothing to fork from", "There is no message of yours on this branch yet.", error=True)
         return
     labels = [f"{n + 1}. {text}" for n, (_id, text) in enumerate(choices)]
-    picked, ok = QInputDialog.getItem(
-        ctx.window.parent, "Fork", "Start a new session just before this message:", labels, 0, False
+    picked = await ask_item(
+        ctx.window.parent, "Fork", "Start a new session just before this message:", labels
     )
-    if not ok:
+    if picked is None:
         return
-    entry_id = choices[labels.index(picked)][0]
-    try:
-        result = fork_session(runtime.store, entry_id)
+    try:  # like a clone, in a worker
+        result = await asyncio.to_thread(fork_session, store, choices[picked][0])
     except PiworkError as err:
         ctx.notice("Not forked", str(err), error=True)
         return

@@ -7,9 +7,11 @@ with the engine's settings writer into the global settings.json (Pi's file); eve
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -37,6 +39,7 @@ from piwork.core.settings_schema import (
     DEFAULT_THINKING_LEVEL,
     Setting,
 )
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.inert_text import plain_label
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.providers_page import ProvidersPage
@@ -93,7 +96,8 @@ class SettingsDialog(QDialog):
         problems = [f"{p.path or p.scope}: {p.message}" for p in settings.problems]
         self.error.setText("\n".join([*problems, *settings.type_warnings]))
         self._opened_with = self._shown()
-        buttons = QDialogButtonBox(
+        self._tasks = BackgroundTasks()
+        self.buttons = buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
         )
         buttons.accepted.connect(self.save)
@@ -222,11 +226,27 @@ class SettingsDialog(QDialog):
         """
         return {key: value for key, value in self._shown().items() if self._opened_with[key] != value}
 
-    def save(self) -> None:
+    def save(self) -> asyncio.Task[bool]:
+        """Write the changed keys (in a worker: a locked read-modify-write of settings.json), then close;
+        the task's result says whether they were written. The dialog says what it is doing meanwhile."""
+        return self._tasks.spawn(self._save(self.changes()))
+
+    async def _save(self, changes: dict[str, Any]) -> bool:
+        self.buttons.setEnabled(False)
+        shown = self.error.text()
+        if changes:
+            self.error.setText("Saving settings.json…")
         try:  # one locked, atomic write of the changed keys only
-            self.settings.set_values(self.changes(), "global")
+            await asyncio.to_thread(self.settings.set_values, changes, "global")
         except (SettingsWriteError, OSError) as err:
-            self.error.setText(str(err))
-            return
+            if shiboken6.isValid(self):  # else closed (and deleted) meanwhile
+                self.buttons.setEnabled(True)
+                self.error.setText(str(err))
+            return False
+        if not shiboken6.isValid(self):
+            return True
+        self.buttons.setEnabled(True)
+        self.error.setText(shown)
         self.settingsSaved.emit()
         self.accept()
+        return True

@@ -59,6 +59,7 @@ from piwork.core.session import (
 from piwork.core.settings_schema import BRANCH_SUMMARY_SKIP_PROMPT, TREE_FILTER_MODE, Setting
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.context_edit_dialog import LEAVE_OUT_TEXT, REPLACE_TEXT, RESTORE_TEXT, ReplacementDialog
+from piwork.gui.dialogs import ask
 from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.inert_text import plain_label, plain_tip
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
@@ -92,8 +93,29 @@ def _quote(text: str, limit: int = 60) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def _forked(source: Session, entry_id: str) -> tuple[Session, str, str]:
+    """The fork before ``entry_id``, the text of that message, and where the fork lives (blocking)."""
+    result = fork_session(source, entry_id)
+    return result.session, result.editor_text, _where(result.session)
+
+
+def _cloned(source: Session, entry_id: str, whole: bool) -> tuple[Session, str]:
+    """The clone up to ``entry_id`` (the active branch when ``whole``), and where it lives (blocking)."""
+    created = clone_session(source) if whole else create_branched_session(source, entry_id)
+    return created, _where(created)
+
+
+def _branch_left(tree: SessionTree, leaf_id: str | None, target_id: str, budget: int) -> tuple[int, int, str]:
+    """The entries and the summarizable messages of the branch a move to ``target_id`` leaves, and the
+    target's title (blocking: reads the bodies of that branch)."""
+    abandoned = collect_from_tree(tree, leaf_id, target_id).entries
+    messages = len(prepare_branch_entries(abandoned, budget).messages)
+    record = tree.record(target_id)
+    return len(abandoned), messages, entry_title(record, tree) if record is not None else target_id
+
+
 def _where(session: Session) -> str:
-    """Where a fork or clone lives and that the original is untouched."""
+    """Where a fork or clone lives and that the original is untouched (blocking: a ``stat``)."""
     path = session.path
     if path is None:
         return "It is kept in memory only; the original session is unchanged."
@@ -254,12 +276,12 @@ class SessionTreePanel(QWidget):
     def _skip_prompt(self) -> bool:
         return self._setting(BRANCH_SUMMARY_SKIP_PROMPT)
 
-    def _remember_skip_prompt(self) -> None:
+    async def _remember_skip_prompt(self) -> None:
         if self._settings is None:
             return
-        try:
-            self._settings.set_value(BRANCH_SUMMARY_SKIP_PROMPT.key, True, "global")
-        except PiworkError as exc:
+        try:  # a locked read-modify-write of settings.json: in a worker
+            await asyncio.to_thread(self._settings.set_value, BRANCH_SUMMARY_SKIP_PROMPT.key, True, "global")
+        except (PiworkError, OSError) as exc:
             self._set_status(f"The preference could not be saved: {exc}")
             return
         self._set_status(
@@ -630,38 +652,49 @@ class SessionTreePanel(QWidget):
         self.replacement_dialog = dialog
         dialog.open()
 
-    def fork_current(self) -> None:
+    def fork_current(self) -> asyncio.Task[Any] | None:
+        """A new session holding the path before the selected user message, its text for the editor;
+        made in a worker (every body on the path is read, and the new file written and fsynced)."""
         entry_id = self.current_entry_id()
         if self.session is None or entry_id is None:
-            return
+            return None
+        return self._background.spawn(self._fork(self.session, entry_id))
+
+    async def _fork(self, session: Session, entry_id: str) -> None:
+        self._set_status("Forking…")
         try:
-            result = fork_session(self.session, entry_id)
+            forked, editor_text, where = await asyncio.to_thread(_forked, session, entry_id)
         except PiworkError as exc:
             self._set_status(str(exc))
             return
+        self._set_status("")
         self.branch_made.emit(
             "Forked",
-            f"A new session starts just before “{_quote(result.editor_text)}”; that message is in the editor "
-            "to change and send. " + _where(result.session),
+            f"A new session starts just before “{_quote(editor_text)}”; that message is in the editor "
+            "to change and send. " + where,
         )
-        self.session_created.emit(result.session, result.editor_text)
+        self.session_created.emit(forked, editor_text)
 
-    def clone_current(self) -> None:
+    def clone_current(self) -> asyncio.Task[Any] | None:
+        """A new session holding the path up to the selected entry (the whole active branch at the leaf),
+        made in a worker like a fork."""
         entry_id = self.current_entry_id()
         if self.session is None or entry_id is None:
-            return
+            return None
+        return self._background.spawn(self._clone(self.session, entry_id))
+
+    async def _clone(self, session: Session, entry_id: str) -> None:
+        whole = entry_id == session.tree.leaf_id
+        record = session.tree.record(entry_id)
+        self._set_status("Cloning…")
         try:
-            whole = entry_id == self.session.tree.leaf_id
-            if whole:
-                created = clone_session(self.session)
-            else:
-                created = create_branched_session(self.session, entry_id)
+            created, where = await asyncio.to_thread(_cloned, session, entry_id, whole)
         except PiworkError as exc:
             self._set_status(str(exc))
             return
-        record = self.tree.record(entry_id) if self.tree is not None else None
+        self._set_status("")
         upto = "the whole active branch" if whole or record is None else f"up to “{_quote(record.preview)}”"
-        self.branch_made.emit("Cloned", f"A copy of this session, {upto}, is now open. " + _where(created))
+        self.branch_made.emit("Cloned", f"A copy of this session, {upto}, is now open. " + where)
         self.session_created.emit(created, "")
 
     # -- navigation ------------------------------------------------------------------------------
@@ -699,30 +732,25 @@ class SessionTreePanel(QWidget):
         if self._skip_prompt():
             return BranchChoice(False)
         # The engine's own collection and budget: what a summary would really be given, whether the
-        # entries' bodies are in memory or read back from the file.
-        abandoned = collect_from_tree(self.tree, self.tree.leaf_id, entry_id).entries
+        # entries' bodies are in memory or read back from the file (in a worker: it reads every body
+        # of the branch being left).
         budget = self.navigator.summary_budget if self.navigator is not None else None
-        messages = len(prepare_branch_entries(abandoned, budget or 0).messages)
-        self._leaving = (len(abandoned), messages)
-        record = self.tree.record(entry_id)
-        title = entry_title(record, self.tree) if record is not None else entry_id
-        dialog = BranchChoiceDialog(len(abandoned), messages, title, self)
+        tree = self.tree
+        entries, messages, title = await asyncio.to_thread(
+            _branch_left, tree, tree.leaf_id, entry_id, budget or 0
+        )
+        if self.tree is not tree:  # another session (or none) is shown meanwhile
+            return None
+        self._leaving = (entries, messages)
+        dialog = BranchChoiceDialog(entries, messages, title, self)
         can_summarize = self.navigator is not None and self.navigator.can_summarize
         dialog.summarize.setEnabled(can_summarize)
         dialog.focused.setEnabled(can_summarize)
         if not can_summarize:
             dialog.summarize.setToolTip("No model available for summarization")
         self.branch_dialog = dialog
-        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-
-        def settle(result: int) -> None:
-            if not future.done():
-                future.set_result(result)
-
-        dialog.finished.connect(settle)
-        dialog.open()
         try:
-            accepted = await future
+            accepted = await ask(dialog)
         finally:
             self.branch_dialog = None
             dialog.close()
@@ -731,7 +759,7 @@ class SessionTreePanel(QWidget):
             return None
         choice = dialog.choice()
         if choice.dont_ask_again:
-            self._remember_skip_prompt()
+            await self._remember_skip_prompt()
         return choice
 
     async def _navigate(self, entry_id: str) -> None:

@@ -68,7 +68,8 @@ def test_key_is_saved_in_the_keyring_and_never_in_settings(
     qtbot.waitUntil(lambda: not page.writing)
     assert backend.passwords[(SERVICE, "anthropic")] == "sk-ant-secret-123"
     assert "keyring" in page.status.text()
-    dialog.save()
+    saving = dialog.save()
+    qtbot.waitUntil(saving.done)
     settings_file = agent_dir() / "settings.json"
     assert not settings_file.exists() or "sk-ant-secret-123" not in settings_file.read_text()
     page.remove_button.click()
@@ -125,7 +126,9 @@ def test_unreadable_settings_file_is_reported_and_not_overwritten(
     dialog = _dialog(qtbot, tmp_path, DictKeyring())
     assert "not valid JSON" in dialog.error.text()
     dialog.compaction_enabled.setChecked(False)
-    dialog.save()
+    saving = dialog.save()  # written in a worker
+    qtbot.waitUntil(saving.done)
+    assert saving.result() is False
     assert settings_file.read_text() == "{ not json"
     assert "not changed" in dialog.error.text()
     assert dialog.isVisible() is False or dialog.result() == 0
