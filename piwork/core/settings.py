@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +21,9 @@ from typing import Any, Literal, Protocol
 
 from piwork.core import safe_read
 from piwork.core.errors import PiworkError
+from piwork.core.fs.atomic import write_atomically
 from piwork.core.fs.lock import locked
 from piwork.core.jscompat import js_json_stringify, json_loads_js
-from piwork.core.llm.types import CacheRetention
 from piwork.core.paths import expand_home
 from piwork.core.resources.review_gate import check_reviewed
 from piwork.core.settings_schema import (
@@ -52,6 +51,7 @@ from piwork.core.settings_schema import (
 )
 from piwork.core.settings_values import SettingValues
 from piwork.core.tool_selection import merge_default_tools, resolve_default_tools
+from piwork.core.vocabulary import CacheRetention
 
 Scope = Literal["global", "project"]
 CACHE_RETENTION_ENV = "PI_CACHE_RETENTION"
@@ -107,14 +107,7 @@ class FileSettingsStorage:
         path.parent.mkdir(parents=True, exist_ok=True)
         with locked(path):
             text = change(self.read(scope))
-            fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                    fh.write(text)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            write_atomically(path, text, durable=True, private=True)
 
 
 class MemorySettingsStorage:

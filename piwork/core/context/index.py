@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from piwork.core import safe_read
 from piwork.core.context.layers import INDEX_PATH
+from piwork.core.fs.atomic import write_atomically
 from piwork.core.resources.diagnostics import Diagnostic
 
 INDEX_VERSION = 1
@@ -400,11 +401,8 @@ def write_index(cwd: str, index: ContextIndex) -> str:
     """Write the index atomically (piwork's own commands only; the model's tools refuse this file)."""
     path = index_path(cwd)
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(index.to_json(), fh, indent=2, ensure_ascii=False)
-        fh.write("\n")
-    os.replace(tmp, path)
+    text = json.dumps(index.to_json(), indent=2, ensure_ascii=False) + "\n"
+    write_atomically(path, text, durable=False)  # rebuilt from the project's files at will
     return path
 
 

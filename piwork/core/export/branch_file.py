@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from piwork.core.export.html_export import ExportError
+from piwork.core.fs.atomic import write_atomically
 from piwork.core.session.branching import branched_values
 from piwork.core.session.format import CURRENT_VERSION, serialize
 from piwork.core.session.migrate import migrate_to_current, version_at_least
@@ -57,7 +58,6 @@ def export_branch_jsonl(
     data = source_path.read_bytes() if current else b""
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
     new = new_header(str(cwd), parent_session=str(source_path))
-    temporary = target.with_name(target.name + ".part")
     chunks = [serialize(new).encode("utf-8")]
     for value in branch:
         record = tree.record(value.get("id")) if current else None
@@ -65,11 +65,7 @@ def export_branch_jsonl(
             chunks.append(data[record.offset : record.offset + record.length].rstrip(b"\r") + b"\n")
         else:
             chunks.append(serialize(value).encode("utf-8"))
-    with open(temporary, "wb") as out:
-        out.write(b"".join(chunks))
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temporary, target)
+    write_atomically(target, b"".join(chunks), durable=True)
     return target
 
 

@@ -23,6 +23,7 @@ import orjson
 
 from piwork import __version__
 from piwork.core.errors import InputRejected
+from piwork.core.fs.atomic import write_atomically
 from piwork.core.messages import message_text
 from piwork.core.session.format import CURRENT_VERSION, json_loads_bytes
 from piwork.core.session.migrate import migrate_to_current, version_at_least
@@ -193,7 +194,5 @@ def export_html(
     """Write the page for the session file ``source`` to ``output``; returns the written path."""
     page = render_html(load_for_export(source), system_prompt=system_prompt, tools=tools)
     target = Path(output)
-    temporary = target.with_name(target.name + ".part")
-    temporary.write_bytes(page)
-    os.replace(temporary, target)
+    write_atomically(target, page, durable=False)  # a page made again from the session at will
     return target

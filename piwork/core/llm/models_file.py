@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,10 +19,12 @@ from typing import Any
 
 from piwork.core import safe_read
 from piwork.core.errors import PiworkError
+from piwork.core.fs.atomic import write_atomically
 from piwork.core.fs.lock import LockBusyError, locked
 from piwork.core.llm.models_schema import loads_jsonc, strip_json_comments
+from piwork.core.vocabulary import OPENAI_COMPLETIONS
 
-OPENAI_COMPLETIONS_API = "openai-completions"
+OPENAI_COMPLETIONS_API = OPENAI_COMPLETIONS  # the API a server added in Settings speaks unless told
 # The ``apiKey`` of a server marked "needs no key" (one elsewhere on the network, say). Pi reads it as a
 # literal key too, so both offer the server's models; a server without authentication ignores the bearer
 # value it is sent, and a key saved for the provider (keyring, environment) still comes first.
@@ -147,12 +148,5 @@ def _update_locked(path: Path, change: Callable[[dict[str, Any]], None]) -> Mode
     providers = document.setdefault("providers", {})
     change(providers)
     text_out = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=".models.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text_out)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text_out, durable=True, private=True)
     return ModelsFileChange(path, backup, reason)

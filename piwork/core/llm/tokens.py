@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from piwork.core import safe_read
+from piwork.core.fs.atomic import write_atomically
 from piwork.core.jscompat import utf16_len
 from piwork.core.llm.estimate import IMAGE_TOKENS
 from piwork.core.llm.token_counts import MIN_CHARS, CountCache, text_key
@@ -187,9 +188,7 @@ class Tokenizers:
                 continue
             try:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                partial = target.with_suffix(".partial")
-                partial.write_bytes(data)
-                os.replace(partial, target)
+                write_atomically(target, data, durable=False)  # a cache: fetched or copied again at will
             except OSError as exc:
                 self.diagnostics.append(f"{target}: could not be written ({exc.strerror or exc})")
                 return None

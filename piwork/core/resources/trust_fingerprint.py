@@ -10,11 +10,11 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from piwork.core import safe_read
+from piwork.core.fs.atomic import write_atomically
 from piwork.core.fs.lock import locked
 from piwork.core.paths import canonical_path
 from piwork.core.resources.trust import TrustResource
@@ -88,11 +88,8 @@ class FingerprintStore:
             data = self._read()
             data[canonical_path(folder)] = fingerprint
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".fingerprints.", dir=self.path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(dict(sorted(data.items())), fh, indent=2, ensure_ascii=False)
-                fh.write("\n")
-            os.replace(tmp, self.path)
+            text = json.dumps(dict(sorted(data.items())), indent=2, ensure_ascii=False) + "\n"
+            write_atomically(self.path, text, durable=True, private=True)
 
     def changed(self, folder: str, resources: Sequence[TrustResource]) -> bool:
         """True when a fingerprint was recorded for ``folder`` and the resources no longer match it."""

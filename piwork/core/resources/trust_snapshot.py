@@ -9,18 +9,17 @@ known. trust.json itself stays exactly Pi's format; these files are piwork's own
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from piwork.core import safe_read
+from piwork.core.fs.atomic import write_atomically
 from piwork.core.fs.lock import locked
 from piwork.core.paths import canonical_path
 from piwork.core.resources.trust import TrustResource
@@ -180,12 +179,6 @@ class SnapshotStore:
         target = self.path_for(snapshot.folder)
         target.parent.mkdir(parents=True, exist_ok=True)
         with locked(target):
-            fd, tmp = tempfile.mkstemp(prefix=".snapshot.", dir=target.parent)
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    json.dump(snapshot.to_json(), fh, ensure_ascii=False)
-                os.replace(tmp, target)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            write_atomically(
+                target, json.dumps(snapshot.to_json(), ensure_ascii=False), durable=True, private=True
+            )

@@ -9,7 +9,6 @@ parse or holds other values is never rewritten: every read raises :class:`TrustS
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,6 +17,7 @@ from typing import Any
 
 from piwork.core import safe_read
 from piwork.core.errors import InputRejected
+from piwork.core.fs.atomic import write_atomically
 from piwork.core.fs.lock import LockBusyError, locked
 from piwork.core.jscompat import js_json_stringify, js_sorted, json_loads_js
 from piwork.core.paths import canonical_path
@@ -106,14 +106,7 @@ class TrustStore:
     def _write_unlocked(self, data: dict[str, TrustValue]) -> None:
         text = format_trust_store(data)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".trust.", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomically(self.path, text, durable=True, private=True)
 
 
 def parse_trust_text(path: Path) -> dict[str, TrustValue]:

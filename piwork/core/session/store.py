@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from piwork.core.errors import InputRejected, PiworkError
+from piwork.core.fs.atomic import write_atomically
 from piwork.core.ids import IdFactory, random_entry_id
 from piwork.core.paths import agent_dir as default_agent_dir
 from piwork.core.session.file_bodies import FileBodies
@@ -112,19 +113,6 @@ def _reserve(fd: int, size: int) -> None:
         pass
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _backup_path(path: Path, old_version: Any) -> Path:
     # The version comes from the file (``"1/x"``, ``"../x"``, a long text): only a plain tag may name a file.
     tag = str(old_version)
@@ -147,13 +135,7 @@ def rewrite_atomically(path: Path, values: list[Any], backup_suffix_version: Any
             dst.write(chunk)
         dst.flush()
         os.fsync(dst.fileno())
-    temp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(temp, "wb") as out:
-        out.write("".join(serialize(v) for v in values).encode("utf-8"))
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temp, path)
-    _fsync_dir(path.parent)
+    write_atomically(path, "".join(serialize(v) for v in values), durable=True)
     return backup
 
 
