@@ -13,13 +13,10 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from piwork.core.jscompat import js_json_stringify, js_trim
-from piwork.core.llm.types import THINKING_LEVELS, CacheRetention, ThinkingLevel
-
-if TYPE_CHECKING:
-    from piwork.core.agent.queues import QueueMode
+from piwork.core.vocabulary import THINKING_LEVELS, CacheRetention, QueueMode, ThinkingLevel
 
 T = TypeVar("T")
 C = TypeVar("C", bound=str)

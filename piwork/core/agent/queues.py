@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
-QueueMode = Literal["one-at-a-time", "all"]
-"""The ``steeringMode`` / ``followUpMode`` settings (declared, with their default, in settings_schema)."""
+from piwork.core.vocabulary import QueueMode  # the ``steeringMode`` / ``followUpMode`` settings
 
 
 class MessageQueue:

@@ -25,14 +25,25 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from piwork.core.llm.reply_limits import ReplyBudget
+from piwork.core.settings_schema import HTTP_IDLE_TIMEOUT_MS, PROVIDER_MAX_RETRY_DELAY_MS, PROVIDER_TIMEOUT_MS
+from piwork.core.vocabulary import (
+    ANTHROPIC_MESSAGES,
+    OPENAI_COMPLETIONS,
+    SUPPORTED_APIS,
+    THINKING_LEVELS,
+    CacheRetention,
+    ThinkingLevel,
+)
 
-ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
-THINKING_LEVELS: tuple[ThinkingLevel, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
-CacheRetention = Literal["none", "short", "long"]
-
-ANTHROPIC_MESSAGES = "anthropic-messages"
-OPENAI_COMPLETIONS = "openai-completions"
-SUPPORTED_APIS = (ANTHROPIC_MESSAGES, OPENAI_COMPLETIONS)
+# The words are the vocabulary's; they are named here too for the modules that speak of models.
+__all__ = [
+    "ANTHROPIC_MESSAGES",
+    "OPENAI_COMPLETIONS",
+    "SUPPORTED_APIS",
+    "THINKING_LEVELS",
+    "CacheRetention",
+    "ThinkingLevel",
+]
 
 # Pi-shaped JSON objects (messages, content blocks, usage) are plain dicts at the edges.
 Message = dict[str, Any]
@@ -115,8 +126,7 @@ class LlmContext:
     tools: list[ToolSpec] = field(default_factory=list)
 
 
-# The transport limits default to their settings' declarations; imported on use because the
-# declarations import this module (for the thinking levels).
+# The transport limits default to their settings' declarations.
 def _seconds_or_none(ms: int) -> float | None:
     return ms / 1000 if ms > 0 else None
 
@@ -128,20 +138,14 @@ def default_cache_retention() -> CacheRetention:
 
 
 def _idle_timeout() -> float | None:
-    from piwork.core.settings_schema import HTTP_IDLE_TIMEOUT_MS
-
     return _seconds_or_none(HTTP_IDLE_TIMEOUT_MS.default)
 
 
 def _total_timeout() -> float | None:
-    from piwork.core.settings_schema import PROVIDER_TIMEOUT_MS
-
     return _seconds_or_none(PROVIDER_TIMEOUT_MS.default)
 
 
 def _max_retry_delay_ms() -> int:
-    from piwork.core.settings_schema import PROVIDER_MAX_RETRY_DELAY_MS
-
     return PROVIDER_MAX_RETRY_DELAY_MS.default
 
 
