@@ -73,7 +73,7 @@ def test_all_lists_exactly_what_the_package_hands_out(name: str) -> None:
     assert sorted(package.__all__) == sorted(exports)
     assert len(set(package.__all__)) == len(package.__all__)
     if _is_lazy(name):
-        assert package._EXPORTS == exports
+        assert exports == package._EXPORTS
     for public, (module, attribute) in exports.items():
         source = importlib.import_module(f"piwork.core.{name}.{module}")
         assert getattr(package, public) is getattr(source, attribute)

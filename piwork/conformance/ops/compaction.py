@@ -10,14 +10,10 @@ from piwork.core.compaction.file_ops import compute_file_lists, extract_file_ops
 from piwork.core.compaction.prepare import prepare_compaction
 from piwork.core.compaction.serialize import serialize_conversation
 from piwork.core.compaction.settings import CompactionSettings
-from piwork.core.compaction.tokens import (
-    calculate_context_tokens,
-    estimate_context_tokens,
-    estimate_tokens,
-    should_compact,
-)
+from piwork.core.compaction.tokens import estimate_context_tokens, estimate_tokens, should_compact
 from piwork.core.jscompat import js_truthy
 from piwork.core.messages import convert_to_llm
+from piwork.core.usage import calculate_context_tokens
 
 
 def _estimate_tokens(args: dict[str, Any], env: CaseEnv) -> Any:

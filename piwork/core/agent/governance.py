@@ -29,7 +29,6 @@ from piwork.core.agent.loop import CallRecord, RequestSetup
 from piwork.core.compaction.compact import failure_message, read_and_plan
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import Summarizer
-from piwork.core.compaction.tokens import calculate_context_tokens
 from piwork.core.context.budget import GovernorSettings, effective_marks
 from piwork.core.context.durable import CONTRACT_CUSTOM_TYPE, governor_compaction
 from piwork.core.context.estimate import TokenEstimator
@@ -45,6 +44,7 @@ from piwork.core.resources.system_prompt import PromptPart
 from piwork.core.session.timestamps import js_date_ms
 from piwork.core.session.tree import SessionTree
 from piwork.core.tools.base import ToolRegistry
+from piwork.core.usage import calculate_context_tokens
 
 STILL_OVER = (
     "the working set is still at the pricing mark after compaction: compact now, start a fresh task, "

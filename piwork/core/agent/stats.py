@@ -6,14 +6,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from piwork.core.compaction.tokens import calculate_context_tokens, estimate_context_tokens, estimate_tokens
+from piwork.core.compaction.tokens import estimate_context_tokens, estimate_tokens
 from piwork.core.llm.types import Model
 from piwork.core.session.records import EntryRecord
 from piwork.core.session.system_messages import current_system_message
 from piwork.core.session.tree import SessionTree
-
-USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
-COST_KEYS = ("input", "output", "cacheRead", "cacheWrite", "total")
+from piwork.core.usage import COST_KEYS, USAGE_KEYS, UsageTotals, calculate_context_tokens
 
 
 @dataclass(frozen=True)
@@ -39,18 +37,7 @@ class SessionStats:
         return sum(self.tokens.values())
 
     def add_usage(self, usage: Any) -> None:
-        if not isinstance(usage, Mapping):
-            return
-        for key in USAGE_KEYS:
-            self.tokens[key] += _number(usage.get(key))
-        cost = usage.get("cost")
-        if isinstance(cost, Mapping):
-            for key in COST_KEYS:
-                self.cost[key] += _number(cost.get(key))
-
-
-def _number(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+        UsageTotals(self.tokens, self.cost).add(usage)
 
 
 def context_usage(

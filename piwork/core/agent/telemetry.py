@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from piwork.core.agent.loop import CallRecord
+from piwork.core.usage import UsageTotals
 
 log = logging.getLogger(__name__)
 
@@ -79,15 +80,8 @@ class UsageTelemetry:
 
     def totals(self) -> dict[str, float]:
         """Billed traffic summed over the recorded calls (tokens and USD)."""
-        out = {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "cost": 0.0}
-        for record in self.records:
-            for key in ("input", "output", "cacheRead", "cacheWrite"):
-                value = record.usage.get(key)
-                out[key] += value if isinstance(value, int | float) else 0
-            cost = record.usage.get("cost")
-            total = cost.get("total") if isinstance(cost, dict) else None
-            out["cost"] += total if isinstance(total, int | float) else 0
-        return out
+        summed = UsageTotals.of(record.usage for record in self.records)
+        return {**summed.tokens, "cost": summed.cost["total"]}
 
     def _write(self, record: CallUsage) -> None:
         if self.path is None or self._write_failed:

@@ -32,7 +32,6 @@ from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import (
     Summarizer,
     SummaryCancelled,
-    combine_usage,
     history_prompt,
     request_summary,
     turn_prefix_prompt,
@@ -41,6 +40,7 @@ from piwork.core.compaction.tokens import estimate_messages_tokens
 from piwork.core.errors import PiworkError
 from piwork.core.session.store import append_written
 from piwork.core.session.tree import SessionTree
+from piwork.core.usage import combine_usage
 
 ALREADY_COMPACTED = "Already compacted"
 NOTHING_TO_COMPACT = "Nothing to compact (session too small)"

@@ -252,32 +252,3 @@ def branch_prompt(
     return prompts.conversation_block(serialize_messages(messages)) + prompts.branch_instructions(
         custom_instructions, replace_instructions
     )
-
-
-def combine_usage(first: Mapping[str, Any] | None, second: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Field-by-field sum of two usages (optional fields only when either side has them)."""
-    if first is None or second is None:
-        source = first if first is not None else second
-        return dict(source) if source is not None else None
-
-    def num(usage: Mapping[str, Any], key: str) -> float:
-        value = usage.get(key)
-        return value if isinstance(value, int | float) and not isinstance(value, bool) else 0
-
-    total: dict[str, Any] = {
-        k: num(first, k) + num(second, k) for k in ("input", "output", "cacheRead", "cacheWrite")
-    }
-    for optional in ("cacheWrite1h", "reasoning"):
-        if optional in first or optional in second:
-            total[optional] = num(first, optional) + num(second, optional)
-    total["totalTokens"] = num(first, "totalTokens") + num(second, "totalTokens")
-    cost_a: Mapping[str, Any] = first["cost"] if isinstance(first.get("cost"), Mapping) else {}
-    cost_b: Mapping[str, Any] = second["cost"] if isinstance(second.get("cost"), Mapping) else {}
-    total["cost"] = {
-        k: num(cost_a, k) + num(cost_b, k) for k in ("input", "output", "cacheRead", "cacheWrite", "total")
-    }
-    if "totalFromProvider" in cost_a or "totalFromProvider" in cost_b:
-        # a sum is the provider's own figure only when every part is
-        both = cost_a.get("totalFromProvider") is True and cost_b.get("totalFromProvider") is True
-        total["cost"]["totalFromProvider"] = both
-    return total

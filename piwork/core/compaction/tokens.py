@@ -19,6 +19,7 @@ from typing import Any
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.jscompat import js_json_stringify
 from piwork.core.session.system_messages import current_system_message
+from piwork.core.usage import calculate_context_tokens, valid_usage
 
 CHARS_PER_TOKEN = 4
 IMAGE_CHARS = 4800  # an image block counts as 1200 tokens
@@ -124,41 +125,6 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
 def estimate_messages_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
     """Sum of ``estimate_tokens`` (the "estimated tokens after" figure of a compaction)."""
     return sum(estimate_tokens(m) for m in messages)
-
-
-def _field(usage: Mapping[str, Any], name: str) -> float:
-    value = usage.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return math.nan  # JavaScript: undefined + number
-    return value
-
-
-def calculate_context_tokens(usage: Mapping[str, Any]) -> float:
-    """Context size a provider reported: ``totalTokens`` when non-zero, else the four-field sum.
-
-    A missing field makes the sum NaN, which never passes a ``> 0`` or threshold test.
-    """
-    total = usage.get("totalTokens")
-    if isinstance(total, int | float) and not isinstance(total, bool) and total and total == total:
-        return total
-    return (
-        _field(usage, "input")
-        + _field(usage, "output")
-        + _field(usage, "cacheRead")
-        + _field(usage, "cacheWrite")
-    )
-
-
-def valid_usage(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The usage of an assistant message that may be trusted for context size, else None."""
-    if message.get("role") != "assistant" or "usage" not in message:
-        return None
-    if message.get("stopReason") in ("aborted", "error"):
-        return None
-    usage = message.get("usage")
-    if not usage or not isinstance(usage, Mapping):
-        return None
-    return usage if calculate_context_tokens(usage) > 0 else None
 
 
 @dataclass(frozen=True)

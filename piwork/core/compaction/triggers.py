@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from piwork.core.compaction.settings import CompactionSettings
-from piwork.core.compaction.tokens import calculate_context_tokens, estimate_context_tokens, should_compact
+from piwork.core.compaction.tokens import estimate_context_tokens, should_compact
 from piwork.core.llm.errors import is_context_overflow
 from piwork.core.llm.types import Model
+from piwork.core.usage import calculate_context_tokens
 
 OVERFLOW_RECOVERY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. "

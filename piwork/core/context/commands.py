@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from piwork.core import safe_read
 from piwork.core.agent.events import CompactionEnd
-from piwork.core.compaction.tokens import calculate_context_tokens, valid_usage
 from piwork.core.context.billed_entries import branch_usage_entries
 from piwork.core.context.budget import Marks, effective_marks
 from piwork.core.context.bundle import (
@@ -46,6 +45,7 @@ from piwork.core.context.onboard import onboard
 from piwork.core.context.view import ContextView
 from piwork.core.context.xray import xray
 from piwork.core.messages import Message
+from piwork.core.usage import calculate_context_tokens, valid_usage
 
 if TYPE_CHECKING:
     from piwork.core.agent.session import AgentSession

@@ -15,7 +15,6 @@ import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from piwork.core.compaction.tokens import calculate_context_tokens
 from piwork.core.context.elision import (
     CandidateKind,
     call_command,
@@ -31,6 +30,7 @@ from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.groups import Orphan, is_failed_assistant, tool_call_ids
 from piwork.core.messages import Message
 from piwork.core.tools.registry import tool_facts
+from piwork.core.usage import calculate_context_tokens
 
 BOUNDARY_CUSTOM_TYPES = frozenset({"piwork.contextBundle"})  # custom messages that open a task or phase
 

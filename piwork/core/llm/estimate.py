@@ -7,9 +7,9 @@ import json
 import math
 from typing import Any
 
-from piwork.core.compaction.tokens import calculate_context_tokens, valid_usage
 from piwork.core.jscompat import utf16_len
 from piwork.core.llm.types import LlmContext, Message
+from piwork.core.usage import calculate_context_tokens, valid_usage
 
 IMAGE_TOKENS = 1200  # what an image counts where tokens are counted exactly (tokens.py)
 CHARS_PER_TOKEN = 3.5

@@ -17,8 +17,8 @@ from typing import Any
 
 from piwork.core.tools.base import FileAction
 from piwork.core.tools.registry import tool_facts
+from piwork.core.usage import USAGE_KEYS, UsageTotals
 
-USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite")
 _EXIT_TEXT = re.compile(r"Command exited with code (-?\d+)\s*$")
 
 
@@ -121,10 +121,6 @@ def _text(content: Any) -> str:
     )
 
 
-def _number(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-
-
 def _file_key(path: str, cwd: str | None) -> str:
     expanded = os.path.expanduser(path)
     if cwd and not os.path.isabs(expanded):
@@ -200,13 +196,9 @@ class _Collector:
             )
 
     def _usage(self, usage: Any) -> None:
-        if not isinstance(usage, Mapping):
-            return
-        for key in USAGE_KEYS:
-            self.activity.tokens[key] += _number(usage.get(key))
-        cost = usage.get("cost")
-        if isinstance(cost, Mapping):
-            self.activity.cost += _number(cost.get("total"))
+        added = UsageTotals(self.activity.tokens)  # adds into the activity's own token counts
+        added.add(usage)
+        self.activity.cost += added.cost["total"]
 
     def _assistant(self, entry_id: str, message: Mapping[str, Any]) -> None:
         self.activity.assistant_messages += 1

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from piwork.core.context import Marks, Xray
+from piwork.core.usage import UsageTotals
 
 BUNDLE_CUSTOM_TYPE = "piwork.contextBundle"
 SEGMENT_TITLES = {
@@ -95,18 +96,8 @@ class BilledFigures:
 
 def billed_from_usage(usages: Iterable[Mapping[str, Any]]) -> tuple[dict[str, float], float]:
     """Sum provider ``usage`` dicts: ({input, output, cacheRead, cacheWrite}, cost in USD)."""
-    tokens = dict.fromkeys(("input", "output", "cacheRead", "cacheWrite"), 0.0)
-    cost = 0.0
-    for usage in usages:
-        for key in tokens:
-            value = usage.get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                tokens[key] += value
-        price = usage.get("cost")
-        total = price.get("total") if isinstance(price, Mapping) else None
-        if isinstance(total, int | float) and not isinstance(total, bool):
-            cost += total
-    return tokens, cost
+    summed = UsageTotals.of(usages)
+    return summed.tokens, summed.cost["total"]
 
 
 @dataclass(frozen=True)

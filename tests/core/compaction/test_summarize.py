@@ -18,12 +18,12 @@ from piwork.core.compaction.summarize import (
     SummaryRetryEnd,
     branch_prompt,
     check_response,
-    combine_usage,
     history_prompt,
     request_summary,
 )
 from piwork.core.llm.streaming import complete
 from piwork.core.llm.types import Model
+from piwork.core.usage import combine_usage
 from tests.support.loopback_server import Failure, LoopbackServer, Text, Turn
 
 from .builders import user

@@ -5,12 +5,8 @@ import math
 import pytest
 
 from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
-from piwork.core.compaction.tokens import (
-    calculate_context_tokens,
-    estimate_context_tokens,
-    estimate_tokens,
-    should_compact,
-)
+from piwork.core.compaction.tokens import estimate_context_tokens, estimate_tokens, should_compact
+from piwork.core.usage import calculate_context_tokens
 
 from .builders import assistant, call, result, user
 
