@@ -104,7 +104,9 @@ async def walk(display: str, out: Path, project: Path) -> None:
     assert isinstance(app, QApplication)
     window, _themes, notifications = build_window(app, WindowOptions(cwd=str(project)))
     notifications.install(asyncio.get_running_loop())
-    controller = SessionController(window, notifications, str(project), Path(os.environ["PI_CODING_AGENT_DIR"]))
+    controller = SessionController(
+        window, notifications, str(project), Path(os.environ["PI_CODING_AGENT_DIR"])
+    )
     window.resize(*WINDOW_SIZE)
     window.move(40, 30)
     window.show()
@@ -155,7 +157,10 @@ async def walk(display: str, out: Path, project: Path) -> None:
 
         print("4. saved: the provider is listed, no key needed on this computer")
         QTest.mouseClick(editor.buttons.button(editor.buttons.StandardButton.Save), Qt.MouseButton.LeftButton)
-        await wait_for("the model to be chosen", lambda: chat.footer.model_picker.current_key() == ("local-coder", "local-coder"))
+        await wait_for(
+            "the model to be chosen",
+            lambda: chat.footer.model_picker.current_key() == ("local-coder", "local-coder"),
+        )
         await settle()
         capture(display, out / "first-run-4-provider-saved.png")
         dialog.grab().save(str(out / "settings.png"))
@@ -184,14 +189,21 @@ async def walk(display: str, out: Path, project: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--display", default=":14", help="X display to use (default :14)")
     parser.add_argument("--use-running-display", action="store_true", help="do not start Xvfb and openbox")
-    parser.add_argument("--out", type=Path, default=Path("docs/screenshots"), help="folder for the screenshots")
+    parser.add_argument(
+        "--out", type=Path, default=Path("docs/screenshots"), help="folder for the screenshots"
+    )
     args = parser.parse_args()
     for tool in ("import",) + (() if args.use_running_display else ("Xvfb", "openbox", "xdpyinfo")):
         if shutil.which(tool) is None:
-            print(f"first_run: {tool} is missing (apt-get install xvfb openbox x11-utils imagemagick)", file=sys.stderr)
+            print(
+                f"first_run: {tool} is missing (apt-get install xvfb openbox x11-utils imagemagick)",
+                file=sys.stderr,
+            )
             return 2
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="piwork-first-run-") as tmp:

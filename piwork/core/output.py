@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from piwork.core.fs.errors import describe_os_error
-from piwork.core.llm.redaction import StreamRedactor
+from piwork.core.redaction import StreamRedactor
 from piwork.core.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, truncate_tail
 
 SPILL_BATCH_BYTES = 1 << 20  # raw output is written to the spill file in batches of about this size

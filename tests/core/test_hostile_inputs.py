@@ -456,7 +456,7 @@ def test_random_disk_full_points_never_break_the_output(tmp_path: Path) -> None:
 
 
 def test_keys_split_at_random_points_never_reach_a_log() -> None:
-    from piwork.core.llm.redaction import StreamRedactor
+    from piwork.core.redaction import StreamRedactor
 
     rng = random.Random(SEED)
     keys = ["sk-ant-" + "".join(rng.choice("abcdef0123456789") for _ in range(40)), "sk-short1"]

@@ -11,7 +11,7 @@ Modules, for the rest of the engine:
   ``keyring_state()`` tells whether keys can be saved; ``load``/``ensure_loaded`` ask the keyring (a worker's
   call), after which ``snapshot`` (a ``KeySnapshot``) says from memory where each provider's key comes from.
 - ``tokens.Tokenizers(agent_dir)``: offline tiktoken counters per model (``load_async`` first).
-- ``thinking``: supported thinking levels per model; ``redaction``: masking keys in text and headers.
+- ``thinking``: supported thinking levels per model (masking keys in text and headers is ``piwork.core.redaction``'s).
 
 Public API (what callers outside the engine import from this package):
 - models: ``Model``, ``ModelRegistry`` (``RegistryState``: its contents read in a worker), ``BUILTIN_MODELS``, ``THINKING_LEVELS`` of ``ThinkingLevel``,

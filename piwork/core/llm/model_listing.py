@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 
 from piwork.core.llm.error_text import body_message, status_phrase
-from piwork.core.llm.redaction import redact_text
 from piwork.core.llm.transport import make_client
 from piwork.core.llm.types import StreamOptions
+from piwork.core.redaction import redact_text
 
 LIST_TIMEOUT_S = 10.0
 LIST_DEADLINE_FACTOR = 3  # the whole listing may take this many times the silence limit

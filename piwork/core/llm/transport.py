@@ -26,7 +26,6 @@ import httpx
 
 from piwork.core.llm.errors import classify
 from piwork.core.llm.http_errors import MAX_BODY_CHARS, http_error_text
-from piwork.core.llm.redaction import SECRET_HEADERS, header_secrets, redact_text, unsendable_header
 from piwork.core.llm.reply_limits import ReplyBudget, reply_time_text, silence_text
 from piwork.core.llm.sse import SseDecoder, SseEvent
 from piwork.core.llm.types import (
@@ -42,6 +41,7 @@ from piwork.core.llm.types import (
     StreamOptions,
 )
 from piwork.core.llm.wire import error_message
+from piwork.core.redaction import SECRET_HEADERS, header_secrets, redact_text, unsendable_header
 
 T = TypeVar("T")
 RETRY_STATUSES = frozenset({408, 409, 429})

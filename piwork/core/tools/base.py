@@ -104,7 +104,7 @@ class ToolContext:
     ``PI_REASONING_LEVEL`` values for commands (absent keys are removed from the environment).
     ``model_supports_images``: when false, ``read`` notes that images will be omitted.
     ``secrets``: API keys piwork knows; they are masked as ``***`` in the full-output logs a tool writes,
-    never in what it returns (see ``piwork.core.llm.redaction``).
+    never in what it returns (see ``piwork.core.redaction``).
     """
 
     cwd: str

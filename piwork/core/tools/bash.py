@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from piwork.core.jscompat import js_number_str
-from piwork.core.llm.redaction import StreamRedactor
 from piwork.core.output import OutputAccumulator, OutputSnapshot
+from piwork.core.redaction import StreamRedactor
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
 from piwork.core.tools.logs import (
     DEFAULT_LOGS_MAX_TOTAL_MB,

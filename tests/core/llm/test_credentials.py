@@ -21,9 +21,9 @@ from piwork.core.llm.credentials import (
     KeySource,
     env_vars_for,
 )
-from piwork.core.llm.redaction import header_secrets, redact_text, unsendable_header
 from piwork.core.llm.streaming import complete
 from piwork.core.llm.types import StreamOptions
+from piwork.core.redaction import header_secrets, redact_text, unsendable_header
 from tests.core.llm.helpers import context
 from tests.support import Failure, LoopbackServer, Text, Turn
 from tests.support.blocking_keyring import BlockingKeyring
