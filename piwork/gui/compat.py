@@ -24,7 +24,6 @@ os.environ.setdefault("QT_API", "pyside6")
 
 import qasync
 
-asyncSlot = qasync.asyncSlot  # re-exported: the one place the GUI gets it from
 QEventLoop = qasync.QEventLoop
 
 # Platforms that need no display server.

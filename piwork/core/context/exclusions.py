@@ -345,11 +345,6 @@ def include_parts(tree: SessionTree, parts: Iterable[ExcludedPart]) -> Exclusion
     return ExclusionChange(latest_exclusions(tree), gone, entry_id)
 
 
-def carried_over(exclusions: Exclusions, task_id: str) -> Exclusions:
-    """The same parts, recorded for another task (``/fresh task`` continuing this one elsewhere)."""
-    return Exclusions(task_id, exclusions.parts)
-
-
 # ----------------------------------------------------------------------------- the manifest as shown
 
 

@@ -1,4 +1,4 @@
-"""New sessions made from existing ones: branched session, clone, fork, fork into another project.
+"""New sessions made from existing ones: branched session, clone and fork.
 
 A branched session holds the root→leaf path of its source with ``label`` entries removed and
 the rest re-linked (later entries may hang under labels), then fresh ``label`` entries for the
@@ -8,19 +8,14 @@ labels still set on the path. Entry ids stay the same; the header names the sour
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from piwork.core.errors import PiworkError
 from piwork.core.messages import message_text
-from piwork.core.paths import agent_dir as default_agent_dir
 from piwork.core.session.file_bodies import FileBodies
-from piwork.core.session.format import default_session_dir, serialize, session_file_name
-from piwork.core.session.migrate import migrate_to_current
-from piwork.core.session.reader import read_session_file
-from piwork.core.session.store import Session, new_header, open_session
+from piwork.core.session.format import session_file_name
+from piwork.core.session.store import Session, new_header
 from piwork.core.session.tree import EntryNotFound, SessionTree, tree_from_values
 
 NOT_SAVED = "This session has not been saved yet. Send a message before cloning or forking it."
@@ -142,38 +137,3 @@ def fork_session(source: Session, user_entry_id: str) -> ForkResult:
         session = Session(tree, path, source.cwd, source.session_dir, bodies=bodies, flushed=False)
         return ForkResult(session, text)
     return ForkResult(create_branched_session(source, parent_id), text)
-
-
-def fork_into_project(
-    source_path: str | os.PathLike[str],
-    target_cwd: str,
-    *,
-    session_dir: str | os.PathLike[str] | None = None,
-    agent_dir: str | os.PathLike[str] | None = None,
-) -> Session:
-    """Copy every entry of a session (all branches) into a new session of another project.
-
-    The source is migrated in memory first, so a v1/v2 source gives a valid v3 copy; the new
-    file is written at once and the source is never modified.
-    """
-    source = Path(os.path.abspath(source_path))
-    loaded = read_session_file(source, keep_bodies=True)
-    if loaded.status != "ok" or loaded.header is None:
-        raise BranchingError(f"Cannot fork: source session file is empty or invalid: {source}")
-    values: list[Any] = [loaded.header] + [r.body for r in loaded.records]
-    migrate_to_current(values)
-    cwd = os.path.abspath(target_cwd)
-    folder = Path(session_dir) if session_dir else default_session_dir(cwd, agent_dir or default_agent_dir())
-    folder.mkdir(parents=True, exist_ok=True)
-    header = new_header(cwd, parent_session=str(source))
-    path = folder / session_file_name(header["timestamp"], header["id"])
-    data = "".join(serialize(v) for v in [header] + [v for v in values[1:] if not _is_header(v)])
-    with open(path, "x", encoding="utf-8") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
-    return open_session(path)
-
-
-def _is_header(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("type") == "session"

@@ -1,4 +1,4 @@
-"""Branched sessions, clone, fork and fork into another project."""
+"""Branched sessions, clone and fork."""
 
 from __future__ import annotations
 
@@ -12,11 +12,8 @@ from piwork.core.session.branching import (
     NOT_SAVED,
     BranchingError,
     clone_session,
-    fork_into_project,
     fork_session,
 )
-from piwork.core.session.format import encode_cwd
-from piwork.core.session.reader import read_session_file
 from piwork.core.session.store import create_session, open_session
 
 from .helpers import assistant, user, write_session
@@ -99,28 +96,3 @@ def test_branch_with_only_user_messages_is_written_at_once(tmp_path: Path) -> No
     assert clone.path is not None and clone.path.exists()  # Pi 1.6: a user message is enough
     clone.tree.append_message(assistant("x", None, "reply")["message"])
     assert [e["type"] for e in _lines(clone.path)] == ["session", "message", "message", "message"]
-
-
-def test_fork_into_project_migrates_and_copies_every_branch(tmp_path: Path) -> None:
-    source = tmp_path / "v1.jsonl"
-    source.write_text(
-        '{"type":"session","id":"old","timestamp":"2024-12-03T14:00:00.000Z","cwd":"/a"}\n'
-        '{"type":"message","timestamp":"2024-12-03T14:00:01.000Z","message":{"role":"hookMessage","content":"h"}}\n'
-        '{"type":"message","timestamp":"2024-12-03T14:00:02.000Z","message":{"role":"user","content":"u"}}\n',
-        encoding="utf-8",
-    )
-    before = source.read_bytes()
-    forked = fork_into_project(source, "/work/b", agent_dir=tmp_path / "agent")
-    assert forked.path is not None
-    assert forked.path.parent == tmp_path / "agent" / "sessions" / encode_cwd("/work/b")
-    lines = _lines(forked.path)
-    assert (
-        lines[0]["version"] == 3 and lines[0]["cwd"] == "/work/b" and lines[0]["parentSession"] == str(source)
-    )
-    assert lines[1]["message"]["role"] == "custom" and lines[2]["parentId"] == lines[1]["id"]
-    assert source.read_bytes() == before
-    assert read_session_file(forked.path).diagnostics == []
-    empty = tmp_path / "empty.jsonl"
-    empty.write_text("", encoding="utf-8")
-    with pytest.raises(BranchingError, match="source session file is empty or invalid"):
-        fork_into_project(empty, "/work/b", agent_dir=tmp_path / "agent")
