@@ -11,7 +11,9 @@ objects (their prefix stays append-only for the provider's cache). The procedure
    (half the pressure mark) and the saving is worth it, so recent reads survive; 6. an orphan, a changed
    group count or a changed protected tail → fail closed (send the previous state);
 7-8. accept only when the saving reaches ``min(20K, max(min(8K, ceil(0.1 U)), ceil(15% occupancy)))`` —
-   or any saving when the request reaches the ceiling (forced mode) — else send the previous state. No
+   or any saving when the request reaches the ceiling (forced mode), or at the first call after a task or
+   phase boundary when results of the earlier phase leave (the working set is formed anew for the new
+   phase, as the scout → plan → implement → verify policy asks) — else send the previous state. No
    model is ever asked to summarise the difference away.
 
 The ``pressure`` and ``ceiling`` triggers measure the working set with sticky elisions applied (W1), by
@@ -358,13 +360,17 @@ class Governor:
 
         est2 = est1 - savings
         forced = "ceiling" in triggers
-        if savings >= required or (forced and savings > 0):
+        # the first call after a task or phase boundary forms the working set anew for the new phase:
+        # what the earlier phase read leaves (oldest first, as graded) even when the saving is small
+        reformed = "boundary" in triggers and any(item.reason == "earlier-phase" for item in items)
+        if savings >= required or (forced and savings > 0) or reformed:
             if commit:
                 for item in items:
                     self._sticky[item.tool_call_id] = item.reason
                 self._last_projection_ms = scan.latest_time
-            decision: Decision = "projected" if savings >= required else "forced"
-            return finish(w2, decision, "", est2, savings, tuple(items))
+            decision: Decision = "projected" if savings >= required or reformed else "forced"
+            detail = "formed anew at the boundary" if savings < required and reformed else ""
+            return finish(w2, decision, detail, est2, savings, tuple(items))
         return finish(w1, "no-op", "below threshold", est1, savings)
 
     # ---- steps -----------------------------------------------------------------------------------------

@@ -109,6 +109,53 @@ def test_fail_closed_on_a_broken_candidate_sends_the_previous_state() -> None:
     assert governor.sticky_ids == ()
 
 
+def test_a_phase_boundary_forms_the_working_set_anew_even_when_the_saving_is_small() -> None:
+    scouting = [
+        user("scout"),
+        *[m for i in range(3) for m in tool_round(f"s{i}", "read", 1_500, path=f"s{i}.py")],
+    ]
+    governor = Governor()
+    first = governor.decide(list(scouting), SHAPE)
+    assert first.decision is None  # 4.5K tokens on a 200K window: no trigger
+    planning = [*scouting, custom("piwork.contextBundle", "phase: plan"), user("plan it"), *tail()]
+    outcome = governor.decide(list(planning), SHAPE)
+    decision = outcome.decision
+    assert decision is not None and decision.triggers == ("boundary",)
+    # 4,500 tokens saved, under the 8,000 a projection needs elsewhere: the phase change re-forms anyway
+    assert (decision.decision, decision.detail, decision.required) == (
+        "projected",
+        "formed anew at the boundary",
+        8_000,
+    )
+    assert [(i.tool_call_id, i.reason) for i in decision.elided] == [
+        (f"s{i}", "earlier-phase") for i in range(3)
+    ]
+    assert decision.savings == tokens(planning) - tokens(outcome.messages) > 4_000
+    assert governor.sticky_ids == ("s0", "s1", "s2")
+    # the next call is no boundary: the same stubs, the request only grows
+    grown = [*planning, *tool_round("p1", "read", 1_500, path="p1.py"), *tail()]
+    again = governor.decide(list(grown), SHAPE)
+    assert again.decision is None
+    assert sent_json(again.messages)[: len(outcome.messages)] == sent_json(outcome.messages)
+
+
+def test_a_boundary_with_nothing_of_an_earlier_phase_still_needs_the_saving() -> None:
+    # a task's first call: its start is a boundary, but only results of this phase are there (a repeat of
+    # one of them is eligible): below the threshold nothing is projected
+    messages = [
+        custom("piwork.contextBundle", "task"),
+        user("go"),
+        *tool_round("a", "read", 1_500, path="a.py"),
+        *tool_round("b", "read", 1_500, path="a.py"),
+        *tail(),
+    ]
+    outcome = Governor().decide(messages, SHAPE)
+    decision = outcome.decision
+    assert decision is not None and "boundary" in decision.triggers
+    assert (decision.decision, decision.detail) == ("no-op", "below threshold")
+    assert outcome.messages is messages
+
+
 def test_every_reason_code_and_the_keep_rules() -> None:
     verify = "pytest -q"
     messages = [

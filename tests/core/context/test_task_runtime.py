@@ -123,3 +123,47 @@ async def test_context_compact_and_fresh_from_a_runtime(
     reopened.close()
     result.session.close()
     runtime.store.close()
+
+
+async def test_changing_phase_forms_the_working_set_anew_for_the_next_request(
+    server: LoopbackServer, tmp_path: Path, task_project: Path
+) -> None:
+    """Scout reads eight small files; the move to plan leaves the oldest of them out of the next request
+    (the saving is under the 8K a projection needs elsewhere), while the session file keeps them."""
+    runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=True))
+    session = runtime.session
+    for i in range(8):
+        (task_project / "src" / f"part{i}.py").write_text(
+            "".join(f"# part {i} line {n:03d}\n" for n in range(300))
+        )
+    started = begin_task(session, runtime.resources, _contract())
+    server.script(
+        *[Turn([ToolCall("read", {"path": f"src/part{i}.py"}, id=f"toolu_{i}")]) for i in range(8)],
+        Turn([Text("Scouted.")]),
+    )
+    await session.prompt("read every part")
+    assert not any("piwork elided" in json.dumps(r.body["messages"]) for r in server.requests)
+
+    set_phase(session, started.contract, "plan")
+    server.script(Turn([Text("Planned.")]))
+    await session.prompt("now plan")
+    decision = session.governance.governor.log[-1]
+    assert decision.triggers == ("boundary",) and decision.decision == "projected"
+    assert decision.savings < decision.required  # re-formed by the phase change, not by the saving
+    elided = [item.tool_call_id for item in decision.elided]
+    assert elided == [f"toolu_{i}" for i in range(len(elided))] and len(elided) >= 3
+    assert {item.reason for item in decision.elided} == {"earlier-phase"}
+    results = [m for m in server.requests[-1].body["messages"] if m["role"] == "user"]
+    stubs = [
+        block
+        for m in results
+        if isinstance(m["content"], list)
+        for block in m["content"]
+        if block.get("type") == "tool_result" and "piwork elided" in json.dumps(block)
+    ]
+    assert len(stubs) == len(elided)
+    kept = [m for m in session.messages if m.get("role") == "toolResult"]
+    assert len(kept) == 8 and not any(
+        "piwork elided" in json.dumps(m) for m in kept
+    )  # the transcript keeps all
+    runtime.store.close()
