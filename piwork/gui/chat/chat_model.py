@@ -13,6 +13,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, Signal
 
 from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.chat.tool_views import view_for
 from piwork.gui.flat_models import AnyIndex, FlatListModel
 from piwork.gui.inert_text import plain_tip
 
@@ -58,7 +59,7 @@ class ChatModel(FlatListModel):
         if role == Qt.ItemDataRole.ToolTipRole and row.kind is RowKind.MORE:
             return plain_tip(self.more_label())
         if role == Qt.ItemDataRole.ToolTipRole and row.tool is not None:
-            return plain_tip(row.tool.args_summary())
+            return plain_tip(view_for(row.tool.name).summary(row.tool))
         return None
 
     # ---- rows --------------------------------------------------------------------------------

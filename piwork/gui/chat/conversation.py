@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from piwork.gui.chat.rows import ChatRow, ToolCard, images_of, rows_for_message
+from piwork.gui.chat.rows import ChatRow, images_of, rows_for_message
+from piwork.gui.chat.tool_card import ToolCard
 
 
 @dataclass

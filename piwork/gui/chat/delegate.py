@@ -45,6 +45,8 @@ from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QS
 from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.row_documents import IMAGE_MAX_HEIGHT, RowDocuments
 from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.chat.tool_card import ToolCard
+from piwork.gui.chat.tool_views import Badge, CardAction, view_for
 from piwork.gui.theme import Theme, load_theme
 
 MARGIN_X = 10
@@ -72,8 +74,13 @@ class RowGeometry:
     card: QRect
     header: QRect
     body: QRect
-    badge: QRect
+    badges: list[tuple[QRect, Badge]]  # a tool card's badges, right to left
     images: list[QRect]
+
+    @property
+    def badge(self) -> QRect:
+        """The rightmost badge (a null rect when there is none)."""
+        return self.badges[0][0] if self.badges else QRect()
 
 
 def format_duration(seconds: float | None) -> str:
@@ -143,17 +150,20 @@ class ChatDelegate(QStyledItemDelegate):
         body_top = header.bottom() + 1 + PAD // 2
         body_h = self._doc(row).size().height() if self._has_body(row) else 0
         body = QRect(card.left() + PAD, body_top, card.width() - 2 * PAD, int(body_h))
-        badge = QRect()
-        if row.tool is not None and row.tool.truncated:
+        badges = []
+        if row.tool is not None:
             fm = QFontMetrics(self._small_font())
-            w = fm.horizontalAdvance(row.tool.cut_text()) + 12
-            badge = QRect(header.right() - w - 90, header.top() + 2, w, header_h - 4)
+            right = header.right() - 90  # the duration's room
+            for badge in view_for(row.tool.name).badges(row.tool):
+                w = fm.horizontalAdvance(badge.text) + 12
+                badges.append((QRect(right - w, header.top() + 2, w, header_h - 4), badge))
+                right -= w + 6
         images = []
         x, y = body.left(), body.bottom() + 1 + (4 if body_h else 0)
         for pixmap in self._pixmaps_for(row):
             images.append(QRect(x, y, pixmap.width(), pixmap.height()))
             x += pixmap.width() + 6
-        return RowGeometry(card, header, body, badge, images)
+        return RowGeometry(card, header, body, badges, images)
 
     def _height(self, row: ChatRow, width: int) -> int:
         cached = self._heights.get(row.key)
@@ -370,8 +380,6 @@ class ChatDelegate(QStyledItemDelegate):
         header = geo.header
         text_color = palette.color(QPalette.ColorRole.Text)
         painter.setFont(self._view.font())
-        fm = QFontMetrics(self._view.font())
-        right = header.right()
         if row.kind is RowKind.USER:
             label = "You"
         elif row.kind is RowKind.MORE:
@@ -385,38 +393,7 @@ class ChatDelegate(QStyledItemDelegate):
         elif row.kind is RowKind.SKILL:
             label = skill_title(row)
         elif row.kind is RowKind.TOOL and row.tool is not None:
-            glyph, colour_key = STATUS_GLYPHS.get(row.tool.status, ("?", "running"))
-            painter.setPen(self.theme.accent(colour_key))
-            painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, glyph)
-            header = header.adjusted(fm.horizontalAdvance(glyph) + 6, 0, 0, 0)
-            duration = format_duration(row.tool.duration)
-            if duration:
-                painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-                painter.setFont(self._small_font())
-                painter.drawText(
-                    header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, duration
-                )
-                painter.setFont(self._view.font())
-                right -= 90
-            if not geo.badge.isNull():
-                self._paint_badge(painter, geo.badge, row.tool.cut_text())
-                right = geo.badge.left() - 6
-            bold = QFont(self._view.font())
-            bold.setBold(True)
-            painter.setFont(bold)
-            painter.setPen(text_color)
-            name = tool_title(row)
-            painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, name)
-            offset = QFontMetrics(bold).horizontalAdvance(name) + 8
-            painter.setFont(self._view.font())
-            painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-            args_rect = QRect(
-                header.left() + offset, header.top(), max(0, right - header.left() - offset), header.height()
-            )
-            summary = fm.elidedText(
-                row.tool.args_summary().replace("\n", " "), Qt.TextElideMode.ElideRight, args_rect.width()
-            )
-            painter.drawText(args_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, summary)
+            self._paint_tool_header(painter, row, row.tool, geo, palette)
             return
         else:
             label = row.title or str(row.kind).capitalize()
@@ -430,6 +407,44 @@ class ChatDelegate(QStyledItemDelegate):
         painter.setPen(text_color)
         elided = QFontMetrics(bold).elidedText(label, Qt.TextElideMode.ElideRight, header.width())
         painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, elided)
+
+    def _paint_tool_header(
+        self, painter: QPainter, row: ChatRow, card: ToolCard, geo: RowGeometry, palette: QPalette
+    ) -> None:
+        """Status glyph, name, summary line, badges and duration, as the tool's view words them."""
+        view = view_for(card.name)
+        header, right = geo.header, geo.header.right()
+        fm = QFontMetrics(self._view.font())
+        glyph, colour_key = STATUS_GLYPHS.get(card.status, ("?", "running"))
+        painter.setPen(self.theme.accent(colour_key))
+        painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, glyph)
+        header = header.adjusted(fm.horizontalAdvance(glyph) + 6, 0, 0, 0)
+        duration = format_duration(card.duration)
+        if duration:
+            painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+            painter.setFont(self._small_font())
+            painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, duration)
+            painter.setFont(self._view.font())
+            right -= 90
+        for rect, badge in geo.badges:
+            self._paint_badge(painter, rect, badge.text)
+            right = rect.left() - 6
+        bold = QFont(self._view.font())
+        bold.setBold(True)
+        painter.setFont(bold)
+        painter.setPen(palette.color(QPalette.ColorRole.Text))
+        name = view.title(card, row.title, row.collapsed)
+        painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, name)
+        offset = QFontMetrics(bold).horizontalAdvance(name) + 8
+        painter.setFont(self._view.font())
+        painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+        args_rect = QRect(
+            header.left() + offset, header.top(), max(0, right - header.left() - offset), header.height()
+        )
+        summary = fm.elidedText(
+            view.summary(card).replace("\n", " "), Qt.TextElideMode.ElideRight, args_rect.width()
+        )
+        painter.drawText(args_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, summary)
 
     def _paint_badge(self, painter: QPainter, rect: QRect, text: str) -> None:
         painter.save()
@@ -459,9 +474,10 @@ class ChatDelegate(QStyledItemDelegate):
             self.showEarlierRequested.emit()
             return True
         geo = self.geometry(row, rect)
-        if not geo.badge.isNull() and geo.badge.contains(pos) and row.tool is not None:
-            self.openLogRequested.emit(row.tool.full_output_path or "")
-            return True
+        for badge_rect, badge in geo.badges:
+            if badge_rect.contains(pos) and row.tool is not None and badge.action is not None:
+                self._act(badge.action, row.tool)
+                return True
         toggles = row.kind in (RowKind.THINKING, RowKind.TOOL, RowKind.SKILL) or (
             row.kind is RowKind.NOTICE and len(row.text) > 400
         )
@@ -469,6 +485,10 @@ class ChatDelegate(QStyledItemDelegate):
             self.toggleRequested.emit(row)
             return True
         return False
+
+    def _act(self, action: CardAction, card: ToolCard) -> None:
+        if action is CardAction.OPEN_LOG:
+            self.openLogRequested.emit(card.full_output_path or "")
 
 
 def skill_title(row: ChatRow) -> str:
@@ -479,10 +499,7 @@ def skill_title(row: ChatRow) -> str:
 def tool_title(row: ChatRow) -> str:
     """A tool card's name, with the arrow that says it opens (▸) or closes (▾) on a click."""
     assert row.tool is not None
-    name = row.tool.name + (f" ({row.title})" if row.title else "")
-    if not row.tool.result_text:
-        return name
-    return ("▸ " if row.collapsed else "▾ ") + name
+    return view_for(row.tool.name).title(row.tool, row.title, row.collapsed)
 
 
 def forget_row_caches(delegate: QObject, row: ChatRow) -> None:

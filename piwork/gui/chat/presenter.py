@@ -42,7 +42,6 @@ from piwork.gui.chat.retry_card import RetryCard
 from piwork.gui.chat.rows import (
     ChatRow,
     RowKind,
-    ToolCard,
     apply_tool_result,
     assistant_rows,
     images_of,
@@ -53,6 +52,7 @@ from piwork.gui.chat.rows import (
     tool_result_details,
     truncation_lines,
 )
+from piwork.gui.chat.tool_card import ToolCard
 
 _NOTHING_TO_COMPACT = re.compile(r"Nothing to compact|Already compacted", re.IGNORECASE)
 # Titles, in words, of the engine's non-fatal notices by where they come from.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ from piwork.gui.background import BackgroundTasks
 from piwork.gui.chat.markdown import render_markdown
 from piwork.gui.chat.render_jobs import MarkdownRenderer
 from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.chat.tool_views import view_for
 from piwork.gui.inert_text import InertTextDocument
 from piwork.gui.theme import Theme
 
@@ -139,12 +139,7 @@ class RowDocuments(QObject):
             render_markdown(doc, row.text, dark, self.theme.accent("code"))
         elif row.kind is RowKind.TOOL and row.tool is not None:
             doc.setDefaultFont(self._mono)
-            parts = []
-            if not row.collapsed and row.tool.args:
-                parts.append(json.dumps(row.tool.args, indent=2, ensure_ascii=False))
-            if row.tool.result_text:
-                parts.append(row.tool.preview(expanded=not row.collapsed))
-            doc.setPlainText("\n\n".join(parts))
+            doc.setPlainText(view_for(row.tool.name).body(row.tool, expanded=not row.collapsed))
         elif row.kind is RowKind.THINKING:
             font = QFont(self._widget.font())
             font.setItalic(True)

@@ -6,9 +6,7 @@ changes, so renderers can cache by it. Building rows from Pi-shaped messages liv
 from __future__ import annotations
 
 import itertools
-import json
 import re
-import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -16,11 +14,8 @@ from typing import Any
 from piwork.core.context import CUSTOM_TYPE_WORDS
 from piwork.core.llm import ErrorKind, classify, readable_error
 from piwork.core.resources import parse_skill_invocation
-from piwork.gui.logs.sgr import strip_ansi
-
-PREVIEW_LINES = 8  # result lines shown on a collapsed tool card
-PREVIEW_CHARS = 4000
-EXPANDED_LINES = 400
+from piwork.gui.chat.tool_card import ToolCard
+from piwork.gui.chat.tool_views import view_for
 
 _keys = itertools.count(1)
 
@@ -34,62 +29,6 @@ class RowKind(StrEnum):
     ERROR = "error"
     MORE = "more"  # "show earlier messages" at the top of a long conversation
     SKILL = "skill"  # a /skill:name invocation: the skill's text, collapsed (title: name, hint: file)
-
-
-@dataclass(eq=False)
-class ToolCard:
-    call_id: str
-    name: str
-    args: dict[str, Any] = field(default_factory=dict)
-    status: str = "pending"  # preparing | pending | running | done | error | aborted
-    started_at: float | None = None
-    finished_at: float | None = None
-    result_text: str = ""
-    truncated: bool = False
-    full_output_path: str | None = None
-    model_lines: int | None = None  # lines of output the model was given (when it was cut)
-    total_lines: int | None = None  # lines of the full output
-
-    @property
-    def duration(self) -> float | None:
-        if self.started_at is None:
-            return None
-        end = self.finished_at if self.finished_at is not None else time.monotonic()
-        return max(0.0, end - self.started_at)
-
-    def args_summary(self) -> str:
-        """One line: the argument people care about first (command, path, pattern), then the rest."""
-        for key in ("command", "path", "file_path", "pattern", "query", "url"):
-            value = self.args.get(key)
-            if isinstance(value, str) and value:
-                return value.splitlines()[0] if value.strip() else value
-        try:
-            text = json.dumps(self.args, ensure_ascii=False)
-        except (TypeError, ValueError):
-            text = str(self.args)
-        return text if text != "{}" else ""
-
-    def preview(self, expanded: bool) -> str:
-        text = strip_ansi(self.result_text[: PREVIEW_CHARS * (20 if expanded else 1)])
-        lines = text.splitlines()[: EXPANDED_LINES if expanded else PREVIEW_LINES]
-        # hidden lines are counted in the whole result, not only in the characters read for the preview
-        full = self.result_text
-        hidden = full.count("\n") + (0 if full.endswith("\n") else 1) - len(lines) if full else 0
-        if hidden > 0:
-            more = f"… {hidden:,} more line{'s' if hidden != 1 else ''}"
-            where = "the full output is in the log" if expanded else "click the header to expand"
-            lines.append(f"{more} ({where})")
-        return "\n".join(lines)
-
-    def cut_text(self) -> str:
-        """How much of the output the model saw, for the card's badge."""
-        if (
-            self.model_lines is not None
-            and self.total_lines is not None
-            and self.total_lines > self.model_lines
-        ):
-            return f"model saw {self.model_lines:,} of {self.total_lines:,} lines · open log"
-        return "truncated · open log"
 
 
 @dataclass(eq=False)
@@ -111,8 +50,7 @@ class ChatRow:
     def plain_text(self) -> str:
         """What copying the row gives."""
         if self.tool is not None:
-            head = f"{self.tool.name} {self.tool.args_summary()}".strip()
-            return f"{head}\n{self.tool.result_text}".rstrip()
+            return view_for(self.tool.name).copy_text(self.tool)
         if self.title and self.kind in (RowKind.NOTICE, RowKind.ERROR):
             return f"{self.title}\n{self.text}".rstrip()
         if self.kind is RowKind.SKILL:

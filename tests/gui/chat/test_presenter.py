@@ -13,6 +13,7 @@ from piwork.core.llm import types as lt
 from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.chat.delegate import skill_title, tool_title
 from piwork.gui.chat.rows import RowKind
+from piwork.gui.chat.tool_views import cut_text, view_for
 from piwork.gui.theme import load_theme
 
 
@@ -71,7 +72,7 @@ def test_tool_card_lifecycle_and_truncated_badge(qtbot: QtBot) -> None:
     p.handle(ev.MessageEnd(message))
     card_row = panel.model.row_at(0)
     assert card_row.tool is not None and card_row.tool.status == "pending"
-    assert card_row.tool.args_summary() == "ls -la"
+    assert view_for("bash").summary(card_row.tool) == "ls -la"
     p.handle(ev.ToolExecutionStart("call_1", "bash", {"command": "ls -la"}))
     assert card_row.tool.status == "running"
     p.handle(ev.ToolExecutionUpdate("call_1", "bash", {}, {"content": [{"type": "text", "text": "partial"}]}))
@@ -105,7 +106,11 @@ def test_tool_card_lifecycle_and_truncated_badge(qtbot: QtBot) -> None:
         assert view.click_row(0, geo.badge.center() - view.visualRect(panel.model.index(0)).topLeft())
     assert opened.args == ["/tmp/full.log"]
     assert card_row.collapsed and tool_title(card_row) == "▸ bash"  # says that it opens
-    assert card_row.tool.preview(False).endswith("… 42 more lines (click the header to expand)")
+    assert (
+        view_for("bash")
+        .preview(card_row.tool, False)
+        .endswith("… 42 more lines (click the header to expand)")
+    )
     assert view.click_row(0, QPoint(20, geo.header.center().y() - geo.card.top() + 4))
     assert not card_row.collapsed and tool_title(card_row) == "▾ bash"
     p.handle(ev.AgentSettled())
@@ -237,7 +242,7 @@ def test_a_cut_tool_card_says_how_many_lines_the_model_saw(qtbot: QtBot) -> None
     p.handle(ev.ToolExecutionEnd("call_9", "bash", result, False))
     card = panel.model.row_at(0).tool
     assert card is not None and card.truncated
-    assert card.cut_text() == "model saw 2,000 of 3,000 lines · open log"  # while the turn still runs
+    assert cut_text(card) == "model saw 2,000 of 3,000 lines · open log"  # while the turn still runs
     p.handle(ev.MessageEnd({"role": "toolResult", "toolCallId": "call_9", "toolName": "bash", "isError": False,
                             "timestamp": 2, **result}))  # fmt: skip
     assert (card.model_lines, card.total_lines) == (2000, 3000)
@@ -248,7 +253,9 @@ def test_a_cut_tool_card_says_how_many_lines_the_model_saw(qtbot: QtBot) -> None
     width = view.fontMetrics().horizontalAdvance("model saw 2,000 of 3,000 lines · open log")
     assert geo.badge.width() >= width * 0.8  # the badge is sized for its words
     row.collapsed = False
-    assert card.preview(True).endswith("… 1,600 more lines (the full output is in the log)")
+    assert (
+        view_for(card.name).preview(card, True).endswith("… 1,600 more lines (the full output is in the log)")
+    )
 
 
 def test_a_skill_invocation_shows_as_a_collapsed_skill_card(qtbot: QtBot) -> None:

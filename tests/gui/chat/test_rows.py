@@ -5,7 +5,9 @@ from __future__ import annotations
 from PySide6.QtGui import QTextDocument
 
 from piwork.gui.chat.markdown import render_markdown
-from piwork.gui.chat.rows import ChatRow, RowKind, ToolCard, rows_for_message
+from piwork.gui.chat.rows import ChatRow, RowKind, rows_for_message
+from piwork.gui.chat.tool_card import ToolCard
+from piwork.gui.chat.tool_views import DEFAULT_VIEW
 
 SUMMARY = (
     "## Next\n- Run the full suite.\n\n<read-files>\nsrc/cart.py\nREADME.md\n</read-files>\n\n"
@@ -31,7 +33,7 @@ def test_summary_file_lists_become_their_own_paragraphs() -> None:
 def test_tool_card_preview_drops_terminal_escapes() -> None:
     card = ToolCard("c1", "bash", {"command": "scripts/test.sh"})
     card.result_text = "test_a \x1b[32mPASSED\x1b[0m\ntest_b \x1b[1;31mFAILED\x1b[0m\n"
-    assert card.preview(expanded=False) == "test_a PASSED\ntest_b FAILED"
+    assert DEFAULT_VIEW.preview(card, expanded=False) == "test_a PASSED\ntest_b FAILED"
     assert ChatRow(RowKind.TOOL, tool=card).plain_text().startswith("bash scripts/test.sh\n")
 
 
@@ -112,10 +114,10 @@ def test_tool_card_preview_counts_every_hidden_line() -> None:
     that fit in the first few kilobytes; expanded, it shows 400 and says 1,600 more are in the log."""
     output = "\n".join(str(n) for n in range(3001, 5001))
     card = ToolCard("c1", "bash", {"command": "seq 1 5000"}, status="done", result_text=output)
-    collapsed = card.preview(expanded=False).splitlines()
+    collapsed = DEFAULT_VIEW.preview(card, expanded=False).splitlines()
     assert collapsed[:8] == [str(n) for n in range(3001, 3009)]
     assert collapsed[8] == "… 1,992 more lines (click the header to expand)"
-    expanded = card.preview(expanded=True).splitlines()
+    expanded = DEFAULT_VIEW.preview(card, expanded=True).splitlines()
     assert len(expanded) == 401 and expanded[399] == "3400"
     assert expanded[400] == "… 1,600 more lines (the full output is in the log)"
 
@@ -123,4 +125,7 @@ def test_tool_card_preview_counts_every_hidden_line() -> None:
 def test_tool_card_preview_of_long_lines_says_the_rest_is_hidden() -> None:
     output = "x" * 9000 + "\nlast line"
     card = ToolCard("c1", "bash", {"command": "cat wide.txt"}, status="done", result_text=output)
-    assert card.preview(expanded=False).splitlines()[-1] == "… 1 more line (click the header to expand)"
+    assert (
+        DEFAULT_VIEW.preview(card, expanded=False).splitlines()[-1]
+        == "… 1 more line (click the header to expand)"
+    )

@@ -1,0 +1,32 @@
+"""A tool call as the chat keeps it: its arguments, where it is in its run, and what it returned.
+
+Plain data, no Qt; how a card is shown is up to its tool's view (``piwork.gui.chat.tool_views``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(eq=False)
+class ToolCard:
+    call_id: str
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    status: str = "pending"  # preparing | pending | running | done | error | aborted
+    started_at: float | None = None
+    finished_at: float | None = None
+    result_text: str = ""
+    truncated: bool = False
+    full_output_path: str | None = None
+    model_lines: int | None = None  # lines of output the model was given (when it was cut)
+    total_lines: int | None = None  # lines of the full output
+
+    @property
+    def duration(self) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.finished_at if self.finished_at is not None else time.monotonic()
+        return max(0.0, end - self.started_at)

@@ -1,0 +1,105 @@
+"""How the chat shows a tool call: the header's summary line, the body, the badges and what they do.
+
+:class:`ToolView` is the view every tool gets unless one is registered for it: the summary is the argument
+the tool declares as its command, path or pattern (``piwork.core.tools.tool_facts``), else the first of the
+usual argument names, else the arguments as JSON; the body is the arguments (on an open card) and the
+start of the result; a cut result gets a badge that opens the full output. A tool that needs more (a
+diff, an approval card) subclasses it and overrides only what differs. Views return plain text and
+declared actions; the delegate lays them out and paints them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+
+from piwork.core.tools import tool_facts
+from piwork.gui.chat.tool_card import ToolCard
+from piwork.gui.logs.sgr import strip_ansi
+
+PREVIEW_LINES = 8  # result lines shown on a collapsed tool card
+PREVIEW_CHARS = 4000
+EXPANDED_LINES = 400
+SUMMARY_KEYS = ("command", "path", "file_path", "pattern", "query", "url")
+"""Arguments tried, in this order, after the ones the tool declares (tools that declare nothing)."""
+
+
+class CardAction(StrEnum):
+    """What clicking a part of a tool card asks the chat to do."""
+
+    OPEN_LOG = "open-log"  # show the call's full output
+
+
+@dataclass(frozen=True, slots=True)
+class Badge:
+    """A small framed label in a card's header; clicking it triggers ``action``."""
+
+    text: str
+    action: CardAction | None = None
+
+
+class ToolView:
+    """The default way to show a call of any tool (see the module's description)."""
+
+    def title(self, card: ToolCard, label: str = "", collapsed: bool = True) -> str:
+        """The card's name, with ``label`` (say "user shell") and the arrow that says a click opens (▸) or
+        closes (▾) it."""
+        name = card.name + (f" ({label})" if label else "")
+        if not card.result_text:
+            return name
+        return ("▸ " if collapsed else "▾ ") + name
+
+    def summary(self, card: ToolCard) -> str:
+        """One line after the name: the argument people care about first, then the rest."""
+        facts = tool_facts(card.name)
+        declared = [facts.command_argument, facts.path_argument, facts.pattern_argument]
+        for key in dict.fromkeys([*(k for k in declared if k is not None), *SUMMARY_KEYS]):
+            value = card.args.get(key)
+            if isinstance(value, str) and value:
+                return value.splitlines()[0] if value.strip() else value
+        try:
+            text = json.dumps(card.args, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = str(card.args)
+        return text if text != "{}" else ""
+
+    def body(self, card: ToolCard, expanded: bool) -> str:
+        """The card's body text (monospace): the arguments on an open card, then the result's start."""
+        parts = []
+        if expanded and card.args:
+            parts.append(json.dumps(card.args, indent=2, ensure_ascii=False))
+        if card.result_text:
+            parts.append(self.preview(card, expanded))
+        return "\n\n".join(parts)
+
+    def preview(self, card: ToolCard, expanded: bool) -> str:
+        """The start of the result, and how many lines are not shown."""
+        text = strip_ansi(card.result_text[: PREVIEW_CHARS * (20 if expanded else 1)])
+        lines = text.splitlines()[: EXPANDED_LINES if expanded else PREVIEW_LINES]
+        # hidden lines are counted in the whole result, not only in the characters read for the preview
+        full = card.result_text
+        hidden = full.count("\n") + (0 if full.endswith("\n") else 1) - len(lines) if full else 0
+        if hidden > 0:
+            more = f"… {hidden:,} more line{'s' if hidden != 1 else ''}"
+            where = "the full output is in the log" if expanded else "click the header to expand"
+            lines.append(f"{more} ({where})")
+        return "\n".join(lines)
+
+    def badges(self, card: ToolCard) -> tuple[Badge, ...]:
+        """The header's badges, right to left: a cut result says how much the model saw."""
+        if not card.truncated:
+            return ()
+        return (Badge(cut_text(card), CardAction.OPEN_LOG),)
+
+    def copy_text(self, card: ToolCard) -> str:
+        """What copying the card gives: the name and summary, then the whole result."""
+        head = f"{card.name} {self.summary(card)}".strip()
+        return f"{head}\n{card.result_text}".rstrip()
+
+
+def cut_text(card: ToolCard) -> str:
+    """How much of the output the model saw, for the card's badge."""
+    if card.model_lines is not None and card.total_lines is not None and card.total_lines > card.model_lines:
+        return f"model saw {card.model_lines:,} of {card.total_lines:,} lines · open log"
+    return "truncated · open log"
