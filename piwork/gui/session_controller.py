@@ -174,6 +174,7 @@ class SessionController(QObject):
         self.chat.promptSubmitted.connect(self.submit)
         self.chat.followUpSubmitted.connect(self.submit_follow_up)
         self.chat.commandSubmitted.connect(self.run_command)
+        self.chat.userCommandSubmitted.connect(self.run_user_command)
         self.chat.stopRequested.connect(self.stop)
         self.chat.footer.model_picker.modelPicked.connect(self.pick_model)
         self.chat.footer.thinking_picker.levelPicked.connect(self.pick_thinking)
@@ -704,11 +705,37 @@ class SessionController(QObject):
         else:
             self.submit(text)
 
+    def run_user_command(self, command: str, excluded: bool) -> None:
+        """``!cmd`` (its output goes to the model with the next message) or ``!!cmd`` (shown and saved, never
+        sent): run in a worker by the engine, its output streamed into the chat. One at a time."""
+        session = self.session
+        typed = ("!!" if excluded else "!") + command
+        if session is None:
+            self.chat.composer.set_text(typed)  # not lost: it waits in the editor
+            self.chat.presenter.add_notice(
+                "No session", "The session is still opening; run it again in a moment."
+            )
+            return
+        if session.user_commands.running:
+            self.chat.composer.set_text(typed)
+            self.chat.presenter.add_notice(
+                "A command is already running",
+                "Press Esc to stop it first, or wait for it to end.",
+                error=True,
+            )
+            return
+        self.spawn(session.run_user_command(command, exclude_from_context=excluded))
+
     def stop(self) -> None:
         """Stop the agent. Messages still queued are not sent: they go back into the editor, before what
-        is being typed there, so nothing is lost and nothing runs after Stop."""
+        is being typed there, so nothing is lost and nothing runs after Stop. A command of the user's that
+        is running stops too."""
         if self.session is None:
             return
+        if self.session.user_commands.running:
+            self.session.abort_user_commands()
+            if not self.session.is_streaming:
+                return
         steering, follow_up = self.session.clear_queues()
         queued = [*steering, *follow_up]
         if queued:

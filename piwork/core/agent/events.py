@@ -175,6 +175,34 @@ class TreeNavigated:
 
 
 @dataclass(frozen=True)
+class UserCommandStart:
+    """A ``!cmd`` (or ``!!cmd``: its output is not sent to the model) the user runs started."""
+
+    run_id: int
+    command: str
+    exclude_from_context: bool
+    type: Literal["user_command_start"] = "user_command_start"
+
+
+@dataclass(frozen=True)
+class UserCommandUpdate:
+    run_id: int
+    delta: str  # display-clean output text, as it arrives
+    type: Literal["bash_execution_update"] = "bash_execution_update"
+
+
+@dataclass(frozen=True)
+class UserCommandEnd:
+    """The command ended; ``message`` is its ``bashExecution`` message, recorded in the session at once,
+    or after the agent's run when it ended while the agent worked (``deferred``)."""
+
+    run_id: int
+    message: dict[str, Any]
+    deferred: bool
+    type: Literal["user_command_end"] = "user_command_end"
+
+
+@dataclass(frozen=True)
 class GovernorEvent:
     """The context governor decided something about one provider call's working set (a log row)."""
 
@@ -220,6 +248,9 @@ AgentEvent = (
     | ModelChanged
     | ThinkingLevelChanged
     | TreeNavigated
+    | UserCommandStart
+    | UserCommandUpdate
+    | UserCommandEnd
     | GovernorEvent
     | OccupancyEvent
     | BilledEvent

@@ -40,6 +40,7 @@ from piwork.core.agent.request_setup import request_setup, summarizer_for
 from piwork.core.agent.retry import RetrySettings
 from piwork.core.agent.stats import ContextUsage, SessionStats, StatsTracker, context_usage
 from piwork.core.agent.telemetry import UsageTelemetry
+from piwork.core.agent.user_commands import UserCommands
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import Summarizer
@@ -65,6 +66,7 @@ from piwork.core.session.tree_types import TreeEvent
 from piwork.core.settings_schema import FOLLOW_UP_MODE, STEERING_MODE
 from piwork.core.settings_values import SettingValues
 from piwork.core.tools.base import ToolRegistry
+from piwork.core.tools.bash import BashOptions, BashTool
 
 __all__ = [
     "AgentBusy",
@@ -143,6 +145,13 @@ class AgentSession:
             project=self.exclusions.project,
         )
         self.checkpoints.projected_tokens = self.governance.projected_tokens
+        self.user_commands = UserCommands(
+            self.emit,
+            options.cwd,
+            self._bash_options,
+            lambda: (self.log_dir, self._opts.now_ms(), self.is_streaming),
+            self._record_user_command,
+        )
         options.tree.subscribe(self._on_tree_event)
 
     # ---- observation -------------------------------------------------------------------------------
@@ -348,6 +357,46 @@ class AgentSession:
         if self._run_signal is not None:
             self._run_signal.abort()
         await self.wait_for_idle()
+
+    # ---- the user's own commands (``!cmd``, ``!!cmd``) ---------------------------------------------
+
+    async def run_user_command(self, command: str, *, exclude_from_context: bool = False) -> Message:
+        """Run ``command`` in the project folder (in a worker), streaming its output as events; its
+        ``bashExecution`` message joins the session (and, unless ``exclude_from_context``, what the model
+        is sent with the next message). Ended while the agent works, it is recorded after the run."""
+        self._require_writable("run a command")
+        return await self.user_commands.run(command, exclude_from_context=exclude_from_context)
+
+    def abort_user_commands(self) -> None:
+        self.user_commands.abort()
+
+    def _bash_options(self) -> BashOptions:
+        """The bash tool's shell, prefix and ``bin`` folder (also when the tool is turned off)."""
+        bash = self._opts.registry.get("bash")
+        return bash.options if isinstance(bash, BashTool) else BashOptions()
+
+    async def _record_user_command(self, message: Message) -> None:
+        tree = self._opts.tree
+        try:
+            await append_written(tree, lambda: tree.append_message(message))
+        except (OSError, PiworkError) as err:
+            self.emit(ErrorNotice(f"piwork could not save the command's output ({err}).", SAVE_FAILED))
+            return
+        self._messages.append(message)
+        self.emit(MessageEnd(message))
+
+    def _record_pending_user_commands(self) -> None:
+        """Commands that ended while the agent worked join the session now that the run is over (appended
+        in order; the store writes them in a worker when the window asked it to)."""
+        tree = self._opts.tree
+        for message in self.user_commands.take_pending():
+            try:
+                tree.append_message(message)
+            except (OSError, PiworkError) as err:
+                self.emit(ErrorNotice(f"piwork could not save the command's output ({err}).", SAVE_FAILED))
+                continue
+            self._messages.append(message)
+            self.emit(MessageEnd(message))
 
     # ---- compaction and tree navigation ------------------------------------------------------------
 
@@ -658,6 +707,7 @@ class AgentSession:
         return bool(self.queues)
 
     def _settle(self) -> None:
+        self._record_pending_user_commands()
         self._idle.set()
         self.emit(AgentSettled())
 

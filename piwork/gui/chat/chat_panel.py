@@ -31,10 +31,24 @@ CHECKING_PLACEHOLDER = "Checking for API keys… (the system keyring has not ans
 READ_ONLY_PLACEHOLDER = "This session is read-only: {reason}"
 
 
+def user_command(text: str) -> tuple[str, bool] | None:
+    """``!cmd`` -> (cmd, False); ``!!cmd`` -> (cmd, True): its output is kept from the model. A lone ``!``
+    or ``!!`` is an ordinary message."""
+    stripped = text.strip()
+    if not stripped.startswith("!"):
+        return None
+    excluded = stripped.startswith("!!")
+    command = stripped[2 if excluded else 1 :].strip()
+    return (command, excluded) if command else None
+
+
 class ChatPanel(QWidget):
     promptSubmitted = Signal(str)
     followUpSubmitted = Signal(str)  # Alt+Enter: deliver when the agent would otherwise stop
     commandSubmitted = Signal(object)  # SlashCommand
+    userCommandSubmitted = Signal(
+        str, bool
+    )  # ``!cmd`` / ``!!cmd``: the command, and whether it is kept from the model
     stopRequested = Signal()
     addServerRequested = Signal()  # the empty state's buttons: open Settings → Providers
     addKeyRequested = Signal()
@@ -77,6 +91,7 @@ class ChatPanel(QWidget):
         self.empty_state.hide()
         self.trust_banner = TrustBanner(self)  # a trust question waiting while the user types
         self.model_state = READY
+        self.user_command_running = False
 
         editor_row = QHBoxLayout()
         editor_row.setContentsMargins(8, 0, 8, 0)
@@ -100,6 +115,7 @@ class ChatPanel(QWidget):
         self.send_button.clicked.connect(self._on_send_clicked)
         self.composer.textChanged.connect(self._update_send_button)
         self.presenter.busyChanged.connect(self.set_busy)
+        self.presenter.userCommandRunning.connect(self._set_user_command_running)
         self.presenter.queueChanged.connect(self.show_queue)
         self.presenter.waitingChanged.connect(self.show_waiting)
         self.presenter.tick.connect(self.view.viewport().update)
@@ -155,6 +171,8 @@ class ChatPanel(QWidget):
     def _can_send(self, text: str) -> bool:
         command = parse_slash(text)
         if self.model_state == READY or (command is not None and command.runs_in_window):
+            return True
+        if user_command(text) is not None:  # the user's own command needs no model
             return True
         self.empty_state.note_kept_message()
         self.empty_state.show()
@@ -241,11 +259,18 @@ class ChatPanel(QWidget):
             self.composer.submit()
 
     def _on_escape(self) -> None:
-        if self.busy:
+        if self.busy or self.user_command_running:
             self.stopRequested.emit()
+
+    def _set_user_command_running(self, running: bool) -> None:
+        self.user_command_running = running
 
     def _on_submitted(self, text: str) -> None:
         self.view.scroll_to_latest()  # what was sent, and the answer, come into view
+        shell = user_command(text)
+        if shell is not None:
+            self.userCommandSubmitted.emit(*shell)
+            return
         command = parse_slash(text)
         if command is not None and command.runs_in_window:
             self.commandSubmitted.emit(command)
@@ -254,6 +279,10 @@ class ChatPanel(QWidget):
 
     def _on_follow_up(self, text: str) -> None:
         self.view.scroll_to_latest()
+        shell = user_command(text)
+        if shell is not None:
+            self.userCommandSubmitted.emit(*shell)
+            return
         command = parse_slash(text)
         if command is not None and command.runs_in_window:
             self.commandSubmitted.emit(command)

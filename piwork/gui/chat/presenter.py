@@ -34,6 +34,9 @@ from piwork.core.agent import (
     ToolExecutionUpdate,
     TreeNavigated,
     TurnStart,
+    UserCommandEnd,
+    UserCommandStart,
+    UserCommandUpdate,
 )
 from piwork.core.llm import readable_error
 from piwork.gui.chat.chat_model import ChatModel
@@ -44,6 +47,7 @@ from piwork.gui.chat.rows import (
     RowKind,
     apply_tool_result,
     assistant_rows,
+    finish_user_command,
     images_of,
     readable_summary,
     rows_for_message,
@@ -51,9 +55,11 @@ from piwork.gui.chat.rows import (
     text_of,
     tool_result_details,
     truncation_lines,
+    user_command_title,
 )
 from piwork.gui.chat.tool_card import ToolCard
 
+SHELL_SHOWN_CHARS = 100_000  # of a running user command's output (what the engine keeps, too)
 _NOTHING_TO_COMPACT = re.compile(r"Nothing to compact|Already compacted", re.IGNORECASE)
 # Titles, in words, of the engine's non-fatal notices by where they come from.
 _NOTICE_TITLES = {
@@ -71,6 +77,7 @@ WAIT_AFTER_S = 2.0  # silence from the model longer than this shows "waiting for
 
 class ChatPresenter(QObject):
     busyChanged = Signal(bool)
+    userCommandRunning = Signal(bool)  # a ``!cmd`` of the user's is running (Esc stops it)
     assistantFinished = Signal(dict)  # the final assistant message (usage, cost, model)
     queueChanged = Signal(list, list)  # steering texts, follow-up texts
     modelChanged = Signal(str, str)  # provider, model id
@@ -103,6 +110,8 @@ class ChatPresenter(QObject):
         # id cannot be reused): the Context panel's X-ray jumps through it
         self._message_rows: dict[int, tuple[dict[str, Any], int]] = {}
         self._pending_user: tuple[dict[str, Any], list[ChatRow]] | None = None
+        self._user_commands: dict[int, ChatRow] = {}  # running ``!cmd`` cards by run
+        self._user_command_rows: dict[int, tuple[dict[str, Any], ChatRow]] = {}  # ended, until recorded
         self._flush_timer = QTimer(self)
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(flush_ms)
@@ -205,6 +214,12 @@ class ChatPresenter(QObject):
                 self._on_thinking_level_changed(event)
             case TreeNavigated():
                 self._on_session_tree(event)
+            case UserCommandStart():
+                self._on_user_command_start(event)
+            case UserCommandUpdate():
+                self._on_user_command_update(event)
+            case UserCommandEnd():
+                self._on_user_command_end(event)
             case _:  # the governor's and telemetry's events are shown by the context views
                 pass
 
@@ -320,6 +335,9 @@ class ChatPresenter(QObject):
                 new_rows = rows_for_message(message, self._cards)
                 self._append(new_rows)
                 self._remember(message, new_rows)
+        elif role == "bashExecution" and id(message) in self._user_command_rows:
+            shown = self._user_command_rows.pop(id(message))  # streamed into its card as it ran
+            self._remember(message, [shown[1]])
         elif role == "user":
             pending = self._pending_user
             if pending is not None and pending[0] is message:
@@ -344,6 +362,37 @@ class ChatPresenter(QObject):
                     row.tool.status = "aborted"
                 self._changed(row)
         self._append(self._take_failure(stop_rows(message), message))
+
+    # ---- the user's own commands -----------------------------------------------------------------
+
+    def _on_user_command_start(self, event: UserCommandStart) -> None:
+        card = ToolCard("", "bash", {"command": event.command}, status="running")
+        card.started_at = time.monotonic()
+        row = ChatRow(RowKind.TOOL, tool=card, title=user_command_title(event.exclude_from_context))
+        self._user_commands[event.run_id] = row
+        self._append([row])
+        if not self._tick_timer.isActive():
+            self._tick_timer.start()
+        self.userCommandRunning.emit(True)
+
+    def _on_user_command_update(self, event: UserCommandUpdate) -> None:
+        row = self._user_commands.get(event.run_id)
+        if row is None or row.tool is None:
+            return
+        text = row.tool.result_text + event.delta
+        row.tool.result_text = text[-SHELL_SHOWN_CHARS:]  # the tail, as the engine keeps it
+        self._mark_dirty(row)
+
+    def _on_user_command_end(self, event: UserCommandEnd) -> None:
+        row = self._user_commands.pop(event.run_id, None)
+        if row is None or row.tool is None:
+            return
+        self.flush()
+        row.tool.finished_at = time.monotonic()
+        finish_user_command(row.tool, event.message)
+        self._user_command_rows[id(event.message)] = (event.message, row)
+        self._changed(row)
+        self.userCommandRunning.emit(bool(self._user_commands))
 
     def _on_tool_execution_start(self, event: Any) -> None:
         card = self._cards.get(event.tool_call_id)

@@ -164,13 +164,13 @@ def rows_for_message(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -
         apply_tool_result(card, message)
         return []
     if role == "bashExecution":
-        card = ToolCard("", "bash", {"command": message.get("command", "")}, status="done")
-        card.result_text = str(message.get("output", ""))
-        if message.get("cancelled") or (message.get("exitCode") not in (0, None)):
-            card.status = "error"
-        card.truncated = bool(message.get("truncated")) or bool(message.get("fullOutputPath"))
-        card.full_output_path = message.get("fullOutputPath")
-        return [ChatRow(RowKind.TOOL, tool=card, title="user shell")]
+        card = ToolCard("", "bash", {"command": message.get("command", "")})
+        finish_user_command(card, message)
+        return [
+            ChatRow(
+                RowKind.TOOL, tool=card, title=user_command_title(bool(message.get("excludeFromContext")))
+            )
+        ]
     if role == "compactionSummary":
         tokens = message.get("tokensBefore")
         title = f"Conversation compacted (was {tokens:,} tokens)" if isinstance(tokens, int) else "Compacted"
@@ -190,6 +190,19 @@ def rows_for_message(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -
         text = readable_summary(text).replace("\n", "  \n")
         return [ChatRow(RowKind.NOTICE, text, title=words[:1].upper() + words[1:])]
     return []
+
+
+def user_command_title(excluded: bool) -> str:
+    """``!cmd`` reaches the model with the next message; ``!!cmd`` never does."""
+    return "user shell, not sent to the model" if excluded else "user shell"
+
+
+def finish_user_command(card: ToolCard, message: dict[str, Any]) -> None:
+    """A user command's card from its ``bashExecution`` message."""
+    card.result_text = str(message.get("output", ""))
+    card.status = "error" if message.get("cancelled") or message.get("exitCode") not in (0, None) else "done"
+    card.truncated = bool(message.get("truncated")) or bool(message.get("fullOutputPath"))
+    card.full_output_path = message.get("fullOutputPath")
 
 
 def user_rows(message: dict[str, Any]) -> list[ChatRow]:
