@@ -14,7 +14,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from piwork.core.agent.abort import AbortSignal
 from piwork.core.agent.events import ErrorNotice, Message
@@ -28,9 +28,8 @@ from piwork.core.context.model_tools import context_tools, governor_figures
 from piwork.core.context.task_exclusions import TaskExclusions
 from piwork.core.context.telemetry import ContextTelemetry, telemetry_file
 from piwork.core.context.verifier import VerifierGate, gate_for_session, registered_verifiers
-from piwork.core.context.view import view_from_session
 from piwork.core.errors import PiworkError
-from piwork.core.llm.credentials import CredentialStore
+from piwork.core.llm.credentials import CredentialStore, choose_keyring_backend
 from piwork.core.llm.models import ModelRegistry, default_model
 from piwork.core.llm.thinking import resolve_level
 from piwork.core.llm.tokens import TokenCounter, Tokenizers
@@ -62,6 +61,9 @@ from piwork.core.settings_values import SettingValues
 from piwork.core.tool_selection import session_tool_names
 from piwork.core.tools.logs import session_log_dir
 from piwork.core.tools.registry import ALL_TOOL_NAMES, ToolOptions, create_default_tools
+
+if TYPE_CHECKING:
+    from piwork.core.context.view import ContextView
 
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
 READ_ONLY = (
@@ -161,6 +163,13 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     if not os.path.isdir(cwd):
         raise SetupError(f"The folder {cwd} does not exist.")
     agent_dir = options.agent_dir
+    # The OS keyring backend is chosen in a worker while the project and the session are read: keyring
+    # probes every installed backend (a few hundred milliseconds); the keys are asked for further down.
+    choosing = (
+        asyncio.create_task(asyncio.to_thread(choose_keyring_backend))
+        if options.credentials is None
+        else None
+    )
     resolver = TrustResolver(TrustStore(str(agent_dir)), ask=options.ask_trust)
     resources = await load_project(
         cwd,
@@ -194,6 +203,8 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
         return False
 
     model = _choose_model(options, models, known_without_keyring, settings, context.model)
+    if choosing is not None:
+        await choosing
     if asked or not options.keys_loaded_by_caller:
         await asyncio.to_thread(credentials.ensure_loaded, models.providers())
         if asked:
@@ -217,8 +228,15 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     tool_options = dataclasses.replace(ToolOptions.from_settings(agent_dir, settings), command_gate=gate)
     registry = create_default_tools(ALL_TOOL_NAMES, tool_options)
     running: list[AgentSession] = []  # the session below, once made (the context tools measure it)
+
+    def view() -> ContextView | None:
+        # the view's modules load when the model first calls a context tool, not with every run
+        from piwork.core.context.view import view_from_session
+
+        return view_from_session(running[0], resources) if running else None
+
     for tool in context_tools(
-        lambda: view_from_session(running[0], resources) if running else None,
+        view,
         lambda: governor_figures(running[0].governance) if running else None,
     ):
         registry.add(tool)  # active during a task only (the contract's tool rules)

@@ -20,8 +20,6 @@ import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import pathspec
-
 from piwork.core import safe_read
 from piwork.core.context.index import (
     MAX_SYMBOLS,
@@ -97,6 +95,8 @@ def _git_files(root: str) -> list[str] | None:
 
 
 def _walk_files(root: str, limit: int) -> tuple[list[str], bool]:
+    import pathspec  # tens of milliseconds to import: only when an index is built
+
     spec: pathspec.GitIgnoreSpec | None = None
     try:
         text = safe_read.read_text(os.path.join(root, ".gitignore"), safe_read.IGNORE_FILE, strip_bom=False)

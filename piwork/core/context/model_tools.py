@@ -13,14 +13,16 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from piwork.core.context.commands import budget, index_status_command, preflight
 from piwork.core.context.contract import CONTEXT_TOOLS
 from piwork.core.context.elision import STUB_MARK
-from piwork.core.context.index import index_search
-from piwork.core.context.view import ContextView
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
+
+# The tools' answers come from the context commands and the index, imported when a tool first runs:
+# a run where the model calls none of them never loads them.
+if TYPE_CHECKING:
+    from piwork.core.context.view import ContextView
 
 PREFLIGHT, BUDGET, INDEX_STATUS, INDEX_SEARCH = CONTEXT_TOOLS
 CONTEXT_TOOL_NAMES = CONTEXT_TOOLS
@@ -42,7 +44,7 @@ class GovernorFigures:
     decisions: tuple[dict[str, Any], ...]  # the latest log rows, newest last
 
 
-ViewSource = Callable[[], ContextView | None]
+ViewSource = Callable[[], "ContextView | None"]
 FiguresSource = Callable[[], GovernorFigures | None]
 
 
@@ -110,6 +112,8 @@ class ContextPreflight(_ContextTool):
         raw = args.get("paths")
         paths = [p for p in raw if isinstance(p, str)][:MAX_FILES] if isinstance(raw, list) else []
         plan = args.get("plan") if isinstance(args.get("plan"), str) else ""
+        from piwork.core.context.commands import preflight
+
         report = preflight(view, str(plan), _inside(view.cwd, paths))
         estimate = report["estimate"]
         projected = estimate["projected"]
@@ -145,6 +149,8 @@ class ContextBudget(_ContextTool):
     def answer(
         self, view: ContextView, figures: GovernorFigures | None, args: dict[str, Any]
     ) -> dict[str, Any]:
+        from piwork.core.context.commands import budget
+
         report = budget(view)
         occupancy = dict(report["occupancy"])
         out: dict[str, Any] = {
@@ -173,6 +179,8 @@ class ContextIndexStatus(_ContextTool):
     def answer(
         self, view: ContextView, figures: GovernorFigures | None, args: dict[str, Any]
     ) -> dict[str, Any]:
+        from piwork.core.context.commands import index_status_command
+
         report = index_status_command(view)
         report.pop("path", None)
         report["problems"] = report.get("problems", [])[:5]
@@ -214,6 +222,8 @@ def search_report(view: ContextView, query: str, limit: int = MAX_RESULTS) -> di
             "status": "blocked-untrusted",
             "message": "The project is not trusted: its index is not read.",
         }
+    from piwork.core.context.index import index_search
+
     return index_search(view.cwd, query, limit)
 
 

@@ -16,6 +16,7 @@ the next ``load``.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
 import os
@@ -24,16 +25,15 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import keyring
-import keyring.backend
-import keyring.errors
-from keyring.backends import chainer, fail
+from typing import TYPE_CHECKING
 
 from piwork.core import safe_read
 from piwork.core.errors import PiworkError
 from piwork.core.llm.catalog import PROVIDER_ENV_KEYS
 from piwork.core.llm.models_file import NO_KEY_NEEDED
+
+if TYPE_CHECKING:
+    import keyring.backend
 
 SERVICE = "piwork"
 
@@ -122,8 +122,19 @@ def _backend_name(backend: keyring.backend.KeyringBackend) -> str:
 PENDING_COMMAND = "a command, run when the key is first needed"
 
 
+def choose_keyring_backend() -> None:
+    """Import keyring and let it choose the OS backend (it probes every installed backend: a few hundred
+    milliseconds). A store that asks the keyring afterwards finds the choice made. Blocking: a worker's
+    call, made while other start-up work goes on; a failure here shows where the keyring is first asked."""
+    with contextlib.suppress(Exception):
+        import keyring
+
+        keyring.get_keyring()
+
+
 class CredentialStore:
-    """Resolves and stores API keys. ``backend`` defaults to the OS keyring keyring picks."""
+    """Resolves and stores API keys. ``backend`` defaults to the OS keyring keyring picks, looked for
+    when the keyring is first asked (a run whose key comes from elsewhere never loads keyring)."""
 
     def __init__(
         self,
@@ -132,7 +143,7 @@ class CredentialStore:
         config_key: Callable[[str], str | None] | None = None,
         config_key_pending: Callable[[str], bool] | None = None,
     ) -> None:
-        self._backend = backend if backend is not None else keyring.get_keyring()
+        self._chosen_backend = backend
         self._env = env if env is not None else os.environ
         self._config_key = config_key  # e.g. ModelRegistry.config_api_key
         # whether models.json's key is a ``!command`` not run yet: it runs when the key is first needed
@@ -152,6 +163,18 @@ class CredentialStore:
         self._loaded = False
         self._lock = threading.Lock()
         self._asking = threading.RLock()
+        self._choosing = threading.Lock()
+
+    @property
+    def _backend(self) -> keyring.backend.KeyringBackend:
+        """The keyring backend, chosen on first use: importing keyring and finding a backend takes
+        a few hundred milliseconds (it probes every installed backend)."""
+        with self._choosing:
+            if self._chosen_backend is None:
+                import keyring
+
+                self._chosen_backend = keyring.get_keyring()
+            return self._chosen_backend
 
     # ---- keyring status --------------------------------------------------------------------------
 
@@ -166,6 +189,9 @@ class CredentialStore:
         return state
 
     def _probe(self) -> KeyringState:
+        import keyring.errors
+        from keyring.backends import chainer, fail
+
         backend = self._backend
         name = _backend_name(backend)
         if isinstance(backend, fail.Keyring) or (
@@ -285,6 +311,8 @@ class CredentialStore:
 
     def delete_key(self, provider: str) -> None:
         """Remove ``provider``'s key from the keyring, if it holds one (blocking: a worker's call)."""
+        import keyring.errors
+
         with self._asking:
             try:
                 self._backend.delete_password(SERVICE, provider)

@@ -7,10 +7,12 @@ the scan root (so ``*.md`` in ``sub/.gitignore`` becomes ``sub/*.md``), exactly 
 from __future__ import annotations
 
 import os
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from piwork.core import safe_read
+
+if TYPE_CHECKING:
+    import pathspec
 
 IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
 
@@ -72,6 +74,8 @@ class IgnoreRules:
         if not self._lines:
             return False
         if self._spec is None:
+            import pathspec  # costs tens of milliseconds: only once a tree has ignore rules to apply
+
             self._spec = pathspec.GitIgnoreSpec.from_lines(self._lines)
         return self._spec.match_file(rel_path)
 

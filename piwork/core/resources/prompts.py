@@ -15,7 +15,6 @@ from typing import Any
 
 from piwork.core.jscompat import JS_WHITESPACE, js_trim, utf16_len, utf16_slice
 from piwork.core.resources.diagnostics import Collision, Diagnostic
-from piwork.core.resources.frontmatter import parse_frontmatter
 from piwork.core.resources.skills import SourceInfo, resolve_user_path
 from piwork.core.resources.textfiles import read_text
 from piwork.core.safe_read import PROMPT_TEMPLATE
@@ -59,6 +58,9 @@ def load_template_file(
         reason = exc.strerror or str(exc) or "unknown error"
         message = f"the file could not be read ({reason}); the template is skipped"
         return None, [Diagnostic("warning", message, file_path, "read_error")]
+    # the YAML parser is imported only once a file has frontmatter to read
+    from piwork.core.resources.frontmatter import parse_frontmatter
+
     try:
         parsed = parse_frontmatter(text)
     except Exception as exc:  # any parser failure skips this one file

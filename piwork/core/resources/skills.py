@@ -16,7 +16,6 @@ from urllib.parse import unquote, urlparse
 from piwork.core.jscompat import js_trim, utf16_len
 from piwork.core.paths import expand_home
 from piwork.core.resources.diagnostics import Collision, Diagnostic
-from piwork.core.resources.frontmatter import FrontmatterError, parse_frontmatter
 from piwork.core.resources.ignore_rules import IgnoreRules, rel_posix
 from piwork.core.resources.realpaths import RealPaths
 from piwork.core.resources.textfiles import read_text
@@ -111,6 +110,9 @@ def load_skill_file(file_path: str, source: SkillSource) -> tuple[Skill | None, 
     except OSError as exc:
         diagnostics.append(Diagnostic("warning", str(exc.strerror or exc), file_path, "parse_error"))
         return None, diagnostics
+    # the YAML parser is imported only once a file has frontmatter to read
+    from piwork.core.resources.frontmatter import FrontmatterError, parse_frontmatter
+
     try:
         fields = parse_frontmatter(text).fields()
     except FrontmatterError as exc:

@@ -18,7 +18,6 @@ from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_trim
 from piwork.core.resources import prompt_text as T
 from piwork.core.resources.context_files import ContextFile
-from piwork.core.resources.frontmatter import FrontmatterError, strip_frontmatter
 from piwork.core.resources.skills import Skill
 from piwork.core.resources.textfiles import read_text
 from piwork.core.safe_read import SKILL
@@ -231,6 +230,9 @@ def expand_skill_command(text: str, skills: Sequence[Skill]) -> str:
     skill = next((s for s in skills if s.name == match.group(1)), None)
     if skill is None:
         return text
+    # the YAML parser is imported only once a file has frontmatter to read
+    from piwork.core.resources.frontmatter import FrontmatterError, strip_frontmatter
+
     try:
         body = js_trim(strip_frontmatter(read_text(skill.file_path, SKILL)))
     except (OSError, FrontmatterError) as exc:

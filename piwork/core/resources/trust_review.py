@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 from piwork.core import safe_read
 from piwork.core.errors import PiworkError
-from piwork.core.resources.frontmatter import parse_frontmatter
 from piwork.core.resources.trust import MCP_NOTE
 from piwork.core.safe_read import UnreadableFile
 from piwork.core.truncate import format_size
@@ -156,6 +155,9 @@ def _what_it_is(path: str, kind: str, text: str, cut: bool) -> tuple[str, str]:
 def _frontmatter_fields(text: str, cut: bool) -> dict[str, object]:
     if cut and "\n---" not in text[3:]:
         return {}
+    # the YAML parser is imported only once a file has frontmatter to read
+    from piwork.core.resources.frontmatter import parse_frontmatter
+
     try:
         return parse_frontmatter(text).fields()
     except PiworkError:

@@ -15,12 +15,14 @@ import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from piwork.core.tools.base import ToolError
 from piwork.core.tools.grep_output import GrepCollector
 from piwork.core.tools.walk import IgnoreMatcher, walk
+
+if TYPE_CHECKING:
+    import pathspec
 
 BINARY_SNIFF_BYTES = 8192
 
@@ -157,6 +159,8 @@ def _glob_filter(glob: str | None) -> tuple[pathspec.GitIgnoreSpec | None, bool]
         return None, True
     glob = strip_dot_slash(glob)
     negated = glob.startswith("!")
+    import pathspec  # tens of milliseconds to import: only once a search filters by a glob
+
     spec = pathspec.GitIgnoreSpec.from_lines([glob[1:] if negated else glob])
     return spec, not negated
 

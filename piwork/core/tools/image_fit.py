@@ -15,15 +15,16 @@ import base64
 import io
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from PIL import Image, ImageOps, UnidentifiedImageError
+if TYPE_CHECKING:
+    from PIL import Image
 
 MAX_DIMENSION = 2000
 MAX_BASE64_BYTES = int(4.5 * 1024 * 1024)
 JPEG_QUALITIES = (80, 85, 70, 55, 40)  # the first is the preferred quality; the rest are fallbacks
 SHRINK = 0.75
 INLINE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-_DECODE_ERRORS = (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError, SyntaxError)
 
 
 @dataclass(frozen=True)
@@ -63,12 +64,16 @@ def base64_size(byte_count: int) -> int:
 
 
 def _decode(data: bytes) -> Image.Image:
+    # Pillow is imported by the first image, never by a run that reads none
+    from PIL import Image, UnidentifiedImageError
+
+    errors = (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError, SyntaxError)
     with warnings.catch_warnings():
         warnings.simplefilter("error", Image.DecompressionBombWarning)  # refuse, do not just warn
         try:
             image = Image.open(io.BytesIO(data))
             image.load()
-        except (*_DECODE_ERRORS, Image.DecompressionBombWarning) as err:
+        except (*errors, Image.DecompressionBombWarning) as err:
             raise ImageNotConvertible(str(err)) from err
     return image
 
@@ -98,6 +103,8 @@ def fit_image(
 
     Raises :class:`ImageNotConvertible` when the bytes are not a decodable image.
     """
+    from PIL import Image, ImageOps
+
     converted_from: str | None = None
     image = _decode(data)
     if mime not in INLINE_TYPES:

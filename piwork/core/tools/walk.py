@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:
+    import pathspec
 
 from piwork.core.fs.git import git_root
 
@@ -60,6 +62,8 @@ class IgnoreMatcher:
                     lines.extend(handle.read().splitlines())
             except OSError:
                 continue
+        import pathspec  # tens of milliseconds to import: only once a folder has ignore rules
+
         rules = _Rules(folder, pathspec.GitIgnoreSpec.from_lines(lines)) if lines else None
         self._cache[folder] = rules
         return rules

@@ -1,0 +1,87 @@
+"""What a ``piwork -p`` process imports: only what its run uses (each heavy library costs start-up time).
+
+Checked in real subprocesses, since a test process has imported half the world already.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.loopback_server import LoopbackServer, Text, Turn
+
+# Libraries a plain answer never needs: images, YAML frontmatter, ignore-file matching.
+NOT_FOR_A_PLAIN_ANSWER = ("PIL", "ruamel", "pathspec")
+# The context tools' answers and the index load when the model first calls one of those tools.
+NOT_UNTIL_A_CONTEXT_TOOL = ("piwork.core.context.commands", "piwork.core.context.index_builder")
+
+_REPORT_MODULES = """
+import atexit, json, runpy, sys
+report, sys.argv = sys.argv[1], ["piwork", *sys.argv[2:]]
+def write():
+    with open(report, "w") as out:
+        json.dump(sorted(sys.modules), out)
+atexit.register(write)
+runpy.run_module("piwork", run_name="__main__", alter_sys=True)
+"""
+
+
+def _loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == n or m.startswith(n + ".") for n in names)]
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    home, agent = tmp_path / "home", tmp_path / "agent"
+    home.mkdir()
+    agent.mkdir()
+    return {
+        **{k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
+        "HOME": str(home),
+        "PI_CODING_AGENT_DIR": str(agent),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring",
+    }
+
+
+def test_importing_the_headless_command_loads_no_tokenizer_keyring_or_image_library(tmp_path: Path) -> None:
+    code = (
+        "import json, sys\n"
+        "import piwork.commands.headless\n"
+        "import piwork.core.agent.runtime\n"  # what create_runtime needs, imported by the run's first step
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=_env(tmp_path), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    modules = json.loads(done.stdout)
+    assert "piwork.core.agent.runtime" in modules
+    heavy = ("tiktoken", "keyring", "PIL", "ruamel", "pathspec", *NOT_UNTIL_A_CONTEXT_TOOL)
+    assert _loaded(modules, heavy) == []
+
+
+def test_a_plain_answer_loads_no_image_yaml_or_ignore_library(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "notes.txt").write_text("nothing to see\n")
+    report = tmp_path / "modules.json"
+    with LoopbackServer() as server:
+        server.script(Turn([Text("Fine, thanks.")]))
+        done = subprocess.run(
+            [sys.executable, "-c", _REPORT_MODULES, str(report), "-p", "How are you?", "--no-session"]
+            + ["--provider", "loopback", "--model", server.model, "--base-url", server.openai_url]
+            + ["--api-key", "sk-loopback"],
+            cwd=project,
+            env=_env(tmp_path),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Fine, thanks."
+    modules = json.loads(report.read_text())
+    assert "piwork.core.agent.runtime" in modules  # the report is of the run itself
+    assert _loaded(modules, NOT_FOR_A_PLAIN_ANSWER + NOT_UNTIL_A_CONTEXT_TOOL) == []
