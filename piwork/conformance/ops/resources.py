@@ -12,6 +12,7 @@ from piwork.core.resources.diagnostics import Diagnostic
 from piwork.core.resources.loader import LoaderOptions, load_resources
 from piwork.core.resources.skills import Skill, SourceInfo, load_skills
 from piwork.core.resources.system_prompt import (
+    DEFAULT_TOOLS,
     PromptPart,
     SystemPromptInput,
     format_skills_for_prompt,
@@ -120,7 +121,7 @@ def _build_prompt(args: dict[str, Any], env: CaseEnv) -> Any:
     tools = o.get("selectedTools")
     prompt = SystemPromptInput(
         cwd=o["cwd"],
-        active_tools=tuple(tools) if tools is not None else ("read", "bash", "edit", "write"),
+        active_tools=tuple(tools) if tools is not None else DEFAULT_TOOLS,
         tool_snippets=o.get("toolSnippets") or {},
         tool_guidelines=o.get("promptGuidelines") or (),
         custom_prompt=o.get("customPrompt"),

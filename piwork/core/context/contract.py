@@ -97,7 +97,7 @@ class TaskContract:
         lines.append(f"Verify: {self.verify or '(not set)'}")
         lines.append(f"Mode: {self.mode}; phase: {self.phase}")
         if self.mode == "read-only":
-            lines.append("This task is read-only: only read, grep, find and ls are available.")
+            lines.append(f"This task is read-only: only {_listed(READ_ONLY_TOOLS, 'and')} are available.")
         elif not self.verify:
             lines.append("No verify command yet: edit and write stay off until one is set.")
         return "\n".join(lines)
@@ -129,11 +129,19 @@ def blocked_tool_reason(contract: TaskContract | None, tool_name: str) -> str | 
     if contract is None or tool_name in allowed_tools(contract, [tool_name]):
         return None
     if contract.mode == "read-only":
-        return f"The task '{contract.title}' is read-only: {tool_name} is not available (use read, grep, find or ls)."
+        return (
+            f"The task '{contract.title}' is read-only: {tool_name} is not available "
+            f"(use {_listed(READ_ONLY_TOOLS, 'or')})."
+        )
     return (
         f"The task '{contract.title}' has no verify command yet: set one in the task contract "
         f"before using {tool_name}."
     )
+
+
+def _listed(names: tuple[str, ...], last: str) -> str:
+    """``a, b and c`` (or ``a, b or c``)."""
+    return f"{', '.join(names[:-1])} {last} {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def verify_commands(contract: TaskContract | None, profile: Profile | None) -> list[str]:

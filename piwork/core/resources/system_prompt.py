@@ -21,11 +21,13 @@ from piwork.core.resources.context_files import ContextFile
 from piwork.core.resources.skills import Skill
 from piwork.core.resources.textfiles import read_text
 from piwork.core.safe_read import SKILL
+from piwork.core.tool_selection import DEFAULT_TOOL_NAMES
+from piwork.core.tools.registry import tool_facts
 
 if TYPE_CHECKING:
     from piwork.core.resources.loader import LoadedResources
 
-DEFAULT_TOOLS = ("read", "bash", "edit", "write")
+DEFAULT_TOOLS = DEFAULT_TOOL_NAMES
 #: Part names of the preamble: piwork's role paragraph, or a replacement prompt (SYSTEM.md / option).
 PREAMBLE_PARTS = ("role", "custom")
 
@@ -142,6 +144,12 @@ def _rules(tools: Sequence[str], tool_guidelines: Sequence[str]) -> list[str]:
     return out
 
 
+def _acts(tool: str) -> bool:
+    """The tool changes files or runs commands, by what it declares."""
+    facts = tool_facts(tool)
+    return facts.changes_files or facts.command_argument is not None
+
+
 def _skill_read_tool(prompt: SystemPromptInput) -> str | None:
     """``read`` or ``bash`` when declared; ``indirect`` when only a hidden one can read; else None."""
     declared = [name for name in prompt.active_tools if name not in prompt.hidden_tools]
@@ -161,7 +169,7 @@ def _section_bodies(prompt: SystemPromptInput) -> list[tuple[str, str]]:
         snippets = {name: _one_line(text) for name, text in prompt.tool_snippets.items()}
         tool_lines = [f"- {name}: {snippets[name]}" for name in declared if snippets.get(name)]
         # with no tool that writes or runs anything (a read-only task), the role does not promise it
-        acting = {"bash", "edit", "write"}.intersection(prompt.active_tools)
+        acting = any(_acts(name) for name in prompt.active_tools)
         bodies.append(("role", T.ROLE if acting or not prompt.active_tools else T.ROLE_READ_ONLY))
         tools_text = "\n".join(tool_lines) if tool_lines else T.NO_TOOLS
         bodies.append(("tools", f"{tools_text}\n\n{T.OTHER_TOOLS_NOTE}"))

@@ -9,6 +9,7 @@ from typing import Any
 
 from piwork.core.settings_schema import LOGS_MAX_TOTAL_MB, SHELL_COMMAND_PREFIX, SHELL_PATH
 from piwork.core.settings_values import SettingValues
+from piwork.core.tool_selection import DEFAULT_TOOL_NAMES
 from piwork.core.tools.base import Tool, ToolFacts, ToolRegistry
 from piwork.core.tools.bash import BashOptions, BashTool, CommandGate
 from piwork.core.tools.edit import EditTool
@@ -22,7 +23,7 @@ from piwork.core.tools.write import WriteTool
 
 BUILTIN_TOOLS: tuple[type[Tool], ...] = (ReadTool, BashTool, EditTool, WriteTool, GrepTool, FindTool, LsTool)
 ALL_TOOL_NAMES = tuple(tool.name for tool in BUILTIN_TOOLS)
-DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
+DEFAULT_ACTIVE_TOOLS = DEFAULT_TOOL_NAMES
 _BUILTIN_FACTS = {tool.name: tool.facts for tool in BUILTIN_TOOLS}
 _NO_FACTS = ToolFacts()
 
