@@ -3,7 +3,9 @@
 Each case runs ``piwork -p`` and, when ``$PI_ORACLE_DIR`` (default /tmp/pi-oracle) holds the reference,
 ``pi -p`` the same way: own agent folder, the same models.json naming a local OpenAI-compatible server
 run by this script, compaction off. Per case and program: the whole process's wall time and peak memory
-(``ru_maxrss`` from ``wait4``), and piwork over the reference as ``*_time_ratio`` / ``*_rss_ratio``.
+(``ru_maxrss`` from ``wait4``), CPU seconds (user + system: the figure to trust on a loaded machine, where
+wall time mostly measures the other processes), and piwork over the reference as ``*_time_ratio`` /
+``*_rss_ratio`` / ``*_cpu_ratio``.
 
 - ``big_text``: first ``-p`` on a session holding one 50 MB user text (the reply is short);
 - ``stream_40mb``: a 40 MB reply streamed in 4 KB deltas;
@@ -151,6 +153,7 @@ class _Program:
         elapsed = time.perf_counter() - started
         return {
             "s": round(elapsed, 2),
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
             "rss_mb": round(usage.ru_maxrss / 1024, 1),
             "exit": process.returncode,
             "finished": elapsed < timeout,
@@ -198,6 +201,7 @@ def main() -> None:
                 ours, theirs = result[f"{label}_piwork"], result[f"{label}_pi"]
                 result[f"{label}_time_ratio"] = round(ours["s"] / theirs["s"], 2)
                 result[f"{label}_rss_ratio"] = round(ours["rss_mb"] / theirs["rss_mb"], 2)
+                result[f"{label}_cpu_ratio"] = round(ours["cpu_s"] / max(theirs["cpu_s"], 0.01), 2)
 
         def big_session(program: _Program) -> list[str]:
             path = program.project / "big.jsonl"

@@ -8,10 +8,12 @@ from typing import Any
 
 from piwork.core.compaction.tokens import estimate_context_tokens, estimate_tokens
 from piwork.core.llm.types import Model
-from piwork.core.session.records import EntryRecord
+from piwork.core.session.records import EntryRecord, paused_gc
 from piwork.core.session.system_messages import current_system_message
 from piwork.core.session.tree import SessionTree
 from piwork.core.usage import COST_KEYS, USAGE_KEYS, UsageTotals, calculate_context_tokens
+
+BATCH = 4096  # entries whose bodies are held at once while counting
 
 
 @dataclass(frozen=True)
@@ -131,9 +133,11 @@ class StatsTracker:
         records = self._tree.records
         if records is not self._records or len(records) < self._counted:
             self._records, self._counted, self._stats = records, 0, SessionStats()
-        fresh = records[self._counted :]
+        fresh = [r for r in records[self._counted :] if r.type != "session"]
         self._counted = len(records)
-        add_entries(self._stats, (self._tree.body(r) for r in fresh if r.type != "session"))
+        with paused_gc():  # parsed bodies hold no cycles; collection passes would cost more than parsing
+            for start in range(0, len(fresh), BATCH):  # read in file windows, a batch of bodies at a time
+                add_entries(self._stats, self._tree.bodies(fresh[start : start + BATCH]))
         stats = self._stats
         return replace(stats, tokens=dict(stats.tokens), cost=dict(stats.cost))
 

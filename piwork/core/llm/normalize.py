@@ -9,6 +9,7 @@ surrogates are removed.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -44,13 +45,26 @@ def openai_tool_id(tool_id: str, strict_length: bool) -> str:
 
 
 def strip_surrogates(value: Any) -> Any:
-    """Drop unpaired surrogate code points from every string in a JSON-like value."""
+    """Drop unpaired surrogate code points from every string in a JSON-like value.
+
+    A whole request (a million messages) is checked in one serialisation at C speed; only a value that
+    holds a surrogate, or cannot be serialised, is walked and copied string by string."""
+    if isinstance(value, dict | list):
+        try:
+            text = json.dumps(value, ensure_ascii=False, check_circular=False)
+        except (TypeError, ValueError, RecursionError):
+            return _strip_each(value)
+        return _strip_each(value) if _has_surrogate(text) else value
+    return _strip_each(value)
+
+
+def _strip_each(value: Any) -> Any:
     if isinstance(value, str):
         return _SURROGATES.sub("", value) if _has_surrogate(value) else value
     if isinstance(value, dict):
-        return {strip_surrogates(k): strip_surrogates(v) for k, v in value.items()}
+        return {_strip_each(k): _strip_each(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [strip_surrogates(v) for v in value]
+        return [_strip_each(v) for v in value]
     return value
 
 

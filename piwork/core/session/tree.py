@@ -30,7 +30,7 @@ from piwork.core.session.migrate import unique_id
 from piwork.core.session.records import EntryRecord, fill_details, make_record, paused_gc
 from piwork.core.session.system_messages import current_system_message
 from piwork.core.session.timestamps import iso_now, js_date_ms
-from piwork.core.session.tree_context import context_for_path, context_records
+from piwork.core.session.tree_context import bodies_of, context_for_path, context_records
 from piwork.core.session.tree_types import (
     EntryNotFound,
     EntrySink,
@@ -87,6 +87,8 @@ class SessionTree:
         self.sink: EntrySink | None = None
         # State entries to write just before the next entry (see ``before_next_append``).
         self._deferred: list[Callable[[], object]] = []
+        # the last path walked: (index it was walked in, record count, graph diagnostics, path)
+        self._kept_path: tuple[dict[Any, EntryRecord], int, int, list[EntryRecord]] | None = None
         self._reindex()
 
     # ----------------------------------------------------------------- index
@@ -235,6 +237,11 @@ class SessionTree:
             return record.body
         return self._load_body(record)
 
+    def bodies(self, records: list[EntryRecord]) -> list[Any]:
+        """The bodies of ``records`` in order, those of one file read together in file windows (one
+        parse per window rather than one read and parse per line); ``None`` for an unreadable line."""
+        return bodies_of(self, records) if records else []
+
     def entry(self, entry_id: Any) -> Any:
         record = self.record(entry_id)
         return None if record is None else self.body(record)
@@ -291,13 +298,53 @@ class SessionTree:
         return js_trim(name) or None
 
     def path(self, leaf_id: Any = _CURRENT) -> list[EntryRecord]:
-        """Root→entry path following ``parentId``; ``[]`` for an unknown id or a null leaf."""
+        """Root→entry path following ``parentId``; ``[]`` for an unknown id or a null leaf.
+
+        The last path walked is kept: asked again for the same entry, or for an entry appended since
+        below it (a run asks for the leaf's path a dozen times on a million-entry session), only the
+        new part is walked. The kept path is valid while no entry was re-keyed: the same index, and
+        no appended entry reused an id (the only ways an older entry's parent could change)."""
         start_id = self.leaf_id if leaf_id is _CURRENT else leaf_id
         start = self._by_key.get(map_key(start_id)) if js_truthy(start_id) else None
+        if start is None:
+            return []
+        state = (self._by_key, len(self._records), len(self._graph_diagnostics))
+        kept = self._kept_path
+        if kept is not None and kept[0] is state[0] and kept[2] == state[2]:
+            path = self._extended_path(start, kept[3], state[1] - kept[1])
+            if path is not None:
+                self._kept_path = (state[0], state[1], state[2], path)
+                return list(path)
+        path = self._walked_path(start)
+        self._kept_path = (state[0], state[1], state[2], path)
+        return list(path)
+
+    def _extended_path(
+        self, start: EntryRecord, kept: list[EntryRecord], appended: int
+    ) -> list[EntryRecord] | None:
+        """``kept`` (a path still valid) followed by up to ``appended`` newer entries down to ``start``,
+        or ``None`` when ``start`` is not such a descendant of ``kept``'s last entry."""
+        if not kept:
+            return None
+        end = kept[-1]
+        tail: list[EntryRecord] = []
+        current: EntryRecord | None = start
+        while current is not end:
+            if current is None or len(tail) >= appended:
+                return None
+            tail.append(current)
+            parent_id = current.parent_id
+            current = self._by_key.get(map_key(parent_id)) if js_truthy(parent_id) else None
+        if not tail:
+            return kept
+        tail.reverse()
+        return kept + tail
+
+    def _walked_path(self, start: EntryRecord) -> list[EntryRecord]:
         by_key = self._by_key
         limit = len(self._records)
         path: list[EntryRecord] = []
-        current = start
+        current: EntryRecord | None = start
         while current is not None:
             path.append(current)
             if len(path) > limit:  # longer than the file: a cycle, walk again watching for it

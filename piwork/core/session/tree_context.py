@@ -35,7 +35,7 @@ def context_for_path(
     append = usable.append
     for first in range(0, len(selected), BATCH):  # batches: only one batch of whole entries in memory
         batch = selected[first : first + BATCH]
-        for n, (record, body) in enumerate(zip(batch, _bodies(tree, batch), strict=True)):
+        for n, (record, body) in enumerate(zip(batch, bodies_of(tree, batch), strict=True)):
             if first + n == 1 and retained:  # a retained tail follows the compaction
                 _extend_usable(usable, retained)
                 retained = []
@@ -128,7 +128,7 @@ def _share_names(message: dict[str, Any]) -> None:
                         block["name"] = intern(block["name"])
 
 
-def _bodies(tree: SessionTree, records: list[EntryRecord]) -> list[Any]:
+def bodies_of(tree: SessionTree, records: list[EntryRecord]) -> list[Any]:
     """The bodies of ``records`` in order; those of one file are read together when it can."""
     source = records[0].source
     load_many = getattr(source, "load_many", None)

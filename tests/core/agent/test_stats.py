@@ -75,3 +75,50 @@ def test_usage_from_before_a_context_edit_is_not_trusted() -> None:
         model, messages, [*branch, {"type": "context_edit", "id": "e", "targetId": "x", "replacement": None}]
     )
     assert edited is not None and edited.tokens == 20  # 10 + 10 estimated, the usage no longer applies
+
+
+def test_first_count_of_a_file_equals_a_fresh_count(tmp_path: Path) -> None:
+    """The first count reads the file's bodies in windows; it matches counting each entry alone, over
+    every branch, with unreadable lines and entries appended since left as a fresh count leaves them."""
+    import json
+
+    from tests.core.session.helpers import HEADER, stamp
+
+    lines = [json.dumps(HEADER)]
+    parent = None
+    for n in range(3000):
+        if n and n % 50 == 0:  # a side branch every 50 entries
+            parent = f"m{n - 7}"
+        cost = {"input": 0.1 * n, "output": 0.003, "cacheRead": 0, "cacheWrite": 0, "total": 0.1 * n + 0.003}
+        usage = {"input": n, "output": 3, "cacheRead": 1, "cacheWrite": 0, "totalTokens": n + 4, "cost": cost}
+        message = (
+            {"role": "user", "content": f"q {n}", "timestamp": n}
+            if n % 2 == 0
+            else {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"a {n}"},
+                    {"type": "toolCall", "id": f"c{n}", "name": "read", "arguments": {}},
+                ],
+                "usage": usage,
+                "stopReason": "toolUse",
+                "timestamp": n,
+            }
+        )
+        entry = {"type": "message", "id": f"m{n}", "parentId": parent, "timestamp": stamp(n % 3600)}
+        line = json.dumps({**entry, "message": message}, separators=(",", ":"))
+        if n % 997 == 0:
+            line = line[:-9] + "\tbroken"  # indexed, then unreadable when its body is read
+        lines.append(line)
+        parent = f"m{n}"
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    store = open_session(path)
+    tree = store.tree
+    tree.append_message(user("appended"))
+    tree.append_message(assistant("reply", usage=7))
+    counted = StatsTracker(tree).current()
+    fresh = session_stats(tree.body(r) for r in tree.records if r.type != "session")
+    assert counted == fresh
+    assert (counted.user_messages, counted.assistant_messages, counted.tool_calls) == (1499, 1499, 1498)
+    store.close()

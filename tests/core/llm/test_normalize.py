@@ -102,3 +102,12 @@ def test_openai_tool_ids_from_the_responses_api() -> None:
         and rewritten == openai_tool_id(long_id, True)
     )
     assert openai_tool_id("y" * 50, True) == "y" * 40 and openai_tool_id("y" * 50, False) == "y" * 50
+
+
+def test_surrogates_are_stripped_from_a_value_json_cannot_write() -> None:
+    marker = object()
+    body = {"keep": marker, "messages": [{"content": "a\udc00b"}, ("t\ud800",)]}
+    stripped = strip_surrogates(body)
+    assert stripped["keep"] is marker and stripped["messages"][0] == {"content": "ab"}
+    clean = {"messages": [{"content": "plain 🐍"}] * 3}
+    assert strip_surrogates(clean) is clean  # nothing to strip: the value itself, not a copy
