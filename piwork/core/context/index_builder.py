@@ -257,8 +257,10 @@ def top_level_symbols(language: str, text: str) -> tuple[str, ...]:
     if pattern is None:
         return ()
     seen: dict[str, None] = {}
-    for match in pattern.finditer(text):
-        name = next((g for g in match.groups() if g), None)
+    # findall runs the scan in C; a pattern's alternatives each have one group and only the one that
+    # matched is non-empty, so joining a match's groups gives its name
+    for found in pattern.findall(text):
+        name = found if isinstance(found, str) else "".join(found)
         if name and name not in seen:
             seen[name] = None
             if len(seen) >= MAX_SYMBOLS:
@@ -295,10 +297,10 @@ def describe_file(root: str, rel: str) -> CitedFile | None:
     """The index record of one file (None: binary, unreadable, too large, or not a regular file)."""
     full = os.path.join(root, rel)
     try:
-        data = safe_read.read_bytes(full, _CITED)
-        stat = os.stat(full)
+        read = safe_read.read_file(full, _CITED)  # its size and mtime are those of the bytes read
     except OSError:
         return None
+    data = read.data
     if b"\0" in data[:8192]:
         return None  # binary
     language = language_of(rel)
@@ -310,7 +312,7 @@ def describe_file(root: str, rel: str) -> CitedFile | None:
         language,
         file_summary(language, text),
         top_level_symbols(language, text),
-        stat.st_mtime_ns,
+        read.mtime_ns,
     )
 
 
