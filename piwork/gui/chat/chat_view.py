@@ -11,6 +11,7 @@ screen in place.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionV
 from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.delegate import ChatDelegate, forget_row_caches
 from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.chat.tool_views import view_for
 from piwork.gui.context_edit_dialog import CONTEXT_EDITS
 from piwork.gui.theme import Theme
 
@@ -346,9 +348,10 @@ class ChatView(QListView):
             RowKind.SKILL,
         ):
             menu.addAction("Collapse" if not row.collapsed else "Expand", lambda: self.toggle_row(row))
-        if isinstance(row, ChatRow) and row.tool is not None and row.tool.full_output_path:
-            path = row.tool.full_output_path
-            menu.addAction("Open full output log", lambda: self.openLogRequested.emit(path))
+        if isinstance(row, ChatRow) and row.tool is not None:
+            card = row.tool
+            for label, card_action in view_for(card.name).actions(card):
+                menu.addAction(label, functools.partial(self.chat_delegate.act, card_action, card))
         if isinstance(row, ChatRow) and row.kind in _EDITABLE_KINDS and not row.streaming:
             menu.addSeparator()
             for text, action in CONTEXT_EDITS:

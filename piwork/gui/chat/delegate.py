@@ -476,7 +476,7 @@ class ChatDelegate(QStyledItemDelegate):
         geo = self.geometry(row, rect)
         for badge_rect, badge in geo.badges:
             if badge_rect.contains(pos) and row.tool is not None and badge.action is not None:
-                self._act(badge.action, row.tool)
+                self.act(badge.action, row.tool)
                 return True
         toggles = row.kind in (RowKind.THINKING, RowKind.TOOL, RowKind.SKILL) or (
             row.kind is RowKind.NOTICE and len(row.text) > 400
@@ -486,7 +486,8 @@ class ChatDelegate(QStyledItemDelegate):
             return True
         return False
 
-    def _act(self, action: CardAction, card: ToolCard) -> None:
+    def act(self, action: CardAction, card: ToolCard) -> None:
+        """Do what a tool card's badge or menu entry asks."""
         if action is CardAction.OPEN_LOG:
             self.openLogRequested.emit(card.full_output_path or "")
 

@@ -7,6 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QContextMenuEvent
+from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
 from piwork.gui.chat.chat_panel import ChatPanel
@@ -88,6 +91,32 @@ def test_a_registered_view_draws_its_own_card(qtbot: QtBot, proposal_view: Propo
     assert panel.model.data(panel.model.index(0), 3) == "change to app.py"  # ToolTipRole
 
 
+def test_the_context_menu_offers_the_views_actions(qtbot: QtBot) -> None:
+    panel = ChatPanel(load_theme("light"))
+    qtbot.addWidget(panel)
+    panel.resize(900, 500)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.presenter.show_messages(_messages("bash", {"command": "make"}, {"fullOutputPath": "/tmp/make.log"}))
+    view = panel.view
+    view.doItemsLayout()
+    offered: list[str] = []
+
+    def choose() -> None:
+        menu = QApplication.activePopupWidget()
+        assert isinstance(menu, QMenu)
+        offered.extend(action.text() for action in menu.actions() if action.text())
+        next(a for a in menu.actions() if a.text() == "Open full output log").trigger()
+        menu.close()
+
+    QTimer.singleShot(50, choose)
+    pos = view.visualRect(panel.model.index(0)).center()
+    with qtbot.waitSignal(view.openLogRequested) as opened:
+        view.contextMenuEvent(QContextMenuEvent(QContextMenuEvent.Reason.Mouse, pos, view.mapToGlobal(pos)))
+    assert opened.args == ["/tmp/make.log"]
+    assert "Open full output log" in offered
+
+
 def test_the_default_view_summarises_by_the_declared_argument() -> None:
     assert view_for("grep") is DEFAULT_VIEW
     assert DEFAULT_VIEW.summary(ToolCard("c", "bash", {"command": "make\ntest"})) == "make"
@@ -99,3 +128,6 @@ def test_the_default_view_summarises_by_the_declared_argument() -> None:
     assert DEFAULT_VIEW.badges(card) == (Badge("truncated · open log", CardAction.OPEN_LOG),)
     assert DEFAULT_VIEW.title(card, "", collapsed=True) == "▸ edit"
     assert DEFAULT_VIEW.body(card, expanded=True) == '{\n  "path": "a.py"\n}\n\ndone'
+    assert DEFAULT_VIEW.actions(card) == ()
+    card.full_output_path = "/tmp/edit.log"
+    assert DEFAULT_VIEW.actions(card) == (("Open full output log", CardAction.OPEN_LOG),)

@@ -1,4 +1,4 @@
-"""How the chat shows a tool call: the header's summary line, the body, the badges and what they do.
+"""How the chat shows a tool call: the header's summary line, the body, the badges, the menu's actions.
 
 :class:`ToolView` is the view every tool gets unless one is registered for it: the summary is the argument
 the tool declares as its command, path or pattern (``piwork.core.tools.tool_facts``), else the first of the
@@ -91,6 +91,12 @@ class ToolView:
         if not card.truncated:
             return ()
         return (Badge(cut_text(card), CardAction.OPEN_LOG),)
+
+    def actions(self, card: ToolCard) -> tuple[tuple[str, CardAction], ...]:
+        """The card's entries in the chat's context menu (label, action), after Copy and Expand."""
+        if not card.full_output_path:
+            return ()
+        return (("Open full output log", CardAction.OPEN_LOG),)
 
     def copy_text(self, card: ToolCard) -> str:
         """What copying the card gives: the name and summary, then the whole result."""
