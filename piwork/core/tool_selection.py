@@ -15,6 +15,9 @@ list into names.
 - ``no_tools``: start from no tools instead of the default selection (modifiers may still add some);
 - ``exclude``: names or ``*`` patterns never active.
 
+A session whose branch declares its tools (system messages, as Pi 1.6 writes them) reopens with those
+tools unless the run names its own list (:func:`restored_tool_names`).
+
 Names no available tool has (``tool_search``, ``codemode``, an MCP tool from a Pi setting) are left out
 without an error: piwork has no such tools yet, and a setting naming them must not stop a session.
 """
@@ -132,3 +135,28 @@ def session_tool_names(
     if allowed is not None:  # a pattern or a name in an allowlist activates every tool it matches
         names += [name for name in available if allowed(name) and name not in names]
     return [name for name in names if excluded is None or not excluded(name)]
+
+
+def restored_tool_names(
+    recorded: Sequence[str] | None,
+    available: Sequence[str],
+    *,
+    tools: Sequence[str] | None = None,
+    no_tools: bool = False,
+    exclude: Sequence[str] | None = None,
+) -> list[str] | None:
+    """The tools a reopened session runs with when its branch declares a tool set (``recorded``, None:
+    it declares none): that set with a ``tools`` list of only modifiers applied, among the available
+    tools and without the excluded ones. None when the run chooses its own tools instead: a list of
+    names, ``no_tools``, or nothing recorded."""
+    if recorded is None or no_tools:
+        return None
+    if tools is not None and not (tools and all(is_tool_modifier(t) for t in tools)):
+        return None
+    excluded = tool_name_matcher(exclude) if exclude else None
+    pool = set(available)
+    names: list[str] = []
+    for name in apply_tool_modifiers(recorded, tools or ()):
+        if name in pool and name not in names and not (excluded is not None and excluded(name)):
+            names.append(name)
+    return names

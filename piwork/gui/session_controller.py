@@ -579,6 +579,7 @@ class SessionController(QObject):
         messages = session.messages
         self.chat.presenter.show_messages(messages, prepared)
         self.window.set_session_title(session.tree.name or None, self.cwd)
+        self._show_system_prompt()  # a move in the tree may restore another tool set
         self.refresh_status()
 
     def _on_event(self, event: AgentEvent) -> None:

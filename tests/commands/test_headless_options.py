@@ -62,6 +62,41 @@ def test_default_tools_setting_is_the_base_the_options_change(server: LoopbackSe
     assert _tool_names(server) == ["read", "grep", "ls"]
 
 
+def _system_messages(env: Env) -> list[dict[str, Any]]:
+    return [m for m in env.messages() if m["role"] == "system"]
+
+
+def test_a_session_reopens_with_the_tools_it_ran_with(server: LoopbackServer, env: Env) -> None:
+    """A run with its own tool list declares it in the session (a Pi 1.6 system message: the tools as
+    the model sees them, no prompt text); continuing without a list restores it, a list of changes
+    applies to it, a list of names replaces it and the change is declared again."""
+    server.script(*[Turn([Text("ok")]) for _ in range(4)])
+    args = env.args(server, "anthropic")
+    assert env.call("-p", "one", "--tools", "read,ls", *args).returncode == 0
+    (declared,) = _system_messages(env)
+    assert declared["content"] == "" and "sections" not in declared
+    assert [t["name"] for t in declared["toolsAdded"]] == ["read", "ls"]
+    assert declared["toolsAdded"][0]["parameters"] == server.requests[0].body["tools"][0]["input_schema"]
+    assert env.call("-p", "two", "--continue", *args).returncode == 0
+    assert _tool_names(server) == ["read", "ls"]
+    assert env.call("-p", "three", "--continue", "--tools", "+grep", *args).returncode == 0
+    assert _tool_names(server) == ["read", "grep", "ls"]
+    assert env.call("-p", "four", "--continue", "--tools", "bash", *args).returncode == 0
+    assert _tool_names(server) == ["bash"]
+    changes = _system_messages(env)[1:]
+    assert [[t["name"] for t in m.get("toolsAdded", [])] for m in changes] == [["grep"], ["bash"]]
+    assert [[t["name"] for t in m.get("toolsRemoved", [])] for m in changes] == [[], ["read", "ls", "grep"]]
+
+
+def test_the_default_tool_set_is_not_declared(server: LoopbackServer, env: Env) -> None:
+    """Both programs start a session that declares nothing with the defaultTools selection: no entry."""
+    env.settings({"defaultTools": ["read", "grep"]})
+    server.script(Turn([Text("ok")]), Turn([Text("ok")]))
+    assert env.call("-p", "one", *env.args(server, "anthropic")).returncode == 0
+    assert env.call("-p", "two", "--continue", *env.args(server, "anthropic")).returncode == 0
+    assert _system_messages(env) == [] and _tool_names(server) == ["read", "grep"]
+
+
 def test_a_tool_list_mixing_names_and_changes_is_refused(server: LoopbackServer, env: Env) -> None:
     result = env.call("-p", "hi", "--tools", "read,+grep", *env.args(server, "anthropic"))
     assert result.returncode == 2 and "--tools" in result.stderr and "mixed" in result.stderr

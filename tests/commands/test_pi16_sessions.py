@@ -320,3 +320,25 @@ def test_pi_reads_piworks_edits_and_restores_as_piwork_does(tmp_path: Path) -> N
     assert json.loads(done.stdout) == ours
     assert ours["messages"][1]["content"] == [{"type": "text", "text": "long"}]
     assert ours["messages"][3]["content"] == [{"type": "text", "text": "small"}]
+
+
+@pytest.mark.parametrize("author", ["pi", "piwork"])
+def test_a_session_continues_with_the_tools_it_declares(
+    server: LoopbackServer, tmp_path: Path, author: str
+) -> None:
+    """A session run with ``--tools read,ls`` by either program declares that set in a system message;
+    both programs continue it (no tool option) with those tools and send the same request."""
+    sides = dict(zip(("pi", "piwork"), _both(tmp_path, server, _anthropic_models(server)), strict=True))
+    server.script(Turn([Text("Hello there.")], usage=Usage(input=200, output=5)))
+    sides[author].run("-p", "hello", "--provider", "anthropic", "--model", MODEL, "--thinking", "off",
+                      "--tools", "read,ls")  # fmt: skip
+    recorded = sides[author].entries()
+    for old in sides[author].agent.rglob("*.jsonl"):
+        old.unlink()
+    runs: dict[str, Run] = {}
+    for name, side in sides.items():
+        _place(side, json.loads(json.dumps(recorded)))
+        server.script(Turn([Text("Here is more.")], usage=Usage(input=300, output=5)))
+        runs[name] = side.run(*CONTINUE)
+    _assert_same(runs["pi"], runs["piwork"])
+    assert [tool["name"] for tool in runs["piwork"].bodies[0]["tools"]] == ["read", "ls"]

@@ -48,6 +48,10 @@ class AgentSessionOptions:
     thinking_level: ThinkingLevel = "off"
     settings: Mapping[str, Any] = field(default_factory=dict)
     active_tools: Sequence[str] | None = None  # None = every registered tool
+    # the tools a session that records none runs with in either program (the ``defaultTools``
+    # selection): a tool set equal to it needs no system message (None: only a branch that already
+    # records its tools gets their changes)
+    unrecorded_tools: Sequence[str] | None = None
     expand_input: Callable[[str], str] = lambda text: text  # /skill: and prompt templates
     stream_fn: StreamFn | None = None  # None = piwork.core.llm.streaming.stream
     base_options: StreamOptions = field(default_factory=StreamOptions)

@@ -43,6 +43,7 @@ from piwork.core.resources.trust_snapshot import Snapshot
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.listing import list_sessions, most_recent_session
 from piwork.core.session.store import Session, create_session, in_memory_session, open_session
+from piwork.core.session.system_messages import recorded_tool_names
 from piwork.core.session.tree import SessionTree
 from piwork.core.settings import cache_retention, thinking_budgets
 from piwork.core.settings_schema import (
@@ -58,7 +59,7 @@ from piwork.core.settings_schema import (
     SESSION_DIR,
 )
 from piwork.core.settings_values import SettingValues
-from piwork.core.tool_selection import session_tool_names
+from piwork.core.tool_selection import restored_tool_names, session_tool_names
 from piwork.core.tools.logs import session_log_dir
 from piwork.core.tools.registry import ALL_TOOL_NAMES, ToolOptions, create_default_tools
 
@@ -249,6 +250,20 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
         no_tools=options.no_tools,
         exclude=options.exclude_tools,
     )
+    # a branch that declares its tools (Pi 1.6's system messages) reopens with them
+    restored = restored_tool_names(
+        recorded_tool_names(
+            store.tree.body(r)["message"]
+            for r in store.tree.path()
+            if r.type == "message" and r.role == "system"
+        ),
+        ALL_TOOL_NAMES,
+        tools=options.tools,
+        no_tools=options.no_tools,
+        exclude=options.exclude_tools,
+    )
+    if restored is not None:
+        starting_tools = restored
 
     def parts_for(names: Sequence[str]) -> list[PromptPart]:
         # a context file excluded for this task is a marker in <project_context> until the task ends
@@ -275,6 +290,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             messages=list(context.messages),
             settings=settings,
             active_tools=allowed_tools(latest_contract(store.tree), starting_tools, registry.names()),
+            unrecorded_tools=session_tool_names(ALL_TOOL_NAMES, resources.settings.default_tools()),
             expand_input=expand,
             base_options=stream_options_from_settings(settings, options.env),
             session_id=session_id,

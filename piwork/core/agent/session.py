@@ -61,12 +61,19 @@ from piwork.core.messages import convert_to_llm
 from piwork.core.resources.system_prompt import PromptPart
 from piwork.core.session.context_edits import ActiveEdit
 from piwork.core.session.store import append_written
+from piwork.core.session.system_messages import (
+    current_tools,
+    recorded_tool_names,
+    tool_declaration,
+    tool_set_update,
+)
 from piwork.core.session.tree import SessionTree
 from piwork.core.session.tree_types import TreeEvent
 from piwork.core.settings_schema import FOLLOW_UP_MODE, STEERING_MODE
 from piwork.core.settings_values import SettingValues
 from piwork.core.tools.base import ToolRegistry
 from piwork.core.tools.bash import BashOptions, BashTool
+from piwork.core.tools.registry import ALL_TOOL_NAMES
 
 __all__ = [
     "AgentBusy",
@@ -329,6 +336,7 @@ class AgentSession:
             if last is not None:
                 await self.checkpoints.check(last, skip_aborted=False)
             self._record_thinking_level()
+            self._record_tool_set()
             content: list[Message] = [{"type": "text", "text": expanded}, *images]
             user = {"role": "user", "content": content, "timestamp": self._opts.now_ms()}
             await self._run([user])
@@ -435,7 +443,7 @@ class AgentSession:
             raise AgentBusy("Wait for the agent to finish (or stop it) before moving in the session tree.")
         self._idle.clear()
         try:
-            return await self.checkpoints.navigate(
+            result = await self.checkpoints.navigate(
                 target_id,
                 summarize=summarize,
                 focus=focus,
@@ -443,8 +451,18 @@ class AgentSession:
                 replace_instructions=replace_instructions,
                 on_progress=on_progress,
             )
+            self._restore_tool_set()
+            return result
         finally:
             self._settle()
+
+    def _restore_tool_set(self) -> None:
+        """The tools the new branch declares (Pi 1.6 restores them on every move in the tree)."""
+        recorded = recorded_tool_names(self.branch_system_messages())
+        if recorded is not None:  # the built-in tools; a task's context tools stay as the task has them
+            built_in = set(ALL_TOOL_NAMES) & set(self._opts.registry.names())
+            kept = [name for name in self.tool_names() if name not in built_in]
+            self._active_tools = [name for name in recorded if name in built_in] + kept
 
     # ---- what the model sees -----------------------------------------------------------------------
 
@@ -542,6 +560,31 @@ class AgentSession:
         implied = resolve_level(self._model, level) if self._model is not None else level
         if implied != self._thinking_level:
             self._opts.tree.append_thinking_level_change(self._thinking_level)
+
+    def branch_system_messages(self) -> list[Message]:
+        """Every system message on the current branch, before a compaction too (Pi 1.6's prompt state)."""
+        tree = self._opts.tree
+        return [tree.body(r)["message"] for r in tree.path() if r.type == "message" and r.role == "system"]
+
+    def _record_tool_set(self) -> None:
+        """Before a prompt, declare the tools the requests carry when the branch's system messages say
+        another set (tools turned on or off, a ``--tools`` list), as Pi 1.6 does, so either program
+        reopening the session restores them. Only the tools: the prompt text is each program's own. A
+        branch that records no set and runs the default selection stays without one."""
+        if self.read_only_reason is not None:
+            return
+        recorded = current_tools(self.branch_system_messages())
+        unrecorded = self._opts.unrecorded_tools
+        if not recorded and (unrecorded is None or set(self.tool_names()) == set(unrecorded)):
+            return  # both programs open it with these tools anyway
+        registry = self._opts.registry
+        current = [
+            tool_declaration(spec.name, spec.description, spec.parameters)
+            for spec in registry.specs(self.tool_names())
+        ]
+        update = tool_set_update(recorded, current, self._opts.now_ms())
+        if update is not None:
+            self._opts.tree.append_message(update)
 
     # ---- run lifecycle -----------------------------------------------------------------------------
 

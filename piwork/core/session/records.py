@@ -213,7 +213,31 @@ def _message_meta(message: dict[str, Any], meta: dict[str, Any]) -> str:
     if role in ("branchSummary", "compactionSummary"):
         summary = message.get("summary")
         return summary if isinstance(summary, str) else ""
+    if role == "system":
+        return _system_preview(message)
     return _content_text(message.get("content"))
+
+
+def _tool_names(tools: Any) -> list[str]:
+    listed = tools if isinstance(tools, list) else []
+    return [t["name"] for t in listed if isinstance(t, dict) and isinstance(t.get("name"), str)]
+
+
+def _system_preview(message: dict[str, Any]) -> str:
+    """A system message's text, else what it changes: the tools it adds (+) and removes (−), the
+    prompt sections it sets."""
+    text = _content_text(message.get("content"))
+    if js_trim(text):
+        return text
+    added = _tool_names(message.get("toolsAdded"))
+    removed = [name for name in _tool_names(message.get("toolsRemoved")) if name not in added]
+    parts = []
+    if added or removed:
+        parts.append("tools " + " ".join([f"+{n}" for n in added] + [f"−{n}" for n in removed]))
+    sections = message.get("sections")
+    if isinstance(sections, dict) and sections:
+        parts.append("sections " + ", ".join(str(name) for name in sections))
+    return "; ".join(parts)
 
 
 def make_record(value: Any, seq: int, line: int = 0, offset: int = -1, length: int = 0) -> EntryRecord:

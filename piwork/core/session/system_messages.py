@@ -5,11 +5,16 @@ system prompt or the tool set changes (``content``, named ``sections`` that late
 ``toolsAdded``/``toolsRemoved``), and a compaction carries the replayed state as ``systemMessage``.
 They are never sent as conversation messages; piwork builds its own system prompt, and counts the
 recorded prompt in token estimates as Pi does.
+
+piwork records the tool set the same way (:func:`tool_set_update`, no prompt text: the prompt is each
+program's own), so either program reopening the session restores the tools it ran with
+(:func:`recorded_tool_names`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
@@ -78,3 +83,49 @@ def current_system_message(messages: Iterable[Any]) -> dict[str, Any] | None:
         out["toolsAdded"] = tools
     out["timestamp"] = timestamp if timestamp is not None else 0
     return out
+
+
+def tool_declaration(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool as a system message declares it: what the model is told, nothing executable."""
+    return {"name": name, "description": description, "parameters": json.loads(json.dumps(parameters))}
+
+
+def _same_declaration(left: Any, right: Any) -> bool:
+    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
+
+
+def tool_set_update(
+    recorded: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]], timestamp: int
+) -> dict[str, Any] | None:
+    """The system message that takes the ``recorded`` tools to the ``current`` ones (a changed
+    definition is removed and added again), or None when they declare the same."""
+    before = {_tool_name(tool): tool for tool in recorded}
+    after = {_tool_name(tool): tool for tool in current}
+    removed = [
+        dict(tool)
+        for name, tool in before.items()
+        if name not in after or not _same_declaration(tool, after[name])
+    ]
+    added = [
+        dict(tool)
+        for name, tool in after.items()
+        if name not in before or not _same_declaration(tool, before[name])
+    ]
+    if not added and not removed:
+        return None
+    message: dict[str, Any] = {"role": "system", "content": ""}
+    if added:
+        message["toolsAdded"] = added
+    if removed:
+        message["toolsRemoved"] = removed
+    message["timestamp"] = timestamp
+    return message
+
+
+def recorded_tool_names(messages: Iterable[Any]) -> list[str] | None:
+    """The names of the tools the system messages leave in force, or None when none declares a tool
+    set (a session without system messages keeps the tools it is opened with)."""
+    listed = [m for m in messages if is_system_message(m)]
+    if not listed:
+        return None
+    return [name for name in map(_tool_name, current_tools(listed)) if isinstance(name, str)]
