@@ -988,13 +988,17 @@ class SessionController(QObject):
             self.session.governance.send_once_anyway()  # the withheld request goes out once
             self.spawn(self.session.continue_run())
 
-    def show_trust(self) -> TrustDialog:
+    def show_trust(self) -> asyncio.Task[TrustDialog]:
+        """Project → Trust, once trust.json and the folder are read (in a worker)."""
+        return self.spawn(self._show_trust())
+
+    async def _show_trust(self) -> TrustDialog:
         trust = self.runtime.resources.trust if self.runtime is not None else None
         now = None
         if trust is not None:
             how = trust.describe().split(": ", 1)[-1]
             now = f"{'trusted' if trust.trusted else 'not trusted'} ({how})"
-        dialog = TrustDialog.for_saved_decision(
+        dialog = await TrustDialog.read_saved_decision(
             self.cwd, TrustStore(str(self.agent_dir)), self.window, session_state=now
         )
         dialog.accepted.connect(lambda: self.spawn(self._apply_trust_choice(dialog)))

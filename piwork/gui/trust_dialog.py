@@ -109,6 +109,22 @@ def preview_text(path: str) -> str:
     return text + ("\n… (preview cut at 64 KB)" if len(data) > PREVIEW_BYTES else "")
 
 
+_SavedDecision = tuple[str, TrustEntry | None, str | None, tuple[TrustResource, ...]]
+
+
+def _saved_decision(cwd: str, store: TrustStore) -> _SavedDecision:
+    """The folder's canonical path, its saved decision (or why trust.json cannot be read) and its gated
+    resources (blocking)."""
+    folder = strict_canonical(cwd) or cwd
+    saved: TrustEntry | None = None
+    error: str | None = None
+    try:
+        saved = store.lookup(folder)
+    except TrustStoreError as exc:
+        error = str(exc)
+    return folder, saved, error, tuple(trust_resources(folder))
+
+
 class TrustDialog(QDialog):
     """Asks about one folder; shows every gated resource's files and, on a re-ask, what changed.
 
@@ -217,16 +233,25 @@ class TrustDialog(QDialog):
     ) -> TrustDialog:
         """The Project → Trust form: every option (saving or this session only), the saved decision
         shown and forgettable; ``session_state`` says what holds in this session (it may differ from the
-        saved decision: a choice for this session only, --approve)."""
-        folder = strict_canonical(cwd) or cwd
-        saved: TrustEntry | None = None
-        error: str | None = None
-        try:
-            saved = store.lookup(folder)
-        except TrustStoreError as exc:
-            error = str(exc)
+        saved decision: a choice for this session only, --approve). Blocking: reads trust.json and lists
+        the folder's gated resources (see ``read_saved_decision``)."""
+        return cls._saved_decision_form(_saved_decision(cwd, store), store, parent, session_state)
+
+    @classmethod
+    async def read_saved_decision(
+        cls, cwd: str, store: TrustStore, parent: QWidget | None = None, *, session_state: str | None = None
+    ) -> TrustDialog:
+        """``for_saved_decision`` with trust.json and the folder read in a worker."""
+        found = await asyncio.to_thread(_saved_decision, cwd, store)
+        return cls._saved_decision_form(found, store, parent, session_state)
+
+    @classmethod
+    def _saved_decision_form(
+        cls, found: _SavedDecision, store: TrustStore, parent: QWidget | None, session_state: str | None
+    ) -> TrustDialog:
+        folder, saved, error, resources = found
         options = tuple(trust_options(folder, include_session_only=True))
-        request = TrustRequest(folder, tuple(trust_resources(folder)), options)
+        request = TrustRequest(folder, resources, options)
         dialog = cls(request, parent, saved=saved, store=store, store_error=error)
         if session_state:
             dialog.saved_label.setText(f"{dialog.saved_label.text()}\nThis session: {session_state}")

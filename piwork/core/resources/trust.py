@@ -288,7 +288,7 @@ class TrustResolver:
             if cached.source != "no-project-resources":
                 return cached
             # Never trust implicitly: resources that appeared since stay off until someone decides.
-            appeared = tuple(trust_resources(cwd, self.include_piwork_resources))
+            appeared = tuple(await asyncio.to_thread(trust_resources, cwd, self.include_piwork_resources))
             if not appeared:
                 return cached
             state = TrustState(key, False, "new-project-resources", resources=appeared)
@@ -300,12 +300,13 @@ class TrustResolver:
         return state
 
     async def _decide(self, cwd: str, key: str | None, override: bool | None) -> TrustState:
-        resources = tuple(trust_resources(cwd, self.include_piwork_resources))
+        # Listing the folder and reading trust.json wait on the disk: in workers, never on the event loop.
+        resources = tuple(await asyncio.to_thread(trust_resources, cwd, self.include_piwork_resources))
         shown = key or canonical_path(cwd)
         if override is not None:
             return TrustState(shown, override, "override", resources=resources)
         if not resources:
-            return self._nothing_to_gate(shown, key)
+            return await asyncio.to_thread(self._nothing_to_gate, shown, key)
         if key is None:
             return TrustState(shown, False, "unresolvable-path", resources=resources)
         warnings: list[str] = []
@@ -320,7 +321,7 @@ class TrustResolver:
                     await asyncio.to_thread(self._save, TrustUpdate(key, answer.trusted), warnings)
                 return TrustState(key, answer.trusted, "plugin", None, resources, tuple(warnings))
         try:
-            entry = self.store.lookup(key)
+            entry = await asyncio.to_thread(self.store.lookup, key)
         except TrustStoreError as exc:
             return TrustState(key, False, "store-error", None, resources, (*warnings, str(exc)))
         if entry is not None:
@@ -347,7 +348,8 @@ class TrustResolver:
 
     def _nothing_to_gate(self, shown: str, key: str | None) -> TrustState:
         """A folder without trust-requiring resources keeps its saved decision (a ``false`` stays
-        untrusted, so resources that appear later stay off); with none saved it counts as trusted."""
+        untrusted, so resources that appear later stay off); with none saved it counts as trusted
+        (blocking: reads trust.json)."""
         if key is None:
             return TrustState(shown, True, "no-project-resources")
         try:

@@ -317,7 +317,7 @@ def test_enable_skill_commands_false_hides_skills_from_completion_and_palette(
 def test_commands_that_open_windows_and_fork(
     qtbot: QtBot, controller: SessionController, server: LoopbackServer
 ) -> None:
-    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QWidget
 
     from piwork.gui.search.search_dialog import SearchDialog
     from piwork.gui.sessions.session_browser import SessionBrowser
@@ -331,7 +331,12 @@ def test_commands_that_open_windows_and_fork(
         ("/trust", TrustDialog),
     ):
         _type(ctl, command)
-        opened = [w for w in QApplication.topLevelWidgets() if isinstance(w, kind) and w.isVisible()]
+
+        def shown(kind: type = kind) -> list[QWidget]:
+            return [w for w in QApplication.topLevelWidgets() if isinstance(w, kind) and w.isVisible()]
+
+        qtbot.waitUntil(lambda: bool(shown()))  # /trust reads trust.json in a worker first
+        opened = shown()
         assert opened, command
         for widget in opened:
             widget.close()
@@ -343,13 +348,11 @@ def test_commands_that_open_windows_and_fork(
     _reply(qtbot, ctl, server, "Forkable.")
     original = ctl.runtime.store.path  # type: ignore[union-attr]
 
-    def choose() -> None:
-        dialog = QApplication.activeModalWidget()
-        assert dialog is not None
-        dialog.accept()  # the first choice: the latest message of yours
-
-    QTimer.singleShot(100, choose)
     _type(ctl, "/fork")
+    qtbot.waitUntil(lambda: QApplication.activeModalWidget() is not None)  # the choices are read in a worker
+    dialog = QApplication.activeModalWidget()
+    assert dialog is not None
+    dialog.accept()  # the first choice: the latest message of yours
     qtbot.waitUntil(lambda: ctl.runtime is not None and ctl.runtime.store.path != original, timeout=10_000)
     assert ctl.chat.composer.toPlainText() == "hello there"  # the forked message, to edit and send again
 
