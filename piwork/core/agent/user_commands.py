@@ -127,11 +127,11 @@ class UserCommands:
         relay.flush()
         _log_dir, now_ms, working = self._context()
         message = result.message(command, now_ms, exclude_from_context)
+        self._emit(UserCommandEnd(run_id, message, working))  # its card is final before it is recorded
         if working:
             self.pending.append(message)
         else:
             await self._record(message)
-        self._emit(UserCommandEnd(run_id, message, working))
         return message
 
     def abort(self) -> None:

@@ -85,6 +85,7 @@ def test_output_streams_into_the_chat_and_reaches_the_model_with_the_next_messag
     sent = _request_text(server)
     assert "Ran `printf" in sent and "first\\nsecond" in sent
     assert _roles(controller) == ["bashExecution", "user", "assistant"]
+    assert len(_shell_rows(controller)) == 1  # the card it streamed into, not a second one once recorded
     shell = _saved_shell(controller)
     assert shell["output"] == "first\nsecond\n" and shell["exitCode"] == 0 and shell["cancelled"] is False
     assert "excludeFromContext" not in shell
@@ -114,7 +115,7 @@ def test_a_command_ended_while_the_agent_works_is_saved_after_the_run(
     controller: SessionController,  # noqa: F811
     server: LoopbackServer,  # noqa: F811
 ) -> None:
-    server.script(Turn([Text("a slow reply " * 30)], drip=0.03))
+    server.script(Turn([Text("a slow reply " * 80)], drip=0.05))  # streams for 8 s or more
     _type(controller, "take your time")
     qtbot.waitUntil(lambda: controller.chat.busy, timeout=5000)
     _type(controller, "!echo meanwhile")
@@ -124,9 +125,10 @@ def test_a_command_ended_while_the_agent_works_is_saved_after_the_run(
     qtbot.waitUntil(lambda: card.status == "done", timeout=10_000)
     assert controller.chat.busy  # the reply is still streaming: the command waits to be recorded
     assert "bashExecution" not in _roles(controller)
-    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=15_000)
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=30_000)
     qtbot.waitUntil(lambda: "bashExecution" in _roles(controller), timeout=5000)
     assert _roles(controller) == ["user", "assistant", "bashExecution"]
+    assert len(_shell_rows(controller)) == 1
 
 
 def test_escape_stops_a_running_command(
