@@ -5,6 +5,12 @@ Input: 2,000 agent messages of about 200K tokens in all (a user prompt, then ~1,
 1M window, so the pressure trigger holds on every call (the governor's heaviest path). Figures:
 
 - ``governor_first_call_ms``: the first decision (every message estimated once, chars/4);
+- ``first_decision_2100``: the first decision of a new governor on the 2,100-message list the later calls
+  end with, three ways (each the median of a few runs, wall and CPU ms): ``cold`` (counting and scanning
+  everything in that call), ``counted`` (the counts made ahead, as the session's count-ahead step makes
+  them in a worker thread) and ``on_event_loop`` (what the session's decision costs on its event loop
+  once the count-ahead step also scanned the list by a preview in the worker, ``prepare`` being that
+  step's own cost; target < 20 ms);
 - ``governor_call_ms_median`` / ``_max``: each later call after a new tool round is appended
   (steady state; target < 20 ms). The governor folds in only the appended messages (an incremental
   scan: groups, counts, last positions of each path, shape, digest and command), so a call costs about
@@ -149,6 +155,61 @@ def index_figures() -> dict[str, Any]:
         }
 
 
+def _timed(run: Any, repeat: int = 5) -> tuple[float, float]:
+    """Median wall and CPU milliseconds of ``run()`` (each run sets itself up inside ``run``'s result)."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        measured = run()
+        walls.append(measured[0])
+        cpus.append(measured[1])
+    return round(statistics.median(walls), 2), round(statistics.median(cpus), 2)
+
+
+def first_decisions(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """A new governor's first decision on ``messages``: cold, with the counts made ahead, and on the
+    event loop after the count-ahead step (counts and a preview in a worker) ran."""
+    shape = RequestShape(MODEL, SYSTEM, TOOLS)
+
+    def clocked(run: Any) -> tuple[float, float]:
+        start, cpu = time.perf_counter(), time.process_time()
+        run()
+        return (time.perf_counter() - start) * 1000, (time.process_time() - cpu) * 1000
+
+    def cold() -> tuple[float, float]:
+        governor = Governor(GovernorSettings(), TokenEstimator())
+        return clocked(lambda: governor.decide(list(messages), shape))
+
+    def counted() -> tuple[float, float]:
+        governor = Governor(GovernorSettings(), TokenEstimator())
+        governor.estimator.precount(messages)
+        return clocked(lambda: governor.decide(list(messages), shape))
+
+    prepare: list[tuple[float, float]] = []
+
+    def on_event_loop() -> tuple[float, float]:
+        governor = Governor(GovernorSettings(), TokenEstimator())
+        request = list(messages)
+        governor.estimator.precount(request)
+        assert not governor.prepared(request)
+        prepare.append(clocked(lambda: governor.preview(request, shape)))
+        assert governor.prepared(request)
+        return clocked(lambda: governor.decide(request, shape))
+
+    loop = _timed(on_event_loop)
+    return {
+        "messages": len(messages),
+        "cold_ms": _timed(cold),
+        "counted_ms": _timed(counted),
+        "on_event_loop_ms": loop,
+        "prepare_ms": (
+            round(statistics.median(p[0] for p in prepare), 2),
+            round(statistics.median(p[1] for p in prepare), 2),
+        ),
+        "target_ms": 20,
+        "figures": "(wall, cpu)",
+    }
+
+
 def main() -> None:
     messages = transcript(2_000)
     governor = Governor(GovernorSettings(), TokenEstimator())
@@ -168,6 +229,7 @@ def main() -> None:
         cpu_times.append((time.process_time() - cpu) * 1000)
         kind = outcome.decision.decision if outcome.decision else "none"
         decisions[kind] = decisions.get(kind, 0) + 1
+    first_2100 = first_decisions(messages)
 
     with tempfile.TemporaryDirectory() as tmp:  # a session opened for the first time, as the window does it
         tokenizers = Tokenizers(Path(tmp), env={})
@@ -223,6 +285,7 @@ def main() -> None:
                 "governor_call_cpu_ms_median": round(statistics.median(cpu_times), 2),
                 "governor_call_cpu_ms_max": round(max(cpu_times), 2),
                 "governor_target_ms": 20,
+                "first_decision_2100": first_2100,
                 "later_decisions": decisions,
                 "xray_parts": len(cold.parts),
                 "xray_total_tokens": cold.total,

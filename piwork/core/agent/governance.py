@@ -208,6 +208,8 @@ class SessionGovernance:
         estimator = self.governor.estimator
         if any(estimator.known(message) is None for message in projected):
             await asyncio.to_thread(estimator.precount, projected)
+        if not self.governor.prepared(projected):  # a long list scanned first: not on the event loop
+            return (await asyncio.to_thread(self.governor.preview, projected, shape)).occupancy
         return self.governor.preview(projected, shape).occupancy
 
     def send_once_anyway(self) -> None:
@@ -230,12 +232,19 @@ class SessionGovernance:
         """Count in a worker thread the request's messages not counted yet, so the decision :meth:`shape`
         makes next, on the event loop (a window's GUI thread), finds every count made: a long session sent
         a prompt before its opening count ended would otherwise be counted there. The counts are the same
-        wherever they are made, so the decision is too."""
+        wherever they are made, so the decision is too. A list the governor has not scanned yet (the
+        first request of a reopened long session, one after a compaction) is also scanned there, by a
+        preview of the decision, which keeps nothing but the scan, the counts and the elided copies."""
         self._follow_model(setup.model)
         estimator = self.governor.estimator
         projected = self.project(messages)
         if any(estimator.known(message) is None for message in projected):
             await asyncio.to_thread(estimator.precount, projected)
+        if not self.governor.prepared(projected):
+            self._check_contract()  # the boundary the decision will see
+            reserve = self._session.compaction_settings.reserve_tokens
+            shape = RequestShape(setup.model, setup.system_prompt, setup.tools, reserve)
+            await asyncio.to_thread(self.governor.preview, projected, shape)
 
     def shape(self, messages: list[Message], setup: RequestSetup) -> list[Message] | None:
         """The working set of one request: the task's exclusions applied (their markers in place of the

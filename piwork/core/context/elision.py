@@ -259,9 +259,13 @@ def read_range(arguments: Any) -> tuple[int | None, int | None]:
     )
 
 
+# one encoder for every shape: json.dumps with options builds a new encoder on each call
+_SHAPE_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str).encode
+
+
 def call_shape(tool: str, arguments: Any) -> str:
     """A tool call's name and arguments, to recognise the same call made again."""
-    return tool + "\0" + json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+    return tool + "\0" + _SHAPE_JSON(arguments)
 
 
 def content_digest(message: Message) -> str:

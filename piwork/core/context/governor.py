@@ -58,6 +58,7 @@ from piwork.core.messages import Message
 from piwork.core.tools.registry import tool_facts
 
 STATE_CUSTOM_TYPE = "piwork.governorState"
+PREPARED_GROWTH = 64  # messages a decision folds in itself; more are scanned ahead (Governor.prepared)
 __all__ = ["BOUNDARY_CUSTOM_TYPES", "STATE_CUSTOM_TYPE", "Governor", "GovernorOutcome", "RequestShape"]
 
 
@@ -180,6 +181,18 @@ class Governor:
             self._sent.clear()
         scan.update(messages)
         return scan
+
+    def prepared(self, messages: list[Message]) -> bool:
+        """Whether a decision on ``messages`` has little left to fold in (the list extends the one scanned
+        by a few messages). When not, a host runs :meth:`preview` in a worker thread first — while nothing
+        else decides with this governor — so the decision on its event loop finds the scan, the counts
+        and the elided copies made (the first decision on a long session that was just opened)."""
+        scan = self._scan
+        return (
+            scan.estimator is self.estimator
+            and len(messages) - len(scan.messages) <= PREPARED_GROWTH
+            and scan.extended_by(messages)
+        )
 
     def preview(self, messages: list[Message], shape: RequestShape) -> GovernorOutcome:
         """The decision :meth:`decide` would make now, without keeping anything of it (no sticky

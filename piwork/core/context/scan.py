@@ -14,6 +14,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from piwork.core.context.elision import (
     CandidateKind,
@@ -27,7 +28,7 @@ from piwork.core.context.elision import (
     result_failed,
 )
 from piwork.core.context.estimate import TokenEstimator
-from piwork.core.context.groups import Orphan, is_failed_assistant, tool_call_ids
+from piwork.core.context.groups import Orphan, is_failed_assistant
 from piwork.core.messages import Message
 from piwork.core.tools.registry import tool_facts
 from piwork.core.usage import calculate_context_tokens
@@ -35,9 +36,9 @@ from piwork.core.usage import calculate_context_tokens
 BOUNDARY_CUSTOM_TYPES = frozenset({"piwork.contextBundle"})  # custom messages that open a task or phase
 
 
-@dataclass(frozen=True)
-class CallInfo:
-    """What the governor needs to know about one tool call (computed once per call)."""
+class CallInfo(NamedTuple):
+    """What the governor needs to know about one tool call (computed once per call; a tuple, as a
+    long transcript makes one per call before its first decision)."""
 
     tool: str
     arguments: object
@@ -149,17 +150,19 @@ class TranscriptScan:
         if role == "assistant":
             self._usage(i, message, stamp)
             content = message.get("content")
-            calls = [
-                block
-                for block in (content if isinstance(content, list) else ())
-                if isinstance(block, dict)
-                and block.get("type") == "toolCall"
-                and isinstance(block.get("id"), str)
-            ]
-            for block in calls:
-                self.infos[block["id"]] = call_info(str(block.get("name", "")), block.get("arguments"))
+            ids: list[str] = []  # as tool_call_ids gives them
+            calls = 0
+            infos = self.infos
+            for block in content if isinstance(content, list) else ():
+                if not isinstance(block, dict) or block.get("type") != "toolCall":
+                    continue
+                call_id = block.get("id", "")
+                ids.append(str(call_id))
+                if isinstance(call_id, str):
+                    infos[call_id] = call_info(str(block.get("name", "")), block.get("arguments"))
+                    calls += 1
             if not is_failed_assistant(message):
-                self._open_calls = set(tool_call_ids(message))
+                self._open_calls = set(ids)
                 self._open_index = i
                 if calls:
                     self.round_times.append(stamp)

@@ -35,6 +35,8 @@ from piwork.core.llm.token_counts import MIN_CHARS, CountCache, text_key
 from piwork.core.llm.types import LlmContext, Message
 
 EXACT_MAX_CHARS = 1_000_000  # longer texts are counted by estimate (chars/4), see TokenCounter.count
+# json.dumps(value, ensure_ascii=False) with one encoder made once (json.dumps makes one per call)
+_ARGUMENTS_JSON = json.JSONEncoder(ensure_ascii=False).encode
 
 _BASE_URL = "https://openaipublic.blob.core.windows.net/encodings/"
 # encoding -> (file tiktoken downloads it from, its SHA-256)
@@ -344,7 +346,7 @@ class TokenCounter:
                 total += self.count(block.get("thinking") or "")
             elif kind == "toolCall":
                 total += self.count(block.get("name") or "")
-                total += self.count(json.dumps(block.get("arguments") or {}, ensure_ascii=False))
+                total += self.count(_ARGUMENTS_JSON(block.get("arguments") or {}))
             elif kind == "image":
                 total += IMAGE_TOKENS
         return total
