@@ -371,3 +371,26 @@ def test_repeat_trigger_fires_once_for_new_repeated_output() -> None:
     outcome = governor.decide(messages, SHAPE)
     assert outcome.decision is not None and outcome.decision.triggers == ("repeat",)
     assert governor.decide(messages, SHAPE).decision is None
+
+
+def test_a_decision_prepared_by_a_preview_is_the_decision_made_cold() -> None:
+    """The count-ahead step previews a list the governor has not scanned, in a worker; the decision on the
+    event loop after it is exactly the one a governor makes without that step."""
+    messages = [user("go"), *[m for i in range(80) for m in tool_round(f"c{i}", "read", 600, path=f"{i}.py")]]
+    messages += tail()
+    cold, warm = Governor(LOW_PRESSURE), Governor(LOW_PRESSURE)
+    assert not warm.prepared(messages)
+    preview = warm.preview(messages, SHAPE)
+    assert warm.prepared(messages) and not warm.prepared([*messages, *tail(200)])
+    assert warm.sticky_ids == () and warm.log == []  # the preview kept no decision
+    a, b = cold.decide(list(messages), SHAPE), warm.decide(list(messages), SHAPE)
+    assert a.decision is not None and b.decision is not None and a.decision.decision == "projected"
+    assert (b.decision.triggers, b.decision.elided, b.decision.savings, b.sent_tokens) == (
+        a.decision.triggers,
+        a.decision.elided,
+        a.decision.savings,
+        a.sent_tokens,
+    )
+    assert sent_json(b.messages) == sent_json(a.messages)
+    assert [m is n for m, n in zip(b.messages, preview.messages, strict=True)].count(False) == 0  # its copies
+    assert cold.sticky_ids == warm.sticky_ids
