@@ -19,7 +19,6 @@ from typing import Any
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtWidgets import QFileDialog
 
 from piwork.core.agent import (
     AgentEvent,
@@ -57,6 +56,7 @@ from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.navigation import ContextNavigator, entry_of_message
 from piwork.gui.context.preflight_dialog import DIALOG_VERDICTS, PreflightDialog
 from piwork.gui.context.reading import MeterReading
+from piwork.gui.dialogs import ask_open_file
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter, describe_exception, describe_view_failure
@@ -820,15 +820,16 @@ class SessionController(QObject):
     # ---- dialogs -----------------------------------------------------------------------------
 
     def choose_session_file(self) -> None:
+        self.spawn(self._choose_session_file())
+
+    async def _choose_session_file(self) -> None:
         start = default_session_dir(self.cwd, self.agent_dir)
-        path, _filter = QFileDialog.getOpenFileName(
-            self.window,
-            "Open Session",
-            str(start if start.is_dir() else self.cwd),
-            "Sessions (*.jsonl);;All files (*)",
+        folder = start if await asyncio.to_thread(start.is_dir) else self.cwd
+        path = await ask_open_file(
+            self.window, "Open Session", str(folder), "Sessions (*.jsonl);;All files (*)"
         )
         if path:
-            self.spawn(self.open_session(path))
+            await self.open_session(path)
 
     def show_sessions_browser(self) -> SessionBrowser:
         browser = SessionBrowser(self.cwd, self.agent_dir, parent=self.window)

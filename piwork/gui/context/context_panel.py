@@ -12,7 +12,6 @@ from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, QSize, Qt, Sign
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QMenu,
@@ -32,6 +31,7 @@ from piwork.gui.context.governor_log_model import GovernorLogModel, export_json
 from piwork.gui.context.manifest_model import ManifestModel
 from piwork.gui.context.usage_plot import UsagePlot
 from piwork.gui.context.xray_model import JumpTarget, TargetRole, XrayModel, XrayTable
+from piwork.gui.dialogs import ask_save_file
 from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.inert_text import plain_label, plain_tip
 
@@ -165,7 +165,7 @@ class ContextPanel(QWidget):
         self.show_original_button.clicked.connect(self.show_selected_original)
         self.export_button = QPushButton("Export JSON…")
         self.export_button.setAccessibleDescription("Save the governor log as a JSON file")
-        self.export_button.clicked.connect(self.export_log)
+        self.export_button.clicked.connect(lambda: self.export_log())
         self.log_view.selectionModel().currentChanged.connect(self._on_log_current)
         self.log_summary = plain_label("No governor decisions yet.")
         self.log_summary.setWordWrap(True)  # a narrow dock wraps it rather than widening the window
@@ -360,13 +360,17 @@ class ContextPanel(QWidget):
         """Write the governor log as JSON (metadata only) in a worker thread; asks where unless ``path``
         is given. The task's result is the file written (None if it could not be, which is shown)."""
         if path is None:
-            path, _filter = QFileDialog.getSaveFileName(
-                self, "Export Governor Log", "governor-log.json", "JSON (*.json)"
-            )
+            return self._tasks.spawn(self._export_asking())
         if not path:
             return None
         text = export_json(self.log_model.decisions) + "\n"
         return self._tasks.spawn(self._write_log(Path(path), text))
+
+    async def _export_asking(self) -> Path | None:
+        answer = await ask_save_file(self, "Export Governor Log", "governor-log.json", "JSON (*.json)")
+        if answer is None or not answer[0]:
+            return None
+        return await self._write_log(Path(answer[0]), export_json(self.log_model.decisions) + "\n")
 
     async def _write_log(self, target: Path, text: str) -> Path | None:
         try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from PySide6.QtCore import QFile, Qt, Signal
@@ -18,9 +18,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QHeaderView,
-    QInputDialog,
     QLineEdit,
-    QMessageBox,
     QProgressBar,
     QPushButton,
     QTableView,
@@ -31,7 +29,8 @@ from PySide6.QtWidgets import (
 from piwork.core.errors import PiworkError
 from piwork.core.session import SessionInfo, open_session
 from piwork.gui.background import BackgroundTasks
-from piwork.gui.inert_text import plain_label, plain_tip
+from piwork.gui.dialogs import ask_text, ask_yes_no, tell
+from piwork.gui.inert_text import plain_label
 from piwork.gui.sessions.listing_worker import SessionListing
 from piwork.gui.sessions.session_model import (
     COL_CREATED,
@@ -42,32 +41,17 @@ from piwork.gui.sessions.session_model import (
     title_of,
 )
 
-Confirm = Callable[[str, str], bool]  # (title, question) -> yes?
-AskName = Callable[[str], str | None]  # current name -> new name, None = cancelled
-
-
-def yes_no_box(parent: QWidget | None, title: str, question: str) -> QMessageBox:
-    """A delete confirmation whose default is No: a reflexive Enter keeps the file."""
-    no, yes = QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes
-    box = QMessageBox(QMessageBox.Icon.Question, title, plain_tip(question), yes | no, parent)
-    box.setDefaultButton(no)
-    return box
+Confirm = Callable[[str, str], Awaitable[bool]]  # (title, question) -> yes?
+AskName = Callable[[str], Awaitable[str | None]]  # current name -> new name, None = cancelled
 
 
 def _ask_yes_no(parent: QWidget) -> Confirm:
-    def confirm(title: str, question: str) -> bool:
-        return yes_no_box(parent, title, question).exec() == QMessageBox.StandardButton.Yes
-
-    return confirm
+    return lambda title, question: ask_yes_no(parent, title, question)
 
 
 def _ask_name(parent: QWidget) -> AskName:
-    def ask(current: str) -> str | None:
-        # The dialog starts with `current` selected: typing replaces it, an arrow key keeps it to edit.
-        text, ok = QInputDialog.getText(parent, "Rename Session", "Session name:", text=current)
-        return text if ok else None
-
-    return ask
+    # The dialog starts with `current` selected: typing replaces it, an arrow key keeps it to edit.
+    return lambda current: ask_text(parent, "Rename Session", "Session name:", current)
 
 
 def move_to_trash(path: str) -> bool:
@@ -89,7 +73,9 @@ async def delete_session_file(path: str, confirm: Confirm) -> str:
     The file work runs in a worker thread; ``confirm`` is asked on the GUI thread."""
     if await asyncio.to_thread(move_to_trash, path):
         return "trashed"
-    if not confirm("Delete Permanently?", f"There is no trash here. Delete this file for good?\n\n{path}"):
+    if not await confirm(
+        "Delete Permanently?", f"There is no trash here. Delete this file for good?\n\n{path}"
+    ):
         return "kept"
     await asyncio.to_thread(os.remove, path)
     return "deleted"
@@ -282,17 +268,17 @@ class SessionBrowser(QDialog):
             return
         shown = title_of(info)  # what the list shows: the name, else the first message's line
         current = info.name or ("" if shown == "—" else shown)
-        name = self._ask_name(current)
+        self._tasks.spawn(self._rename(str(info.path), current))
+
+    async def _rename(self, path: str, current: str) -> None:
+        name = await self._ask_name(current)
         if name is None or name == current:
             return  # cancelled, or accepted unchanged: nothing to write
-        self._tasks.spawn(self._rename(str(info.path), name))
-
-    async def _rename(self, path: str, name: str) -> None:
         try:
             try:
                 await asyncio.to_thread(rename_session_file, path, name)
             except (PiworkError, OSError) as err:
-                QMessageBox.warning(self, "Rename failed", plain_tip(str(err)))
+                tell(self, "Rename failed", str(err))
                 return
             self.model.rename_path(path, " ".join(name.split()))
         finally:
@@ -303,17 +289,16 @@ class SessionBrowser(QDialog):
         if info is None:
             return
         question = f"Move this session to the trash?\n\n{title_of(info)}\n{info.path}"
-        if not self._confirm("Delete Session", question):
-            self.deleted.emit(str(info.path))
-            return
-        self._tasks.spawn(self._delete(str(info.path)))
+        self._tasks.spawn(self._delete(str(info.path), question))
 
-    async def _delete(self, path: str) -> None:
+    async def _delete(self, path: str, question: str) -> None:
         try:
+            if not await self._confirm("Delete Session", question):
+                return
             try:
                 outcome = await delete_session_file(path, self._confirm)
             except OSError as err:
-                QMessageBox.warning(self, "Delete failed", plain_tip(str(err)))
+                tell(self, "Delete failed", str(err))
                 return
             if outcome != "kept":
                 self.model.remove_path(path)

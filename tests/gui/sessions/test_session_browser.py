@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -62,8 +64,18 @@ def projects(tmp_path: Path) -> tuple[Path, Path, list[Path]]:
     return here, there, files
 
 
-def _browser(qtbot: QtBot, cwd: Path, **kwargs: object) -> SessionBrowser:
-    browser = SessionBrowser(str(cwd), agent_dir(), **kwargs)  # type: ignore[arg-type]
+def _at_once(answer: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    """A question the browser awaits, answered at once by ``answer``."""
+
+    async def ask(*args: Any) -> Any:
+        return answer(*args)
+
+    return ask
+
+
+def _browser(qtbot: QtBot, cwd: Path, **kwargs: Any) -> SessionBrowser:
+    questions = {key: _at_once(kwargs.pop(key)) for key in ("confirm", "ask_name") if key in kwargs}
+    browser = SessionBrowser(str(cwd), agent_dir(), **kwargs, **questions)
     qtbot.addWidget(browser)
     with qtbot.waitSignal(browser.listing.finished, timeout=10_000):
         browser.refresh()
@@ -188,7 +200,7 @@ def test_enter_in_a_delete_confirmation_keeps_the_file(qtbot: QtBot) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QMessageBox
 
-    from piwork.gui.sessions.session_browser import yes_no_box
+    from piwork.gui.dialogs import yes_no_box
 
     box = yes_no_box(None, "Delete Permanently?", "There is no trash here. Delete this file for good?")
     qtbot.addWidget(box)
