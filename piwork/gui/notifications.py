@@ -1,7 +1,8 @@
 """The one path every unexpected error takes to the screen: a visible message with a details button.
 
 ``NotificationCenter.install()`` hooks ``sys.excepthook``, ``threading.excepthook`` and the asyncio loop's
-exception handler. Errors raised on worker threads are forwarded to the GUI thread through a queued signal,
+exception handler, and hands every log record at ERROR or above from a ``piwork.*`` logger to the screen
+too (a record whose error is already shown carries ``extra={NOTIFIED: True}`` and is not shown twice). Errors raised on worker threads are forwarded to the GUI thread through a queued signal,
 so no widget is touched off the GUI thread. Engine errors (``PiworkError``) show their message as is;
 anything else is labelled as an unexpected error, with the traceback behind "Show Details...".
 """
@@ -27,6 +28,8 @@ from piwork.gui.inert_text import plain_tip
 log = logging.getLogger(__name__)
 
 MAX_OPEN_BOXES = 3  # a burst of errors must not bury the window under dialogs
+NOTIFIED = "piwork_notified"  # a log record's attribute: what it reports is already on the screen
+LOGGERS = "piwork"  # the loggers (and their children) whose errors are shown
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,39 @@ def describe_view_failure(part: str, what: str, exc: BaseException) -> Notificat
     )
 
 
+def describe_record(record: logging.LogRecord) -> Notification:
+    """A log record at ERROR or above as a notification (its traceback behind the details)."""
+    message = record.getMessage()
+    details = f"{record.name}: {message}"
+    summary = ""
+    if record.exc_info and record.exc_info[1] is not None:
+        exc_type, exc, tb = record.exc_info
+        details += "\n\n" + "".join(traceback.format_exception(exc_type, exc, tb))
+        summary = f"\n\n{type(exc).__name__}: {exc}" if str(exc) else f"\n\n{type(exc).__name__}"
+    return Notification(
+        "Something went wrong",
+        f"piwork reported a problem: {message}{summary}\n\n"
+        "What it was doing may not have finished. If this keeps happening, copy the details into a bug report.",
+        details,
+    )
+
+
+class ErrorLogHandler(logging.Handler):
+    """Shows each record at ERROR or above in the notification centre (records come from any thread)."""
+
+    def __init__(self, center: NotificationCenter) -> None:
+        super().__init__(logging.ERROR)
+        self.center = center
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, NOTIFIED, False):
+            return
+        try:
+            self.center.post(describe_record(record))
+        except Exception:  # a broken notification must not break the code that logged
+            self.handleError(record)
+
+
 class NotificationCenter(QObject):
     """Shows notifications as non-modal message boxes and keeps a history (the log panel may read it)."""
 
@@ -88,6 +124,10 @@ class NotificationCenter(QObject):
         threading.excepthook = self._thread_hook
         self._restore.append(lambda: setattr(sys, "excepthook", previous_sys))
         self._restore.append(lambda: setattr(threading, "excepthook", previous_thread))
+        handler = ErrorLogHandler(self)
+        logger = logging.getLogger(LOGGERS)
+        logger.addHandler(handler)
+        self._restore.append(lambda: logger.removeHandler(handler))
         if loop is not None:
             previous_loop = loop.get_exception_handler()
             loop.set_exception_handler(self._loop_hook)
@@ -101,13 +141,15 @@ class NotificationCenter(QObject):
         if issubclass(exc_type, KeyboardInterrupt):
             sys.__excepthook__(exc_type, exc, tb)
             return
-        log.error("unhandled exception", exc_info=(exc_type, exc, tb))
+        log.error("unhandled exception", exc_info=(exc_type, exc, tb), extra={NOTIFIED: True})
         self.post(describe_exception(exc, tb))
 
     def _thread_hook(self, args: threading.ExceptHookArgs) -> None:
         if args.exc_value is None:
             return
-        log.error("unhandled exception in thread %s", args.thread, exc_info=args.exc_value)
+        log.error(
+            "unhandled exception in thread %s", args.thread, exc_info=args.exc_value, extra={NOTIFIED: True}
+        )
         self.post(describe_exception(args.exc_value, args.exc_traceback))
 
     def _loop_hook(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -116,10 +158,10 @@ class NotificationCenter(QObject):
             return
         if exc is None:
             message = str(context.get("message", "asyncio reported a problem"))
-            log.error("asyncio: %s", message)
+            log.error("asyncio: %s", message, extra={NOTIFIED: True})
             self.post(Notification("Unexpected error", message, repr(context)))
             return
-        log.error("unhandled exception in a background task", exc_info=exc)
+        log.error("unhandled exception in a background task", exc_info=exc, extra={NOTIFIED: True})
         self.post(describe_exception(exc))
 
     # ---- showing -----------------------------------------------------------------------------

@@ -59,7 +59,7 @@ from piwork.gui.context.reading import MeterReading
 from piwork.gui.dialogs import ask_open_file
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.main_window import MainWindow
-from piwork.gui.notifications import NotificationCenter, describe_exception, describe_view_failure
+from piwork.gui.notifications import NOTIFIED, NotificationCenter, describe_exception, describe_view_failure
 from piwork.gui.palette.palette_dialog import PaletteDialog
 from piwork.gui.palette.sources import (
     ModelItemsFollower,
@@ -593,7 +593,7 @@ class SessionController(QObject):
         try:
             handle(event)
         except Exception as exc:
-            log.exception("%s failed on a %s event", part, event.type)
+            log.exception("%s failed on a %s event", part, event.type, extra={NOTIFIED: True})  # shown below
             if (part, event.type) not in self._view_failures:  # once each: a stream has thousands of deltas
                 self._view_failures.add((part, event.type))
                 self.notifications.post(describe_view_failure(part, f"a “{event.type}” event", exc))

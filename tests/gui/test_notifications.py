@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import sys
 import threading
 
@@ -11,7 +12,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from piwork.core.errors import PiworkError
-from piwork.gui.notifications import MAX_OPEN_BOXES, NotificationCenter, describe_exception
+from piwork.gui.notifications import MAX_OPEN_BOXES, NOTIFIED, NotificationCenter, describe_exception
 
 
 def _center(qtbot: QtBot) -> NotificationCenter:
@@ -96,3 +97,41 @@ def test_uninstall_restores_the_previous_hooks(qtbot: QtBot) -> None:
     assert sys.excepthook is not before_sys
     center.uninstall()
     assert sys.excepthook is before_sys and threading.excepthook is before_thread
+
+
+def test_errors_logged_by_piwork_reach_the_screen_once_from_any_thread(qtbot: QtBot) -> None:
+    center = _center(qtbot)
+    center.install()
+    try:
+        engine = logging.getLogger("piwork.core.agent.events")
+        try:
+            raise KeyError("listener state")
+        except KeyError:
+            engine.exception("event listener failed on %s", "message_end")
+        assert len(center.history) == 1
+        shown = center.history[0]
+        assert "event listener failed on message_end" in shown.text and "KeyError" in shown.text
+        assert "Traceback" in shown.details and "piwork.core.agent.events" in shown.details
+
+        def work() -> None:  # a worker's record is shown on the GUI thread
+            logging.getLogger("piwork.gui.logs").error("index of %s lost", "bash.log")
+
+        with qtbot.waitSignal(center.posted, timeout=5000) as posted:
+            thread = threading.Thread(target=work)
+            thread.start()
+            thread.join()
+        assert "index of bash.log lost" in posted.args[0].text
+
+        logging.getLogger("piwork.core").warning("only a warning")  # below ERROR: the log keeps it
+        logging.getLogger("httpx").error("another library's error")  # not piwork's
+        logging.getLogger("piwork.gui").error("already shown", extra={NOTIFIED: True})
+        try:
+            raise ValueError("slot failed")
+        except ValueError:
+            sys.excepthook(*sys.exc_info())  # the hook logs it and shows it: once, not twice
+        assert len(center.history) == 3 and "slot failed" in center.history[-1].text
+    finally:
+        center.uninstall()
+    logging.getLogger("piwork.core").error("after uninstall")
+    assert len(center.history) == 3
+    center.close_all()
