@@ -47,7 +47,7 @@ from piwork.core.resources import (
     trust_resources,
 )
 from piwork.core.session import Session, closed_in_worker, default_session_dir, files_to_search, read_header
-from piwork.gui.chat.conversation import Conversation, prepare_conversation
+from piwork.gui.chat.conversation import Conversation, prepare_session_conversation
 from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
 from piwork.gui.command_surface import CommandSurface
 from piwork.gui.commands import BUILTIN, CommandContext, SlashCommand
@@ -257,8 +257,9 @@ class SessionController(QObject):
         parts = [f"{left_out} left out" if left_out else "", f"{replaced} replaced" if replaced else ""]
         self.chat.presenter.add_notice(
             "Context edits in force on this branch: " + " and ".join(p for p in parts if p),
-            "The chat shows the conversation as the model sees it. The session tree marks the entries "
-            "(⊘ left out, ✎ replaced) and keeps their original text; Restore in its menu undoes an edit.",
+            "The chat shows each message as written, with a card under each edited one saying what the "
+            "model sees instead. The session tree marks the entries (⊘ left out, ✎ replaced); Restore in "
+            "the chat's or the tree's menu undoes an edit.",
         )
 
     def _edit_context_of_row(self, action: str, row_key: int) -> None:
@@ -452,7 +453,7 @@ class SessionController(QObject):
         # The session left behind is written out and fsynced in a worker, and its file let go, before
         # the new one shows (the window keeps running meanwhile).
         try:
-            prepared = await asyncio.to_thread(prepare_conversation, runtime.session.messages)
+            prepared = await asyncio.to_thread(prepare_session_conversation, runtime.session)
             await self._let_go()
         except BaseException:  # cancelled meanwhile: nor is the new file kept
             runtime.store.close()
@@ -577,6 +578,8 @@ class SessionController(QObject):
         if session is None:
             return
         messages = session.messages
+        if prepared is None or not prepared.current_for(messages):  # a move in the tree: edits marked
+            prepared = prepare_session_conversation(session)
         self.chat.presenter.show_messages(messages, prepared)
         self.window.set_session_title(session.tree.name or None, self.cwd)
         self._show_system_prompt()  # a move in the tree may restore another tool set

@@ -433,15 +433,19 @@ class SessionTree:
         )
 
     # ----------------------------------------------------------------- context
-    def build_context(self, leaf_id: Any = _CURRENT, honour_retained_tail: bool = True) -> SessionContext:
+    def build_context(
+        self, leaf_id: Any = _CURRENT, honour_retained_tail: bool = True, keep_originals: bool = False
+    ) -> SessionContext:
         """Messages, model and thinking level for a leaf (default: the current leaf).
 
         ``None`` means an empty context (a reset leaf). ``retainedTail`` is honoured by default.
+        ``keep_originals``: the transcript instead, each message as written, what context edits change
+        marked in ``edited``.
         """
         target = self.leaf_id if leaf_id is _CURRENT else leaf_id
         with paused_gc(keep=True):
             path = [] if target is None else self.path(target)
-            return context_for_path(self, path, honour_retained_tail)
+            return context_for_path(self, path, honour_retained_tail, keep_originals)
 
     def context_edits(self, leaf_id: Any = _CURRENT) -> list[ActiveEdit]:
         """The context edits in force on the branch ending at ``leaf_id`` (default: the leaf), in the

@@ -25,13 +25,16 @@ BATCH = 256  # entries read and parsed before they are turned into messages
 
 
 def context_for_path(
-    tree: SessionTree, path: list[EntryRecord], honour_retained_tail: bool
+    tree: SessionTree, path: list[EntryRecord], honour_retained_tail: bool, keep_originals: bool = False
 ) -> SessionContext:
-    """Messages, model and thinking level for a root→leaf path of ``tree``."""
+    """Messages, model and thinking level for a root→leaf path of ``tree``. ``keep_originals``: the
+    messages as written, with what a context edit changes marked in ``edited`` instead of applied (the
+    transcript a reader sees)."""
     thinking_level, model = _settings(tree, path)
     selected, retained = context_records(tree, path, honour_retained_tail)
     edits = _latest_edits(tree, selected)
     usable: list[Any] = []
+    edited: dict[int, Any] = {}
     append = usable.append
     for first in range(0, len(selected), BATCH):  # batches: only one batch of whole entries in memory
         batch = selected[first : first + BATCH]
@@ -44,7 +47,12 @@ def context_for_path(
             edit = edits.get(map_key(record.id)) if edits else None
             if edit is not None:
                 if body is not None and not _message_without_object(body):
-                    _extend_usable(usable, apply_edit(entry_to_messages(body), edit))
+                    if keep_originals:
+                        start = len(usable)
+                        _extend_usable(usable, entry_to_messages(body))
+                        edited.update((id(m), edit) for m in usable[start:])
+                    else:
+                        _extend_usable(usable, apply_edit(entry_to_messages(body), edit))
                 continue
             message = body.get("message") if type(body) is dict and body.get("type") == "message" else None
             if type(message) is dict and message.get("content") is not None:
@@ -55,7 +63,7 @@ def context_for_path(
                 # a line that turned out unreadable is reported, not fatal
                 _extend_usable(usable, entry_to_messages(body))
     _extend_usable(usable, retained)
-    return SessionContext(usable, thinking_level, model, [r.id for r in selected])
+    return SessionContext(usable, thinking_level, model, [r.id for r in selected], edited)
 
 
 def context_records(

@@ -79,6 +79,9 @@ class SessionContext:
     thinking_level: Any
     model: dict[str, Any] | None
     entry_ids: list[Any]
+    # built with ``keep_originals``: the messages as written, and by ``id()`` of each message an edit
+    # changes (every message of its entry) the ``context_edit`` entry in force on it
+    edited: dict[int, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"messages": self.messages}

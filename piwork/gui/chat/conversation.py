@@ -6,10 +6,12 @@ with :func:`prepare_conversation` off the GUI thread, and the presenter only han
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from piwork.gui.chat.rows import ChatRow, images_of, rows_for_message
+from piwork.core.session import SessionTree
+from piwork.gui.chat.rows import ChatRow, RowKind, images_of, rows_for_message, text_of
 from piwork.gui.chat.tool_card import ToolCard
 
 
@@ -30,8 +32,11 @@ class Conversation:
         )
 
 
-def prepare_conversation(messages: list[dict[str, Any]]) -> Conversation:
-    """The rows of ``messages`` (oldest first). Pure Python: safe in any thread."""
+def prepare_conversation(
+    messages: list[dict[str, Any]], rows_after: Callable[[dict[str, Any]], list[ChatRow]] | None = None
+) -> Conversation:
+    """The rows of ``messages`` (oldest first); ``rows_after`` gives rows of the window's own to put
+    after a message's. Pure Python: safe in any thread."""
     conversation = Conversation(list(messages))
     cards, card_rows = conversation.cards, conversation.card_rows
     for message in messages:
@@ -40,6 +45,8 @@ def prepare_conversation(messages: list[dict[str, Any]]) -> Conversation:
             if row.tool is not None and row.tool.call_id:
                 card_rows[row.tool.call_id] = row
         conversation.rows.extend(new_rows)
+        if rows_after is not None:
+            conversation.rows.extend(rows_after(message))
         first = new_rows
         if message.get("role") == "toolResult":
             card_row = card_rows.get(str(message.get("toolCallId")))
@@ -50,3 +57,88 @@ def prepare_conversation(messages: list[dict[str, Any]]) -> Conversation:
         if first:
             conversation.message_rows[id(message)] = (message, first[0].key)
     return conversation
+
+
+LEFT_OUT_TITLE = "⊘ Left out of the model's context"
+REPLACED_TITLE = "✎ Replaced for the model: it sees this instead"
+EDIT_HINT = "The message above is kept as written. Restore (in its menu or the tree's) undoes the edit."
+
+
+def edit_mark_row(edit: Mapping[str, Any]) -> ChatRow:
+    """The card under a message that a context edit changes: left out, or what the model sees."""
+    replacement = edit.get("replacement")
+    if not isinstance(replacement, Mapping):
+        return ChatRow(RowKind.NOTICE, "", title=LEFT_OUT_TITLE, hint=EDIT_HINT, collapsed=False)
+    return ChatRow(
+        RowKind.NOTICE,
+        text_of(replacement.get("content")),
+        title=REPLACED_TITLE,
+        hint=EDIT_HINT,
+        collapsed=False,
+    )
+
+
+def prepare_transcript(
+    messages: list[dict[str, Any]], edited: Mapping[int, Any], model_view: list[dict[str, Any]]
+) -> Conversation:
+    """The rows of a branch's messages as written (``messages``; ``edited``: the context edit in force on
+    each message it changes, by ``id()``), each edited entry followed by a card saying what the model sees
+    instead. Built for ``model_view``, the session's own list of what the model sees: its messages lead to
+    the rows of the messages they come from (the X-ray jumps through them). Pure Python: any thread."""
+    last_of_entry = {
+        id(m): edited[id(m)]
+        for n, m in enumerate(messages)
+        if id(m) in edited
+        and (n + 1 == len(messages) or edited.get(id(messages[n + 1])) is not edited[id(m)])
+    }
+
+    def marks(message: dict[str, Any]) -> list[ChatRow]:
+        edit = last_of_entry.get(id(message))
+        return [edit_mark_row(edit)] if edit is not None else []
+
+    conversation = prepare_conversation(messages, marks if last_of_entry else None)
+    if edited:
+        _key_rows_by(conversation, messages, edited, model_view)
+    conversation.messages = list(model_view)
+    return conversation
+
+
+def _key_rows_by(
+    conversation: Conversation,
+    messages: list[dict[str, Any]],
+    edited: Mapping[int, Any],
+    model_view: list[dict[str, Any]],
+) -> None:
+    """Key the first rows by the model's messages: the transcript without what is left out, in order."""
+    kept = [m for m in messages if not _leaves_out(edited.get(id(m)))]
+    if len(kept) != len(model_view):
+        return  # not the same branch: the rows stay keyed by the messages they show
+    rows = conversation.message_rows
+    for original, shown in zip(kept, model_view, strict=True):
+        found = rows.pop(id(original), None)
+        if found is not None:
+            rows[id(shown)] = (shown, found[1])
+
+
+def _leaves_out(edit: Any) -> bool:
+    return isinstance(edit, Mapping) and edit.get("replacement", ...) is None
+
+
+class _SessionLike(Protocol):
+    @property
+    def messages(self) -> list[dict[str, Any]]: ...
+
+    @property
+    def tree(self) -> SessionTree: ...
+
+
+def prepare_session_conversation(session: _SessionLike) -> Conversation:
+    """The rows of an open session's branch: its messages as written, with what context edits change
+    marked (:func:`prepare_transcript`); without edits, the model's list itself. Reads entry bodies when
+    there are edits: run it in a worker."""
+    model_view = session.messages
+    tree = session.tree
+    if not any(record.type == "context_edit" for record in tree.path()):
+        return prepare_conversation(model_view)
+    transcript = tree.build_context(keep_originals=True)
+    return prepare_transcript(transcript.messages, transcript.edited, model_view)

@@ -272,3 +272,45 @@ def test_leave_out_replace_and_restore_from_the_tree_and_the_chat(
     edits = [e for e in _file_entries(opened) if e["type"] == "context_edit"]
     assert len(edits) == 3 and edits[-1]["replacement"]["content"][0]["text"] == SECRET_OUTPUT
     assert [e["type"] for e in _file_entries(opened)[:4]] == ["message"] * 4  # the originals stay in the file
+
+
+REOPENED_EDITS = [
+    *_tool_turn(),
+    {"type": "context_edit", "id": "e1", "parentId": "a2", "timestamp": stamp(5), "targetId": "r1",
+     "replacement": None},
+    {"type": "context_edit", "id": "e2", "parentId": "e1", "timestamp": stamp(6), "targetId": "u1",
+     "replacement": {"content": "Read the file (asked more briefly)"}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("opened", [REOPENED_EDITS], indirect=True)
+def test_a_reopened_session_shows_each_message_as_written_and_what_the_model_sees(
+    qtbot: QtBot, opened: SessionController
+) -> None:
+    """The chat of a session with context edits keeps the transcript: the original texts, and under each
+    edited entry a card saying it is left out, or what the model sees instead; the engine sends the edit."""
+    chat = opened.chat.model
+    qtbot.waitUntil(lambda: chat.rowCount() > 0, timeout=5000)
+    rows = [chat.row_at(i) for i in range(chat.rowCount())]
+    titles = [(row.kind, row.title) for row in rows]
+    user_at = next(i for i, row in enumerate(rows) if row.kind == RowKind.USER)
+    assert rows[user_at].text == "Read env.txt"  # as written
+    replaced = rows[user_at + 1]
+    assert (
+        replaced.title.startswith("✎ Replaced for the model")
+        and replaced.text == "Read the file (asked more briefly)"
+    )
+    card = next(row for row in rows if row.tool is not None)
+    assert card.tool is not None and "do-not-send-this-again" in card.tool.result_text  # the result as written
+    left_out = [i for i, (kind, title) in enumerate(titles) if title.startswith("⊘ Left out")]
+    assert len(left_out) == 1 and rows.index(card) < left_out[0]
+    assert rows[left_out[0] + 1].text == "It holds a token."  # the mark closes the tool turn
+    sent = _sent(opened)
+    assert (
+        "do-not-send-this-again" not in sent and "asked more briefly" in sent and "Read env.txt" not in sent
+    )
+    assert opened.session is not None
+    first_sent = opened.session.messages[0]
+    assert (
+        opened.chat.presenter.row_key_for_message(first_sent) == rows[user_at].key
+    )  # X-ray jumps still land
