@@ -11,8 +11,9 @@ worker had each X-ray ready (``*_ready_ms``) and when the panel got it (``first_
 X-ray left counting, the X-ray model's GUI-thread time per update and the worst GUI-thread stall
 meanwhile (a 5 ms QTimer heartbeat; it also holds the chat laying out its rows and the tree and graph of
 the session, which wait on the same thread; ``worst_pass_cpu_ms`` is the GUI-thread CPU time of the longest
-event-loop pass, which a busy machine does not inflate). Targets: first X-ray < 100 ms after the session
-shows; no GUI-thread stall over 50 ms.
+event-loop pass, which a busy machine does not inflate; ``worst_piece`` names the longest single piece of
+GUI-thread work over 50 ms, as the tests' stall guard describes it). Targets: first X-ray < 100 ms after
+the session shows; no GUI-thread pass over 50 ms (``passes_ok``).
 Prints one JSON line.
 """
 
@@ -39,6 +40,7 @@ from piwork.gui.session_controller import SessionController
 from tests.benchmarks.bench_context import transcript
 from tests.benchmarks.context_scenario import configure, make_home, open_window, wait_for
 from tests.support import LoopbackServer
+from tests.support.gui_stalls import StallMeter
 from tests.support.heartbeat import CpuHeartbeat, Heartbeat
 
 MESSAGES = 2_100
@@ -113,12 +115,15 @@ async def opening(controller: SessionController, path: Path, heartbeat: Heartbea
     heartbeat.start()
     passes = CpuHeartbeat()  # the same, as GUI-thread CPU per event-loop pass: what load does not inflate
     passes.start()
+    pieces = StallMeter(QApplication.instance())  # type: ignore[arg-type]  # which piece of work it was
+    pieces.start()
     started = time.perf_counter()
     await controller.open_session(str(path))
     await wait_for(lambda: any(s[2] >= MESSAGES - 5 and s[1] == 0 for s in shown), 60)
     await asyncio.sleep(0.2)
     heartbeat.stop()
     passes.stop()
+    pieces.stop()
     stall = heartbeat.worst_stall_ms
     feed.xrayChanged.disconnect(on_xray)
     feed.attach = original_attach  # type: ignore[method-assign]
@@ -137,6 +142,7 @@ async def opening(controller: SessionController, path: Path, heartbeat: Heartbea
         "gui_set_xray_ms_max": round(max(set_ms, default=0.0), 1),
         "worst_stall_ms": stall,
         "worst_pass_cpu_ms": round(passes.worst_ms, 1),
+        "worst_piece": pieces.worst.describe() if pieces.worst is not None else "none over 50 ms",
     }
 
 
@@ -165,7 +171,10 @@ async def scenario(app: QApplication, quit_event: asyncio.Event) -> int:
             notifications.close_all()
             window.close()
     results["target_ms"] = 100
-    results["ok"] = all(results[k]["first_xray_ms"] < 100 for k in ("cold", "reopened", "next_run"))
+    results["pass_target_ms"] = 50
+    openings = ("cold", "reopened", "next_run")
+    results["ok"] = all(results[k]["first_xray_ms"] < 100 for k in openings)
+    results["passes_ok"] = all(results[k]["worst_pass_cpu_ms"] < 50 for k in openings)
     print(json.dumps(results))
     shutil.rmtree(project.parent, ignore_errors=True)
     app.quit()

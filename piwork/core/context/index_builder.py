@@ -16,6 +16,7 @@ import ast
 import hashlib
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -91,7 +92,7 @@ def _git_files(root: str) -> list[str] | None:
     if listed.returncode != 0:
         return None
     names = listed.stdout.decode("utf-8", errors="surrogateescape").split("\0")
-    return sorted({n for n in names if n and os.path.isfile(os.path.join(root, n))})
+    return sorted({n for n in names if n})
 
 
 def _walk_files(root: str, limit: int) -> tuple[list[str], bool]:
@@ -122,21 +123,45 @@ def _walk_files(root: str, limit: int) -> tuple[list[str], bool]:
     return sorted(found), False
 
 
-def _inside(root: str, rel: str) -> bool:
-    """Whether ``rel`` really lies in the project (a link out of it is never read or cited)."""
-    real = os.path.realpath(os.path.join(root, rel))
-    base = os.path.realpath(root)
-    return real.startswith(base.rstrip(os.sep) + os.sep)
+def _inside(root: str, rels: Iterable[str], *, files_only: bool) -> list[str]:
+    """The paths of ``rels`` that really lie in the project (a link out of it is never read or cited);
+    ``files_only``: only those that are files (or links to one). Each folder's real path is resolved
+    once: a name that is not a link lies where its folder really is, so only links are resolved one by
+    one (one ``lstat`` per file instead of a ``realpath`` walking every part of its path)."""
+    base = os.path.realpath(root).rstrip(os.sep) + os.sep
+    folders: dict[str, bool] = {}
+    kept: list[str] = []
+    for rel in rels:
+        full = os.path.join(root, rel)
+        folder = os.path.dirname(full)
+        inside = folders.get(folder)
+        if inside is None:
+            inside = folders[folder] = (os.path.realpath(folder).rstrip(os.sep) + os.sep).startswith(base)
+        if not inside:
+            continue
+        try:
+            mode = os.lstat(full).st_mode
+        except OSError:
+            if not files_only:  # gone since the listing: described (and dropped) later, as before
+                kept.append(rel)
+            continue
+        if stat.S_ISLNK(mode):
+            if not os.path.realpath(full).startswith(base) or (files_only and not os.path.isfile(full)):
+                continue
+        elif files_only and not stat.S_ISREG(mode):
+            continue
+        kept.append(rel)
+    return kept
 
 
 def project_files(root: str, limit: int = MAX_FILES) -> ProjectFiles:
     """The repository's files: git's list in a work tree, else a walk honouring ``.gitignore``."""
     listed = _git_files(root)
     if listed is not None:
-        kept = [p for p in listed if not p.startswith(".pi/") and _inside(root, p)]
+        kept = _inside(root, (p for p in listed if not p.startswith(".pi/")), files_only=True)
         return ProjectFiles(tuple(kept[:limit]), "git", len(kept) > limit)
     walked, truncated = _walk_files(root, limit)
-    return ProjectFiles(tuple(p for p in walked if _inside(root, p)), "walk", truncated)
+    return ProjectFiles(tuple(_inside(root, walked, files_only=False)), "walk", truncated)
 
 
 def _read_head(path: str, size: int = 8192) -> bytes | None:
@@ -368,13 +393,13 @@ def update_index(root: str, index: ContextIndex, files: ProjectFiles | None = No
     entries: list[IndexEntry] = []
     reused = updated = added = 0
     prefix = root.rstrip(os.sep) + os.sep
-    stat = os.stat
+    stat_of = os.stat
     for rel in files.paths:
         kept = known.get(rel)
         cited = kept.files[0] if kept is not None else None
         if kept is not None and cited is not None and cited.mtime_ns is not None:
             try:
-                now = stat(prefix + rel)
+                now = stat_of(prefix + rel)
             except OSError:
                 continue
             if now.st_size == cited.size and now.st_mtime_ns == cited.mtime_ns:

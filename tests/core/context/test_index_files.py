@@ -15,6 +15,7 @@ from piwork.core.context.index_builder import (
     build_index,
     file_summary,
     module_summaries,
+    project_files,
     top_level_symbols,
     update_index,
 )
@@ -189,3 +190,34 @@ def test_an_index_over_the_cap_goes_into_the_bundle_as_folder_summaries(tmp_path
     text = bundle.text or ""
     assert "- pkg00: 60 files (python); m00.py: Part 0 of 0. [f0]; " in text
     assert "pkg29" in text and "[piwork:" not in text  # every folder, nothing cut
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+def test_the_listing_keeps_links_inside_the_project_and_drops_those_out_of_it(
+    tmp_path: Path, in_git: bool
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("not the project's\n")
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("x = 1\n")
+    (root / "alias.py").symlink_to(root / "src" / "app.py")  # a link inside: kept
+    (root / "leak.txt").symlink_to(outside / "secret.txt")  # a link out: dropped
+    (root / "linked").symlink_to(root / "src", target_is_directory=True)
+    if in_git:
+        import subprocess
+
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        (root / "vendor").mkdir()
+        (root / "vendor" / "lib.py").write_text("y = 2\n")
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        # a tracked folder replaced by a link out of the project: git still lists its file
+        (root / "vendor" / "lib.py").unlink()
+        (root / "vendor").rmdir()
+        (outside / "lib.py").write_text("z = 3\n")
+        (root / "vendor").symlink_to(outside, target_is_directory=True)
+    listed = project_files(str(root))
+    assert "leak.txt" not in listed.paths and "vendor/lib.py" not in listed.paths
+    assert {"alias.py", "src/app.py"} <= set(listed.paths)
+    assert listed.source == ("git" if in_git else "walk")
