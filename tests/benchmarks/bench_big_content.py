@@ -32,14 +32,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))  # run as a script from anywhere
-
-from tests.benchmarks.bench_hostile_session import write_session as write_long_session  # noqa: E402
 
 MODEL = "bench-model"
 MB = 1024 * 1024
 ENDLESS_BYTES = 2048 * MB
 ENDLESS_TIMEOUT_S = 300.0
+LONG_LINES = 1_000_000
 
 
 class _Server(ThreadingHTTPServer):
@@ -179,6 +177,29 @@ def _big_text_session(path: Path, cwd: Path) -> None:
             out.write(json.dumps(value, separators=(",", ":"), ensure_ascii=False) + "\n")
 
 
+def _long_session(path: Path, cwd: Path) -> None:
+    """A conversation of ``LONG_LINES`` lines (header included) in Pi's layout; every reply records its usage
+    (the reference reads it from each reply when it continues a session)."""
+    header = {"type": "session", "version": 3, "id": "0193e5b2-7c1d-7a4e-9f00-1234567890ab",
+              "timestamp": "2024-12-03T14:00:00.000Z", "cwd": str(cwd)}  # fmt: skip
+    usage = ('"usage":{"input":10,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":12,'
+             '"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}')  # fmt: skip
+    reply = f'"api":"openai-completions","provider":"local","model":"{MODEL}",{usage},"stopReason":"stop"'
+    parent = "null"
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(json.dumps(header) + "\n")
+        for n in range(1, LONG_LINES):
+            entry_id = f'"{n:08x}"'
+            if n % 2:
+                message = f'{{"role":"user","content":"line {n}","timestamp":{1733234401000 + n}}}'
+            else:
+                message = (f'{{"role":"assistant","content":[{{"type":"text","text":"answer {n}"}}],{reply},'
+                           f'"timestamp":{1733234401000 + n}}}')  # fmt: skip
+            out.write(f'{{"type":"message","id":{entry_id},"parentId":{parent},'
+                      f'"timestamp":"2024-12-03T14:00:01.000Z","message":{message}}}\n')  # fmt: skip
+            parent = entry_id
+
+
 def main() -> None:
     only = set(sys.argv[1:])
     server = _Server(("127.0.0.1", 0), _Handler)
@@ -210,15 +231,7 @@ def main() -> None:
 
         def long_session(program: _Program) -> list[str]:
             path = program.project / "long.jsonl"
-            write_long_session(path, False)
-            with open(path, "r+b") as handle:  # the header names this project (the reference insists)
-                first = handle.readline()
-                rest = handle.read()
-                header = json.loads(first)
-                header["cwd"] = str(program.project)
-                handle.seek(0)
-                handle.write(json.dumps(header).encode() + b"\n" + rest)
-                handle.truncate()
+            _long_session(path, program.project)
             return ["--session", str(path)]
 
         def many_models(program: _Program) -> list[str]:
