@@ -181,6 +181,7 @@ def main(
         trust_override=True if ns.approve else False if ns.no_approve else None,
         api_key=ns.api_key,
         tokenizers=Tokenizers(default_agent_dir()),
+        count_stats_at_open=False,
     )
     prompts = [prompt, *(valid_text(message) for message in messages)]
     return asyncio.run(_run(options, prompts, ns.mode, stdout, stderr, files.images))

@@ -36,7 +36,8 @@ def _short(text: str | None) -> str:
 
 
 def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
-    """Everything ``inspect`` reports, as JSON-ready data."""
+    """Everything ``inspect`` reports, as JSON-ready data (every line of the file is parsed once: the
+    context's lines as it is built, then the others, so that each line Pi would skip is listed)."""
     tree = session.tree
     header = tree.header or {}
     records = [r for r in tree.records if r.type != "session"]
@@ -47,6 +48,7 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
     branch_points = [r.id for r in records if isinstance(r.id, str) and len(tree.children(r.id)) > 1]
     target = leaf_id if leaf_id is not None else tree.leaf_id
     context = tree.build_context(target) if target is not None else tree.build_context(None)
+    session.check_bodies(read=context.entry_ids)
     by_role = Counter(str(m.get("role")) if isinstance(m, dict) else "?" for m in context.messages)
     return {
         "file": {"path": str(session.path), "size": session.path.stat().st_size if session.path else 0},
@@ -185,7 +187,6 @@ def main(argv: list[str]) -> int:
         if ns.leaf is not None and not session.tree.has(ns.leaf):
             print(f"piwork inspect: Entry {ns.leaf} not found", file=sys.stderr)
             return 1
-        session.check_bodies()  # every line is parsed: each one Pi would skip is listed
         report = describe(session, ns.leaf)
     if ns.json:
         sys.stdout.write(js_json_stringify(report, indent=2) + "\n")

@@ -10,8 +10,11 @@ every text carries emoji (``emoji_*``: Python keeps such strings at 4 bytes per 
 per-entry cost, not the bytes, dominates). When the reference implementation is installed
 (``$PI_ORACLE_DIR``, default /tmp/pi-oracle), ``reference_process_s`` and ``piwork_process_s``
 time the same open + context as whole processes (start-up included) and ``process_ratio`` divides
-them (``short_process_ratio`` for the short-message session); the two processes alternate, so both
-see the same machine load. Targets: open + context under 2 s, whole process no slower than the
+them (``short_process_ratio`` for the short-message session, ``side_process_ratio`` for a 100k-entry
+session of ~1 KB texts on one main line with a side branch every 50 entries); ``inspect_*`` times
+``piwork inspect FILE --leaf LEAF --json`` the same way (it also parses every line once, to list
+each one Pi would skip); the processes alternate, so all see the same machine load, and each figure
+has its CPU seconds beside it (``*_cpu_s``, ``*_cpu_ratio``: what to trust on a loaded machine). Targets: open + context under 2 s, whole process no slower than the
 reference (ratio at most 1.0 on both files), peak memory under 3x the file size. Figures come from
 the fastest of ``RUNS`` runs (a busy machine only adds time), and CPU seconds are printed too.
 """
@@ -80,10 +83,15 @@ def _measure(path: Path, leaf: str) -> dict[str, Any]:
     return min(runs, key=lambda run: run["open_s"] + run["context_s"])
 
 
-def _timed(command: list[str], **kwargs: Any) -> float:
+def _timed(command: list[str], **kwargs: Any) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one whole process."""
     t0 = time.perf_counter()
-    subprocess.run(command, capture_output=True, check=True, **kwargs)
-    return time.perf_counter() - t0
+    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs) as process:
+        _, status, usage = os.wait4(process.pid, 0)
+        if status != 0:
+            errors = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            raise RuntimeError(f"{command[:3]} failed: {errors[-300:]}")
+    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
 
 
 def _reference(path: Path, leaf: str, tmp: Path, prefix: str = "") -> dict[str, Any] | None:
@@ -95,17 +103,24 @@ def _reference(path: Path, leaf: str, tmp: Path, prefix: str = "") -> dict[str, 
     script = tmp / "pi_open.mjs"
     script.write_text(PI_SCRIPT, encoding="utf-8")
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp / "pi-agent")}
-    reference = [str(node), str(script), str(dist), str(path), leaf]
-    piwork = [sys.executable, "-c", MEASURE, str(path), leaf]
-    pi_s, ours_s = [], []
-    for _ in range(RUNS):  # alternate, so both see the same machine load
-        pi_s.append(_timed(reference, env=env))
-        ours_s.append(_timed(piwork, cwd=ROOT))
-    return {
-        f"{prefix}reference_process_s": round(min(pi_s), 3),
-        f"{prefix}piwork_process_s": round(min(ours_s), 3),
-        f"{prefix}process_ratio": round(min(ours_s) / min(pi_s), 2),
+    commands = {
+        "reference": ([str(node), str(script), str(dist), str(path), leaf], env),
+        "piwork": ([sys.executable, "-c", MEASURE, str(path), leaf], None),
+        "inspect": ([sys.executable, "-m", "piwork", "inspect", str(path), "--leaf", leaf, "--json"], None),
     }
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    for _ in range(RUNS):  # alternate, so all see the same machine load
+        for name, (command, command_env) in commands.items():
+            times[name].append(_timed(command, env=command_env, cwd=ROOT))
+    out: dict[str, Any] = {}
+    for name, runs in times.items():
+        out[f"{prefix}{name}_process_s"] = round(min(wall for wall, _ in runs), 3)
+        out[f"{prefix}{name}_process_cpu_s"] = round(min(cpu for _, cpu in runs), 3)
+    for name, label in (("piwork", "process"), ("inspect", "inspect")):
+        for unit in ("", "_cpu"):
+            ours, theirs = out[f"{prefix}{name}_process{unit}_s"], out[f"{prefix}reference_process{unit}_s"]
+            out[f"{prefix}{label}{unit}_ratio"] = round(ours / theirs, 2)
+    return out
 
 
 def _figures(prefix: str, measured: dict[str, Any], size_mb: float) -> dict[str, Any]:
@@ -150,6 +165,15 @@ def main() -> None:
         if short_reference is not None:
             result.update(short_reference)
         short.unlink()
+        side = tmp / "side.jsonl"  # one main line with a two-entry side branch every 50 entries
+        side_facts = write_large_session(side, branches=1, side_every=50)
+        side_mb = side.stat().st_size / 1e6
+        result.update(side_file_mb=round(side_mb, 1), side_deepest_path=side_facts["deepest_depth"])
+        result.update(_figures("side_", _measure(side, side_facts["deepest_leaf"]), side_mb))
+        side_reference = _reference(side, side_facts["deepest_leaf"], tmp, "side_")
+        if side_reference is not None:
+            result.update(side_reference)
+        side.unlink()
         wide = tmp / "emoji.jsonl"
         wide_facts = write_large_session(wide, wide_every=1)
         wide_mb = wide.stat().st_size / 1e6

@@ -61,10 +61,13 @@ def write_large_session(
     branches: int = 8,
     seed: int = 7,
     wide_every: int = 20,
+    side_every: int = 0,
 ) -> dict[str, Any]:
     """Write ``entries`` message entries in ``branches`` branches; return the deepest leaf and more.
 
     ``wide_every=1`` puts emoji and other non-ASCII words in every text (the memory worst case).
+    ``side_every`` (with ``branches=1``) keeps one main line and forks a two-entry side branch from
+    a few entries back every ``side_every`` entries.
     """
     rng = random.Random(seed)
     texts = _texts(rng, body_chars, wide_every=wide_every)
@@ -81,11 +84,17 @@ def write_large_session(
     ids: list[str] = []
     leaf: str | None = None
     per_branch = max(1, entries // branches)
+    main_tip: str | None = None
     with open(path, "w", encoding="utf-8") as out:
         out.write(_dump(header))
         for n in range(entries):
             if n and n % per_branch == 0 and n % 3 == 0:
                 leaf = ids[rng.randrange(len(ids) // 2, len(ids))]
+            if side_every and n >= side_every:
+                if n % side_every == side_every - 2:  # a side branch forks a few entries back
+                    main_tip, leaf = leaf, ids[-5]
+                elif n % side_every == 0 and main_tip is not None:  # the main line goes on
+                    leaf, main_tip = main_tip, None
             entry_id = f"{n:08x}"
             ts = start_ms + n * 1000
             kind = n % 3

@@ -90,3 +90,28 @@ def test_legacy_file_is_described_without_migrating_it(tmp_path: Path) -> None:
     report = json.loads(_run(str(path), "--json").stdout)
     assert report["context"]["byRole"] == {"user": 1} and report["header"]["version"] == 3
     assert path.read_bytes() == before and not list(tmp_path.glob("*.bak-*"))
+
+
+def test_each_unreadable_line_is_listed_once_on_and_off_the_context(tmp_path: Path) -> None:
+    """Lines in the usual layout are indexed from their bytes; damage further along a line is found
+    when it is parsed: on the leaf's branch (while the context is built) and on a side branch (by the
+    check of the other lines), each reported once with its line number."""
+    entries = [
+        user("u0", None, "hello", 1),
+        assistant("a0", "u0", "hi", 2),
+        user("s0", "u0", "side", 3),
+        assistant("s1", "s0", "side reply", 4),
+        user("u1", "a0", "more", 5),
+        assistant("a1", "u1", "done", 6),
+    ]
+    lines = [serialize(e).rstrip("\n") for e in [HEADER, *entries]]
+    for at in (3, 5):  # s0 (a side branch) and u1 (on the leaf's branch): a number cut by a space
+        lines[at] = lines[at].replace('"timestamp":17332344', '"timestamp":17332 344')
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = _run(str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert [d["line"] for d in report["diagnostics"]] == [4, 6]
+    assert report["context"]["messages"] == 3  # u0, a0, a1: the unreadable u1 is left out
+    assert path.read_text(encoding="utf-8") == "\n".join(lines) + "\n"

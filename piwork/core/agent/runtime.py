@@ -102,6 +102,9 @@ class RuntimeOptions:
     # for the keyring when the model does not depend on it (recorded in the session, named, or the
     # settings' default), and the caller must not send before the keyring has answered
     keys_loaded_by_caller: bool = False
+    # count the session file's totals (every entry read) while opening, off the loop, for a window that
+    # shows them at once; a ``-p`` run never shows them and counts only if asked
+    count_stats_at_open: bool = True
     loader: LoaderOptions = field(default_factory=LoaderOptions)
     # per-request view of the context (context governance); never changes the transcript
     transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
@@ -314,7 +317,8 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     )
     running.append(session)
     gate.on_reuse = session.governance.verifier_reused  # a reused verifier pass is a governor log row
-    await asyncio.to_thread(session.session_stats)  # the first count reads every entry: not on the loop
+    if options.count_stats_at_open:  # the first count reads every entry: not on the loop
+        await asyncio.to_thread(session.session_stats)
     # notices raised from now on (the file changed on disk and was reloaded...) reach the subscribers
     store.on_notice = lambda text: session.emit(ErrorNotice(text, "session"))
     return AgentRuntime(session, store, resources, models, credentials, gate)

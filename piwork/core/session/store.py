@@ -20,7 +20,7 @@ import os
 import re
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -38,6 +38,7 @@ from piwork.core.session.format import (
     serialize,
     session_file_name,
 )
+from piwork.core.session.jsvalues import map_key
 from piwork.core.session.lock_holder import read_only_reason
 from piwork.core.session.migrate import migrate_to_current, version_at_least
 from piwork.core.session.reader import FileBodySource, LoadedFile, read_session_file
@@ -202,10 +203,16 @@ class Session:
         """Read bodies through ``source`` (the reader's), reporting unreadable lines as diagnostics."""
         self.bodies.use_source(source)
 
-    def check_bodies(self) -> None:
+    def check_bodies(self, read: Iterable[Any] = ()) -> None:
         """Parse every entry's line now (not only when it is used), so that each line that is not
-        valid JSON is among the diagnostics, with its line number."""
-        self.bodies.check(self.tree.records)
+        valid JSON is among the diagnostics, with its line number. ``read``: ids of entries whose
+        lines were read already (a context built from them): those lines are not parsed again."""
+        skip = {map_key(entry_id) for entry_id in read}
+        records = self.tree.records
+        if skip:
+            tree = self.tree
+            records = [r for r in records if map_key(r.id) not in skip or tree.record(r.id) is not r]
+        self.bodies.check(records)
 
     def _unreadable(self, record: EntryRecord) -> None:
         if record.offset in self._unreadable_offsets:

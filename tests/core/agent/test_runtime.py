@@ -327,3 +327,27 @@ async def test_cache_retention_from_settings_or_the_environment_reaches_the_requ
     runtime.store.close()
     marker = server.requests[0].body["system"][-1]["cache_control"]
     assert marker == ({"type": "ephemeral", "ttl": ttl} if ttl else {"type": "ephemeral"})
+
+
+async def test_totals_counted_at_open_or_when_asked_are_the_same(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    """A window's runtime counts the file's totals while opening; a ``-p`` run's counts them only when
+    asked: both give what a fresh count of every entry gives, also after a reply."""
+    from piwork.core.agent.stats import session_stats
+    from tests.core.session.helpers import HEADER, assistant, user, write_session
+
+    entries = [user("u1", None, "hello", 1), assistant("a1", "u1", "hi", 2), user("u2", "u1", "side", 3)]
+    path = write_session(tmp_path / "old.jsonl", entries, {**HEADER, "cwd": str(project)})
+    for at_open in (True, False):
+        runtime = await create_runtime(
+            runtime_options(tmp_path, server, session_file=str(path), count_stats_at_open=at_open)
+        )
+        tree = runtime.store.tree
+        assert runtime.session.session_stats() == session_stats(tree.entries())
+        server.script(Turn([Text("again")]))
+        await runtime.session.prompt("more")
+        stats = runtime.session.session_stats()
+        assert stats == session_stats(tree.entries())
+        assert (stats.user_messages, stats.assistant_messages) == (3 + (not at_open), 2 + (not at_open))
+        runtime.store.close()
