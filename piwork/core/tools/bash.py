@@ -228,9 +228,14 @@ class BashTool(Tool):
                 details["aborted"] = True
                 raise ToolError(_with_status(text, "Command aborted"), details, aborted=True)
             details["timedOut"] = True
-            raise ToolError(
-                _with_status(text, f"Command timed out after {js_number_str(timeout)} seconds"), details
-            )
+            said = f"Command timed out after {js_number_str(timeout)} seconds"
+            if status.shell_exit is not None:  # the command's own result matters too
+                code, after = status.shell_exit
+                said += (
+                    f". The shell exited with code {code} after {js_number_str(after)} seconds, but "
+                    "background processes it started kept writing output until the timeout."
+                )
+            raise ToolError(_with_status(text, said), details)
         text = format_output(snap, line_bytes, "(no output)")
         if status.signal_name is not None:
             details["signal"] = status.signal_name

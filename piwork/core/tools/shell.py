@@ -62,6 +62,9 @@ class ExitStatus:
     signal_name: str | None
     timed_out: bool
     aborted: bool
+    # timed out after the shell itself exited (background jobs it started kept writing to the output
+    # until the deadline): the shell's exit code and how many seconds in it exited (to a tenth)
+    shell_exit: tuple[int, float] | None = None
 
 
 class _OutputReader(asyncio.Protocol):
@@ -168,9 +171,12 @@ async def run_shell(
         raise
     timed_out = False
     aborted = False
+    started = time.monotonic()
+    exited_after: float | None = None
     try:
         try:
             await asyncio.wait_for(process.wait(), timeout)
+            exited_after = time.monotonic() - started
         except TimeoutError:
             timed_out = True
             await kill_group(pid, kill_grace)
@@ -181,7 +187,10 @@ async def run_shell(
             await process.wait()
         reader.last_data = max(reader.last_data, time.monotonic())  # the idle grace starts at exit
         try:
-            await _drain(reader)
+            deadline = started + timeout if timeout is not None and not timed_out else None
+            if not await _drain(reader, deadline):
+                timed_out = True  # the deadline came while the shell's background jobs kept writing
+                await kill_group(pid, kill_grace)
         except asyncio.CancelledError:  # aborted while children still held the output open
             aborted = True
             await kill_group(pid, kill_grace)
@@ -192,25 +201,35 @@ async def run_shell(
         if process.returncode is None:
             _signal_group(pid, signal.SIGKILL)
     code = process.returncode
+    name: str | None = None
     if code is not None and code < 0:
         try:
-            name: str | None = signal.Signals(-code).name
+            name = signal.Signals(-code).name
         except ValueError:
             name = f"SIG{-code}"
         # a shell killed by a signal has no exit status: report it as shells do, 128 + the signal number
-        return ExitStatus(128 - code, name, timed_out, aborted)
-    return ExitStatus(code, None, timed_out, aborted)
+        code = 128 - code
+    shell_exit = None
+    if timed_out and exited_after is not None and code is not None:
+        shell_exit = (code, round(exited_after * 10) / 10)
+    return ExitStatus(code, name, timed_out, aborted, shell_exit)
 
 
-async def _drain(reader: _OutputReader) -> None:
-    """After exit, read until the pipe closes or falls idle (a daemon may hold it open)."""
+async def _drain(reader: _OutputReader, deadline: float | None = None) -> bool:
+    """After exit, read until the pipe closes or falls idle (a daemon may hold it open). False when the
+    command's ``deadline`` came first, output still arriving."""
     cap = time.monotonic() + EXIT_DRAIN_CAP
     while not reader.closed.is_set():
         now = time.monotonic()
         wait = min(reader.last_data + EXIT_IDLE_GRACE, cap) - now
         if wait <= 0:
-            return
+            return True
+        if deadline is not None and deadline <= now + wait:
+            if deadline <= now:
+                return False
+            wait = deadline - now
         try:
             await asyncio.wait_for(reader.closed.wait(), wait)
         except TimeoutError:
             continue
+    return True

@@ -140,6 +140,26 @@ def test_timeout_kills_the_group_and_keeps_output(tmp_path: Path) -> None:
     assert not _alive(int(lines[1]))
 
 
+def test_a_timeout_after_the_shell_exited_names_its_exit_code(tmp_path: Path) -> None:
+    """The shell exits (code 3) but a background job it started keeps writing until the deadline: the
+    timeout says both, and the job is ended with the group."""
+    command = "(while true; do echo tick; sleep 0.05; done) & echo $! > bg.pid; exit 3"
+    out = call("bash", {"command": command, "timeout": 1.5}, tmp_path)
+    assert out.is_error and out.details is not None and out.details.get("timedOut") is True
+    status = text(out).rsplit("\n\n", 1)[1]
+    assert status.startswith("Command timed out after 1.5 seconds. The shell exited with code 3 after 0")
+    assert status.endswith(
+        "seconds, but background processes it started kept writing output until the timeout."
+    )
+    assert "tick" in text(out)
+    assert not _alive(int((tmp_path / "bg.pid").read_text()))
+
+
+def test_background_output_that_stops_before_the_deadline_is_not_a_timeout(tmp_path: Path) -> None:
+    out = call("bash", {"command": "(sleep 0.05; echo late) & exit 0", "timeout": 5}, tmp_path)
+    assert not out.is_error and text(out).strip() == "late"
+
+
 async def _abort_after_output(
     tool: BashTool, command: str, ctx: ToolContext, marker: str
 ) -> tuple[Any, list[str]]:
