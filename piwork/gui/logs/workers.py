@@ -1,20 +1,18 @@
-"""The log viewer's background work, line indexing and search, as asyncio tasks around ``asyncio.to_thread``.
+"""The log viewer's background work, line indexing and search, in worker threads through ``LatestWins``.
 
-Both only read the file. Each chunk's result is handed to the GUI thread through the loop
-(``call_soon_threadsafe``) and delivered only while the job is still wanted: ``cancel()`` (a new query,
-another file, the view closing) cancels the task, makes the worker stop at its next chunk, and drops
-whatever it still hands over, without waiting for it.
+Both only read the file. Each chunk's result is handed to the GUI thread through the loop and delivered
+only while the job is still wanted: ``cancel()`` (a new query, another file, the view closing) makes the
+worker stop at its next chunk and drops whatever it still hands over, without waiting for it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from array import array
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
-from piwork.gui.background import BackgroundTasks
+from piwork.gui.background import LatestWins, Request
 from piwork.gui.logs.line_index import count_block_newlines
 from piwork.gui.logs.search import CompiledSearch, search_file_lines
 
@@ -25,50 +23,29 @@ class FileJob:
     """One background pass over a file; ``cancel()`` stops it and silences it."""
 
     def __init__(self) -> None:
-        self._stop = threading.Event()
-        self._tasks = BackgroundTasks()
+        self._latest = LatestWins()
 
     @property
     def running(self) -> bool:
-        return self._tasks.running
+        return self._latest.running
 
     def cancel(self) -> None:
-        self._stop.set()
-        self._tasks.cancel_all()
+        self._latest.cancel()
 
     def _start(
         self,
-        work: Callable[[Batch], Any],
+        work: Callable[[Batch, threading.Event], Any],
         on_batch: Batch,
         on_done: Callable[[Any], None],
         on_failed: Callable[[OSError], None],
     ) -> None:
-        self._tasks.spawn(self._run(work, on_batch, on_done, on_failed))
+        def run(request: Request) -> Any:  # in the worker thread
+            def hand_over(lines: list[int], done: int) -> None:
+                request.hand_over(on_batch, lines, done)
 
-    async def _run(
-        self,
-        work: Callable[[Batch], Any],
-        on_batch: Batch,
-        on_done: Callable[[Any], None],
-        on_failed: Callable[[OSError], None],
-    ) -> None:
-        loop = asyncio.get_running_loop()
+            return work(hand_over, request.stopped)
 
-        def deliver(lines: list[int], done: int) -> None:  # on the GUI thread
-            if not self._stop.is_set():
-                on_batch(lines, done)
-
-        def hand_over(lines: list[int], done: int) -> None:  # in the worker thread
-            loop.call_soon_threadsafe(deliver, lines, done)
-
-        try:
-            result = await asyncio.to_thread(work, hand_over)
-        except OSError as exc:
-            if not self._stop.is_set():
-                on_failed(exc)
-            return
-        if not self._stop.is_set():
-            on_done(result)
+        self._latest.start(run, on_done, lambda exc: on_failed(cast(OSError, exc)))
 
 
 class IndexJob(FileJob):
@@ -85,8 +62,8 @@ class IndexJob(FileJob):
         on_done: Callable[[], None],
         on_failed: Callable[[OSError], None],
     ) -> None:
-        def work(batch: Batch) -> None:
-            count_block_newlines(path, first_block, end_block, size, batch, self._stop)
+        def work(batch: Batch, stop: threading.Event) -> None:
+            count_block_newlines(path, first_block, end_block, size, batch, stop)
 
         self._start(work, on_batch, lambda _result: on_done(), on_failed)
 
@@ -104,7 +81,7 @@ class SearchJob(FileJob):
         on_done: Callable[[tuple[int, bool]], None],
         on_failed: Callable[[OSError], None],
     ) -> None:
-        def work(batch: Batch) -> tuple[int, bool]:
-            return search_file_lines(path, query, size, batch, self._stop, newlines_before=newlines_before)
+        def work(batch: Batch, stop: threading.Event) -> tuple[int, bool]:
+            return search_file_lines(path, query, size, batch, stop, newlines_before=newlines_before)
 
         self._start(work, on_batch, on_done, on_failed)

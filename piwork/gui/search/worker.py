@@ -1,15 +1,14 @@
-"""Runs a session search in a worker thread (``asyncio.to_thread``); results arrive on the GUI thread as
-they are found.
+"""Runs a session search in a worker thread (``LatestWins``); results arrive on the GUI thread as they are
+found.
 
-A new ``start`` (or ``cancel``) supersedes the running search at once: the worker checks its
-generation between files and inside each file's blocks and stops, and what it handed over before is
-dropped on the GUI thread, so a query typed letter by letter never leaves old searches running behind
-the new one, and a closed dialog hears nothing more.
+A new ``start`` (or ``cancel``) supersedes the running search at once: the worker checks its request
+between files and inside each file's blocks and stops, and what it handed over before is dropped on the
+GUI thread, so a query typed letter by letter never leaves old searches running behind the new one, and a
+closed dialog hears nothing more.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal, SignalInstance
 
 from piwork.core.session import SearchQuery, search_sessions
-from piwork.gui.background import BackgroundTasks
+from piwork.gui.background import LatestWins, Request
 
 
 class SessionSearch(QObject):
@@ -27,53 +26,47 @@ class SessionSearch(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._generation = 0
-        self._tasks = BackgroundTasks()
+        self._latest = LatestWins()
 
     @property
     def generation(self) -> int:
-        return self._generation
+        """The number of the search whose results are wanted (0: none)."""
+        current = self._latest.current
+        return current.number if current is not None else 0
 
     @property
     def running(self) -> bool:
         """A worker is still searching (a superseded one stops at its next block)."""
-        return self._tasks.running
+        return self._latest.running
 
     def start(self, query: str, files: Callable[[], list[Path]]) -> int:
         """Search the files ``files()`` lists (called in the worker, in the order it gives) for
         ``query``; returns the generation the signals carry."""
-        self._generation += 1
-        generation = self._generation
-        self._tasks.spawn(self._search(SearchQuery.parse(query), files, generation))
-        return generation
+        parsed = SearchQuery.parse(query)
 
-    def cancel(self) -> None:
-        self._generation += 1
+        def run(request: Request) -> Request:
+            def hand_over(signal: SignalInstance, *args: object) -> None:
+                request.hand_over(self._emit, signal, request.number, *args)
 
-    async def _search(self, query: SearchQuery, files: Callable[[], list[Path]], generation: int) -> None:
-        loop = asyncio.get_running_loop()
-
-        def stale() -> bool:  # read in the worker: a plain int, set on the GUI thread
-            return generation != self._generation
-
-        def hand_over(signal: SignalInstance, *args: object) -> None:  # in the worker
-            loop.call_soon_threadsafe(self._emit_if_current, generation, signal, *args)
-
-        def run() -> None:
             for result in search_sessions(
                 files(),
-                query,
-                cancelled=stale,
+                parsed,
+                cancelled=request.superseded,
                 progress=lambda done, total: hand_over(self.progress, done, total),
             ):
                 hand_over(self.found, result)
+            return request
 
-        await asyncio.to_thread(run)
-        self._emit_if_current(generation, self.finished)
+        def done(request: Request) -> None:
+            self._emit(self.finished, request.number)
 
-    def _emit_if_current(self, generation: int, signal: SignalInstance, *args: object) -> None:
-        if generation != self._generation:
-            return
+        return self._latest.start(run, done).number
+
+    def cancel(self) -> None:
+        self._latest.cancel()
+
+    @staticmethod
+    def _emit(signal: SignalInstance, *args: object) -> None:
         # RuntimeError: the dialog owning this object was deleted without cancelling; nobody listens.
         with contextlib.suppress(RuntimeError):
-            signal.emit(generation, *args)
+            signal.emit(*args)

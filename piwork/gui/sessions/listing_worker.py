@@ -1,24 +1,20 @@
-"""Lists sessions in a worker thread (``asyncio.to_thread``) and reports progress and the result as signals.
+"""Lists sessions in a worker thread (``LatestWins``) and reports progress and the result as signals.
 
-Each file is read in the worker; progress comes back to the GUI thread through the loop
-(``call_soon_threadsafe``). A newer ``start`` supersedes the listing still running, and ``cancel`` (its
-owner closing) stops it: its task is cancelled, the worker stops after the file it is reading, and
-nothing it still reports is emitted, so a listing never reports into a dialog that went away.
+Each file is read in the worker; progress comes back to the GUI thread through the loop. A newer ``start``
+supersedes the listing still running, and ``cancel`` (its owner closing) stops it: the worker stops after
+the file it is reading, and nothing it still reports is emitted, so a listing never reports into a dialog
+that went away.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal, SignalInstance
 
 from piwork.core.session import SessionInfo, list_all_sessions, list_sessions
-from piwork.gui.background import BackgroundTasks
-
-Progress = Callable[[int, int], None]
+from piwork.gui.background import LatestWins, Request
 
 
 class _Superseded(Exception):
@@ -38,51 +34,37 @@ class SessionListing(QObject):
         super().__init__(parent)
         self.agent_dir = agent_dir
         self.session_dir = session_dir
-        self._generation = 0
-        self._tasks = BackgroundTasks()
+        self._latest = LatestWins()
 
     @property
     def running(self) -> bool:
-        return self._tasks.running
+        return self._latest.running
 
     def start(self, cwd: str | None) -> None:
         """List the sessions of ``cwd``, or of every project when ``cwd`` is None."""
-        self.cancel()
-        self._tasks.spawn(self._list(cwd, self._generation))
+        self._latest.start(
+            lambda request: self._read(cwd, request),
+            lambda infos: self._emit(self.finished, infos),
+            lambda err: self._emit(self.failed, f"Could not list sessions: {err}"),
+            failures=(OSError, _Superseded),
+        )
 
     def cancel(self) -> None:
         """Drop the listing still running (the file it is reading is finished in its thread)."""
-        self._generation += 1
-        self._tasks.cancel_all()
+        self._latest.cancel()
 
-    async def _list(self, cwd: str | None, generation: int) -> None:
-        loop = asyncio.get_running_loop()
-
-        def report(done: int, total: int) -> None:  # in the worker thread
-            if generation != self._generation:
+    def _read(self, cwd: str | None, request: Request) -> list[SessionInfo]:  # in the worker thread
+        def report(done: int, total: int) -> None:
+            if request.superseded():
                 raise _Superseded
-            loop.call_soon_threadsafe(self._report, generation, done, total)
+            request.hand_over(self._emit, self.progress, done, total)
 
-        try:
-            infos = await asyncio.to_thread(self._read, cwd, report)
-        except _Superseded:
-            return
-        except OSError as err:
-            self._emit_if_current(generation, self.failed, f"Could not list sessions: {err}")
-            return
-        self._emit_if_current(generation, self.finished, infos)
-
-    def _read(self, cwd: str | None, report: Progress) -> list[SessionInfo]:
         if cwd is None:
             return list_all_sessions(agent_dir=self.agent_dir, session_dir=self.session_dir, progress=report)
         return list_sessions(cwd, agent_dir=self.agent_dir, session_dir=self.session_dir, progress=report)
 
-    def _report(self, generation: int, done: int, total: int) -> None:
-        self._emit_if_current(generation, self.progress, done, total)
-
-    def _emit_if_current(self, generation: int, signal: SignalInstance, *args: object) -> None:
-        if generation != self._generation:
-            return
+    @staticmethod
+    def _emit(signal: SignalInstance, *args: object) -> None:
         # RuntimeError: the owner (and this QObject) was deleted without cancelling; nobody is waiting.
         with contextlib.suppress(RuntimeError):
             signal.emit(*args)
