@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from piwork.core.llm.anthropic_request import build_request
+from piwork.core.llm.anthropic_request import build_request, sends_strict_tools
 from piwork.core.llm.errors import classify
 from piwork.core.llm.lenient_json import StreamingArguments
 from piwork.core.llm.reply_text import ReplyText
@@ -14,11 +15,13 @@ from piwork.core.llm.sse import SseEvent
 from piwork.core.llm.transport import StreamFailure, stream_request
 from piwork.core.llm.types import (
     AssistantEvent,
+    ErrorEvent,
     ErrorInfo,
     ErrorKind,
     LlmContext,
     Message,
     Model,
+    StartEvent,
     StreamOptions,
     TextDeltaEvent,
     TextEndEvent,
@@ -251,13 +254,90 @@ class AnthropicParser:
         return []
 
 
+# What Claude answers (HTTP 400, invalid_request_error) to a request whose strict tools exceed its limits
+# (about 20 strict tools, or 16 optional or union-typed parameters across them)
+STRICT_LIMIT_MESSAGES = (
+    "The compiled grammar is too large",
+    "Too many strict tools (",
+    "Schemas contains too many parameters with union types (",
+)
+_MAX_REMEMBERED = 10_000
+
+
 class AnthropicProvider:
+    def __init__(self) -> None:
+        # sessions whose strict tools were rejected: their later requests go non-strict at once (the tool
+        # set rarely changes, and going back to strict would rewrite the tools and miss the prompt cache)
+        self._over_strict_limits: dict[str, None] = {}
+
     def stream(
         self, model: Model, context: LlmContext, options: StreamOptions
     ) -> AsyncIterator[AssistantEvent]:
+        strict = options.session_id not in self._over_strict_limits
+        if not strict or not sends_strict_tools(model, context):
+            return self._attempt(model, context, options, strict)
+        return self._with_strict_fallback(model, context, options)
+
+    def _attempt(
+        self, model: Model, context: LlmContext, options: StreamOptions, strict: bool, parser: Any = None
+    ) -> AsyncIterator[AssistantEvent]:
         return stream_request(
-            model, options, lambda: build_request(model, context, options), AnthropicParser(model)
+            model,
+            options,
+            lambda: build_request(model, context, options, strict),
+            parser if parser is not None else AnthropicParser(model),
         )
+
+    async def _with_strict_fallback(
+        self, model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantEvent]:
+        """The request with strict tools; when Claude rejects them for its limits before answering, the
+        same request once more with every tool non-strict, the message noting the fallback."""
+        held: StartEvent | None = None
+        rejected: str | None = None
+        async for event in self._attempt(model, context, options, True):
+            if isinstance(event, StartEvent) and held is None and rejected is None:
+                held = event  # said only once it is known that this attempt answers
+                continue
+            if held is not None and isinstance(event, ErrorEvent) and _over_strict_limits(event):
+                rejected = str(event.message.get("errorMessage") or "")
+                break
+            if held is not None:
+                yield held
+                held = None
+            yield event
+        if rejected is None:
+            if held is not None:
+                yield held
+            return
+        if options.session_id is not None:
+            self._remember_over_limits(options.session_id)
+        parser = AnthropicParser(model)
+        parser.message["diagnostics"] = [
+            {
+                "type": "anthropic_strict_tools_fallback",
+                "timestamp": int(time.time() * 1000),
+                "error": {"message": rejected},
+                "details": {"reason": "strict_tool_limits_exceeded"},
+            }
+        ]
+        async for event in self._attempt(model, context, options, False, parser):
+            yield event
+
+    def _remember_over_limits(self, session_id: str) -> None:
+        self._over_strict_limits[session_id] = None
+        if len(self._over_strict_limits) > _MAX_REMEMBERED:
+            del self._over_strict_limits[next(iter(self._over_strict_limits))]
+
+
+def _over_strict_limits(event: ErrorEvent) -> bool:
+    text = str(event.message.get("errorMessage") or "")
+    return (
+        event.reason == "error"
+        and event.error.kind is ErrorKind.INVALID_REQUEST
+        and "invalid_request_error" in text
+        and any(limit in text for limit in STRICT_LIMIT_MESSAGES)
+    )
 
 
 PROVIDER = AnthropicProvider()

@@ -238,7 +238,11 @@ def _tool(tool: ToolSpec, eager: bool, strict_tools: bool) -> dict[str, Any]:
     return entry
 
 
-def build_request(model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
+def build_request(
+    model: Model, context: LlmContext, options: StreamOptions, strict: bool = True
+) -> HttpRequest:
+    """The Messages API request; ``strict`` False sends every tool non-strict (the fallback when Claude
+    rejects a request whose strict tools exceed its limits)."""
     cache = _cache_control(model, options.cache_retention)
     messages = convert_messages(context.messages, model)
     if cache is not None:
@@ -255,7 +259,7 @@ def build_request(model: Model, context: LlmContext, options: StreamOptions) -> 
     body["messages"] = messages
     eager = model.compat.get("supportsEagerToolInputStreaming", True) is not False
     if context.tools:
-        strict_tools = model.compat.get("supportsStrictTools") is True
+        strict_tools = strict and model.compat.get("supportsStrictTools") is True
         tools = [_tool(tool, eager, strict_tools) for tool in context.tools]
         if cache is not None and model.compat.get("supportsCacheControlOnTools", True) is not False:
             tools[-1]["cache_control"] = cache
@@ -299,3 +303,11 @@ def _headers(model: Model, options: StreamOptions, betas: list[str]) -> dict[str
         for name, value in extra.items():
             headers[name.lower()] = value
     return headers
+
+
+def sends_strict_tools(model: Model, context: LlmContext) -> bool:
+    """Whether a request would send some tool strict (one prefers it and the model takes strict tools)."""
+    return model.compat.get("supportsStrictTools") is True and any(
+        tool.strict and strict_parameters(tool.parameters, anthropic_rejects) is not None
+        for tool in context.tools
+    )

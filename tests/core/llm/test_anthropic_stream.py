@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from piwork.core.llm.types import CostTier, DoneEvent, ErrorEvent, ErrorKind, ModelCost, StreamOptions
+from piwork.core.llm.types import (
+    CostTier,
+    DoneEvent,
+    ErrorEvent,
+    ErrorKind,
+    ModelCost,
+    StreamOptions,
+    ToolSpec,
+)
 from tests.core.llm.helpers import collect, context, types_of
-from tests.support import LoopbackServer, Text, Thinking, ToolCall, Turn, Usage
+from tests.support import Failure, LoopbackServer, Text, Thinking, ToolCall, Turn, Usage
 
 
 def test_text_thinking_and_tool_call(loopback: LoopbackServer) -> None:
@@ -159,3 +167,39 @@ def test_one_hour_cache_writes_are_written_as_zero_when_not_reported(loopback: L
     loopback.script(Turn([Text("x")], usage=Usage(input=100, output=10, cache_write=50)))
     usage = collect(loopback.anthropic_model())[-1].message["usage"]  # type: ignore[union-attr]
     assert usage["cacheWrite1h"] == 0 and "reasoning" not in usage
+
+
+STRICT_READ = ToolSpec(
+    "read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    strict=True,
+)  # fmt: skip
+TOO_MANY = '{"type":"error","error":{"type":"invalid_request_error","message":"Too many strict tools (25). The maximum is 20."}}'
+
+
+def test_strict_tools_over_claudes_limits_are_sent_again_non_strict(loopback: LoopbackServer) -> None:
+    """A 400 that says the strict tools exceed Claude's limits: the same request at once without strict
+    tools, one reply, the message noting the fallback; the session's later requests go non-strict."""
+    model = loopback.anthropic_model(compat={"supportsStrictTools": True})
+    options = StreamOptions(api_key="sk-test", session_id="strict-session")
+    loopback.script(Turn(failure=Failure.http(400, TOO_MANY)), Turn([Text("Fine.")]), Turn([Text("Again.")]))
+    events = collect(model, context(tools=[STRICT_READ]), options)
+    assert types_of(events).count("start") == 1 and isinstance(events[-1], DoneEvent)
+    first, second = (r.body["tools"][0] for r in loopback.requests)
+    assert first["strict"] is True and "strict" not in second
+    (note,) = events[-1].message["diagnostics"]
+    assert (
+        note["type"] == "anthropic_strict_tools_fallback"
+        and "Too many strict tools" in note["error"]["message"]
+    )
+    assert note["details"] == {"reason": "strict_tool_limits_exceeded"}
+    later = collect(model, context(tools=[STRICT_READ]), options)
+    assert isinstance(later[-1], DoneEvent) and "diagnostics" not in later[-1].message
+    assert "strict" not in loopback.requests[-1].body["tools"][0] and len(loopback.requests) == 3
+
+
+def test_another_invalid_request_is_not_sent_again(loopback: LoopbackServer) -> None:
+    model = loopback.anthropic_model(compat={"supportsStrictTools": True})
+    body = '{"type":"error","error":{"type":"invalid_request_error","message":"messages: text content blocks must be non-empty"}}'
+    loopback.script(Turn(failure=Failure.http(400, body)))
+    events = collect(model, context(tools=[STRICT_READ]), StreamOptions(api_key="sk-test", session_id="s2"))
+    assert isinstance(events[-1], ErrorEvent) and len(loopback.requests) == 1
