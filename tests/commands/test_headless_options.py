@@ -164,6 +164,18 @@ def test_session_id_creates_then_continues_that_session(server: LoopbackServer, 
     assert texts[0] == "one"
 
 
+def test_session_id_names_a_session_kept_only_in_memory(server: LoopbackServer, env: Env) -> None:
+    """With --no-session the id still names the run's session (json mode's header says it, as does the
+    prompt-cache key where one is sent); no file is written."""
+    server.script(Turn([Text("ok")]))
+    args = ("-p", "one", "--no-session", "--session-id", "scratch-7", "--mode", "json")
+    result = env.call(*args, *env.args(server, "anthropic"))
+    assert result.returncode == 0, result.stderr
+    header = json.loads(result.stdout.splitlines()[0])
+    assert header["type"] == "session" and header["id"] == "scratch-7"
+    assert env.session_files() == []
+
+
 @pytest.mark.parametrize("bad", ["-x", "a b", "x/../y", "end-"])
 def test_an_unsafe_session_id_is_refused(server: LoopbackServer, env: Env, bad: str) -> None:
     result = env.call("-p", "one", f"--session-id={bad}", *env.args(server, "anthropic"))

@@ -390,7 +390,7 @@ def _open_or_create_store(
         if options.session_file or options.continue_recent:
             raise SetupError("--session-id cannot be combined with --session or --continue.")
     if options.no_session:
-        return in_memory_session(cwd)
+        return in_memory_session(cwd, session_id=options.session_id)
     if options.session_file:
         try:
             return open_session(options.session_file, cwd=cwd)

@@ -584,11 +584,14 @@ async def append_written(tree: SessionTree, append: Callable[[], T]) -> T:
 
 
 # ---------------------------------------------------------------------- constructors
-def in_memory_session(cwd: str | None = None, *, new_id: IdFactory = random_entry_id) -> Session:
-    """A session that never touches the disk (tests, previews)."""
+def in_memory_session(
+    cwd: str | None = None, *, new_id: IdFactory = random_entry_id, session_id: str | None = None
+) -> Session:
+    """A session that never touches the disk (``--no-session``, tests, previews); ``session_id`` names
+    it (the provider's prompt-cache key follows it)."""
     folder = os.path.abspath(cwd or os.getcwd())
     bodies = FileBodies(None)
-    tree = SessionTree(new_header(folder), load_body=bodies, new_id=new_id)
+    tree = SessionTree(new_header(folder, session_id), load_body=bodies, new_id=new_id)
     return Session(tree, None, folder, None, bodies=bodies, flushed=False)
 
 
