@@ -32,7 +32,6 @@ from piwork.core.agent import (
     ThinkingLevelChanged,
     create_runtime,
 )
-from piwork.core.context import GovernorDecision, ManifestEntry
 from piwork.core.errors import PiworkError
 from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
 from piwork.core.resources import (
@@ -52,10 +51,10 @@ from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
 from piwork.gui.command_surface import CommandSurface
 from piwork.gui.commands import BUILTIN, CommandContext, SlashCommand
 from piwork.gui.context.context_commands import ContextCommands
+from piwork.gui.context.edits import ContextEdits
 from piwork.gui.context.feed import ContextFeed
-from piwork.gui.context.navigation import ContextNavigator, entry_of_message
-from piwork.gui.context.preflight_dialog import DIALOG_VERDICTS, PreflightDialog
-from piwork.gui.context.reading import MeterReading
+from piwork.gui.context.navigation import ContextNavigator
+from piwork.gui.context.preflight_flow import PreflightFlow
 from piwork.gui.dialogs import ask_open_file
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.main_window import MainWindow
@@ -74,16 +73,9 @@ from piwork.gui.search.search_dialog import SearchDialog
 from piwork.gui.session_file_watch import SessionFileWatch
 from piwork.gui.sessions.session_browser import SessionBrowser
 from piwork.gui.settings.settings_dialog import SettingsDialog
-from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.trust_dialog import TrustDialog, TrustPrompter
 
 log = logging.getLogger(__name__)
-
-_EDIT_DONE = {
-    "leave-out": "Left out of the model's context",
-    "replace": "Replaced for the model",
-    "restore": "Restored for the model",
-}
 
 
 class SessionController(QObject):
@@ -106,7 +98,6 @@ class SessionController(QObject):
         self.chat = window.chat
         self.notifications = notifications
         self._view_failures: set[tuple[str, str]] = set()  # (view, event type) already reported
-        self._edits_noted: object = None  # the session whose context edits the chat has noted
         self.cwd = os.path.abspath(cwd)
         self.agent_dir = agent_dir
         self.approve = approve
@@ -139,10 +130,11 @@ class SessionController(QObject):
         self.context_feed = ContextFeed(self.tokenizers, self)
         self.file_watch = SessionFileWatch(self)  # reads outside changes ahead, off the GUI thread
         self.context_commands = ContextCommands(self, self.chat.presenter, self.chat.composer, window)
-        self.preflight_dialog: PreflightDialog | None = None
-        self._auto_preflight: tuple[str, int] | None = None
-        self.auto_preflight_task: asyncio.Task[Any] | None = None  # the latest automatic check
         self.context_navigator = ContextNavigator(window, self.context_feed, self)
+        self.context_edits = ContextEdits(self, window.tree_panel, self.chat.view, self.chat.presenter)
+        self.preflight = PreflightFlow(
+            self, window, self.context_feed, self.context_navigator, self.context_commands, self.toggle_tool
+        )
         self.tasks: set[asyncio.Task[Any]] = set()
         self._picks = 0  # models picked so far: a pick resolved in a worker applies only if still the latest
         self._unsubscribe: Any = None
@@ -198,118 +190,15 @@ class SessionController(QObject):
         tree.branch_made.connect(self._remember_branch_notice)
         tree.session_created.connect(self._open_branched)
         tree.status_changed.connect(self._show_tree_status)
-        tree.context_edit_requested.connect(self.edit_context)
-        tree.navigated.connect(lambda _result: tree.refresh_edit_marks())  # another branch, other edits
-        self.chat.view.contextEditRequested.connect(self._edit_context_of_row)
-        tree.edit_marks_shown.connect(self._note_edits_in_force)
         self.chat.presenter.assistantFinished.connect(lambda _m: self.refresh_status())
         self.chat.presenter.compactionFinished.connect(self.refresh_status)
         self.chat.presenter.treeNavigated.connect(self._show_context)
-        self._wire_context()
-
-    # ---- context edits -------------------------------------------------------------------------
-
-    def edit_context(self, action: str, entry_id: str, content: object = None) -> asyncio.Task[Any]:
-        """Change what the model sees of ``entry_id`` (``leave-out``, ``replace`` with ``content``, or
-        ``restore``): the engine writes a Pi 1.6 context_edit entry; the file and the chat keep the
-        original; the tree, the X-ray, the meter and preflight follow at once."""
-        return self.spawn(self._edit_context(action, entry_id, content))
-
-    async def _edit_context(self, action: str, entry_id: str, content: object) -> None:
-        session = self.session
-        if session is None:
-            return
-        tree_panel = self.window.tree_panel
-        try:
-            if action == "leave-out":
-                await session.leave_out_of_context(entry_id)
-            elif action == "replace":
-                await session.replace_in_context(entry_id, str(content or ""))
-            else:
-                await session.restore_in_context(entry_id)
-        except PiworkError as exc:
-            tree_panel.show_status(str(exc))
-            self.chat.presenter.add_notice("What the model sees is unchanged", str(exc))
-            return
-        tree_panel.refresh_edit_marks()
-        self.context_feed.schedule()
-        record = session.tree.record(entry_id)
-        title = await asyncio.to_thread(entry_title, record, session.tree) if record is not None else entry_id
-        done = _EDIT_DONE.get(action, "Changed for the model")
-        self.chat.presenter.add_notice(
-            f"{done}: {title[:120]}",
-            "The session file and this chat keep the original; the X-ray, the meter and preflight count "
-            "what the model now sees. Restore (in the tree's or the chat's menu) undoes it.",
-        )
-
-    def _note_edits_in_force(self) -> None:
-        """Once per opened session: the chat shows what the model sees, so say what the edits change."""
-        model = self.window.tree_panel.model
-        session = self.session
-        if model is None or session is None or self._edits_noted is session:
-            return
-        self._edits_noted = session
-        marks = model.edit_marks()
-        if not marks:
-            return
-        left_out = sum(mark.left_out for mark in marks.values())
-        replaced = len(marks) - left_out
-        parts = [f"{left_out} left out" if left_out else "", f"{replaced} replaced" if replaced else ""]
-        self.chat.presenter.add_notice(
-            "Context edits in force on this branch: " + " and ".join(p for p in parts if p),
-            "The chat shows each message as written, with a card under each edited one saying what the "
-            "model sees instead. The session tree marks the entries (⊘ left out, ✎ replaced); Restore in "
-            "the chat's or the tree's menu undoes an edit.",
-        )
-
-    def _edit_context_of_row(self, action: str, row_key: int) -> None:
-        """A context edit asked for on a chat row: the entry of the message the row shows."""
-        message = self.chat.presenter.message_of_row(row_key)
-        session = self.session
-        if message is None or session is None:
-            self.chat.presenter.add_notice(
-                "What the model sees is unchanged", "This row is not a saved message."
-            )
-            return
-        self.spawn(self._edit_message(action, message, session))
-
-    async def _edit_message(self, action: str, message: dict[str, Any], session: Any) -> None:
-        entry_id = await asyncio.to_thread(entry_of_message, session.tree, message)
-        if entry_id is None:
-            self.chat.presenter.add_notice(
-                "What the model sees is unchanged", "This message is not on the session's current branch."
-            )
-            return
-        if action == "replace":
-            self.window.tree_panel.prompt_replacement(entry_id)
-            return
-        await self._edit_context(action, entry_id, None)
 
     def _show_tree_status(self, text: str) -> None:
         """The tree's own line shows its status; the window's status bar repeats it only when the tree's
         panel is closed (e.g. a move started from the chat), so it is never shown twice."""
         if text and not self.window.tree_panel.isVisible():
             self.window.status.showMessage(text, 8000)
-
-    def _wire_context(self) -> None:
-        feed, panel, footer = self.context_feed, self.window.context_panel, self.chat.footer
-        feed.readingChanged.connect(footer.set_reading)
-        feed.readingChanged.connect(self._maybe_auto_preflight)
-        feed.decisionAdded.connect(self._on_governor_decision)
-        feed.billedChanged.connect(footer.set_billed)
-        feed.xrayChanged.connect(panel.set_xray)
-        feed.toolsChanged.connect(self.window.resource_panel.set_tools)
-        self.window.resource_panel.toolToggled.connect(self.toggle_tool)
-        feed.manifestChanged.connect(lambda manifest: panel.set_manifest(manifest, self.cwd))
-        feed.decisionAdded.connect(panel.add_decision)
-        feed.decisionsReset.connect(panel.set_decisions)
-        feed.seriesChanged.connect(panel.plot.set_series)
-        panel.jumpRequested.connect(self.context_navigator.jump)
-        panel.showOriginalRequested.connect(self.context_navigator.show_original)
-        panel.preflightRequested.connect(lambda *_: self.show_preflight())
-        panel.manifestActionRequested.connect(self._on_manifest_action)
-        self.context_navigator.missed.connect(lambda text: self.window.status.showMessage(text, 8000))
-        self.window.action_map["context_preflight"].triggered.connect(lambda *_: self.show_preflight())
 
     # ---- tasks -------------------------------------------------------------------------------
 
@@ -479,7 +368,7 @@ class SessionController(QObject):
         )
         self._show_context(prepared)
         session = runtime.session
-        self._auto_preflight = None  # a session (re)opened is checked afresh
+        self.preflight.session_opened()
         self.context_feed.attach(
             session,
             lambda: session_prompt_parts(session, runtime.resources),
@@ -926,71 +815,8 @@ class SessionController(QObject):
         self._fill_pickers()
         self.refresh_status()
 
-    def show_preflight(
-        self, planned_files: Sequence[str] = (), *, only_if_needed: bool = False
-    ) -> asyncio.Task[Any] | None:
-        """/context preflight for the next request (computed in the executor), then the dialog;
-        ``only_if_needed`` opens it only for a verdict that asks for a decision (pricing zone, overflow)."""
-        runtime = self.runtime
-        if runtime is None:
-            return None
-        return self.spawn(self._preflight(runtime, tuple(planned_files), only_if_needed))
-
-    async def _preflight(
-        self, runtime: AgentRuntime, planned_files: tuple[str, ...], only_if_needed: bool = False
-    ) -> PreflightDialog | None:
-        result = await self.context_feed.preflight(runtime.resources, planned_files)
-        if result is None or not shiboken6.isValid(self.window):
-            return None
-        if only_if_needed and result.get("verdict") not in DIALOG_VERDICTS:
-            return None  # the governor's projection brings the next request under the marks
-        previous = self.preflight_dialog
-        if previous is not None and shiboken6.isValid(previous) and previous.isVisible():
-            previous.close()  # one preflight dialog at a time, with the latest figures
-        # /fresh task hands a task over: offered only when the branch has one
-        has_task = result.get("task") is not None
-        dialog = PreflightDialog(result, self.context_feed.reading, self.window, can_fresh=has_task)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.choice.connect(self._on_preflight_choice)
-        dialog.show()
-        self.preflight_dialog = dialog
-        return dialog
-
-    def _on_manifest_action(self, action: str, entry: ManifestEntry) -> None:
-        if action == "open":
-            self.context_navigator.open_manifest_entry(entry, self.cwd)
-        elif action in ("exclude", "include"):
-            self.context_commands.change_exclusion(action, entry)
-        elif action == "rebuild-index":
-            self.run_command(SlashCommand("context", "rebuild"))
-        elif action == "trust":
-            self.show_trust()
-
-    def _maybe_auto_preflight(self, reading: MeterReading) -> None:
-        """Between runs, a next request in the pricing zone or past the compaction threshold opens the
-        preflight dialog (once per state of the conversation). The meter may show the transcript before
-        any projection (a session just opened), so the dialog opens only if the preflight, which applies
-        the governor, agrees."""
-        session = self.session
-        if session is None or session.is_streaming or reading.zone not in DIALOG_VERDICTS:
-            return
-        key = (reading.zone, len(session.messages))
-        if key != self._auto_preflight:
-            self._auto_preflight = key
-            self.auto_preflight_task = self.show_preflight(only_if_needed=True)
-
-    def _on_governor_decision(self, decision: GovernorDecision) -> None:
-        if decision.decision == "context-limit":  # the governor withheld a request at the pricing mark
-            self.show_preflight()
-
-    def _on_preflight_choice(self, choice: str) -> None:
-        if choice == "compact":  # the dialog's advice names /context compact: the governor's own compaction
-            self.run_command(SlashCommand("context", "compact"))
-        elif choice == "fresh":
-            self.run_command(SlashCommand("fresh", "task"))
-        elif choice == "send-anyway" and self.session is not None and not self.session.is_streaming:
-            self.session.governance.send_once_anyway()  # the withheld request goes out once
-            self.spawn(self.session.continue_run())
+    def show_preflight(self, planned_files: Sequence[str] = ()) -> asyncio.Task[Any] | None:
+        return self.preflight.show(planned_files)
 
     def show_trust(self) -> asyncio.Task[TrustDialog]:
         """Project → Trust, once trust.json and the folder are read (in a worker)."""

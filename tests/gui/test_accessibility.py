@@ -116,7 +116,7 @@ def _open_dialogs(ctl: SessionController) -> list[QWidget]:
     # the preflight dialog opens once its figures are computed in the executor
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not (
-        ctl.preflight_dialog is not None and ctl.preflight_dialog.isVisible()
+        ctl.preflight.dialog is not None and ctl.preflight.dialog.isVisible()
     ):
         QApplication.processEvents()
     settings = ctl.window.findChild(SettingsDialog, "settingsDialog")

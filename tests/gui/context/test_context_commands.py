@@ -46,7 +46,8 @@ def test_context_commands_answer_in_the_chat(qtbot: QtBot, controller: SessionCo
     row = _wait_notice(qtbot, controller, "/context preflight")
     # 1.2K sent + 14K planned on a 32K window: over the ceiling (14,054), under compaction (15,616)
     assert "- verdict: over-ceiling" in row.text and "plannedFiles" in row.text
-    qtbot.waitUntil(lambda: bool(controller.window.findChildren(PreflightDialog)), timeout=5_000)
+    # the dialog counts with the model's tokenizer, built once on first use (seconds on a loaded machine)
+    qtbot.waitUntil(lambda: bool(controller.window.findChildren(PreflightDialog)), timeout=15_000)
     for dialog in controller.window.findChildren(PreflightDialog):
         dialog.close()
 

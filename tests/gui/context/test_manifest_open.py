@@ -41,7 +41,7 @@ def _open(qtbot: QtBot, controller: SessionController, path: str) -> tuple[str, 
     outcome: list[tuple[str, object]] = []
     navigator.landed.connect(lambda where, what: outcome.append((where, what)))
     navigator.missed.connect(lambda why: outcome.append(("missed", why)))
-    controller._on_manifest_action("open", ManifestEntry(2, "profile", path, "loaded"))
+    controller.preflight.on_manifest_action("open", ManifestEntry(2, "profile", path, "loaded"))
     qtbot.waitUntil(lambda: bool(outcome), timeout=5000)
     return outcome[0]
 

@@ -77,14 +77,14 @@ def test_a_reopened_session_the_governor_keeps_under_the_mark_opens_no_dialog(
     _dialogs()[0].close()
 
     _governor(enabled=True)
-    earlier = ctl.auto_preflight_task
+    earlier = ctl.preflight.auto_task
     ctl.spawn(ctl.open_session(str(path)))
     qtbot.waitUntil(lambda: ctl.runtime is not runtime and ctl.runtime is not None, timeout=10_000)
     feed = ctl.context_feed
     # the meter reads the last reply's billed input, past the pricing mark
     qtbot.waitUntil(lambda: feed.reading.zone == "pricing-zone" and feed.reading.exact, timeout=15_000)
-    qtbot.waitUntil(lambda: ctl.auto_preflight_task not in (None, earlier), timeout=5_000)
-    task = ctl.auto_preflight_task
+    qtbot.waitUntil(lambda: ctl.preflight.auto_task not in (None, earlier), timeout=5_000)
+    task = ctl.preflight.auto_task
     assert task is not None
     qtbot.waitUntil(task.done, timeout=15_000)
     assert task.result() is None and not _dialogs()
