@@ -103,4 +103,9 @@ def run(options: WindowOptions) -> int:
             notifications.uninstall()
         return 0
 
-    return compat.run_until_quit(app, main)
+    try:
+        return compat.run_until_quit(app, main)
+    finally:
+        # The loop stops as soon as the application quits, which can cut ``shutdown`` short (its tasks
+        # are cancelled, never resumed): whatever the open session still had queued is written here.
+        controller.close_session_file()

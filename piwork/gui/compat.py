@@ -7,6 +7,10 @@ Quirks handled:
   ``RuntimeError("Event loop stopped before Future completed.")``: that is a normal exit, not a crash.
 - Tests drive widgets with pytest-qt's own event loop; :func:`attach_loop` installs a qasync loop that
   runs on whatever Qt event loop is spinning, so asyncio tasks progress inside ``qtbot.waitUntil``.
+- qasync's own default executor starts ten QThreads with the loop and, when the loop closes, joins them
+  one by one, each taking a noticeable part of a second: quitting took seconds after the window had
+  gone. The loops here run worker calls (``asyncio.to_thread``) on a plain thread pool instead, whose
+  threads start when work needs them and end at once.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import asyncio
 import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 import PySide6  # noqa: F401  (must precede qasync so it binds to PySide6)
 from PySide6.QtCore import QTimer
@@ -26,6 +31,7 @@ import qasync
 
 QEventLoop = qasync.QEventLoop
 
+WORKER_THREADS = 10  # as many worker calls at once as qasync's executor ran
 # Platforms that need no display server.
 HEADLESS_PLATFORMS = ("offscreen", "minimal", "vnc", "eglfs", "linuxfb")
 
@@ -63,7 +69,7 @@ def run_until_quit(app: QApplication, main: Callable[[asyncio.Event], Awaitable[
     waker.start(250)
     waker.timeout.connect(lambda: None)
 
-    with asyncio.Runner(loop_factory=lambda: qasync.QEventLoop(app)) as runner:
+    with asyncio.Runner(loop_factory=lambda: _new_loop(app)) as runner:
         try:
             return runner.run(wrapper())
         except RuntimeError as err:
@@ -77,8 +83,14 @@ def run_until_quit(app: QApplication, main: Callable[[asyncio.Event], Awaitable[
 
 def attach_loop(app: QApplication) -> asyncio.AbstractEventLoop:
     """Install a qasync loop that runs on the Qt event loop already spinning (tests, embedding)."""
-    loop: asyncio.AbstractEventLoop = qasync.QEventLoop(app, already_running=True)
+    loop = _new_loop(app, already_running=True)
     asyncio.set_event_loop(loop)
+    return loop
+
+
+def _new_loop(app: QApplication, already_running: bool = False) -> asyncio.AbstractEventLoop:
+    loop: asyncio.AbstractEventLoop = qasync.QEventLoop(app, already_running=already_running)
+    loop.set_default_executor(ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="piwork-worker"))
     return loop
 
 

@@ -456,6 +456,13 @@ class SessionController(QObject):
         self.runtime = None
         return store
 
+    def close_session_file(self) -> None:
+        """Write what the open session still has queued, fsync it and let the file go, blocking: for
+        the end of the process, once the window and its loop are gone."""
+        runtime, self.runtime = self.runtime, None
+        if runtime is not None:
+            runtime.store.close()
+
     async def _let_go(self) -> None:
         """Unhook the open session and close its file, the disk waited on in a worker."""
         store = self._detach()

@@ -69,10 +69,10 @@ def test_a_plain_answer_loads_no_image_yaml_or_ignore_library(tmp_path: Path) ->
     report = tmp_path / "modules.json"
     with LoopbackServer() as server:
         server.script(Turn([Text("Fine, thanks.")]))
+        command = [sys.executable, "-c", _REPORT_MODULES, str(report), "-p", "How are you?", "--no-session"]
+        command += ["--provider", "loopback", "--model", server.model, "--base-url", server.openai_url]
         done = subprocess.run(
-            [sys.executable, "-c", _REPORT_MODULES, str(report), "-p", "How are you?", "--no-session"]
-            + ["--provider", "loopback", "--model", server.model, "--base-url", server.openai_url]
-            + ["--api-key", "sk-loopback"],
+            [*command, "--api-key", "sk-loopback"],
             cwd=project,
             env=_env(tmp_path),
             stdin=subprocess.DEVNULL,

@@ -308,8 +308,9 @@ class ContextFeed(QObject):
         model, names, tree = session.model, session.tool_names(), session.tree
 
         def compute() -> dict[str, Any]:
-            self.tokenizers.load()
-            counter = self.tokenizers.counter_for(model.id if model is not None else "")
+            model_id = model.id if model is not None else ""
+            self.tokenizers.load_for(model_id)  # only the encoding this model counts with
+            counter = self.tokenizers.counter_for(model_id)
             view = view_from_parts(resources, tree, model, names, TokenEstimator(counter))
             return preflight(view, planned_files=planned_files)
 
@@ -401,8 +402,9 @@ class ContextFeed(QObject):
 
     def _compute(self, snapshot: Snapshot, job_number: int = 0) -> Figures:
         """Runs in the executor: nothing here touches Qt (the partial X-rays go out through a signal)."""
-        self.tokenizers.load()
         model_id = snapshot.model.id if snapshot.model is not None else ""
+        # only the encoding this model counts with: each one built takes tens of megabytes
+        self.tokenizers.load_for(model_id)
         estimator = self._estimator(snapshot, self.tokenizers.counter_for(model_id))
         sent = snapshot.sent
         if sent is None and snapshot.restored is not None and snapshot.model is not None:

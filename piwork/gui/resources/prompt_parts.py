@@ -7,6 +7,8 @@ loaded once, in an executor.
 
 from __future__ import annotations
 
+import asyncio
+
 import shiboken6
 
 from piwork.core.agent import AgentSession, prompt_parts_for
@@ -29,8 +31,9 @@ async def show_system_prompt(
     panel: ResourcePanel, session: AgentSession, resources: LoadedResources, tokenizers: Tokenizers
 ) -> None:
     parts = session_prompt_parts(session, resources)
-    await tokenizers.load_async()
+    model = session.model
+    model_id = model.id if model is not None else ""
+    await asyncio.to_thread(tokenizers.load_for, model_id)  # only the encoding this model counts with
     if not shiboken6.isValid(panel):  # the window closed meanwhile
         return
-    model = session.model
-    panel.set_system_prompt(parts, tokenizers.counter_for(model.id if model is not None else ""))
+    panel.set_system_prompt(parts, tokenizers.counter_for(model_id))
