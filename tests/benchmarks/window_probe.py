@@ -1,0 +1,85 @@
+"""Run the real ``piwork`` window in this process and report its start-up, memory and quitting figures.
+
+Used by ``bench_startup.py`` as ``python window_probe.py REPORT.json SETTLE_S [piwork window arguments]``
+under a display (Xvfb). It watches the application from outside piwork's code: an event filter notes the
+main window's first paint; once the window has settled it notes resident memory (VmRSS and the anonymous
+part from /proc/self/smaps_rollup), then closes the window the way a user does and notes when. The parent
+process measures the rest (spawn to first paint, close to exit) on the same monotonic clock.
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QMainWindow
+
+import piwork.gui.app as app_module
+
+REPORT = Path(sys.argv[1])
+SETTLE_S = float(sys.argv[2])
+figures: dict[str, Any] = {}
+
+
+def memory() -> dict[str, float]:
+    out: dict[str, float] = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(("VmRSS:", "RssAnon:", "RssFile:", "RssShmem:")):
+            name, value = line.split(":", 1)
+            out[name] = round(int(value.split()[0]) / 1024, 1)
+    for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+        if line.startswith("Anonymous:"):
+            out["Anonymous"] = round(int(line.split()[1]) / 1024, 1)
+    return out
+
+
+def write() -> None:
+    REPORT.write_text(json.dumps(figures))
+
+
+class Watch(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.window: QMainWindow | None = None
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if self.window is None and event.type() == QEvent.Type.Paint and isinstance(watched, QMainWindow):
+            self.window = watched
+            QTimer.singleShot(0, self.painted)  # after this paint has been flushed to the screen
+        return False
+
+    def painted(self) -> None:
+        figures["first_paint"] = time.monotonic()
+        write()
+        QTimer.singleShot(int(SETTLE_S * 1000), self.settled)
+
+    def settled(self) -> None:
+        figures["settled_memory_mb"] = memory()
+        figures["close"] = time.monotonic()
+        write()
+        assert self.window is not None
+        self.window.close()
+
+
+watch = Watch()
+create_application = app_module.create_application
+
+
+def create_watched(argv: list[str]) -> QApplication:
+    app = create_application(argv)
+    app.installEventFilter(watch)
+    return app
+
+
+app_module.create_application = create_watched
+sys.argv = ["piwork", *sys.argv[3:]]
+try:
+    runpy.run_module("piwork", run_name="__main__", alter_sys=True)
+finally:
+    figures["main_returned"] = time.monotonic()
+    write()
