@@ -144,20 +144,25 @@ def _user(message: Message) -> dict[str, Any] | None:
 
 
 def _assistant(message: Message, model: Model, compat: Mapping[str, Any]) -> dict[str, Any] | None:
-    blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
-    text = "".join(
-        b.get("text") or "" for b in blocks if b.get("type") == "text" and js_trim(b.get("text") or "")
-    )
-    thinking = [b for b in blocks if b.get("type") == "thinking" and js_trim(b.get("thinking") or "")]
-    calls = [
-        {
-            "id": b.get("id"),
-            "type": "function",
-            "function": {"name": b.get("name"), "arguments": _json(b.get("arguments") or {})},
-        }
-        for b in blocks
-        if b.get("type") == "toolCall"
-    ]
+    blocks: list[dict[str, Any]] = []
+    texts: list[str] = []
+    thinking: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for b in message.get("content") or []:  # one pass: a long session replays many replies
+        if not isinstance(b, dict):
+            continue
+        blocks.append(b)
+        kind = b.get("type")
+        if kind == "text":
+            if js_trim(piece := b.get("text") or ""):
+                texts.append(piece)
+        elif kind == "thinking":
+            if js_trim(b.get("thinking") or ""):
+                thinking.append(b)
+        elif kind == "toolCall":
+            function = {"name": b.get("name"), "arguments": _json(b.get("arguments") or {})}
+            calls.append({"id": b.get("id"), "type": "function", "function": function})
+    text = "".join(texts)
     non_null = compat.get("requiresAssistantAfterToolResult") or compat.get("requiresNonNullAssistantContent")
     result: dict[str, Any] = {"role": "assistant", "content": "" if non_null else None}
     if thinking and compat.get("requiresThinkingAsText"):
