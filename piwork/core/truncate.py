@@ -91,6 +91,8 @@ def truncate_head(
     if total_lines <= max_lines and total_bytes <= max_bytes:
         return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
 
+    if total_lines == 0:  # only a negative limit gets here; Pi then fails on the missing first line
+        raise ValueError(f"Cannot keep the head of an empty text within {max_lines} lines, {max_bytes} bytes")
     # Lines are bounded by ``limit``: the text without its final newline.
     limit = len(content) - 1 if content.endswith("\n") else len(content)
     first_end = content.find("\n", 0, limit)
