@@ -9,6 +9,7 @@ little memory. Bodies are read back by byte offset when needed (see ``body_sourc
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -69,18 +70,29 @@ def read_session_file(
         return _read(Path(path), keep_bodies, keep_non_objects)
 
 
+def _special(mode: int) -> bool:
+    """A FIFO, device or socket: never read or written as a session (a folder fails as before)."""
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def _read(file_path: Path, keep_bodies: bool, keep_non_objects: bool) -> LoadedFile:
     try:
-        stat = file_path.stat()
+        info = file_path.stat()
     except FileNotFoundError:
         return LoadedFile(file_path, "missing")
-    loaded = LoadedFile(file_path, "ok", size=stat.st_size)
+    if _special(info.st_mode):  # a FIFO would block a read (and a write) for ever, a device never end
+        return LoadedFile(file_path, "not_session")
+    loaded = LoadedFile(file_path, "ok", size=info.st_size)
     loaded.source = FileBodySource(file_path)
-    if stat.st_size == 0:
+    if info.st_size == 0:
         loaded.status = "empty"
         return loaded
     indexer = _Indexer(loaded, keep_bodies, keep_non_objects)
-    with open(file_path, "rb", buffering=0) as handle:
+    fd = os.open(file_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if _special(os.fstat(fd).st_mode):  # swapped for one since the check above
+        os.close(fd)
+        return LoadedFile(file_path, "not_session")
+    with open(fd, "rb", buffering=0) as handle:
         carry: list[bytes] = []  # the start of a line that goes on in the next chunk
         base = 0  # file offset of the first byte not indexed yet
         while not indexer.done and (chunk := handle.read(READ_CHUNK)):

@@ -18,6 +18,7 @@ import contextlib
 import errno
 import os
 import re
+import stat
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -228,11 +229,17 @@ class Session:
         if self.path is None or self._append_fd is not None:
             return True
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            # non-blocking: a FIFO put in the file's place opens at once (or fails) instead of waiting
+            # for a reader; a regular file's writes are not affected
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
         except OSError as err:
             self._go_read_only(
                 f"piwork cannot write the session file {self.path}, so it is open read-only: {err.strerror}"
             )
+            return False
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            self._go_read_only(f"{self.path} is not a regular file, so the session is open read-only")
             return False
         if fcntl is not None:
             try:
