@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from piwork.core.context.records import BilledSample, GovernorDecision, OccupancySample
+from piwork.core.llm.types import AssistantEvent
 
 Message = dict[str, Any]
 
@@ -62,10 +63,10 @@ class MessageStart:
 
 @dataclass(frozen=True)
 class MessageUpdate:
-    """A streaming assistant message changed; ``provider_event`` is the provider's delta event."""
+    """A streaming assistant message changed; ``provider_event`` is the provider's event that changed it."""
 
     message: Message
-    provider_event: Any
+    provider_event: AssistantEvent
     type: Literal["message_update"] = "message_update"
 
 

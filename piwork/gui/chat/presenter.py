@@ -223,24 +223,24 @@ class ChatPresenter(QObject):
             case _:  # the governor's and telemetry's events are shown by the context views
                 pass
 
-    def _on_agent_start(self, _event: Any) -> None:
+    def _on_agent_start(self, _event: AgentStart) -> None:
         self._set_busy(True)
         self._alive()
         self._wait_timer.start()
 
-    def _on_agent_settled(self, _event: Any) -> None:
+    def _on_agent_settled(self, _event: AgentSettled) -> None:
         self.flush()
         self._set_busy(False)
         self._wait_timer.stop()
         self._set_waiting("")
 
-    def _on_turn_start(self, _event: Any) -> None:
+    def _on_turn_start(self, _event: TurnStart) -> None:
         self._alive()
 
-    def _on_agent_end(self, event: Any) -> None:
+    def _on_agent_end(self, event: AgentEnd) -> None:
         self.flush()
 
-    def _on_message_start(self, event: Any) -> None:
+    def _on_message_start(self, event: MessageStart) -> None:
         message = event.message
         if message.get("role") == "user":
             user_rows = rows_for_message(message, self._cards)
@@ -254,23 +254,23 @@ class ChatPresenter(QObject):
                 self._retry.sending()
                 self._changed(self._retry.row)
 
-    def _on_message_update(self, event: Any) -> None:
+    def _on_message_update(self, event: MessageUpdate) -> None:
         self._receiving = True
         self._alive()
         provider_event = event.provider_event
-        kind = getattr(provider_event, "type", "")
-        index = getattr(provider_event, "content_index", -1)
+        kind = provider_event.type
+        index: int = getattr(provider_event, "content_index", -1)  # start, done and error have none
         row: ChatRow | None
-        if kind in ("text_start", "thinking_start"):
+        if provider_event.type == "text_start" or provider_event.type == "thinking_start":
             row_kind = RowKind.TEXT if kind == "text_start" else RowKind.THINKING
             new_row = ChatRow(row_kind, streaming=True)
             self._stream_rows[index] = new_row
             self._append([new_row])
-        elif kind in ("text_delta", "thinking_delta"):
+        elif provider_event.type == "text_delta" or provider_event.type == "thinking_delta":
             row = self._stream_rows.get(index)
             if row is not None:
                 self._queue_delta(row, provider_event.delta)
-        elif kind in ("text_end", "thinking_end"):
+        elif provider_event.type == "text_end" or provider_event.type == "thinking_end":
             row = self._stream_rows.get(index)
             if row is not None:
                 self._finish_stream_row(row, provider_event.content)
@@ -288,9 +288,9 @@ class ChatPresenter(QObject):
                 if isinstance(arguments, dict):
                     row.tool.args = dict(arguments)
                 self._mark_dirty(row)
-        elif kind == "toolcall_end":
+        elif provider_event.type == "toolcall_end":
             row = self._stream_rows.get(index)
-            call = getattr(provider_event, "tool_call", {}) or {}
+            call = provider_event.tool_call or {}
             if row is not None and row.tool is not None:
                 row.tool.args = dict(call.get("arguments") or row.tool.args)
                 if row.tool.call_id != call.get("id", row.tool.call_id):
@@ -301,7 +301,7 @@ class ChatPresenter(QObject):
                 row.streaming = False
                 self._changed(row)
 
-    def _on_message_end(self, event: Any) -> None:
+    def _on_message_end(self, event: MessageEnd) -> None:
         message = event.message
         role = message.get("role")
         self.flush()
@@ -394,7 +394,7 @@ class ChatPresenter(QObject):
         self._changed(row)
         self.userCommandRunning.emit(bool(self._user_commands))
 
-    def _on_tool_execution_start(self, event: Any) -> None:
+    def _on_tool_execution_start(self, event: ToolExecutionStart) -> None:
         card = self._cards.get(event.tool_call_id)
         if card is None:
             card = ToolCard(event.tool_call_id, event.tool_name, dict(event.args or {}))
@@ -407,7 +407,7 @@ class ChatPresenter(QObject):
         if not self._tick_timer.isActive():
             self._tick_timer.start()
 
-    def _on_tool_execution_update(self, event: Any) -> None:
+    def _on_tool_execution_update(self, event: ToolExecutionUpdate) -> None:
         card = self._cards.get(event.tool_call_id)
         partial = event.partial_result
         if card is None or not isinstance(partial, dict):
@@ -415,7 +415,7 @@ class ChatPresenter(QObject):
         card.result_text = text_of(partial.get("content"))
         self._mark_dirty(self._card_rows[event.tool_call_id])
 
-    def _on_tool_execution_end(self, event: Any) -> None:
+    def _on_tool_execution_end(self, event: ToolExecutionEnd) -> None:
         self._alive()
         card = self._cards.get(event.tool_call_id)
         if card is None:
@@ -430,10 +430,10 @@ class ChatPresenter(QObject):
         if not any(c.status == "running" for c in self._cards.values()):
             self._tick_timer.stop()
 
-    def _on_queue_update(self, event: Any) -> None:
+    def _on_queue_update(self, event: QueueUpdate) -> None:
         self.queueChanged.emit(list(event.steering), list(event.follow_up))
 
-    def _on_compaction_start(self, event: Any) -> None:
+    def _on_compaction_start(self, event: CompactionStart) -> None:
         reasons = {
             "manual": "as you asked",
             "threshold": "the context is nearly full",
@@ -443,7 +443,7 @@ class ChatPresenter(QObject):
         text = f"Summarising older messages ({reasons.get(event.reason, event.reason)})…"
         self._compaction_row = self.add_notice("Compacting conversation", text)
 
-    def _on_compaction_end(self, event: Any) -> None:
+    def _on_compaction_end(self, event: CompactionEnd) -> None:
         row = self._compaction_row or self.add_notice("Compaction")
         self._compaction_row = None
         if event.error_message and _NOTHING_TO_COMPACT.search(event.error_message):
@@ -489,7 +489,7 @@ class ChatPresenter(QObject):
             self._last_error_row = errors[-1]
         return rows
 
-    def _on_auto_retry_start(self, event: Any) -> None:
+    def _on_auto_retry_start(self, event: AutoRetryStart) -> None:
         now = time.monotonic()
         if self._retry is None:
             row = self._last_error_row
@@ -501,7 +501,7 @@ class ChatPresenter(QObject):
         self._set_waiting("")
         self._changed(self._retry.row)
 
-    def _on_auto_retry_end(self, event: Any) -> None:
+    def _on_auto_retry_end(self, event: AutoRetryEnd) -> None:
         card = self._retry or RetryCard(self.add_notice("Retry", error=True))
         self._retry = None
         self._last_error_row = None
@@ -540,18 +540,18 @@ class ChatPresenter(QObject):
         else:
             self._set_waiting(f"Waiting for the model… {seconds} s (Esc stops)")
 
-    def _on_error(self, event: Any) -> None:
+    def _on_error(self, event: ErrorNotice) -> None:
         source = str(event.source)
         title = _NOTICE_TITLES.get(source, "Something needs attention")
         self.add_notice(title, event.message, error=source == "session file")
 
-    def _on_model_changed(self, event: Any) -> None:
+    def _on_model_changed(self, event: ModelChanged) -> None:
         self.modelChanged.emit(event.provider, event.model_id)
 
-    def _on_thinking_level_changed(self, event: Any) -> None:
+    def _on_thinking_level_changed(self, event: ThinkingLevelChanged) -> None:
         self.thinkingLevelChanged.emit(event.level)
 
-    def _on_session_tree(self, _event: Any) -> None:
+    def _on_session_tree(self, _event: TreeNavigated) -> None:
         self.treeNavigated.emit()
 
     # ---- batching ----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from piwork.core.agent import AgentEvent
 from piwork.core.compaction import CompactionSettings, estimate_context_tokens
 from piwork.core.context import (
     BilledSample,
@@ -248,8 +249,8 @@ class ContextFeed(QObject):
 
     # ---- events ----------------------------------------------------------------------------------
 
-    def handle(self, event: Any) -> None:
-        kind = getattr(event, "type", "")
+    def handle(self, event: AgentEvent) -> None:
+        kind: str = event.type
         decision = getattr(event, "decision", None)
         if isinstance(decision, GovernorDecision):
             self.add_decision(decision)
