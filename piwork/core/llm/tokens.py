@@ -14,10 +14,12 @@ Load in an executor (``await tokenizers.load_async()``); counting afterwards is 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import hashlib
 import importlib.util
 import json
+import marshal
 import math
 import os
 import tempfile
@@ -244,10 +246,21 @@ class Tokenizers:
 
         if name not in tiktoken.list_encoding_names():
             return None
+        digest = BPE_FILES[_SHARES_FILE.get(name, name)][1]
+        with _BUILT_LOCK:  # one build per encoding and process, as tiktoken's own registry keeps them
+            built = _BUILT.get((name, digest))
+            if built is not None:
+                return built
+            tables = cache_dir / f"{name}.{digest[:16]}.tables"
+            state = _read_tables(tables)
+            if state is not None:
+                with contextlib.suppress(ValueError, TypeError, AssertionError):
+                    built = _BUILT[(name, digest)] = tiktoken.Encoding(name, **state)
+                    return built
         previous = os.environ.get("TIKTOKEN_CACHE_DIR")
         os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
         try:
-            return tiktoken.get_encoding(name)
+            encoding = tiktoken.get_encoding(name)
         except (ValueError, OSError) as exc:
             self.diagnostics.append(f"{name}: could not be loaded ({exc})")
             return None
@@ -256,6 +269,8 @@ class Tokenizers:
                 os.environ.pop("TIKTOKEN_CACHE_DIR", None)
             else:
                 os.environ["TIKTOKEN_CACHE_DIR"] = previous
+        _write_tables(tables, encoding)
+        return encoding
 
     @property
     def available(self) -> list[str]:
@@ -270,6 +285,47 @@ class Tokenizers:
                 exact = not approximate and name == wanted
                 return TokenCounter(encoding, TokenizerInfo(name, not exact), self._counts.get(name))
         return TokenCounter(None, TokenizerInfo(None, True))
+
+
+_BUILT: dict[tuple[str, str], Any] = {}  # (encoding, SHA-256 of its BPE file) -> built from kept tables
+_BUILT_LOCK = threading.Lock()
+
+
+# An encoding's tables (split pattern, ranks, special tokens) as parsed from its verified BPE file, kept
+# beside it in the private cache: reading them back takes a fifth of parsing the base64 file again. They
+# are plain data (marshal, which never runs anything), checked for their shape before use.
+def _read_tables(path: Path) -> dict[str, Any] | None:
+    try:
+        state = marshal.loads(safe_read.read_bytes(path, safe_read.TOKENIZER))
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if not (isinstance(state, tuple) and len(state) == 3):
+        return None
+    pattern, ranks, special = state
+    if not (isinstance(pattern, str) and isinstance(ranks, dict) and isinstance(special, dict)):
+        return None
+    if not all(type(k) is bytes and type(v) is int for k, v in ranks.items()):
+        return None
+    if not all(type(k) is str and type(v) is int for k, v in special.items()):
+        return None
+    return {"pat_str": pattern, "mergeable_ranks": ranks, "special_tokens": special}
+
+
+def _write_tables(path: Path, encoding: Any) -> None:
+    state = (
+        getattr(encoding, "_pat_str", None),
+        getattr(encoding, "_mergeable_ranks", None),
+        getattr(encoding, "_special_tokens", None),
+    )
+    if not (isinstance(state[0], str) and isinstance(state[1], dict) and isinstance(state[2], dict)):
+        return  # a tiktoken that keeps them elsewhere: parsed from the BPE file each time
+    partial = path.with_suffix(".partial")
+    try:
+        partial.write_bytes(marshal.dumps(state))
+        os.replace(partial, path)
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError):
+            partial.unlink()
 
 
 class TokenCounter:

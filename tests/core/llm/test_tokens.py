@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import tiktoken
 
+from piwork.core.llm import tokens
 from piwork.core.llm.tokens import BPE_FILES, TokenizerInfo, Tokenizers, encoding_for_model
 from piwork.core.llm.types import LlmContext, ToolSpec
 
@@ -185,3 +187,39 @@ def test_a_text_too_long_to_matter_exactly_is_counted_by_estimate(
         -(-(len(huge) // 2) // 4),
         -(-len(huge) // 4) - -(-(len(huge) // 2) // 4),
     ]
+
+
+SAMPLES = (
+    "hello world",
+    "def f(x):\n    return x ** 2  # squared",
+    "naïve café ✓ 東京 <|endoftext|>",
+    " " * 40,
+)
+
+
+@needs_offline
+def test_a_later_run_builds_the_encoding_from_its_kept_tables_and_counts_the_same(
+    tmp_path: Path, no_network: list[object]
+) -> None:
+    tokens._BUILT.clear()  # as in a new process
+    first = Tokenizers(tmp_path / "agent", env={})
+    first.load_for("claude-sonnet-4-5")
+    cache = tmp_path / "agent" / "piwork" / "tiktoken-cache"
+    (tables,) = cache.glob("cl100k_base.*.tables")
+    expected = [first.counter_for("claude-sonnet-4-5").count(text) for text in SAMPLES]
+
+    with pytest.MonkeyPatch.context() as patch:  # the BPE file is not parsed again: the tables serve
+        patch.setattr(tiktoken, "get_encoding", lambda name: pytest.fail(f"{name} parsed again"))
+        later = Tokenizers(tmp_path / "agent", env={})
+        later.load_for("claude-sonnet-4-5")
+    counter = later.counter_for("claude-sonnet-4-5")
+    assert counter.info == TokenizerInfo("cl100k_base", approximate=True)
+    assert [counter.count(text) for text in SAMPLES] == expected
+
+    # Damaged tables are not used: the BPE file is parsed again and the tables written anew.
+    tables.write_bytes(b"\x00not marshal data")
+    tokens._BUILT.clear()  # as in a new process
+    again = Tokenizers(tmp_path / "agent", env={})
+    again.load_for("claude-sonnet-4-5")
+    assert [again.counter_for("claude-sonnet-4-5").count(text) for text in SAMPLES] == expected
+    assert tables.stat().st_size > 1_000_000
