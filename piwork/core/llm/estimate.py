@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from itertools import accumulate
 from typing import Any
 
 from piwork.core.jscompat import utf16_len
@@ -68,17 +69,21 @@ def _last_usage(messages: list[Message]) -> tuple[int, float] | None:
     position but a newer timestamp) no longer measures the prefix; aborted and failed responses and
     ones without usage never do.
     """
-    latest_prefix = -math.inf
-    found: tuple[int, float] | None = None
-    for index, message in enumerate(messages):
-        timestamp = message.get("timestamp")
-        stamp = timestamp if isinstance(timestamp, int | float) and not isinstance(timestamp, bool) else 0
-        if message.get("role") == "assistant" and stamp >= latest_prefix:
+    stamps = [_stamp(message.get("timestamp")) for message in messages]
+    # the latest time stamp before each message; the search runs from the end, so usage is looked at
+    # only for the last replies, not every reply of a long session
+    before = list(accumulate(stamps, max, initial=-math.inf))
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.get("role") == "assistant" and stamps[index] >= before[index]:
             usage = valid_usage(message)  # the same test compaction uses for the context size
             if usage is not None:
-                found = (index, calculate_context_tokens(usage))
-        latest_prefix = max(latest_prefix, stamp)
-    return found
+                return index, calculate_context_tokens(usage)
+    return None
+
+
+def _stamp(timestamp: Any) -> float:
+    return timestamp if isinstance(timestamp, int | float) and not isinstance(timestamp, bool) else 0
 
 
 def estimate_context(context: LlmContext) -> int:
