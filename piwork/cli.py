@@ -1,6 +1,6 @@
 """Command-line entry point: the window by default, or one of the headless commands.
 
-piwork [--cwd DIR] [--session FILE]        open the workbench window
+piwork [DIR|FILE.jsonl] [--cwd DIR] [--session FILE]   open the workbench window
 piwork -p PROMPT [...]                      run one prompt headless (see --help)
 piwork inspect SESSION [--leaf ID] [--json] describe a session file
 piwork resources [--cwd DIR] [--json]       list what the model would be told

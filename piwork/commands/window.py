@@ -27,6 +27,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"piwork {__version__}")
     parser.add_argument(
+        "target",
+        nargs="*",
+        metavar="DIR|FILE.jsonl",
+        help="a project folder to open, or a session file (its project is the folder it was run in)",
+    )
+    parser.add_argument(
         "--cwd", metavar="DIR", default=None, help="project folder (default: the current folder)"
     )
     parser.add_argument("--session", metavar="FILE", default=None, help="open this session file (.jsonl)")
@@ -52,8 +58,50 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _place_target(args: argparse.Namespace) -> str | None:
+    """Fold a positional folder or session file (what a desktop entry's ``%F`` passes) into ``--cwd`` or
+    ``--session``; the reason it cannot be opened, else None."""
+    if not args.target:
+        return None
+    target = os.path.abspath(os.path.expanduser(args.target[0]))
+    if len(args.target) > 1:
+        print(f"piwork: opening {target}; one window opens one project (ignored: "
+              f"{', '.join(args.target[1:])})", file=sys.stderr)  # fmt: skip
+    if os.path.isdir(target):
+        if args.cwd is not None:
+            return f"{args.target[0]}: give the folder either as --cwd or as the argument, not both"
+        args.cwd = target
+        return None
+    if os.path.isfile(target):
+        if args.session is not None:
+            return f"{args.target[0]}: give the session file either as --session or as the argument, not both"
+        args.session = target
+        if args.cwd is None:
+            args.cwd = _project_of(target)
+        return None
+    return f"{args.target[0]}: no such folder or file"
+
+
+def _project_of(session_file: str) -> str:
+    """The folder a session was run in (its header's ``cwd``) when it still exists, else the file's own."""
+    from pathlib import Path
+
+    from piwork.core.session.listing import read_header
+
+    try:
+        header = read_header(Path(session_file)) or {}
+    except (OSError, ValueError):
+        header = {}
+    cwd = header.get("cwd")
+    return cwd if isinstance(cwd, str) and os.path.isdir(cwd) else os.path.dirname(session_file)
+
+
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    problem = _place_target(args)
+    if problem is not None:
+        print(f"piwork: {problem}", file=sys.stderr)
+        return 2
     cwd = os.path.abspath(os.path.expanduser(args.cwd or os.getcwd()))
     if not os.path.isdir(cwd):
         print(f"piwork: --cwd {args.cwd}: not a folder", file=sys.stderr)

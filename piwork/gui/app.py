@@ -93,7 +93,7 @@ def run(options: WindowOptions) -> int:
             controller.spawn(controller.open_session(options.session_file))
             if options.smoke_test:
                 await asyncio.sleep(0.05)  # let the window map and lay out once
-                print(f"piwork: window ok ({app.platformName()})")
+                print(f"piwork: window ok ({app.platformName()}) in {controller.cwd}")
                 app.quit()
             await quit_event.wait()
             warm_up.cancel_all()

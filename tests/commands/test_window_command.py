@@ -19,7 +19,10 @@ def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Complete
 
 
 def _bare_env(tmp_path: Path) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
+    if "PYTHONPATH" in os.environ:  # the checkout under test, not another installed copy
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
 
 
 def test_without_a_display_it_explains_and_exits_cleanly(tmp_path: Path) -> None:
@@ -66,3 +69,36 @@ def test_display_detection_rules() -> None:
     assert display_problem({"QT_QPA_PLATFORM": "wayland", "DISPLAY": ":0"}, "linux") is not None
     assert display_problem({}, "win32") is None
     assert display_problem({}, "darwin") is None
+
+
+def _smoke_env(tmp_path: Path) -> dict[str, str]:
+    env = {**_bare_env(tmp_path), "QT_QPA_PLATFORM": "offscreen", "PIWORK_CONFIG_DIR": str(tmp_path / "cfg")}
+    env["PI_CODING_AGENT_DIR"] = str(tmp_path / "agent")
+    return env
+
+
+def test_a_folder_or_a_session_file_given_as_the_argument_is_opened(tmp_path: Path) -> None:
+    """What a desktop entry's ``Exec=piwork %F`` passes: a folder opens as the project; a session file
+    opens in the folder it was run in."""
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    elsewhere.mkdir()
+    env = _smoke_env(tmp_path)
+    folder = _run(["--smoke-test", str(project)], env, elsewhere)
+    assert folder.returncode == 0, folder.stderr
+    assert f"window ok (offscreen) in {project}" in folder.stdout
+    session = tmp_path / "kept" / "s.jsonl"
+    session.parent.mkdir()
+    header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"%s"}\n'
+    session.write_text(header % project)
+    opened = _run(["--smoke-test", str(session)], env, elsewhere)
+    assert opened.returncode == 0, opened.stderr
+    assert f"in {project}" in opened.stdout
+
+
+def test_a_missing_argument_or_a_doubled_one_is_reported(tmp_path: Path) -> None:
+    env = _bare_env(tmp_path)
+    missing = _run([str(tmp_path / "gone")], env, tmp_path)
+    assert missing.returncode == 2 and "no such folder or file" in missing.stderr
+    doubled = _run(["--cwd", str(tmp_path), str(tmp_path)], env, tmp_path)
+    assert doubled.returncode == 2 and "not both" in doubled.stderr
