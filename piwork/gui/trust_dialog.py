@@ -387,10 +387,17 @@ class TrustDialog(QDialog):
         buttons = [*self.option_buttons.values(), *([self.forget_button] if self.forget_button else [])]
         for button in buttons:
             button.setEnabled(False)
+        note = self.reload_note.text()
+        self.reload_note.setText(
+            "Forgetting the saved decision in trust.json…"
+            if option is None
+            else "Saving the decision in trust.json…"
+        )
         try:
             await asyncio.to_thread(self._store.set_many, updates)
         except (TrustStoreError, OSError) as exc:
             if shiboken6.isValid(self):
+                self.reload_note.setText(note)
                 for button in buttons:
                     button.setEnabled(True)
                 if option is None:

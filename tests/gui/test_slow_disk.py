@@ -138,6 +138,7 @@ def test_saving_or_forgetting_a_trust_decision_waits_on_the_disk_in_a_worker(
     dialog.option_buttons["trust"].click()  # answered once the dialog's own reading is done
     _waits_off_the_gui_thread(qtbot, gate)
     assert dialog.isVisible() and dialog.saving and not dialog.option_buttons["trust"].isEnabled()
+    assert dialog.reload_note.text() == "Saving the decision in trust.json…"
     first = ctl.runtime
     gate.open()
     qtbot.waitUntil(lambda: not dialog.isVisible())
