@@ -26,6 +26,7 @@ from piwork.gui.theme import ThemeManager
 
 CONFIG_DIR_ENV = "PIWORK_CONFIG_DIR"  # where window layout is remembered (tests point it at a tmp dir)
 THEME_ENV = "PIWORK_THEME"  # "light" or "dark" forces a palette
+PALETTE_KEY = "theme/palette"  # window.ini: the palette picked with View → Dark Palette
 
 
 @dataclass(frozen=True)
@@ -68,11 +69,19 @@ def create_application(argv: list[str]) -> QApplication:
 def build_window(
     app: QApplication, options: WindowOptions
 ) -> tuple[MainWindow, ThemeManager, NotificationCenter]:
-    forced = os.environ.get(THEME_ENV) if os.environ.get(THEME_ENV) in ("light", "dark") else None
-    themes = ThemeManager(app, forced)
-    window = MainWindow(ui_settings(), themes.theme)
+    ui = ui_settings()
+    saved = ui.value(PALETTE_KEY)  # the palette picked in the window last time, if one was
+    forced = os.environ.get(THEME_ENV) or saved
+    themes = ThemeManager(app, forced if forced in ("light", "dark") else None)
+    window = MainWindow(ui, themes.theme)
     themes.changed.connect(window.set_theme)
-    window.themeToggled.connect(lambda dark: themes.force("dark" if dark else "light"))
+
+    def pick_palette(dark: bool) -> None:
+        name = "dark" if dark else "light"
+        themes.force(name)
+        ui.setValue(PALETTE_KEY, name)
+
+    window.themeToggled.connect(pick_palette)
     notifications = NotificationCenter(window)
     window.set_session_title(None, options.cwd)
     return window, themes, notifications

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMessageBox
@@ -122,3 +123,31 @@ def test_theme_manager_applies_and_forces_palettes(qtbot: QtBot) -> None:
     finally:
         app.setPalette(before)
         manager.deleteLater()
+
+
+def test_the_palette_picked_in_the_window_is_the_next_windows(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """View → Dark Palette is remembered (window.ini): the next window starts dark, its menu checked."""
+    from PySide6.QtWidgets import QApplication
+
+    from piwork.gui.app import THEME_ENV, WindowOptions, build_window
+
+    monkeypatch.setenv("PIWORK_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.delenv(THEME_ENV, raising=False)
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    before = QApplication.palette()
+    try:
+        first, themes, notes = build_window(app, WindowOptions(cwd=str(tmp_path)))
+        qtbot.addWidget(first)
+        first.action_map["toggle_theme"].setChecked(not themes.theme.dark)
+        picked = themes.theme.dark
+        notes.close_all()
+        second, again, notes2 = build_window(app, WindowOptions(cwd=str(tmp_path)))
+        qtbot.addWidget(second)
+        assert again.theme.dark is picked
+        assert second.action_map["toggle_theme"].isChecked() is picked
+        notes2.close_all()
+    finally:
+        app.setPalette(before)
