@@ -23,7 +23,9 @@ import os
 import sys
 from typing import Any, TextIO
 
-from piwork.core.context import (
+from piwork.core.errors import PiworkError
+from piwork.core.paths import agent_dir as default_agent_dir
+from piwork.core.workflows import (
     ContextView,
     budget_command,
     index_status_command,
@@ -38,8 +40,6 @@ from piwork.core.context import (
     search_command,
     view_summarizer,
 )
-from piwork.core.errors import PiworkError
-from piwork.core.paths import agent_dir as default_agent_dir
 
 ACTIONS = ("preflight", "budget", "index-status", "search", "pack", "rebuild", "manifest", "onboard", "edits")
 

@@ -24,22 +24,13 @@ import signal
 import sys
 from typing import Any, TextIO
 
-from piwork.core.agent import (
-    SAVE_FAILED,
-    AgentEvent,
-    AgentRuntime,
-    ErrorNotice,
-    Listener,
-    NoModel,
-    RuntimeOptions,
-    create_runtime,
-    event_to_json,
-)
+from piwork.core.agent import SAVE_FAILED, AgentEvent, ErrorNotice, Listener, NoModel, event_to_json
 from piwork.core.errors import PiworkError
 from piwork.core.llm import THINKING_LEVELS, ThinkingLevel, Tokenizers
 from piwork.core.paths import agent_dir as default_agent_dir
 from piwork.core.tool_selection import tool_list_error
 from piwork.core.tools import FileArgumentError, read_file_arguments
+from piwork.core.workflows import AgentRuntime, RuntimeOptions, create_runtime
 
 STDIN = "-"
 ABORT_GRACE_SECONDS = 5.0

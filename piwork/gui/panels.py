@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol
 
-from piwork.core.agent import AgentRuntime
+from piwork.core.workflows import AgentRuntime
 
 
 class SessionPanel(Protocol):

@@ -22,15 +22,12 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from piwork.core.agent import (
     AgentEvent,
-    AgentRuntime,
     AgentSession,
     AgentSettled,
     CompactionEnd,
     ModelChanged,
     NoModel,
-    RuntimeOptions,
     ThinkingLevelChanged,
-    create_runtime,
 )
 from piwork.core.errors import PiworkError
 from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
@@ -46,6 +43,7 @@ from piwork.core.resources import (
     trust_resources,
 )
 from piwork.core.session import Session, closed_in_worker, default_session_dir, files_to_search, read_header
+from piwork.core.workflows import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.gui.chat.conversation import Conversation, prepare_session_conversation
 from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
 from piwork.gui.command_surface import CommandSurface

@@ -16,7 +16,7 @@ from tests.support.loopback_server import LoopbackServer, Text, Turn
 # Libraries a plain answer never needs: images, YAML frontmatter, ignore-file matching.
 NOT_FOR_A_PLAIN_ANSWER = ("PIL", "ruamel", "pathspec")
 # The context tools' answers and the index load when the model first calls one of those tools.
-NOT_UNTIL_A_CONTEXT_TOOL = ("piwork.core.context.commands", "piwork.core.context.index_builder")
+NOT_UNTIL_A_CONTEXT_TOOL = ("piwork.core.workflows.commands", "piwork.core.context.index_builder")
 
 _REPORT_MODULES = """
 import atexit, json, runpy, sys
@@ -49,7 +49,7 @@ def test_importing_the_headless_command_loads_no_tokenizer_keyring_or_image_libr
     code = (
         "import json, sys\n"
         "import piwork.commands.headless\n"
-        "import piwork.core.agent.runtime\n"  # what create_runtime needs, imported by the run's first step
+        "import piwork.core.workflows.runtime\n"  # what create_runtime needs, imported by the run's first step
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     done = subprocess.run(
@@ -57,7 +57,7 @@ def test_importing_the_headless_command_loads_no_tokenizer_keyring_or_image_libr
     )
     assert done.returncode == 0, done.stderr
     modules = json.loads(done.stdout)
-    assert "piwork.core.agent.runtime" in modules
+    assert "piwork.core.workflows.runtime" in modules
     heavy = ("tiktoken", "keyring", "PIL", "ruamel", "pathspec", *NOT_UNTIL_A_CONTEXT_TOOL)
     assert _loaded(modules, heavy) == []
 
@@ -83,5 +83,5 @@ def test_a_plain_answer_loads_no_image_yaml_or_ignore_library(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "Fine, thanks."
     modules = json.loads(report.read_text())
-    assert "piwork.core.agent.runtime" in modules  # the report is of the run itself
+    assert "piwork.core.workflows.runtime" in modules  # the report is of the run itself
     assert _loaded(modules, NOT_FOR_A_PLAIN_ANSWER + NOT_UNTIL_A_CONTEXT_TOOL) == []

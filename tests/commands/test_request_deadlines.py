@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from piwork.core.agent.runtime import stream_options_from_settings
+from piwork.core.workflows.runtime import stream_options_from_settings
 from tests.support.loopback_server import Failure, LoopbackServer, Text, Turn
 
 from .test_headless import Env, env, server  # noqa: F401 (fixtures)

@@ -49,9 +49,18 @@ def _type_checking_imports(name: str) -> dict[str, tuple[str, str]]:
 
 
 def test_every_engine_package_with_a_public_api_is_covered() -> None:
-    assert {"agent", "compaction", "context", "export", "llm", "resources", "session", "tools"} <= set(
-        PACKAGES
-    )
+    assert {
+        "agent",
+        "compaction",
+        "context",
+        "export",
+        "fs",
+        "llm",
+        "resources",
+        "session",
+        "tools",
+        "workflows",
+    } <= set(PACKAGES)
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -22,13 +22,13 @@ import pytest
 
 from piwork.commands import headless
 from piwork.commands import inspect as inspect_command
-from piwork.core.agent.runtime import create_runtime
 from piwork.core.agent.stats import StatsTracker, context_usage
 from piwork.core.errors import PiworkError
 from piwork.core.llm.catalog import BUILTIN_MODELS
 from piwork.core.llm.models import model_from_json
 from piwork.core.session import open_session
 from piwork.core.session.format import serialize
+from piwork.core.workflows.runtime import create_runtime
 from piwork.gui.chat.conversation import prepare_conversation
 from tests.support.loopback_server import LoopbackServer, Text, Turn
 from tests.support.rich_session import rich_entries

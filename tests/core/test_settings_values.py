@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from piwork.core import settings_schema as schema
-from piwork.core.agent.runtime import stream_options_from_settings
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.context.budget import GovernorSettings
 from piwork.core.settings import Settings
 from piwork.core.settings_values import SettingValues
 from piwork.core.tools.registry import ToolOptions
+from piwork.core.workflows.runtime import stream_options_from_settings
 
 
 def _files(tmp_path: Path, global_data: Any, project_data: Any = None) -> tuple[Path, Path, Path, Path]:

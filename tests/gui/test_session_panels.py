@@ -7,7 +7,7 @@ import asyncio
 
 from pytestqt.qtbot import QtBot
 
-from piwork.core.agent import AgentRuntime
+from piwork.core.workflows import AgentRuntime
 from piwork.gui.session_controller import SessionController
 from tests.gui.test_session_controller import controller, server  # noqa: F401  (fixtures)
 

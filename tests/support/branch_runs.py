@@ -16,8 +16,8 @@ from typing import Any
 
 import keyring.backends.null
 
-from piwork.core.agent.runtime import RuntimeOptions, create_runtime
 from piwork.core.llm.credentials import CredentialStore
+from piwork.core.workflows.runtime import RuntimeOptions, create_runtime
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn, Usage
 
 SUMMARY = "## Goal\nPrint a greeting.\n\n## Progress\nhello.py written, edited and run."

@@ -7,8 +7,8 @@ from typing import Any
 
 import keyring.backends.null
 
-from piwork.core.agent import RuntimeOptions
 from piwork.core.llm import CredentialStore
+from piwork.core.workflows import RuntimeOptions
 from tests.support.loopback_server import LoopbackServer
 
 

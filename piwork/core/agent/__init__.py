@@ -1,9 +1,9 @@
 """The agent: a session that prompts the model, runs its tools and persists every step.
 
 Public API:
-- ``create_runtime`` (given ``RuntimeOptions``) -> ``AgentRuntime``: a ready ``AgentSession`` for a folder
-  (store, model registry, credentials, resources, tools); ``NoModel`` when no model can be chosen.
-- ``AgentSession``: prompt, steer, follow up, abort, switch models and thinking levels, compact.
+- ``AgentSession``: prompt, steer, follow up, abort, switch models and thinking levels, compact;
+  ``NoModel`` when no model can be chosen (a ready session for a folder is ``piwork.core.workflows``'
+  ``create_runtime``).
 - The typed events an ``AgentSession`` emits (``AgentEvent`` is their union): ``AgentStart``,
   ``TurnStart``, ``MessageStart`` / ``MessageUpdate`` / ``MessageEnd``, ``ToolExecutionStart`` /
   ``ToolExecutionUpdate`` / ``ToolExecutionEnd``, ``QueueUpdate``, ``CompactionStart`` /
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
         UserCommandUpdate,
         event_to_json,
     )
-    from piwork.core.agent.runtime import AgentRuntime, RuntimeOptions, create_runtime
     from piwork.core.agent.session import SAVE_FAILED, AgentSession, NoModel
     from piwork.core.agent.system_prompt import prompt_parts_for
 
@@ -58,7 +57,6 @@ __all__ = [
     "SAVE_FAILED",
     "AgentEnd",
     "AgentEvent",
-    "AgentRuntime",
     "AgentSession",
     "AgentSettled",
     "AgentStart",
@@ -74,7 +72,6 @@ __all__ = [
     "ModelChanged",
     "NoModel",
     "QueueUpdate",
-    "RuntimeOptions",
     "ThinkingLevelChanged",
     "ToolExecutionEnd",
     "ToolExecutionStart",
@@ -84,7 +81,6 @@ __all__ = [
     "UserCommandEnd",
     "UserCommandStart",
     "UserCommandUpdate",
-    "create_runtime",
     "event_to_json",
     "prompt_parts_for",
 ]
@@ -93,7 +89,6 @@ __all__ = [
 _EXPORTS: dict[str, tuple[str, str]] = {
     "AgentEnd": ("events", "AgentEnd"),
     "AgentEvent": ("events", "AgentEvent"),
-    "AgentRuntime": ("runtime", "AgentRuntime"),
     "AgentSession": ("session", "AgentSession"),
     "AgentSettled": ("events", "AgentSettled"),
     "AgentStart": ("events", "AgentStart"),
@@ -109,7 +104,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ModelChanged": ("events", "ModelChanged"),
     "NoModel": ("session", "NoModel"),
     "QueueUpdate": ("events", "QueueUpdate"),
-    "RuntimeOptions": ("runtime", "RuntimeOptions"),
     "SAVE_FAILED": ("session", "SAVE_FAILED"),
     "ThinkingLevelChanged": ("events", "ThinkingLevelChanged"),
     "ToolExecutionEnd": ("events", "ToolExecutionEnd"),
@@ -120,7 +114,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "UserCommandEnd": ("events", "UserCommandEnd"),
     "UserCommandStart": ("events", "UserCommandStart"),
     "UserCommandUpdate": ("events", "UserCommandUpdate"),
-    "create_runtime": ("runtime", "create_runtime"),
     "event_to_json": ("events", "event_to_json"),
     "prompt_parts_for": ("system_prompt", "prompt_parts_for"),
 }

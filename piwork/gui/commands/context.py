@@ -13,8 +13,9 @@ from typing import Any, Protocol
 
 from PySide6.QtWidgets import QWidget
 
-from piwork.core.agent import AgentRuntime, AgentSession
+from piwork.core.agent import AgentSession
 from piwork.core.llm import ModelRegistry
+from piwork.core.workflows import AgentRuntime
 
 
 class Notices(Protocol):

@@ -14,17 +14,25 @@ import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from piwork.core.agent import AgentRuntime
 from piwork.core.context import (
-    FRESH_KINDS,
-    ONBOARD_USAGE,
-    ContextView,
     ContractError,
-    FreshError,
     Manifest,
     ManifestEntry,
     append_manifest,
     attach_images,
+    latest_contract,
+    load_profile,
+    may_name_images,
+    run_verifier_for_real,
+)
+from piwork.core.llm import Tokenizers
+from piwork.core.resources import TrustRequest, TrustResolver
+from piwork.core.workflows import (
+    FRESH_KINDS,
+    ONBOARD_USAGE,
+    AgentRuntime,
+    ContextView,
+    FreshError,
     begin_task,
     budget_command,
     compact_command,
@@ -34,10 +42,7 @@ from piwork.core.context import (
     fresh_command,
     index_status_command,
     intake_tokens,
-    latest_contract,
-    load_profile,
     manifest_command,
-    may_name_images,
     may_need_intake,
     onboard_command,
     pack_command,
@@ -46,13 +51,10 @@ from piwork.core.context import (
     preflight,
     rebuild_command,
     report_text,
-    run_verifier_for_real,
     save_intake,
     search_command,
     view_from_session,
 )
-from piwork.core.llm import Tokenizers
-from piwork.core.resources import TrustRequest, TrustResolver
 from piwork.gui.commands import ComposerText, Notices
 from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.task_dialog import TaskDialog

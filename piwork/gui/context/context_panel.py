@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.agent import AgentRuntime
 from piwork.core.context import GovernorDecision, Manifest, Xray, excludable, is_excluded
+from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.context.governor_log_model import GovernorLogModel, export_json
 from piwork.gui.context.manifest_model import ManifestModel

@@ -10,8 +10,8 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QObject
 
-from piwork.core.agent import AgentRuntime
 from piwork.core.errors import PiworkError
+from piwork.core.workflows import AgentRuntime
 from piwork.gui.chat.chat_view import ChatView
 from piwork.gui.chat.presenter import ChatPresenter
 from piwork.gui.context.feed import ContextFeed

@@ -43,12 +43,11 @@ from piwork.core.context import (
     latest_contract,
     latest_exclusions,
     latest_manifest,
-    preflight,
-    view_from_parts,
     with_exclusions,
 )
 from piwork.core.llm import TokenCounter, Tokenizers, ToolSpec
 from piwork.core.resources import LoadedResources, PromptPart
+from piwork.core.workflows import preflight, view_from_parts
 from piwork.gui.context.billed_today import TodayBilled
 from piwork.gui.context.history import History, read_history
 from piwork.gui.context.reading import BilledFigures, MeterReading, Segments

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 import shiboken6
 from PySide6.QtCore import QObject, Qt
 
-from piwork.core.agent import AgentRuntime
 from piwork.core.context import GovernorDecision, ManifestEntry
+from piwork.core.workflows import AgentRuntime
 from piwork.gui.commands import SlashCommand
 from piwork.gui.context.context_commands import ContextCommands
 from piwork.gui.context.feed import ContextFeed

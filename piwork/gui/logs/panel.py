@@ -35,8 +35,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.agent import AgentEvent, AgentRuntime, MessageEnd, TreeNavigated
+from piwork.core.agent import AgentEvent, MessageEnd, TreeNavigated
 from piwork.core.tools import LogInfo, list_session_logs
+from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flat_models import FlatListModel
 from piwork.gui.inert_text import plain_label, plain_tip

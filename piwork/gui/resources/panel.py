@@ -34,9 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.agent import AgentRuntime
 from piwork.core.llm import TokenCounter
 from piwork.core.resources import LoadedResources, PromptPart
+from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.resources.prompt_view import SystemPromptView
 from piwork.gui.resources.rows_model import ResourceRowsModel, state_reason

@@ -40,7 +40,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.agent import AgentRuntime
 from piwork.core.compaction import (
     BranchSummaryProgress,
     NavigationResult,
@@ -57,6 +56,7 @@ from piwork.core.session import (
     fork_session,
 )
 from piwork.core.settings_schema import BRANCH_SUMMARY_SKIP_PROMPT, TREE_FILTER_MODE, Setting
+from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.context_edit_dialog import LEAVE_OUT_TEXT, REPLACE_TEXT, RESTORE_TEXT, ReplacementDialog
 from piwork.gui.dialogs import ask

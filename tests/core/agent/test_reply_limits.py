@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from piwork.core.agent.events import AutoRetryStart, ErrorNotice
-from piwork.core.agent.runtime import create_runtime
 from piwork.core.llm.reply_limits import ReplyBudget
+from piwork.core.workflows.runtime import create_runtime
 from tests.support.loopback_server import Failure, LoopbackServer, Text, Turn
 from tests.support.runtime_options import runtime_options
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from piwork.core.agent.events import ErrorNotice
-from piwork.core.agent.runtime import SetupError, create_runtime
 from piwork.core.agent.session import ReadOnlySession
 from piwork.core.llm.credentials import CredentialStore
+from piwork.core.workflows.runtime import SetupError, create_runtime
 from tests.support.blocking_keyring import BlockingKeyring
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
 from tests.support.runtime_options import runtime_options

@@ -260,7 +260,7 @@ def test_start_task_appends_contract_manifest_and_one_bundle_before_the_prompt(t
 
 
 def test_contract_from_task_text() -> None:
-    from piwork.core.context.tasks import contract_from_text
+    from piwork.core.workflows.tasks import contract_from_text
 
     c = contract_from_text("fix the parser", ["pytest -q", "ruff check ."])
     assert (c.mode, c.phase, c.verify, c.goal, c.title) == (

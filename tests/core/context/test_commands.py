@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from piwork.core.context import commands
 from piwork.core.context.bundle import BundleRequest, assemble_bundle, build_manifest, start_task
 from piwork.core.context.contract import TaskContract
-from piwork.core.context.intake import EXCLUDE_LINE, intake_tokens, may_need_intake, save_intake
-from piwork.core.context.view import ContextView, view_from_parts
 from piwork.core.llm.types import CostTier, Model, ModelCost
 from piwork.core.resources.loader import load_resources
 from piwork.core.session.store import in_memory_session
 from piwork.core.settings import Settings
+from piwork.core.workflows import commands
+from piwork.core.workflows.intake import EXCLUDE_LINE, intake_tokens, may_need_intake, save_intake
+from piwork.core.workflows.view import ContextView, view_from_parts
 
 from .transcripts import assistant, call, lines, result, user
 

@@ -10,13 +10,13 @@ from typing import Any
 import keyring.backends.null
 import pytest
 
-from piwork.core.agent.runtime import RuntimeOptions, create_runtime
-from piwork.core.context.commands import exclusion_command
 from piwork.core.context.contract import TaskContract
 from piwork.core.context.exclusions import EXCLUSIONS_CUSTOM_TYPE
-from piwork.core.context.tasks import begin_task
-from piwork.core.context.view import view_from_session
 from piwork.core.llm.credentials import CredentialStore
+from piwork.core.workflows.commands import exclusion_command
+from piwork.core.workflows.runtime import RuntimeOptions, create_runtime
+from piwork.core.workflows.tasks import begin_task
+from piwork.core.workflows.view import view_from_session
 from tests.support.loopback_server import LoopbackServer, RecordedRequest, Text, Turn
 
 pytestmark = pytest.mark.anyio

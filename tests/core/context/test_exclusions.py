@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from piwork.core.context import commands
 from piwork.core.context.bundle import (
     BUNDLE_CUSTOM_TYPE,
     BundleRequest,
@@ -30,12 +29,13 @@ from piwork.core.context.exclusions import (
     with_exclusions,
 )
 from piwork.core.context.manifest import latest_manifest
-from piwork.core.context.view import ContextView, view_from_parts
 from piwork.core.llm.types import Model
 from piwork.core.resources.loader import load_resources
 from piwork.core.session.store import in_memory_session
 from piwork.core.session.tree import SessionTree
 from piwork.core.settings import Settings
+from piwork.core.workflows import commands
+from piwork.core.workflows.view import ContextView, view_from_parts
 
 SNAPSHOT_PART = '<context_layer kind="snapshot" path=".pi/project-context.md">\n# Snapshot\nA tiny app.\n\n</context_layer>'
 SNAPSHOT_MARKER = (
@@ -371,8 +371,8 @@ def test_fresh_continuing_the_task_keeps_its_exclusions(
     project: Path, tmp_path: Path, kind: str, carried: bool
 ) -> None:
     from piwork.core.context.contract import latest_contract
-    from piwork.core.context.fresh import start_fresh
     from piwork.core.session.store import create_session, open_session
+    from piwork.core.workflows.fresh import start_fresh
 
     source = create_session(str(project), tmp_path / "sessions")
     _task(project, source.tree)

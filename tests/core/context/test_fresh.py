@@ -12,7 +12,6 @@ from piwork.core.context.bundle import (
     start_task,
 )
 from piwork.core.context.contract import TaskContract, latest_contract
-from piwork.core.context.fresh import SUMMARY_CUSTOM_TYPE, FreshError, start_fresh
 from piwork.core.context.manifest import latest_manifest
 from piwork.core.resources.loader import load_resources
 from piwork.core.session.context import build_session_context
@@ -20,6 +19,7 @@ from piwork.core.session.listing import session_info as session_info_of
 from piwork.core.session.store import create_session, open_session
 from piwork.core.session.tree import SessionTree
 from piwork.core.settings import Settings
+from piwork.core.workflows.fresh import SUMMARY_CUSTOM_TYPE, FreshError, start_fresh
 
 
 @pytest.fixture
@@ -110,7 +110,7 @@ def test_fresh_without_a_task_or_with_a_bad_kind(setup, tmp_path: Path) -> None:
 
 
 def test_handoff_summary_is_deterministic_and_complete(setup) -> None:  # type: ignore[no-untyped-def]
-    from piwork.core.context.fresh import handoff_summary
+    from piwork.core.workflows.fresh import handoff_summary
 
     root, _agent, _resources, old = setup
     contract = _task(old, root)

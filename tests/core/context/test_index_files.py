@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from piwork.core.context import commands
 from piwork.core.context.index import index_status, load_index, write_index
 from piwork.core.context.index_builder import (
     build_index,
@@ -19,9 +18,10 @@ from piwork.core.context.index_builder import (
     top_level_symbols,
     update_index,
 )
-from piwork.core.context.view import view_from_parts
 from piwork.core.resources.loader import load_resources
 from piwork.core.settings import Settings
+from piwork.core.workflows import commands
+from piwork.core.workflows.view import view_from_parts
 
 PYTHON = '''"""Orders: taking and listing them."""
 import os

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from piwork.core.agent.events import MessageEnd
-from piwork.core.agent.runtime import create_runtime
 from piwork.core.context.contract import TaskContract
 from piwork.core.context.manifest import MANIFEST_CUSTOM_TYPE, Manifest
-from piwork.core.context.tasks import begin_task
+from piwork.core.workflows.runtime import create_runtime
+from piwork.core.workflows.tasks import begin_task
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
 from tests.support.runtime_options import runtime_options
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from piwork.core.agent.runtime import create_runtime
 from piwork.core.context.contract import CONTEXT_TOOLS
-from piwork.core.context.model_tools import MAX_ANSWER_CHARS, bounded
-from piwork.core.context.tasks import begin_task, contract_from_text
+from piwork.core.workflows.model_tools import MAX_ANSWER_CHARS, bounded
+from piwork.core.workflows.runtime import create_runtime
+from piwork.core.workflows.tasks import begin_task, contract_from_text
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn, Usage
 from tests.support.runtime_options import runtime_options
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from piwork.core.agent.runtime import create_runtime
-from piwork.core.context.commands import onboard_command, parse_onboard
 from piwork.core.context.index import index_status, load_index
 from piwork.core.context.index_builder import build_index, folder_summaries, project_files
-from piwork.core.context.onboard import onboard, write_new_file
-from piwork.core.context.view import view_from_session
+from piwork.core.workflows.commands import onboard_command, parse_onboard
+from piwork.core.workflows.onboard import onboard, write_new_file
+from piwork.core.workflows.runtime import create_runtime
+from piwork.core.workflows.view import view_from_session
 from tests.support.loopback_server import Failure, LoopbackServer, Text, Turn
 from tests.support.runtime_options import runtime_options
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from piwork.core.agent.events import OccupancyEvent
-from piwork.core.agent.runtime import create_runtime
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.llm.tokens import TokenCounter, TokenizerInfo, Tokenizers
+from piwork.core.workflows.runtime import create_runtime
 from tests.support.loopback_server import LoopbackServer, Text, Turn
 from tests.support.runtime_options import runtime_options
 

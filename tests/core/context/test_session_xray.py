@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from piwork.core.agent.runtime import create_runtime
-from piwork.core.context.view import view_from_session
 from piwork.core.llm.tokens import Tokenizers
 from piwork.core.llm.types import LlmContext, ToolSpec
 from piwork.core.messages import convert_to_llm
+from piwork.core.workflows.runtime import create_runtime
+from piwork.core.workflows.view import view_from_session
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
 from tests.support.runtime_options import runtime_options
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from piwork.core.agent.runtime import create_runtime
 from piwork.core.context.contract import CONTEXT_TOOLS, TaskContract
-from piwork.core.context.tasks import begin_task, set_phase, set_verify
+from piwork.core.workflows.runtime import create_runtime
+from piwork.core.workflows.tasks import begin_task, set_phase, set_verify
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
 from tests.support.runtime_options import runtime_options
 
@@ -82,9 +82,9 @@ async def test_model_bash_of_a_verifier_reuses_a_pass_on_the_same_tree(
 async def test_context_compact_and_fresh_from_a_runtime(
     server: LoopbackServer, tmp_path: Path, task_project: Path
 ) -> None:
-    from piwork.core.context.commands import compact_command, fresh_command
-    from piwork.core.context.view import view_from_parts
     from piwork.core.session.store import open_session
+    from piwork.core.workflows.commands import compact_command, fresh_command
+    from piwork.core.workflows.view import view_from_parts
     from tests.support.loopback_server import Usage
 
     (tmp_path / "agent").mkdir(exist_ok=True)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from piwork.core.agent.runtime import create_runtime
 from piwork.core.context.bundle import BUNDLE_CUSTOM_TYPE
 from piwork.core.context.contract import ContractError
 from piwork.core.context.profile import inferred_verify
-from piwork.core.context.tasks import TaskWords, begin_task, contract_from_text, parse_task
 from piwork.core.resources.system_prompt import SystemPromptInput, build_system_prompt
+from piwork.core.workflows.runtime import create_runtime
+from piwork.core.workflows.tasks import TaskWords, begin_task, contract_from_text, parse_task
 from tests.support.loopback_server import LoopbackServer, Text, Turn
 from tests.support.runtime_options import runtime_options
 
@@ -141,7 +141,7 @@ async def test_editing_the_contract_records_it_once_and_applies_its_rules(
     server: LoopbackServer, tmp_path: Path, task_project: Path
 ) -> None:
     from piwork.core.context.contract import latest_contract
-    from piwork.core.context.tasks import edit_contract
+    from piwork.core.workflows.tasks import edit_contract
 
     runtime = await create_runtime(runtime_options(tmp_path, server, trust_override=True))
     session = runtime.session

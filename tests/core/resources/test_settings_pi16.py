@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from piwork.core.agent.retry import RetrySettings, backoff_delay_ms
-from piwork.core.agent.runtime import stream_options_from_settings
 from piwork.core.settings import Settings, cache_retention
+from piwork.core.workflows.runtime import stream_options_from_settings
 
 from .conftest import Tree
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytestqt.qtbot import QtBot
 
 from piwork.core.context.contract import CONTEXT_TOOLS, TaskContract
-from piwork.core.context.tasks import begin_task
+from piwork.core.workflows.tasks import begin_task
 from piwork.gui.chat.rows import RowKind
 from piwork.gui.context.preflight_dialog import PreflightDialog
 from piwork.gui.session_controller import SessionController
@@ -88,7 +88,7 @@ def test_a_long_prompt_is_offered_as_an_intake_file(
 
     from PySide6.QtWidgets import QMessageBox
 
-    from piwork.core.context import intake_tokens
+    from piwork.core.workflows import intake_tokens
 
     project = Path(controller.cwd)
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)

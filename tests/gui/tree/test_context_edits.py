@@ -301,7 +301,9 @@ def test_a_reopened_session_shows_each_message_as_written_and_what_the_model_see
         and replaced.text == "Read the file (asked more briefly)"
     )
     card = next(row for row in rows if row.tool is not None)
-    assert card.tool is not None and "do-not-send-this-again" in card.tool.result_text  # the result as written
+    assert (
+        card.tool is not None and "do-not-send-this-again" in card.tool.result_text
+    )  # the result as written
     left_out = [i for i, (kind, title) in enumerate(titles) if title.startswith("⊘ Left out")]
     assert len(left_out) == 1 and rows.index(card) < left_out[0]
     assert rows[left_out[0] + 1].text == "It holds a token."  # the mark closes the tool turn

@@ -4,10 +4,10 @@ governor's state) are named in words in the session tree, not by their customTyp
 from __future__ import annotations
 
 from piwork.core.context.bundle import BUNDLE_CUSTOM_TYPE
-from piwork.core.context.fresh import SUMMARY_CUSTOM_TYPE
 from piwork.core.context.governor import STATE_CUSTOM_TYPE
 from piwork.core.context.manifest import MANIFEST_CUSTOM_TYPE
 from piwork.core.session.tree import tree_from_values
+from piwork.core.workflows.fresh import SUMMARY_CUSTOM_TYPE
 from piwork.gui.tree.display_tree import entry_title
 from tests.gui.tree.sessions import SessionBuilder
 

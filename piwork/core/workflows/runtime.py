@@ -24,7 +24,6 @@ from piwork.core.agent.system_prompt import prompt_parts_for
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.context.contract import allowed_tools, latest_contract
-from piwork.core.context.model_tools import context_tools, governor_figures
 from piwork.core.context.task_exclusions import TaskExclusions
 from piwork.core.context.telemetry import ContextTelemetry, telemetry_file
 from piwork.core.context.verifier import VerifierGate, gate_for_session, registered_verifiers
@@ -62,9 +61,11 @@ from piwork.core.settings_values import SettingValues
 from piwork.core.tool_selection import restored_tool_names, session_tool_names
 from piwork.core.tools.logs import session_log_dir
 from piwork.core.tools.registry import ALL_TOOL_NAMES, ToolOptions, create_default_tools
+from piwork.core.workflows.model_tools import context_tools, governor_figures
+from piwork.core.workflows.view import view_from_session
 
 if TYPE_CHECKING:
-    from piwork.core.context.view import ContextView
+    from piwork.core.workflows.view import ContextView
 
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
 READ_ONLY = (
@@ -235,7 +236,6 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
 
     def view() -> ContextView | None:
         # the view's modules load when the model first calls a context tool, not with every run
-        from piwork.core.context.view import view_from_session
 
         return view_from_session(running[0], resources) if running else None
 

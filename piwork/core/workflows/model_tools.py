@@ -22,7 +22,7 @@ from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, Tool
 # The tools' answers come from the context commands and the index, imported when a tool first runs:
 # a run where the model calls none of them never loads them.
 if TYPE_CHECKING:
-    from piwork.core.context.view import ContextView
+    from piwork.core.workflows.view import ContextView
 
 PREFLIGHT, BUDGET, INDEX_STATUS, INDEX_SEARCH = CONTEXT_TOOLS
 CONTEXT_TOOL_NAMES = CONTEXT_TOOLS
@@ -112,7 +112,7 @@ class ContextPreflight(_ContextTool):
         raw = args.get("paths")
         paths = [p for p in raw if isinstance(p, str)][:MAX_FILES] if isinstance(raw, list) else []
         plan = args.get("plan") if isinstance(args.get("plan"), str) else ""
-        from piwork.core.context.commands import preflight
+        from piwork.core.workflows.commands import preflight
 
         report = preflight(view, str(plan), _inside(view.cwd, paths))
         estimate = report["estimate"]
@@ -149,7 +149,7 @@ class ContextBudget(_ContextTool):
     def answer(
         self, view: ContextView, figures: GovernorFigures | None, args: dict[str, Any]
     ) -> dict[str, Any]:
-        from piwork.core.context.commands import budget
+        from piwork.core.workflows.commands import budget
 
         report = budget(view)
         occupancy = dict(report["occupancy"])
@@ -179,7 +179,7 @@ class ContextIndexStatus(_ContextTool):
     def answer(
         self, view: ContextView, figures: GovernorFigures | None, args: dict[str, Any]
     ) -> dict[str, Any]:
-        from piwork.core.context.commands import index_status_command
+        from piwork.core.workflows.commands import index_status_command
 
         report = index_status_command(view)
         report.pop("path", None)

@@ -1,6 +1,6 @@
 """``/context …`` and ``/fresh …``: engine functions returning plain data (the window and headless call them).
 
-Each function takes a :class:`~piwork.core.context.view.ContextView` (what the next request would hold)
+Each function takes a :class:`~piwork.core.workflows.view.ContextView` (what the next request would hold)
 and returns a JSON-ready dict; none of them talks to a provider. ``/context compact`` and ``/fresh``
 change sessions, so they take the session objects they act on.
 """
@@ -35,17 +35,17 @@ from piwork.core.context.exclusions import (
     inclusion_targets,
     with_exclusions,
 )
-from piwork.core.context.fresh import FreshError, FreshResult, handoff_summary, start_fresh
 from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOutcome, RequestShape
 from piwork.core.context.index import build_task_pack, index_status, load_index, write_index
-from piwork.core.context.intake import INTAKE_TOKENS, intake_tokens
 from piwork.core.context.manifest import Manifest, ManifestEntry
 from piwork.core.context.manifest_refresh import refresh_manifest
-from piwork.core.context.onboard import onboard
-from piwork.core.context.view import ContextView
 from piwork.core.context.xray import xray
 from piwork.core.messages import Message
 from piwork.core.usage import calculate_context_tokens, valid_usage
+from piwork.core.workflows.fresh import FreshError, FreshResult, handoff_summary, start_fresh
+from piwork.core.workflows.intake import INTAKE_TOKENS, intake_tokens
+from piwork.core.workflows.onboard import onboard
+from piwork.core.workflows.view import ContextView
 
 if TYPE_CHECKING:
     from piwork.core.agent.session import AgentSession
@@ -292,7 +292,7 @@ def index_status_command(view: ContextView) -> dict[str, Any]:
 
 def search(view: ContextView, query: str) -> dict[str, Any]:
     """``/context search <query>``: the index's files and symbols for a query (the model's index search)."""
-    from piwork.core.context.model_tools import search_report
+    from piwork.core.workflows.model_tools import search_report
 
     return search_report(view, query)
 
