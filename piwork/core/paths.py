@@ -9,6 +9,13 @@ from pathlib import Path
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
 
+# piwork's own files in a project, relative to its folder (the context layers read them).
+PROFILE_PATH = ".pi/piwork-profile.json"
+INDEX_PATH = ".pi/context-index.json"
+SNAPSHOT_PATH = ".pi/project-context.md"
+MEMORY_PATH = ".pi/memory/memory_summary.md"
+INTAKE_DIR = ".pi/intake"
+
 
 def expand_home(path: str, env: Mapping[str, str] | None = None) -> str:
     """Expand a leading ``~`` (alone or followed by a separator) to HOME."""

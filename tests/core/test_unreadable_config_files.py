@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from piwork.core.context.index import load_index
-from piwork.core.context.profile import load_profile
 from piwork.core.llm.models import ModelRegistry
 from piwork.core.llm.models_file import read_providers
 from piwork.core.resources.context_files import load_context_files
+from piwork.core.resources.profile import load_profile
 from piwork.core.resources.prompts import load_template_file
 from piwork.core.resources.skills import load_skill_file
 from piwork.core.resources.system_files import resolve_prompt_sources
@@ -160,7 +160,7 @@ def test_piwork_project_files_are_diagnostics(tmp_path: Path, kind: str) -> None
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_project_files_read_to_infer_the_test_command_are_never_waited_on(tmp_path: Path, kind: str) -> None:
-    from piwork.core.context.profile import inferred_verify
+    from piwork.core.resources.profile import inferred_verify
 
     _plant(tmp_path / "Makefile", kind)
     _plant(tmp_path / "package.json", kind)

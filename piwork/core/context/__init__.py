@@ -10,7 +10,7 @@ Public API (what callers outside the engine import from this package):
   ``latest_manifest``, ``CUSTOM_TYPE_WORDS``;
 - budget and governor records: ``GovernorSettings``, ``Marks``, ``effective_marks``,
   ``GovernorDecision``, ``OccupancySample``, ``BilledSample``, ``ElidedItem``, ``DECISIONS``,
-  ``REASON_CODES``, ``TRIGGERS``; ``load_profile`` for the project's context profile;
+  ``REASON_CODES``, ``TRIGGERS``;
   ``branch_usage_entries`` (the billed calls outside a reply on a branch) and ``usage_sample`` (one as a
   point of the billed series); ``RequestShape`` (what a request holds besides messages);
 - excluding a part of the task's context: ``Exclusions``, ``ExcludedPart``, ``latest_exclusions``,
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from piwork.core.context.image_paths import attach_images, may_name_images
     from piwork.core.context.layers import LAYERS, Layer
     from piwork.core.context.manifest import Manifest, ManifestEntry, append_manifest, latest_manifest
-    from piwork.core.context.profile import load_profile
     from piwork.core.context.records import (
         DECISIONS,
         REASON_CODES,
@@ -96,7 +95,6 @@ __all__ = [
     "latest_contract",
     "latest_exclusions",
     "latest_manifest",
-    "load_profile",
     "may_name_images",
     "run_verifier_for_real",
     "shown_path",
@@ -140,7 +138,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "latest_contract": ("contract", "latest_contract"),
     "latest_exclusions": ("exclusions", "latest_exclusions"),
     "latest_manifest": ("manifest", "latest_manifest"),
-    "load_profile": ("profile", "load_profile"),
     "may_name_images": ("image_paths", "may_name_images"),
     "run_verifier_for_real": ("verifier", "run_verifier_for_real"),
     "shown_path": ("exclusions", "shown_path"),

@@ -39,9 +39,9 @@ from piwork.core.context.manifest import (
     append_manifest,
     entry_for,
 )
-from piwork.core.context.profile import Profile, ProfileResult, load_profile
 from piwork.core.resources.context_files import ContextFile
 from piwork.core.resources.diagnostics import Diagnostic
+from piwork.core.resources.profile import Profile, ProfileResult, load_profile
 from piwork.core.resources.system_prompt import escape_xml
 from piwork.core.resources.textfiles import strip_bom
 from piwork.core.session.tree import SessionTree

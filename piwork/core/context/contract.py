@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
 from piwork.core.context.entries import custom_bodies
-from piwork.core.context.profile import TASK_MODES, Profile, TaskMode
+from piwork.core.resources.profile import TASK_MODES, Profile, TaskMode
 from piwork.core.session.tree import SessionTree
 from piwork.core.tools.registry import builtin_tool_names, tool_facts
 

@@ -10,6 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+# The files the layers are read from (named here too for the context modules).
+from piwork.core.paths import INDEX_PATH as INDEX_PATH
+from piwork.core.paths import INTAKE_DIR as INTAKE_DIR
+from piwork.core.paths import MEMORY_PATH as MEMORY_PATH
+from piwork.core.paths import PROFILE_PATH as PROFILE_PATH
+from piwork.core.paths import SNAPSHOT_PATH as SNAPSHOT_PATH
+
 LayerKind = Literal[
     "contextFile",
     "profile",
@@ -48,12 +55,6 @@ LAYERS: tuple[Layer, ...] = (
     Layer(10, "externalDoc", "External docs", "web tools, official docs first", "onDemand", False),
 )
 LAYER_BY_KIND: dict[str, Layer] = {layer.kind: layer for layer in LAYERS}
-
-PROFILE_PATH = ".pi/piwork-profile.json"
-INDEX_PATH = ".pi/context-index.json"
-SNAPSHOT_PATH = ".pi/project-context.md"
-MEMORY_PATH = ".pi/memory/memory_summary.md"
-INTAKE_DIR = ".pi/intake"
 
 
 def layer(number_or_kind: int | str) -> Layer:

@@ -28,7 +28,7 @@ from typing import Any
 
 from piwork.core import safe_read
 from piwork.core.context.contract import latest_contract, verify_commands
-from piwork.core.context.profile import load_profile
+from piwork.core.resources.profile import load_profile
 from piwork.core.session.tree import SessionTree
 from piwork.core.tools.base import ToolContext, ToolError, ToolResult
 

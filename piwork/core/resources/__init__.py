@@ -13,7 +13,7 @@ Entry points:
 
 Public API (what callers outside the engine import from this package):
 - loading: ``load_project`` with ``LoaderOptions`` -> ``LoadedResources``, ``ResourceRow`` (the
-  resources panel rows);
+  resources panel rows); ``load_profile`` for the project's context profile;
 - the system prompt: ``prompt_input_for``, ``system_prompt_parts`` -> ``PromptPart``,
   ``system_prompt_sections`` (the tagged sections a session's system message holds),
   ``render_system_sections``, ``parse_skill_invocation``;
@@ -35,6 +35,7 @@ from piwork.core.lazy_exports import load_export
 if TYPE_CHECKING:
     from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_project
     from piwork.core.resources.panel import ResourceRow
+    from piwork.core.resources.profile import load_profile
     from piwork.core.resources.system_prompt import (
         PromptPart,
         parse_skill_invocation,
@@ -106,6 +107,7 @@ __all__ = [
     "compute_fingerprint",
     "display_path",
     "list_resource_files",
+    "load_profile",
     "load_project",
     "parse_skill_invocation",
     "preview_file",
@@ -133,6 +135,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "PromptPart": ("system_prompt", "PromptPart"),
     "ResourceListing": ("trust_review", "ResourceListing"),
     "ResourceRow": ("panel", "ResourceRow"),
+    "load_profile": ("profile", "load_profile"),
     "Snapshot": ("trust_snapshot", "Snapshot"),
     "SnapshotStore": ("trust_snapshot", "SnapshotStore"),
     "TrustEntry": ("trust_store", "TrustEntry"),

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from piwork.core.context.layers import INDEX_PATH, MEMORY_PATH, SNAPSHOT_PATH
-from piwork.core.context.profile import load_profile, profile_path
+from piwork.core.paths import INDEX_PATH, MEMORY_PATH, SNAPSHOT_PATH
 from piwork.core.resources.context_files import ContextCandidate
 from piwork.core.resources.diagnostics import Diagnostic
 from piwork.core.resources.discovery import DiscoveredPath, ancestor_agents_skill_dirs
+from piwork.core.resources.profile import load_profile, profile_path
 
 if TYPE_CHECKING:
     from piwork.core.resources.loader import LoadedResources, LoaderOptions

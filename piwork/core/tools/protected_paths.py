@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from piwork.core.context.layers import INDEX_PATH
+from piwork.core.paths import INDEX_PATH
 from piwork.core.tools.base import ToolError
 
 INDEX_REFUSAL = (

@@ -80,7 +80,7 @@ def _is_bundle(message: Message) -> bool:
 
 
 def _verifiers(view: ContextView) -> list[str]:
-    from piwork.core.context.profile import load_profile
+    from piwork.core.resources.profile import load_profile
 
     profile = load_profile(view.cwd).profile if view.trusted else None
     return verify_commands(view.contract, profile)

@@ -26,9 +26,9 @@ from piwork.core.compaction.summarize import Summarizer, SummaryCancelled, Summa
 from piwork.core.context.index import ContextIndex, index_path, sanitize, write_index
 from piwork.core.context.index_builder import build_index, folder_summaries, project_files
 from piwork.core.context.layers import PROFILE_PATH, SNAPSHOT_PATH
-from piwork.core.context.profile import PROFILE_TEMPLATE, inferred_verify
 from piwork.core.errors import PiworkError
 from piwork.core.llm.types import LlmContext
+from piwork.core.resources.profile import PROFILE_TEMPLATE, inferred_verify
 
 FileStatus = Literal["created", "refreshed", "kept", "failed"]
 SNAPSHOT_MAX_TOKENS = 2_048

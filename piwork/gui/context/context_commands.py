@@ -21,12 +21,11 @@ from piwork.core.context import (
     append_manifest,
     attach_images,
     latest_contract,
-    load_profile,
     may_name_images,
     run_verifier_for_real,
 )
 from piwork.core.llm import Tokenizers
-from piwork.core.resources import TrustRequest, TrustResolver
+from piwork.core.resources import TrustRequest, TrustResolver, load_profile
 from piwork.core.workflows import (
     FRESH_KINDS,
     ONBOARD_USAGE,

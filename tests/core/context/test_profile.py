@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from piwork.core.context.profile import load_profile
 from piwork.core.resources.loader import load_resources
+from piwork.core.resources.profile import load_profile
 from piwork.core.resources.trust import has_trust_resources, trust_resources
 from piwork.core.settings import Settings
 

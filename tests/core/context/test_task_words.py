@@ -9,7 +9,7 @@ import pytest
 
 from piwork.core.context.bundle import BUNDLE_CUSTOM_TYPE
 from piwork.core.context.contract import ContractError
-from piwork.core.context.profile import inferred_verify
+from piwork.core.resources.profile import inferred_verify
 from piwork.core.resources.system_prompt import SystemPromptInput, build_system_prompt
 from piwork.core.workflows.runtime import create_runtime
 from piwork.core.workflows.tasks import TaskWords, begin_task, contract_from_text, parse_task

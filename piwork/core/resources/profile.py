@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from piwork.core import safe_read
-from piwork.core.context.layers import PROFILE_PATH
+from piwork.core.paths import PROFILE_PATH
 from piwork.core.resources.diagnostics import Diagnostic
 from piwork.core.resources.textfiles import strip_bom
 
