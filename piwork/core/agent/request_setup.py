@@ -15,6 +15,7 @@ from piwork.core.agent.events import AgentEvent, AutoRetryEnd, AutoRetryStart
 from piwork.core.agent.loop import RequestSetup, StreamFn
 from piwork.core.agent.options import complete_through
 from piwork.core.compaction.summarize import RetryPolicy, Summarizer
+from piwork.core.context.index import index_read_answer
 from piwork.core.llm.types import Model, StreamOptions, ThinkingLevel
 from piwork.core.llm.types import ToolSpec as LlmToolSpec
 from piwork.core.tools.base import ToolContext, ToolRegistry
@@ -69,6 +70,7 @@ def request_setup(
         session_env=session_env(opts, model, thinking_level),
         model_supports_images=model.supports_images,
         secrets=opts.known_secrets(),
+        context_index=index_read_answer,
     )
     return RequestSetup(model, system_prompt, specs, options, active, context)
 

@@ -105,6 +105,9 @@ class ToolContext:
     ``model_supports_images``: when false, ``read`` notes that images will be omitted.
     ``secrets``: API keys piwork knows; they are masked as ``***`` in the full-output logs a tool writes,
     never in what it returns (see ``piwork.core.redaction``).
+    ``context_index``: what ``read`` answers, given the project folder, for the project's context index
+    (the context governance's sanitised summary, never the raw file); without it ``read`` says only
+    that the summary is not available here.
     """
 
     cwd: str
@@ -112,6 +115,7 @@ class ToolContext:
     session_env: Mapping[str, str] = field(default_factory=dict)
     model_supports_images: bool = True
     secrets: tuple[str, ...] = ()
+    context_index: Callable[[str], str] | None = None
 
 
 @dataclass(frozen=True, slots=True)

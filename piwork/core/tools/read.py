@@ -8,7 +8,6 @@ import shlex
 import threading
 from typing import Any, ClassVar
 
-from piwork.core.context.index import index_read_answer
 from piwork.core.fs.errors import describe_os_error
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
 from piwork.core.tools.file_kinds import open_regular_for_reading
@@ -20,6 +19,10 @@ from piwork.core.tools.protected_paths import is_context_index
 from piwork.core.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 BINARY_SNIFF_BYTES = 8192
+INDEX_UNAVAILABLE = (
+    "[piwork: .pi/context-index.json is an advisory map; its summary is not available here "
+    "(/context index-status shows it).]"
+)
 MAX_IMAGE_FILE_BYTES = 64 * 1024 * 1024  # larger files are not decoded (memory), only reported
 NO_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
 TOO_LARGE_NOTE = "[Image omitted: could not be resized below the inline image size limit.]"
@@ -78,7 +81,8 @@ class ReadTool(Tool):
         limit = _check_count("limit", args.get("limit"), 1)
         absolute = resolve_read_path(path, ctx.cwd)
         if is_context_index(absolute, ctx.cwd):
-            return ToolResult.text(index_read_answer(ctx.cwd), {"contextIndex": True})
+            answer = ctx.context_index(ctx.cwd) if ctx.context_index is not None else INDEX_UNAVAILABLE
+            return ToolResult.text(answer, {"contextIndex": True})
         fd = open_regular_for_reading(absolute, "read", path, syscall="access")
         try:
             return self._read_open(fd, path, offset, limit, ctx, stop)

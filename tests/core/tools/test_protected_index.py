@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from piwork.core.context.index import index_read_answer
+
 from .helpers import call, text
 
 ORIGINAL = '{"version": 1, "entries": []}\n'
@@ -83,10 +85,19 @@ def test_read_answers_with_the_sanitised_summary(project: Path) -> None:
         ],
     }
     (project / ".pi" / "context-index.json").write_text(json.dumps(raw))
-    out = call("read", {"path": "src/../.pi/context-index.json"}, project)
+    out = call("read", {"path": "src/../.pi/context-index.json"}, project, context_index=index_read_answer)
     body = text(out)
     assert not out.is_error and out.details == {"contextIndex": True}
     assert "advisory map" in body and "Index fresh." in body and "- core: Core module" in body
     assert "do-not-show" not in body and "sha256" not in body and "\x07" not in body
     (project / ".pi" / "context-index.json").write_text("{broken")
-    assert "/onboard run" in text(call("read", {"path": ".pi/context-index.json"}, project))
+    assert "/onboard run" in text(
+        call("read", {"path": ".pi/context-index.json"}, project, context_index=index_read_answer)
+    )
+
+
+def test_read_without_the_index_look_up_never_shows_the_raw_file(project: Path) -> None:
+    (project / ".pi" / "context-index.json").write_text('{"version": 1, "secretField": "do-not-show"}')
+    out = call("read", {"path": ".pi/context-index.json"}, project)
+    assert not out.is_error and out.details == {"contextIndex": True}
+    assert "not available here" in text(out) and "do-not-show" not in text(out)
