@@ -17,6 +17,7 @@ import sys
 from typing import Any, TextIO
 
 from piwork.core.agent import prompt_parts_for
+from piwork.core.context import cap_context_files
 from piwork.core.paths import agent_dir as default_agent_dir
 from piwork.core.resources import (
     MCP_NOTE,
@@ -58,7 +59,10 @@ def main(argv: list[str], out: TextIO | None = None) -> int:
     agent = str(default_agent_dir())
     override = True if ns.approve else False if ns.no_approve else None
     options = LoaderOptions(
-        additional_skill_paths=ns.skill, no_skills=ns.no_skills, no_context_files=ns.no_context_files
+        additional_skill_paths=ns.skill,
+        no_skills=ns.no_skills,
+        no_context_files=ns.no_context_files,
+        context_file_cap=cap_context_files,
     )
     resolver = TrustResolver(TrustStore(agent), ask=None)
     loaded = asyncio.run(load_project(cwd, agent, resolver, options, override=override))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from piwork.conformance.harness import CaseEnv
+from piwork.core.context.caps import cap_context_files
 from piwork.core.resources import prompt_text
 from piwork.core.resources.context_files import ContextFile, load_context_files
 from piwork.core.resources.diagnostics import Diagnostic
@@ -59,6 +60,7 @@ def _load_resources(args: dict[str, Any], env: CaseEnv) -> Any:
         no_skills=bool(args.get("noSkills")),
         no_prompt_templates=bool(args.get("noPromptTemplates")),
         no_context_files=bool(args.get("noContextFiles")),
+        context_file_cap=cap_context_files,
     )
     loaded = load_resources(cwd, agent_dir, settings, options, home=env.home)
     sources = loaded.prompt_sources

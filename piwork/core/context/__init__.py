@@ -4,7 +4,8 @@ The policy only: what drives a running session with it (the view over a session,
 commands, tasks, intake, fresh sessions, onboarding) is in ``piwork.core.workflows``.
 
 Public API (what callers outside the engine import from this package):
-- ``TokenEstimator``; the request X-ray: ``build_xray`` -> ``Xray`` of ``XrayPart``; ``tool_schemas``
+- ``TokenEstimator``; ``cap_context_files`` (the hard cap on context files, handed to the resource
+  loader through its ``LoaderOptions``); the request X-ray: ``build_xray`` -> ``Xray`` of ``XrayPart``; ``tool_schemas``
   (each tool's schema as the request sends it);
 - layers and manifest: ``LAYERS``, ``Layer``, ``Manifest``, ``ManifestEntry``, ``append_manifest``,
   ``latest_manifest``, ``CUSTOM_TYPE_WORDS``;
@@ -31,6 +32,7 @@ from piwork.core.lazy_exports import load_export
 if TYPE_CHECKING:
     from piwork.core.context.billed_entries import branch_usage_entries, usage_sample
     from piwork.core.context.budget import GovernorSettings, Marks, effective_marks
+    from piwork.core.context.caps import cap_context_files
     from piwork.core.context.contract import ContractError, blocked_tool_reason, latest_contract
     from piwork.core.context.entries import CUSTOM_TYPE_WORDS
     from piwork.core.context.estimate import TokenEstimator, tool_schemas
@@ -89,6 +91,7 @@ __all__ = [
     "blocked_tool_reason",
     "branch_usage_entries",
     "build_xray",
+    "cap_context_files",
     "effective_marks",
     "excludable",
     "is_excluded",
@@ -131,6 +134,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "attach_images": ("image_paths", "attach_images"),
     "blocked_tool_reason": ("contract", "blocked_tool_reason"),
     "branch_usage_entries": ("billed_entries", "branch_usage_entries"),
+    "cap_context_files": ("caps", "cap_context_files"),
     "build_xray": ("xray", "xray"),
     "effective_marks": ("budget", "effective_marks"),
     "excludable": ("exclusions", "excludable"),

@@ -12,7 +12,6 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from piwork.core.context.caps import cap_context_files
 from piwork.core.paths import expand_home
 from piwork.core.resources.context_files import ContextFile, load_context_files
 from piwork.core.resources.diagnostics import Diagnostic
@@ -52,6 +51,9 @@ class LoaderOptions:
     context_files_override: Callable[[list[ContextFile]], list[ContextFile]] | None = None
     system_prompt_override: Callable[[str | None], str | None] | None = None
     append_system_prompt_override: Callable[[list[str]], list[str]] | None = None
+    # The hard cap on context files applied when ``piwork.contextFiles.enforceHardCap`` is on: the
+    # context governance's ``cap_context_files``, handed down by whoever assembles a session.
+    context_file_cap: Callable[[Sequence[ContextFile]], list[ContextFile]] | None = None
 
 
 @dataclass
@@ -208,8 +210,8 @@ def load_resources(
     enabled_context = not options.no_context_files and settings.context_files_enabled()
     context = load_context_files(cwd, agent_dir)
     loaded.context_files = context.files if enabled_context else []
-    if settings.context_files_enforce_hard_cap():
-        loaded.context_files = cap_context_files(loaded.context_files)
+    if options.context_file_cap is not None and settings.context_files_enforce_hard_cap():
+        loaded.context_files = options.context_file_cap(loaded.context_files)
     if options.context_files_override:
         loaded.context_files = options.context_files_override(list(loaded.context_files))
     loaded.context_diagnostics = context.diagnostics

@@ -23,6 +23,7 @@ from piwork.core.agent.session import AgentSession
 from piwork.core.agent.system_prompt import prompt_parts_for
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
 from piwork.core.compaction.hooks import CompactionHooks
+from piwork.core.context.caps import cap_context_files
 from piwork.core.context.contract import allowed_tools, latest_contract
 from piwork.core.context.task_exclusions import TaskExclusions
 from piwork.core.context.telemetry import ContextTelemetry, telemetry_file
@@ -180,7 +181,9 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
         cwd,
         str(agent_dir),
         resolver,
-        options.loader,
+        dataclasses.replace(
+            options.loader, context_file_cap=options.loader.context_file_cap or cap_context_files
+        ),
         override=options.trust_override,
         reviewed=options.trust_reviewed,
     )

@@ -20,6 +20,7 @@ from piwork.core.agent.options import complete_through, default_stream_fn
 from piwork.core.agent.system_prompt import prompt_parts_for
 from piwork.core.compaction.summarize import Summarizer
 from piwork.core.context.budget import GovernorSettings
+from piwork.core.context.caps import cap_context_files
 from piwork.core.context.contract import TaskContract, allowed_tools, latest_contract
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.exclusion_projection import RequestProjection, context_files_for_task
@@ -186,7 +187,11 @@ async def load_view(
     agent = str(agent_dir)
     resolver = TrustResolver(TrustStore(agent), ask=None)
     resources = await load_project(
-        os.path.abspath(cwd), agent, resolver, LoaderOptions(), override=trust_override
+        os.path.abspath(cwd),
+        agent,
+        resolver,
+        LoaderOptions(context_file_cap=cap_context_files),
+        override=trust_override,
     )
     tree: SessionTree | None = None
     if session_file is not None:

@@ -26,7 +26,7 @@ from piwork.core.context.contract import (
 )
 from piwork.core.context.manifest import latest_manifest
 from piwork.core.resources.context_files import ContextFile
-from piwork.core.resources.loader import load_resources
+from piwork.core.resources.loader import LoaderOptions, load_resources
 from piwork.core.session.context import build_session_context
 from piwork.core.session.store import in_memory_session
 from piwork.core.settings import Settings
@@ -225,6 +225,9 @@ def test_layer_one_is_whole_but_flagged_and_cap_can_be_enforced(tmp_path: Path) 
     (agent / "settings.json").write_text(json.dumps({"piwork": {"contextFiles": {"enforceHardCap": True}}}))
     settings = Settings.for_project(str(root), str(agent), False)
     loaded = load_resources(str(root), str(agent), settings, home=str(home))
+    assert loaded.context_files[-1].content == big  # the resources alone know no cap
+    capped_options = LoaderOptions(context_file_cap=cap_context_files)
+    loaded = load_resources(str(root), str(agent), settings, capped_options, home=str(home))
     assert loaded.context_files[-1].content.count("x\n") == 2000
 
 
