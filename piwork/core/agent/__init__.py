@@ -8,7 +8,8 @@ Public API:
   ``TurnStart``, ``MessageStart`` / ``MessageUpdate`` / ``MessageEnd``, ``ToolExecutionStart`` /
   ``ToolExecutionUpdate`` / ``ToolExecutionEnd``, ``QueueUpdate``, ``CompactionStart`` /
   ``CompactionEnd``, ``AutoRetryStart`` / ``AutoRetryEnd``, ``ModelChanged``,
-  ``ThinkingLevelChanged``, ``TreeNavigated``, ``ErrorNotice``, ``AgentEnd``, ``AgentSettled``;
+  ``ThinkingLevelChanged``, ``TreeNavigated``, ``UserCommandStart`` / ``UserCommandUpdate`` /
+  ``UserCommandEnd`` (a ``!cmd`` the user runs), ``ErrorNotice``, ``AgentEnd``, ``AgentSettled``;
   a subscriber is a ``Listener``; ``event_to_json`` writes one as Pi's JSON event; an ``ErrorNotice``
   whose source is ``SAVE_FAILED`` says an entry could not be written to the session file.
 - ``prompt_parts_for``: the system prompt a session sends for loaded resources and active tools, by part.
