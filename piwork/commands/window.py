@@ -86,7 +86,7 @@ def _project_of(session_file: str) -> str:
     """The folder a session was run in (its header's ``cwd``) when it still exists, else the file's own."""
     from pathlib import Path
 
-    from piwork.core.session.listing import read_header
+    from piwork.core.session import read_header
 
     try:
         header = read_header(Path(session_file)) or {}
