@@ -99,7 +99,10 @@ def run(options: WindowOptions) -> int:
         try:
             window.restore_layout()
             window.show()
-            controller.spawn(controller.open_session(options.session_file))
+            # a project reopens where it was left (its latest session), unless turned off in the Session menu
+            controller.spawn(
+                controller.open_session(options.session_file, most_recent=window.reopens_last_session())
+            )
             if options.smoke_test:
                 await asyncio.sleep(0.05)  # let the window map and lay out once
                 print(f"piwork: window ok ({app.platformName()}) in {controller.cwd}")

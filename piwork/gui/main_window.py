@@ -50,6 +50,9 @@ def _scrollable(widget: QWidget) -> QScrollArea:
     return holder
 
 
+REOPEN_LAST_KEY = "session/reopenLast"  # window.ini
+
+
 class MainWindow(QMainWindow):
     closing = Signal()
     themeToggled = Signal(bool)  # True = dark
@@ -171,11 +174,18 @@ class MainWindow(QMainWindow):
         self.tree_panel.entry_selected.connect(self.show_entry_in_chat)
         a["toggle_theme"].setChecked(self.theme.dark)
         a["toggle_theme"].toggled.connect(self.themeToggled)
+        a["reopen_last"].setChecked(self.reopens_last_session())
+        a["reopen_last"].toggled.connect(lambda on: self.ui_state.setValue(REOPEN_LAST_KEY, on))
         self.chat.view.openLogRequested.connect(self.open_log)
         self.chat.footer.contextPanelRequested.connect(lambda: self.show_context_panel(0))
         self.log_panel.send_to_chat.connect(self.chat.composer.insert_text)
 
     # ---- behaviour ---------------------------------------------------------------------------
+
+    def reopens_last_session(self) -> bool:
+        """Whether opening a project continues its latest session (Session → Reopen Last Session at
+        Start; on unless turned off)."""
+        return bool(self.ui_state.value(REOPEN_LAST_KEY, True, type=bool))
 
     def show_context_panel(self, tab: int | None = None) -> None:
         dock = self.docks["context"]

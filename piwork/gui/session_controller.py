@@ -295,8 +295,11 @@ class SessionController(QObject):
         self._session_reviewed[folder] = decided.reviewed
         self.reload()
 
-    async def open_session(self, session_file: str | None, *, reopen_current: bool = False) -> AgentRuntime:
-        """Build the runtime for ``session_file`` (None: a new session in the current folder).
+    async def open_session(
+        self, session_file: str | None, *, reopen_current: bool = False, most_recent: bool = False
+    ) -> AgentRuntime:
+        """Build the runtime for ``session_file`` (None: a new session in the current folder, or with
+        ``most_recent`` the folder's latest session at its leaf when it has one).
         ``reopen_current``: reopen whatever session is open once trust is settled, since a first message
         sent while a trust question waited gives the open session its file only then."""
         if self.session is not None and self.session.is_streaming:
@@ -322,6 +325,7 @@ class SessionController(QObject):
             cwd=self.cwd,
             agent_dir=self.agent_dir,
             session_file=session_file,
+            continue_recent=most_recent and not session_file,
             trust_override=trust_override,
             trust_reviewed=baseline,
             ask_trust=self._ask_trust,

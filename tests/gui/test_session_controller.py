@@ -287,6 +287,28 @@ def test_reopening_a_saved_session_shows_its_conversation(
     assert controller.window.tree_panel.session is controller.runtime.store  # type: ignore[union-attr]
 
 
+def test_a_project_reopens_its_latest_session_unless_that_is_turned_off(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    """Opening a project continues its latest session at its leaf (what the window does at start); with
+    Session → Reopen Last Session at Start turned off, the choice is remembered and a start is fresh."""
+    server.script(Turn([Text("kept answer")]))
+    controller.submit("kept question")
+    qtbot.waitUntil(lambda: not controller.chat.busy and len(_rows(controller)) == 2, timeout=10_000)
+    path = controller.runtime.store.path  # type: ignore[union-attr]
+    controller.spawn(controller.open_session(None))  # File → New Session
+    qtbot.waitUntil(lambda: controller.chat.model.rowCount() == 0, timeout=10_000)
+    window = controller.window
+    assert window.reopens_last_session() and window.action_map["reopen_last"].isChecked()
+    controller.spawn(controller.open_session(None, most_recent=window.reopens_last_session()))
+    qtbot.waitUntil(lambda: controller.chat.model.rowCount() == 2, timeout=10_000)
+    assert controller.runtime is not None and controller.runtime.store.path == path
+    window.action_map["reopen_last"].setChecked(False)
+    again = MainWindow(window.ui_state, load_theme("light"))
+    qtbot.addWidget(again)
+    assert not again.reopens_last_session() and not again.action_map["reopen_last"].isChecked()
+
+
 def test_a_session_held_elsewhere_opens_read_only_with_a_notice(
     qtbot: QtBot, controller: SessionController, server: LoopbackServer
 ) -> None:
