@@ -91,6 +91,17 @@ async def ask_open_file(parent: QWidget | None, caption: str, folder: str, filte
     return files[0] if files else None
 
 
+async def ask_folder(parent: QWidget | None, caption: str, folder: str) -> str | None:
+    """An existing folder (None: cancelled)."""
+    dialog = QFileDialog(parent, caption, folder)
+    dialog.setFileMode(QFileDialog.FileMode.Directory)
+    dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+    if not await _accepted(dialog):
+        return None
+    folders = dialog.selectedFiles()
+    return folders[0] if folders else None
+
+
 async def ask_save_file(
     parent: QWidget | None, caption: str, start: str, filters: str
 ) -> tuple[str, str] | None:

@@ -8,11 +8,12 @@ keeps the panels that attach to the open session (``panels``).
 from __future__ import annotations
 
 import platform
+import time
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, Signal, qVersion
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShowEvent
-from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QMessageBox, QScrollArea, QWidget
+from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QMenu, QMessageBox, QScrollArea, QWidget
 
 from piwork import __version__
 from piwork.gui.accessibility import name_unnamed_controls
@@ -22,6 +23,7 @@ from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.context.context_panel import ContextPanel
 from piwork.gui.logs.panel import LogViewerPanel
 from piwork.gui.panels import SessionPanels
+from piwork.gui.recent_projects import age_text, recent_projects
 from piwork.gui.resources.panel import ResourcePanel
 from piwork.gui.shortcuts_dialog import ShortcutsDialog
 from piwork.gui.status_bar import WorkbenchStatusBar
@@ -56,6 +58,7 @@ REOPEN_LAST_KEY = "session/reopenLast"  # window.ini
 class MainWindow(QMainWindow):
     closing = Signal()
     themeToggled = Signal(bool)  # True = dark
+    projectChosen = Signal(str)  # a folder picked in File → Open Recent
 
     def __init__(
         self, ui_state: QSettings, theme: Theme | None = None, parent: QWidget | None = None
@@ -129,6 +132,8 @@ class MainWindow(QMainWindow):
                 menu.addSeparator()  # type: ignore[attr-defined]
             menu.addAction(action)  # type: ignore[attr-defined]
             self.action_map[spec.id] = action
+            if spec.id == "open_folder" and isinstance(menu, QMenu):
+                self.recent_menu = self._recent_menu(menu)
         self.menus["View"].addSeparator()  # type: ignore[attr-defined]
 
     def add_dock(
@@ -179,6 +184,24 @@ class MainWindow(QMainWindow):
         self.chat.view.openLogRequested.connect(self.open_log)
         self.chat.footer.contextPanelRequested.connect(lambda: self.show_context_panel(0))
         self.log_panel.send_to_chat.connect(self.chat.composer.insert_text)
+
+    def _recent_menu(self, parent: QMenu) -> QMenu:
+        """File → Open Recent: the project folders opened lately, with when; filled as it opens."""
+        menu = parent.addMenu("Open &Recent")
+        menu.setObjectName("recentMenu")
+        menu.aboutToShow.connect(lambda: self.fill_recent_menu(menu))
+        return menu
+
+    def fill_recent_menu(self, menu: QMenu) -> None:
+        menu.clear()
+        now = time.time()
+        listed = recent_projects(self.ui_state)
+        for folder, when in listed:
+            action = menu.addAction(f"{folder}    ({age_text(now - when)})")
+            action.setToolTip(folder)
+            action.triggered.connect(lambda _checked=False, f=folder: self.projectChosen.emit(f))
+        if not listed:
+            menu.addAction("No project opened yet").setEnabled(False)
 
     # ---- behaviour ---------------------------------------------------------------------------
 

@@ -53,7 +53,7 @@ from piwork.gui.context.edits import ContextEdits
 from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.navigation import ContextNavigator
 from piwork.gui.context.preflight_flow import PreflightFlow
-from piwork.gui.dialogs import ask_open_file
+from piwork.gui.dialogs import ask_folder, ask_open_file
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NOTIFIED, NotificationCenter, describe_exception, describe_view_failure
@@ -65,6 +65,7 @@ from piwork.gui.palette.sources import (
     list_recent_sessions,
     model_items,
 )
+from piwork.gui.recent_projects import remember_project
 from piwork.gui.resources.prompt_parts import session_prompt_parts, show_system_prompt
 from piwork.gui.search.landing import select_in_tree
 from piwork.gui.search.search_dialog import SearchDialog
@@ -173,6 +174,8 @@ class SessionController(QObject):
         self.keys.changed.connect(self._fill_pickers)
         a["new_session"].triggered.connect(lambda: self.spawn(self.open_session(None)))
         a["open_session"].triggered.connect(self.choose_session_file)
+        a["open_folder"].triggered.connect(self.choose_project_folder)
+        self.window.projectChosen.connect(lambda folder: self.spawn(self.open_project(folder)))
         a["sessions_browser"].triggered.connect(self.show_sessions_browser)
         a["search_sessions"].triggered.connect(self.show_search)
         a["command_palette"].triggered.connect(self.show_palette)
@@ -350,6 +353,7 @@ class SessionController(QObject):
             runtime.store.close()
             raise
         self.runtime = runtime
+        remember_project(self.window.ui_state, self.cwd)  # File → Open Recent
         # a model change, the session's name, the governor's state...: written by a worker, in order
         runtime.store.write_appends_in_worker(asyncio.get_running_loop())
         trust = runtime.resources.trust
@@ -731,6 +735,23 @@ class SessionController(QObject):
         )
         if path:
             await self.open_session(path)
+
+    def choose_project_folder(self) -> None:
+        self.spawn(self._choose_project_folder())
+
+    async def _choose_project_folder(self) -> None:
+        folder = await ask_folder(self.window, "Open Project Folder", os.path.dirname(self.cwd))
+        if folder:
+            await self.open_project(folder)
+
+    async def open_project(self, folder: str) -> AgentRuntime | None:
+        """Switch the window to another project folder: its trust is decided as at a first start, and it
+        opens in its latest session (or a new one, per Session → Reopen Last Session at Start)."""
+        if not await asyncio.to_thread(os.path.isdir, folder):
+            self.chat.presenter.add_notice("Cannot open that project", f"{folder} is not a folder (any more).")
+            return None
+        self.cwd = os.path.abspath(folder)
+        return await self.open_session(None, most_recent=self.window.reopens_last_session())
 
     def show_sessions_browser(self) -> SessionBrowser:
         browser = SessionBrowser(self.cwd, self.agent_dir, parent=self.window)

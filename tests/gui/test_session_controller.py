@@ -309,6 +309,34 @@ def test_a_project_reopens_its_latest_session_unless_that_is_turned_off(
     assert not again.reopens_last_session() and not again.action_map["reopen_last"].isChecked()
 
 
+def test_another_project_opens_from_the_menu_and_open_recent_brings_the_first_back(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer, tmp_path: Path
+) -> None:
+    """File → Open Folder switches the window to another project (its own resources and sessions); File →
+    Open Recent lists the projects opened, newest first with when, and picking one goes back to it, in
+    its latest session."""
+    server.script(Turn([Text("first project's answer")]))
+    controller.submit("a question here")
+    qtbot.waitUntil(lambda: not controller.chat.busy and len(_rows(controller)) == 2, timeout=10_000)
+    first, kept = controller.cwd, controller.runtime.store.path  # type: ignore[union-attr]
+    other = tmp_path / "other-project"
+    other.mkdir()
+    task = controller.spawn(controller.open_project(str(other)))
+    qtbot.waitUntil(task.done, timeout=10_000)
+    assert controller.runtime is not None and controller.runtime.store.cwd == str(other)
+    assert controller.chat.model.rowCount() == 0 and str(other) in controller.window.windowTitle()
+    menu = controller.window.recent_menu
+    controller.window.fill_recent_menu(menu)
+    entries = [a.text() for a in menu.actions()]
+    assert entries[0].startswith(f"{other}    (") and entries[1].startswith(f"{first}    (")
+    menu.actions()[1].trigger()
+    qtbot.waitUntil(lambda: controller.cwd == first and controller.chat.model.rowCount() == 2, timeout=10_000)
+    assert controller.runtime is not None and controller.runtime.store.path == kept
+    missing = controller.spawn(controller.open_project(str(tmp_path / "gone")))
+    qtbot.waitUntil(missing.done, timeout=10_000)
+    assert controller.cwd == first and any("is not a folder" in r.plain_text() for r in _rows(controller))
+
+
 def test_a_session_held_elsewhere_opens_read_only_with_a_notice(
     qtbot: QtBot, controller: SessionController, server: LoopbackServer
 ) -> None:
