@@ -245,7 +245,8 @@ def stop_rows(message: dict[str, Any]) -> list[ChatRow]:
         return [ChatRow(RowKind.ERROR, readable_error(text), title="The reply failed", hint=error_hint(text))]
     if reason == "aborted":
         text = str(message.get("errorMessage") or "Stopped by you.")
-        return [ChatRow(RowKind.ERROR, text, title="Stopped", hint=error_hint("aborted"))]
+        # stopping is the user's own choice: a neutral note, not an error
+        return [ChatRow(RowKind.NOTICE, text, title="Stopped", hint=error_hint("aborted"))]
     if reason == "length":
         return [
             ChatRow(
