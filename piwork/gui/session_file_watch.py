@@ -30,18 +30,21 @@ class SessionFileWatch(QObject):
         self._tasks = BackgroundTasks()
 
     def watch(self, session: Session | None) -> None:
-        """Follow ``session``'s file (None: stop)."""
+        """Follow ``session``'s file (None: stop). After the window is gone (a shutdown letting go of the
+        session late) there is nothing left to watch with."""
         self._tasks.cancel_all()
+        self._session = session
+        if not shiboken6.isValid(self._watcher):
+            return
         if self._watcher.files():
             self._watcher.removePaths(self._watcher.files())
-        self._session = session
         self.arm()
 
     def arm(self) -> None:
         """Start watching once the file exists (a new session's file is written with its first reply, and
         a program that replaces the file takes the old one out of the watch)."""
         path = self._session.path if self._session is not None else None
-        if path is not None and str(path) not in self._watcher.files() and path.is_file():
+        if path is not None and shiboken6.isValid(self._watcher) and str(path) not in self._watcher.files() and path.is_file():
             self._watcher.addPath(str(path))
 
     def _on_changed(self, path: str) -> None:
