@@ -18,6 +18,7 @@ from piwork.core.agent.recovery_omission import omit_failed_attempt
 from piwork.core.agent.retry import RetrySettings, decide_retry
 from piwork.core.llm.errors import is_context_overflow, is_retryable_text
 from piwork.core.llm.reply_limits import ReplyBudget
+from piwork.core.llm.transport import REFUSED_HERE
 from piwork.core.llm.types import ErrorInfo, Model, StreamOptions
 
 if TYPE_CHECKING:
@@ -94,6 +95,8 @@ class AutoRetry:
         text = str(message.get("errorMessage") or "")
         if not self._reached_provider and text.startswith(NEVER_CONNECTED_PREFIXES):
             return False
+        if text.startswith(REFUSED_HERE):
+            return False  # a local server that is not running: waiting does not start it
         return is_retryable_text(text)
 
     def will_retry(self, new_messages: list[Message]) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import errno
 import functools
 import ipaddress
 import json
@@ -245,6 +246,28 @@ def transport_error_text(exc: httpx.HTTPError, options: StreamOptions) -> str:
     return f"Network error: {detail}"
 
 
+def refused_on_this_computer(exc: httpx.HTTPError, url: str) -> bool:
+    """A connection to a loopback address refused: the local server is not running (or not on that port)."""
+    if not isinstance(exc, httpx.ConnectError) or not is_loopback(url):
+        return False
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError) or getattr(cause, "errno", None) == errno.ECONNREFUSED:
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return "refused" in str(exc).lower()
+
+
+REFUSED_HERE = "Connection refused: nothing is listening at"  # how such a failure's message starts
+
+
+def refused_text(exc: httpx.HTTPError) -> str:
+    return (
+        f"{REFUSED_HERE} {_server(exc)} on this computer. Start the local model server, or check the port "
+        "in the base URL."
+    )
+
+
 class _Silence:
     """When data last arrived (or the attempt began), to tell how long the server has been silent."""
 
@@ -303,6 +326,11 @@ async def _send(
             raise silence.failure() from None
         except httpx.HTTPError as exc:
             silence.spend()
+            if refused_on_this_computer(exc, request.url):
+                # nothing listens there: no retry brings a local server up, so say so at once
+                raise StreamFailure(
+                    refused_text(exc), ErrorInfo(ErrorKind.NETWORK, retryable=False)
+                ) from None
             text = transport_error_text(exc, options)
         text = redact(text, request.secrets)
         server_delay = retry_after_ms(headers) if headers is not None else None

@@ -154,8 +154,11 @@ def _closed_port() -> int:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_connection_refused(loopback: LoopbackServer, protocol: str) -> None:
-    url = f"http://127.0.0.1:{_closed_port()}"
+def test_connection_refused_on_this_computer_is_said_at_once(loopback: LoopbackServer, protocol: str) -> None:
+    """Nothing listens on the local port: no retry brings a server up, so the reply fails at once and
+    says what to do; a refused remote host stays a network error worth retrying."""
+    port = _closed_port()
+    url = f"http://127.0.0.1:{port}"
     model = (
         loopback.anthropic_model(base_url=url)
         if protocol == "anthropic"
@@ -163,8 +166,10 @@ def test_connection_refused(loopback: LoopbackServer, protocol: str) -> None:
     )
     final = collect(model)[-1]
     assert isinstance(final, ErrorEvent)
-    assert final.message["errorMessage"].startswith("Connection error")
-    assert final.error.kind is ErrorKind.NETWORK and final.error.retryable
+    text = final.message["errorMessage"]
+    assert text.startswith(f"Connection refused: nothing is listening at 127.0.0.1:{port} on this computer")
+    assert "Start the local model server" in text
+    assert final.error.kind is ErrorKind.NETWORK and not final.error.retryable
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
