@@ -32,7 +32,16 @@ def shortcut_rows() -> list[tuple[str, str, str]]:
 
 def command_rows() -> list[tuple[str, str, str]]:
     """(where, what it does, what to type) for every slash command of the registry."""
-    return [("Command", c.about, f"/{c.name} {c.hint}".strip()) for c in BUILTIN]
+    rows = [("Command", c.about, f"/{c.name} {c.hint}".strip()) for c in BUILTIN]
+    rows += [
+        ("Command", "Run a shell command; its output goes to the model with your next message", "!command"),
+        (
+            "Command",
+            "Run a shell command; its output is shown and saved, never sent to the model",
+            "!!command",
+        ),
+    ]
+    return rows
 
 
 class ShortcutsDialog(QDialog):

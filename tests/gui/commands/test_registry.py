@@ -35,7 +35,7 @@ def test_the_completer_the_palette_and_help_list_the_registry(qtbot: QtBot) -> N
     dialog = ShortcutsDialog()
     qtbot.addWidget(dialog)
     typed = {dialog.table.item(r, 2).text().split()[0] for r in range(dialog.table.rowCount())}
-    assert {f"/{c.name}" for c in BUILTIN} <= typed
+    assert {f"/{c.name}" for c in BUILTIN} | {"!command", "!!command"} <= typed
 
 
 def test_the_chat_routes_what_the_registry_runs(qtbot: QtBot) -> None:
