@@ -7,6 +7,7 @@ stacked. Painted with QPainter: no charting dependency, and the colours follow t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
@@ -33,6 +34,19 @@ LEGEND_GAP = 18.0
 
 def billed_tokens(sample: BilledSample) -> int:
     return sample.input + sample.output + sample.cache_read + sample.cache_write
+
+
+AXIS_STEPS = 4  # labelled divisions of the token axis
+
+
+def nice_step(raw: float) -> float:
+    """The smallest round step (1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten) of at least ``raw``,
+    so the axis reads 30k, 60k, 90k, 120k rather than 27.6k, 55.2k..."""
+    power = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
+    for factor in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+        if factor * power >= raw:
+            return factor * power
+    return 10 * power
 
 
 class UsagePlot(QWidget):
@@ -101,7 +115,7 @@ class UsagePlot(QWidget):
         top = max(values, default=0) * 1.15
         if self.marks is not None:
             top = max(top, self.marks.pressure * 1.08)
-        return max(top, 1.0)
+        return AXIS_STEPS * nice_step(max(top, 1.0) / AXIS_STEPS)
 
     def visible_marks(self) -> dict[str, int]:
         if self.marks is None:
@@ -175,8 +189,8 @@ class UsagePlot(QWidget):
         painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
         metrics = painter.fontMetrics()
         top = self.y_max()
-        for step in range(5):
-            value = top * step / 4
+        for step in range(AXIS_STEPS + 1):
+            value = top * step / AXIS_STEPS
             y = self.y_for(value)
             label = compact_tokens(value)
             painter.drawText(

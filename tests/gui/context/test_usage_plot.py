@@ -10,7 +10,7 @@ from piwork.core.context.budget import effective_marks
 from piwork.core.context.records import BilledSample, OccupancySample
 from piwork.core.llm.types import Model
 from piwork.gui.context.colors import mark_color, series_color
-from piwork.gui.context.usage_plot import UsagePlot, billed_tokens
+from piwork.gui.context.usage_plot import UsagePlot, billed_tokens, nice_step
 
 
 def _close(a: QColor, b: QColor) -> bool:
@@ -92,3 +92,14 @@ def test_the_legend_fits_a_narrow_panel(qtbot: QtBot) -> None:
     assert plot.plot_rect().top() > wide_top  # two legend lines above the plot
     plot.resize(150, 300)  # narrower than a long title alone: the short ones
     assert [title for _k, title, _c in plot.legend_items()] == ["occupancy", "billed"]
+
+
+def test_the_token_axis_is_labelled_in_round_steps(qtbot: QtBot) -> None:
+    assert [nice_step(v) for v in (1, 1.2, 2.2, 3.5, 7, 27_600, 43_200)] == [
+        1, 1.5, 2.5, 4, 8, 30_000, 50_000,
+    ]  # fmt: skip
+    plot = UsagePlot()
+    qtbot.addWidget(plot)
+    occupancy = [OccupancySample(0, 96_000, "estimate", "chars/4", 400_000)]  # 110.4k with headroom
+    plot.set_series(occupancy, [], None)
+    assert plot.y_max() == 120_000  # 0, 30k, 60k, 90k, 120k rather than 27.6k steps
