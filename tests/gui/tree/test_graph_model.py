@@ -3,6 +3,7 @@ reset, folds, summary links, and the panel's graph tab sharing the outline's sel
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt
@@ -199,7 +200,9 @@ def test_selecting_a_folded_entry_opens_its_fold() -> None:
     model.detach()
 
 
-def test_graph_tab_shares_selection_and_actions_with_the_outline(qtbot: QtBot, tmp_path: Path) -> None:
+def test_graph_tab_shares_selection_and_actions_with_the_outline(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
     session = create_session(str(tmp_path), tmp_path / "sessions")
     tree = session.tree
     u1 = tree.append_message({"role": "user", "content": "plan the parser", "timestamp": 1})
@@ -229,7 +232,7 @@ def test_graph_tab_shares_selection_and_actions_with_the_outline(qtbot: QtBot, t
     created: list[object] = []
     panel.session_created.connect(lambda s, text: created.append(text))
     fork.trigger()
-    assert created == ["plan the parser"]
+    qtbot.waitUntil(lambda: created == ["plan the parser"])  # the fork is made in a worker
     menu.deleteLater()
     tool_tip = graph.model.index_of_id(a1).data(Qt.ItemDataRole.ToolTipRole)
     assert "assistant" in tool_tip and "plan" in tool_tip
