@@ -117,14 +117,30 @@ class BranchTools(QObject):
             self.panel.show_status(f"Marked for comparison: {entry_title(record, tree)}")
 
     def compare_with_current(self, entry_id: str | None) -> asyncio.Task[Any] | None:
+        """The selected entry beside the current position. The current position itself has nothing to be
+        compared with: it is marked, and the next entry compared goes beside it."""
         tree = self.panel.tree
-        return self.compare(entry_id, conversation_leaf(tree)) if tree is not None else None
+        if tree is None or entry_id is None:
+            return None
+        current = conversation_leaf(tree)
+        if entry_id == current:
+            if self.marked is not None and self.marked != entry_id and tree.has(self.marked):
+                return self.compare(self.marked, entry_id, ("Marked", "Current position"))
+            self.mark(entry_id)
+            self.panel.show_status(
+                "That is the current position: it is marked for comparison. Select the other entry "
+                "(or Ctrl+click it in the Graph) and compare again."
+            )
+            return None
+        return self.compare(entry_id, current, ("Selected", "Current position"))
 
-    def compare(self, a_id: str | None, b_id: str | None) -> asyncio.Task[Any] | None:
+    def compare(
+        self, a_id: str | None, b_id: str | None, names: tuple[str, str] = ("A", "B")
+    ) -> asyncio.Task[Any] | None:
         tree = self.panel.tree
         if tree is None or a_id is None or b_id is None:
             return None
-        return self._spawn(self._compare(a_id, b_id))
+        return self._spawn(self._compare(a_id, b_id, names))
 
     def files_touched(self, entry_id: str | None = None) -> asyncio.Task[Any] | None:
         """Files touched on the path to `entry_id` (default: the active path)."""
@@ -139,7 +155,7 @@ class BranchTools(QObject):
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _compare(self, a_id: str, b_id: str) -> None:
+    async def _compare(self, a_id: str, b_id: str, names: tuple[str, str] = ("A", "B")) -> None:
         tree = self.panel.tree
         assert tree is not None
         try:
@@ -149,7 +165,7 @@ class BranchTools(QObject):
             return
         if tree is not self.panel.tree:
             return  # another session was opened meanwhile
-        dialog = CompareDialog(tree, result, self.panel)
+        dialog = CompareDialog(tree, result, self.panel, names)
         dialog.entry_clicked.connect(self.panel.select_entry)
         dialog.move_requested.connect(self.panel.navigate_to)
         dialog.files_requested.connect(self._show_files)

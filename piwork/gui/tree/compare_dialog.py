@@ -195,8 +195,13 @@ class CompareDialog(QDialog):
     files_requested = Signal(object, str)  # BranchActivity, where
 
     def __init__(
-        self, tree: SessionTree, comparison: BranchComparison, parent: QWidget | None = None
+        self,
+        tree: SessionTree,
+        comparison: BranchComparison,
+        parent: QWidget | None = None,
+        names: tuple[str, str] = ("A", "B"),
     ) -> None:
+        """``names``: what each side is to the user (A and B, or "Selected" and "Current position")."""
         super().__init__(parent)
         self.setWindowTitle("Compare branches")
         self.comparison = comparison
@@ -217,8 +222,8 @@ class CompareDialog(QDialog):
         top = QHBoxLayout()
         top.addWidget(self.ancestor, 1)
         top.addWidget(self.show_ancestor)
-        self.side_a = BranchSide(tree, comparison.a_id, comparison.a, "A")
-        self.side_b = BranchSide(tree, comparison.b_id, comparison.b, "B")
+        self.side_a = BranchSide(tree, comparison.a_id, comparison.a, names[0])
+        self.side_b = BranchSide(tree, comparison.b_id, comparison.b, names[1])
         split = QSplitter()
         split.addWidget(self.side_a)
         split.addWidget(self.side_b)
@@ -227,11 +232,11 @@ class CompareDialog(QDialog):
         layout.addWidget(split, 1)
         self.resize(1000, 620)
         self.show_ancestor.clicked.connect(lambda: self.entry_clicked.emit(str(comparison.ancestor_id)))
-        for side, letter in ((self.side_a, "A"), (self.side_b, "B")):
+        for side, letter in ((self.side_a, names[0]), (self.side_b, names[1])):
             side.entry_clicked.connect(self.entry_clicked)
             side.move_requested.connect(self.move_requested)
             side.files_requested.connect(
                 lambda activity, letter=letter: self.files_requested.emit(
-                    activity, f"Branch {letter} since they parted"
+                    activity, f"{letter} since the paths parted"
                 )
             )

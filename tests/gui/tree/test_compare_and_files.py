@@ -179,3 +179,25 @@ def test_a_call_without_a_result_reads_no_result_without_a_dangling_colon(qtbot:
     dialog = FilesTouchedDialog(BranchActivity(entry_ids=["e1"], touches=[touch]), "The active path")
     qtbot.addWidget(dialog)
     assert _rows(dialog.touch_list) == ["read — no result"]
+
+
+def test_comparing_the_current_position_with_itself_asks_for_the_other_entry(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, recorded: RecordedBranches, tmp_path: Path
+) -> None:
+    """The current position has nothing to compare with: it is marked and the status asks for the other
+    entry; comparing another entry then labels the sides by what they are."""
+    copy = tmp_path / "session.jsonl"
+    copy.write_bytes(recorded.path.read_bytes())
+    panel = _panel(qtbot, copy)
+    ids = recorded.ids
+    assert panel.tree is not None and panel.select_entry(ids["tip_b"])  # the current position
+    assert panel.branch_tools.compare_with_current(ids["tip_b"]) is None
+    assert panel.branch_tools.marked == ids["tip_b"] and not panel.branch_tools.dialogs
+    assert "That is the current position" in panel.status.text()
+    panel.branch_tools.compare_with_current(ids["tip_a"])
+    dialog = _opened(qtbot, panel, CompareDialog)
+    assert isinstance(dialog, CompareDialog)
+    assert dialog.side_a.title.text().startswith("Selected: ")
+    assert dialog.side_b.title.text().startswith("Current position: ")
+    panel.shutdown()
+    qtbot.waitUntil(lambda: not panel.branch_tools.dialogs)
