@@ -372,7 +372,9 @@ def _open_store(options: RuntimeOptions, cwd: str, agent_dir: Path, settings: Ma
     try:
         return _open_or_create_store(options, cwd, agent_dir, settings)
     except OSError as err:  # a folder where a file should be, no permission, a full disk...
-        where = err.filename or options.session_file or "the session folder"
+        # an error raised on an open descriptor names its number, not the file: say the file
+        named = err.filename if isinstance(err.filename, str) and err.filename else None
+        where = named or options.session_file or "the session folder"
         if isinstance(err, IsADirectoryError):
             reason = "it is a folder, not a session file"
         elif isinstance(err, FileExistsError | NotADirectoryError):
