@@ -209,8 +209,10 @@ def test_a_server_that_refuses_connections_is_named(env: Env) -> None:
         url, port = closed.url, closed.port
     result = env.call("-p", "hello", "--model", "anthropic/some-model", "--base-url", url)
     assert result.returncode == 1 and result.stdout == ""
-    assert result.stderr.startswith(f"piwork: Connection error: cannot reach 127.0.0.1:{port} (")
-    assert result.stderr.endswith("); check the network and the base URL\n")
+    assert result.stderr == (
+        f"piwork: Connection refused: nothing is listening at 127.0.0.1:{port} on this computer. Start the "
+        "local model server, or check the port in the base URL.\n"
+    )
 
 
 def test_inspect_of_a_file_full_of_garbage_lists_the_first_problems_and_counts_the_rest(env: Env) -> None:
