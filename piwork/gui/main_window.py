@@ -221,7 +221,7 @@ class MainWindow(QMainWindow):
         dock = self.docks["tree"]
         dock.show()
         dock.raise_()
-        self.tree_panel.view.setFocus()
+        self.tree_panel.focus_shown_view()
 
     def show_entry_in_chat(self, entry_id: str | None) -> bool:
         """Scroll the chat to the row of an entry picked in the branch graph (if the chat shows it)."""

@@ -151,3 +151,20 @@ def test_the_palette_picked_in_the_window_is_the_next_windows(
         notes2.close_all()
     finally:
         app.setPalette(before)
+
+
+def test_the_tree_shortcut_focuses_the_tab_on_show(qtbot: QtBot, tmp_path: Path) -> None:
+    """Ctrl+T puts the keyboard in the Graph when the Graph tab shows (Up then moves in it, not in the
+    composer's history), and in the Outline otherwise."""
+    window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    qtbot.addWidget(window)
+    window.show()
+    window.activateWindow()
+    qtbot.waitExposed(window)
+    panel = window.tree_panel
+    panel.views.setCurrentWidget(panel.graph)
+    window.show_tree()
+    qtbot.waitUntil(lambda: panel.graph.list.hasFocus(), timeout=3000)
+    panel.views.setCurrentWidget(panel.view)
+    window.action_map["session_tree"].trigger()
+    qtbot.waitUntil(lambda: panel.view.hasFocus(), timeout=3000)

@@ -531,6 +531,13 @@ class SessionTreePanel(QWidget):
         self.views.setCurrentWidget(self.graph)
         self.graph.list.setFocus()
 
+    def focus_shown_view(self) -> None:
+        """Keyboard focus to the tab on show: the Outline, or the Graph's rows (Up then moves in it)."""
+        if self.views.currentWidget() is self.graph:
+            self.graph.list.setFocus()
+        else:
+            self.view.setFocus()
+
     def compare_selected(self) -> None:
         """Compare the two entries selected in the graph, or the selected one with the current position."""
         picked = self.graph.selected_entry_ids() if self.views.currentWidget() is self.graph else []
