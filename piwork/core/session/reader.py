@@ -8,6 +8,7 @@ little memory. Bodies are read back by byte offset when needed (see ``body_sourc
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass, field
@@ -88,6 +89,8 @@ def _read(file_path: Path, keep_bodies: bool, keep_non_objects: bool) -> LoadedF
         loaded.status = "empty"
         return loaded
     indexer = _Indexer(loaded, keep_bodies, keep_non_objects)
+    if stat.S_ISDIR(info.st_mode):  # as opening it to read says, naming the path
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(file_path))
     fd = os.open(file_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     if _special(os.fstat(fd).st_mode):  # swapped for one since the check above
         os.close(fd)
