@@ -32,6 +32,25 @@ def touch_line(touch: FileTouch) -> str:
     return f"{touch.action}{outcome}: {first[:100]}" if first else f"{touch.action}{outcome}"
 
 
+def files_heading(activity: BranchActivity, where: str, count: int) -> str:
+    """What the list holds: the files of the read, write and edit tools; shell commands are counted, the
+    files they changed are not followed."""
+    commands = len(activity.commands)
+    shells = (
+        f"; {commands} shell command{'s' if commands != 1 else ''} ran here too, and the files "
+        f"{'they' if commands != 1 else 'it'} changed are not listed"
+        if commands
+        else ""
+    )
+    if count:
+        plural = "s" if count != 1 else ""
+        changed = len(activity.changed_files())
+        return f"{where}: {count} file{plural} ({changed} changed) by the read, write and edit tools{shells}."
+    if commands:
+        return f"{where}: no file was read, written or edited by the file tools{shells}."
+    return f"{where}: no file was read, written or edited."
+
+
 class FilesTouchedDialog(QDialog):
     entry_clicked = Signal(str)
 
@@ -39,12 +58,7 @@ class FilesTouchedDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Files touched")
         self.files = activity.files()
-        self.heading = plain_label(
-            f"{where}: {len(self.files)} file{'s' if len(self.files) != 1 else ''}"
-            f" ({len(activity.changed_files())} changed)"
-            if self.files
-            else f"{where}: no file was read, written or edited."
-        )
+        self.heading = plain_label(files_heading(activity, where, len(self.files)))
         self.heading.setWordWrap(True)
         self.file_list = QListView()
         self.file_list.setAccessibleName("Files touched")

@@ -111,7 +111,10 @@ def test_files_touched_of_the_active_path_and_a_marked_comparison(
     panel.files_button.click()
     files = _opened(qtbot, panel, FilesTouchedDialog)
     assert isinstance(files, FilesTouchedDialog)
-    assert files.heading.text() == "The active path: 2 files (1 changed)"
+    assert files.heading.text() == (
+        "The active path: 2 files (1 changed) by the read, write and edit tools; 1 shell command ran here "
+        "too, and the files it changed are not listed."
+    )  # says what the list follows
     assert _rows(files.touch_list) == ["write: Successfully wrote to notes/plan.txt"]
     assert files.diff.toPlainText() == "+1 try another way"  # a write shows the content it wrote
     files.file_list.setCurrentIndex(files.file_model.index(1, 0))
