@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import (
     QButtonGroup,
     QCheckBox,
@@ -108,7 +109,19 @@ class BranchChoiceDialog(QDialog):
         layout.addWidget(buttons)
         self.focused.toggled.connect(self._update)
         self.no_summary.toggled.connect(self._update)
-        self.focus_text.textChanged.connect(self._update)
+        self.focus_text.textChanged.connect(self._pick_focus_when_typed)
+        self.focus_text.installEventFilter(self)
+        self._update()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Clicking or tabbing into the focus box picks "Summarize with my focus" (typing there means it)."""
+        if watched is self.focus_text and event.type() == QEvent.Type.FocusIn:
+            self.focused.setChecked(True)
+        return super().eventFilter(watched, event)
+
+    def _pick_focus_when_typed(self) -> None:
+        if self.focus_text.toPlainText().strip():
+            self.focused.setChecked(True)
         self._update()
 
     def _describe(self) -> None:
@@ -128,8 +141,7 @@ class BranchChoiceDialog(QDialog):
 
     def _update(self) -> None:
         focused = self.focused.isChecked()
-        self.focus_text.setEnabled(focused)
-        self.replace_box.setEnabled(focused)
+        self.replace_box.setEnabled(focused)  # the focus box stays open: typing there picks its choice
         self.dont_ask.setEnabled(self.no_summary.isChecked())
         if not self.no_summary.isChecked():
             self.dont_ask.setChecked(False)

@@ -403,3 +403,25 @@ def test_dialog_counts_only_what_fits_the_summary_budget(
     assert "holds 3 entries, of which 2 messages would be summarized." in panel.branch_dialog.intro.text()  # type: ignore[union-attr]
     panel.branch_dialog.reject()  # type: ignore[union-attr]
     qtbot.waitUntil(lambda: task is not None and task.done(), timeout=5000)
+
+
+def test_typing_in_the_focus_box_picks_summarize_with_my_focus(qtbot: QtBot) -> None:
+    """The focus box takes text at once: typing there (or clicking into it) means a focused summary."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    from piwork.gui.tree.branch_dialog import BranchChoiceDialog
+
+    dialog = BranchChoiceDialog(4, 2, "an earlier question")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    assert dialog.no_summary.isChecked() and dialog.focus_text.isEnabled()
+    QTest.keyClicks(dialog.focus_text, "the parser changes")
+    assert dialog.focused.isChecked() and dialog.ok_button.isEnabled()
+    assert dialog.focus_text.toPlainText() == "the parser changes"
+    choice = dialog.choice()
+    assert choice.summarize and choice.focus == "the parser changes"
+    dialog.summarize.setChecked(True)
+    QTest.mouseClick(dialog.focus_text.viewport(), Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(dialog.focused.isChecked, timeout=2000)
