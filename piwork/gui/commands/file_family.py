@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from piwork.core.errors import PiworkError
@@ -31,12 +32,23 @@ def export(ctx: CommandContext, args: str) -> None:
         ctx.tasks.spawn(_export_asking(ctx, Path(source)))
 
 
+def export_name(session_name: str | None, source: Path) -> str:
+    """A file name a person recognises: the session's name (or its project folder's) and its date, not
+    the session file's uuid."""
+    stamp = source.name[:10] if re.match(r"\d{4}-\d{2}-\d{2}", source.name) else ""
+    words = re.sub(r"[^\w.-]+", "-", session_name or "").strip("-._")[:60]
+    stem = words or "session"
+    return f"{stem}-{stamp}.html" if stamp else f"{stem}.html"
+
+
 async def _export_asking(ctx: CommandContext, source: Path) -> Path | None:
-    stem = source.name[: -len(".jsonl")] if source.name.endswith(".jsonl") else source.name
+    runtime = ctx.runtime
+    folder = Path(runtime.store.cwd) if runtime is not None else Path.home()  # the project, not home
+    name = runtime.store.tree.name if runtime is not None else None
     answer = await ask_save_file(
         ctx.window.parent,
         "Export Session",
-        str(Path.home() / f"{stem}.html"),
+        str(folder / export_name(name or folder.name, source)),
         f"{HTML_FILTER};;{JSONL_FILTER}",
     )
     if answer is None or not answer[0]:
