@@ -20,6 +20,7 @@ class ElidedLabel(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self._tip = ""
         self._shorter: list[str] = []  # forms to fall back on, longest first
+        self._reserve = ""  # a text as wide as it usually gets: the width asked for stays put
 
     def setToolTip(self, tip: str) -> None:
         self._tip = tip
@@ -47,6 +48,20 @@ class ElidedLabel(QLabel):
             if metrics.horizontalAdvance(form) <= width:
                 return form
         return metrics.elidedText(forms[-1], Qt.TextElideMode.ElideRight, width)
+
+    def reserve_width_of(self, sample: str) -> None:
+        """Ask for at least ``sample``'s width, so the widgets beside it keep their place as the text
+        changes (a narrow window still shrinks it: the minimum stays small)."""
+        self._reserve = sample
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        if not self._reserve:
+            return hint
+        margins = self.contentsMargins()
+        wanted = self.fontMetrics().horizontalAdvance(self._reserve) + margins.left() + margins.right()
+        return QSize(max(hint.width(), wanted), hint.height())
 
     def minimumSizeHint(self) -> QSize:
         hint = super().minimumSizeHint()

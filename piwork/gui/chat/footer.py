@@ -27,14 +27,16 @@ class ChatFooter(QWidget):
         self.thinking_picker = ThinkingPicker(self)
         self.meter = BudgetMeter(self)
         self.meter.setMaximumWidth(220)
-        # The meter takes what the labels leave: in a narrow window the figures stay readable, the bar shrinks.
-        self.meter.setSizePolicy(QSizePolicy.Policy.Ignored, self.meter.sizePolicy().verticalPolicy())
+        # The meter keeps its usual width where there is room; a narrow window shrinks it with the figures.
+        self.meter.setSizePolicy(QSizePolicy.Policy.Preferred, self.meter.sizePolicy().verticalPolicy())
         self.meter.setMinimumWidth(60)
         # Both labels elide in a narrow window (full text in the tooltip) instead of widening it.
         self.context_label = ElidedLabel(self)
         self.context_label.setObjectName("contextLabel")
         self.cost_label = ElidedLabel(self)
         self.cost_label.setObjectName("costLabel")
+        # as wide as the figure usually gets, so the billed figure after it stays put as it changes
+        self.context_label.reserve_width_of("context 888.8k / 888k · ≈ chars/4")
         self.cost_label.setToolTip(
             "Billed traffic: tokens and cost the provider reported, for this session and for today "
             "(all sessions). Not the context size."
@@ -46,11 +48,14 @@ class ChatFooter(QWidget):
         layout.setContentsMargins(6, 0, 6, 2)
         layout.addWidget(self.model_picker)
         layout.addWidget(self.thinking_picker)
-        layout.addStretch(1)
+        # the meter right after the pickers and the figures after it, room to spare at the end: a figure
+        # that grows moves nothing before it (and the context figure reserves its usual width)
+        layout.addSpacing(12)
+        layout.addWidget(self.meter)
         layout.addWidget(self.context_label)
-        layout.addWidget(self.meter, 1)
         layout.addSpacing(12)
         layout.addWidget(self.cost_label)
+        layout.addStretch(1)
         self.meter.clicked.connect(self.show_popover)
         self.set_reading(MeterReading())
         self.set_billed(BilledFigures())
