@@ -55,6 +55,20 @@ def _scrollable(widget: QWidget) -> QScrollArea:
 REOPEN_LAST_KEY = "session/reopenLast"  # window.ini
 
 
+PREFERRED_SIZE = QSize(1100, 780)
+
+
+def first_size(available: QSize | None) -> QSize:
+    """The window's size at a first start: its preferred size, within the screen's free area (a 1000×700
+    screen gets a window that fits, title bar and footer included)."""
+    if available is None or available.isEmpty():
+        return PREFERRED_SIZE
+    return QSize(
+        min(PREFERRED_SIZE.width(), available.width() - 20),
+        min(PREFERRED_SIZE.height(), available.height() - 40),  # the window manager's title bar
+    )
+
+
 class MainWindow(QMainWindow):
     closing = Signal()
     themeToggled = Signal(bool)  # True = dark
@@ -103,7 +117,7 @@ class MainWindow(QMainWindow):
         for panel in (self.tree_panel, self.resource_panel, self.log_panel, self.context_panel):
             self.panels.register(panel)
         self._wire_window_actions()
-        self.resize(1100, 780)
+        self.resize(first_size(self.screen().availableGeometry().size() if self.screen() else None))
         # The tree starts narrow enough to leave the conversation most of the width (a saved layout wins).
         self.resizeDocks([self.docks["tree"]], [300], Qt.Orientation.Horizontal)
 

@@ -168,3 +168,14 @@ def test_the_tree_shortcut_focuses_the_tab_on_show(qtbot: QtBot, tmp_path: Path)
     panel.views.setCurrentWidget(panel.view)
     window.action_map["session_tree"].trigger()
     qtbot.waitUntil(lambda: panel.view.hasFocus(), timeout=3000)
+
+
+def test_a_first_window_fits_a_small_screen() -> None:
+    from PySide6.QtCore import QSize
+
+    from piwork.gui.main_window import PREFERRED_SIZE, first_size
+
+    assert first_size(QSize(1600, 970)) == PREFERRED_SIZE
+    small = first_size(QSize(1000, 672))  # a 1000×700 screen less a panel
+    assert small.width() <= 980 and small.height() <= 632
+    assert first_size(None) == PREFERRED_SIZE
