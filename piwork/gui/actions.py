@@ -17,7 +17,11 @@ class ActionSpec:
 
 ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec(
-        "open_folder", "&Open Folder…", "Ctrl+O", "File", "Open a project folder (its trust is asked as at a first start)"
+        "open_folder",
+        "&Open Folder…",
+        "Ctrl+O",
+        "File",
+        "Open a project folder (its trust is asked as at a first start)",
     ),
     ActionSpec("open_session", "Open Session &File…", "Ctrl+Alt+O", "File", "Open a session file (.jsonl)"),
     ActionSpec("new_session", "&New Session", "Ctrl+N", "File", "Start a new session in this project"),

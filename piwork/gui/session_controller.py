@@ -748,7 +748,9 @@ class SessionController(QObject):
         """Switch the window to another project folder: its trust is decided as at a first start, and it
         opens in its latest session (or a new one, per Session → Reopen Last Session at Start)."""
         if not await asyncio.to_thread(os.path.isdir, folder):
-            self.chat.presenter.add_notice("Cannot open that project", f"{folder} is not a folder (any more).")
+            self.chat.presenter.add_notice(
+                "Cannot open that project", f"{folder} is not a folder (any more)."
+            )
             return None
         self.cwd = os.path.abspath(folder)
         return await self.open_session(None, most_recent=self.window.reopens_last_session())

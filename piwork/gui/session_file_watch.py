@@ -44,7 +44,12 @@ class SessionFileWatch(QObject):
         """Start watching once the file exists (a new session's file is written with its first reply, and
         a program that replaces the file takes the old one out of the watch)."""
         path = self._session.path if self._session is not None else None
-        if path is not None and shiboken6.isValid(self._watcher) and str(path) not in self._watcher.files() and path.is_file():
+        if (
+            path is not None
+            and shiboken6.isValid(self._watcher)
+            and str(path) not in self._watcher.files()
+            and path.is_file()
+        ):
             self._watcher.addPath(str(path))
 
     def _on_changed(self, path: str) -> None:
