@@ -1,5 +1,6 @@
-"""Fuzzy matching for the palette: the query's characters in order, scored so that whole words,
-word starts and runs of consecutive characters rank first ("nses" finds "New Session")."""
+"""Fuzzy matching for the palette: a title matches by the query's characters in order, scored so that whole
+words, word starts and runs of consecutive characters rank first ("nses" finds "New Session"); a description
+matches only by the starts of its words ("demo" is not found in "default model")."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ def _is_word_start(text: str, index: int) -> bool:
     return (
         index == 0 or not text[index - 1].isalnum() or (text[index].isupper() and text[index - 1].islower())
     )
+
+
+def words_match(query: str, text: str) -> bool:
+    """Every word of ``query`` starts a word of ``text`` (case-insensitive): how a description matches."""
+    words = [w for w in "".join(c if c.isalnum() else " " for c in text.lower()).split()]
+    return all(any(word.startswith(part) for word in words) for part in query.lower().split())
 
 
 def _greedy(query: str, text: str, lowered: str, jump: bool) -> list[int] | None:
@@ -41,6 +48,8 @@ def fuzzy_match(query: str, text: str) -> tuple[int, list[int]] | None:
     if not wanted:
         return 0, []
     lowered = text.lower()
+    phrase = " ".join(query.lower().split())
+    where = lowered.find(phrase)
     positions = _greedy(wanted, text, lowered, True) or _greedy(wanted, text, lowered, False)
     if positions is None:
         return None
@@ -53,8 +62,6 @@ def fuzzy_match(query: str, text: str) -> tuple[int, list[int]] | None:
             score += CONSECUTIVE
         previous = index
     score -= positions[-1] - positions[0] - len(positions) + 1  # gaps inside the match
-    phrase = " ".join(query.lower().split())
-    where = lowered.find(phrase)
     if where >= 0:
         score += SUBSTRING + (PREFIX if where == 0 else 0)
         positions = list(range(where, where + len(phrase)))

@@ -11,7 +11,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
 from piwork.gui.flat_models import FlatListModel
 from piwork.gui.inert_text import plain_tip
-from piwork.gui.palette.fuzzy import fuzzy_match
+from piwork.gui.palette.fuzzy import fuzzy_match, words_match
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 KindRole = Qt.ItemDataRole.UserRole + 2
@@ -30,6 +30,7 @@ class PaletteItem:
     shortcut: str = ""
     run: Callable[[], Any] | None = None
     key: str = ""  # identifies the item across refreshes (defaults to kind + title)
+    usable: bool = True  # False: listed (with why in its detail) after everything that can be used
 
     @property
     def search_text(self) -> str:
@@ -67,21 +68,20 @@ class PaletteModel(FlatListModel):
 
     def _rank(self, query: str) -> None:
         self.query = query
-        ranked: list[tuple[int, int, int, PaletteItem, list[int]]] = []
+        ranked: list[tuple[bool, int, int, int, PaletteItem, list[int]]] = []
         for order, item in enumerate(self.items):
             match = fuzzy_match(query, item.title)
             positions = match[1] if match else []
-            if match is None and item.detail:
-                match = fuzzy_match(query, item.search_text)
-                positions = []  # matched in the detail: nothing to mark in the title
-                if match is not None:
-                    match = (match[0] - 10, [])
+            if match is None and item.detail and words_match(query, item.search_text):
+                found = fuzzy_match(query, item.search_text)  # found in the detail: nothing to mark
+                match = (found[0] - 10, []) if found is not None else None
             if match is None:
                 continue
             kind = KIND_ORDER.index(item.kind) if item.kind in KIND_ORDER else len(KIND_ORDER)
-            ranked.append((-match[0] if query.strip() else 0, kind, order, item, positions))
-        ranked.sort(key=lambda r: r[:3])
-        self.shown = [(r[3], r[4]) for r in ranked]
+            score = -match[0] if query.strip() else 0
+            ranked.append((not item.usable, score, kind, order, item, positions))
+        ranked.sort(key=lambda r: r[:4])
+        self.shown = [(r[4], r[5]) for r in ranked]
 
     def item_at(self, row: int) -> PaletteItem | None:
         return self.shown[row][0] if 0 <= row < len(self.shown) else None

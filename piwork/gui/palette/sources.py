@@ -157,6 +157,7 @@ def model_items(controller: ModelChoice) -> list[PaletteItem]:
                 detail,
                 "",
                 partial(controller.pick_model, model.provider, model.id),
+                usable=usable is not False,
             )
         )
     return items
