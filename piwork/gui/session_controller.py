@@ -46,6 +46,7 @@ from piwork.core.session import Session, closed_in_worker, default_session_dir, 
 from piwork.core.workflows import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.gui.chat.conversation import Conversation, prepare_session_conversation
 from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
+from piwork.gui.chat.pickers import thinking_clamp_text
 from piwork.gui.command_surface import CommandSurface
 from piwork.gui.commands import BUILTIN, CommandContext, SlashCommand
 from piwork.gui.context.context_commands import ContextCommands
@@ -528,6 +529,7 @@ class SessionController(QObject):
             status.set_trust("trusted" if trust.trusted else "untrusted")
         self.context_feed.schedule()  # meter and billed figures: computed off the GUI thread
         self.chat.footer.thinking_picker.select(session.thinking_level)
+        self.chat.footer.thinking_picker.explain_model(model)
         self.chat.set_session_state(session.read_only_reason, model is not None)
         if model is not None:
             self.chat.footer.model_picker.select((model.provider, model.id))
@@ -703,9 +705,12 @@ class SessionController(QObject):
         if session is None:
             return
         try:
-            session.set_thinking_level(level)  # type: ignore[arg-type]
+            effective = session.set_thinking_level(level)  # type: ignore[arg-type]
         except PiworkError as err:
             self.chat.presenter.add_notice("Thinking level not changed", str(err), error=True)
+        else:
+            if effective != level:  # clamped to what the model can do: say why nothing moved
+                self.window.status.showMessage(thinking_clamp_text(session.model, level, effective), 8000)
         self.refresh_status()
 
     def reload(self) -> None:

@@ -337,6 +337,21 @@ def test_another_project_opens_from_the_menu_and_open_recent_brings_the_first_ba
     assert controller.cwd == first and any("is not a folder" in r.plain_text() for r in _rows(controller))
 
 
+def test_a_thinking_level_the_model_cannot_take_says_why(
+    qtbot: QtBot, controller: SessionController
+) -> None:
+    """The loopback model does not think: picking "high" (or the cycling shortcut) leaves it off, and
+    the status bar and the picker's tooltip say so instead of nothing happening."""
+    picker = controller.chat.footer.thinking_picker
+    controller.window.action_map["cycle_thinking"].trigger()
+    assert picker.currentData() == "off"
+    assert "does not think" in controller.window.status.currentMessage()
+    assert "loopback-model does not think" in picker.toolTip()
+    controller.pick_thinking("high")
+    assert controller.session is not None and controller.session.thinking_level == "off"
+    assert "(asked: high)" in controller.window.status.currentMessage()
+
+
 def test_a_session_held_elsewhere_opens_read_only_with_a_notice(
     qtbot: QtBot, controller: SessionController, server: LoopbackServer
 ) -> None:

@@ -165,6 +165,14 @@ class ThinkingPicker(QComboBox):
         if index >= 0:
             self.setCurrentIndex(index)
 
+    def explain_model(self, model: Model | None) -> None:
+        """The tooltip says what the current model can do with the level."""
+        base = "Thinking level (Ctrl+Shift+M cycles)"
+        if model is not None and not model.reasoning:
+            self.setToolTip(f"{base}. {model.id} does not think: its level stays off.")
+        else:
+            self.setToolTip(base)
+
     def cycle(self) -> str:
         """Move to the next level (wrapping) and announce it."""
         index = (self.currentIndex() + 1) % self.count()
@@ -172,3 +180,11 @@ class ThinkingPicker(QComboBox):
         level = str(self.itemData(index))
         self.levelPicked.emit(level)
         return level
+
+
+def thinking_clamp_text(model: Model | None, asked: str, effective: str) -> str:
+    """Why a picked thinking level did not take: the model cannot think, or not that much."""
+    name = model.id if model is not None else "This model"
+    if effective == "off":
+        return f"{name} does not think, so the thinking level stays off (asked: {asked})."
+    return f"{name} thinks at most at {effective} (asked: {asked})."
