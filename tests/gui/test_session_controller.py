@@ -337,9 +337,7 @@ def test_another_project_opens_from_the_menu_and_open_recent_brings_the_first_ba
     assert controller.cwd == first and any("is not a folder" in r.plain_text() for r in _rows(controller))
 
 
-def test_a_thinking_level_the_model_cannot_take_says_why(
-    qtbot: QtBot, controller: SessionController
-) -> None:
+def test_a_thinking_level_the_model_cannot_take_says_why(qtbot: QtBot, controller: SessionController) -> None:
     """The loopback model does not think: picking "high" (or the cycling shortcut) leaves it off, and
     the status bar and the picker's tooltip say so instead of nothing happening."""
     picker = controller.chat.footer.thinking_picker

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QScrollArea,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
@@ -144,6 +145,10 @@ class ServerDialog(QDialog):
         self.model_id_edit.setPlaceholderText("Or type a model id, e.g. qwen2.5-coder:7b")
         self.add_model_button = QPushButton("Add &Model", self)
         self.add_model_button.setObjectName("addModelId")
+        # the model's window and output limit: the meter, the marks and compaction count on them, and a
+        # local server rarely says (an 8K model taken for 128K overflows before anything warns)
+        self.window_spin = _token_spin(self, "serverContextWindow", "from the server, else 128,000")
+        self.output_spin = _token_spin(self, "serverOutputLimit", "default, 16,384")
         self.compat = CompatForm(self)
         # A switch that shows the compat settings: most servers never need them.
         self.compat_box = QCheckBox(
@@ -185,6 +190,16 @@ class ServerDialog(QDialog):
                 self.model_id_edit,
                 "A model id to add by hand when the server cannot list its models.",
             ),
+            (
+                "Context window",
+                self.window_spin,
+                "Tokens the checked models take in; 0 leaves it to what the server lists, else 128,000.",
+            ),
+            (
+                "Output limit",
+                self.output_spin,
+                "Most tokens the checked models write in one reply; 0 leaves the usual default.",
+            ),
         ):
             widget.setAccessibleName(label)
             widget.setAccessibleDescription(description)
@@ -198,6 +213,8 @@ class ServerDialog(QDialog):
         form.addRow("&Base URL", self.url_edit)
         form.addRow("API &key", self.key_edit)
         form.addRow("", self.no_key_box)
+        form.addRow("Context &window", self.window_spin)
+        form.addRow("&Output limit", self.output_spin)
         test_row = QHBoxLayout()
         test_row.addWidget(self.test_button)
         test_row.addWidget(self.test_result, 1)
@@ -257,6 +274,12 @@ class ServerDialog(QDialog):
         for model in entry.get("models") or []:
             if isinstance(model, dict) and isinstance(model.get("id"), str):
                 self._add_model(model["id"], checked=True)
+        models = [m for m in entry.get("models") or [] if isinstance(m, dict)]
+        for spin, key in ((self.window_spin, "contextWindow"), (self.output_spin, "maxTokens")):
+            values = {m.get(key) for m in models}
+            value = values.pop() if len(values) == 1 else None  # one figure the models share
+            if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= spin.maximum():
+                spin.setValue(value)
         self.name_edit.setFocus()
 
     def _apply_preset(self, index: int) -> None:
@@ -381,6 +404,10 @@ class ServerDialog(QDialog):
             listed = known.get(model_id)
             if "contextWindow" not in model and listed is not None and listed.context_window:
                 model["contextWindow"] = listed.context_window
+            if self.window_spin.value() > 0:
+                model["contextWindow"] = self.window_spin.value()
+            if self.output_spin.value() > 0:
+                model["maxTokens"] = self.output_spin.value()
             models.append(model)
         old_compat = self.entry.get("compat") if isinstance(self.entry.get("compat"), dict) else {}
         compat = {k: v for k, v in dict(old_compat or {}).items() if k not in self.compat.known_keys()}
@@ -449,6 +476,8 @@ class ServerDialog(QDialog):
         if not shiboken6.isValid(self):
             return
         notes = [f"Saved {name} in {change.path}."]
+        if self.listing is not None and not self.listing.ok:  # saved as asked, but not without a word
+            notes.append(f"Its connection test failed: {self.listing.problem}")
         if change.backup_reason:
             notes.append(change.backup_reason[0].upper() + change.backup_reason[1:] + ".")
         try:
@@ -480,3 +509,15 @@ class ServerDialog(QDialog):
         if self.saving.running:  # models.json or the key is being written: the dialog closes once it is
             return
         super().reject()
+
+
+def _token_spin(parent: QWidget, name: str, unset: str) -> QSpinBox:
+    """A token count for the checked models; 0 (shown as ``unset``) writes nothing."""
+    spin = QSpinBox(parent)
+    spin.setObjectName(name)
+    spin.setRange(0, 10_000_000)
+    spin.setSingleStep(1024)
+    spin.setGroupSeparatorShown(True)
+    spin.setSpecialValueText(unset)
+    spin.setSuffix(" tokens")
+    return spin

@@ -123,3 +123,35 @@ def test_removing_a_server_while_models_json_is_locked_says_why_and_then_removes
     assert not page.select_provider("lab")
     qtbot.waitUntil(lambda: not page.writing)
     assert page.message.text() == "Removed Lab vLLM from models.json."
+
+
+def test_a_server_saves_its_models_window_and_output_limit_and_says_when_its_test_failed(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    """An 8K local model is saved as 8K (the meter and marks count on it, not the 128K default); a server
+    saved after a failed connection test says so in the saved message; reopening shows the figures."""
+    from piwork.core.llm.model_listing import ModelListing
+
+    models_json = agent_dir() / "models.json"
+    models_json.write_text(json.dumps(MODELS))
+    dialog, registry = _dialog(qtbot, tmp_path)
+    page = dialog.providers_page
+    editor = page.edit_server(None)
+    assert editor is not None
+    editor.name_edit.setText("Small")
+    editor.url_edit.setText("http://localhost:8080/v1")
+    editor._add_model("tiny-8k", checked=True)
+    editor.window_spin.setValue(8192)
+    editor.output_spin.setValue(2048)
+    editor.listing = ModelListing("http://localhost:8080/v1/models", False, problem="nothing answered")
+    with qtbot.waitSignal(page.providersChanged, timeout=10_000):
+        editor.save()
+    written = json.loads(models_json.read_text())["providers"]["small"]
+    assert written["models"] == [{"id": "tiny-8k", "contextWindow": 8192, "maxTokens": 2048}]
+    model = registry.find("small", "tiny-8k")
+    assert model is not None and model.context_window == 8192 and model.max_tokens == 2048
+    assert "connection test failed: nothing answered" in page.message.text()
+    again = page.edit_server("small")
+    assert again is not None
+    assert again.window_spin.value() == 8192 and again.output_spin.value() == 2048
+    again.reject()
