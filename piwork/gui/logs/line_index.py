@@ -19,10 +19,15 @@ from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Callable
 
+from piwork.core import safe_read
+
 BLOCK_SIZE = 1 << 16
 READ_CHUNK = 1 << 22  # 4 MiB per read, i.e. 64 blocks
 MAX_LINE_BYTES = 1 << 16  # longest prefix of a single line that is ever read for display
 _CACHED_BLOCKS = 64
+
+
+FULL_OUTPUT = safe_read.FileKind("full output log", 1 << 62)  # read in windows, never whole
 
 
 class LogFileError(Exception):
@@ -33,11 +38,15 @@ class LineIndex:
     def __init__(self, path: str) -> None:
         self.path = path
         try:
-            self._file = open(path, "rb")  # noqa: SIM115 - kept open for the life of the index
+            # never blocks: a FIFO or device where the log should be is refused, not waited on for ever
+            fd, _info = safe_read.open_regular(path, FULL_OUTPUT)
         except FileNotFoundError as exc:
             raise LogFileError(f"The full output file no longer exists: {path}") from exc
+        except safe_read.UnreadableFile as exc:
+            raise LogFileError(f"The full output file cannot be read: {exc}") from exc
         except OSError as exc:
             raise LogFileError(f"The full output file cannot be read: {path} ({exc.strerror})") from exc
+        self._file = os.fdopen(fd, "rb")  # kept open for the life of the index
         self.size = os.fstat(self._file.fileno()).st_size
         self._mm: mmap.mmap | None = None
         if self.size:

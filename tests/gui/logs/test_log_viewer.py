@@ -17,6 +17,7 @@ from piwork.gui.logs import FullOutputView, LogViewerPanel
 from piwork.gui.logs.lines_model import MATCH_ROLE, SPANS_ROLE
 from piwork.gui.logs.sgr import SgrStyle
 from tests.support.heartbeat import keeps_running
+from tests.support.slow_disk import slow_file
 
 # indexing and search run as asyncio tasks on the Qt loop
 pytestmark = pytest.mark.usefixtures("qloop")
@@ -125,6 +126,23 @@ def test_missing_full_output_is_reported_not_shown_empty(qtbot: QtBot, tmp_path:
     assert "no longer exists" in panel.full_output.error_text
     assert panel.full_output.model is None
     assert not panel.full_output.search_field.isEnabled()
+
+
+def test_a_fifo_where_the_full_output_should_be_is_refused_at_once(qtbot: QtBot, tmp_path: Path) -> None:
+    """A session naming a FIFO (or a device) as a command's full output: the viewer says what it is and
+    never waits on it (opening a FIFO for reading blocks until a writer comes)."""
+    fifo = tmp_path / "trap.log"
+    os.mkfifo(fifo)
+    panel = _open_panel(qtbot)
+    panel.set_messages(_bash_session(str(fifo), 3000))
+    with qtbot.waitSignal(panel.full_output.opened, timeout=5000) as opened:
+        panel.select_output(0)
+    assert opened.args == [False]
+    assert (
+        "cannot be read" in panel.full_output.error_text
+        and "not a regular file" in panel.full_output.error_text
+    )
+    assert panel.full_output.model is None
 
 
 def test_search_highlights_and_steps_through_matches(qtbot: QtBot, tmp_path: Path) -> None:
@@ -425,23 +443,15 @@ def test_the_line_box_follows_the_current_match_and_row(qtbot: QtBot, tmp_path: 
     assert view.current_row() == 4999 and view.goto_field.value() == 5000
 
 
-def _let_the_reader_in(fifo: Path) -> bool:
-    """Open ``fifo`` for writing and close it at once, once a reader waits in ``open``: the reader sees
-    an empty file."""
-    try:
-        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError:  # nobody is opening it yet
-        return False
-    os.close(fd)
-    return True
-
-
-def test_a_log_is_opened_in_a_worker_and_a_newer_one_wins(qtbot: QtBot, tmp_path: Path) -> None:
-    """The log is a FIFO: opening it waits in ``open`` until the test lets it through (a disk that does
-    not answer). Meanwhile the view says so, a 5 ms timer keeps ticking, and asking for another, real log
+def test_a_log_is_opened_in_a_worker_and_a_newer_one_wins(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The log is on a slow disk: opening it waits until the test lets it through (a disk that does not
+    answer). Meanwhile the view says so, a 5 ms timer keeps ticking, and asking for another, real log
     shows that one; the first, once it is opened, is closed and never shown."""
     slow = tmp_path / "slow.log"
-    os.mkfifo(slow)
+    slow.write_bytes(b"")
+    gate = slow_file(monkeypatch, slow)
     real = tmp_path / "real.log"
     real.write_bytes(b"".join(b"line %d\n" % i for i in range(1, 5001)))
     view = FullOutputView()
@@ -456,12 +466,15 @@ def test_a_log_is_opened_in_a_worker_and_a_newer_one_wins(qtbot: QtBot, tmp_path
         assert view.open_file(str(real))
     assert view.path == str(real) and view.model is not None and view.model.rowCount() == 5000
     assert view.model.index(4999).data() == "line 5000"
-    qtbot.waitUntil(lambda: _let_the_reader_in(slow))
+    gate.open()
     qtbot.waitUntil(lambda: not view.opening)
     assert view.path == str(real) and view.model.rowCount() == 5000 and view.error_text == ""
+    assert not gate.read_on_gui_thread()
 
-    with qtbot.waitSignal(view.opened) as opened:  # the FIFO alone: an empty log, once let through
+    gate.close()
+    with qtbot.waitSignal(view.opened) as opened:  # the slow log alone: an empty log, once let through
         assert view.open_file(str(slow))
-        qtbot.waitUntil(lambda: _let_the_reader_in(slow))
+        qtbot.waitUntil(gate.asked.is_set)
+        gate.open()
     assert opened.args == [True] and view.model is not None and view.model.rowCount() == 0
     view.close_file()
