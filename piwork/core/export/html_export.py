@@ -27,7 +27,7 @@ from piwork.core.fs.atomic import write_atomically
 from piwork.core.messages import message_text
 from piwork.core.session.format import CURRENT_VERSION, json_loads_bytes
 from piwork.core.session.migrate import migrate_to_current, version_at_least
-from piwork.core.session.reader import read_session_file
+from piwork.core.session.reader import read_regular_bytes, read_session_file
 from piwork.core.session.records import paused_gc
 
 _ASSETS = resources.files("piwork.core.export") / "assets"
@@ -62,7 +62,7 @@ def load_for_export(path: str | os.PathLike[str]) -> ExportedSession:
     records = [r for r in loaded.records if r.type != "session" and isinstance(r.id, str)]
     if not version_at_least(loaded.version, CURRENT_VERSION):
         return _migrated(file_path)
-    data = file_path.read_bytes()
+    data = _reread(file_path)
     entries: list[bytes] = []
     name: str | None = None
     first_user = ""
@@ -196,3 +196,12 @@ def export_html(
     target = Path(output)
     write_atomically(target, page, durable=False)  # a page made again from the session at will
     return target
+
+
+def _reread(path: Path) -> bytes:
+    """The file's bytes for the entries' own text; one replaced by a FIFO or device since it was parsed
+    is refused."""
+    try:
+        return read_regular_bytes(path)
+    except OSError as err:
+        raise ExportError(f"Cannot read {path} again: {err.strerror or err}") from err

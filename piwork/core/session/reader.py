@@ -71,6 +71,17 @@ def read_session_file(
         return _read(Path(path), keep_bodies, keep_non_objects)
 
 
+def read_regular_bytes(path: str | os.PathLike[str]) -> bytes:
+    """All of a session file read again (an export after its parse), from a descriptor that is checked to
+    be a regular file: one swapped for a FIFO or device since is refused (``OSError``), never waited on."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb", buffering=0) as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file (changed since it was read)", os.fspath(path))
+        return handle.read()
+
+
 def _special(mode: int) -> bool:
     """A FIFO, device or socket: never read or written as a session (a folder fails as before)."""
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)

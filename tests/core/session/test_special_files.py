@@ -50,3 +50,17 @@ def test_fifo_and_device_session_paths_are_refused_without_blocking(tmp_path: Pa
         for name in ("read_only", "writable", "export")
     }
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # left as it was
+
+
+def test_reading_a_session_again_refuses_what_is_no_longer_a_regular_file(tmp_path: Path) -> None:
+    """What an export reads after its parse: a file is read whole; a FIFO put in its place is refused at
+    once (never waited on)."""
+    from piwork.core.session.reader import read_regular_bytes
+
+    regular = tmp_path / "s.jsonl"
+    regular.write_bytes(b'{"type":"session"}\n')
+    assert read_regular_bytes(regular) == b'{"type":"session"}\n'
+    swapped = tmp_path / "swapped.jsonl"
+    os.mkfifo(swapped)
+    with pytest.raises(OSError, match="not a regular file"):
+        read_regular_bytes(swapped)
