@@ -47,6 +47,7 @@ from piwork.core.workflows import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.gui.chat.conversation import Conversation, prepare_session_conversation
 from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
 from piwork.gui.chat.pickers import thinking_clamp_text
+from piwork.gui.chat.reply_again import ReplyAgain
 from piwork.gui.command_surface import CommandSurface
 from piwork.gui.commands import BUILTIN, CommandContext, SlashCommand
 from piwork.gui.context.context_commands import ContextCommands
@@ -132,6 +133,7 @@ class SessionController(QObject):
         self.context_commands = ContextCommands(self, self.chat.presenter, self.chat.composer, window)
         self.context_navigator = ContextNavigator(window, self.context_feed, self)
         self.context_edits = ContextEdits(self, window.tree_panel, self.chat.view, self.chat.presenter)
+        self.reply_again = ReplyAgain(self, self.chat.view, self.chat.presenter, self.chat.composer, self)
         self.preflight = PreflightFlow(
             self, window, self.context_feed, self.context_navigator, self.context_commands, self.toggle_tool
         )

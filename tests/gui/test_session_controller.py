@@ -350,6 +350,37 @@ def test_a_thinking_level_the_model_cannot_take_says_why(qtbot: QtBot, controlle
     assert "(asked: high)" in controller.window.status.currentMessage()
 
 
+def test_a_failed_reply_can_be_retried_or_its_prompt_edited_and_the_attempt_stays_in_the_tree(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    """The failed reply's row offers Retry and Edit and Resend: Retry sends the same prompt again from
+    just before it, Edit and Resend puts it back in the editor; each earlier attempt stays a branch."""
+    server.script(Turn(failure=Failure.http(400, '{"type":"error","error":{"message":"bad request"}}')))
+    controller.submit("explain the parser")
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
+    qtbot.waitUntil(lambda: any(r.title == "The reply failed" for r in _rows(controller)), timeout=10_000)
+    failed = next(r for r in _rows(controller) if r.title == "The reply failed")
+    assert "Right-click here to Retry" in failed.hint
+    server.script(Turn([Text("Here is how it parses.")]))
+    task = controller.reply_again.request("retry", failed.key)
+    assert task is not None
+    qtbot.waitUntil(lambda: task.done() and not controller.chat.busy, timeout=10_000)
+    qtbot.waitUntil(
+        lambda: any(r.text == "Here is how it parses." for r in _rows(controller)), timeout=10_000
+    )
+    prompts = [m["content"][-1]["text"] for m in server.requests[-1].body["messages"] if m["role"] == "user"]
+    assert prompts == ["explain the parser"]  # sent again alone, not after the failed attempt
+    tree = controller.session.tree  # type: ignore[union-attr]
+    users = [r for r in tree.records if r.type == "message" and r.role == "user"]
+    assert len(users) == 2 and users[0].parent_id == users[1].parent_id  # two attempts, side by side
+    answered = next(r for r in _rows(controller) if r.text == "Here is how it parses.")
+    edit = controller.reply_again.request("edit", answered.key)
+    assert edit is not None
+    qtbot.waitUntil(edit.done, timeout=10_000)
+    assert controller.chat.composer.toPlainText() == "explain the parser"
+    assert tree.leaf_id == users[0].parent_id  # back before the prompt, nothing rewritten
+
+
 def test_a_session_held_elsewhere_opens_read_only_with_a_notice(
     qtbot: QtBot, controller: SessionController, server: LoopbackServer
 ) -> None:

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionV
 
 from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.delegate import ChatDelegate, forget_row_caches
-from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.chat.rows import FAILED_TITLE, STOPPED_TITLE, ChatRow, RowKind
 from piwork.gui.chat.tool_views import view_for
 from piwork.gui.context_edit_dialog import CONTEXT_EDITS
 from piwork.gui.theme import Theme
@@ -41,11 +41,13 @@ _ENSURE_VISIBLE = QAbstractItemView.ScrollHint.EnsureVisible
 
 # Rows that show (part of) a message or a tool result: the model's view of them can be edited.
 _EDITABLE_KINDS = (RowKind.USER, RowKind.TEXT, RowKind.TOOL, RowKind.THINKING, RowKind.SKILL)
+AGAIN_TITLES = (FAILED_TITLE, STOPPED_TITLE)  # rows whose menu offers Retry and Edit and Resend
 
 
 class ChatView(QListView):
     openLogRequested = Signal(str)
     contextEditRequested = Signal(str, int)  # "leave-out" | "replace" | "restore", row key
+    replyAgainRequested = Signal(str, int)  # "retry" | "edit", the key of a failed or stopped reply's row
 
     def __init__(self, model: ChatModel, theme: Theme | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -352,6 +354,10 @@ class ChatView(QListView):
             card = row.tool
             for label, card_action in view_for(card.name).actions(card):
                 menu.addAction(label, functools.partial(self.chat_delegate.act, card_action, card))
+        if isinstance(row, ChatRow) and row.title in AGAIN_TITLES:  # a failed or stopped reply
+            menu.addSeparator()
+            menu.addAction("Retry", lambda: self.replyAgainRequested.emit("retry", row.key))
+            menu.addAction("Edit and Resend", lambda: self.replyAgainRequested.emit("edit", row.key))
         if isinstance(row, ChatRow) and row.kind in _EDITABLE_KINDS and not row.streaming:
             menu.addSeparator()
             for text, action in CONTEXT_EDITS:

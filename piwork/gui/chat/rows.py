@@ -238,15 +238,22 @@ def assistant_rows(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -> 
     return rows
 
 
+FAILED_TITLE = "The reply failed"
+STOPPED_TITLE = "Stopped"
+AGAIN_HINT = "Right-click here to Retry it, or to Edit and Resend your prompt."
+
+
 def stop_rows(message: dict[str, Any]) -> list[ChatRow]:
     reason = message.get("stopReason")
     if reason == "error":
         text = str(message.get("errorMessage") or "The provider reported an error.")
-        return [ChatRow(RowKind.ERROR, readable_error(text), title="The reply failed", hint=error_hint(text))]
+        hint = f"{error_hint(text)} {AGAIN_HINT}"
+        return [ChatRow(RowKind.ERROR, readable_error(text), title=FAILED_TITLE, hint=hint)]
     if reason == "aborted":
         text = str(message.get("errorMessage") or "Stopped by you.")
         # stopping is the user's own choice: a neutral note, not an error
-        return [ChatRow(RowKind.NOTICE, text, title="Stopped", hint=error_hint("aborted"))]
+        hint = f"{error_hint('aborted')} {AGAIN_HINT}"
+        return [ChatRow(RowKind.NOTICE, text, title=STOPPED_TITLE, hint=hint)]
     if reason == "length":
         return [
             ChatRow(
