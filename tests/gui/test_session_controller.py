@@ -373,6 +373,7 @@ def test_a_failed_reply_can_be_retried_or_its_prompt_edited_and_the_attempt_stay
     tree = controller.session.tree  # type: ignore[union-attr]
     users = [r for r in tree.records if r.type == "message" and r.role == "user"]
     assert len(users) == 2 and users[0].parent_id == users[1].parent_id  # two attempts, side by side
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)  # the retried reply has ended
     answered = next(r for r in _rows(controller) if r.text == "Here is how it parses.")
     edit = controller.reply_again.request("edit", answered.key)
     assert edit is not None

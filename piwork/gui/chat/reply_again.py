@@ -78,6 +78,7 @@ class ReplyAgain(QObject):
             self.presenter.add_notice(NOT_POSSIBLE, "No prompt of yours leads to this reply on the branch.")
             return
         before, text = found
+        await session.wait_for_idle()  # a reply that just ended may still be settling (its last writes)
         try:
             await session.navigate(before)  # the attempt stays in the tree, a branch of its own
         except PiworkError as err:
