@@ -11,12 +11,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from piwork.core.export.html_export import ExportError
+from piwork.core.export.html_export import ExportError, reread_session
 from piwork.core.fs.atomic import write_atomically
 from piwork.core.session.branching import branched_values
 from piwork.core.session.format import CURRENT_VERSION, serialize
 from piwork.core.session.migrate import migrate_to_current, version_at_least
-from piwork.core.session.reader import read_regular_bytes, read_session_file
+from piwork.core.session.reader import read_session_file
 from piwork.core.session.records import EntryRecord, paused_gc
 from piwork.core.session.store import new_header
 from piwork.core.session.tree import EntryNotFound, SessionTree, tree_from_values
@@ -55,7 +55,7 @@ def export_branch_jsonl(
             branch = branched_values(tree, str(leaf))
     except EntryNotFound as err:
         raise ExportError(f"No entry {leaf} in {source}") from err
-    data = _reread(source_path) if current else b""
+    data = reread_session(source_path) if current else b""
     cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else os.getcwd()
     new = new_header(str(cwd), parent_session=str(source_path))
     chunks = [serialize(new).encode("utf-8")]
@@ -81,12 +81,3 @@ def _unchanged(value: dict[str, Any], record: EntryRecord) -> bool:
     return value.get("type") != "compaction" or value.get("firstKeptEntryId") == record.meta.get(
         "firstKeptEntryId"
     )
-
-
-def _reread(path: Path) -> bytes:
-    """The file's bytes for the entries' own text; one replaced by a FIFO or device since it was parsed
-    is refused."""
-    try:
-        return read_regular_bytes(path)
-    except OSError as err:
-        raise ExportError(f"Cannot read {path} again: {err.strerror or err}") from err

@@ -62,7 +62,7 @@ def load_for_export(path: str | os.PathLike[str]) -> ExportedSession:
     records = [r for r in loaded.records if r.type != "session" and isinstance(r.id, str)]
     if not version_at_least(loaded.version, CURRENT_VERSION):
         return _migrated(file_path)
-    data = _reread(file_path)
+    data = reread_session(file_path)
     entries: list[bytes] = []
     name: str | None = None
     first_user = ""
@@ -198,7 +198,7 @@ def export_html(
     return target
 
 
-def _reread(path: Path) -> bytes:
+def reread_session(path: Path) -> bytes:
     """The file's bytes for the entries' own text; one replaced by a FIFO or device since it was parsed
     is refused."""
     try:

@@ -8,6 +8,7 @@ answers say so, and the model reads the real files before editing.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import json
 import os
@@ -80,10 +81,11 @@ class _ContextTool(Tool):
         doc = await asyncio.to_thread(self.answer, view, figures, args)
         return ToolResult.text(bounded(doc))
 
+    @abc.abstractmethod
     def answer(
         self, view: ContextView, figures: GovernorFigures | None, args: dict[str, Any]
     ) -> dict[str, Any]:
-        raise NotImplementedError
+        """The tool's bounded JSON answer about ``view`` (each context tool says its own)."""
 
 
 class ContextPreflight(_ContextTool):
