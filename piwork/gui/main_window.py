@@ -11,9 +11,26 @@ import platform
 import time
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, Signal, qVersion
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QShowEvent
-from PySide6.QtWidgets import QDockWidget, QFrame, QMainWindow, QMenu, QMessageBox, QScrollArea, QWidget
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QSize, Qt, Signal, qVersion
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QIcon,
+    QKeySequence,
+    QShowEvent,
+)
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFrame,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QScrollArea,
+    QWidget,
+)
 
 from piwork import __version__
 from piwork.gui.accessibility import name_unnamed_controls
@@ -23,6 +40,7 @@ from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.context.context_panel import ContextPanel
 from piwork.gui.logs.panel import LogViewerPanel
 from piwork.gui.panels import SessionPanels
+from piwork.gui.project_switcher import ProjectSwitcher, project_name
 from piwork.gui.recent_projects import age_text, recent_projects
 from piwork.gui.resources.panel import ResourcePanel
 from piwork.gui.shortcuts_dialog import ShortcutsDialog
@@ -30,6 +48,7 @@ from piwork.gui.status_bar import WorkbenchStatusBar
 from piwork.gui.theme import Theme, load_theme
 from piwork.gui.tree.chat_link import chat_row_of_entry
 from piwork.gui.tree.tree_panel import SessionTreePanel
+from piwork.gui.window_drops import REFUSED_HINT, DropTarget, drop_target
 
 GEOMETRY_KEY = "mainWindow/geometry"
 STATE_KEY = "mainWindow/state"
@@ -72,7 +91,8 @@ def first_size(available: QSize | None) -> QSize:
 class MainWindow(QMainWindow):
     closing = Signal()
     themeToggled = Signal(bool)  # True = dark
-    projectChosen = Signal(str)  # a folder picked in File → Open Recent
+    projectChosen = Signal(str)  # a folder picked in File → Open Recent or the switcher, or dropped
+    sessionFileChosen = Signal(str)  # a session file (.jsonl) dropped on the window
 
     def __init__(
         self, ui_state: QSettings, theme: Theme | None = None, parent: QWidget | None = None
@@ -116,7 +136,15 @@ class MainWindow(QMainWindow):
         self.panels = SessionPanels()
         for panel in (self.tree_panel, self.resource_panel, self.log_panel, self.context_panel):
             self.panels.register(panel)
+        self.switcher = ProjectSwitcher(ui_state, self.action_map["open_folder"], self.status)
+        self.switcher.projectChosen.connect(self.projectChosen)
+        self.status.insertPermanentWidget(0, self.switcher)
         self._wire_window_actions()
+        # Folders and session files dropped anywhere on the window open (see ``eventFilter``).
+        self.setAcceptDrops(True)
+        self._drag: DropTarget | None = None
+        for dock in self.docks.values():  # a panel may build its fields when first shown
+            dock.visibilityChanged.connect(self._watch_drops_when_shown)
         self.resize(first_size(self.screen().availableGeometry().size() if self.screen() else None))
         # The tree starts narrow enough to leave the conversation most of the width (a saved layout wins).
         self.resizeDocks([self.docks["tree"]], [300], Qt.Orientation.Horizontal)
@@ -289,7 +317,82 @@ class MainWindow(QMainWindow):
         return dialog
 
     def set_session_title(self, name: str | None, cwd: str) -> None:
-        self.setWindowTitle(f"{name} — piwork" if name else f"{cwd} — piwork")
+        """The title names the session (when named) and the project; the switcher shows the project."""
+        project = project_name(cwd)
+        self.setWindowTitle(f"{name} — {project} — piwork" if name else f"{project} — piwork")
+        self.setWindowFilePath(cwd)
+        self.switcher.set_folder(cwd)
+
+    # ---- drops -------------------------------------------------------------------------------
+
+    def _watch_drops_when_shown(self, visible: bool) -> None:
+        if visible:
+            self.watch_drops()
+
+    def watch_drops(self) -> None:
+        """Route drags over the widgets that take drops themselves (the composer, search fields...) through
+        ``eventFilter``; the others pass their drags up to the window, which is watched too."""
+        for widget in [self, *self.findChildren(QWidget)]:
+            if widget.acceptDrops() and not widget.property("dropsWatched"):
+                widget.setProperty("dropsWatched", True)
+                widget.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """A drag of files or folders over any part of this window is the window's to take or refuse (the
+        composer would otherwise paste the file's URL as text); a drag of text goes where it is dropped."""
+        kind = event.type()
+        if kind not in (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.DragLeave, QEvent.Type.Drop):
+            return False
+        if not isinstance(watched, QWidget) or watched.window() is not self:
+            return False
+        if kind == QEvent.Type.DragLeave:
+            if self._drag is not None:
+                self._drag = None
+                self.status.clearMessage()
+            return False
+        if not isinstance(event, QDropEvent) or not event.mimeData().hasUrls():
+            return False
+        if isinstance(event, QDragEnterEvent):
+            self._drag = drop_target(event.mimeData())
+            self.status.showMessage(self._drag_text(self._drag), 8000)
+        if self._drag is None:  # a drop without its enter (sent straight to a widget)
+            self._drag = drop_target(event.mimeData())
+        target = self._drag
+        if target.kind is None:
+            event.ignore()
+        else:
+            event.setDropAction(Qt.DropAction.CopyAction)
+            event.accept()
+        if kind == QEvent.Type.Drop:
+            self._drag = None
+            self._take_drop(target)
+        return True
+
+    @staticmethod
+    def _drag_text(target: DropTarget) -> str:
+        if target.kind == "folder":
+            return f"Drop to open the project {target.path}"
+        if target.kind == "session":
+            return f"Drop to open the session {target.path}"
+        return f"Cannot open this: {target.reason}"
+
+    def _take_drop(self, target: DropTarget) -> None:
+        if target.kind == "folder":
+            self.status.showMessage(f"Opening the project {target.path}…", 5000)
+            self.projectChosen.emit(target.path)
+        elif target.kind == "session":
+            self.status.showMessage(f"Opening the session {target.path}…", 5000)
+            self.sessionFileChosen.emit(target.path)
+        else:
+            self.status.showMessage(f"Not opened: {target.reason}", 8000)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        # Only drags without files or folders get here (see ``eventFilter``): nothing to open.
+        self.status.showMessage(f"Cannot open this: not a file or folder. {REFUSED_HINT}", 8000)
+        event.ignore()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        event.ignore()
 
     # ---- layout persistence ------------------------------------------------------------------
 
@@ -312,6 +415,7 @@ class MainWindow(QMainWindow):
     def showEvent(self, event: QShowEvent) -> None:
         # Panels name their controls; whatever a panel left unnamed is named after its placeholder, tab or dock.
         name_unnamed_controls(self)
+        self.watch_drops()
         super().showEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:

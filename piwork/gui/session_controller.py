@@ -179,6 +179,7 @@ class SessionController(QObject):
         a["open_session"].triggered.connect(self.choose_session_file)
         a["open_folder"].triggered.connect(self.choose_project_folder)
         self.window.projectChosen.connect(lambda folder: self.spawn(self.open_project(folder)))
+        self.window.sessionFileChosen.connect(lambda path: self.spawn(self.open_session(path)))
         a["sessions_browser"].triggered.connect(self.show_sessions_browser)
         a["search_sessions"].triggered.connect(self.show_search)
         a["command_palette"].triggered.connect(self.show_palette)

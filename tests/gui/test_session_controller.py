@@ -324,7 +324,7 @@ def test_another_project_opens_from_the_menu_and_open_recent_brings_the_first_ba
     task = controller.spawn(controller.open_project(str(other)))
     qtbot.waitUntil(task.done, timeout=10_000)
     assert controller.runtime is not None and controller.runtime.store.cwd == str(other)
-    assert controller.chat.model.rowCount() == 0 and str(other) in controller.window.windowTitle()
+    assert controller.chat.model.rowCount() == 0 and other.name in controller.window.windowTitle()
     menu = controller.window.recent_menu
     controller.window.fill_recent_menu(menu)
     entries = [a.text() for a in menu.actions()]

@@ -1,0 +1,65 @@
+"""The project switcher: a compact button in the status bar naming the open project's folder, whose menu
+lists the projects opened lately and Open Folder…; picking one opens it as File → Open Recent does."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QToolButton, QWidget
+
+from piwork.gui.inert_text import plain_tip
+from piwork.gui.recent_projects import age_text, recent_projects
+
+
+def project_name(folder: str) -> str:
+    """What a project is called in the title and the switcher: its folder's name (``/`` for the root)."""
+    return os.path.basename(os.path.normpath(folder)) or folder
+
+
+class ProjectSwitcher(QToolButton):
+    projectChosen = Signal(str)  # a folder picked in the menu
+
+    def __init__(self, ui_state: QSettings, open_folder: QAction, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("projectSwitcher")
+        self.ui_state = ui_state
+        self.folder = ""
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.setAutoRaise(True)
+        self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+        self.setAccessibleName("Project")
+        self.menu_ = QMenu(self)
+        self.menu_.setObjectName("projectSwitcherMenu")
+        self.menu_.aboutToShow.connect(self.fill_menu)
+        self.setMenu(self.menu_)
+        self._open_folder = open_folder
+        self.set_folder("")
+
+    def set_folder(self, folder: str) -> None:
+        self.folder = folder
+        name = project_name(folder) if folder else "No project"
+        self.setText(name.replace("&", "&&"))  # a literal ampersand, not a mnemonic
+        self.setAccessibleDescription(f"Open project: {folder}" if folder else "No project open")
+        self.setToolTip(plain_tip(f"{folder}\n\nClick to switch to another project."))
+
+    def fill_menu(self) -> None:
+        menu = self.menu_
+        menu.clear()
+        now = time.time()
+        others = [(path, when) for path, when in recent_projects(self.ui_state) if path != self.folder]
+        if others:
+            menu.addSection("Recent Projects")
+        for folder, when in others:
+            label = project_name(folder).replace("&", "&&")
+            action = menu.addAction(f"{label}    ({age_text(now - when)})")
+            action.setToolTip(folder)
+            action.setStatusTip(folder)
+            action.triggered.connect(lambda _checked=False, f=folder: self.projectChosen.emit(f))
+        if not others:
+            menu.addAction("No other project opened yet").setEnabled(False)
+        menu.addSeparator()
+        menu.addAction(self._open_folder)
