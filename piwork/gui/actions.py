@@ -109,7 +109,10 @@ EDITOR_KEYS: tuple[tuple[str, str], ...] = (
         "/",
         "Commands (a list opens as you type): /model, /thinking, /compact, /tree, /fork, /clone, /export, …",
     ),
-    ("Ctrl+C", "Copy the selected chat rows"),
+    ("Ctrl+C", "Copy the selected chat text (the selected rows when no text is selected)"),
+    ("Ctrl+Shift+C", "Copy the selected chat text as Markdown"),
+    ("Ctrl+A", "Select the whole conversation's text (in the conversation)"),
+    ("Shift+Arrows / Esc", "Extend the chat's text selection within its message / clear it"),
 )
 
 # Keys of the panels, while the panel has the focus: (panel, keys, what).

@@ -80,6 +80,31 @@ class ChatModel(FlatListModel):
             return None
         return i - self._first + (1 if self._more_visible else 0)
 
+    # Positions count every row of the conversation, those behind "show earlier" too, from 0; rows are only
+    # appended, so a position names the same row until the rows are replaced (text selections keep them).
+
+    def position_of_key(self, key: int) -> int | None:
+        return self._position.get(key)
+
+    def position_of_visible(self, visible: int) -> int:
+        """The position of the row at ``visible`` (the "show earlier" row: the first row shown after it)."""
+        return self._first + max(0, visible - (1 if self._more_visible else 0))
+
+    def visible_of_position(self, position: int) -> int | None:
+        if not self._first <= position < len(self._rows):
+            return None
+        return position - self._first + (1 if self._more_visible else 0)
+
+    def row_at_position(self, position: int) -> ChatRow | None:
+        return self._rows[position] if 0 <= position < len(self._rows) else None
+
+    def rows_between(self, first: int, last: int) -> list[ChatRow]:
+        """The rows at positions ``first`` to ``last``, both included."""
+        return self._rows[max(0, first) : max(0, last + 1)]
+
+    def total_rows(self) -> int:
+        return len(self._rows)
+
     def all_rows(self) -> list[ChatRow]:
         return list(self._rows)
 

@@ -2,6 +2,8 @@
 
 It follows the bottom while new content arrives (unless the person scrolled up, when a "Jump to latest"
 button appears), re-lays out only when a row's height changed, and offers copy from a context menu and Ctrl+C.
+Its text is selected with the mouse and the keys as in a text view (``TextSelector``); without a text
+selection, copy takes the selected rows whole.
 
 Rows off screen are first laid out with estimated heights (see ``ChatDelegate``), so opening a long
 conversation does not hold the GUI thread for the text layout of every row; the rows about to be on screen
@@ -23,6 +25,7 @@ from PySide6.QtGui import (
     QGuiApplication,
     QKeyEvent,
     QKeySequence,
+    QMouseEvent,
     QPalette,
     QResizeEvent,
 )
@@ -31,6 +34,8 @@ from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionV
 from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.delegate import ChatDelegate, forget_row_caches
 from piwork.gui.chat.rows import FAILED_TITLE, STOPPED_TITLE, ChatRow, RowKind
+from piwork.gui.chat.text_selection import row_markdown
+from piwork.gui.chat.text_selector import TextSelector
 from piwork.gui.chat.tool_views import view_for
 from piwork.gui.context_edit_dialog import CONTEXT_EDITS
 from piwork.gui.theme import Theme
@@ -54,7 +59,9 @@ class ChatView(QListView):
         self.setObjectName("chatView")
         self.setAccessibleName("Conversation")
         self.setAccessibleDescription(
-            "Messages, replies, tool calls and notices; Ctrl+C copies the selected rows."
+            "Messages, replies, tool calls and notices. Drag to select text; Ctrl+A selects the whole "
+            "conversation; Ctrl+C copies the selection (the selected rows when no text is selected), "
+            "Ctrl+Shift+C copies it as Markdown."
         )
         self.setModel(model)
         self._chat_model = model
@@ -90,6 +97,12 @@ class ChatView(QListView):
         copy.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         copy.triggered.connect(self.copy_selection)
         self._copy_action = copy
+        copy_markdown = QAction("Copy as Markdown", self)
+        copy_markdown.setShortcut(QKeySequence("Ctrl+Shift+C"))  # shown in the menu; handled below
+        copy_markdown.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        copy_markdown.triggered.connect(self.copy_markdown)
+        self._copy_markdown_action = copy_markdown
+        self.text_selector = TextSelector(self, model, self.chat_delegate)
         # Child of the view, not of its viewport: viewport children move when the content scrolls.
         self.jump_button = QToolButton(self)
         self.jump_button.setObjectName("jumpToLatest")
@@ -316,25 +329,79 @@ class ChatView(QListView):
 
     # ---- copy --------------------------------------------------------------------------------
 
-    def selected_text(self) -> str:
+    def selected_text(self, markdown: bool = False) -> str:
+        """The selected rows whole (their Markdown source with ``markdown``)."""
         rows = sorted(self.selectionModel().selectedIndexes(), key=QModelIndex.row)
         parts = []
         for index in rows:
             row = index.data(RowRole)
             if isinstance(row, ChatRow) and row.kind is not RowKind.MORE:
-                parts.append(row.plain_text())
+                parts.append(row_markdown(row) if markdown else row.plain_text())
         return "\n\n".join(parts)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        selector = self.text_selector
         if event.matches(QKeySequence.StandardKey.Copy):
             self.copy_selection()  # every selected row, not only the current one as QListView would
+            return
+        ctrl_shift = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+        if event.key() == Qt.Key.Key_C and event.modifiers() == ctrl_shift:
+            self.copy_markdown()
+            return
+        if event.matches(QKeySequence.StandardKey.SelectAll):
+            selector.select_all()
+            return
+        if event.key() == Qt.Key.Key_Escape and selector.has_text():
+            selector.clear()
+            return
+        shift = event.modifiers() == Qt.KeyboardModifier.ShiftModifier
+        if shift and selector.extend(Qt.Key(event.key())):
             return
         super().keyPressEvent(event)
 
     def copy_selection(self) -> None:
+        """Copy the selected text; without one, the selected rows whole."""
+        if self.text_selector.copy():
+            return
         text = self.selected_text()
         if text:
             QGuiApplication.clipboard().setText(text)
+
+    def copy_markdown(self) -> None:
+        """Copy the selection as Markdown: each row covered whole as its source, a part as Qt writes it."""
+        if self.text_selector.copy(markdown=True):
+            return
+        text = self.selected_text(markdown=True)
+        if text:
+            QGuiApplication.clipboard().setText(text)
+
+    # ---- mouse: text selection ---------------------------------------------------------------
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            if self.text_selector.press(event.position().toPoint(), shift):
+                self.setFocus(Qt.FocusReason.MouseFocusReason)
+                return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        held = bool(event.buttons() & Qt.MouseButton.LeftButton)
+        if held and self.text_selector.move(event.position().toPoint()):
+            return  # not QListView's row drag-selection
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self.text_selector.release():
+            return  # a drag or a word's double-click: no click on what is under the mouse
+        super().mouseReleaseEvent(event)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self.text_selector.double_click(
+            event.position().toPoint()
+        ):
+            return
+        super().mouseDoubleClickEvent(event)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:
         index = self.indexAt(event.pos())
@@ -342,6 +409,7 @@ class ChatView(QListView):
             self.selectionModel().select(index, self.selectionModel().SelectionFlag.ClearAndSelect)
         menu = QMenu(self)
         menu.addAction(self._copy_action)
+        menu.addAction(self._copy_markdown_action)
         row = index.data(RowRole) if index.isValid() else None
         if isinstance(row, ChatRow) and row.kind in (
             RowKind.THINKING,

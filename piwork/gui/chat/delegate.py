@@ -14,6 +14,7 @@ a few milliseconds at a time on later event-loop turns; ``heightsSettled`` then 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
@@ -44,7 +45,8 @@ from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QS
 
 from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.row_documents import IMAGE_MAX_HEIGHT, RowDocuments
-from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.chat.rows import ChatRow, RowKind, body_shown
+from piwork.gui.chat.text_selection import selection_format
 from piwork.gui.chat.tool_card import ToolCard
 from piwork.gui.chat.tool_views import Badge, CardAction, view_for
 from piwork.gui.theme import Theme, load_theme
@@ -114,6 +116,8 @@ class ChatDelegate(QStyledItemDelegate):
         self._measurer.setSingleShot(True)
         self._measurer.setInterval(0)
         self._measurer.timeout.connect(self._measure_some)
+        # The characters of a row's body the view's text selection covers, given the row and its length.
+        self.selected_span: Callable[[ChatRow, int], tuple[int, int] | None] = lambda _row, _length: None
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
@@ -133,15 +137,7 @@ class ChatDelegate(QStyledItemDelegate):
         return QFontMetrics(self._view.font()).height() + 6
 
     def _has_body(self, row: ChatRow) -> bool:
-        if row.kind is RowKind.MORE:
-            return False
-        if row.kind in (RowKind.THINKING, RowKind.SKILL):
-            return not row.collapsed
-        if row.kind is RowKind.TOOL:
-            return bool(row.tool and (row.tool.result_text or not row.collapsed))
-        if row.kind is RowKind.NOTICE:
-            return bool(row.text) and (not row.collapsed or len(row.text) <= 400)
-        return True
+        return body_shown(row)
 
     def geometry(self, row: ChatRow, rect: QRect) -> RowGeometry:
         card = rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
@@ -305,6 +301,11 @@ class ChatDelegate(QStyledItemDelegate):
     def _doc(self, row: ChatRow) -> QTextDocument:
         return self.documents.document(row, self._content_width())
 
+    def body_document(self, row: ChatRow) -> QTextDocument | None:
+        """The document ``row``'s body is painted from (None when it shows no body): text selections count
+        their offsets in it."""
+        return self._doc(row) if self._has_body(row) else None
+
     def _pixmaps_for(self, row: ChatRow) -> list[QPixmap]:
         return self.documents.pixmaps(row)
 
@@ -371,6 +372,9 @@ class ChatDelegate(QStyledItemDelegate):
         if row.kind is RowKind.THINKING:
             text_color = self.theme.accent("thinking")
         context.palette.setColor(QPalette.ColorRole.Text, text_color)
+        span = self.selected_span(row, max(0, doc.characterCount() - 1))
+        if span is not None:
+            context.selections = [selection_format(doc, span, palette)]
         doc.documentLayout().draw(painter, context)
         painter.restore()
 

@@ -58,6 +58,20 @@ class ChatRow:
         return self.text
 
 
+def body_shown(row: ChatRow) -> bool:
+    """Whether the row shows a body under its header: closed thinking and skill cards, a closed long
+    notice and a closed tool card without output show only their header."""
+    if row.kind is RowKind.MORE:
+        return False
+    if row.kind in (RowKind.THINKING, RowKind.SKILL):
+        return not row.collapsed
+    if row.kind is RowKind.TOOL:
+        return bool(row.tool and (row.tool.result_text or not row.collapsed))
+    if row.kind is RowKind.NOTICE:
+        return bool(row.text) and (not row.collapsed or len(row.text) <= 400)
+    return True
+
+
 def text_of(content: Any, separator: str = "\n") -> str:
     if isinstance(content, str):
         return content

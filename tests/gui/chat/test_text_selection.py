@@ -1,0 +1,161 @@
+"""Selecting the chat's text with the mouse and the keys, and copying it as plain text or as Markdown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QGuiApplication
+from pytestqt.qtbot import QtBot
+
+from piwork.gui.chat.chat_panel import ChatPanel
+from piwork.gui.chat.conversation import prepare_conversation
+from piwork.gui.chat.rows import RowKind
+from piwork.gui.theme import load_theme
+from tests.gui.chat.selection_support import char_pos, click, double_click, drag
+
+REPLY = (
+    "The **parser** reads the notes file and keeps every entry.\n\n"
+    "Then it writes them back with `save_notes` when the session ends."
+)
+SECOND = "All modules pass their tests now."
+
+
+def _messages() -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": [{"type": "text", "text": "Explain the parser please"}], "timestamp": 1},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": REPLY}],
+            "stopReason": "stop",
+            "timestamp": 2,
+        },
+        {"role": "user", "content": [{"type": "text", "text": "And the tests?"}], "timestamp": 3},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": SECOND}],
+            "stopReason": "stop",
+            "timestamp": 4,
+        },
+    ]
+
+
+def _panel(qtbot: QtBot, messages: list[dict[str, Any]] | None = None) -> ChatPanel:
+    panel = ChatPanel(load_theme("light"))
+    qtbot.addWidget(panel)
+    panel.resize(800, 700)
+    panel.show()
+    qtbot.waitExposed(panel)
+    messages = messages if messages is not None else _messages()
+    panel.presenter.show_messages(messages, prepare_conversation(messages))
+    qtbot.waitUntil(lambda: panel.view.chat_delegate.pending_rows() == 0, timeout=10_000)
+    panel.view.doItemsLayout()
+    return panel
+
+
+def _clipboard() -> str:
+    return QGuiApplication.clipboard().text()
+
+
+def test_dragging_within_a_reply_selects_and_copies_that_text(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    view = panel.view
+    assert panel.model.row_at(1).kind is RowKind.TEXT
+    doc = view.chat_delegate.body_document(panel.model.row_at(1))
+    assert doc is not None
+    text = doc.toPlainText()
+    start, end = text.index("parser"), text.index(" file")
+    drag(view, char_pos(view, 1, start), char_pos(view, 1, end))
+    QGuiApplication.clipboard().clear()
+    qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert _clipboard() == "parser reads the notes"
+    # the rows were not selected as rows by the drag
+    assert not view.selectionModel().selectedIndexes()
+    qtbot.keyClick(
+        view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    )
+    assert _clipboard() == "**parser** reads the notes"
+
+
+def test_dragging_across_two_messages_copies_both_parts(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    view = panel.view
+    first = view.chat_delegate.body_document(panel.model.row_at(1))
+    assert first is not None
+    start = first.toPlainText().index("writes")
+    drag(view, char_pos(view, 1, start), char_pos(view, 2, len("And the")))
+    view.copy_selection()
+    assert _clipboard() == "writes them back with save_notes when the session ends.\n\nAnd the"
+    view.copy_markdown()
+    assert _clipboard() == "writes them back with `save_notes` when the session ends.\n\nAnd the"
+
+
+def test_a_row_covered_whole_is_copied_as_its_markdown_source(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    view = panel.view
+    drag(view, char_pos(view, 0, len("Explain the ")), char_pos(view, 2, len("And")))
+    view.copy_markdown()
+    assert _clipboard() == f"parser please\n\n{REPLY}\n\nAnd"
+
+
+def test_double_click_selects_a_word_and_a_third_click_its_paragraph(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    view = panel.view
+    doc = view.chat_delegate.body_document(panel.model.row_at(1))
+    assert doc is not None
+    at = char_pos(view, 1, doc.toPlainText().index("notes") + 2)
+    double_click(view, at)
+    assert view.text_selector.text() == "notes"
+    click(view, at)  # the third click, at once
+    assert view.text_selector.text() == "The parser reads the notes file and keeps every entry."
+
+
+def test_select_all_copy_and_escape(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    view = panel.view
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert _clipboard() == f"Explain the parser please\n\n{REPLY}\n\nAnd the tests?\n\n{SECOND}"
+    qtbot.keyClick(view, Qt.Key.Key_Escape)
+    assert not view.text_selector.has_text()
+    # with no text selected, Ctrl+C copies the selected row whole, as before
+    click(view, char_pos(view, 3, 3))
+    assert not view.text_selector.has_text()
+    qtbot.keyClick(view, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    assert _clipboard() == SECOND
+
+
+def test_shift_arrows_extend_the_selection_within_the_message(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    view = panel.view
+    drag(view, char_pos(view, 3, 0), char_pos(view, 3, len("All")))
+    assert view.text_selector.text() == "All"
+    for _ in range(len(" modules")):
+        qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    assert view.text_selector.text() == "All modules"
+    qtbot.keyClick(view, Qt.Key.Key_Left, Qt.KeyboardModifier.ShiftModifier)
+    assert view.text_selector.text() == "All module"
+    qtbot.keyClick(view, Qt.Key.Key_End, Qt.KeyboardModifier.ShiftModifier)
+    assert view.text_selector.text() == SECOND
+
+
+def test_a_click_elsewhere_clears_the_selection_and_headers_still_toggle(qtbot: QtBot) -> None:
+    messages = _messages()
+    messages[1]["content"].insert(0, {"type": "thinking", "thinking": "Let me read the parser first."})
+    panel = _panel(qtbot, messages)
+    view = panel.view
+    thinking = panel.model.row_at(1)
+    assert thinking.kind is RowKind.THINKING and thinking.collapsed
+    drag(view, char_pos(view, 0, 0), char_pos(view, 0, len("Explain")))
+    assert view.text_selector.text() == "Explain"
+    geo = view.chat_delegate.geometry(thinking, view.visualRect(panel.model.index(1)))
+    click(view, QPoint(geo.header.left() + 30, geo.header.center().y()))
+    assert not view.text_selector.has_text()
+    assert not thinking.collapsed  # a click without a drag still opens the thinking block
+    # a drag that starts on the header selects and does not toggle it
+    view.doItemsLayout()
+    geo = view.chat_delegate.geometry(thinking, view.visualRect(panel.model.index(1)))
+    drag(view, QPoint(geo.header.left() + 30, geo.header.center().y()), char_pos(view, 1, len("Let me")))
+    assert not thinking.collapsed
+    assert view.text_selector.text() == "Let me"
