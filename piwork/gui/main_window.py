@@ -11,7 +11,7 @@ import platform
 import time
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QSize, Qt, Signal, qVersion
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QSize, Qt, QTimer, Signal, qVersion
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QMenu,
     QMessageBox,
     QScrollArea,
+    QTabWidget,
     QWidget,
 )
 
@@ -49,6 +50,7 @@ from piwork.gui.theme import Theme, load_theme
 from piwork.gui.tree.chat_link import chat_row_of_entry
 from piwork.gui.tree.tree_panel import SessionTreePanel
 from piwork.gui.window_drops import REFUSED_HINT, DropTarget, drop_target
+from piwork.gui.window_layout import CHAT_MIN_WIDTH, SIDE_MIN_WIDTH, restore_tabs, save_tabs, side_widths
 
 GEOMETRY_KEY = "mainWindow/geometry"
 STATE_KEY = "mainWindow/state"
@@ -147,7 +149,16 @@ class MainWindow(QMainWindow):
             dock.visibilityChanged.connect(self._watch_drops_when_shown)
         self.resize(first_size(self.screen().availableGeometry().size() if self.screen() else None))
         # The tree starts narrow enough to leave the conversation most of the width (a saved layout wins).
-        self.resizeDocks([self.docks["tree"]], [300], Qt.Orientation.Horizontal)
+        left, _right = side_widths(self.width(), True, False)
+        self.resizeDocks([self.docks["tree"]], [left], Qt.Orientation.Horizontal)
+        self.docks["tree"].setProperty("fitted", True)
+        # The tabbed panels whose current tab is remembered with the layout.
+        self.tabbed: dict[str, QTabWidget] = {
+            "tree": self.tree_panel.views,
+            "resources": self.resource_panel.tabs,
+            "logs": self.log_panel.tabs,
+            "context": self.context_panel.tabs,
+        }
 
     # ---- building ----------------------------------------------------------------------------
 
@@ -197,13 +208,57 @@ class MainWindow(QMainWindow):
             toggle.setShortcut(QKeySequence(shortcut))
         self.menus["View"].addAction(toggle)  # type: ignore[attr-defined]
         self.docks[dock_id] = dock
-        if area == Qt.DockWidgetArea.BottomDockWidgetArea:
-            dock.visibilityChanged.connect(lambda visible, d=dock: self._fit_bottom_dock(d, visible))
+        dock.visibilityChanged.connect(lambda visible, d=dock: self._fit_when_shown(d, visible))
         return dock
 
-    def _fit_bottom_dock(self, dock: QDockWidget, visible: bool) -> None:
+    def _fit_when_shown(self, dock: QDockWidget, visible: bool) -> None:
+        if not visible or dock.isFloating():
+            return
+        if self.dockWidgetArea(dock) in (
+            Qt.DockWidgetArea.BottomDockWidgetArea,
+            Qt.DockWidgetArea.TopDockWidgetArea,
+        ):
+            self._fit_bottom_dock(dock)
+        else:  # once the layout has placed it
+            QTimer.singleShot(0, self, lambda: self.fit_side_docks(dock))
+
+    def _side_docks(self) -> dict[str, list[QDockWidget]]:
+        sides: dict[str, list[QDockWidget]] = {"left": [], "right": []}
+        names = {Qt.DockWidgetArea.LeftDockWidgetArea: "left", Qt.DockWidgetArea.RightDockWidgetArea: "right"}
+        for dock in self.docks.values():
+            side = names.get(self.dockWidgetArea(dock))
+            if side and dock.isVisible() and not dock.isFloating():
+                sides[side].append(dock)
+        return sides
+
+    def fit_side_docks(self, opened: QDockWidget | None = None) -> None:
+        """A side dock opening for the first time takes its preferred width, and whenever opening one
+        leaves the conversation narrower than ``CHAT_MIN_WIDTH`` or a dock narrower than
+        ``SIDE_MIN_WIDTH``, the open side docks share the width again (see ``side_widths``)."""
+        first = opened is not None and opened.property("fitted") is None
+        if opened is not None:
+            opened.setProperty("fitted", True)
+        sides = self._side_docks()
+        shown = sides["left"] + sides["right"]
+        central = self.centralWidget()
+        cramped = (central is not None and central.width() < CHAT_MIN_WIDTH) or any(
+            dock.width() < SIDE_MIN_WIDTH for dock in shown
+        )
+        if not shown or not (first or cramped):
+            return
+        left, right = side_widths(self.width(), bool(sides["left"]), bool(sides["right"]))
+        widths = {"left": left, "right": right}
+        docks: list[QDockWidget] = []
+        sizes: list[int] = []
+        for side, listed in sides.items():
+            for dock in listed:
+                docks.append(dock)
+                sizes.append(widths[side] if cramped or dock is opened else min(dock.width(), widths[side]))
+        self.resizeDocks(docks, sizes, Qt.Orientation.Horizontal)
+
+    def _fit_bottom_dock(self, dock: QDockWidget) -> None:
         """A bottom panel opens at a third of the window's height, leaving the conversation readable."""
-        if visible and not dock.isFloating() and dock.property("fitted") is None:
+        if dock.property("fitted") is None:
             dock.setProperty("fitted", True)
             self.resizeDocks([dock], [max(160, self.height() // 3)], Qt.Orientation.Vertical)
 
@@ -397,19 +452,28 @@ class MainWindow(QMainWindow):
     # ---- layout persistence ------------------------------------------------------------------
 
     def restore_layout(self) -> bool:
-        """Restore geometry and dock layout saved by an earlier run; False when there was none."""
+        """Restore geometry, dock layout and each panel's current tab saved by an earlier run; False when
+        there was none. What Qt cannot read back (a damaged or foreign value) leaves the defaults."""
         geometry = self.ui_state.value(GEOMETRY_KEY)
         state = self.ui_state.value(STATE_KEY)
         restored = False
         if isinstance(geometry, QByteArray | bytes) and geometry:
             restored = self.restoreGeometry(QByteArray(geometry))
-        if isinstance(state, QByteArray | bytes) and state:
-            restored = self.restoreState(QByteArray(state), STATE_VERSION) or restored
+        if (
+            isinstance(state, QByteArray | bytes)
+            and state
+            and self.restoreState(QByteArray(state), STATE_VERSION)
+        ):
+            restored = True
+            for dock in self.docks.values():  # a saved layout keeps its widths
+                dock.setProperty("fitted", True)
+        restore_tabs(self.ui_state, self.tabbed)
         return restored
 
     def save_layout(self) -> None:
         self.ui_state.setValue(GEOMETRY_KEY, self.saveGeometry())
         self.ui_state.setValue(STATE_KEY, self.saveState(STATE_VERSION))
+        save_tabs(self.ui_state, self.tabbed)
         self.ui_state.sync()
 
     def showEvent(self, event: QShowEvent) -> None:
