@@ -49,7 +49,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication(sys.argv)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "large.jsonl"
-        write_large_session(path, entries=ENTRIES, branches=BRANCHES)
+        write_large_session(path, entries=ENTRIES, branches=BRANCHES, turn_entries=21)  # long turns fold
         t = time.perf_counter()
         session = open_session(path, writable=True)
         open_s = time.perf_counter() - t

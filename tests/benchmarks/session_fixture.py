@@ -62,12 +62,14 @@ def write_large_session(
     seed: int = 7,
     wide_every: int = 20,
     side_every: int = 0,
+    turn_entries: int = 3,
 ) -> dict[str, Any]:
     """Write ``entries`` message entries in ``branches`` branches; return the deepest leaf and more.
 
     ``wide_every=1`` puts emoji and other non-ASCII words in every text (the memory worst case).
     ``side_every`` (with ``branches=1``) keeps one main line and forks a two-entry side branch from
-    a few entries back every ``side_every`` entries.
+    a few entries back every ``side_every`` entries. A prompt opens every ``turn_entries`` entries, then
+    tool calls and their results take turns.
     """
     rng = random.Random(seed)
     texts = _texts(rng, body_chars, wide_every=wide_every)
@@ -97,10 +99,10 @@ def write_large_session(
                     leaf, main_tip = main_tip, None
             entry_id = f"{n:08x}"
             ts = start_ms + n * 1000
-            kind = n % 3
+            kind = n % turn_entries
             if kind == 0:
                 message: dict[str, Any] = {"role": "user", "content": rng.choice(texts), "timestamp": ts}
-            elif kind == 1:
+            elif kind % 2 == 1:
                 message = {
                     "role": "assistant",
                     "content": [

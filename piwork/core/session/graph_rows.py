@@ -1,8 +1,9 @@
 """The rows a branch graph shows: its layout with long quiet runs folded into one "… N messages" row.
 
 A *quiet* entry has exactly one shown child and nothing to point out (no label, not the leaf, not a
-summary or compaction, no fork). A *stretch* is a longest run of consecutive quiet entries of one
-branch. A stretch of at least `fold_at` entries keeps its first entry and folds the rest into a
+summary or compaction, no fork, not a prompt of the user's). A *stretch* is a longest run of consecutive
+quiet entries of one branch: the agent's steps (replies, tool calls and results) between two prompts,
+so every prompt stays a row of its own and a conversation never folds away whole. A stretch of at least `fold_at` entries keeps its first entry and folds the rest into a
 `Fold` row, unless it is *open*: its second entry (the fold's first) is in `expanded`. Opening a fold
 puts all its stretch's entries there, so the stretch stays open when it grows at either end or a
 fork splits it. No line starts or ends inside a fold, so it is drawn like one entry.
@@ -82,7 +83,8 @@ class GraphRows:
         kids = layout.children.get(seq)
         if kids is None or len(kids) != 1 or self._is_marked(seq):
             return False
-        return layout.tree.records[seq].type not in NOTABLE_TYPES
+        record = layout.tree.records[seq]
+        return record.type not in NOTABLE_TYPES and record.role != "user"
 
     # -- laying out ---------------------------------------------------------------------------------
     def _emit(

@@ -209,6 +209,14 @@ class BranchGraphModel(FlatListModel):
         row = self._rows.row_for(seq)
         return QModelIndex() if row is None else self.index(row, 0)
 
+    def shown_index_of_id(self, entry_id: str | None) -> QModelIndex:
+        """The row of an entry, or of its nearest shown ancestor when it is hidden or folded away (the
+        entry shown just above its fold), never a fold's row; no fold opens."""
+        index = self.index_of_id(entry_id, unfold=False)
+        if isinstance(self.item_at(index), Fold):
+            return self.index(index.row() - 1, 0)  # a fold always follows its stretch's first entry
+        return index
+
     def leaf_index(self) -> QModelIndex:
         record = self._tree.record(self._tree.leaf_id) if self._tree.leaf_id is not None else None
         return self.index_of_id(str(record.id)) if record is not None else QModelIndex()

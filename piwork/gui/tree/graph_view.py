@@ -62,7 +62,10 @@ class BranchGraphView(QWidget):
         self._layout_kind = ""  # "filter" or "rows" while a layout is computed
         self.fold_box = QCheckBox("Fold long runs")
         self.fold_box.setChecked(True)
-        self.fold_box.setToolTip(f"Show runs of {FOLD_AT} or more plain messages as one row")
+        self.fold_box.setToolTip(
+            f"Show a run of {FOLD_AT} or more of the agent's steps between two prompts (replies, tool"
+            " calls and results) as one row; prompts, labels, forks and summaries always keep theirs"
+        )
         # A one-column table, not a list view: its header keeps 100k fixed-height rows as one size,
         # while a list view lays out every row again whenever a streamed entry is inserted.
         self.list = QTableView()
@@ -137,16 +140,23 @@ class BranchGraphView(QWidget):
         if not loop_running():  # a script driving Qt by hand: lay it out now
             keep = self.current_entry_id()
             model.set_filter(mode, query, matches)
-            self._keep(keep, unfold=False)
+            self._keep(keep)
             return
         fold_at = FOLD_AT if self.fold_box.isChecked() else None  # (a folding change may be in flight)
         self._lay_out(
             lambda: model.filter_work(mode, query, matches, fold_at), model.show_plan, self._keep, "filter"
         )
 
-    def _keep(self, entry_id: str | None, unfold: bool = False) -> None:
-        if entry_id is not None:
-            self.select(entry_id, unfold=unfold)
+    def _keep(self, entry_id: str | None) -> None:
+        """After a new layout: the entry selected before, or its nearest shown ancestor when it is now
+        hidden or folded away (never a fold's row, which names no entry)."""
+        if entry_id is None or self.model is None:
+            return
+        index = self.model.shown_index_of_id(entry_id)
+        if index.isValid():
+            if index != self.list.currentIndex():
+                self.list.setCurrentIndex(index)
+            self.list.scrollTo(index, QAbstractItemView.ScrollHint.EnsureVisible)
 
     def _stop_layout(self) -> None:
         self._layout_kind = ""
@@ -293,7 +303,7 @@ class BranchGraphView(QWidget):
         if not loop_running():
             keep = self.current_entry_id()
             model.set_fold_at(fold_at)
-            self._keep(keep, unfold=True)
+            self._keep(keep)
             return
         self._lay_out(lambda: model.rows_work(fold_at, set()), model.show_rows, self._keep)
 

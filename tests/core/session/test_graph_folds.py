@@ -92,14 +92,14 @@ class Graph:
 
 def _linear(count: int) -> SessionTree:
     tree = tree_from_values([], new_id=SequentialIds("e"))
-    for n in range(count):
-        tree.append_message(USER if n % 2 == 0 else ANSWER)
+    for _n in range(count):
+        tree.append_message(ANSWER)  # a run of replies, shown with or without tool results
     return tree
 
 
 def test_a_fold_appears_and_grows_in_place_as_a_run_streams() -> None:
     graph = Graph(_linear(1), fold_at=4)
-    plans = [graph.stream(ANSWER if n % 2 == 0 else USER) for n in range(5)]
+    plans = [graph.stream(ANSWER if n % 2 == 0 else RESULT) for n in range(5)]
     # seqs 0..5; the leaf stays out of the fold, the run's first entry stays above it
     assert graph.rows.rows == [0, Fold(1, 4, 4), 5]
     assert plans[0] == Refold(0, 1, (0, 1), first=1, changed=0, inserted=1, removed=0)
@@ -109,7 +109,7 @@ def test_a_fold_appears_and_grows_in_place_as_a_run_streams() -> None:
     # from then on the fold takes the previous leaf and the leaf's row shows the new one: no row comes
     assert plans[4] == Refold(0, 3, (0, Fold(1, 4, 4), 5), first=1, changed=2, inserted=0, removed=0)
     for _ in range(50):
-        plan = graph.stream(USER)
+        plan = graph.stream(RESULT)
         assert plan is not None and (plan.first, plan.changed, plan.inserted, plan.removed) == (1, 2, 0, 0)
     assert graph.rows.rows == [0, Fold(1, 54, 54), 55]
     graph.assert_fresh()
@@ -121,7 +121,7 @@ def test_an_opened_fold_stays_open_while_it_grows_and_when_a_fork_splits_it() ->
     assert graph.rows.rows == [0, Fold(1, 8, 8), 9]
     graph.open(fold)
     assert graph.rows.rows == list(range(10))
-    plan = graph.stream(USER)
+    plan = graph.stream(RESULT)
     assert plan == Refold(4, 10, tuple(range(4, 11)), first=10, changed=0, inserted=1, removed=0)
     assert graph.rows.rows == list(range(11))
     graph.assert_fresh()
@@ -132,7 +132,7 @@ def test_an_opened_fold_stays_open_while_it_grows_and_when_a_fork_splits_it() ->
     # a stretch that was never opened still folds
     graph.tree.branch(str(graph.tree.records[11].id))
     for _ in range(6):
-        graph.stream(USER)
+        graph.stream(RESULT)
     assert graph.rows.rows == [*range(12), Fold(12, 16, 5), 17]
     graph.assert_fresh()
 
@@ -164,7 +164,7 @@ def test_streaming_into_a_huge_fold_touches_only_its_row() -> None:
     graph = Graph(_linear(20_000), fold_at=8)
     assert graph.rows.rows == [0, Fold(1, 19_998, 19_998), 19_999]
     for _ in range(20):
-        plan = graph.stream(USER)
+        plan = graph.stream(RESULT)
         assert plan is not None and len(plan.new) == 3 and plan.start == 0
     assert graph.rows.rows == [0, Fold(1, 20_018, 20_018), 20_019]
     assert graph.rows.folded() == 20_018

@@ -21,6 +21,11 @@ def _assistant(text: str) -> dict[str, Any]:
     return {"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": "stop"}
 
 
+def _result(text: str) -> dict[str, Any]:
+    return {"role": "toolResult", "toolCallId": "c", "toolName": "bash",
+            "content": [{"type": "text", "text": text}], "isError": False}  # fmt: skip
+
+
 def _tree() -> SessionTree:
     tree = tree_from_values([], new_id=SequentialIds("e"))
     return tree
@@ -167,19 +172,39 @@ def test_long_quiet_runs_fold_and_marked_entries_stay_visible() -> None:
     first = tree.append_message(_user("start"))
     ids = [first]
     for i in range(40):
-        ids.append(tree.append_message(_assistant(f"a{i}") if i % 2 else _user(f"q{i}")))
+        ids.append(tree.append_message(_assistant(f"a{i}") if i % 2 else _result(f"r{i}")))
     layout = GraphLayout(tree)
     rows = GraphRows(layout)
-    assert len(rows) == 3  # start, "… 39 messages", the leaf (no child: not quiet)
-    fold = rows.rows[1]
-    assert isinstance(fold, Fold) and fold.count == 39
-    assert rows.row_for(tree.record(ids[20]).seq) == 1  # type: ignore[union-attr]
+    assert len(rows) == 4  # the prompt, the run's first, "… 38 messages", the leaf (no child: not quiet)
+    fold = rows.rows[2]
+    assert isinstance(fold, Fold) and fold.count == 38
+    assert rows.row_for(tree.record(ids[20]).seq) == 2  # type: ignore[union-attr]
     marked = tree.record(ids[20]).seq  # type: ignore[union-attr]
     rows = GraphRows(layout, lambda seq: seq == marked)
     assert marked in rows.rows and sum(isinstance(r, Fold) for r in rows.rows) == 2
     opened = GraphRows(layout, expanded=[fold.first])
     assert len(opened) == len(layout)
     assert len(GraphRows(layout, fold_at=None)) == len(layout)
+
+
+def test_prompts_are_never_folded_only_the_agents_steps_between_them() -> None:
+    """A long conversation keeps every prompt of the user's as a row: only a long run of steps between
+    two prompts folds (there the answers and tool results of one turn)."""
+    tree = _tree()
+    prompts = [tree.append_message(_user("start"))]
+    for i in range(12):
+        tree.append_message(_assistant(f"a{i}"))
+        prompts.append(tree.append_message(_user(f"q{i}")))
+    for i in range(10):  # one long turn of tool steps
+        tree.append_message(_assistant(f"step {i}") if i % 2 else _result(f"r{i}"))
+    prompts.append(tree.append_message(_user("last")))
+    tree.append_message(_assistant("done"))
+    layout = GraphLayout(tree)
+    rows = GraphRows(layout)
+    folds = [row for row in rows.rows if isinstance(row, Fold)]
+    assert len(folds) == 1 and folds[0].count == 9  # the long turn's steps after its first
+    shown = {row for row in rows.rows if not isinstance(row, Fold)}
+    assert all(tree.record(p).seq in shown for p in prompts)  # type: ignore[union-attr]
 
 
 def test_summary_connectors_match_their_spans_and_share_columns_only_apart() -> None:

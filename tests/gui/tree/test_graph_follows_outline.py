@@ -28,7 +28,6 @@ from piwork.gui.tree.tree_panel import SessionTreePanel
 
 from .sessions import SessionBuilder
 
-USER = {"role": "user", "content": "more", "timestamp": 1}
 ANSWER = {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "stopReason": "stop"}
 CALL = {"role": "assistant", "stopReason": "toolUse",
         "content": [{"type": "toolCall", "id": "c", "name": "bash", "arguments": {}}]}  # fmt: skip
@@ -166,8 +165,8 @@ def test_a_filter_set_while_the_graph_is_hidden_waits_until_it_is_shown(panel: A
 
 def _long_run(turns: int) -> SessionTree:
     tree = tree_from_values([], new_id=SequentialIds("e"))
-    for n in range(turns):
-        tree.append_message(USER if n % 2 == 0 else ANSWER)
+    for _n in range(turns):
+        tree.append_message(ANSWER)  # a run of replies
     return tree
 
 
@@ -184,9 +183,9 @@ def test_streamed_entries_grow_the_fold_above_the_leaf_in_place(
     assert _rows(model) == [0, Fold(1, 18, 18), 19]
     resets: list[int] = []
     model.modelReset.connect(lambda: resets.append(1))
-    for n in range(6):
+    for _n in range(6):
         with qtbot.waitSignal(model.dataChanged):
-            tree.append_message(ANSWER if n % 2 == 0 else USER)
+            tree.append_message(ANSWER)
         assert model.rowCount() == 3  # the fold took the old leaf, the leaf's row shows the new one
     assert _rows(model) == [0, Fold(1, 24, 24), 25] and not resets
     assert model.index(1, 0).data() == "… 24 messages"
@@ -212,9 +211,9 @@ def test_an_opened_fold_stays_open_while_entries_stream_in(qtbot: QtBot) -> None
     view.reveal_leaf()
     resets: list[int] = []
     model.modelReset.connect(lambda: resets.append(1))
-    for n in range(5):
+    for _n in range(5):
         with qtbot.waitSignal(model.rowsInserted):
-            tree.append_message(ANSWER if n % 2 == 0 else USER)
+            tree.append_message(ANSWER)
     assert model.rowCount() == 25 and not resets
     assert view.current_entry_id() == tree.leaf_id  # the selection followed the leaf
     view.clear()
@@ -249,7 +248,7 @@ def test_the_selection_on_the_leaf_follows_it_while_folds_grow_appear_and_shrink
         return view.list.currentIndex() == model.leaf_index() and model.leaf_index().isValid()
 
     assert on_leaf()
-    steps = [USER, ANSWER, USER, CALL, RESULT, CALL, RESULT, ANSWER, USER, CALL, RESULT]
+    steps = [ANSWER, ANSWER, ANSWER, CALL, RESULT, CALL, RESULT, ANSWER, ANSWER, CALL, RESULT]
     shapes = []
     for message in steps:  # the run reaches eight entries and folds; tool steps move the leaf in and out
         tree.append_message(message)

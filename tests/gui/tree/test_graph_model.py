@@ -25,10 +25,11 @@ from .sessions import SessionBuilder
 def _branched() -> tuple[SessionTree, dict[str, str]]:
     b = SessionBuilder()
     ids = {"u1": b.user("hello"), "a1": b.assistant("hi")}
-    for i in range(12):
-        b.user(f"question {i}")
-        b.assistant(f"answer {i}")
-    ids["tipA"] = b.entries[-1]["id"]
+    b.user("look around")
+    for i in range(12):  # one long turn of tool steps
+        b.assistant(f"looking {i}", tool_call=str(i))
+        b.tool_result(str(i), f"found {i}")
+    ids["tipA"] = b.assistant("nothing there")
     b.at(ids["a1"])
     ids["u2"] = b.user("other way")
     ids["t2"] = b.assistant(tool_call="x")

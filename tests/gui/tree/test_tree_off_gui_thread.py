@@ -28,12 +28,13 @@ from piwork.gui.tree.tree_search import SearchCancelled, search_entries, search_
 from tests.benchmarks.session_fixture import write_large_session
 
 ENTRIES = 50_000
+TURN_ENTRIES = 21  # a prompt, then ten tool steps: long runs to fold
 
 
 @pytest.fixture(scope="module")
 def large_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("large") / "large.jsonl"
-    write_large_session(path, entries=ENTRIES, body_chars=300)
+    write_large_session(path, entries=ENTRIES, body_chars=300, turn_entries=TURN_ENTRIES)
     return path
 
 
