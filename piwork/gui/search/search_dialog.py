@@ -1,8 +1,10 @@
 """Search every session of the project (or of all projects) and jump to the matching entry.
 
 Typing restarts the search after a short pause; the previous search is cancelled at once. Results
-stream in per session, newest session first. Enter or a double click on a result asks to open that
-session with the tree on that entry (``hitChosen``); on a session row it opens the session.
+stream in per session, newest session first. Enter, Open or a double click on a result asks to open that
+session with the tree on that entry (``hitChosen``); on a session row it opens the session. Picking a
+result to look at it (a click, the arrow keys) touches nothing outside the dialog, even where a style
+activates items on a single click.
 """
 
 from __future__ import annotations
@@ -90,7 +92,9 @@ class SearchDialog(QDialog):
         self.search.found.connect(self._on_found)
         self.search.progress.connect(self._on_progress)
         self.search.finished.connect(self._on_finished)
-        self.view.activated.connect(self.open_index)
+        self.view.doubleClicked.connect(
+            self.open_index
+        )  # not `activated`: a single click there on some styles
         self.view.selectionModel().currentChanged.connect(
             lambda current, _prev: self.open_button.setEnabled(current.isValid())
         )

@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QProxyStyle, QStyle
 from pytestqt.qtbot import QtBot
 
 from piwork.core.paths import agent_dir
@@ -219,3 +221,52 @@ def test_closing_the_dialog_stops_its_search_and_nothing_arrives_later(
     dialog.reject()
     qtbot.waitUntil(lambda: not dialog.search.running, timeout=10_000)  # the worker stopped early
     assert heard == []
+
+
+class _ClickActivates(QProxyStyle):
+    """A style that activates an item on a single click (as some desktops' styles do)."""
+
+    def styleHint(self, hint: QStyle.StyleHint, *args: Any) -> int:
+        if hint == QStyle.StyleHint.SH_ItemView_ActivateItemOnSingleClick:
+            return 1
+        return super().styleHint(hint, *args)
+
+
+def test_looking_at_a_result_leaves_the_tree_alone_and_only_opening_moves_it(
+    qtbot: QtBot, controller: SessionController, sessions: tuple[Path, dict[str, Path]]
+) -> None:
+    _project, marked = sessions
+    target_file = marked["abandoned88"]
+    controller.spawn(controller.open_at(str(target_file), None))
+    tree = controller.window.tree_panel
+    qtbot.waitUntil(
+        lambda: controller.runtime is not None and controller.runtime.store.path == target_file,
+        timeout=10_000,
+    )
+    qtbot.waitUntil(lambda: tree.current_entry_id() is not None, timeout=10_000)
+    before = (tree.filter_mode(), tree.current_entry_id())
+    dialog = controller.show_search()
+    qtbot.addWidget(dialog)
+    style = _ClickActivates()
+    dialog.view.setStyle(style)
+    _search(qtbot, dialog, "zebra")
+    model = dialog.model
+    row = next(i for i, s in enumerate(model.sessions) if s.path == target_file)
+    parent = model.index(row, 0)
+    hit = next(
+        model.index(i, 0, parent)
+        for i in range(model.rowCount(parent))
+        if model.index(i, 0, parent).data(HitRole).entry_id == "t2"
+    )
+    chosen: list[tuple[str, str]] = []
+    dialog.hitChosen.connect(lambda path, entry: chosen.append((path, entry)))
+    dialog.view.scrollTo(hit)
+    where = dialog.view.visualRect(hit).center()
+    qtbot.mouseClick(dialog.view.viewport(), Qt.MouseButton.LeftButton, pos=where)
+    qtbot.keyClick(dialog.view, Qt.Key.Key_Down)  # and on to the next result
+    qtbot.wait(50)  # an open would be spawned at once; give it a chance to show
+    assert chosen == [] and (tree.filter_mode(), tree.current_entry_id()) == before
+    qtbot.keyClick(dialog.view, Qt.Key.Key_Up)
+    qtbot.mouseDClick(dialog.view.viewport(), Qt.MouseButton.LeftButton, pos=where)
+    assert chosen == [(str(target_file), "t2")]
+    qtbot.waitUntil(lambda: tree.current_entry_id() == "r2", timeout=10_000)
