@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from piwork.core.messages import message_text
+from piwork.core.session.branch_names import branch_name
 from piwork.core.session.format import default_session_dir, is_valid_header, json_loads_bytes
 from piwork.core.session.listing import all_session_files, header_in, session_files
 from piwork.core.session.reader import read_session_file
@@ -95,6 +96,7 @@ class SearchHit:
     timestamp: str
     on_active_path: bool = True
     branch_point: str | None = None  # for an abandoned branch: the active-path entry it leaves from
+    branch_name: str | None = None  # for an abandoned branch: what the tree calls it (branch_names.py)
 
 
 @dataclass
@@ -329,6 +331,18 @@ def _branch_info(path: Path) -> Locator:
     return locate
 
 
+def _branch_names(path: Path, entry_ids: list[str]) -> dict[str, str]:
+    """What the tree calls the abandoned branch of each of ``entry_ids`` (the file is read again, only
+    for a session with hits off its active path)."""
+    if not entry_ids:
+        return {}
+    loaded = read_session_file(path, keep_bodies=True)
+    tree = SessionTree(loaded.header, loaded.records)
+    active = {record.id for record in tree.path()}
+    names = {entry_id: branch_name(tree, entry_id, active, entry_texts) for entry_id in entry_ids}
+    return {entry_id: name for entry_id, name in names.items() if name}
+
+
 def search_file(
     path: Path,
     query: SearchQuery,
@@ -394,10 +408,18 @@ def search_file(
         locate = (single_block is not None and _links_locator(single_block)) or _branch_info(path)
     except OSError:
         return None
+    located = [(h, *locate(h.entry_id)) for h in hits]
+    try:
+        names = _branch_names(path, [h.entry_id for h, on_active, _point in located if not on_active])
+    except OSError:
+        return None
     placed = [
-        SearchHit(h.entry_id, h.kind, h.detail, h.snippet, h.spans, h.timestamp, *locate(h.entry_id))
-        for h in hits
-    ]
+        SearchHit(
+            h.entry_id, h.kind, h.detail, h.snippet, h.spans, h.timestamp, on_active, point,
+            names.get(h.entry_id),
+        )
+        for h, on_active, point in located
+    ]  # fmt: skip
     if name_hit is not None:  # the session itself: first, and on no branch in particular
         placed.insert(0, name_hit)
         total += 1

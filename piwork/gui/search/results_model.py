@@ -25,15 +25,18 @@ HtmlRole = Qt.ItemDataRole.UserRole + 3  # rich text the delegate paints
 
 
 def where_text(hit: SearchHit) -> str:
-    """Which text matched and on which branch, e.g. ``tool output (bash) · abandoned branch from 1a2b``
-    (the session's name is on no branch in particular)."""
+    """Which text matched and on which branch, e.g. ``tool output (bash) · abandoned branch “plan-b”``
+    (named by its label, its first prompt or the entry it leaves from, as the tree shows them; the
+    session's name is on no branch in particular)."""
     kind = f"{hit.kind} ({hit.detail})" if hit.detail else hit.kind
     if hit.kind == SESSION_NAME:
         return kind
     if hit.on_active_path:
         return f"{kind} · active branch"
+    if hit.branch_name:
+        return f"{kind} · abandoned branch {hit.branch_name}"
     if hit.branch_point:
-        return f"{kind} · abandoned branch from {hit.branch_point}"
+        return f"{kind} · abandoned branch"
     return f"{kind} · separate branch"
 
 

@@ -307,3 +307,31 @@ def test_a_session_is_found_by_its_current_name(tmp_path: Path) -> None:
     )
     found = search_file(accented, SearchQuery.parse("überprüfung"))
     assert found is not None and [h.kind for h in found.hits] == [SESSION_NAME]
+
+
+def test_an_abandoned_branch_is_named_as_the_tree_shows_it(tmp_path: Path) -> None:
+    """By its label, else its first prompt, else the entry it leaves from; never by an id."""
+    path = branched_session(tmp_path / "s.jsonl")
+    found = search_file(path, SearchQuery.parse("zebra"))
+    assert found is not None
+    abandoned = [h for h in found.hits if not h.on_active_path]
+    assert abandoned and {h.branch_name for h in abandoned} == {"“Try the zebra approach”"}
+    assert all(h.branch_name is None for h in found.hits if h.on_active_path)
+
+    label = {"type": "label", "id": "l1", "parentId": "n1", "timestamp": stamp(11), "targetId": "t2",
+             "label": "zebra experiment"}  # fmt: skip
+    with path.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(label) + "\n")
+    labelled = search_file(path, SearchQuery.parse("quagga"))
+    assert labelled is not None and [h.branch_name for h in labelled.hits] == ["“zebra experiment”"]
+
+    no_prompt = [
+        user("u1", None, "Why does the build fail?", 1),
+        assistant("a1", "u1", "Let me look at the Makefile.", 2),
+        assistant("x1", "a1", "An okapi detour that went nowhere", 3),
+        user("u3", "a1", "check the linker", 4),
+    ]
+    side = write_session(tmp_path / "side.jsonl", no_prompt)
+    detour = search_file(side, SearchQuery.parse("okapi"))
+    assert detour is not None
+    assert [h.branch_name for h in detour.hits] == ["from “Let me look at the Makefile.”"]

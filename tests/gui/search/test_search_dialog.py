@@ -106,6 +106,8 @@ def test_results_name_their_branch_and_open_on_the_entry(
     # tools (its result stands for it), so the selection lands on that result.
     row = next(i for i, s in enumerate(model.sessions) if s.path == marked["abandoned88"])
     parent = model.index(row, 0)
+    # the branch is named as the tree shows it (its first prompt here), not by the id it leaves from
+    assert model.index(0, 0, parent).data().startswith("user · abandoned branch “try the zebra approach”: ")
     target = next(
         model.index(i, 0, parent)
         for i in range(model.rowCount(parent))
