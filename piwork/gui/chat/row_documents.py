@@ -65,6 +65,10 @@ class RowDocuments(QObject):
         self._pixmaps.pop(row.key, None)
         self._decoding.discard(row.key)
 
+    def holds(self, row: ChatRow) -> bool:
+        """Whether a document of ``row`` was built and is still kept."""
+        return row.key in self._docs
+
     def document(self, row: ChatRow, width: int) -> QTextDocument:
         """The laid-out body of ``row`` at ``width``, from the cache when it is still current."""
         entry = self._docs.get(row.key)
