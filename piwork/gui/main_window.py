@@ -39,6 +39,7 @@ from piwork.gui.actions import ACTIONS, MENUS
 from piwork.gui.assets import resource_path
 from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.context.context_panel import ContextPanel
+from piwork.gui.desktop_notices import NOTIFY_KEY, ReplyNotifier, notices_enabled
 from piwork.gui.logs.panel import LogViewerPanel
 from piwork.gui.panels import SessionPanels
 from piwork.gui.project_switcher import ProjectSwitcher, project_name
@@ -136,7 +137,15 @@ class MainWindow(QMainWindow):
             self.docks[dock_id].hide()
         # each panel attaches to the open session itself (see ``piwork.gui.panels``)
         self.panels = SessionPanels()
-        for panel in (self.tree_panel, self.resource_panel, self.log_panel, self.context_panel):
+        # desktop notifications of replies that end while the window is in the background
+        self.reply_notifier = ReplyNotifier(self, ui_state)
+        for panel in (
+            self.tree_panel,
+            self.resource_panel,
+            self.log_panel,
+            self.context_panel,
+            self.reply_notifier,
+        ):
             self.panels.register(panel)
         self.switcher = ProjectSwitcher(ui_state, self.action_map["open_folder"], self.status)
         self.switcher.projectChosen.connect(self.projectChosen)
@@ -278,6 +287,8 @@ class MainWindow(QMainWindow):
         a["toggle_theme"].toggled.connect(self.themeToggled)
         a["reopen_last"].setChecked(self.reopens_last_session())
         a["reopen_last"].toggled.connect(lambda on: self.ui_state.setValue(REOPEN_LAST_KEY, on))
+        a["desktop_notices"].setChecked(notices_enabled(self.ui_state))
+        a["desktop_notices"].toggled.connect(lambda on: self.ui_state.setValue(NOTIFY_KEY, on))
         self.chat.view.openLogRequested.connect(self.open_log)
         self.chat.footer.contextPanelRequested.connect(lambda: self.show_context_panel(0))
         self.log_panel.send_to_chat.connect(self.chat.composer.insert_text)

@@ -126,6 +126,7 @@ class SessionController(QObject):
             TrustStore(str(agent_dir)), FingerprintStore(str(agent_dir)), parent=window
         )
         self.trust_prompter.before_asking = self._not_while_typing
+        self.trust_prompter.asking.append(window.reply_notifier.waiting_for_answer)
         self.runtime: AgentRuntime | None = None
         self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
         self.context_feed = ContextFeed(self.tokenizers, self)

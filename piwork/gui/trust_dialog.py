@@ -462,6 +462,8 @@ class TrustPrompter:
         self.parent = parent
         # Awaited before a dialog opens (argument: whether this asks again after a change).
         self.before_asking: Callable[[bool], Awaitable[None]] | None = None
+        # Told as a question opens (argument: what it asks), e.g. to notify the desktop.
+        self.asking: list[Callable[[str], None]] = []
 
     async def ask(
         self,
@@ -472,6 +474,9 @@ class TrustPrompter:
         if self.before_asking is not None:
             await self.before_asking(changes is not None or changes_unknown)
         dialog = TrustDialog(request, self.parent, changes=changes, changes_unknown=changes_unknown)
+        question = f"Trust the project folder {os.path.basename(os.path.normpath(request.folder))}?"
+        for listener in self.asking:
+            listener(question)
         option, answered = await _show(dialog)
         if option is not None and option.updates:
             await asyncio.to_thread(self._record, answered)
