@@ -393,6 +393,7 @@ class ChatView(QListView):
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton and self.text_selector.release():
+            self.setState(QAbstractItemView.State.NoState)  # the press's state, as the release would
             return  # a drag or a word's double-click: no click on what is under the mouse
         super().mouseReleaseEvent(event)
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QListView
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.chat.chat_model import ChatModel
 from piwork.gui.chat.delegate import ChatDelegate
-from piwork.gui.chat.rows import ChatRow, RowKind
+from piwork.gui.chat.rows import ChatRow, RowKind, body_shown
 from piwork.gui.chat.text_selection import (
     END,
     TextPoint,
@@ -42,6 +42,7 @@ from piwork.gui.chat.text_selection import (
 
 SYNC_ROWS = 300  # a selection with more rows between its ends is joined in a worker thread
 AUTOSCROLL_MS = 25
+NEIGHBOUR_REACH = 50  # rows without text (closed cards) that Shift+arrow steps over
 AUTOSCROLL_MAX_STEP = 60  # px per tick, when the mouse is far past the edge
 
 MOVES = {
@@ -102,6 +103,7 @@ class TextSelector(QObject):
     def select_all(self) -> None:
         """The whole conversation, the rows behind "show earlier" included."""
         total = self._model.total_rows()
+        self._view.selectionModel().clearSelection()
         self.select(whole(0, total - 1) if total else None)
 
     # ---- hit-testing -------------------------------------------------------------------------
@@ -191,6 +193,7 @@ class TextSelector(QObject):
         self._pressed_at = pos
         self._consumed = True
         self._double_at, self._double_pos = time.monotonic(), pos
+        self._view.selectionModel().clearSelection()  # the first click selected its row
         self.select(TextSelection(self._anchor, TextPoint(position, last)))
         return True
 
@@ -241,8 +244,8 @@ class TextSelector(QObject):
     # ---- keys --------------------------------------------------------------------------------
 
     def extend(self, key: Qt.Key) -> bool:
-        """Shift+arrow (Home, End): move the cursor a character or a line within its message; False when
-        there is no text selection or no such key."""
+        """Shift+arrow (Home, End): move the cursor a character or a line, on into the next or the previous
+        message at its ends; False when there is no text selection or no such key."""
         operation = MOVES.get(key)
         if operation is None or self.selection is None:
             return False
@@ -250,9 +253,29 @@ class TextSelector(QObject):
         doc = self._document_at(cursor.row)
         if doc is None:
             return False
-        offset = moved(doc, min(cursor.offset, doc_length(doc)), operation)
-        self.select(TextSelection(self.selection.anchor, TextPoint(cursor.row, offset)))
+        offset = min(cursor.offset, doc_length(doc))
+        point = TextPoint(cursor.row, moved(doc, offset, operation))
+        if point.offset == offset and key not in (Qt.Key.Key_Home, Qt.Key.Key_End):
+            forward = key in (Qt.Key.Key_Right, Qt.Key.Key_Down)
+            neighbour = self._neighbour(cursor.row, forward)
+            if neighbour is not None:
+                point = TextPoint(neighbour, 0 if forward else END)
+        self.select(TextSelection(self.selection.anchor, point))
+        visible = self._model.visible_of_position(point.row)
+        if visible is not None and point.row != cursor.row:
+            self._view.scrollTo(self._model.index(visible))
         return True
+
+    def _neighbour(self, position: int, forward: bool) -> int | None:
+        """The nearest row shown after (before) ``position`` that shows text."""
+        step = 1 if forward else -1
+        for candidate in range(position + step, position + step * NEIGHBOUR_REACH, step):
+            if self._model.visible_of_position(candidate) is None:
+                return None
+            row = self._model.row_at_position(candidate)
+            if row is not None and body_shown(row):
+                return candidate
+        return None
 
     # ---- copy --------------------------------------------------------------------------------
 

@@ -159,3 +159,13 @@ def test_a_click_elsewhere_clears_the_selection_and_headers_still_toggle(qtbot: 
     drag(view, QPoint(geo.header.left() + 30, geo.header.center().y()), char_pos(view, 1, len("Let me")))
     assert not thinking.collapsed
     assert view.text_selector.text() == "Let me"
+
+
+def test_shift_arrows_go_on_into_the_next_message(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    view = panel.view
+    drag(view, char_pos(view, 2, len("And the")), char_pos(view, 2, len("And the tests?")))
+    qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)  # past the end: the next row
+    qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
+    assert view.text_selector.text() == " tests?\n\nAl"
