@@ -32,6 +32,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QAbstractItemView, QListView, QMenu, QStyleOptionViewItem, QToolButton, QWidget
 
 from piwork.gui.chat.chat_model import ChatModel, RowRole
+from piwork.gui.chat.code_copy import copy_text
 from piwork.gui.chat.delegate import ChatDelegate, forget_row_caches
 from piwork.gui.chat.rows import FAILED_TITLE, STOPPED_TITLE, ChatRow, RowKind
 from piwork.gui.chat.text_selection import row_markdown
@@ -412,6 +413,11 @@ class ChatView(QListView):
         menu.addAction(self._copy_action)
         menu.addAction(self._copy_markdown_action)
         row = index.data(RowRole) if index.isValid() else None
+        if isinstance(row, ChatRow):
+            pointer = event.pos() if event.reason() is QContextMenuEvent.Reason.Mouse else None
+            buttons = self.chat_delegate.copy_buttons
+            for label, text in buttons.menu_entries(row, self.visualRect(index), pointer):
+                menu.addAction(label, functools.partial(copy_text, text))
         if isinstance(row, ChatRow) and row.kind in (
             RowKind.THINKING,
             RowKind.TOOL,
@@ -423,7 +429,7 @@ class ChatView(QListView):
             card = row.tool
             for label, card_action in view_for(card.name).actions(card):
                 menu.addAction(label, functools.partial(self.chat_delegate.act, card_action, card))
-        if isinstance(row, ChatRow) and row.title in AGAIN_TITLES:  # a failed or stopped reply
+        if isinstance(row, ChatRow) and (row.title in AGAIN_TITLES or row.mark is not None):  # ended early
             menu.addSeparator()
             menu.addAction("Retry", lambda: self.replyAgainRequested.emit("retry", row.key))
             menu.addAction("Edit and Resend", lambda: self.replyAgainRequested.emit("edit", row.key))

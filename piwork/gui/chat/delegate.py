@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import (
     QEvent,
@@ -43,7 +43,9 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
+from piwork.gui.chat.answer_header import head_label
 from piwork.gui.chat.chat_model import ChatModel, RowRole
+from piwork.gui.chat.code_copy import CopyButtons
 from piwork.gui.chat.row_documents import IMAGE_MAX_HEIGHT, RowDocuments
 from piwork.gui.chat.rows import ChatRow, RowKind, body_shown
 from piwork.gui.chat.text_selection import selection_format
@@ -78,6 +80,8 @@ class RowGeometry:
     body: QRect
     badges: list[tuple[QRect, Badge]]  # a tool card's badges, right to left
     images: list[QRect]
+    head: QRect = field(default_factory=QRect)  # an answer's model and time, above its first row
+    mark: QRect = field(default_factory=QRect)  # an incomplete answer's note, below its last row
 
     @property
     def badge(self) -> QRect:
@@ -118,6 +122,8 @@ class ChatDelegate(QStyledItemDelegate):
         self._measurer.timeout.connect(self._measure_some)
         # The characters of a row's body the view's text selection covers, given the row and its length.
         self.selected_span: Callable[[ChatRow, int], tuple[int, int] | None] = lambda _row, _length: None
+        self._meta_height: int | None = None  # of an answer's head or incomplete-note line
+        self.copy_buttons = CopyButtons(view, self)
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
@@ -125,6 +131,7 @@ class ChatDelegate(QStyledItemDelegate):
         self._heights.clear()
         self._estimates.clear()
         self._font_metrics = None
+        self._meta_height = None
 
     # ---- geometry ----------------------------------------------------------------------------
 
@@ -136,11 +143,20 @@ class ChatDelegate(QStyledItemDelegate):
             return 0
         return QFontMetrics(self._view.font()).height() + 6
 
+    def _meta_lines(self, row: ChatRow) -> tuple[int, int]:
+        """Heights of the answer's head line above the row and its incomplete note below (0: none)."""
+        if row.head is None and row.mark is None:
+            return 0, 0
+        if self._meta_height is None:
+            self._meta_height = QFontMetrics(self.small_font()).height() + 6
+        return (self._meta_height if row.head else 0), (self._meta_height if row.mark else 0)
+
     def _has_body(self, row: ChatRow) -> bool:
         return body_shown(row)
 
     def geometry(self, row: ChatRow, rect: QRect) -> RowGeometry:
-        card = rect.adjusted(MARGIN_X, MARGIN_Y, -MARGIN_X, -MARGIN_Y)
+        head_h, mark_h = self._meta_lines(row)
+        card = rect.adjusted(MARGIN_X, MARGIN_Y + head_h, -MARGIN_X, -MARGIN_Y - mark_h)
         header_h = self._header_height(row)
         header = QRect(card.left() + PAD, card.top() + PAD // 2, card.width() - 2 * PAD, header_h)
         body_top = header.bottom() + 1 + PAD // 2
@@ -159,7 +175,9 @@ class ChatDelegate(QStyledItemDelegate):
         for pixmap in self._pixmaps_for(row):
             images.append(QRect(x, y, pixmap.width(), pixmap.height()))
             x += pixmap.width() + 6
-        return RowGeometry(card, header, body, badges, images)
+        head = QRect(card.left() + PAD, card.top() - head_h, card.width() - 2 * PAD, head_h)
+        mark = QRect(card.left() + PAD, card.bottom() + 1, card.width() - 2 * PAD, mark_h)
+        return RowGeometry(card, header, body, badges, images, head, mark)
 
     def _height(self, row: ChatRow, width: int) -> int:
         cached = self._heights.get(row.key)
@@ -170,6 +188,7 @@ class ChatDelegate(QStyledItemDelegate):
         if geo.images:
             bottom = max(r.bottom() for r in geo.images)
         height = bottom + PAD // 2 + MARGIN_Y + (PAD // 2 if row.kind is not RowKind.TEXT else 0)
+        height += geo.mark.height()
         if row.streaming and cached and cached[1] == width:
             # A growing row keeps some room ahead, so the view re-lays out every few flushes, not each one.
             if height <= cached[2]:
@@ -245,7 +264,8 @@ class ChatDelegate(QStyledItemDelegate):
     def _estimate(self, row: ChatRow, width: int) -> int:
         header_height, char_width, line_spacing = self._metrics()
         header = 0 if row.kind is RowKind.TEXT else header_height
-        top = MARGIN_Y + PAD // 2 + header + (PAD // 2 if header else 0)
+        head, mark = self._meta_lines(row)
+        top = MARGIN_Y + head + PAD // 2 + header + (PAD // 2 if header else 0)
         body = 0
         if self._has_body(row):
             per_line = max(1, (width - 2 * MARGIN_X - 2 * PAD) // char_width)
@@ -255,7 +275,8 @@ class ChatDelegate(QStyledItemDelegate):
                 lines = min(lines, COLLAPSED_TOOL_LINES)
             body = lines * line_spacing
         images = IMAGE_ESTIMATE if row.images else 0
-        return top + body + images + PAD // 2 + MARGIN_Y + (PAD // 2 if row.kind is not RowKind.TEXT else 0)
+        bottom = PAD // 2 + MARGIN_Y + (PAD // 2 if row.kind is not RowKind.TEXT else 0) + mark
+        return top + body + images + bottom
 
     def pending_rows(self) -> int:
         """Rows laid out with an estimate and not measured yet."""
@@ -318,6 +339,9 @@ class ChatDelegate(QStyledItemDelegate):
         font.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
         return font
 
+    def small_font(self) -> QFont:
+        return self._small_font()
+
     # ---- painting ----------------------------------------------------------------------------
 
     def _background(self, row: ChatRow, palette: QPalette) -> QColor | None:
@@ -357,7 +381,41 @@ class ChatDelegate(QStyledItemDelegate):
             self._paint_doc(painter, row, geo.body.topLeft(), palette)
         for pixmap, target in zip(self._pixmaps_for(row), geo.images, strict=False):
             painter.drawPixmap(target.topLeft(), pixmap)
+        self._paint_meta(painter, row, geo, palette)
+        self.copy_buttons.paint(painter, row, rect, palette)
         painter.restore()
+
+    def _paint_meta(self, painter: QPainter, row: ChatRow, geo: RowGeometry, palette: QPalette) -> None:
+        """An answer's head line (model · time) and an incomplete answer's note: small, in the muted text
+        colour, one line each."""
+        if row.head is None and row.mark is None:
+            return
+        font = self._small_font()
+        fm = QFontMetrics(font)
+        muted = palette.color(QPalette.ColorRole.PlaceholderText)
+        painter.setFont(font)
+        align = Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft
+        if row.head is not None and geo.head.height():
+            painter.setPen(muted)
+            label = fm.elidedText(head_label(row.head), Qt.TextElideMode.ElideRight, geo.head.width())
+            painter.drawText(geo.head.adjusted(0, 2, 0, 0), align, label)
+        if row.mark is not None and geo.mark.height():
+            note, hint = row.mark.note, row.mark.hint
+            bold = QFont(font)
+            bold.setBold(True)
+            painter.setFont(bold)
+            painter.setPen(self.theme.accent("badge"))
+            note_rect = geo.mark.adjusted(0, 0, 0, -2)
+            painter.drawText(
+                note_rect, align, fm.elidedText(note, Qt.TextElideMode.ElideRight, note_rect.width())
+            )
+            if hint:
+                offset = QFontMetrics(bold).horizontalAdvance(note)
+                rest = note_rect.adjusted(offset, 0, 0, 0)
+                painter.setFont(font)
+                painter.setPen(muted)
+                text = fm.elidedText(f" — {hint}", Qt.TextElideMode.ElideRight, max(0, rest.width()))
+                painter.drawText(rest, align, text)
 
     def _paint_doc(self, painter: QPainter, row: ChatRow, origin: QPoint, palette: QPalette) -> None:
         doc = self._doc(row)

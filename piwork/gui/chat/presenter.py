@@ -39,6 +39,7 @@ from piwork.core.agent import (
     UserCommandUpdate,
 )
 from piwork.core.llm import readable_error
+from piwork.gui.chat.answer_meta import head_of, incomplete_mark
 from piwork.gui.chat.chat_model import ChatModel
 from piwork.gui.chat.conversation import Conversation, prepare_conversation
 from piwork.gui.chat.retry_card import RetryCard
@@ -264,6 +265,7 @@ class ChatPresenter(QObject):
         if provider_event.type == "text_start" or provider_event.type == "thinking_start":
             row_kind = RowKind.TEXT if kind == "text_start" else RowKind.THINKING
             new_row = ChatRow(row_kind, streaming=True)
+            self._head_answer(new_row, event.message)
             self._stream_rows[index] = new_row
             self._append([new_row])
         elif provider_event.type == "text_delta" or provider_event.type == "thinking_delta":
@@ -278,6 +280,7 @@ class ChatPresenter(QObject):
             block = _block(event.message, index)
             card = ToolCard(str(block.get("id", "")), str(block.get("name", "tool")), status="preparing")
             card_row = ChatRow(RowKind.TOOL, tool=card, streaming=True)
+            self._head_answer(card_row, event.message)
             self._stream_rows[index] = card_row
             self._register_card(card, card_row)
             self._append([card_row])
@@ -361,7 +364,25 @@ class ChatPresenter(QObject):
                 if message.get("stopReason") in ("error", "aborted"):
                     row.tool.status = "aborted"
                 self._changed(row)
-        self._append(self._take_failure(stop_rows(message), message))
+        marked = self._mark_incomplete(message)
+        self._append(self._take_failure(stop_rows(message, marked), message))
+
+    def _head_answer(self, row: ChatRow, message: dict[str, Any]) -> None:
+        """The first row streamed of an answer is headed with its model and time."""
+        if not self._stream_rows:
+            row.head = head_of(message)
+
+    def _mark_incomplete(self, message: dict[str, Any]) -> bool:
+        """Put the incomplete note on the last streamed row of an answer that ended early, when something
+        of it was shown; True when it did."""
+        mark = incomplete_mark(message)
+        shown = [row for row in self._stream_rows.values() if row.text.strip() or row.tool is not None]
+        if mark is None or not shown:
+            return False
+        last = shown[-1]  # rows are kept in the order of the message's content
+        last.mark = mark
+        self._changed(last)
+        return True
 
     # ---- the user's own commands -----------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from PySide6.QtGui import QFont, QFontDatabase, QImage, QPixmap, QTextCursor, QT
 from PySide6.QtWidgets import QWidget
 
 from piwork.gui.background import BackgroundTasks
+from piwork.gui.chat.code_fences import person_markdown
 from piwork.gui.chat.markdown import render_markdown
 from piwork.gui.chat.render_jobs import MarkdownRenderer
 from piwork.gui.chat.rows import ChatRow, RowKind
@@ -29,6 +30,12 @@ from piwork.gui.theme import Theme
 IMAGE_MAX_HEIGHT = 160
 DOC_CACHE_SIZE = 400
 ASYNC_RENDER_CHARS = 8000  # longer finished messages are rendered in slices (render_jobs)
+_MARKDOWN_ROWS = (RowKind.TEXT, RowKind.USER)  # a message's text: rendered as Markdown once it is whole
+
+
+def markdown_source(row: ChatRow) -> str:
+    """The Markdown a message row is rendered from: a person's lines are kept as typed."""
+    return person_markdown(row.text) if row.kind is RowKind.USER else row.text
 
 
 @dataclass
@@ -74,7 +81,7 @@ class RowDocuments(QObject):
         entry = self._docs.get(row.key)
         if entry is not None:
             self._docs.move_to_end(row.key)
-        if row.kind is RowKind.TEXT and not row.streaming and len(row.text) > ASYNC_RENDER_CHARS:
+        if row.kind in _MARKDOWN_ROWS and not row.streaming and len(row.text) > ASYNC_RENDER_CHARS:
             return self._long_text_doc(row, entry, width)
         if entry is not None:
             if entry.revision == row.revision and (entry.width == width or entry.final):
@@ -102,8 +109,9 @@ class RowDocuments(QObject):
             return entry.doc
         if not self.renderer.pending(row.key, row.revision):
             font = self._widget.font()
+            source = markdown_source(row)
             self.renderer.start(
-                row.key, row.revision, row.text, width, font, self.theme.dark, self.theme.accent("code")
+                row.key, row.revision, source, width, font, self.theme.dark, self.theme.accent("code")
             )
         if entry is not None and not entry.final and entry.streamed <= len(row.text):
             self._append_streamed(entry, row, width)
@@ -139,8 +147,8 @@ class RowDocuments(QObject):
 
     def _fill(self, doc: QTextDocument, row: ChatRow) -> None:
         dark = self.theme.dark
-        if row.kind is RowKind.TEXT and not row.streaming:
-            render_markdown(doc, row.text, dark, self.theme.accent("code"))
+        if row.kind in _MARKDOWN_ROWS and not row.streaming:
+            render_markdown(doc, markdown_source(row), dark, self.theme.accent("code"))
         elif row.kind is RowKind.TOOL and row.tool is not None:
             doc.setDefaultFont(self._mono)
             doc.setPlainText(view_for(row.tool.name).body(row.tool, expanded=not row.collapsed))

@@ -14,6 +14,7 @@ from typing import Any
 from piwork.core.context import CUSTOM_TYPE_WORDS
 from piwork.core.llm import ErrorKind, classify, readable_error
 from piwork.core.resources import parse_skill_invocation
+from piwork.gui.chat.answer_meta import AnswerHead, IncompleteMark, head_of, incomplete_mark
 from piwork.gui.chat.tool_card import ToolCard
 from piwork.gui.chat.tool_views import view_for
 
@@ -41,6 +42,8 @@ class ChatRow:
     hint: str = ""
     images: list[tuple[str, str]] = field(default_factory=list)  # (mimeType, base64 data)
     tool: ToolCard | None = None
+    head: AnswerHead | None = None  # the first row of an answer: its model and time
+    mark: IncompleteMark | None = None  # the last row of an answer that ended early
     key: int = field(default_factory=lambda: next(_keys))
     revision: int = 0
 
@@ -248,7 +251,10 @@ def assistant_rows(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -> 
             )
             tool_cards[card.call_id] = card
             rows.append(ChatRow(RowKind.TOOL, tool=card))
-    rows.extend(stop_rows(message))
+    if rows:
+        rows[0].head = head_of(message)
+        rows[-1].mark = incomplete_mark(message)
+    rows.extend(stop_rows(message, marked=bool(rows) and rows[-1].mark is not None))
     return rows
 
 
@@ -257,12 +263,17 @@ STOPPED_TITLE = "Stopped"
 AGAIN_HINT = "Right-click here to Retry it, or to Edit and Resend your prompt."
 
 
-def stop_rows(message: dict[str, Any]) -> list[ChatRow]:
+def stop_rows(message: dict[str, Any], marked: bool = False) -> list[ChatRow]:
+    """The card after a reply that did not end as the model meant it to. With ``marked`` (the answer
+    carries its incomplete note) a stop or the output limit needs no card of its own; a failure keeps its
+    card, which says why and is where retries show."""
     reason = message.get("stopReason")
     if reason == "error":
         text = str(message.get("errorMessage") or "The provider reported an error.")
         hint = f"{error_hint(text)} {AGAIN_HINT}"
         return [ChatRow(RowKind.ERROR, readable_error(text), title=FAILED_TITLE, hint=hint)]
+    if marked and reason in ("aborted", "length"):
+        return []
     if reason == "aborted":
         text = str(message.get("errorMessage") or "Stopped by you.")
         # stopping is the user's own choice: a neutral note, not an error

@@ -111,7 +111,8 @@ def test_tool_card_lifecycle_and_truncated_badge(qtbot: QtBot) -> None:
         .preview(card_row.tool, False)
         .endswith("… 42 more lines (click the header to expand)")
     )
-    assert view.click_row(0, QPoint(20, geo.header.center().y() - geo.card.top() + 4))
+    row_top = view.visualRect(panel.model.index(0)).top()
+    assert view.click_row(0, QPoint(20, geo.header.center().y() - row_top))
     assert not card_row.collapsed and tool_title(card_row) == "▾ bash"
     p.handle(ev.AgentSettled())
     assert panel.send_button.text() == "Send"
@@ -280,7 +281,8 @@ def test_a_skill_invocation_shows_as_a_collapsed_skill_card(qtbot: QtBot) -> Non
     collapsed_height = view.visualRect(panel.model.index(0)).height()
     geo = view.chat_delegate.geometry(skill, view.visualRect(panel.model.index(0)))
     assert geo.body.height() == 0  # collapsed: the header only
-    assert view.click_row(0, QPoint(20, geo.header.center().y() - geo.card.top() + 4))
+    row_top = view.visualRect(panel.model.index(0)).top()
+    assert view.click_row(0, QPoint(20, geo.header.center().y() - row_top))
     assert not skill.collapsed and skill_title(skill).startswith("▾ Skill: release-notes")
     qtbot.waitUntil(lambda: view.visualRect(panel.model.index(0)).height() > collapsed_height)
     # The same message read back from the session file shows the same way; without args, only the card.

@@ -50,14 +50,22 @@ class ToolView:
             return name
         return ("▸ " if collapsed else "▾ ") + name
 
-    def summary(self, card: ToolCard) -> str:
-        """One line after the name: the argument people care about first, then the rest."""
+    def main_argument(self, card: ToolCard) -> tuple[str, str]:
+        """(name, value) of the argument people care about: the command, path or pattern the tool
+        declares, else the first of the usual names; ("", "") when the call has none."""
         facts = tool_facts(card.name)
         declared = [facts.command_argument, facts.path_argument, facts.pattern_argument]
         for key in dict.fromkeys([*(k for k in declared if k is not None), *SUMMARY_KEYS]):
             value = card.args.get(key)
             if isinstance(value, str) and value:
-                return value.splitlines()[0] if value.strip() else value
+                return key, value
+        return "", ""
+
+    def summary(self, card: ToolCard) -> str:
+        """One line after the name: the argument people care about first, then the rest."""
+        _key, value = self.main_argument(card)
+        if value:
+            return value.splitlines()[0] if value.strip() else value
         try:
             text = json.dumps(card.args, ensure_ascii=False)
         except (TypeError, ValueError):

@@ -1,0 +1,37 @@
+"""The words of the line heading an answer: "claude-sonnet-4 · 14:32", with the date when it is not today,
+in the locale's short formats."""
+
+from __future__ import annotations
+
+from datetime import date
+from functools import lru_cache
+
+from PySide6.QtCore import QDate, QDateTime, QLocale
+
+from piwork.gui.chat.answer_meta import AnswerHead
+
+SEPARATOR = " · "
+
+
+def head_label(head: AnswerHead, today: date | None = None) -> str:
+    """The heading's text; ``today`` (the local date by default) decides whether the date is shown."""
+    return _label(head, today or date.today())
+
+
+@lru_cache(maxsize=1024)  # painted on every repaint of the row: formatted once
+def _label(head: AnswerHead, today: date) -> str:
+    parts = [head.model or head.provider]
+    if head.timestamp is not None:
+        parts.append(when(head.timestamp, today))
+    return SEPARATOR.join(part for part in parts if part)
+
+
+def when(timestamp_ms: int, today: date) -> str:
+    """The local time of ``timestamp_ms``; the short date before it when that is not ``today``."""
+    moment = QDateTime.fromMSecsSinceEpoch(timestamp_ms).toLocalTime()
+    locale = QLocale()
+    time_text = locale.toString(moment.time(), QLocale.FormatType.ShortFormat)
+    day = moment.date()
+    if day == QDate(today.year, today.month, today.day):
+        return time_text
+    return f"{locale.toString(day, QLocale.FormatType.ShortFormat)} {time_text}"
