@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QMimeData, QObject, QPoint, Qt, QThread, QTimer
@@ -40,6 +41,7 @@ from piwork.gui.chat.text_selection import (
     word_span,
 )
 
+Unit = Callable[[QTextDocument, int], tuple[int, int]]  # the word or paragraph at an offset
 SYNC_ROWS = 300  # a selection with more rows between its ends is joined in a worker thread
 AUTOSCROLL_MS = 25
 NEIGHBOUR_REACH = 50  # rows without text (closed cards) that Shift+arrow steps over
@@ -68,6 +70,9 @@ class TextSelector(QObject):
         self._consumed = False  # the press was the selector's (a triple-click, Shift+click): no row click
         self._double_at = -1.0  # when the last double-click selected a word (a third click selects more)
         self._double_pos = QPoint()
+        # After a double (triple) click, a drag extends by whole words (paragraphs) from the first one.
+        self._unit: Unit | None = None
+        self._unit_span = (TextPoint(0, 0), TextPoint(0, 0))
         self._drag_pos = QPoint()
         self._scroller = QTimer(self)
         self._scroller.setInterval(AUTOSCROLL_MS)
@@ -156,6 +161,7 @@ class TextSelector(QObject):
         self._dragging = False
         self._consumed = False
         self._pressed_at = pos
+        self._unit = None
         if self._third_click(pos):
             return True
         point = self.point_at(pos)
@@ -176,11 +182,16 @@ class TextSelector(QObject):
         if hit is None:
             return False
         position, doc, offset = hit
-        first, last = paragraph_span(doc, offset)
-        self._anchor = TextPoint(position, first)
-        self._consumed = True
-        self.select(TextSelection(self._anchor, TextPoint(position, last)))
+        self._select_unit(position, doc, offset, paragraph_span)
         return True
+
+    def _select_unit(self, position: int, doc: QTextDocument, offset: int, unit: Unit) -> None:
+        first, last = unit(doc, offset)
+        self._unit = unit
+        self._unit_span = (TextPoint(position, first), TextPoint(position, last))
+        self._anchor = self._unit_span[0]
+        self._consumed = True
+        self.select(TextSelection(*self._unit_span))
 
     def double_click(self, pos: QPoint) -> bool:
         """Select the word under ``pos``; False when ``pos`` is on no text (the view handles it)."""
@@ -188,13 +199,10 @@ class TextSelector(QObject):
         if hit is None:
             return False
         position, doc, offset = hit
-        first, last = word_span(doc, offset)
-        self._anchor = TextPoint(position, first)
         self._pressed_at = pos
-        self._consumed = True
         self._double_at, self._double_pos = time.monotonic(), pos
         self._view.selectionModel().clearSelection()  # the first click selected its row
-        self.select(TextSelection(self._anchor, TextPoint(position, last)))
+        self._select_unit(position, doc, offset, word_span)
         return True
 
     def move(self, pos: QPoint) -> bool:
@@ -226,8 +234,20 @@ class TextSelector(QObject):
 
     def _extend_to(self, pos: QPoint) -> None:
         point = self.point_at(pos)
-        if self._anchor is not None and point is not None:
+        if self._anchor is None or point is None:
+            return
+        if self._unit is None:
             self.select(TextSelection(self._anchor, point))
+            return
+        first, last = self._unit_span
+        doc = self._document_at(point.row)
+        start, end = (point.offset, point.offset)
+        if doc is not None:
+            start, end = self._unit(doc, min(point.offset, doc_length(doc)))
+        if point < first:
+            self.select(TextSelection(last, TextPoint(point.row, start)))
+        else:
+            self.select(TextSelection(first, max(last, TextPoint(point.row, end))))
 
     def _autoscroll(self) -> None:
         height = self._view.viewport().height()

@@ -33,11 +33,16 @@ def char_pos(view: ChatView, visible: int, offset: int) -> QPoint:
 
 
 def send(
-    view: ChatView, kind: QEvent.Type, pos: QPoint, button: Qt.MouseButton, held: Qt.MouseButton
+    view: ChatView,
+    kind: QEvent.Type,
+    pos: QPoint,
+    button: Qt.MouseButton,
+    held: Qt.MouseButton,
+    modifiers: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier,
 ) -> None:
     point = QPointF(pos)
     global_point = QPointF(view.viewport().mapToGlobal(pos))
-    event = QMouseEvent(kind, point, global_point, button, held, Qt.KeyboardModifier.NoModifier)
+    event = QMouseEvent(kind, point, global_point, button, held, modifiers)
     QApplication.sendEvent(view.viewport(), event)
 
 

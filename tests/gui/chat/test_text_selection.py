@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
@@ -12,7 +12,8 @@ from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.chat.conversation import prepare_conversation
 from piwork.gui.chat.rows import RowKind
 from piwork.gui.theme import load_theme
-from tests.gui.chat.selection_support import char_pos, click, double_click, drag
+from tests.gui.chat.selection_support import LEFT, NO_BUTTON, char_pos, click, double_click, drag, send
+from tests.support.long_session import long_conversation
 
 REPLY = (
     "The **parser** reads the notes file and keeps every entry.\n\n"
@@ -169,3 +170,50 @@ def test_shift_arrows_go_on_into_the_next_message(qtbot: QtBot) -> None:
     qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
     qtbot.keyClick(view, Qt.Key.Key_Right, Qt.KeyboardModifier.ShiftModifier)
     assert view.text_selector.text() == " tests?\n\nAl"
+
+
+def test_a_drag_after_a_double_click_extends_by_whole_words(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    view = panel.view
+    doc = view.chat_delegate.body_document(panel.model.row_at(1))
+    assert doc is not None
+    text = doc.toPlainText()
+    at = char_pos(view, 1, text.index("notes") + 1)
+    click(view, at)
+    send(view, QEvent.Type.MouseButtonDblClick, at, LEFT, LEFT)  # the second press, held down
+    send(view, QEvent.Type.MouseMove, char_pos(view, 1, text.index("file") + 2), NO_BUTTON, LEFT)
+    assert view.text_selector.text() == "notes file"
+    send(view, QEvent.Type.MouseMove, char_pos(view, 1, text.index("reads") + 2), NO_BUTTON, LEFT)
+    assert view.text_selector.text() == "reads the notes"
+
+
+def test_shift_click_extends_the_selection(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    view = panel.view
+    drag(view, char_pos(view, 0, 0), char_pos(view, 0, len("Explain")))
+    pos = char_pos(view, 2, len("And"))
+    send(view, QEvent.Type.MouseButtonPress, pos, LEFT, LEFT, Qt.KeyboardModifier.ShiftModifier)
+    send(view, QEvent.Type.MouseButtonRelease, pos, LEFT, NO_BUTTON, Qt.KeyboardModifier.ShiftModifier)
+    assert view.text_selector.text() == f"Explain the parser please\n\n{REPLY}\n\nAnd"
+
+
+def test_dragging_past_the_bottom_edge_scrolls_and_selects_on(qtbot: QtBot) -> None:
+    panel = _panel(qtbot, long_conversation(60))
+    view = panel.view
+    bar = view.verticalScrollBar()
+    view.scrollToTop()
+    qtbot.waitUntil(lambda: bar.value() == 0)
+    first = next(i for i in range(6) if panel.model.row_at(i).kind is RowKind.TEXT)
+    start = char_pos(view, first, 2)
+    send(view, QEvent.Type.MouseButtonPress, start, LEFT, LEFT)
+    below = QPoint(start.x(), view.viewport().height() + 60)
+    send(view, QEvent.Type.MouseMove, below, NO_BUTTON, LEFT)
+    qtbot.waitUntil(lambda: bar.value() > view.viewport().height(), timeout=5_000)
+    send(view, QEvent.Type.MouseButtonRelease, below, LEFT, NO_BUTTON)
+    scrolled = bar.value()
+    selection = view.text_selector.selection
+    assert selection is not None
+    last_on_screen = view.indexAt(QPoint(5, view.viewport().height() - 2)).row()
+    assert selection.end.row >= panel.model.position_of_visible(last_on_screen)
+    qtbot.wait(60)
+    assert bar.value() == scrolled  # the release stopped the scrolling
