@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from PySide6.QtWidgets import QWidget
@@ -11,23 +12,23 @@ from piwork.gui.main_window import MainWindow
 
 
 class WindowDialogs(Protocol):
-    """The dialogs that need the session's state, opened by the controller."""
+    """The dialogs that need the session's state (``dialog_openers.DialogOpeners``)."""
 
-    cwd: str
+    @property
+    def cwd(self) -> str: ...
 
     def show_sessions_browser(self) -> object: ...
 
     def show_search(self) -> SearchQuery: ...
 
-    def show_trust(self) -> object: ...
-
     def show_settings(self) -> object: ...
 
 
 class CommandSurface:
-    def __init__(self, window: MainWindow, dialogs: WindowDialogs) -> None:
+    def __init__(self, window: MainWindow, dialogs: WindowDialogs, show_trust: Callable[[], object]) -> None:
         self._window = window
         self._dialogs = dialogs
+        self._show_trust = show_trust
 
     @property
     def parent(self) -> QWidget:
@@ -61,7 +62,7 @@ class CommandSurface:
         return self._dialogs.show_search()
 
     def show_trust(self) -> object:
-        return self._dialogs.show_trust()
+        return self._show_trust()
 
     def show_settings(self) -> object:
         return self._dialogs.show_settings()

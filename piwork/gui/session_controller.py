@@ -1,5 +1,8 @@
-"""Connects the window to the engine: builds the AgentSession for a folder, forwards its events to the chat,
-and turns user intent (send, stop, compact, switch model, open a session...) into engine calls.
+"""Connects the window to the engine: builds the AgentSession for a folder, hands it to the window's panels
+and views, forwards its events to them, and turns what the user types (send, steer, stop, a slash command)
+into engine calls. It owns the session's lifecycle, the tasks it starts and the model and key state; the
+trust flow, the model pickers, the dialogs and the tool set live in modules of their own, each given this
+controller as a small declared host.
 
 All engine work runs as asyncio tasks on the qasync loop; the controller keeps a reference to every task it
 starts, reports failures in the chat (engine errors) or through the notification path (anything else), and
@@ -10,15 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import os
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from piwork.core.agent import (
     AgentEvent,
@@ -31,22 +33,10 @@ from piwork.core.agent import (
 )
 from piwork.core.errors import PiworkError
 from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
-from piwork.core.resources import (
-    FingerprintStore,
-    Snapshot,
-    TrustOption,
-    TrustRequest,
-    TrustResolver,
-    TrustState,
-    TrustStore,
-    display_path,
-    trust_resources,
-)
-from piwork.core.session import Session, closed_in_worker, default_session_dir, files_to_search, read_header
+from piwork.core.session import Session, closed_in_worker, read_header
 from piwork.core.workflows import AgentRuntime, RuntimeOptions, create_runtime
+from piwork.gui.background import LatestWins
 from piwork.gui.chat.conversation import Conversation, prepare_session_conversation
-from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
-from piwork.gui.chat.pickers import thinking_clamp_text
 from piwork.gui.chat.reply_again import ReplyAgain
 from piwork.gui.command_surface import CommandSurface
 from piwork.gui.commands import BUILTIN, CommandContext, SlashCommand
@@ -55,26 +45,17 @@ from piwork.gui.context.edits import ContextEdits
 from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.navigation import ContextNavigator
 from piwork.gui.context.preflight_flow import PreflightFlow
-from piwork.gui.dialogs import ask_folder, ask_open_file
+from piwork.gui.dialog_openers import DialogOpeners
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.main_window import MainWindow
+from piwork.gui.model_choice import ModelChoice
 from piwork.gui.notifications import NOTIFIED, NotificationCenter, describe_exception, describe_view_failure
-from piwork.gui.palette.palette_dialog import PaletteDialog
-from piwork.gui.palette.sources import (
-    ModelItemsFollower,
-    action_items,
-    command_items,
-    list_recent_sessions,
-    model_items,
-)
 from piwork.gui.recent_projects import remember_project
-from piwork.gui.resources.prompt_parts import session_prompt_parts, show_system_prompt
+from piwork.gui.resources.prompt_parts import session_prompt_parts
 from piwork.gui.search.landing import select_in_tree
-from piwork.gui.search.search_dialog import SearchDialog
 from piwork.gui.session_file_watch import SessionFileWatch
-from piwork.gui.sessions.session_browser import SessionBrowser
-from piwork.gui.settings.settings_dialog import SettingsDialog
-from piwork.gui.trust_dialog import TrustDialog, TrustPrompter
+from piwork.gui.tool_set import ToolSet
+from piwork.gui.trust_flow import TrustFlow
 
 log = logging.getLogger(__name__)
 
@@ -101,13 +82,6 @@ class SessionController(QObject):
         self._view_failures: set[tuple[str, str]] = set()  # (view, event type) already reported
         self.cwd = os.path.abspath(cwd)
         self.agent_dir = agent_dir
-        self.approve = approve
-        # "This session only" answers per real folder path: kept across reloads, never saved.
-        self.session_trust: dict[str, bool] = {}
-        # What each of those answers was made on (only files matching it load), and the same for the
-        # decision the next open uses (see ``_trust_override``).
-        self._session_reviewed: dict[str, Snapshot | None] = {}
-        self._trust_baseline: Snapshot | None = None
         self.env = dict(env if env is not None else os.environ)
         self.models = ModelRegistry(agent_dir)
         # What the window knows about keys: read from memory, asked of the keyring only in workers.
@@ -122,32 +96,46 @@ class SessionController(QObject):
             self,
         )
         self.tokenizers = Tokenizers(agent_dir, env=self.env)
-        self.trust_prompter = TrustPrompter(
-            TrustStore(str(agent_dir)), FingerprintStore(str(agent_dir)), parent=window
-        )
-        self.trust_prompter.before_asking = self._not_while_typing
-        self.trust_prompter.asking.append(window.reply_notifier.waiting_for_answer)
         self.runtime: AgentRuntime | None = None
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self._unsubscribe: Any = None
+        self.trust = TrustFlow(self, window, approve)
         self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
         self.context_feed = ContextFeed(self.tokenizers, self)
         self.file_watch = SessionFileWatch(self)  # reads outside changes ahead, off the GUI thread
-        self.context_commands = ContextCommands(self, self.chat.presenter, self.chat.composer, window)
+        self._branch_rows = LatestWins()  # a branch moved to: its rows, built in a worker
+        self.tool_set = ToolSet(self, window, self.context_feed)
+        self.context_commands = ContextCommands(
+            self,
+            self.chat.presenter,
+            self.chat.composer,
+            window,
+            prompter=self.trust.prompter,
+            show_system_prompt=self.tool_set.show_system_prompt,
+            show_preflight=lambda planned: self.preflight.show(planned),
+        )
         self.context_navigator = ContextNavigator(window, self.context_feed, self)
         self.context_edits = ContextEdits(self, window.tree_panel, self.chat.view, self.chat.presenter)
         self.reply_again = ReplyAgain(self, self.chat.view, self.chat.presenter, self.chat.composer, self)
         self.preflight = PreflightFlow(
-            self, window, self.context_feed, self.context_navigator, self.context_commands, self.toggle_tool
+            self,
+            window,
+            self.context_feed,
+            self.context_navigator,
+            self.context_commands,
+            self.tool_set.toggle_tool,
+            self.trust.show,
         )
-        self.tasks: set[asyncio.Task[Any]] = set()
-        self._picks = 0  # models picked so far: a pick resolved in a worker applies only if still the latest
-        self._unsubscribe: Any = None
+        self.model_choice = ModelChoice(self, window)
+        self.dialogs = DialogOpeners(self, window, self.model_choice)
         # what a slash command's handler is given (never this controller as such)
         self.command_context = CommandContext(
             notices=self.chat.presenter,
             tasks=self,
             sessions=self,
+            model_choice=self.model_choice,
             composer=self.chat.composer,
-            window=CommandSurface(window, self),
+            window=CommandSurface(window, self.dialogs, self.trust.show),
             context=self.context_commands,
         )
         self._wire()
@@ -171,25 +159,13 @@ class SessionController(QObject):
         self.chat.commandSubmitted.connect(self.run_command)
         self.chat.userCommandSubmitted.connect(self.run_user_command)
         self.chat.stopRequested.connect(self.stop)
-        self.chat.footer.model_picker.modelPicked.connect(self.pick_model)
-        self.chat.footer.thinking_picker.levelPicked.connect(self.pick_thinking)
-        self.chat.addServerRequested.connect(lambda: self.show_settings().providers_page.edit_server(None))
-        self.chat.addKeyRequested.connect(self.show_settings)
-        self.keys.changed.connect(self._fill_pickers)
         a["new_session"].triggered.connect(lambda: self.spawn(self.open_session(None)))
-        a["open_session"].triggered.connect(self.choose_session_file)
-        a["open_folder"].triggered.connect(self.choose_project_folder)
         self.window.projectChosen.connect(lambda folder: self.spawn(self.open_project(folder)))
         self.window.sessionFileChosen.connect(lambda path: self.spawn(self.open_session(path)))
-        a["sessions_browser"].triggered.connect(self.show_sessions_browser)
-        a["search_sessions"].triggered.connect(self.show_search)
-        a["command_palette"].triggered.connect(self.show_palette)
         a["export"].triggered.connect(lambda: self.run_command(SlashCommand("export", "")))
         a["import_session"].triggered.connect(lambda: self.run_command(SlashCommand("import", "")))
-        a["settings"].triggered.connect(self.show_settings)
         a["compact"].triggered.connect(lambda: self.run_command(SlashCommand("compact", "")))
         a["name_session"].triggered.connect(lambda: self.run_command(SlashCommand("name", "")))
-        a["trust"].triggered.connect(self.show_trust)
         a["reload_resources"].triggered.connect(self.reload)
         tree = self.window.tree_panel
         tree.navigated.connect(lambda _result: self._show_context())
@@ -249,60 +225,6 @@ class SessionController(QObject):
 
     # ---- opening sessions --------------------------------------------------------------------
 
-    async def _ask_trust(self, request: TrustRequest) -> TrustOption | None:
-        return await self.trust_prompter.ask(request)
-
-    async def _not_while_typing(self, changed: bool) -> None:
-        """Hold a trust question back while the user types in the composer, until they choose to review."""
-        if self.chat.composer.is_typing():
-            await self.chat.trust_banner.wait_for_review(changed)
-
-    async def _trust_override(self) -> bool | None:
-        """--approve/--no-approve; else, when the gated resources changed since the saved decision,
-        the user's new answer (None: let the engine read the saved decision, or ask).
-
-        Also sets ``_trust_baseline``: the files the decision in force was made on (the reading a
-        question showed, or the snapshot kept with a saved decision), so only those load."""
-        self._trust_baseline = None
-        if self.approve is not None:
-            return self.approve
-        folder = os.path.realpath(self.cwd)
-        if folder in self.session_trust:
-            self._trust_baseline = self._session_reviewed.get(folder)
-            return self.session_trust[folder]
-        state = await TrustResolver(self.trust_prompter.store).resolve(self.cwd)
-        if not await asyncio.to_thread(self.trust_prompter.needs_recheck, state):  # fingerprints the files
-            if state.source == "saved" and state.trusted:
-                self._trust_baseline = await asyncio.to_thread(self.trust_prompter.snapshots.load, self.cwd)
-            return None
-        decided = await self.trust_prompter.recheck(state)
-        self._trust_baseline = decided.reviewed
-        saved = decided.source == "prompt" and decided.saved_path is not None
-        return None if saved else decided.trusted
-
-    def _tell_unreviewed(self, paths: Sequence[str]) -> None:
-        names = ", ".join(display_path(p, os.path.realpath(self.cwd)) for p in paths)
-        self.chat.presenter.add_notice(
-            "Changed since you reviewed it",
-            f"{names} changed after you reviewed this project for trust, so it was not loaded. "
-            "piwork asks again, showing the change.",
-        )
-
-    async def _ask_again_about(self, state: TrustState, baseline: Snapshot | None) -> None:
-        """Gated files changed after the decision that loaded this project: ask again, showing the
-        change, and reload with the answer."""
-        resources = tuple(await asyncio.to_thread(trust_resources, self.cwd))
-        decided = await self.trust_prompter.ask_about_changes(
-            dataclasses.replace(state, resources=resources), baseline
-        )
-        folder = os.path.realpath(self.cwd)
-        if decided.source == "prompt" and decided.saved_path is not None:
-            self.session_trust.pop(folder, None)
-        else:  # this session only, or dismissed (untrusted): nothing saved
-            self.session_trust[folder] = decided.trusted
-        self._session_reviewed[folder] = decided.reviewed
-        self.reload()
-
     async def open_session(
         self, session_file: str | None, *, reopen_current: bool = False, most_recent: bool = False
     ) -> AgentRuntime:
@@ -317,14 +239,13 @@ class SessionController(QObject):
         checking = self.keys.checking
         self.keys.refresh()
         if checking:
-            self._fill_pickers()
+            self.model_choice.fill_pickers()
         if session_file:
             header = await asyncio.to_thread(read_header, Path(session_file)) or {}
             header_cwd = header.get("cwd")
             if isinstance(header_cwd, str) and os.path.isdir(header_cwd):
                 self.cwd = os.path.abspath(header_cwd)
-        trust_override = await self._trust_override()
-        baseline = self._trust_baseline
+        trust = await self.trust.decide()
         if reopen_current:
             if self.session is not None and self.session.is_streaming:  # sent while the question waited
                 await self.session.wait_for_idle()
@@ -334,15 +255,15 @@ class SessionController(QObject):
             agent_dir=self.agent_dir,
             session_file=session_file,
             continue_recent=most_recent and not session_file,
-            trust_override=trust_override,
-            trust_reviewed=baseline,
-            ask_trust=self._ask_trust,
+            trust_override=trust.override,
+            trust_reviewed=trust.baseline,
+            ask_trust=self.trust.ask,
             credentials=self.credentials,
             keys_loaded_by_caller=True,  # by ``self.keys``, in a worker
             env=self.env,
             tokenizers=self.tokenizers,  # the governor counts with the model's tokenizer (loaded in a thread)
         )
-        if session_file and self._is_open_file(session_file):
+        if session_file and self.is_open_file(session_file):
             # Reopening (or reloading) the open file: let go of its writer lock first, or the new
             # runtime would find the file held and open it read-only.
             await self._let_go()
@@ -361,17 +282,11 @@ class SessionController(QObject):
         remember_project(self.window.ui_state, self.cwd)  # File → Open Recent
         # a model change, the session's name, the governor's state...: written by a worker, in order
         runtime.store.write_appends_in_worker(asyncio.get_running_loop())
-        trust = runtime.resources.trust
-        if trust is not None and trust.source == "session-only":  # a reload must not ask again
-            self.session_trust[os.path.realpath(self.cwd)] = trust.trusted
-            self._session_reviewed[os.path.realpath(self.cwd)] = trust.reviewed
-        if trust is not None and runtime.resources.unreviewed:
-            self._tell_unreviewed(runtime.resources.unreviewed)
-            self.spawn(self._ask_again_about(trust, trust.reviewed or baseline))
+        self.trust.opened(runtime, trust.baseline)
         self._unsubscribe = runtime.session.subscribe(self._on_event)
         self.file_watch.watch(runtime.store)
         self.window.panels.attach(runtime)  # the tree, resources, logs and context panels
-        self._show_system_prompt()
+        self.tool_set.show_system_prompt()
         resources = runtime.resources
         self.chat.composer.set_extra_commands(
             [f"skill:{skill.name}" for skill in resources.skill_commands]
@@ -389,7 +304,7 @@ class SessionController(QObject):
             self.chat.presenter.add_notice("Session file", notice)
         for warning in runtime.file_warnings():  # a broken settings.json, models.json, trust.json...
             self.chat.presenter.add_notice("A file needs attention", warning)
-        self._fill_pickers()
+        self.model_choice.fill_pickers()
         self.refresh_status()
         self.sessionOpened.emit(runtime)
         return runtime
@@ -423,40 +338,22 @@ class SessionController(QObject):
 
         task.add_done_callback(opened)
 
-    def show_system_prompt(self) -> None:
-        """Show the system prompt the session now sends in the Resources panel (a context file excluded
-        for this task changed it)."""
-        self._show_system_prompt()
+    async def open_at(self, path: str, entry_id: str | None) -> None:
+        """Open ``path`` (unless it is the open session) and select ``entry_id`` in the tree."""
+        if not self.is_open_file(path):
+            await self.open_session(path)
+        if entry_id is not None:
+            # After the tree has followed what opening appended (it moves to the new leaf on a
+            # zero-delay timer), so the selection stays on the entry.
+            QTimer.singleShot(0, lambda: select_in_tree(self.window, entry_id))
 
-    def toggle_tool(self, name: str, on: bool) -> None:
-        """Turn a tool on (added after the others) or off for the open session: its next request sends
-        the new set, and the system prompt, X-ray and meter show it at once."""
-        session = self.session
-        if session is None:
-            return
-        names = session.tool_names()
-        if on and name not in names:
-            names.append(name)
-        elif not on:
-            names = [n for n in names if n != name]
-        session.set_active_tools(names)
-        self.context_feed.schedule()
-        self._show_system_prompt()
-        state = "on" if on else "off"
-        self.window.status.showMessage(f"Tool {name} turned {state} for this session.", 5000)
-
-    def _show_system_prompt(self) -> None:
-        runtime = self.runtime
-        if runtime is not None:
-            panel = self.window.resource_panel
-            self.spawn(show_system_prompt(panel, runtime.session, runtime.resources, self.tokenizers))
-
-    def _is_open_file(self, session_file: str) -> bool:
+    def is_open_file(self, session_file: str) -> bool:
         path = self.runtime.store.path if self.runtime is not None else None
         return path is not None and os.path.realpath(path) == os.path.realpath(session_file)
 
     def _detach(self) -> Session | None:
         """Unhook the open session from the window; returns its store, still to be closed."""
+        self._branch_rows.cancel()
         self.context_feed.detach()
         self.window.panels.detach()
         self.file_watch.watch(None)
@@ -481,16 +378,34 @@ class SessionController(QObject):
             await closed_in_worker(store)
 
     def _show_context(self, prepared: Conversation | None = None) -> None:
+        """Show the session's branch: at once when its rows were built ahead (opening), else (a move in
+        the tree, where context edits are marked from the entries' bodies) built in a worker, the
+        latest move winning."""
         session = self.session
         if session is None:
             return
-        messages = session.messages
-        if prepared is None or not prepared.current_for(messages):  # a move in the tree: edits marked
-            prepared = prepare_session_conversation(session)
-        self.chat.presenter.show_messages(messages, prepared)
+        if prepared is not None and prepared.current_for(session.messages):
+            self._show_branch(session, prepared)
+            return
+        self._branch_rows.start(
+            lambda _request: prepare_session_conversation(session),
+            lambda built: self._show_branch(session, built),
+            lambda error: self._branch_failed(session, error),
+            failures=(OSError, PiworkError),
+        )
+
+    def _show_branch(self, session: AgentSession, prepared: Conversation | None) -> None:
+        if session is not self.session:  # another session opened meanwhile
+            return
+        self.chat.presenter.show_messages(session.messages, prepared)  # rebuilt if it moved on since
         self.window.set_session_title(session.tree.name or None, self.cwd)
-        self._show_system_prompt()  # a move in the tree may restore another tool set
+        self.tool_set.show_system_prompt()  # a move in the tree may restore another tool set
         self.refresh_status()
+
+    def _branch_failed(self, session: AgentSession, error: Exception) -> None:
+        """An entry's body could not be read: the branch shows as the model sees it, without marks."""
+        self.notifications.post(describe_exception(error))
+        self._show_branch(session, None)
 
     def _on_event(self, event: AgentEvent) -> None:
         """Each view takes the event on its own: one that fails says so, naming itself and the event, and
@@ -514,7 +429,7 @@ class SessionController(QObject):
         if isinstance(event, AgentSettled):  # a new session's file exists once it holds a reply
             self.file_watch.arm()
         if isinstance(event, ModelChanged):  # the token counter follows the model
-            self._show_system_prompt()
+            self.tool_set.show_system_prompt()
 
     # ---- status ------------------------------------------------------------------------------
 
@@ -546,28 +461,6 @@ class SessionController(QObject):
         if is_loopback(model.base_url):
             return True
         return self.keys.has_key(model.provider)
-
-    def _fill_pickers(self) -> None:
-        """The model picker and the chat's model state, from what is known about keys (never the keyring)."""
-        models = [m for m in self.models.models if m.api_supported]
-        usable = {(m.provider, m.id): self.model_usable(m) for m in models}
-        available = {key for key, can in usable.items() if can}
-        checking = {key for key, can in usable.items() if can is None}
-        current = self.session.model if self.session else None
-        names = {p: self.models.provider_name(p) for p in {m.provider for m in models}}
-        self.chat.footer.model_picker.set_models(
-            models, available, (current.provider, current.id) if current else None, names, checking
-        )
-        current_usable = self.model_usable(current)
-        if current_usable:
-            state = READY
-        elif current_usable is None or (checking and not available):
-            state = CHECKING  # not "no key": the keyring has not answered yet
-        elif self.session is None and available:
-            state = READY  # still opening (the trust question may be up): the session picks a usable model
-        else:
-            state = CHOOSE if available else MISSING
-        self.chat.set_model_state(state)
 
     # ---- user intent -------------------------------------------------------------------------
 
@@ -667,56 +560,6 @@ class SessionController(QObject):
         if self._key_unknown(session):
             await self.keys.refresh()
 
-    def pick_model(self, provider: str, model_id: str) -> None:
-        session = self.session
-        model = self.models.find(provider, model_id)
-        if session is None or model is None:
-            return
-        if self.model_usable(model) is None:  # its key is still being checked: pick once it is known
-            self.spawn(self._pick_when_checked(provider, model_id))
-            return
-        self._picks += 1
-        if self.models.headers_run_commands(model):
-            # a header given as a ``!command`` runs the user's command (a password manager may take
-            # seconds): in a worker; the picker shows the choice meanwhile, the latest pick wins
-            self.spawn(self._set_model_with_commands(session, model, self._picks))
-            return
-        self._set_model(session, self.models.with_resolved_headers(model))
-
-    async def _set_model_with_commands(self, session: AgentSession, model: Model, pick: int) -> None:
-        resolved = await asyncio.to_thread(self.models.with_resolved_headers, model)
-        if pick == self._picks and session is self.session:  # not picked over, nor another session open
-            self._set_model(session, resolved)
-
-    def _set_model(self, session: AgentSession, model: Model) -> None:
-        try:
-            session.set_model(model)
-        except PiworkError as err:
-            self.chat.presenter.add_notice(
-                "Model not changed",
-                str(err),
-                hint="Add the provider's key in Settings → Providers.",
-                error=True,
-            )
-        self.refresh_status()
-
-    async def _pick_when_checked(self, provider: str, model_id: str) -> None:
-        await self.keys.refresh()
-        self.pick_model(provider, model_id)
-
-    def pick_thinking(self, level: str) -> None:
-        session = self.session
-        if session is None:
-            return
-        try:
-            effective = session.set_thinking_level(level)  # type: ignore[arg-type]
-        except PiworkError as err:
-            self.chat.presenter.add_notice("Thinking level not changed", str(err), error=True)
-        else:
-            if effective != level:  # clamped to what the model can do: say why nothing moved
-                self.window.status.showMessage(thinking_clamp_text(session.model, level, effective), 8000)
-        self.refresh_status()
-
     def reload(self) -> None:
         """Re-read resources (and trust) by reopening the current session file."""
         session = self.session
@@ -731,28 +574,6 @@ class SessionController(QObject):
         path = self.runtime.store.path if self.runtime and self.runtime.store.flushed else None
         return str(path) if path else None
 
-    # ---- dialogs -----------------------------------------------------------------------------
-
-    def choose_session_file(self) -> None:
-        self.spawn(self._choose_session_file())
-
-    async def _choose_session_file(self) -> None:
-        start = default_session_dir(self.cwd, self.agent_dir)
-        folder = start if await asyncio.to_thread(start.is_dir) else self.cwd
-        path = await ask_open_file(
-            self.window, "Open Session", str(folder), "Sessions (*.jsonl);;All files (*)"
-        )
-        if path:
-            await self.open_session(path)
-
-    def choose_project_folder(self) -> None:
-        self.spawn(self._choose_project_folder())
-
-    async def _choose_project_folder(self) -> None:
-        folder = await ask_folder(self.window, "Open Project Folder", os.path.dirname(self.cwd))
-        if folder:
-            await self.open_project(folder)
-
     async def open_project(self, folder: str) -> AgentRuntime | None:
         """Switch the window to another project folder: its trust is decided as at a first start, and it
         opens in its latest session (or a new one, per Session → Reopen Last Session at Start)."""
@@ -763,130 +584,3 @@ class SessionController(QObject):
             return None
         self.cwd = os.path.abspath(folder)
         return await self.open_session(None, most_recent=self.window.reopens_last_session())
-
-    def show_sessions_browser(self) -> SessionBrowser:
-        browser = SessionBrowser(self.cwd, self.agent_dir, parent=self.window)
-        browser.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        browser.sessionChosen.connect(lambda path: self.spawn(self.open_session(path)))
-        browser.show()
-        browser.refresh()
-        return browser
-
-    def show_palette(self) -> PaletteDialog:
-        """Every action, command, skill, template, model and (once listed) recent session."""
-        resources = self.runtime.resources if self.runtime is not None else None
-        commands = command_items(BUILTIN, self.chat.run_command, self.chat.composer.set_text, resources)
-        items = action_items(self.window) + commands + model_items(self)
-        dialog = PaletteDialog(items, self.window)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        list_recent_sessions(self.agent_dir, self.cwd, self._open_in_task, dialog.add_items, dialog)
-        ModelItemsFollower(self, dialog)
-        if self.keys.checking:
-            self.keys.refresh()
-        dialog.show()
-        dialog.query.setFocus()
-        return dialog
-
-    def _open_in_task(self, path: str) -> None:
-        self.spawn(self.open_session(path))
-
-    def show_search(self) -> SearchDialog:
-        """The search over every session; a result opens its session with the tree on the entry."""
-        cwd, agent_dir = self.cwd, self.agent_dir
-        store = self.runtime.store if self.runtime is not None else None
-        extra = [store.session_dir] if store is not None and store.session_dir is not None else []
-
-        def list_files(everywhere: bool) -> list[Path]:
-            return files_to_search(cwd, agent_dir, everywhere=everywhere, extra_folders=extra)
-
-        dialog = SearchDialog(list_files, self.window)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.hitChosen.connect(lambda path, entry: self.spawn(self.open_at(path, entry or None)))
-        dialog.show()
-        return dialog
-
-    async def open_at(self, path: str, entry_id: str | None) -> None:
-        """Open ``path`` (unless it is the open session) and select ``entry_id`` in the tree."""
-        if not self._is_open_file(path):
-            await self.open_session(path)
-        if entry_id is not None:
-            # After the tree has followed what opening appended (it moves to the new leaf on a
-            # zero-delay timer), so the selection stays on the entry.
-            QTimer.singleShot(0, lambda: select_in_tree(self.window, entry_id))
-
-    def show_settings(self) -> SettingsDialog:
-        """The settings dialog on its Providers page (one at a time: an open one is brought forward)."""
-        open_dialog = self.window.findChild(SettingsDialog, "settingsDialog")
-        if open_dialog is not None and open_dialog.isVisible():
-            open_dialog.tabs.setCurrentIndex(0)
-            open_dialog.raise_()
-            open_dialog.activateWindow()
-            return open_dialog
-        settings = self.runtime.resources.settings if self.runtime else None
-        if settings is None:
-            from piwork.core.settings import Settings
-
-            settings = Settings.for_project(self.cwd, str(self.agent_dir), project_trusted=False)
-        dialog = SettingsDialog(settings, self.keys, self.models, self.agent_dir, self.window)
-        dialog.settingsSaved.connect(self._fill_pickers)
-        dialog.providers_page.providersChanged.connect(self.providers_changed)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()
-        return dialog
-
-    def providers_changed(self, provider: str) -> None:
-        """models.json changed in the window (the Providers page has already swapped what it read back,
-        in a worker, into ``self.models``); a session without a usable model takes the first model of the
-        provider just added — now, or once the keyring has said whether it has a key."""
-        loading = self.keys.refresh()  # a provider just added is asked about in a worker
-        self._take_first_model_of(provider)
-        if provider:
-            self.spawn(self._when_keys_known(loading, provider))
-
-    async def _when_keys_known(self, loading: asyncio.Task[Any], provider: str) -> None:
-        await loading
-        self._take_first_model_of(provider)
-
-    def _take_first_model_of(self, provider: str) -> None:
-        session = self.session
-        if session is not None and provider and self.model_usable(session.model) is False:
-            first = next((m for m in self.models.models if m.provider == provider and m.api_supported), None)
-            if first is not None and self.model_usable(first):
-                self.pick_model(first.provider, first.id)  # its header commands run in a worker
-        self._fill_pickers()
-        self.refresh_status()
-
-    def show_preflight(self, planned_files: Sequence[str] = ()) -> asyncio.Task[Any] | None:
-        return self.preflight.show(planned_files)
-
-    def show_trust(self) -> asyncio.Task[TrustDialog]:
-        """Project → Trust, once trust.json and the folder are read (in a worker)."""
-        return self.spawn(self._show_trust())
-
-    async def _show_trust(self) -> TrustDialog:
-        trust = self.runtime.resources.trust if self.runtime is not None else None
-        now = None
-        if trust is not None:
-            how = trust.describe().split(": ", 1)[-1]
-            now = f"{'trusted' if trust.trusted else 'not trusted'} ({how})"
-        dialog = await TrustDialog.read_saved_decision(
-            self.cwd, TrustStore(str(self.agent_dir)), self.window, session_state=now
-        )
-        dialog.accepted.connect(lambda: self.spawn(self._apply_trust_choice(dialog)))
-        dialog.show()
-        return dialog
-
-    async def _apply_trust_choice(self, dialog: TrustDialog) -> None:
-        """Project → Trust answered: remember what was decided on, then reload with the new state."""
-        chosen = dialog.chosen
-        folder = os.path.realpath(self.cwd)
-        if dialog.forgot:
-            self.session_trust.pop(folder, None)  # the reload asks again
-        elif chosen is not None and not chosen.updates:
-            self.session_trust[folder] = chosen.trusted  # this session only: nothing saved
-            reading = dialog.request.reading
-            self._session_reviewed[folder] = reading.snapshot if reading and chosen.trusted else None
-        elif chosen is not None:
-            self.session_trust.pop(folder, None)
-            await asyncio.to_thread(self.trust_prompter.record, dialog.request)
-        self.reload()

@@ -50,7 +50,7 @@ def test_dont_ask_again_is_saved_shown_in_settings_and_can_be_undone(
     saved = json.loads(settings_file.read_text())
     assert saved["branchSummary"]["skipPrompt"] is True
 
-    settings = controller.show_settings()
+    settings = controller.dialogs.show_settings()
     qtbot.addWidget(settings)
     assert settings.skip_branch_prompt.isChecked()
     assert settings.skip_branch_prompt.text().startswith("Don't ask when moving in the tree")

@@ -102,7 +102,7 @@ def test_a_server_added_from_the_empty_state_answers_the_kept_message(
         )  # the provider's name, not its id
         from piwork.gui.palette.sources import model_items
 
-        details = {item.title: item.detail for item in model_items(fresh)}
+        details = {item.title: item.detail for item in model_items(fresh.model_choice)}
         assert details["local/local-coder"] == "local-coder"  # usable: no "cannot answer" mark
         assert all("cannot answer" in d for t, d in details.items() if t.startswith("anthropic/"))
         dialog.close()
@@ -119,7 +119,7 @@ def test_a_model_without_key_asks_to_pick_another(
     qtbot: QtBot, fresh: SessionController, tmp_path: Path
 ) -> None:
     fresh.credentials.set_session_key("openai", "sk-test")
-    fresh._fill_pickers()
+    fresh.model_choice.fill_pickers()
     chat = fresh.chat
     assert chat.model_state == CHOOSE and "Pick a model" in chat.empty_state.title.text()
     picker = chat.footer.model_picker

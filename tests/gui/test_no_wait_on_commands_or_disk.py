@@ -140,7 +140,7 @@ def test_picking_a_model_runs_its_header_command_in_a_worker(
     ctl, gate = controller
     session = ctl.session
     assert session is not None and session.model is not None and session.model.id == "plain-model"
-    ctl.pick_model("loopback", "gated-model")
+    ctl.model_choice.pick_model("loopback", "gated-model")
     qtbot.waitUntil(gate.waiting, timeout=5_000)  # the command runs, waiting for its value
     keeps_running(qtbot)  # ... and the window does not wait with it
     assert session.model.id == "plain-model"  # applied once the command has answered
@@ -152,8 +152,9 @@ def test_picking_a_model_runs_its_header_command_in_a_worker(
     ctl.submit("hello")
     qtbot.waitUntil(lambda: bool(server.requests) and not ctl.chat.busy, timeout=10_000)
     assert server.requests[-1].headers["x-token"] == TOKEN
-    ctl.pick_model("loopback", "plain-model")  # a command already run is not run again: picked at once
-    ctl.pick_model("loopback", "gated-model")
+    # a command already run is not run again: picked at once
+    ctl.model_choice.pick_model("loopback", "plain-model")
+    ctl.model_choice.pick_model("loopback", "gated-model")
     assert session.model.headers == {"X-Token": TOKEN}
 
 
@@ -163,9 +164,10 @@ def test_a_later_pick_wins_over_a_header_command_still_running(
     ctl, gate = controller
     session = ctl.session
     assert session is not None
-    ctl.pick_model("loopback", "gated-model")
+    ctl.model_choice.pick_model("loopback", "gated-model")
     qtbot.waitUntil(gate.waiting, timeout=5_000)
-    ctl.pick_model("loopback", "plain-model")  # changed their mind while the password manager asked
+    # changed their mind while the password manager asked
+    ctl.model_choice.pick_model("loopback", "plain-model")
     gate.answer(qtbot, TOKEN)
     qtbot.waitUntil(lambda: not ctl.tasks, timeout=5_000)
     assert session.model is not None and session.model.id == "plain-model"

@@ -345,7 +345,7 @@ def test_a_thinking_level_the_model_cannot_take_says_why(qtbot: QtBot, controlle
     assert picker.currentData() == "off"
     assert "does not think" in controller.window.status.currentMessage()
     assert "loopback-model does not think" in picker.toolTip()
-    controller.pick_thinking("high")
+    controller.model_choice.pick_thinking("high")
     assert controller.session is not None and controller.session.thinking_level == "off"
     assert "(asked: high)" in controller.window.status.currentMessage()
 

@@ -42,7 +42,7 @@ def _waits_off_the_gui_thread(qtbot: QtBot, gate: SlowFile) -> None:
 
 
 def _opened_trust(qtbot: QtBot, ctl: SessionController) -> TrustDialog:
-    opening = ctl.show_trust()
+    opening = ctl.trust.show()
     qtbot.waitUntil(opening.done, timeout=10_000)
     return opening.result()
 
@@ -111,7 +111,7 @@ def test_saving_settings_waits_on_the_disk_in_a_worker(
     controller: SessionController,  # noqa: F811
 ) -> None:
     settings_file = agent_dir() / "settings.json"
-    dialog = controller.show_settings()
+    dialog = controller.dialogs.show_settings()
     dialog.compaction_enabled.setChecked(not dialog.compaction_enabled.isChecked())
     wanted = dialog.compaction_enabled.isChecked()
     gate = slow_file(monkeypatch, settings_file)  # the locked read-modify-write reads it first
@@ -147,7 +147,7 @@ def test_saving_or_forgetting_a_trust_decision_waits_on_the_disk_in_a_worker(
     qtbot.waitUntil(lambda: ctl.runtime not in (None, first), timeout=10_000)  # reloaded with it
 
     gate.close()
-    opening = ctl.show_trust()  # the form reads trust.json in a worker
+    opening = ctl.trust.show()  # the form reads trust.json in a worker
     _waits_off_the_gui_thread(qtbot, gate)
     gate.open()
     qtbot.waitUntil(opening.done)

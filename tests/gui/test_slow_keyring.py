@@ -110,10 +110,10 @@ def test_the_window_says_checking_while_the_keyring_waits_then_shows_what_it_sai
     assert labels and all(text.endswith("(checking key…)") for text in labels.values())
     assert not any("no API key" in text for text in labels.values())
 
-    palette = ctl.show_palette()
+    palette = ctl.dialogs.show_palette()
     details = palette_models(palette)
     assert details and all(detail.endswith("(checking keys…)") for detail in details.values())
-    settings = ctl.show_settings()
+    settings = ctl.dialogs.show_settings()
     page = settings.providers_page
     assert page.keyring_banner.text().startswith("Checking the system keyring")
     assert page.select_provider("anthropic") and page.status.text().startswith("Checking keys")
@@ -149,7 +149,7 @@ def test_saving_removing_and_importing_keys_say_what_they_do_and_never_wait_on_t
     ctl, backend = window.ctl, window.keyring
     backend.open()
     qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
-    page = ctl.show_settings().providers_page
+    page = ctl.dialogs.show_settings().providers_page
     qtbot.waitUntil(lambda: not page.keys.busy)
     backend.close()  # from now on every keyring call waits until the test opens it again
 
@@ -202,7 +202,7 @@ def test_a_keyring_that_fails_is_reported_and_loses_nothing(qtbot: QtBot, window
     chat = ctl.chat
     assert chat.model_state == MISSING  # no key could be read, and none is in the environment
     assert all(text.endswith("(no API key)") for text in picker_texts(ctl).values())
-    page = ctl.show_settings().providers_page
+    page = ctl.dialogs.show_settings().providers_page
     qtbot.waitUntil(lambda: not page.keys.busy)
     assert "cannot be used (KeyringError)" in page.keyring_banner.text()
     assert not page.save_button.isEnabled()
@@ -246,7 +246,7 @@ def test_the_server_dialog_checks_for_a_saved_key_and_saves_one_without_blocking
     qtbot: QtBot, window: Window
 ) -> None:
     ctl, backend = window.ctl, window.keyring
-    page = ctl.show_settings().providers_page
+    page = ctl.dialogs.show_settings().providers_page
     assert page.select_provider("lab")
     qtbot.waitUntil(lambda: not page.loading)  # models.json is read in a worker
     editor = page.edit_server("lab")
@@ -292,12 +292,13 @@ def test_picking_a_model_while_the_keyring_is_asked_again_answers_from_what_is_k
     ctl.keys.refresh(fresh=True)  # Settings opened: the keyring is asked again, and waits
     qtbot.waitUntil(lambda: backend.waiting > 0 and ctl.keys.busy)
     openai = next(m for m in ctl.models.models if m.provider == "openai" and m.api_supported)
-    ctl.pick_model(openai.provider, openai.id)  # still known as keyless: refused as before, no waiting
+    # still known as keyless: refused as before, no waiting
+    ctl.model_choice.pick_model(openai.provider, openai.id)
     assert session.model.provider == "anthropic"
     keeps_running(qtbot)
     backend.open()
     qtbot.waitUntil(lambda: not ctl.keys.busy)
-    ctl.pick_model(openai.provider, openai.id)
+    ctl.model_choice.pick_model(openai.provider, openai.id)
     assert session.model.provider == "openai"
 
 
@@ -317,7 +318,7 @@ def test_a_model_picked_before_its_key_is_known_is_set_once_the_keyring_answers(
     backend.passwords[("piwork", "lab")] = "sk-lab"
     ctl.models.reload()  # a provider the keyring has not been asked about
     backend.close()
-    palette = ctl.show_palette()
+    palette = ctl.dialogs.show_palette()
     assert palette_models(palette)["lab/lab-1"].endswith("(checking keys…)")
     item = next(i for i in palette.model.items if i.title == "lab/lab-1")
     assert item.run is not None
@@ -343,14 +344,14 @@ def test_a_local_server_added_while_the_keyring_waits_answers_without_the_gui_wa
     chat = ctl.chat
     with LoopbackServer(model="local-coder") as server:
         server.script(Turn([Text("Hi from the local server.")]))
-        page = ctl.show_settings().providers_page
+        page = ctl.dialogs.show_settings().providers_page
         editor = page.edit_server(None)
         editor.name_edit.setText("Local")
         editor.url_edit.setText(server.openai_url)
         editor._add_model("local-coder", checked=True)
         with qtbot.waitSignal(page.providersChanged):  # written in a worker
             editor.save()
-        ctl.pick_model("local", "local-coder")  # usable at once: on this computer
+        ctl.model_choice.pick_model("local", "local-coder")  # usable at once: on this computer
         session = ctl.session
         assert session is not None and session.model is not None and session.model.provider == "local"
         assert chat.model_state == READY

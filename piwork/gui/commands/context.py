@@ -1,7 +1,8 @@
 """What a command's handler is given: a small declared context, never the controller or its widgets.
 
 Each part is a protocol the window fills in: the chat's notices, the background tasks the controller
-supervises, the open session's lifecycle, the composer's text and the window's dialogs and pickers."""
+supervises, the open session's lifecycle, choosing its model, the composer's text and the window's dialogs
+and pickers."""
 
 from __future__ import annotations
 
@@ -36,11 +37,10 @@ class ComposerText(Protocol):
 
 
 class SessionLifecycle(Protocol):
-    """The open session and what a command may ask of its lifecycle, models and keys."""
+    """The open session and what a command may ask of its lifecycle and keys."""
 
     cwd: str
     agent_dir: Path
-    models: ModelRegistry
     runtime: AgentRuntime | None
 
     async def open_session(
@@ -53,6 +53,13 @@ class SessionLifecycle(Protocol):
 
     async def keys_known(self, session: AgentSession) -> None:
         """Returns once the keyring has said whether the session's model has a key."""
+
+
+class ModelPicks(Protocol):
+    """The models known, and choosing the open session's model and thinking level."""
+
+    @property
+    def models(self) -> ModelRegistry: ...
 
     def pick_model(self, provider: str, model_id: str) -> None: ...
 
@@ -106,6 +113,7 @@ class CommandContext:
     notices: Notices
     tasks: BackgroundTasks
     sessions: SessionLifecycle
+    model_choice: ModelPicks
     composer: ComposerText
     window: WindowSurface
     context: ContextWork

@@ -12,7 +12,7 @@ def model(ctx: CommandContext, args: str) -> None:
     if not wanted:
         ctx.window.show_model_picker()
         return
-    models = ctx.sessions.models.models
+    models = ctx.model_choice.models.models
     provider, _, model_id = wanted.rpartition("/")
     matches = [m for m in models if m.id == model_id and (not provider or m.provider == provider)] or [
         m for m in models if wanted.lower() in f"{m.provider}/{m.id}".lower()
@@ -26,7 +26,7 @@ def model(ctx: CommandContext, args: str) -> None:
             error=True,
         )
         return
-    ctx.sessions.pick_model(matches[0].provider, matches[0].id)
+    ctx.model_choice.pick_model(matches[0].provider, matches[0].id)
 
 
 def thinking(ctx: CommandContext, args: str) -> None:
@@ -37,7 +37,7 @@ def thinking(ctx: CommandContext, args: str) -> None:
     if level not in THINKING_LEVELS:
         ctx.notice("Thinking level not changed", f"Levels: {', '.join(THINKING_LEVELS)}.", error=True)
         return
-    ctx.sessions.pick_thinking(level)
+    ctx.model_choice.pick_thinking(level)
 
 
 COMMANDS = (

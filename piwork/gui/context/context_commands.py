@@ -89,13 +89,8 @@ class ContextServices(Protocol):
     cwd: str
     context_feed: ContextFeed
     tokenizers: Tokenizers
-    trust_prompter: TrustPrompter
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
-
-    def show_preflight(self, planned_files: Sequence[str] = ()) -> object: ...
-
-    def show_system_prompt(self) -> None: ...
 
     async def open_session(self, session_file: str | None) -> AgentRuntime: ...
 
@@ -104,12 +99,23 @@ class ContextServices(Protocol):
 
 class ContextCommands:
     def __init__(
-        self, host: ContextServices, notices: Notices, composer: ComposerText, parent: QWidget
+        self,
+        host: ContextServices,
+        notices: Notices,
+        composer: ComposerText,
+        parent: QWidget,
+        *,
+        prompter: TrustPrompter,
+        show_system_prompt: Callable[[], None],
+        show_preflight: Callable[[Sequence[str]], object],
     ) -> None:
         self.host = host
         self.notices = notices
         self.composer = composer
         self.parent = parent
+        self.prompter = prompter  # the project's trust decisions (``/onboard`` records its own writes)
+        self.show_system_prompt = show_system_prompt  # in the Resources panel, as the session now sends it
+        self.show_preflight = show_preflight  # the preflight dialog, with the files a task plans to read
 
     def _notice(self, title: str, text: str, error: bool = False, hint: str = "") -> None:
         self.notices.add_notice(title, text, hint=hint, error=error)
@@ -162,7 +168,7 @@ class ContextCommands:
             return
         report = await asyncio.to_thread(self._report, view, action, rest.strip())
         if action == "preflight":
-            self.host.show_preflight(rest.split() if rest.strip() else ())
+            self.show_preflight(rest.split() if rest.strip() else ())
         if report.get("changed") and session is not None:
             # the task's layers changed since it was recorded: keep the session's manifest current
             append_manifest(session.tree, Manifest.from_json(report["refreshed"]))
@@ -225,7 +231,7 @@ class ContextCommands:
         report, change = exclusion_command(view, action, words, read_only, rows)
         self._notice(f"/context {action}", report_text(report), error=report.get("ok") is False)
         if change is not None and change.touches_system_prompt:
-            self.host.show_system_prompt()  # the Resources panel shows the prompt as now sent
+            self.show_system_prompt()  # the Resources panel shows the prompt as now sent
 
     async def _fresh(self, kind: str) -> None:
         runtime = self.host.runtime
@@ -285,7 +291,7 @@ class ContextCommands:
 
     async def _trust_settled(self) -> bool:
         """The project is trusted by a saved decision and nothing gated changed since it was made."""
-        prompter = self.host.trust_prompter
+        prompter = self.prompter
         state = await TrustResolver(prompter.store).resolve(self.host.cwd)
         if not state.trusted or state.source != "saved":
             return False
@@ -294,7 +300,7 @@ class ContextCommands:
     async def _record_own_writes(self) -> None:
         """The files /onboard wrote (context index, snapshot) are gated: take them into the recorded
         decision, so the next start does not ask to review piwork's own writing."""
-        prompter = self.host.trust_prompter
+        prompter = self.prompter
         state = await TrustResolver(prompter.store).resolve(self.host.cwd)
         await asyncio.to_thread(prompter.record, TrustRequest(state.cwd, state.resources, ()))
 

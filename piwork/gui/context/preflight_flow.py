@@ -31,8 +31,6 @@ class PreflightHost(Protocol):
 
     def run_command(self, command: SlashCommand) -> None: ...
 
-    def show_trust(self) -> object: ...
-
 
 class PreflightFlow(QObject):
     def __init__(
@@ -43,6 +41,7 @@ class PreflightFlow(QObject):
         navigator: ContextNavigator,
         context_commands: ContextCommands,
         toggle_tool: Callable[[str, bool], None],
+        show_trust: Callable[[], object],
     ) -> None:
         super().__init__(window)
         self.host = host
@@ -50,6 +49,7 @@ class PreflightFlow(QObject):
         self.feed = feed
         self.navigator = navigator
         self.context_commands = context_commands
+        self.show_trust = show_trust
         self.dialog: PreflightDialog | None = None
         self._auto_key: tuple[str, int] | None = None
         self.auto_task: asyncio.Task[Any] | None = None  # the latest automatic check
@@ -121,7 +121,7 @@ class PreflightFlow(QObject):
         elif action == "rebuild-index":
             self.host.run_command(SlashCommand("context", "rebuild"))
         elif action == "trust":
-            self.host.show_trust()
+            self.show_trust()
 
     def _maybe_auto_preflight(self, reading: MeterReading) -> None:
         """Between runs, a next request in the pricing zone or past the compaction threshold opens the

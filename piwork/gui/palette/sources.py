@@ -28,11 +28,14 @@ if TYPE_CHECKING:
 RECENT_SESSIONS = 30
 
 
-class ModelChoice(Protocol):
+class PickableModels(Protocol):
     """What the palette's model items read: the models, what is known about their keys, the pick."""
 
-    models: ModelRegistry
-    keys: KeyStatus
+    @property
+    def models(self) -> ModelRegistry: ...
+
+    @property
+    def keys(self) -> KeyStatus: ...
 
     def model_usable(self, model: Model | None) -> bool | None: ...
 
@@ -138,14 +141,14 @@ def command_items(
     return items
 
 
-def model_items(controller: ModelChoice) -> list[PaletteItem]:
+def model_items(choice: PickableModels) -> list[PaletteItem]:
     """Every model, with why it cannot answer; "checking" while the keyring has not said (never a wrong
     "no API key"). Read from what the window knows about keys: the keyring is not asked here."""
     items = []
-    for model in controller.models.models:
+    for model in choice.models.models:
         if not model.api_supported:
             continue
-        usable = controller.model_usable(model)  # a key, or a server on this computer; None: checking
+        usable = choice.model_usable(model)  # a key, or a server on this computer; None: checking
         if usable is None:
             detail = f"{model.name} (checking keys…)"
         else:
@@ -156,7 +159,7 @@ def model_items(controller: ModelChoice) -> list[PaletteItem]:
                 f"{model.provider}/{model.id}",
                 detail,
                 "",
-                partial(controller.pick_model, model.provider, model.id),
+                partial(choice.pick_model, model.provider, model.id),
                 usable=usable is not False,
             )
         )
@@ -167,15 +170,15 @@ class ModelItemsFollower(QObject):
     """Keeps an open palette's models in step with what is known about keys (owned by the palette,
     so the connection goes with it)."""
 
-    def __init__(self, controller: ModelChoice, palette: PaletteDialog) -> None:
+    def __init__(self, choice: PickableModels, palette: PaletteDialog) -> None:
         super().__init__(palette)
-        self.controller = controller
+        self.choice = choice
         self.palette = palette
-        controller.keys.changed.connect(self.update_models)
+        choice.keys.changed.connect(self.update_models)
 
     @Slot()
     def update_models(self) -> None:
-        self.palette.replace_items("model", model_items(self.controller))
+        self.palette.replace_items("model", model_items(self.choice))
 
 
 def session_items(open_session: Callable[[str], None], infos: list[SessionInfo]) -> list[PaletteItem]:

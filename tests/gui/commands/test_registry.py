@@ -86,6 +86,7 @@ def test_a_handler_gets_the_declared_context(qtbot: QtBot, tmp_path: Path) -> No
         notices=notices,
         tasks=_Tasks(),
         sessions=_NoSession(tmp_path),  # type: ignore[arg-type]  # no session open: none of it is asked
+        model_choice=None,  # type: ignore[arg-type]  # nor is a model picked
         composer=panel.composer,
         window=None,  # type: ignore[arg-type]  # this handler never reaches the window
         context=None,  # type: ignore[arg-type]

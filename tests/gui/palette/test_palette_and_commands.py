@@ -193,7 +193,7 @@ def test_palette_finds_and_runs_everything(
     assert ctl.window.action_map["toggle_theme"].isChecked()
     assert not palette.isVisible()
 
-    palette = ctl.show_palette()
+    palette = ctl.dialogs.show_palette()
     qtbot.addWidget(palette)
     qtbot.keyClicks(palette.query, "hotkeys")
     assert palette.current_item is not None and palette.current_item.title == "/hotkeys"
@@ -203,7 +203,7 @@ def test_palette_finds_and_runs_everything(
     )
     shortcuts.close()
 
-    palette = ctl.show_palette()
+    palette = ctl.dialogs.show_palette()
     qtbot.addWidget(palette)
     qtbot.keyClicks(palette.query, "other-model")
     assert palette.current_item is not None and palette.current_item.kind == "model"
@@ -212,7 +212,7 @@ def test_palette_finds_and_runs_everything(
 
     _type(ctl, "/new")
     qtbot.waitUntil(lambda: ctl.runtime is not None and ctl.runtime.store.path != saved, timeout=10_000)
-    palette = ctl.show_palette()
+    palette = ctl.dialogs.show_palette()
     qtbot.addWidget(palette)
     qtbot.waitUntil(lambda: any(i.kind == "session" for i in palette.model.items), timeout=10_000)
     qtbot.keyClicks(palette.query, "hello there")
@@ -242,7 +242,7 @@ def test_palette_offers_skills_and_prompt_templates(
     ctl = SessionController(window, notifications, str(project), agent_dir(), approve=False, env={})
     ctl.spawn(ctl.open_session(None))
     qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=10_000)
-    palette = ctl.show_palette()
+    palette = ctl.dialogs.show_palette()
     qtbot.addWidget(palette)
     by_title = {i.title: i for i in palette.model.items}
     assert by_title["/skill:release-notes"].kind == "skill"
@@ -291,7 +291,7 @@ def test_enable_skill_commands_false_hides_skills_from_completion_and_palette(
         return rows
 
     def palette_titles() -> set[str]:
-        palette = controller.show_palette()
+        palette = controller.dialogs.show_palette()
         qtbot.addWidget(palette)
         titles = {item.title for item in palette.model.items}
         palette.close()
@@ -361,7 +361,7 @@ def test_commands_that_open_windows_and_fork(
 
 
 def _run_in_palette(qtbot: QtBot, ctl: SessionController, query: str, title: str) -> None:
-    palette = ctl.show_palette()
+    palette = ctl.dialogs.show_palette()
     qtbot.addWidget(palette)
     qtbot.keyClicks(palette.query, query)
     assert palette.current_item is not None and palette.current_item.title == title, query

@@ -89,7 +89,7 @@ def test_results_name_their_branch_and_open_on_the_entry(
     qtbot: QtBot, controller: SessionController, sessions: tuple[Path, dict[str, Path]]
 ) -> None:
     _project, marked = sessions
-    dialog = controller.show_search()
+    dialog = controller.dialogs.show_search()
     qtbot.addWidget(dialog)
     _search(qtbot, dialog, "zebra")
     model = dialog.model
@@ -144,7 +144,7 @@ def test_results_name_their_branch_and_open_on_the_entry(
 def test_a_new_query_cancels_the_old_search(
     qtbot: QtBot, controller: SessionController, sessions: tuple[Path, dict[str, Path]]
 ) -> None:
-    dialog = controller.show_search()
+    dialog = controller.dialogs.show_search()
     qtbot.addWidget(dialog)
     dialog.set_query("session")  # matches all 200 files
     _search(qtbot, dialog, "linker zebra")
@@ -161,7 +161,7 @@ def test_all_projects_scope_and_nothing_found(
     folder = default_session_dir(str(elsewhere), agent_dir())
     folder.mkdir(parents=True)
     other = _write(folder, 999, elsewhere, "okapi", abandoned=True)
-    dialog = controller.show_search()
+    dialog = controller.dialogs.show_search()
     qtbot.addWidget(dialog)
     _search(qtbot, dialog, "okapi")
     assert dialog.model.sessions == [] and dialog.status.text() == "Nothing found."
@@ -188,7 +188,7 @@ def test_a_session_is_found_by_its_name_and_opens_as_it_is(
         },
     ]
     named = write_session(folder / f"2024-12-03T15-00-00_{header['id']}.jsonl", entries, header)
-    dialog = controller.show_search()
+    dialog = controller.dialogs.show_search()
     qtbot.addWidget(dialog)
     _search(qtbot, dialog, "quokka")  # no message says it: only the name
     model = dialog.model
@@ -213,7 +213,7 @@ def test_a_session_is_found_by_its_name_and_opens_as_it_is(
 def test_closing_the_dialog_stops_its_search_and_nothing_arrives_later(
     qtbot: QtBot, controller: SessionController, sessions: tuple[Path, dict[str, Path]]
 ) -> None:
-    dialog = controller.show_search()
+    dialog = controller.dialogs.show_search()
     qtbot.addWidget(dialog)
     heard: list[object] = []
     dialog.search.found.connect(lambda *args: heard.append(args))
@@ -247,7 +247,7 @@ def test_looking_at_a_result_leaves_the_tree_alone_and_only_opening_moves_it(
     )
     qtbot.waitUntil(lambda: tree.current_entry_id() is not None, timeout=10_000)
     before = (tree.filter_mode(), tree.current_entry_id())
-    dialog = controller.show_search()
+    dialog = controller.dialogs.show_search()
     qtbot.addWidget(dialog)
     style = _ClickActivates()
     dialog.view.setStyle(style)

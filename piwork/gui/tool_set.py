@@ -1,0 +1,56 @@
+"""The open session's tools and the system prompt they make: the Resources panel shows the prompt the
+session now sends, and a tool turned on or off there changes the session's next request."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, Protocol
+
+from piwork.core.llm import Tokenizers
+from piwork.core.workflows import AgentRuntime
+from piwork.gui.context.feed import ContextFeed
+from piwork.gui.main_window import MainWindow
+from piwork.gui.resources.prompt_parts import show_system_prompt
+
+
+class ToolSetHost(Protocol):
+    runtime: AgentRuntime | None
+    tokenizers: Tokenizers
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+
+
+class ToolSet:
+    def __init__(self, host: ToolSetHost, window: MainWindow, feed: ContextFeed) -> None:
+        self.host = host
+        self.panel = window.resource_panel
+        self.status = window.status
+        self.feed = feed
+
+    def show_system_prompt(self) -> None:
+        """Show the system prompt the session now sends in the Resources panel (a tool toggled, a context
+        file excluded for this task, another model or tool set after a move in the tree changed it)."""
+        runtime = self.host.runtime
+        if runtime is not None:
+            self.host.spawn(
+                show_system_prompt(self.panel, runtime.session, runtime.resources, self.host.tokenizers)
+            )
+
+    def toggle_tool(self, name: str, on: bool) -> None:
+        """Turn a tool on (added after the others) or off for the open session: its next request sends
+        the new set, and the system prompt, X-ray and meter show it at once."""
+        runtime = self.host.runtime
+        if runtime is None:
+            return
+        session = runtime.session
+        names = session.tool_names()
+        if on and name not in names:
+            names.append(name)
+        elif not on:
+            names = [n for n in names if n != name]
+        session.set_active_tools(names)
+        self.feed.schedule()
+        self.show_system_prompt()
+        state = "on" if on else "off"
+        self.status.showMessage(f"Tool {name} turned {state} for this session.", 5000)
