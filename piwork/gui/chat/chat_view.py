@@ -391,6 +391,8 @@ class ChatView(QListView):
         if held and self.text_selector.move(event.position().toPoint()):
             return  # not QListView's row drag-selection
         super().mouseMoveEvent(event)
+        if event.buttons() == Qt.MouseButton.NoButton:
+            self.text_selector.hover(event.position().toPoint())
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton and self.text_selector.release():

@@ -25,7 +25,7 @@ END = sys.maxsize  # an offset past every row's end: "to the end of the row"
 ROW_SEPARATOR = "\n\n"
 
 # Rows whose body is rendered from Markdown (row_documents.RowDocuments._fill): their source is row.text.
-MARKDOWN_KINDS = (RowKind.TEXT, RowKind.SKILL, RowKind.NOTICE)
+MARKDOWN_KINDS = (RowKind.TEXT, RowKind.USER, RowKind.SKILL, RowKind.NOTICE)
 
 
 @dataclass(frozen=True, order=True)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QMimeData, QObject, QPoint, Qt, QThread, QTimer
+from PySide6.QtCore import QCoreApplication, QMimeData, QObject, QPoint, QRect, Qt, QThread, QTimer
 from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QApplication, QListView
 
@@ -135,8 +135,8 @@ class TextSelector(QObject):
             return TextPoint(position, 0 if pos.y() < rect.center().y() else END)
         return TextPoint(position, offset_at(doc, self._delegate.geometry(row, rect).body, pos))
 
-    def _body_at(self, pos: QPoint) -> tuple[int, QTextDocument, int] | None:
-        """(position, body document, offset) when ``pos`` is on a row's body text."""
+    def _body_under(self, pos: QPoint) -> tuple[int, QTextDocument, QRect] | None:
+        """(position, body document, body rect) of the row whose body text is under ``pos``."""
         index = self._view.indexAt(pos)
         if not index.isValid():
             return None
@@ -147,7 +147,29 @@ class TextSelector(QObject):
         body = self._delegate.geometry(row, self._view.visualRect(index)).body
         if not body.contains(pos):
             return None
-        return self._model.position_of_visible(index.row()), doc, offset_at(doc, body, pos)
+        return self._model.position_of_visible(index.row()), doc, body
+
+    def _body_at(self, pos: QPoint) -> tuple[int, QTextDocument, int] | None:
+        """(position, body document, offset) when ``pos`` is on a row's body text."""
+        under = self._body_under(pos)
+        if under is None:
+            return None
+        position, doc, body = under
+        return position, doc, offset_at(doc, body, pos)
+
+    def hover(self, pos: QPoint) -> None:
+        """The pointer moved with no button down: an I-beam over text (a hand over a button stays)."""
+        viewport = self._view.viewport()
+        shape = viewport.cursor().shape()
+        if shape == Qt.CursorShape.PointingHandCursor and viewport.testAttribute(
+            Qt.WidgetAttribute.WA_SetCursor
+        ):
+            return
+        over_text = self._body_under(pos) is not None
+        if over_text and shape != Qt.CursorShape.IBeamCursor:
+            viewport.setCursor(Qt.CursorShape.IBeamCursor)
+        elif not over_text and shape == Qt.CursorShape.IBeamCursor:
+            viewport.unsetCursor()
 
     def _document_at(self, position: int) -> QTextDocument | None:
         row = self._model.row_at_position(position)

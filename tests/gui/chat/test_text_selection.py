@@ -217,3 +217,15 @@ def test_dragging_past_the_bottom_edge_scrolls_and_selects_on(qtbot: QtBot) -> N
     assert selection.end.row >= panel.model.position_of_visible(last_on_screen)
     qtbot.wait(60)
     assert bar.value() == scrolled  # the release stopped the scrolling
+
+
+def test_the_pointer_is_an_i_beam_over_text(qtbot: QtBot) -> None:
+    messages = _messages()
+    messages[1]["content"].insert(0, {"type": "thinking", "thinking": "Let me read the parser first."})
+    panel = _panel(qtbot, messages)
+    view = panel.view
+    send(view, QEvent.Type.MouseMove, char_pos(view, 2, 4), NO_BUTTON, NO_BUTTON)
+    assert view.viewport().cursor().shape() == Qt.CursorShape.IBeamCursor
+    geo = view.chat_delegate.geometry(panel.model.row_at(1), view.visualRect(panel.model.index(1)))
+    send(view, QEvent.Type.MouseMove, geo.header.center(), NO_BUTTON, NO_BUTTON)  # the thinking's header
+    assert view.viewport().cursor().shape() != Qt.CursorShape.IBeamCursor
