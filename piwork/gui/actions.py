@@ -76,6 +76,14 @@ ACTIONS: tuple[ActionSpec, ...] = (
         True,
     ),
     ActionSpec(
+        "start_fresh",
+        "Start &Fresh, Recent Sessions Listed",
+        "",
+        "Session",
+        "When piwork opens a project, start a new session whose empty chat lists the project's recent sessions",
+        True,
+    ),
+    ActionSpec(
         "desktop_notices",
         "Desktop &Notifications",
         "",

@@ -44,6 +44,7 @@ from piwork.gui.logs.panel import LogViewerPanel
 from piwork.gui.panels import SessionPanels
 from piwork.gui.project_switcher import ProjectSwitcher, project_name
 from piwork.gui.recent_projects import age_text, recent_projects
+from piwork.gui.recent_sessions import RecentSessionsFeed
 from piwork.gui.resources.panel import ResourcePanel
 from piwork.gui.shortcuts_dialog import ShortcutsDialog
 from piwork.gui.status_bar import WorkbenchStatusBar
@@ -139,12 +140,16 @@ class MainWindow(QMainWindow):
         self.panels = SessionPanels()
         # desktop notifications of replies that end while the window is in the background
         self.reply_notifier = ReplyNotifier(self, ui_state)
+        # an empty new session lists the project's recent sessions over its conversation
+        self.recent_sessions = RecentSessionsFeed(self.chat)
+        self.recent_sessions.sessionChosen.connect(self.sessionFileChosen)
         for panel in (
             self.tree_panel,
             self.resource_panel,
             self.log_panel,
             self.context_panel,
             self.reply_notifier,
+            self.recent_sessions,
         ):
             self.panels.register(panel)
         self.switcher = ProjectSwitcher(ui_state, self.action_map["open_folder"], self.status)
@@ -285,8 +290,11 @@ class MainWindow(QMainWindow):
         self.tree_panel.entry_selected.connect(self.show_entry_in_chat)
         a["toggle_theme"].setChecked(self.theme.dark)
         a["toggle_theme"].toggled.connect(self.themeToggled)
+        # Reopen Last Session at Start and Start Fresh are the two answers to one setting.
         a["reopen_last"].setChecked(self.reopens_last_session())
-        a["reopen_last"].toggled.connect(lambda on: self.ui_state.setValue(REOPEN_LAST_KEY, on))
+        a["start_fresh"].setChecked(not self.reopens_last_session())
+        a["reopen_last"].toggled.connect(self._set_reopen_last)
+        a["start_fresh"].toggled.connect(lambda fresh: self._set_reopen_last(not fresh))
         a["desktop_notices"].setChecked(notices_enabled(self.ui_state))
         a["desktop_notices"].toggled.connect(lambda on: self.ui_state.setValue(NOTIFY_KEY, on))
         self.chat.view.openLogRequested.connect(self.open_log)
@@ -312,6 +320,14 @@ class MainWindow(QMainWindow):
             menu.addAction("No project opened yet").setEnabled(False)
 
     # ---- behaviour ---------------------------------------------------------------------------
+
+    def _set_reopen_last(self, on: bool) -> None:
+        self.ui_state.setValue(REOPEN_LAST_KEY, on)
+        for action_id, checked in (("reopen_last", on), ("start_fresh", not on)):
+            action = self.action_map[action_id]
+            action.blockSignals(True)
+            action.setChecked(checked)
+            action.blockSignals(False)
 
     def reopens_last_session(self) -> bool:
         """Whether opening a project continues its latest session (Session → Reopen Last Session at

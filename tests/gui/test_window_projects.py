@@ -192,3 +192,45 @@ def test_the_switcher_names_the_project_and_opens_another_from_its_menu(
         lambda: controller.runtime is not None and controller.runtime.store.cwd == first, timeout=10_000
     )
     assert window.switcher.text() == "first"
+
+
+def test_starting_fresh_lists_the_recent_sessions_in_the_empty_chat(
+    qtbot: QtBot, window: MainWindow, controller: SessionController, server: LoopbackServer
+) -> None:
+    """Session → Start Fresh is the other answer to Reopen Last Session at Start: the project opens in a new
+    session whose empty chat lists the project's sessions, one click continuing one."""
+    server.script(Turn([Text("first answer")]), Turn([Text("second answer")]))
+    controller.submit("how do I parse this?")
+    qtbot.waitUntil(
+        lambda: not controller.chat.busy and controller.chat.model.rowCount() == 2, timeout=10_000
+    )
+    named = controller.runtime.store.path  # type: ignore[union-attr]
+    controller.name_session("Parser fixes")
+    controller.spawn(controller.open_session(None))
+    qtbot.waitUntil(lambda: controller.chat.model.rowCount() == 0, timeout=10_000)
+    card = window.recent_sessions.card
+    qtbot.waitUntil(card.isVisible, timeout=5000)
+    assert [title for title, _detail in card.lines()] == ["Parser fixes"]
+    controller.submit("another question")  # the conversation starts: the list goes
+    qtbot.waitUntil(
+        lambda: not controller.chat.busy and controller.chat.model.rowCount() == 2, timeout=10_000
+    )
+    assert not card.isVisible()
+
+    fresh, reopen = window.action_map["start_fresh"], window.action_map["reopen_last"]
+    assert not fresh.isChecked() and reopen.isChecked()
+    fresh.setChecked(True)
+    assert not reopen.isChecked() and not window.reopens_last_session()
+    task = controller.spawn(controller.open_project(controller.cwd))  # as at the next start
+    qtbot.waitUntil(task.done, timeout=10_000)
+    assert controller.chat.model.rowCount() == 0
+    qtbot.waitUntil(lambda: card.isVisible() and len(card.lines()) == 2, timeout=5000)
+    assert card.title.text() == "Recent sessions in first"
+    assert card.lines()[0] == ("another question", "2 messages · just now")
+    assert card.lines()[1][0] == "Parser fixes"
+    card.list.itemClicked.emit(card.list.topLevelItem(1), 0)
+    qtbot.waitUntil(lambda: controller.chat.model.rowCount() == 2, timeout=10_000)
+    assert controller.runtime is not None and controller.runtime.store.path == named
+    assert not card.isVisible()
+    reopen.setChecked(True)
+    assert not fresh.isChecked() and window.reopens_last_session()
