@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QAbstractEventDispatcher, QEvent, QObject
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 STALL_LIMIT_S = 0.050
 
@@ -61,7 +61,7 @@ class StallMeter(QObject):
         self.app = app
         self.worst: Stall | None = None
         self._mark: float | None = None  # thread CPU time at the start of the piece being measured
-        self._piece: tuple[type, QEvent.Type | None, object] | None = None  # what runs in that piece
+        self._piece: tuple[QObject, QEvent.Type | None, object] | None = None  # what runs in that piece
         self._dispatcher: QAbstractEventDispatcher | None = None
         self._gui_thread = threading.get_ident()
         self._gc_cpu = 0.0  # GUI-thread CPU time spent collecting garbage since start()
@@ -89,6 +89,7 @@ class StallMeter(QObject):
             self._dispatcher = None
         self._close_piece(time.thread_time())
         self._mark = None
+        self._piece = None  # let go of the last receiver
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if self._tracks_loops and self._loop_depth <= 0:
@@ -100,7 +101,7 @@ class StallMeter(QObject):
         handle = (
             callbacks.get(event.timerId()) if callbacks is not None and kind == QEvent.Type.Timer else None
         )  # type: ignore[attr-defined]
-        self._piece = (type(watched), kind, handle)
+        self._piece = (watched, kind, handle)
         self._mark = now - self._gc_cpu
         return False
 
@@ -147,14 +148,30 @@ class StallMeter(QObject):
             self.worst = Stall(spent, _describe(self._piece))
 
 
-def _describe(piece: tuple[type, QEvent.Type | None, object] | None) -> str:
+def _describe(piece: tuple[QObject, QEvent.Type | None, object] | None) -> str:
     if piece is None:
         return "in the event loop itself"
     receiver, kind, handle = piece
     event = getattr(kind, "name", str(kind))
     if handle is not None:
         return f"in {_describe_callback(handle)} ({event} event)"
-    return f"handling a {event} event for a {receiver.__name__}"
+    return f"handling a {event} event for a {type(receiver).__name__}{_where(receiver)}"
+
+
+def _where(receiver: QObject) -> str:
+    """Which widget got the event: its own name, or its nearest named ancestor's (a view's viewport is a
+    plain QWidget), so a stall in a big window points at the part that was slow."""
+    try:
+        node: QObject | None = receiver
+        while node is not None:
+            name = node.accessibleName() if isinstance(node, QWidget) else ""
+            name = name or node.objectName()
+            if name:
+                return f" in {type(node).__name__} {name!r}"
+            node = node.parent()
+    except RuntimeError:  # deleted since
+        pass
+    return ""
 
 
 def _describe_callback(handle: object) -> str:
