@@ -11,9 +11,8 @@ by row revision and width), so nothing is computed for rows the pointer does not
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import (
@@ -40,7 +39,6 @@ from piwork.gui.theme import Theme
 COPY = "Copy"
 COPIED = "Copied"
 COPIED_MS = 1200  # how long a button says "Copied"
-DURATION_ROOM = 90  # px the delegate keeps at a tool header's right for the duration
 _MARKDOWN_KINDS = (RowKind.TEXT, RowKind.USER, RowKind.SKILL, RowKind.NOTICE)
 
 
@@ -51,9 +49,6 @@ class _RowGeometry(Protocol):
     @property
     def body(self) -> QRect: ...
 
-    @property
-    def badges(self) -> Sequence[tuple[QRect, object]]: ...
-
 
 class _Delegate(Protocol):
     theme: Theme
@@ -63,6 +58,8 @@ class _Delegate(Protocol):
     def body_document(self, row: ChatRow) -> QTextDocument | None: ...
 
     def small_font(self) -> QFont: ...
+
+    def tool_summary_span(self, row: ChatRow, geo: Any) -> tuple[int, int]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +178,7 @@ class CopyButtons(QObject):
             _key, value = view_for(row.tool.name).main_argument(row.tool)
             if not value:
                 return []
-            return [CopyTarget(self._command_button(geo), value, command_label(row))]
+            return [CopyTarget(self._command_button(row, geo), value, command_label(row))]
         if row.kind not in _MARKDOWN_KINDS or row.streaming or not geo.body.height():
             return []
         doc = self._delegate.body_document(row)
@@ -199,14 +196,14 @@ class CopyButtons(QObject):
         origin = geo.body.topLeft()
         return [CopyTarget(t.area.translated(origin), t.text, t.label) for t in cached[3]]
 
-    def _command_button(self, geo: _RowGeometry) -> QRect:
-        """Where a tool header's button sits: at the end of the summary, before the badges and duration."""
-        header = geo.header
-        right = min([rect.left() - 6 for rect, _badge in geo.badges] + [header.right() - DURATION_ROOM])
+    def _command_button(self, row: ChatRow, geo: _RowGeometry) -> QRect:
+        """Where a tool header's button sits: just after its summary (the command), within the summary's
+        room (before the badges and the duration)."""
+        end, room_end = self._delegate.tool_summary_span(row, geo)
         size = self._button_size(COPIED)
-        return QRect(
-            right - size.width(), header.center().y() - size.height() // 2, size.width(), size.height()
-        )
+        left = min(end + 8, room_end - size.width())
+        header = geo.header
+        return QRect(left, header.center().y() - size.height() // 2 + 1, size.width(), size.height())
 
     def button(self, target: CopyTarget, row: ChatRow) -> QRect:
         """The button's rect for ``target`` (a code block's: inside its top right corner)."""

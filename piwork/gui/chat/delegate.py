@@ -475,38 +475,57 @@ class ChatDelegate(QStyledItemDelegate):
     ) -> None:
         """Status glyph, name, summary line, badges and duration, as the tool's view words them."""
         view = view_for(card.name)
-        header, right = geo.header, geo.header.right()
-        fm = QFontMetrics(self._view.font())
+        header = geo.header
         glyph, colour_key = STATUS_GLYPHS.get(card.status, ("?", "running"))
         painter.setPen(self.theme.accent(colour_key))
         painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, glyph)
-        header = header.adjusted(fm.horizontalAdvance(glyph) + 6, 0, 0, 0)
+        header = header.adjusted(QFontMetrics(self._view.font()).horizontalAdvance(glyph) + 6, 0, 0, 0)
         duration = format_duration(card.duration)
         if duration:
             painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
             painter.setFont(self._small_font())
             painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, duration)
-            painter.setFont(self._view.font())
-            right -= 90
         for rect, badge in geo.badges:
             self._paint_badge(painter, rect, badge.text)
-            right = rect.left() - 6
         bold = QFont(self._view.font())
         bold.setBold(True)
         painter.setFont(bold)
         painter.setPen(palette.color(QPalette.ColorRole.Text))
         name = view.title(card, row.title, row.collapsed)
         painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, name)
-        offset = QFontMetrics(bold).horizontalAdvance(name) + 8
         painter.setFont(self._view.font())
         painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-        args_rect = QRect(
-            header.left() + offset, header.top(), max(0, right - header.left() - offset), header.height()
-        )
+        args_rect, summary = self._tool_summary(row, card, geo)
+        painter.drawText(args_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, summary)
+
+    def _tool_summary(self, row: ChatRow, card: ToolCard, geo: RowGeometry) -> tuple[QRect, str]:
+        """Where a tool header's summary line goes (after the glyph and name, before the badges and the
+        duration) and its text, elided to fit."""
+        view = view_for(card.name)
+        header, right = geo.header, geo.header.right()
+        fm = QFontMetrics(self._view.font())
+        glyph = STATUS_GLYPHS.get(card.status, ("?", "running"))[0]
+        if format_duration(card.duration):
+            right -= 90
+        for rect, _badge in geo.badges:
+            right = rect.left() - 6
+        bold = QFont(self._view.font())
+        bold.setBold(True)
+        left = header.left() + fm.horizontalAdvance(glyph) + 6
+        left += QFontMetrics(bold).horizontalAdvance(view.title(card, row.title, row.collapsed)) + 8
+        args_rect = QRect(left, header.top(), max(0, right - left), header.height())
         summary = fm.elidedText(
             view.summary(card).replace("\n", " "), Qt.TextElideMode.ElideRight, args_rect.width()
         )
-        painter.drawText(args_rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft, summary)
+        return args_rect, summary
+
+    def tool_summary_span(self, row: ChatRow, geo: RowGeometry) -> tuple[int, int]:
+        """(x where a tool header's summary text ends, x its room ends): a copy button goes after it."""
+        if row.tool is None:
+            return geo.header.right(), geo.header.right()
+        args_rect, summary = self._tool_summary(row, row.tool, geo)
+        end = args_rect.left() + QFontMetrics(self._view.font()).horizontalAdvance(summary)
+        return end, args_rect.right()
 
     def _paint_badge(self, painter: QPainter, rect: QRect, text: str) -> None:
         painter.save()
