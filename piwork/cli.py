@@ -10,6 +10,7 @@ piwork context [--cwd DIR] [--session FILE] the context manifest, marks, next re
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
@@ -27,12 +28,19 @@ HEADLESS_FLAGS = ("-p", "--print", "--prompt", "--mode")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The process's entry point (the console script, ``python -m piwork``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in SUBCOMMANDS:
-        return _run(SUBCOMMANDS[args[0]], args[1:])
-    if any(a in HEADLESS_FLAGS or a.startswith(("--print=", "--prompt=", "--mode=")) for a in args):
-        return _run(HEADLESS_MODULE, args)
-    return _run(WINDOW_MODULE, args)
+        code = _run(SUBCOMMANDS[args[0]], args[1:])
+    elif any(a in HEADLESS_FLAGS or a.startswith(("--print=", "--prompt=", "--mode=")) for a in args):
+        code = _run(HEADLESS_MODULE, args)
+    else:
+        code = _run(WINDOW_MODULE, args)
+    # What the command loaded stays alive until the process ends (a long session: millions of objects in
+    # reference cycles); out of the cycle collector's way, the last collection at exit does not walk and
+    # free them one by one, which took seconds.
+    gc.freeze()
+    return code
 
 
 def _run(module_name: str, args: list[str]) -> int:
