@@ -92,7 +92,9 @@ class ReplyNotifier(QObject):
 
     def waiting_for_answer(self, question: str) -> None:
         """piwork waits for the user (``question`` says about what, e.g. trusting a folder)."""
-        self.notify("piwork is waiting for you", question)
+        self.notify(
+            "piwork is waiting for you", question, name_session=False
+        )  # the question names its folder
 
     def _where(self) -> str:
         runtime = self._runtime
@@ -102,14 +104,14 @@ class ReplyNotifier(QObject):
         name = runtime.session.tree.name
         return f"{project} — {name}" if name else project
 
-    def notify(self, title: str, text: str) -> DesktopNotice | None:
+    def notify(self, title: str, text: str, *, name_session: bool = True) -> DesktopNotice | None:
         """Hand a notice to the desktop unless the window is in front, the notices are off, or there is no
         notification service; returns what was shown."""
         if not notices_enabled(self.settings) or self.facts.window_active():
             return None
         if not self.facts.tray_available():
             return None
-        where = self._where()
+        where = self._where() if name_session else ""
         notice = DesktopNotice(f"{title} — {where}" if where else title, text)
         tray = self._tray()
         tray.show()

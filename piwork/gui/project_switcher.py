@@ -8,7 +8,7 @@ import time
 
 from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import QMenu, QStyle, QToolButton, QWidget
 
 from piwork.gui.inert_text import plain_tip
 from piwork.gui.recent_projects import age_text, recent_projects
@@ -27,7 +27,8 @@ class ProjectSwitcher(QToolButton):
         self.setObjectName("projectSwitcher")
         self.ui_state = ui_state
         self.folder = ""
-        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_DirIcon))
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.setAutoRaise(True)
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
@@ -53,8 +54,12 @@ class ProjectSwitcher(QToolButton):
         others = [(path, when) for path, when in recent_projects(self.ui_state) if path != self.folder]
         if others:
             menu.addSection("Recent Projects")
+        names = [project_name(path) for path, _when in others]
         for folder, when in others:
-            label = project_name(folder).replace("&", "&&")
+            name = project_name(folder)
+            if names.count(name) > 1:  # two projects of one name: say where each is
+                name = f"{name} — {os.path.dirname(os.path.normpath(folder))}"
+            label = name.replace("&", "&&")
             action = menu.addAction(f"{label}    ({age_text(now - when)})")
             action.setToolTip(folder)
             action.setStatusTip(folder)

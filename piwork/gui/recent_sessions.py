@@ -12,6 +12,7 @@ import os
 import time
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
@@ -187,8 +188,9 @@ class RecentSessionsFeed(QObject):
             self._listing.cancel()
             self._listing.deleteLater()
             self._listing = None
-        self.card.clear()
-        self._update()
+        if shiboken6.isValid(self.card):  # not when the window is already gone (the end of the process)
+            self.card.clear()
+            self._update()
 
     def shutdown(self) -> None:
         self.detach()

@@ -18,6 +18,7 @@ from pytestqt.qtbot import QtBot
 from piwork.core.paths import agent_dir
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
+from piwork.gui.recent_projects import remember_project
 from piwork.gui.session_controller import SessionController
 from piwork.gui.theme import load_theme
 from piwork.gui.trust_dialog import TrustDialog
@@ -234,3 +235,13 @@ def test_starting_fresh_lists_the_recent_sessions_in_the_empty_chat(
     assert not card.isVisible()
     reopen.setChecked(True)
     assert not fresh.isChecked() and window.reopens_last_session()
+
+
+def test_two_recent_projects_of_one_name_say_where_each_is(qtbot: QtBot, window: MainWindow) -> None:
+    for folder in ("/srv/old/app", "/home/me/app", "/home/me/notes"):
+        remember_project(window.ui_state, folder)
+    window.set_session_title(None, "/home/me/notes")
+    window.switcher.fill_menu()
+    labels = [a.text().split("    ")[0] for a in window.switcher.menu_.actions() if not a.isSeparator()]
+    assert labels[:2] == ["app — /home/me", "app — /srv/old"]
+    assert not window.switcher.icon().isNull()
