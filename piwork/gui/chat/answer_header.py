@@ -35,3 +35,12 @@ def when(timestamp_ms: int, today: date) -> str:
     if day == QDate(today.year, today.month, today.day):
         return time_text
     return f"{locale.toString(day, QLocale.FormatType.ShortFormat)} {time_text}"
+
+
+def head_tooltip(head: AnswerHead) -> str:
+    """The head line's tooltip: provider and model, and the full local date and time (plain text)."""
+    who = " / ".join(part for part in (head.provider, head.model) if part)
+    if head.timestamp is None:
+        return who
+    moment = QDateTime.fromMSecsSinceEpoch(head.timestamp).toLocalTime()
+    return f"{who}\n{QLocale().toString(moment, QLocale.FormatType.LongFormat)}"

@@ -62,7 +62,8 @@ class ChatView(QListView):
         self.setAccessibleDescription(
             "Messages, replies, tool calls and notices. Drag to select text; Ctrl+A selects the whole "
             "conversation; Ctrl+C copies the selection (the selected rows when no text is selected), "
-            "Ctrl+Shift+C copies it as Markdown."
+            "Ctrl+Shift+C copies it as Markdown. A row's context menu (the Menu key) copies its code blocks "
+            "or its tool call's command."
         )
         self.setModel(model)
         self._chat_model = model

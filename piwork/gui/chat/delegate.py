@@ -35,15 +35,22 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetrics,
+    QHelpEvent,
     QMouseEvent,
     QPainter,
     QPalette,
     QPixmap,
     QTextDocument,
 )
-from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolTip,
+)
 
-from piwork.gui.chat.answer_header import head_label
+from piwork.gui.chat.answer_header import head_label, head_tooltip
 from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.code_copy import CopyButtons
 from piwork.gui.chat.row_documents import IMAGE_MAX_HEIGHT, RowDocuments
@@ -51,6 +58,7 @@ from piwork.gui.chat.rows import ChatRow, RowKind, body_shown
 from piwork.gui.chat.text_selection import selection_format
 from piwork.gui.chat.tool_card import ToolCard
 from piwork.gui.chat.tool_views import Badge, CardAction, view_for
+from piwork.gui.inert_text import plain_tip
 from piwork.gui.theme import Theme, load_theme
 
 MARGIN_X = 10
@@ -536,6 +544,18 @@ class ChatDelegate(QStyledItemDelegate):
         painter.setFont(self._small_font())
         painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
         painter.restore()
+
+    def helpEvent(
+        self, event: QHelpEvent, view: QAbstractItemView, option: QStyleOptionViewItem, index: Index
+    ) -> bool:
+        """Over an answer's head line: the provider, the model and the full date and time."""
+        row = index.data(RowRole)
+        head = row.head if isinstance(row, ChatRow) else None
+        tip = event.type() == QEvent.Type.ToolTip
+        if head is not None and tip and self.geometry(row, option.rect).head.contains(event.pos()):
+            QToolTip.showText(event.globalPos(), plain_tip(head_tooltip(head)), view)
+            return True
+        return super().helpEvent(event, view, option, index)
 
     # ---- clicks ------------------------------------------------------------------------------
 

@@ -7,7 +7,9 @@ import time
 from datetime import date, datetime
 from pathlib import Path
 
-from PySide6.QtCore import QDateTime, QLocale
+from PySide6.QtCore import QDateTime, QEvent, QLocale
+from PySide6.QtGui import QHelpEvent
+from PySide6.QtWidgets import QApplication, QToolTip
 from pytestqt.qtbot import QtBot
 
 from piwork.gui.chat.answer_header import head_label
@@ -103,6 +105,13 @@ def test_a_saved_answer_is_headed_with_its_model_and_time(
     assert geo.head.height() > 0 and geo.head.bottom() < geo.body.top()
     headless = view.chat_delegate.geometry(text, view.visualRect(controller.chat.model.index(2)))
     assert headless.head.height() == 0
+    # its tooltip names the provider too, with the full date
+    pos = geo.head.center()
+    QApplication.sendEvent(
+        view.viewport(), QHelpEvent(QEvent.Type.ToolTip, pos, view.viewport().mapToGlobal(pos))
+    )
+    assert QToolTip.text().startswith("openai / gpt-4o\n")
+    QToolTip.hideText()
 
 
 def test_the_date_shows_only_when_it_is_not_today() -> None:
