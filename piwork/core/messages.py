@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from piwork.core.jscompat import js_number_str
+from piwork.core.truncate import count_lines
 
 Message = dict[str, Any]
 
@@ -110,6 +111,16 @@ def convert_to_llm(messages: Iterable[Message]) -> list[Message]:
         if converted is not None:
             out.append(converted)
     return out
+
+
+def output_line_count(message: Message) -> int:
+    """How many lines a tool result's text (its text blocks, one after another on lines of their own) or
+    a shell run's output has, counted as the tools count them (a final newline ends the last line): the
+    one figure the chat's tool cards and the HTML export both give."""
+    if message.get("role") == "bashExecution":
+        output = message.get("output")
+        return count_lines(output) if isinstance(output, str) else 0
+    return count_lines(message_text(message, "\n"))
 
 
 def message_text(message: Message, separator: str = "") -> str:

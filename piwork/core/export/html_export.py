@@ -24,7 +24,7 @@ import orjson
 from piwork import __version__
 from piwork.core.errors import InputRejected
 from piwork.core.fs.atomic import write_atomically
-from piwork.core.messages import message_text
+from piwork.core.messages import message_text, output_line_count
 from piwork.core.session.format import CURRENT_VERSION, json_loads_bytes
 from piwork.core.session.migrate import migrate_to_current, version_at_least
 from piwork.core.session.reader import read_regular_bytes, read_session_file
@@ -143,6 +143,25 @@ def _asset(name: str) -> str:
     return (_ASSETS / name).read_text(encoding="utf-8")
 
 
+def output_lines(entries_json: list[bytes]) -> dict[str, int]:
+    """The line count of every tool result's and shell run's output, by entry id: the page shows these
+    figures, the ones the window's tool cards give (only those lines are parsed)."""
+    counts: dict[str, int] = {}
+    for raw in entries_json:
+        if b"toolResult" not in raw and b"bashExecution" not in raw:
+            continue
+        try:
+            entry = json_loads_bytes(raw)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        entry_id = entry.get("id") if isinstance(entry, dict) else None
+        shown = isinstance(message, dict) and message.get("role") in ("toolResult", "bashExecution")
+        if shown and isinstance(entry_id, str) and isinstance(message, dict):
+            counts[entry_id] = output_line_count(message)
+    return counts
+
+
 def render_html(
     session: ExportedSession,
     *,
@@ -161,6 +180,7 @@ def render_html(
         "tools": list(tools),
         "exportedAt": (exported_at or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "generator": f"piwork {__version__}",
+        "outputLines": output_lines(session.entries_json),
     }
     head = "".join(
         [

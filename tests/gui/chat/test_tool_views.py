@@ -12,7 +12,9 @@ from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
+from piwork.core.messages import output_line_count
 from piwork.gui.chat.chat_panel import ChatPanel
+from piwork.gui.chat.rows import apply_tool_result
 from piwork.gui.chat.tool_card import ToolCard
 from piwork.gui.chat.tool_views import (
     DEFAULT_VIEW,
@@ -23,6 +25,7 @@ from piwork.gui.chat.tool_views import (
     unregister_view,
     view_for,
 )
+from piwork.gui.chat.tool_views.view import PREVIEW_LINES
 from piwork.gui.theme import load_theme
 
 
@@ -131,3 +134,17 @@ def test_the_default_view_summarises_by_the_declared_argument() -> None:
     assert DEFAULT_VIEW.actions(card) == ()
     card.full_output_path = "/tmp/edit.log"
     assert DEFAULT_VIEW.actions(card) == (("Open full output log", CardAction.OPEN_LOG),)
+
+
+def test_a_cards_hidden_lines_add_up_to_the_engines_line_count() -> None:
+    """Shown lines plus "… N more lines" is the count the HTML export gives (output_line_count), also
+    for progress output whose lines hold carriage returns and for a result ending with a newline."""
+    text = "".join(f"step {n}: 10%\r50%\r100%\n" for n in range(20))
+    message = {"role": "toolResult", "toolCallId": "c", "toolName": "bash",
+               "content": [{"type": "text", "text": text}], "isError": False}  # fmt: skip
+    card = ToolCard("c", "bash", {"command": "make"})
+    apply_tool_result(card, message)
+    preview = ToolView().preview(card, expanded=False).split("\n")
+    shown, more = preview[:-1], preview[-1]
+    assert len(shown) == PREVIEW_LINES and shown[0] == "100%"  # the last state of a redrawn line
+    assert more.startswith(f"… {output_line_count(message) - PREVIEW_LINES} more lines")

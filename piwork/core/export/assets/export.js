@@ -7,6 +7,7 @@
 
   var DATA = JSON.parse(document.getElementById("session-data").textContent);
   var entries = DATA.entries || [];
+  var outputLines = DATA.outputLines && typeof DATA.outputLines === "object" ? DATA.outputLines : null;
   var byId = new Map();
   var children = new Map();
   var labels = new Map();
@@ -246,12 +247,21 @@
   var LONG_LINES = 12;
   var LONG_CHARS = 1500;
 
-  function outputBlock(text, title, lang) {
+  // Lines as the tools count them (a final newline ends the last line). A tool result's or shell run's
+  // output comes with its count worked out by the engine (DATA.outputLines), the window's own figure.
+  function countLines(body) {
+    if (!body) return 0;
+    var newlines = body.split("\n").length - 1;
+    return body.charAt(body.length - 1) === "\n" ? newlines : newlines + 1;
+  }
+
+  function outputBlock(text, title, lang, entryId) {
     var body = String(text || "");
-    var lines = body.split("\n");
+    var known = entryId != null && outputLines ? outputLines[entryId] : undefined;
+    var count = typeof known === "number" ? known : countLines(body);
     var pre = '<pre class="output">' + (lang ? highlight(body, lang) : esc(body)) + "</pre>";
-    if (lines.length <= LONG_LINES && body.length <= LONG_CHARS) return pre;
-    var label = esc(title) + " — " + lines.length + " lines: " + esc(oneLine(lines[0], 80));
+    if (count <= LONG_LINES && body.length <= LONG_CHARS) return pre;
+    var label = esc(title) + " — " + count + " line" + (count === 1 ? "" : "s") + ": " + esc(oneLine(body.split("\n")[0], 80));
     return '<details class="output"' + (state.outputs ? " open" : "") + "><summary>" + label + "</summary>" + pre + "</details>";
   }
 
@@ -319,7 +329,7 @@
     var m = entry.message || {};
     var text = contentText(m.content);
     var out = '<div class="tool-result' + (entry.id === state.target ? " target" : "") + '" id="entry-' + esc(entry.id) + '" data-id="' + esc(entry.id) + '">';
-    out += outputBlock(text, m.isError ? "Error" : "Output", m.isError ? "" : lang) + images(m.content);
+    out += outputBlock(text, m.isError ? "Error" : "Output", m.isError ? "" : lang, entry.id) + images(m.content);
     var details = m.details || {};
     if (details.truncation && details.truncation.truncated) {
       out += '<div class="muted">Output was truncated for the model';
@@ -402,7 +412,7 @@
           return card(e, "tool-result-card", "Tool result · " + (m.toolName || ""), toolResultBody(e));
         }
         if (m.role === "bashExecution") {
-          return card(e, "bash", "You ran", '<code class="command">$ ' + esc(m.command || "") + "</code>" + outputBlock(m.output, "Output") +
+          return card(e, "bash", "You ran", '<code class="command">$ ' + esc(m.command || "") + "</code>" + outputBlock(m.output, "Output", "", e.id) +
             (m.exitCode ? '<div class="muted">exit code ' + esc(m.exitCode) + "</div>" : ""));
         }
         return card(e, "custom", m.role || "message", markdown(contentText(m.content)));

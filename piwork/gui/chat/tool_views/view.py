@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from piwork.core.tools import tool_facts
+from piwork.core.truncate import count_lines
 from piwork.gui.chat.tool_card import ToolCard
 from piwork.gui.logs.sgr import strip_ansi
 
@@ -84,10 +85,17 @@ class ToolView:
     def preview(self, card: ToolCard, expanded: bool) -> str:
         """The start of the result, and how many lines are not shown."""
         text = strip_ansi(card.result_text[: PREVIEW_CHARS * (20 if expanded else 1)])
-        lines = text.splitlines()[: EXPANDED_LINES if expanded else PREVIEW_LINES]
-        # hidden lines are counted in the whole result, not only in the characters read for the preview
-        full = card.result_text
-        hidden = full.count("\n") + (0 if full.endswith("\n") else 1) - len(lines) if full else 0
+        head = (
+            text.replace("\r\n", "\n")
+            .removesuffix("\n")
+            .split("\n")[: EXPANDED_LINES if expanded else PREVIEW_LINES]
+        )
+        lines = [
+            line.rsplit("\r", 1)[-1] or line for line in head
+        ]  # a redrawn (progress) line: its last state
+        # hidden lines are counted in the whole result (as the HTML export counts them), not only in the
+        # characters read for the preview
+        hidden = count_lines(card.result_text) - len(lines) if card.result_text else 0
         if hidden > 0:
             more = f"… {hidden:,} more line{'s' if hidden != 1 else ''}"
             where = "the full output is in the log" if expanded else "click the header to expand"
