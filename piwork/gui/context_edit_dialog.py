@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QPlainTextEdit, QVBoxLayout, QWidget
 
 from piwork.gui.inert_text import plain_label
+from piwork.gui.window_flags import dialog_buttons
 
 LEAVE_OUT_TEXT = "Leave out of the model's context"
 REPLACE_TEXT = "Replace what the model sees…"
@@ -16,6 +17,7 @@ CONTEXT_EDITS = ((LEAVE_OUT_TEXT, "leave-out"), (REPLACE_TEXT, "replace"), (REST
 class ReplacementDialog(QDialog):
     def __init__(self, current: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        dialog_buttons(self)
         self.setWindowTitle("Replace what the model sees")
         intro = plain_label(
             "From the next request on, the model sees this text instead of the entry's own content. "

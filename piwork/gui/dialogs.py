@@ -20,6 +20,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QLineEdit, QMessageBox, QWidget
 
 from piwork.gui.inert_text import plain_tip
+from piwork.gui.window_flags import dialog_buttons
 
 
 async def ask(dialog: QDialog) -> int:
@@ -56,6 +57,7 @@ async def _accepted(dialog: QDialog) -> bool:
 async def ask_text(parent: QWidget | None, title: str, label: str, text: str = "") -> str | None:
     """A line of text (None: cancelled); starts with ``text`` selected."""
     dialog = QInputDialog(parent)
+    dialog_buttons(dialog)
     dialog.setWindowTitle(title)
     dialog.setLabelText(label)
     dialog.setTextEchoMode(QLineEdit.EchoMode.Normal)
@@ -68,6 +70,7 @@ async def ask_text(parent: QWidget | None, title: str, label: str, text: str = "
 async def ask_item(parent: QWidget | None, title: str, label: str, items: Sequence[str]) -> int | None:
     """The index of the item chosen from ``items`` (None: cancelled); the first is preselected."""
     dialog = QInputDialog(parent)
+    dialog_buttons(dialog)
     dialog.setWindowTitle(title)
     dialog.setLabelText(label)
     dialog.setComboBoxItems(list(items))

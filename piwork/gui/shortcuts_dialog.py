@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 
 from piwork.gui.actions import ACTIONS, EDITOR_KEYS, PANEL_KEYS
 from piwork.gui.commands import BUILTIN
+from piwork.gui.window_flags import dialog_buttons
 
 
 def shortcut_rows() -> list[tuple[str, str, str]]:
@@ -49,6 +50,7 @@ class ShortcutsDialog(QDialog):
         self, extra: list[tuple[str, str, str]] | None = None, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
+        dialog_buttons(self)
         self.setWindowTitle("Keyboard Shortcuts")
         rows = shortcut_rows() + (extra or []) + command_rows()
         table = QTableWidget(len(rows), 3, self)

@@ -78,6 +78,7 @@ from piwork.gui.background import BackgroundTasks
 from piwork.gui.dialogs import tell
 from piwork.gui.inert_text import plain_tip
 from piwork.gui.trust_review import ResourceReview, change_summary
+from piwork.gui.window_flags import dialog_buttons
 
 PREVIEW_BYTES = 64 * 1024
 PREVIEW_FILES = 200
@@ -145,6 +146,7 @@ class TrustDialog(QDialog):
         changes_unknown: bool = False,
     ) -> None:
         super().__init__(parent)
+        dialog_buttons(self, maximize=True)
         self.request = request
         self.chosen: TrustOption | None = None
         self.forgot = False  # the settings form's "Forget saved decision" was used

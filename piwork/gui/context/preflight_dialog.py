@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPushButton, QV
 
 from piwork.gui.context.budget_meter import BudgetMeter
 from piwork.gui.context.reading import SEGMENT_TITLES, MeterReading, compact_tokens
+from piwork.gui.window_flags import dialog_buttons
 
 VERDICT_TITLES = {
     "ok": "Fits",
@@ -41,6 +42,7 @@ class PreflightDialog(QDialog):
         can_fresh: bool = False,
     ) -> None:
         super().__init__(parent)
+        dialog_buttons(self)
         self.setWindowTitle("Context Preflight")
         self.setObjectName("preflightDialog")
         self.preflight = dict(result)

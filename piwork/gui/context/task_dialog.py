@@ -23,6 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.gui.window_flags import dialog_buttons
+
 MODES = ("read-only", "source-write")
 PHASES = ("scout", "plan", "implement", "verify")
 
@@ -33,6 +35,7 @@ class TaskDialog(QDialog):
 
     def __init__(self, contract: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        dialog_buttons(self)
         self.setObjectName("taskDialog")
         self.setWindowTitle("Task")
         self.goal = QLineEdit(contract.goal)

@@ -41,6 +41,7 @@ from piwork.gui.palette.palette_model import (
     ShortcutRole,
     highlight_html,
 )
+from piwork.gui.window_flags import dialog_buttons
 
 
 class PaletteDelegate(QStyledItemDelegate):
@@ -124,6 +125,7 @@ class PaletteDialog(QDialog):
 
     def __init__(self, items: list[PaletteItem], parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        dialog_buttons(self)
         self.setObjectName("commandPalette")
         self.setWindowTitle("Command Palette")
         self.model = PaletteModel(self)

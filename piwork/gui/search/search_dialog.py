@@ -31,6 +31,7 @@ from piwork.gui.inert_text import plain_label
 from piwork.gui.search.hit_delegate import HitDelegate
 from piwork.gui.search.results_model import PathRole, SearchResultsModel
 from piwork.gui.search.worker import SessionSearch
+from piwork.gui.window_flags import dialog_buttons
 
 ListFiles = Callable[[bool], list[Path]]  # all projects? -> session files, newest first (runs on the worker)
 SEARCH_DELAY_MS = 200
@@ -42,6 +43,7 @@ class SearchDialog(QDialog):
 
     def __init__(self, list_files: ListFiles, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        dialog_buttons(self, maximize=True)
         self.setObjectName("searchDialog")
         self.setWindowTitle("Search Sessions")
         self.list_files = list_files

@@ -40,6 +40,7 @@ from piwork.gui.sessions.session_model import (
     SessionListModel,
     title_of,
 )
+from piwork.gui.window_flags import dialog_buttons
 
 Confirm = Callable[[str, str], Awaitable[bool]]  # (title, question) -> yes?
 AskName = Callable[[str], Awaitable[str | None]]  # current name -> new name, None = cancelled
@@ -97,6 +98,7 @@ class SessionBrowser(QDialog):
         ask_name: AskName | None = None,
     ) -> None:
         super().__init__(parent)
+        dialog_buttons(self, maximize=True)
         self.setWindowTitle("Sessions")
         self.setObjectName("sessionBrowser")
         self.cwd = cwd

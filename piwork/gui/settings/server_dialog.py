@@ -53,6 +53,7 @@ from piwork.gui.background import BackgroundTasks
 from piwork.gui.inert_text import plain_label
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.compat_switches import CompatForm
+from piwork.gui.window_flags import dialog_buttons
 
 PRESETS: tuple[tuple[str, str], ...] = (
     ("Ollama", "http://localhost:11434/v1"),
@@ -85,6 +86,7 @@ class ServerDialog(QDialog):
         registry: ModelRegistry | None = None,
     ) -> None:
         super().__init__(parent)
+        dialog_buttons(self)
         self.setObjectName("serverDialog")
         self.setWindowTitle("Edit Server" if provider_id else "Add OpenAI-Compatible Server")
         self.models_path = models_path

@@ -43,6 +43,7 @@ from piwork.gui.background import BackgroundTasks
 from piwork.gui.inert_text import plain_label
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.providers_page import ProvidersPage
+from piwork.gui.window_flags import dialog_buttons
 
 TRUST_LABELS = {
     "ask": "Ask for each new project",
@@ -79,6 +80,7 @@ class SettingsDialog(QDialog):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
+        dialog_buttons(self)
         self.setWindowTitle("Settings")
         self.setObjectName("settingsDialog")
         self.settings = settings

@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.gui.window_flags import dialog_buttons
+
 
 def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}" + ("" if count == 1 else "s")
@@ -61,6 +63,7 @@ class BranchChoiceDialog(QDialog):
         self, abandoned_entries: int, summary_messages: int, target_text: str, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
+        dialog_buttons(self)
         self.setWindowTitle("Leave this branch")
         self.intro = QLabel(
             f"Moving to: <i>{html.escape(target_text)}</i><br>The branch you leave holds "

@@ -35,6 +35,7 @@ from piwork.gui.tree.entry_list_model import EntryListModel
 from piwork.gui.tree.files_dialog import file_line
 from piwork.gui.tree.title_reader import PENDING_TITLE, TitleReader
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
+from piwork.gui.window_flags import dialog_buttons
 
 
 def activity_figures(activity: BranchActivity) -> str:
@@ -203,6 +204,7 @@ class CompareDialog(QDialog):
     ) -> None:
         """``names``: what each side is to the user (A and B, or "Selected" and "Current position")."""
         super().__init__(parent)
+        dialog_buttons(self, maximize=True)
         self.setWindowTitle("Compare branches")
         self.comparison = comparison
         ancestor = tree.record(comparison.ancestor_id) if comparison.ancestor_id is not None else None

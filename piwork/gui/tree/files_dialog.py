@@ -16,6 +16,7 @@ from piwork.gui.inert_text import plain_label
 from piwork.gui.tree.diff_view import DiffView
 from piwork.gui.tree.entry_list_model import EntryListModel
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
+from piwork.gui.window_flags import dialog_buttons
 
 
 def file_line(summary: FileSummary) -> str:
@@ -56,6 +57,7 @@ class FilesTouchedDialog(QDialog):
 
     def __init__(self, activity: BranchActivity, where: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        dialog_buttons(self, maximize=True)
         self.setWindowTitle("Files touched")
         self.files = activity.files()
         self.heading = plain_label(files_heading(activity, where, len(self.files)))
