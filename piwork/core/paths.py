@@ -27,6 +27,27 @@ def expand_home(path: str, env: Mapping[str, str] | None = None) -> str:
     return path
 
 
+def named_path(path: str, project: str | None = None, env: Mapping[str, str] | None = None) -> str:
+    """How a file is named to people, the same everywhere: relative to the project folder when inside it,
+    ``~/…`` inside the home folder, absolute otherwise (a relative ``path`` is taken from the project)."""
+    base = os.path.abspath(expand_home(project, env)) if project else None
+    full = os.path.abspath(
+        os.path.join(base, path) if base and not os.path.isabs(path) else expand_home(path, env)
+    )
+    for root, prefix in (
+        (base, ""),
+        ((env if env is not None else os.environ).get("HOME") or str(Path.home()), "~/"),
+    ):
+        if not root:
+            continue
+        root = os.path.abspath(root)
+        if full == root:
+            return "." if not prefix else "~"
+        if full.startswith(root.rstrip(os.sep) + os.sep):
+            return prefix + os.path.relpath(full, root).replace(os.sep, "/")
+    return full
+
+
 def agent_dir(env: Mapping[str, str] | None = None) -> Path:
     """``$PI_CODING_AGENT_DIR`` (``~`` expanded) or ``~/.pi/agent``, shared with Pi."""
     environ = env if env is not None else os.environ

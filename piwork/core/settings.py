@@ -24,7 +24,7 @@ from piwork.core.errors import PiworkError
 from piwork.core.fs.atomic import write_atomically
 from piwork.core.fs.lock import locked
 from piwork.core.jscompat import js_json_stringify, json_loads_js
-from piwork.core.paths import expand_home
+from piwork.core.paths import expand_home, named_path
 from piwork.core.resources.review_gate import check_reviewed
 from piwork.core.settings_schema import (
     BRANCH_SUMMARY_RESERVE_TOKENS,
@@ -70,6 +70,25 @@ class SettingsProblem:
 
     def to_json(self) -> dict[str, Any]:
         return {"scope": self.scope, "path": self.path, "error": self.message}
+
+
+@dataclass(frozen=True)
+class DefaultSource:
+    """The level new sessions start at and the file it comes from (``scope`` None: no file sets one, the
+    built-in default applies)."""
+
+    level: str
+    scope: Scope | None
+    path: str | None
+
+    def describe(self) -> str:
+        """E.g. ``high, from this project's .pi/settings.json`` or ``medium, the built-in default``."""
+        if self.scope == "project":
+            return f"{self.level}, from this project's .pi/settings.json"
+        if self.scope == "global":
+            where = f" ({named_path(self.path)})" if self.path else ""
+            return f"{self.level}, from the global settings{where}"
+        return f"{self.level}, the built-in default (no settings file sets one)"
 
 
 class SettingsStorage(Protocol):
@@ -388,6 +407,23 @@ class Settings:
     def default_thinking_level(self) -> str | None:
         """The level the files set, or ``None`` when none is set (or it is not a level)."""
         raw, _ = lookup(self.effective, DEFAULT_THINKING_LEVEL.path)
+        checked = DEFAULT_THINKING_LEVEL.check(raw)
+        return checked.value if raw is not None and checked.refused is None else None
+
+    def default_thinking_source(self) -> DefaultSource:
+        """The thinking level new sessions start at (as the runtime picks it from the files: the project's
+        wins when the project is trusted) and which file sets it."""
+        level = self.default_thinking_level()
+        if level is None:
+            return DefaultSource(DEFAULT_THINKING_LEVEL.default, None, None)
+        scope = self.origin_of(DEFAULT_THINKING_LEVEL.path[0]) or "global"
+        return DefaultSource(level, scope, self.storage.location(scope))
+
+    def thinking_level_in(self, scope: Scope) -> str | None:
+        """The level one file sets (``None``: not set, or not a level)."""
+        raw = (self.global_data if scope == "global" else self.project_data).get(
+            DEFAULT_THINKING_LEVEL.path[0]
+        )
         checked = DEFAULT_THINKING_LEVEL.check(raw)
         return checked.value if raw is not None and checked.refused is None else None
 

@@ -448,7 +448,8 @@ class SessionController(QObject):
             status.set_trust("trusted" if trust.trusted else "untrusted")
         self.context_feed.schedule()  # meter and billed figures: computed off the GUI thread
         self.chat.footer.thinking_picker.select(session.thinking_level)
-        self.chat.footer.thinking_picker.explain_model(model)
+        source = self.runtime.resources.settings.default_thinking_source().describe()
+        self.chat.footer.thinking_picker.explain_model(model, source)
         self.chat.set_session_state(session.read_only_reason, model is not None)
         if model is not None:
             self.chat.footer.model_picker.select((model.provider, model.id))

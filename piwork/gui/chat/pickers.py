@@ -165,13 +165,20 @@ class ThinkingPicker(QComboBox):
         if index >= 0:
             self.setCurrentIndex(index)
 
-    def explain_model(self, model: Model | None) -> None:
-        """The tooltip says what the current model can do with the level."""
-        base = "Thinking level (Ctrl+Shift+M cycles)"
+    def explain_model(self, model: Model | None, default_source: str | None = None) -> None:
+        """The tooltip says what the current model can do with the level, that the level shown is the one
+        the next request uses, and where the default new sessions start at comes from (``default_source``,
+        e.g. ``low, from this project's .pi/settings.json``)."""
+        level = self.currentData()
+        tip = (
+            f"Thinking level of this session: {level}, the level its next request uses (Ctrl+Shift+M cycles)."
+        )
         if model is not None and not model.reasoning:
-            self.setToolTip(f"{base}. {model.id} does not think: its level stays off.")
-        else:
-            self.setToolTip(base)
+            tip += f" {model.id} does not think: its level stays off."
+        if default_source:
+            tip += f"\nNew sessions here start at {default_source}."
+        self.setToolTip(tip)
+        self.setAccessibleDescription(f"How much the model thinks before answering. {tip}")
 
     def cycle(self) -> str:
         """Move to the next level (wrapping) and announce it."""

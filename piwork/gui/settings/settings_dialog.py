@@ -68,6 +68,15 @@ def _spin(setting: Setting[int], value: int, step: int) -> QSpinBox:
     return spin
 
 
+def thinking_source_text(settings: Settings) -> str:
+    """Where the thinking level new sessions of this project start at comes from."""
+    source = settings.default_thinking_source()
+    text = f"New sessions in this project start at {source.describe()}."
+    if source.scope == "project":
+        text += " It wins over the global default chosen here; edit the project's file to change it."
+    return text
+
+
 class SettingsDialog(QDialog):
     settingsSaved = Signal()
 
@@ -143,10 +152,15 @@ class SettingsDialog(QDialog):
         self.default_model.setToolTip(DEFAULT_MODEL.description)
         for level in DEFAULT_THINKING_LEVEL.choices:
             self.default_thinking.addItem(level, level)
-        index = self.default_thinking.findData(self.settings.default_thinking_level())
+        # The box edits the global file (what Save writes); the note says what new sessions here start at.
+        index = self.default_thinking.findData(self.settings.thinking_level_in("global"))
         self.default_thinking.setCurrentIndex(max(0, index))
+        self.thinking_source = plain_label(thinking_source_text(self.settings), page)
+        self.thinking_source.setObjectName("thinkingSource")
+        self.thinking_source.setWordWrap(True)
         form.addRow("Default model", self.default_model)
-        form.addRow("Default thinking level", self.default_thinking)
+        form.addRow("Default thinking level (global)", self.default_thinking)
+        form.addRow(self.thinking_source)
         return page
 
     def _compaction_page(self) -> QWidget:

@@ -2,9 +2,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
+from piwork.core.paths import named_path
 from piwork.core.settings import (
     FileSettingsStorage,
     MemorySettingsStorage,
@@ -135,3 +137,33 @@ def test_several_keys_change_in_one_atomic_write_keeping_unknown_keys(tree: Tree
     }
     assert settings.compaction_reserve_tokens() == 4096  # the typed view follows the write
     assert not list(path.parent.glob(".settings.*.tmp"))
+
+
+def test_the_default_thinking_level_says_which_file_sets_it(tmp_path: Path) -> None:
+    both = FileSettingsStorage(str(tmp_path / "project"), str(tmp_path / "agent"))
+    both.update("global", lambda _old: json.dumps({"defaultThinkingLevel": "high"}))
+    both.update("project", lambda _old: json.dumps({"defaultThinkingLevel": "low"}))
+    trusted = Settings.load(both, project_trusted=True)
+    source = trusted.default_thinking_source()
+    assert (source.level, source.scope) == ("low", "project")
+    assert source.describe() == "low, from this project's .pi/settings.json"
+    assert trusted.thinking_level_in("global") == "high" and trusted.thinking_level_in("project") == "low"
+    untrusted = Settings.load(both, project_trusted=False).default_thinking_source()
+    assert (untrusted.level, untrusted.scope) == ("high", "global")
+    assert untrusted.path == str(tmp_path / "agent" / "settings.json")
+    assert untrusted.describe().startswith("high, from the global settings (")
+    unset = Settings.load(MemorySettingsStorage(None, json.dumps({"defaultThinkingLevel": "ultra"})), True)
+    assert (
+        unset.default_thinking_source().describe()
+        == "medium, the built-in default (no settings file sets one)"
+    )
+
+
+def test_files_are_named_alike_everywhere() -> None:
+    env = {"HOME": "/home/ada"}
+    assert named_path("/home/ada/app/docs/AGENTS.md", "/home/ada/app", env) == "docs/AGENTS.md"
+    assert named_path("docs/AGENTS.md", "/home/ada/app", env) == "docs/AGENTS.md"
+    assert named_path("/home/ada/.pi/agent/AGENTS.md", "/home/ada/app", env) == "~/.pi/agent/AGENTS.md"
+    assert named_path("~/.pi/agent/AGENTS.md", "/home/ada/app", env) == "~/.pi/agent/AGENTS.md"
+    assert named_path("/etc/pi/AGENTS.md", "/home/ada/app", env) == "/etc/pi/AGENTS.md"
+    assert named_path("/home/ada/application/x.md", "/home/ada/app", env) == "~/application/x.md"
