@@ -30,7 +30,10 @@ def expand_home(path: str, env: Mapping[str, str] | None = None) -> str:
 def named_path(path: str, project: str | None = None, env: Mapping[str, str] | None = None) -> str:
     """How a file is named to people, the same everywhere: relative to the project folder when inside it,
     ``~/…`` inside the home folder, absolute otherwise (a relative ``path`` is taken from the project)."""
+    expanded = expand_home(path, env)
     base = os.path.abspath(expand_home(project, env)) if project else None
+    if not path or (base is None and not os.path.isabs(expanded)):
+        return path  # nothing to name, or relative to nothing known
     full = os.path.abspath(
         os.path.join(base, path) if base and not os.path.isabs(path) else expand_home(path, env)
     )

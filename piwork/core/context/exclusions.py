@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from piwork.core.context.manifest import MANIFEST_CUSTOM_TYPE, Manifest, ManifestEntry, ManifestTotals
+from piwork.core.paths import expand_home
 from piwork.core.session.timestamps import js_date_ms
 from piwork.core.session.tree import SessionTree
 
@@ -229,6 +230,7 @@ def _matches(word: str, layer: int, kind: str, path: str, cwd: str | None) -> bo
         return int(lowered) == layer
     if LAYER_WORDS.get(lowered) == kind or lowered == kind.lower():
         return True
+    word = expand_home(word)  # a file named the way the panels name it (~/…) is found too
     if cwd and not os.path.isabs(word):
         candidate = os.path.normpath(os.path.join(os.path.abspath(cwd), word))
     else:

@@ -12,7 +12,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 
-from piwork.core.context import LAYERS, Layer, Manifest, ManifestEntry, shown_path
+from piwork.core.context import LAYERS, Layer, Manifest, ManifestEntry
+from piwork.core.paths import named_path
 from piwork.gui.flat_models import AnyIndex, FlatTableModel
 from piwork.gui.inert_text import plain_tip
 
@@ -95,7 +96,7 @@ class ManifestModel(FlatTableModel):
         return self._rows[position] if 0 <= position < len(self._rows) else None
 
     def _path(self, entry: ManifestEntry) -> str:
-        return shown_path(entry.path, self.cwd)
+        return named_path(entry.path, self.cwd)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not self.is_shown(index):

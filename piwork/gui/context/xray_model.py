@@ -16,7 +16,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QColor
 
-from piwork.core.context import CUSTOM_TYPE_WORDS, Xray, XrayPart, shown_path
+from piwork.core.context import CUSTOM_TYPE_WORDS, Xray, XrayPart
+from piwork.core.paths import named_path
 from piwork.gui.context.reading import compact_tokens
 from piwork.gui.flat_models import AnyIndex, FlatTableModel
 from piwork.gui.inert_text import plain_tip
@@ -134,7 +135,7 @@ class XrayModel(FlatTableModel):
 
     def _label(self, part: XrayPart) -> str:
         if part.kind == "context_file":
-            return shown_path(part.label, self.project_dir)
+            return named_path(part.label, self.project_dir)
         return CUSTOM_TYPE_WORDS.get(part.label, part.label) if part.kind == "custom" else part.label
 
     def shown_rows(self) -> int:

@@ -21,10 +21,11 @@ import os
 from collections.abc import Sequence
 
 import shiboken6
-from PySide6.QtCore import QModelIndex, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHeaderView,
     QLabel,
     QPlainTextEdit,
     QSplitter,
@@ -35,16 +36,20 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.llm import TokenCounter
+from piwork.core.paths import named_path
 from piwork.core.resources import LoadedResources, PromptPart
 from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.resources.prompt_view import SystemPromptView
-from piwork.gui.resources.rows_model import ResourceRowsModel, state_reason
+from piwork.gui.resources.rows_model import RANK_LEGEND, RANK_NOTE, ResourceRowsModel, state_reason
 from piwork.gui.resources.tool_rows import ToolRow
 from piwork.gui.resources.tools_view import ToolsView
 from piwork.gui.trust_dialog import preview_text
 
 MAX_COLUMN_WIDTH = 240
+MIN_NAME_WIDTH = 72
+MIN_PATH_WIDTH = 80
+RANK, NAME, SCOPE, STATE, PATH = 0, 1, 2, 3, 4
 
 
 class ResourcePanel(QWidget):
@@ -67,10 +72,24 @@ class ResourcePanel(QWidget):
         )
         self.view.setModel(self.model)
         self.view.setUniformRowHeights(True)
+        self.view.setIndentation(14)  # one level under the group titles: the rank column stays narrow
         self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # a path's file name stays readable
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.selectionModel().currentChanged.connect(self._on_current_changed)
+        header = self.view.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(PATH, QHeaderView.ResizeMode.Stretch)  # what the others leave
+        header.setMinimumSectionSize(24)
+        for column in (SCOPE, STATE):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self._name_width = MIN_NAME_WIDTH
+        self.view.viewport().installEventFilter(self)  # its width shares the room out again
+        self.rank_legend = QLabel(RANK_NOTE)  # short: the dock is narrow; the tooltip has every origin
+        self.rank_legend.setToolTip(RANK_LEGEND)
+        self.rank_legend.setObjectName("rankLegend")
+        self.rank_legend.setWordWrap(True)
+        self.rank_legend.setEnabled(False)  # a quiet note under the table
         self.reason_label = QLabel()
         self.reason_label.setWordWrap(True)
         self.preview = QPlainTextEdit(readOnly=True)
@@ -81,6 +100,7 @@ class ResourcePanel(QWidget):
         details = QWidget()
         details_layout = QVBoxLayout(details)
         details_layout.setContentsMargins(0, 0, 0, 0)
+        details_layout.addWidget(self.rank_legend)
         details_layout.addWidget(self.reason_label)
         details_layout.addWidget(self.preview, 1)
         splitter = QSplitter(Qt.Orientation.Vertical)
@@ -103,7 +123,7 @@ class ResourcePanel(QWidget):
         selected = self.model.row_at(current.siblingAtColumn(0)) if current.isValid() else None
         self.loaded = loaded
         self.trust_label.setText(self._trust_text(loaded))
-        self.model.set_rows(loaded.rows)  # a reset: the selection goes without a currentChanged
+        self.model.set_rows(loaded.rows, loaded.cwd)  # a reset: the selection goes without a currentChanged
         if selected is None or not self._reselect(selected.kind, selected.path):
             self._previewing = None
             self.reason_label.clear()
@@ -111,12 +131,28 @@ class ResourcePanel(QWidget):
         self.view.expandAll()
         for group in range(self.model.rowCount()):  # group titles read across the row
             self.view.setFirstColumnSpanned(group, QModelIndex(), True)
-        for column in range(1, self.model.columnCount() - 1):
-            self.view.resizeColumnToContents(column)
-            if self.view.columnWidth(column) > MAX_COLUMN_WIDTH:  # long names read in full in the tooltip
-                self.view.setColumnWidth(column, MAX_COLUMN_WIDTH)
-        rank_width = self.view.fontMetrics().horizontalAdvance("Rank 00")
-        self.view.setColumnWidth(0, self.view.indentation() + rank_width + 12)
+        self._name_width = min(self.view.sizeHintForColumn(NAME), MAX_COLUMN_WIDTH)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Rank, scope and state as wide as their short words, the name as wide as it needs up to a share
+        of what is left, the path the rest (elided in its middle): every column stays in the dock."""
+        view, header = self.view, self.view.header()
+        view.setColumnWidth(RANK, view.indentation() + view.fontMetrics().horizontalAdvance("Rank") + 16)
+        width = view.viewport().width()
+        scope = view.sizeHintForColumn(SCOPE)
+        fixed = header.sectionSize(RANK) + header.sectionSize(STATE)
+        # in a very narrow dock the scope gives way (each row's tooltip says it) before the name and path
+        view.setColumnHidden(SCOPE, fixed + scope + MIN_NAME_WIDTH + MIN_PATH_WIDTH > width)
+        if not view.isColumnHidden(SCOPE):
+            fixed += header.sectionSize(SCOPE)
+        room = width - fixed  # shared by the name and the path
+        view.setColumnWidth(NAME, max(min(self._name_width, room // 2), MIN_NAME_WIDTH))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_columns()
+        return super().eventFilter(watched, event)
 
     def _reselect(self, kind: str, path: str) -> bool:
         """Select the row of ``kind`` at ``path`` again after a reload, which reads its file afresh."""
@@ -154,7 +190,7 @@ class ResourcePanel(QWidget):
         state = loaded.trust
         if state is None:
             word = "trusted" if loaded.project_trusted else "untrusted"
-            return f"<b>Project {word}</b> — {html.escape(loaded.cwd, quote=False)}"
+            return f"<b>Project {word}</b> — {html.escape(named_path(loaded.cwd), quote=False)}"
         how = state.describe().split(": ", 1)[-1]  # the heading already says trusted or not
         heading = (
             "Nothing in this project needs trust"
@@ -162,7 +198,7 @@ class ResourcePanel(QWidget):
             else f"Project {'trusted' if state.trusted else 'not trusted'}"
         )
         lines = [
-            f"<b>{heading}</b> ({html.escape(how, quote=False)}) — {html.escape(state.cwd, quote=False)}"
+            f"<b>{heading}</b> ({html.escape(how, quote=False)}) — {html.escape(named_path(state.cwd), quote=False)}"
         ]
         if state.resources:
             entries = ", ".join(
@@ -181,7 +217,8 @@ class ResourcePanel(QWidget):
             return
         warnings = "".join(f"<br>⚠ {html.escape(d.message, quote=False)}" for d in row.diagnostics)
         self.reason_label.setText(
-            f"<code>{html.escape(row.path, quote=False)}</code><br>{html.escape(state_reason(row), quote=False)}{warnings}"
+            f"<code>{html.escape(named_path(row.path, self.model.project), quote=False)}</code><br>"
+            f"{html.escape(state_reason(row, self.model.project), quote=False)}{warnings}"
         )
         self._previewing = None
         if row.state == "blocked-untrusted":

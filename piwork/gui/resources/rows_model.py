@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
+from piwork.core.paths import named_path
 from piwork.core.resources import MCP_NOTE, ResourceRow
 from piwork.gui.flat_models import AnyIndex
 from piwork.gui.inert_text import plain_tip
@@ -32,13 +33,26 @@ KINDS = (
     ("project-context", "Project context (snapshot, index, memory)"),
 )
 COLUMNS = ("Rank", "Name", "Scope", "State", "Path")
+# Where a skill or template comes from decides its rank (its precedence): the engine's origin ranks.
+RANK_WORDS = {
+    0: "this project's settings",
+    1: "this project's folders",
+    2: "your settings",
+    3: "your folders",
+    4: "packages",
+}
+RANK_LEGEND = (
+    "Rank: precedence, lowest wins. Skills and templates by origin: "
+    + ", ".join(f"{rank} {words}" for rank, words in RANK_WORDS.items())
+    + " (a number no row shows: nothing comes from there). Other files: the order they are read."
+)
+RANK_NOTE = "Rank: precedence, lowest wins; a missing number is an origin nothing comes from."
 COLUMN_TIPS = (
-    "Precedence: lower numbers win. 0 this project's settings, 1 this project's folders, 2 your settings, "
-    "3 your folders, 4 packages. When two skills or templates share a name, the lower rank is used.",
+    "Precedence: lower numbers win. " + RANK_LEGEND.split(". ", 1)[1],
     "The resource's name (a skill or template name, or the file name)",
     "Where it comes from: this project or your user folder",
     "Whether the model is told about it, and if not, why",
-    "The file on disk",
+    "The file on disk: relative to the project inside it, ~/… in your home folder",
 )
 # The words shown for each engine state (the engine's identifiers stay in tooltips and files).
 STATE_WORDS = {
@@ -64,14 +78,14 @@ _GREY = QBrush(QColor(140, 140, 140))
 _WARNING = QBrush(QColor(190, 110, 0))
 
 
-def state_reason(row: ResourceRow) -> str:
-    """Why a row is (not) in effect, in words."""
+def state_reason(row: ResourceRow, project: str | None = None) -> str:
+    """Why a row is (not) in effect, in words (files named as the panel names them: see `named_path`)."""
+    winner = named_path(row.winner_path, project) if row.winner_path else None
     reasons = {
         "active": "In effect.",
         "not-selected": "Another file in the same folder was chosen (only one context file per folder).",
-        "shadowed": "Shadowed by a file with higher precedence"
-        + (f": {row.winner_path}" if row.winner_path else "."),
-        "collision-loser": f"A skill or template with this name already loaded from {row.winner_path or 'elsewhere'}.",
+        "shadowed": "Shadowed by a file with higher precedence" + (f": {winner}" if winner else "."),
+        "collision-loser": f"A skill or template with this name already loaded from {winner or 'elsewhere'}.",
         "disabled": "Disabled by a setting or a command-line switch.",
         "blocked-untrusted": "Not loaded: this project folder is not trusted.",
         "error": "Could not be loaded (see warnings).",
@@ -92,11 +106,13 @@ class ResourceRowsModel(GroupedRows, QAbstractItemModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._groups: list[tuple[str, str, list[ResourceRow]]] = []
+        self.project: str | None = None  # paths inside it are named relative to it
         self._bold = QFont()
         self._bold.setBold(True)
 
-    def set_rows(self, rows: Sequence[ResourceRow]) -> None:
+    def set_rows(self, rows: Sequence[ResourceRow], project: str | None = None) -> None:
         with self.replacing_rows():
+            self.project = project
             self._groups = []
             for kind, title in KINDS:
                 members = [r for r in rows if r.kind == kind]
@@ -134,7 +150,7 @@ class ResourceRowsModel(GroupedRows, QAbstractItemModel):
             return None
         row = self._groups[group][2][index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._cell(row, index.row(), index.column())
+            return self._cell(row, index.row(), index.column(), self.project)
         if role == ROW_ROLE:
             return row
         if role == Qt.ItemDataRole.ForegroundRole:
@@ -144,24 +160,21 @@ class ResourceRowsModel(GroupedRows, QAbstractItemModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             warnings = "\n".join(f"⚠ {d.message}" for d in row.diagnostics)
             gate = "\nNeeds project trust." if row.trust_gated else ""
-            return plain_tip(f"{row.path}\n{state_reason(row)}{gate}" + (f"\n{warnings}" if warnings else ""))
+            rank = f"\nRank {row.rank}: {RANK_WORDS[row.rank]}." if row.rank in RANK_WORDS else ""
+            reason = state_reason(row, self.project)
+            where = f"\nFrom: {self._cell(row, index.row(), 2, self.project)}"
+            tip = f"{row.path}{where}\n{reason}{gate}{rank}"
+            return plain_tip(tip + (f"\n{warnings}" if warnings else ""))
         return None
 
     @staticmethod
-    def _cell(row: ResourceRow, position: int, column: int) -> str:
+    def _cell(row: ResourceRow, position: int, column: int, project: str | None) -> str:
         if column == 0:
             return str(row.rank if row.rank is not None else position + 1)
-        if column == 1:
-            warn = " ⚠" if row.diagnostics else ""
-            if row.state == "collision-loser" and row.winner_path:
-                return f"{row.name} (shadowed by {row.winner_path}){warn}"
-            return row.name + warn
+        if column == 1:  # the winner of a shadowed row is named in its tooltip and below the table
+            return row.name + (" ⚠" if row.diagnostics else "")
         if column == 2:
             return row.scope + (f" ({row.settings_scope} settings)" if row.settings_scope else "")
         if column == 3:
-            word = STATE_WORDS.get(row.state, row.state)
-            if row.state in ("shadowed", "collision-loser") and row.winner_path:
-                parts = row.winner_path.rstrip("/").split("/")
-                return "shadowed by " + "/".join(parts[-3:] if parts[-1] == "SKILL.md" else parts[-1:])
-            return word
-        return row.path
+            return STATE_WORDS.get(row.state, row.state)
+        return named_path(row.path, project) if row.path else ""

@@ -3,6 +3,9 @@ X-ray row (what the part is) keeps room for a short label instead of shrinking t
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
@@ -10,6 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from piwork.core.context.xray import Xray, XrayPart
 from piwork.gui.context.context_panel import ContextPanel
+from piwork.gui.context.xray_model import XrayModel
 
 
 @pytest.mark.parametrize(
@@ -68,3 +72,21 @@ def test_manifest_path_column_stays_readable_in_a_narrow_dock(qtbot: QtBot, widt
     needed = view.fontMetrics().horizontalAdvance(".pi/piwork-profile.json")
     assert view.columnWidth(2) >= needed, (view.columnWidth(2), needed)
     assert view.columnWidth(4) >= view.fontMetrics().horizontalAdvance("not found")
+
+
+def test_context_files_are_named_alike_inside_the_project_and_in_the_home_folder(tmp_path: Path) -> None:
+    """One context file in the project, one in ~/.pi/agent: relative and ~/… (not relative and absolute)."""
+    home = os.environ["HOME"]
+    project = os.path.join(home, "work", "proj")
+    parts = (
+        XrayPart("context_file", os.path.join(project, "AGENTS.md"), 300, 0.5),
+        XrayPart("context_file", os.path.join(home, ".pi", "agent", "AGENTS.md"), 200, 0.3),
+        XrayPart("context_file", str(tmp_path / "elsewhere" / "AGENTS.md"), 100, 0.2),
+    )
+    model = XrayModel()
+    model.set_project_dir(project)
+    model.set_xray(Xray(parts, 600, "cl100k_base"))
+    names = [model.index(row, 0).data() for row in range(model.rowCount())]
+    outside = str(tmp_path / "elsewhere" / "AGENTS.md")
+    expected = outside if not outside.startswith(home + os.sep) else "~/" + os.path.relpath(outside, home)
+    assert names == ["AGENTS.md", "~/.pi/agent/AGENTS.md", expected]

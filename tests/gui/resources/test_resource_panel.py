@@ -129,14 +129,14 @@ def test_shadowed_skill_names_the_winner_and_previews(
     )
     position = skills.index(loser)
     index = panel.model.index(position, 1, panel.model.index(group, 0))
-    assert index.data() == f"alpha (shadowed by {winner.path}) ⚠"  # the collision warning is flagged too
-    assert (
-        index.siblingAtColumn(3).data() == "shadowed by skills/alpha/SKILL.md"
-    )  # plain words, not the engine's state id
+    assert index.data() == "alpha ⚠"  # the collision warning is flagged too
+    assert index.siblingAtColumn(3).data() == "shadowed"  # plain words, not the engine's state id
+    # the winner is named as the Path column names files: inside the project, relative to it
+    assert "already loaded from .pi/skills/alpha/SKILL.md." in index.data(Qt.ItemDataRole.ToolTipRole)
     with qtbot.waitSignal(panel.previewShown, timeout=10_000):  # read in a worker thread
         panel.view.setCurrentIndex(index)
     assert panel.preview.toPlainText() == SKILL.format(name="alpha", text="global alpha")
-    assert "already loaded from" in panel.reason_label.text()
+    assert "already loaded from .pi/skills/alpha/SKILL.md" in panel.reason_label.text()
 
 
 def test_system_prompt_parts_with_token_counts(
@@ -192,7 +192,7 @@ def test_a_reload_reads_the_selected_row_again_and_clears_a_row_that_went(
     Path(system_md).write_text("New words.\n")
     with qtbot.waitSignal(panel.previewShown, timeout=10_000):  # the preview is not left showing old text
         panel.set_resources(again)
-    assert panel.preview.toPlainText() == "New words.\n" and system_md in panel.reason_label.text()
+    assert panel.preview.toPlainText() == "New words.\n" and ".pi/SYSTEM.md" in panel.reason_label.text()
     assert panel.model.row_at(panel.view.currentIndex()).path == system_md  # type: ignore[union-attr]
 
     os.remove(system_md)
@@ -232,3 +232,50 @@ def test_mcp_json_is_listed_with_a_note_that_piwork_runs_no_mcp_servers(
         f"{state_reason_start} piwork runs no MCP servers yet: this file is listed because Pi starts" in tip
     )
     assert index.data(Qt.ItemDataRole.ForegroundRole) is not None  # greyed: nothing of it is in effect
+
+
+@pytest.mark.parametrize("width", [285, 380, 640, 1000])  # docks of 1000×700 and 1600×1000 windows
+def test_columns_fit_the_dock_paths_take_the_room_and_files_are_named_alike(
+    qtbot: QtBot, trusted: LoadedResources, width: int
+) -> None:
+    panel = ResourcePanel()
+    qtbot.addWidget(panel)
+    panel.resize(width, 600)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.set_resources(trusted)
+    view, header = panel.view, panel.view.header()
+    qtbot.waitUntil(lambda: header.length() <= view.viewport().width())  # nothing falls off the dock
+    sizes = [header.sectionSize(c) for c in range(panel.model.columnCount())]
+    words = view.fontMetrics().horizontalAdvance
+    assert sizes[3] <= words("not chosen") + 24  # the state is a short word, never a path
+    if width >= 640:
+        assert sizes[4] == max(sizes)  # the path gets the stretch
+    paths = {r.path: panel.model.index(i, 4, panel.model.index(g, 0)).data()
+             for g in range(panel.model.rowCount())
+             for i, r in enumerate(panel.model.group_rows(panel.model._groups[g][0]))}  # fmt: skip
+    home = os.environ["HOME"]
+    for path, shown in paths.items():
+        if path.startswith(trusted.cwd + os.sep):
+            assert shown == os.path.relpath(path, trusted.cwd)
+        elif path.startswith(home + os.sep):
+            assert shown == "~/" + os.path.relpath(path, home)
+    assert "AGENTS.md" in paths.values() and "~/.pi/agent/AGENTS.md" in paths.values()
+
+
+def test_ranks_explain_their_gaps(qtbot: QtBot, trusted: LoadedResources) -> None:
+    """Skills are ranked by origin (1 project folders, 3 your folders): 2 shows nowhere, and the legend
+    and each rank's tooltip say what a rank is and why a number is missing."""
+    panel = _panel(qtbot, trusted)
+    group = next(
+        g for g in range(panel.model.rowCount()) if panel.model.index(g, 0).data().startswith("Skills")
+    )
+    parent = panel.model.index(group, 0)
+    ranks = [panel.model.index(i, 0, parent).data() for i in range(panel.model.rowCount(parent))]
+    assert "2" not in ranks and {"1", "3"} <= set(ranks)
+    assert panel.rank_legend.text().startswith("Rank: precedence, lowest wins; a missing number")
+    legend = panel.rank_legend.toolTip()
+    assert "1 this project's folders, 2 your settings, 3 your folders" in legend
+    assert "nothing comes from there" in legend
+    tip = panel.model.index(ranks.index("3"), 0, parent).data(Qt.ItemDataRole.ToolTipRole)
+    assert "Rank 3: your folders." in tip
