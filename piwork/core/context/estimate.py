@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from piwork.core.llm.tokens import TokenCounter, TokenizerInfo
 from piwork.core.llm.types import ToolSpec
-from piwork.core.messages import Message, convert_message
+from piwork.core.messages import LLM_ROLES, Message, convert_message
 
 CHARS4 = TokenCounter(None, TokenizerInfo(None, True))
 
@@ -59,17 +59,20 @@ class TokenEstimator:
 
     def message(self, message: Message) -> int:
         """Tokens of one agent message as the provider receives it (0 when it is not sent)."""
-        key = id(message)
-        cached = self._messages.get(key)
+        cached = self._messages.get(id(message))
         if cached is not None and cached[0] is message:
             return cached[1]
-        converted = convert_message(message)
+        return self._count(message)
+
+    def _count(self, message: Message) -> int:
+        # an LLM message is sent as it is (convert_message would return it unchanged)
+        converted = message if message.get("role") in LLM_ROLES else convert_message(message)
         tokens = 0 if converted is None else self.counter.count_message(converted)
         if (
             len(self._messages) > self._limit
         ):  # counts of replaced lists pile up: start over, not grow forever
             self._messages.clear()
-        self._messages[key] = (message, tokens)
+        self._messages[id(message)] = (message, tokens)
         return tokens
 
     def known(self, message: Message) -> int | None:
@@ -84,12 +87,17 @@ class TokenEstimator:
         at least one message is counted, so calls repeated until it returns True always end; returns
         whether every message is counted. Long texts' counts are saved for the next run when it ends."""
         self._limit = max(self._limit, 2 * len(messages))  # a pass never drops what an earlier one counted
-        missing = [m for m in messages if self.known(m) is None]
-        for counted, message in enumerate(missing, 1):
-            self.message(message)
-            if until is not None and counted < len(missing) and time.monotonic() > until:
+        cache, count = self._messages, self._count
+        counted = False
+        for message in messages:  # one pass, the known ones skipped inline: a long session has millions
+            cached = cache.get(id(message))
+            if cached is not None and cached[0] is message:
+                continue
+            if counted and until is not None and time.monotonic() > until:
                 self.counter.flush()
                 return False
+            count(message)
+            counted = True
         self.counter.flush()
         return True
 

@@ -96,23 +96,32 @@ def _is_same_model(message: Message, model: Model) -> bool:
     )
 
 
+def _kept_thinking(block: dict[str, Any]) -> bool:
+    return bool(
+        block.get("redacted") or block.get("thinkingSignature") or (block.get("thinking") or "").strip()
+    )
+
+
 def _assistant_content(
     message: Message, model: Model, rewrite: IdRewriter | None, ids: dict[str, str]
 ) -> list[Any]:
+    """The reply's blocks for ``model``; its own list when nothing changes (the same model's reply with
+    no empty thinking: nearly every reply of a long session)."""
     same = _is_same_model(message, model)
+    blocks = message.get("content") or []
+    if same and type(blocks) is list:
+        for block in blocks:
+            if isinstance(block, dict) and block.get("type") == "thinking" and not _kept_thinking(block):
+                break
+        else:
+            return blocks
     content: list[Any] = []
-    for block in message.get("content") or []:
+    for block in blocks:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind == "thinking":
             # Another model's thinking is left out: its signature is valid only for the model that
             # wrote it, and replayed as text the new model would take it for part of the visible reply.
-            if not same:
-                continue
-            if (
-                block.get("redacted")
-                or block.get("thinkingSignature")
-                or (block.get("thinking") or "").strip()
-            ):
+            if same and _kept_thinking(block):
                 content.append(block)
         elif kind == "text":
             content.append(block if same else {"type": "text", "text": block.get("text", "")})
@@ -134,25 +143,35 @@ def _assistant_content(
 def normalize_messages(
     messages: list[Message], model: Model, rewrite_id: IdRewriter | None = None
 ) -> list[Message]:
-    """Return the message list a provider should serialise (inputs are never mutated)."""
+    """Return the message list a provider should serialise (inputs are never mutated; a message that
+    needs no change is passed on as it is, not copied)."""
     ids: dict[str, str] = {}
     transformed: list[Message] = []
+    images = model.supports_images
     for original in messages:
-        msg = dict(original)
-        if msg.get("content") is None:
-            msg["content"] = []
+        msg = original
+        content = original.get("content")
+        if content is None:
+            msg = dict(original)
+            msg["content"] = content = []
         role = msg.get("role")
-        if not model.supports_images and isinstance(msg["content"], list):
-            if role == "user":
-                msg["content"] = _downgrade_images(msg["content"], USER_IMAGE_PLACEHOLDER)
-            elif role == "toolResult":
-                msg["content"] = _downgrade_images(msg["content"], TOOL_IMAGE_PLACEHOLDER)
+        if not images and isinstance(content, list) and role in ("user", "toolResult"):
+            placeholder = USER_IMAGE_PLACEHOLDER if role == "user" else TOOL_IMAGE_PLACEHOLDER
+            if msg is original:
+                msg = dict(original)
+            msg["content"] = _downgrade_images(content, placeholder)
         if role == "toolResult":
             mapped = ids.get(msg.get("toolCallId", ""))
             if mapped:
+                if msg is original:
+                    msg = dict(original)
                 msg["toolCallId"] = mapped
         elif role == "assistant":
-            msg["content"] = _assistant_content(msg, model, rewrite_id, ids)
+            blocks = _assistant_content(msg, model, rewrite_id, ids)
+            if blocks is not content:
+                if msg is original:
+                    msg = dict(original)
+                msg["content"] = blocks
         transformed.append(msg)
     return _pair_tool_results(transformed)
 

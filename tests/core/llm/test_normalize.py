@@ -111,3 +111,34 @@ def test_surrogates_are_stripped_from_a_value_json_cannot_write() -> None:
     assert stripped["keep"] is marker and stripped["messages"][0] == {"content": "ab"}
     clean = {"messages": [{"content": "plain 🐍"}] * 3}
     assert strip_surrogates(clean) is clean  # nothing to strip: the value itself, not a copy
+
+
+def test_unchanged_messages_are_passed_on_not_copied_and_inputs_stay_as_they_were() -> None:
+    """A long session's replies are nearly all the same model's, with nothing to change: they go on as
+    they are; a reply that loses a block is a copy, and nothing given is mutated."""
+    user = {"role": "user", "content": [{"type": "text", "text": "hi"}, IMAGE]}
+    kept = assistant(
+        "claude-x", {"type": "text", "text": "ok"}, {"type": "toolCall", "id": "c1", "name": "ls"}
+    )
+    result = {
+        "role": "toolResult",
+        "toolCallId": "c1",
+        "toolName": "ls",
+        "content": [{"type": "text", "text": "."}],
+    }
+    empty_thinking = assistant(
+        "claude-x", {"type": "thinking", "thinking": " "}, {"type": "text", "text": "b"}
+    )
+    other = assistant("gpt-y", {"type": "text", "text": "c", "textSignature": "s"})
+    given = [user, kept, result, empty_thinking, other]
+    before = copy.deepcopy(given)
+    images = Model("claude-x", "X", ANTHROPIC_MESSAGES, "anthropic", "https://a", input=("text", "image"))
+    out = normalize_messages(given, images)
+    assert out[0] is user and out[1] is kept and out[2] is result
+    assert out[3] is not empty_thinking and out[3]["content"] == [{"type": "text", "text": "b"}]
+    assert out[4] is not other and out[4]["content"] == [{"type": "text", "text": "c"}]
+    assert normalize_messages(given, TARGET)[0]["content"] == [
+        given[0]["content"][0],
+        {"type": "text", "text": USER_IMAGE_PLACEHOLDER},
+    ]
+    assert given == before
