@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from PySide6.QtCore import QAbstractListModel, QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 AnyIndex = QModelIndex | QPersistentModelIndex
+# a view asks for every visible cell's flags at each paint: combined once, not per call
+_CELL_FLAGS = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
 
 if TYPE_CHECKING:
     from PySide6.QtCore import QAbstractItemModel as _ModelBase
@@ -122,9 +124,7 @@ class FlatTableModel(FlatRows, NamedColumns, QAbstractTableModel):
         return 0 if parent.isValid() else len(self.columns)
 
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+        return _CELL_FLAGS if index.isValid() else Qt.ItemFlag.NoItemFlags
 
 
 class FlatListModel(FlatRows, QAbstractListModel):

@@ -62,6 +62,7 @@ class ContextPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("contextPanel")
         self._tasks = BackgroundTasks()
+        self._manifest_fit_pending = False  # the manifest's columns are fitted when its tab next shows
         self.tabs = QTabWidget(self)
 
         # X-ray
@@ -117,6 +118,7 @@ class ContextPanel(QWidget):
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Interactive)
         self.manifest_model.modelReset.connect(self._fit_manifest_columns)
+        self.manifest_view.installEventFilter(self)
         self.manifest_summary = plain_label("No context manifest recorded for this task.")
         self.manifest_summary.setWordWrap(True)
         copy = QPushButton("Copy as text")
@@ -200,6 +202,10 @@ class ContextPanel(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.xray_view.viewport() and event.type() == QEvent.Type.Resize:
             self._fit_xray_columns()
+        elif (
+            self._manifest_fit_pending and event.type() == QEvent.Type.Show and watched is self.manifest_view
+        ):
+            self._fit_manifest_columns()
         return super().eventFilter(watched, event)
 
     def _fit_xray_columns(self) -> None:
@@ -256,6 +262,10 @@ class ContextPanel(QWidget):
 
     def _fit_manifest_columns(self) -> None:
         view = self.manifest_view
+        # measuring every row's text costs milliseconds: a hidden tab (a session opening) waits until shown
+        self._manifest_fit_pending = not view.isVisible()
+        if self._manifest_fit_pending:
+            return
         cap = view.fontMetrics().horizontalAdvance("m" * 28)
         for column in (2, 4):
             view.resizeColumnToContents(column)

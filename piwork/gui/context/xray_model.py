@@ -41,7 +41,10 @@ KIND_TITLES = {
 COLUMNS = ("Source", "Kind", "Tokens", "Share")
 # made once: a view asks for them for every visible cell after each update, and combining two Qt flags
 # (or building a colour) costs microseconds of Python each time
-_DISPLAY = Qt.ItemDataRole.DisplayRole
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_ALIGNMENT = int(Qt.ItemDataRole.TextAlignmentRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _GREY = QColor("#8a8a92")
 
@@ -63,6 +66,10 @@ class XrayRow:
     target: JumpTarget | None
     elided: bool = False  # the governor sends a stub in place of this tool result
 
+
+# The roles a cell answers: a view's delegate asks seven roles per cell on every paint (font, decoration,
+# check state, background too), and the others are turned away before any row is looked up.
+_ANSWERED = frozenset({_DISPLAY, _ALIGNMENT, _FOREGROUND, _TOOLTIP, int(TargetRole), int(TokensRole)})
 
 _MESSAGE_KINDS = frozenset(
     {"user", "assistant", "tool_result", "custom", "bash", "compaction_summary", "branch_summary"}
@@ -126,10 +133,14 @@ class XrayModel(FlatTableModel):
         self.tokenizer = ""
         self.counting = 0  # rows not counted yet
         self.project_dir: str | None = None  # context files inside it show relative to it
+        # display position -> the row's four texts, made the first time a view shows the row: a paint asks
+        # again for every visible cell, and a table of thousands of rows only ever shows a screenful
+        self._texts: dict[int, tuple[str, str, str, str]] = {}
 
     def set_project_dir(self, project_dir: str | None) -> None:
         if project_dir != self.project_dir:
             self.project_dir = project_dir
+            self._texts.clear()
             if self._order:
                 self.dataChanged.emit(self.index(0, 0), self.index(len(self._order) - 1, 0))
 
@@ -152,6 +163,7 @@ class XrayModel(FlatTableModel):
         table = table or xray_table(xray, message_parts_index, elided)
         with self.replacing_rows():
             self._rows, self._order = table.rows, table.order
+            self._texts = {}
             self.total = xray.total
             self.tokenizer = xray.tokenizer
             self.counting = xray.counting
@@ -159,6 +171,7 @@ class XrayModel(FlatTableModel):
     def clear(self) -> None:
         with self.replacing_rows():
             self._rows, self._order, self.total, self.counting = [], [], 0, 0
+            self._texts = {}
 
     def row_at(self, position: int) -> XrayRow | None:
         if 0 <= position < len(self._order):
@@ -174,28 +187,36 @@ class XrayModel(FlatTableModel):
 
     # ---- Qt model API ----------------------------------------------------------------------------
 
+    def _cell_texts(self, position: int, row: XrayRow) -> tuple[str, str, str, str]:
+        texts = self._texts.get(position)
+        if texts is None:
+            part = row.part
+            texts = self._texts[position] = (
+                self._label(part),
+                KIND_TITLES.get(part.kind, part.kind) + (" (elided)" if row.elided else ""),
+                "counting…" if part.counting else f"{part.tokens:,}",
+                "" if self.counting else f"{100 * part.share:.1f}%",
+            )
+        return texts
+
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not self.is_shown(index):
+        # A flat table's cells have no parent, so the row and column are all there is to check: this runs
+        # for every role of every visible cell at each paint.
+        if role not in _ANSWERED:
             return None
-        row = self.row_at(index.row())
-        if row is None:
-            return None
-        part, column = row.part, index.column()
+        position = index.row()
+        if not 0 <= position < len(self._order):
+            return None  # an invalid index has row -1
+        row = self._rows[self._order[position]]
+        column = index.column()
         if role == _DISPLAY:
-            if column == 0:
-                return self._label(part)
-            if column == 1:
-                return KIND_TITLES.get(part.kind, part.kind) + (" (elided)" if row.elided else "")
-            if column == 2:
-                return "counting…" if part.counting else f"{part.tokens:,}"
-            if column == 3:
-                return "" if self.counting else f"{100 * part.share:.1f}%"
-            return None
-        if role == Qt.ItemDataRole.TextAlignmentRole and column >= 2:
-            return _RIGHT
-        if role == Qt.ItemDataRole.ForegroundRole and (row.elided or part.counting):
-            return QColor(_GREY)  # a copy: the view may keep it
-        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._cell_texts(position, row)[column] if 0 <= column < 4 else None
+        if role == _ALIGNMENT:
+            return _RIGHT if column >= 2 else None
+        part = row.part
+        if role == _FOREGROUND:
+            return QColor(_GREY) if row.elided or part.counting else None  # a copy: the view may keep it
+        if role == _TOOLTIP:
             where = {
                 "message": "the chat and tree",
                 "resource": "the Resources panel",
@@ -208,6 +229,4 @@ class XrayModel(FlatTableModel):
             return plain_tip(f"{part.label} ({kind}): {tokens}{stub}{hint}")
         if role == TargetRole:
             return row.target
-        if role == TokensRole:
-            return None if part.counting else part.tokens
-        return None
+        return None if part.counting else part.tokens  # TokensRole
