@@ -1,7 +1,7 @@
 """Panels that show the open session attach to it through one small protocol, registered with the main
-window: the controller hands each session to the window's panels once, instead of pushing its state into
-every panel. A panel that follows the session as it changes subscribes to its events in ``attach`` and lets
-go in ``detach``."""
+window: the controller hands each session to the window's panels once (one panel per event-loop turn),
+instead of pushing its state into every panel. A panel that follows the session as it changes subscribes
+to its events in ``attach`` and lets go in ``detach``."""
 
 from __future__ import annotations
 
@@ -31,10 +31,6 @@ class SessionPanels:
 
     def __iter__(self) -> Iterator[SessionPanel]:
         return iter(self._panels)
-
-    def attach(self, runtime: AgentRuntime) -> None:
-        for panel in self._panels:
-            panel.attach(runtime)
 
     def detach(self) -> None:
         for panel in self._panels:

@@ -275,6 +275,13 @@ class SessionController(QObject):
         try:
             prepared = await asyncio.to_thread(prepare_session_conversation, runtime.session)
             await self._let_go()
+            # Each panel (the tree, resources, logs and context panels) takes the session in an event-loop
+            # turn of its own, before the chat: a long session costs each of them milliseconds on the GUI
+            # thread (the tree and graph build their rows), and with the chat's layout and the window's
+            # paint in the same pass they held it over 50 ms.
+            for panel in self.window.panels:
+                await asyncio.sleep(0)
+                panel.attach(runtime)
         except BaseException:  # cancelled meanwhile: nor is the new file kept
             runtime.store.close()
             raise
@@ -285,7 +292,6 @@ class SessionController(QObject):
         self.trust.opened(runtime, trust.baseline)
         self._unsubscribe = runtime.session.subscribe(self._on_event)
         self.file_watch.watch(runtime.store)
-        self.window.panels.attach(runtime)  # the tree, resources, logs and context panels
         self.tool_set.show_system_prompt()
         resources = runtime.resources
         self.chat.composer.set_extra_commands(

@@ -64,6 +64,8 @@ from piwork.core.context.index_builder import build_index, project_files, update
 from piwork.core.context.xray import xray
 from piwork.core.llm.tokens import Tokenizers
 from piwork.core.llm.types import Model, ToolSpec
+from tests.support.long_session import tool_round
+from tests.support.long_session import tool_transcript as transcript
 
 MODEL = Model("bench", "bench", "anthropic-messages", "bench", "http://127.0.0.1:9", context_window=1_000_000)
 TOOLS = [
@@ -71,46 +73,6 @@ TOOLS = [
     ToolSpec("bash", "Run a command", {"type": "object", "properties": {"command": {"type": "string"}}}),
 ]
 SYSTEM = "You are a coding agent.\n" * 200
-
-
-def tool_round(i: int, now: int) -> list[dict[str, Any]]:
-    if i % 3 == 0:
-        name, args = "bash", {"command": f"cat src/module_{i % 40}.py"}
-    else:
-        name, args = "read", {"path": f"src/module_{i % 90}.py"}
-    body = "\n".join(f"{i:05d}:{n:02d} def function_{n}(value):  return value * {n} + {i}" for n in range(16))
-    return [
-        {
-            "role": "assistant",
-            "content": [{"type": "toolCall", "id": f"call_{i}", "name": name, "arguments": args}],
-            "stopReason": "toolUse",
-            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
-            "timestamp": now,
-        },
-        {
-            "role": "toolResult",
-            "toolCallId": f"call_{i}",
-            "toolName": name,
-            "content": [{"type": "text", "text": body}],
-            "isError": False,
-            "timestamp": now + 1,
-        },
-    ]
-
-
-def transcript(count: int) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = [
-        {"role": "user", "content": [{"type": "text", "text": "Refactor the modules."}], "timestamp": 1}
-    ]
-    i = 0
-    while len(messages) < count:
-        if i and i % 50 == 0:
-            messages.append(
-                {"role": "user", "content": [{"type": "text", "text": f"Next {i}"}], "timestamp": 10 * i}
-            )
-        messages += tool_round(i, 10 * i + 2)
-        i += 1
-    return messages[:count] if messages[count - 1]["role"] == "toolResult" else messages[: count - 1]
 
 
 INDEX_FILES = 20_000

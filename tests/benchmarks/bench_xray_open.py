@@ -33,45 +33,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from PySide6.QtWidgets import QApplication
 
-from piwork.core.session.format import serialize
 from piwork.gui import compat
 from piwork.gui.context import feed as feed_module
 from piwork.gui.session_controller import SessionController
-from tests.benchmarks.bench_context import transcript
 from tests.benchmarks.context_scenario import configure, make_home, open_window, wait_for
 from tests.support import LoopbackServer
 from tests.support.gui_stalls import StallMeter
 from tests.support.heartbeat import CpuHeartbeat, Heartbeat
+from tests.support.long_session import tool_transcript, write_session_of
 
 MESSAGES = 2_100
 
 
 def write_transcript(path: Path, cwd: Path) -> None:
-    header = {
-        "type": "session",
-        "version": 3,
-        "id": "0193e5b2-7c1d-7a4e-9f00-0000000021aa",
-        "timestamp": "2026-01-05T09:00:00.000Z",
-        "cwd": str(cwd),
-    }
-    lines = [serialize(header)]
-    parent = None
-    for n, message in enumerate(transcript(MESSAGES)):
-        entry_id = f"{n:08x}"
-        stamp = f"2026-01-05T{9 + n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
-        lines.append(
-            serialize(
-                {
-                    "type": "message",
-                    "id": entry_id,
-                    "parentId": parent,
-                    "timestamp": stamp,
-                    "message": message,
-                }
-            )
-        )
-        parent = entry_id
-    path.write_text("".join(lines), encoding="utf-8")
+    write_session_of(path, cwd, tool_transcript(MESSAGES))
 
 
 async def opening(controller: SessionController, path: Path, heartbeat: Heartbeat) -> dict[str, Any]:

@@ -1,5 +1,7 @@
 """A long linear session file (thousands of messages: prompts, Markdown replies, tool calls and their
-output), written fast with plain JSON lines, for tests that open a long conversation in the window."""
+output), written fast with plain JSON lines, for tests that open a long conversation in the window; and
+the tool-heavy transcript of the context benchmarks (``tool_transcript``: ~1,000 ``read``/``bash`` rounds,
+~345K cl100k tokens for 2,100 messages), which the X-ray tests and benchmarks open."""
 
 from __future__ import annotations
 
@@ -77,9 +79,60 @@ def long_conversation(count: int = 2_000) -> list[dict[str, Any]]:
     return messages
 
 
+def tool_round(i: int, now: int) -> list[dict[str, Any]]:
+    """One ``read`` or ``bash`` call and its ~1,100-character result."""
+    if i % 3 == 0:
+        name, args = "bash", {"command": f"cat src/module_{i % 40}.py"}
+    else:
+        name, args = "read", {"path": f"src/module_{i % 90}.py"}
+    body = "\n".join(f"{i:05d}:{n:02d} def function_{n}(value):  return value * {n} + {i}" for n in range(16))
+    return [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall", "id": f"call_{i}", "name": name, "arguments": args},
+            ],
+            "stopReason": "toolUse",
+            "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
+            "timestamp": now,
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": f"call_{i}",
+            "toolName": name,
+            "content": [{"type": "text", "text": body}],
+            "isError": False,
+            "timestamp": now + 1,
+        },
+    ]
+
+
+def tool_transcript(count: int) -> list[dict[str, Any]]:
+    """About ``count`` messages (ending with a tool result): a prompt, then tool rounds, a user message
+    every 50 rounds."""
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": "Refactor the modules."}], "timestamp": 1}
+    ]
+    i = 0
+    while len(messages) < count:
+        if i and i % 50 == 0:
+            messages.append(
+                {"role": "user", "content": [{"type": "text", "text": f"Next {i}"}], "timestamp": 10 * i}
+            )
+        messages += tool_round(i, 10 * i + 2)
+        i += 1
+    return messages[:count] if messages[count - 1]["role"] == "toolResult" else messages[: count - 1]
+
+
 def write_long_session(path: Path, cwd: Path, count: int = 2_000) -> list[dict[str, Any]]:
     """Write a session of about ``count`` messages (ending with a text reply) to ``path``; returns them."""
     messages = long_conversation(count)
+    write_session_of(path, cwd, messages)
+    return messages
+
+
+def write_session_of(path: Path, cwd: Path, messages: list[dict[str, Any]]) -> None:
+    """Write ``messages`` to ``path`` as one branch of a session started in ``cwd``."""
     header = {
         "type": "session",
         "version": 3,
@@ -102,4 +155,3 @@ def write_long_session(path: Path, cwd: Path, count: int = 2_000) -> list[dict[s
         lines.append(json.dumps(entry, ensure_ascii=False))
         parent = entry_id
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return messages
