@@ -11,7 +11,9 @@ by row revision and width), so nothing is computed for rows the pointer does not
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, QTimer
@@ -39,6 +41,8 @@ from piwork.gui.theme import Theme
 COPY = "Copy"
 COPIED = "Copied"
 COPIED_MS = 1200  # how long a button says "Copied"
+PAUSE_BLOCKS = 400  # blocks read between checks of the time spent
+READ_BUDGET_S = 0.008  # GUI-thread time per event-loop turn for finding a long message's code blocks
 _MARKDOWN_KINDS = (RowKind.TEXT, RowKind.USER, RowKind.SKILL, RowKind.NOTICE)
 
 
@@ -68,38 +72,54 @@ class CopyTarget:
 
     area: QRect  # in the document's coordinates (a tool command's: the row's)
     text: str
-    label: str  # the context menu's entry
+    label: str  # what the context menu calls it: a code block's language, a command's entry
 
 
 def code_targets(doc: QTextDocument, source: str) -> list[CopyTarget]:
     """The code blocks of ``doc`` (rendered from the Markdown ``source``), each with its code as written;
     a block the source does not account for (an indented one) gives its rendered text."""
+    found: list[CopyTarget] = []
+    for _pause in read_code_targets(doc, source, found):
+        pass
+    return found
+
+
+def read_code_targets(doc: QTextDocument, source: str, found: list[CopyTarget]) -> Iterator[None]:
+    """:func:`code_targets` a step at a time: appends to ``found`` and pauses every few hundred blocks,
+    so a message of thousands of code blocks is read over several event-loop turns."""
     sources = [block for block in fenced_code(source) if block.lines]
+    yield
     layout = doc.documentLayout()
-    targets: list[CopyTarget] = []
     at_source = 0
     for run in _code_runs(doc):
+        if run is None:
+            yield
+            continue
         at = 0
         while at < len(run) and at_source < len(sources):
             code = sources[at_source]
             if at + code.lines > len(run) or not _same_start(code, run[at]):
                 break
-            targets.append(_target(layout, run[at], run[at + code.lines - 1], code.code, code.language))
+            found.append(_target(layout, run[at], run[at + code.lines - 1], code.code, code.language))
             at += code.lines
             at_source += 1
         if at < len(run):
             text = "\n".join(block.text() for block in run[at:])
-            targets.append(_target(layout, run[at], run[-1], text, _language(run[at]) or ""))
-    return targets
+            found.append(_target(layout, run[at], run[-1], text, _language(run[at]) or ""))
 
 
 def _target(layout: object, first: QTextBlock, last: QTextBlock, text: str, language: str) -> CopyTarget:
     top = layout.blockBoundingRect(first)  # type: ignore[attr-defined]
-    bottom = layout.blockBoundingRect(last)  # type: ignore[attr-defined]
-    area = top.united(bottom).toAlignedRect()
-    first_line = text.strip().split("\n")[0].strip()
-    what = f"{language}: {first_line}" if language else first_line
-    return CopyTarget(area, text, what[:40] + ("…" if len(what) > 40 else ""))
+    if last != first:
+        top = top.united(layout.blockBoundingRect(last))  # type: ignore[attr-defined]
+    return CopyTarget(top.toAlignedRect(), text, language)
+
+
+def block_entry(target: CopyTarget) -> str:
+    """A code block's words in the context menu: its language and the start of its first line."""
+    first_line = target.text.strip().split("\n", 1)[0].strip()
+    what = f"{target.label}: {first_line}" if target.label else first_line
+    return what[:40] + ("…" if len(what) > 40 else "")
 
 
 def _same_start(code: FencedCode, block: QTextBlock) -> bool:
@@ -112,22 +132,39 @@ def _language(block: QTextBlock) -> str | None:
     return None if value is None else str(value)
 
 
-def _code_runs(doc: QTextDocument) -> list[list[QTextBlock]]:
-    """Consecutive fenced code lines of one language."""
-    runs: list[list[QTextBlock]] = []
-    previous: str | None = None
+def _code_runs(doc: QTextDocument) -> Iterator[list[QTextBlock] | None]:
+    """Consecutive fenced code lines of one language, each run once it ends; None now and then (a pause)."""
+    run: list[QTextBlock] = []
+    previous: object = None
+    fence_key, language_key = QTextFormat.Property.BlockCodeFence, QTextFormat.Property.BlockCodeLanguage
     block = doc.begin()
+    count = 0
     while block.isValid():
-        fence = block.blockFormat().property(QTextFormat.Property.BlockCodeFence)
-        language = _language(block) if fence is not None else None
+        fmt = block.blockFormat()
+        language = fmt.property(language_key) if fmt.hasProperty(fence_key) else None
+        if run and language != previous:
+            yield run
+            run = []
         if language is not None:
-            if language == previous and runs:
-                runs[-1].append(block)
-            else:
-                runs.append([block])
+            run.append(block)
         previous = language
         block = block.next()
-    return runs
+        count += 1
+        if count % PAUSE_BLOCKS == 0:
+            yield None
+    if run:
+        yield run
+
+
+@dataclass(eq=False)
+class _Found:
+    """The code blocks found so far in one laid-out document of a row."""
+
+    doc: QTextDocument  # kept alive while it is read
+    revision: int
+    width: int
+    targets: list[CopyTarget] = field(default_factory=list)
+    steps: Iterator[None] | None = None  # the rest of the reading; None once it is done
 
 
 def command_label(row: ChatRow) -> str:
@@ -157,7 +194,12 @@ class CopyButtons(QObject):
         super().__init__(view)
         self._view = view
         self._delegate = delegate
-        self._cache: dict[int, tuple[int, int, int, list[CopyTarget]]] = {}  # key -> (doc, rev, width, ...)
+        self._found: dict[int, _Found] = {}  # row key -> the code blocks found in its document
+        self._last_pos: QPoint | None = None  # where the pointer last moved in the viewport
+        self._reader = QTimer(self)
+        self._reader.setSingleShot(True)
+        self._reader.setInterval(0)
+        self._reader.timeout.connect(self._read_on)
         self.hovered: tuple[int, int] | None = None  # (row key, target number) under the pointer
         self.copied: tuple[int, int] | None = None  # the button saying "Copied"
         self._pressed: tuple[int, int] | None = None
@@ -185,16 +227,38 @@ class CopyButtons(QObject):
         if doc is None:
             return []
         width = int(doc.textWidth())
-        cached = self._cache.get(row.key)
-        if cached is None or cached[:3] != (id(doc), row.revision, width):
+        found = self._found.get(row.key)
+        if found is None or found.doc is not doc or (found.revision, found.width) != (row.revision, width):
             source = row.text if row.kind is not RowKind.NOTICE else row.text + "\n\n" + row.hint
-            found = code_targets(doc, source) if ("```" in source or "~~~" in source) else []
-            cached = (id(doc), row.revision, width, found)
-            self._cache[row.key] = cached
-            if len(self._cache) > 64:
-                self._cache.pop(next(iter(self._cache)))
+            found = _Found(doc, row.revision, width)
+            if "```" in source or "~~~" in source:
+                found.steps = read_code_targets(doc, source, found.targets)
+            self._found[row.key] = found
+            if len(self._found) > 16:
+                self._found.pop(next(iter(self._found)))
+        if found.steps is not None:
+            self._read(found)
         origin = geo.body.topLeft()
-        return [CopyTarget(t.area.translated(origin), t.text, t.label) for t in cached[3]]
+        return [CopyTarget(t.area.translated(origin), t.text, t.label) for t in found.targets]
+
+    def _read(self, found: _Found) -> None:
+        """Find more of a message's code blocks for a few milliseconds; the rest on later turns."""
+        if found.steps is None:
+            return
+        deadline = time.perf_counter() + READ_BUDGET_S
+        for _pause in found.steps:
+            if time.perf_counter() > deadline:
+                self._reader.start()
+                return
+        found.steps = None
+
+    def _read_on(self) -> None:
+        for found in list(self._found.values()):
+            self._read(found)
+        if self._last_pos is not None and not self._reader.isActive():
+            hit = self._hit(self._last_pos)  # the block under the pointer may have been found now
+            spot = (hit[0].key, hit[1]) if hit is not None else None
+            self._set_hovered(spot, hit is not None and self.button(hit[2], hit[0]).contains(self._last_pos))
 
     def _command_button(self, row: ChatRow, geo: _RowGeometry) -> QRect:
         """Where a tool header's button sits: just after its summary (the command), within the summary's
@@ -226,7 +290,7 @@ class CopyButtons(QObject):
         under = [t for t in targets if pos is not None and t.area.contains(pos)]
         if under or len(targets) == 1:
             return [("Copy code block", (under or targets)[0].text)]
-        return [(f"Copy code block {n} ({t.label})", t.text) for n, t in enumerate(targets, 1)]
+        return [(f"Copy code block {n} ({block_entry(t)})", t.text) for n, t in enumerate(targets, 1)]
 
     # ---- pointer -----------------------------------------------------------------------------
 
@@ -247,6 +311,7 @@ class CopyButtons(QObject):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
         if kind == QEvent.Type.Leave:
+            self._last_pos = None
             self._set_hovered(None, False)
             return False
         if not isinstance(event, QMouseEvent):
@@ -258,6 +323,7 @@ class CopyButtons(QObject):
         on_button = hit is not None and self.button(hit[2], hit[0]).contains(pos)
         spot = (hit[0].key, hit[1]) if hit is not None else None
         if kind == QEvent.Type.MouseMove:
+            self._last_pos = pos
             if event.buttons() == Qt.MouseButton.NoButton:
                 self._set_hovered(spot, on_button)
             return False

@@ -39,7 +39,7 @@ def _scan(text: str) -> tuple[list[str], list[str], list[FencedCode]]:
     body: list[str] = []
     for line in lines:
         if fence is None:
-            opening = _OPENING.match(line)
+            opening = _OPENING.match(line) if ("`" in line or "~" in line) else None
             if opening and not (opening["fence"][0] == "`" and "`" in opening["info"]):
                 fence, indent = opening["fence"], len(opening["indent"])
                 info = opening["info"].strip()
@@ -47,7 +47,7 @@ def _scan(text: str) -> tuple[list[str], list[str], list[FencedCode]]:
                 roles.append(FENCE)
             else:
                 roles.append(TEXT)
-        elif _closes(line, fence):
+        elif fence[0] in line and _closes(line, fence):
             blocks.append(FencedCode(language, "\n".join(body), len(body)))
             fence = None
             roles.append(FENCE)

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QContextMenuEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication, QMenu
 from pytestqt.qtbot import QtBot
 
+from piwork.gui.chat import code_copy
 from piwork.gui.chat.chat_panel import ChatPanel
-from piwork.gui.chat.code_copy import CopyButtons
+from piwork.gui.chat.code_copy import CopyButtons, CopyTarget, read_code_targets
 from piwork.gui.chat.code_fences import fenced_code, person_markdown
 from piwork.gui.chat.rows import ChatRow
 from piwork.gui.theme import load_theme
@@ -182,4 +184,45 @@ def test_fences_are_read_as_written() -> None:
 def test_copy_buttons_cost_nothing_for_rows_never_hovered(qtbot: QtBot) -> None:
     panel = _panel(qtbot)
     buttons: CopyButtons = panel.view.chat_delegate.copy_buttons
-    assert buttons._cache == {}  # painting rows computes no code block places
+    assert buttons._found == {}  # painting rows looks for no code blocks
+
+
+def test_a_long_messages_code_blocks_are_found_a_few_milliseconds_at_a_time(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hovering the last of many code blocks: the blocks are found over several event-loop turns (here
+    every fifty blocks: no time budget) and its button shows once they are."""
+    monkeypatch.setattr(code_copy, "READ_BUDGET_S", 0.0)
+    monkeypatch.setattr(code_copy, "PAUSE_BLOCKS", 50)
+    text = "".join(f"Step {i}:\n\n```python\nprint({i})\nx = {i}\n```\n\n" for i in range(120))
+    panel = ChatPanel(load_theme("light"))
+    qtbot.addWidget(panel)
+    panel.resize(1000, 800)
+    panel.show()
+    qtbot.waitExposed(panel)
+    delegate = panel.view.chat_delegate
+    message = {"role": "assistant", "content": [{"type": "text", "text": text}], "stopReason": "stop"}
+    panel.presenter.show_messages([{**message, "timestamp": 1}])
+    view, model = panel.view, panel.model
+    row = model.row_at(0)
+
+    def rendered() -> bool:  # a long reply is rendered in slices; its plain text shows meanwhile
+        doc = delegate.body_document(row)
+        return doc is not None and "```" not in doc.toPlainText()
+
+    qtbot.waitUntil(rendered, timeout=20_000)
+    qtbot.waitUntil(lambda: view.chat_delegate.pending_rows() == 0)
+    view.scrollToBottom()
+    doc = delegate.body_document(row)
+    assert doc is not None
+    found: list[CopyTarget] = []
+    for _pause in read_code_targets(doc, text, found):  # where the last block is, read as the view does
+        pass
+    assert len(found) == 120 and found[-1].text == "print(119)\nx = 119"
+    rect = view.visualRect(model.index(0))
+    last = found[-1].area.translated(delegate.geometry(row, rect).body.topLeft())
+    assert view.viewport().rect().contains(last.center())
+    qtbot.mouseMove(view.viewport(), last.center())
+    buttons = delegate.copy_buttons
+    assert buttons.hovered is None  # only the first blocks are found at once
+    qtbot.waitUntil(lambda: buttons.hovered == (row.key, 119), timeout=10_000)
