@@ -23,9 +23,9 @@ from piwork.core import safe_read
 from piwork.core.errors import PiworkError
 from piwork.core.fs.atomic import write_atomically
 from piwork.core.fs.lock import locked
+from piwork.core.fs.review_gate import check_reviewed
 from piwork.core.jscompat import js_json_stringify, json_loads_js
 from piwork.core.paths import expand_home, named_path
-from piwork.core.resources.review_gate import check_reviewed
 from piwork.core.settings_schema import (
     BRANCH_SUMMARY_RESERVE_TOKENS,
     BRANCH_SUMMARY_SKIP_PROMPT,

@@ -15,8 +15,9 @@ from tests.support.loopback_server import LoopbackServer, Text, Turn
 
 # Libraries a plain answer never needs: images, YAML frontmatter, ignore-file matching.
 NOT_FOR_A_PLAIN_ANSWER = ("PIL", "ruamel", "pathspec")
-# The context tools' answers and the index load when the model first calls one of those tools.
-NOT_UNTIL_A_CONTEXT_TOOL = ("piwork.core.workflows.commands", "piwork.core.context.index_builder")
+# Engine parts a run loads only when it uses them: export and import of session files, onboarding and
+# building the context index (``/onboard``, ``/context rebuild``).
+NOT_UNTIL_USED = ("piwork.core.export", "piwork.core.workflows.onboard", "piwork.core.context.index_builder")
 
 _REPORT_MODULES = """
 import atexit, json, runpy, sys
@@ -58,7 +59,7 @@ def test_importing_the_headless_command_loads_no_tokenizer_keyring_or_image_libr
     assert done.returncode == 0, done.stderr
     modules = json.loads(done.stdout)
     assert "piwork.core.workflows.runtime" in modules
-    heavy = ("tiktoken", "keyring", "PIL", "ruamel", "pathspec", *NOT_UNTIL_A_CONTEXT_TOOL)
+    heavy = ("tiktoken", "keyring", "PIL", "ruamel", "pathspec", *NOT_UNTIL_USED)
     assert _loaded(modules, heavy) == []
 
 
@@ -84,4 +85,4 @@ def test_a_plain_answer_loads_no_image_yaml_or_ignore_library(tmp_path: Path) ->
     assert done.stdout.strip() == "Fine, thanks."
     modules = json.loads(report.read_text())
     assert "piwork.core.workflows.runtime" in modules  # the report is of the run itself
-    assert _loaded(modules, NOT_FOR_A_PLAIN_ANSWER + NOT_UNTIL_A_CONTEXT_TOOL) == []
+    assert _loaded(modules, NOT_FOR_A_PLAIN_ANSWER + NOT_UNTIL_USED) == []

@@ -1,12 +1,10 @@
-"""Each engine package's public API: what its ``__init__`` lists is what it hands out, typed the same
-for mypy as at run time, and importing the package loads none of its modules until a name is used."""
+"""Each engine package's public API: what its ``__init__`` imports from its modules is what ``__all__``
+lists, each name described in the package's docstring."""
 
 from __future__ import annotations
 
 import ast
 import importlib
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -23,26 +21,15 @@ def _package(name: str) -> ModuleType:
     return importlib.import_module(f"piwork.core.{name}")
 
 
-def _is_lazy(name: str) -> bool:
-    return hasattr(_package(name), "_EXPORTS")
-
-
-def _type_checking_imports(name: str) -> dict[str, tuple[str, str]]:
-    """The names the package imports (for type checkers only, when its names load lazily):
-    public name -> (module, name there)."""
+def _package_imports(name: str) -> dict[str, tuple[str, str]]:
+    """The names the package's ``__init__`` imports from its modules: public name -> (module, name there)."""
     tree = ast.parse((CORE / name / "__init__.py").read_text(encoding="utf-8"))
-    lazy = _is_lazy(name)
-    statements: list[ast.stmt] = []
-    for node in tree.body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            statements.extend(node.body)
-        elif not lazy and isinstance(node, ast.ImportFrom) and node.module != "__future__":
-            statements.append(node)
     found: dict[str, tuple[str, str]] = {}
-    for stmt in statements:
-        assert isinstance(stmt, ast.ImportFrom) and stmt.module is not None
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.ImportFrom) or stmt.module == "__future__":
+            continue
         prefix = f"piwork.core.{name}."
-        assert stmt.module.startswith(prefix), stmt.module
+        assert stmt.module is not None and stmt.module.startswith(prefix), stmt.module
         for alias in stmt.names:
             found[alias.asname or alias.name] = (stmt.module.removeprefix(prefix), alias.name)
     return found
@@ -78,11 +65,9 @@ def test_all_lists_exactly_what_the_package_hands_out(name: str) -> None:
     package = _package(name)
     if not hasattr(package, "__all__"):
         pytest.skip("no public names")
-    exports = _type_checking_imports(name)
+    exports = _package_imports(name)
     assert sorted(package.__all__) == sorted(exports)
     assert len(set(package.__all__)) == len(package.__all__)
-    if _is_lazy(name):
-        assert exports == package._EXPORTS
     for public, (module, attribute) in exports.items():
         source = importlib.import_module(f"piwork.core.{name}.{module}")
         assert getattr(package, public) is getattr(source, attribute)
@@ -94,22 +79,3 @@ def test_an_unknown_name_is_an_attribute_error(name: str) -> None:
     with pytest.raises(AttributeError, match="no_such_name"):
         package.no_such_name  # noqa: B018
     assert not hasattr(package, "no_such_name")
-
-
-LAZY_PACKAGES = [name for name in PACKAGES if (CORE / name / "__init__.py").read_text().count("_EXPORTS")]
-
-
-@pytest.mark.parametrize("name", LAZY_PACKAGES)
-def test_importing_the_package_loads_none_of_its_modules(name: str) -> None:
-    """A package whose names load lazily imports none of its modules until a name is used (packages of
-    plain imports load theirs, and are not listed here)."""
-    assert _is_lazy(name)
-    probe = (
-        "import sys\n"
-        f"import piwork.core.{name}\n"
-        f"print(sorted(m for m in sys.modules if m.startswith('piwork.core.{name}.')))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60
-    )
-    assert out.stdout.strip() == "[]"

@@ -20,8 +20,9 @@ from piwork.core.resources.skills import load_skill_file
 from piwork.core.resources.system_files import resolve_prompt_sources
 from piwork.core.resources.trust import trust_resources
 from piwork.core.resources.trust_fingerprint import FingerprintStore, compute_fingerprint
+from piwork.core.resources.trust_reading import take_snapshot
 from piwork.core.resources.trust_review import preview_file
-from piwork.core.resources.trust_snapshot import SnapshotStore, take_snapshot
+from piwork.core.resources.trust_snapshot import SnapshotStore
 from piwork.core.resources.trust_store import TrustStore, TrustStoreError
 from piwork.core.settings import Settings
 

@@ -19,40 +19,35 @@ The loop, queues, retry and checkpoint modules behind these stay internal.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from piwork.core.lazy_exports import load_export
-
-if TYPE_CHECKING:
-    from piwork.core.agent.events import (
-        AgentEnd,
-        AgentEvent,
-        AgentSettled,
-        AgentStart,
-        AutoRetryEnd,
-        AutoRetryStart,
-        CompactionEnd,
-        CompactionStart,
-        ErrorNotice,
-        Listener,
-        MessageEnd,
-        MessageStart,
-        MessageUpdate,
-        ModelChanged,
-        QueueUpdate,
-        ThinkingLevelChanged,
-        ToolExecutionEnd,
-        ToolExecutionStart,
-        ToolExecutionUpdate,
-        TreeNavigated,
-        TurnStart,
-        UserCommandEnd,
-        UserCommandStart,
-        UserCommandUpdate,
-        event_to_json,
-    )
-    from piwork.core.agent.session import SAVE_FAILED, AgentSession, NoModel
-    from piwork.core.agent.system_prompt import prompt_parts_for
+from piwork.core.agent.events import (
+    AgentEnd,
+    AgentEvent,
+    AgentSettled,
+    AgentStart,
+    AutoRetryEnd,
+    AutoRetryStart,
+    CompactionEnd,
+    CompactionStart,
+    ErrorNotice,
+    Listener,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    ModelChanged,
+    QueueUpdate,
+    ThinkingLevelChanged,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    TreeNavigated,
+    TurnStart,
+    UserCommandEnd,
+    UserCommandStart,
+    UserCommandUpdate,
+    event_to_json,
+)
+from piwork.core.agent.session import SAVE_FAILED, AgentSession, NoModel
+from piwork.core.agent.system_prompt import prompt_parts_for
 
 __all__ = [
     "SAVE_FAILED",
@@ -85,40 +80,3 @@ __all__ = [
     "event_to_json",
     "prompt_parts_for",
 ]
-
-# Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
-_EXPORTS: dict[str, tuple[str, str]] = {
-    "AgentEnd": ("events", "AgentEnd"),
-    "AgentEvent": ("events", "AgentEvent"),
-    "AgentSession": ("session", "AgentSession"),
-    "AgentSettled": ("events", "AgentSettled"),
-    "AgentStart": ("events", "AgentStart"),
-    "AutoRetryEnd": ("events", "AutoRetryEnd"),
-    "AutoRetryStart": ("events", "AutoRetryStart"),
-    "CompactionEnd": ("events", "CompactionEnd"),
-    "CompactionStart": ("events", "CompactionStart"),
-    "ErrorNotice": ("events", "ErrorNotice"),
-    "Listener": ("events", "Listener"),
-    "MessageEnd": ("events", "MessageEnd"),
-    "MessageStart": ("events", "MessageStart"),
-    "MessageUpdate": ("events", "MessageUpdate"),
-    "ModelChanged": ("events", "ModelChanged"),
-    "NoModel": ("session", "NoModel"),
-    "QueueUpdate": ("events", "QueueUpdate"),
-    "SAVE_FAILED": ("session", "SAVE_FAILED"),
-    "ThinkingLevelChanged": ("events", "ThinkingLevelChanged"),
-    "ToolExecutionEnd": ("events", "ToolExecutionEnd"),
-    "ToolExecutionStart": ("events", "ToolExecutionStart"),
-    "ToolExecutionUpdate": ("events", "ToolExecutionUpdate"),
-    "TreeNavigated": ("events", "TreeNavigated"),
-    "TurnStart": ("events", "TurnStart"),
-    "UserCommandEnd": ("events", "UserCommandEnd"),
-    "UserCommandStart": ("events", "UserCommandStart"),
-    "UserCommandUpdate": ("events", "UserCommandUpdate"),
-    "event_to_json": ("events", "event_to_json"),
-    "prompt_parts_for": ("system_prompt", "prompt_parts_for"),
-}
-
-
-def __getattr__(name: str) -> object:
-    return load_export(__name__, _EXPORTS, name)

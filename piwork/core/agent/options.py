@@ -15,6 +15,7 @@ from piwork.core.agent.loop import StreamFn
 from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.agent.tool_calls import BeforeToolCall, ToolExecution
 from piwork.core.compaction.hooks import CompactionHooks
+from piwork.core.llm.streaming import stream
 from piwork.core.llm.types import DoneEvent, ErrorEvent, LlmContext, Model, StreamOptions, ThinkingLevel
 from piwork.core.resources.system_prompt import PromptPart
 from piwork.core.session.tree import SessionTree
@@ -88,8 +89,6 @@ class AgentSessionOptions:
 
 
 def default_stream_fn() -> StreamFn:
-    from piwork.core.llm.streaming import stream
-
     return stream
 
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from piwork.core.agent.abort import AbortSignal
 from piwork.core.agent.auto_retry import AutoRetry
 from piwork.core.agent.checkpoints import CompactionCheckpoints
+from piwork.core.agent.compaction_port import TreeCompactionPort
 from piwork.core.agent.events import (
     AgentEnd,
     AgentEvent,
@@ -134,8 +135,6 @@ class AgentSession:
         self._last_compaction_result: dict[str, Any] | None = None
         self.checkpoints = CompactionCheckpoints(self, options.compaction, self.summarizer, options.hooks)
         if options.compaction is None:
-            from piwork.core.agent.compaction_port import TreeCompactionPort
-
             self.checkpoints.port = TreeCompactionPort(
                 options.tree, self.summarizer, lambda: self.checkpoints.settings, options.hooks
             )

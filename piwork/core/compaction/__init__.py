@@ -17,22 +17,17 @@ Public API (what callers outside the engine import from this package):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from piwork.core.lazy_exports import load_export
-
-if TYPE_CHECKING:
-    from piwork.core.compaction.branch_entries import prepare_branch_entries
-    from piwork.core.compaction.navigate import (
-        BranchSummaryProgress,
-        NavigationResult,
-        branch_summary_budget,
-        collect_from_tree,
-        navigate_tree,
-    )
-    from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
-    from piwork.core.compaction.summarize import Summarizer
-    from piwork.core.compaction.tokens import estimate_context_tokens, estimate_tokens
+from piwork.core.compaction.branch_entries import prepare_branch_entries
+from piwork.core.compaction.navigate import (
+    BranchSummaryProgress,
+    NavigationResult,
+    branch_summary_budget,
+    collect_from_tree,
+    navigate_tree,
+)
+from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
+from piwork.core.compaction.summarize import Summarizer
+from piwork.core.compaction.tokens import estimate_context_tokens, estimate_tokens
 
 __all__ = [
     "BranchSummaryProgress",
@@ -47,22 +42,3 @@ __all__ = [
     "navigate_tree",
     "prepare_branch_entries",
 ]
-
-# Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
-_EXPORTS: dict[str, tuple[str, str]] = {
-    "BranchSummaryProgress": ("navigate", "BranchSummaryProgress"),
-    "BranchSummarySettings": ("settings", "BranchSummarySettings"),
-    "CompactionSettings": ("settings", "CompactionSettings"),
-    "NavigationResult": ("navigate", "NavigationResult"),
-    "Summarizer": ("summarize", "Summarizer"),
-    "branch_summary_budget": ("navigate", "branch_summary_budget"),
-    "collect_from_tree": ("navigate", "collect_from_tree"),
-    "estimate_context_tokens": ("tokens", "estimate_context_tokens"),
-    "estimate_tokens": ("tokens", "estimate_tokens"),
-    "navigate_tree": ("navigate", "navigate_tree"),
-    "prepare_branch_entries": ("branch_entries", "prepare_branch_entries"),
-}
-
-
-def __getattr__(name: str) -> object:
-    return load_export(__name__, _EXPORTS, name)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from piwork.core.compaction import prompts
+import piwork.core.compaction.prompts as prompts
 from piwork.core.compaction.branch_entries import BranchEntries, prepare_branch_entries
 from piwork.core.compaction.cancel import Cancelled, until_cancelled
 from piwork.core.compaction.file_ops import compute_file_lists, format_file_lists

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from piwork.core.compaction import prompts
+import piwork.core.compaction.prompts as prompts
 from piwork.core.compaction.serialize import serialize_conversation
 from piwork.core.errors import PiworkError
 from piwork.core.llm.errors import is_retryable_text

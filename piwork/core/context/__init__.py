@@ -25,43 +25,38 @@ Public API (what callers outside the engine import from this package):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from piwork.core.lazy_exports import load_export
-
-if TYPE_CHECKING:
-    from piwork.core.context.billed_entries import branch_usage_entries, usage_sample
-    from piwork.core.context.budget import GovernorSettings, Marks, effective_marks
-    from piwork.core.context.caps import cap_context_files
-    from piwork.core.context.contract import ContractError, blocked_tool_reason, latest_contract
-    from piwork.core.context.entries import CUSTOM_TYPE_WORDS
-    from piwork.core.context.estimate import TokenEstimator, tool_schemas
-    from piwork.core.context.exclusions import (
-        EXCLUDED_REASON,
-        ExcludedPart,
-        Exclusions,
-        excludable,
-        is_excluded,
-        latest_exclusions,
-        shown_path,
-        with_exclusions,
-    )
-    from piwork.core.context.governor import RequestShape
-    from piwork.core.context.image_paths import attach_images, may_name_images
-    from piwork.core.context.layers import LAYERS, Layer
-    from piwork.core.context.manifest import Manifest, ManifestEntry, append_manifest, latest_manifest
-    from piwork.core.context.records import (
-        DECISIONS,
-        REASON_CODES,
-        TRIGGERS,
-        BilledSample,
-        ElidedItem,
-        GovernorDecision,
-        OccupancySample,
-    )
-    from piwork.core.context.verifier import run_verifier_for_real
-    from piwork.core.context.xray import Xray, XrayPart
-    from piwork.core.context.xray import xray as build_xray
+from piwork.core.context.billed_entries import branch_usage_entries, usage_sample
+from piwork.core.context.budget import GovernorSettings, Marks, effective_marks
+from piwork.core.context.caps import cap_context_files
+from piwork.core.context.contract import ContractError, blocked_tool_reason, latest_contract
+from piwork.core.context.entries import CUSTOM_TYPE_WORDS
+from piwork.core.context.estimate import TokenEstimator, tool_schemas
+from piwork.core.context.exclusions import (
+    EXCLUDED_REASON,
+    ExcludedPart,
+    Exclusions,
+    excludable,
+    is_excluded,
+    latest_exclusions,
+    shown_path,
+    with_exclusions,
+)
+from piwork.core.context.governor import RequestShape
+from piwork.core.context.image_paths import attach_images, may_name_images
+from piwork.core.context.layers import LAYERS, Layer
+from piwork.core.context.manifest import Manifest, ManifestEntry, append_manifest, latest_manifest
+from piwork.core.context.records import (
+    DECISIONS,
+    REASON_CODES,
+    TRIGGERS,
+    BilledSample,
+    ElidedItem,
+    GovernorDecision,
+    OccupancySample,
+)
+from piwork.core.context.verifier import run_verifier_for_real
+from piwork.core.context.xray import Xray, XrayPart
+from piwork.core.context.xray import xray as build_xray
 
 __all__ = [
     "CUSTOM_TYPE_WORDS",
@@ -105,51 +100,3 @@ __all__ = [
     "usage_sample",
     "with_exclusions",
 ]
-
-# Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
-_EXPORTS: dict[str, tuple[str, str]] = {
-    "BilledSample": ("records", "BilledSample"),
-    "CUSTOM_TYPE_WORDS": ("entries", "CUSTOM_TYPE_WORDS"),
-    "ContractError": ("contract", "ContractError"),
-    "DECISIONS": ("records", "DECISIONS"),
-    "EXCLUDED_REASON": ("exclusions", "EXCLUDED_REASON"),
-    "ElidedItem": ("records", "ElidedItem"),
-    "ExcludedPart": ("exclusions", "ExcludedPart"),
-    "Exclusions": ("exclusions", "Exclusions"),
-    "GovernorDecision": ("records", "GovernorDecision"),
-    "GovernorSettings": ("budget", "GovernorSettings"),
-    "LAYERS": ("layers", "LAYERS"),
-    "Layer": ("layers", "Layer"),
-    "Manifest": ("manifest", "Manifest"),
-    "ManifestEntry": ("manifest", "ManifestEntry"),
-    "Marks": ("budget", "Marks"),
-    "OccupancySample": ("records", "OccupancySample"),
-    "REASON_CODES": ("records", "REASON_CODES"),
-    "RequestShape": ("governor", "RequestShape"),
-    "TRIGGERS": ("records", "TRIGGERS"),
-    "TokenEstimator": ("estimate", "TokenEstimator"),
-    "Xray": ("xray", "Xray"),
-    "XrayPart": ("xray", "XrayPart"),
-    "append_manifest": ("manifest", "append_manifest"),
-    "attach_images": ("image_paths", "attach_images"),
-    "blocked_tool_reason": ("contract", "blocked_tool_reason"),
-    "branch_usage_entries": ("billed_entries", "branch_usage_entries"),
-    "cap_context_files": ("caps", "cap_context_files"),
-    "build_xray": ("xray", "xray"),
-    "effective_marks": ("budget", "effective_marks"),
-    "excludable": ("exclusions", "excludable"),
-    "is_excluded": ("exclusions", "is_excluded"),
-    "latest_contract": ("contract", "latest_contract"),
-    "latest_exclusions": ("exclusions", "latest_exclusions"),
-    "latest_manifest": ("manifest", "latest_manifest"),
-    "may_name_images": ("image_paths", "may_name_images"),
-    "run_verifier_for_real": ("verifier", "run_verifier_for_real"),
-    "shown_path": ("exclusions", "shown_path"),
-    "tool_schemas": ("estimate", "tool_schemas"),
-    "usage_sample": ("billed_entries", "usage_sample"),
-    "with_exclusions": ("exclusions", "with_exclusions"),
-}
-
-
-def __getattr__(name: str) -> object:
-    return load_export(__name__, _EXPORTS, name)

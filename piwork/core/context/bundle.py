@@ -278,6 +278,7 @@ class _Builder:
     def add_modules(self, path: str, index: IndexStatus) -> None:
         """The index layer as per-folder summaries (their files' summaries and symbols) when the file
         entries would not fit the cap; marked ``over-cap`` with why."""
+        # the index builder loads only for an index too big to bundle entry by entry
         from piwork.core.context.index_builder import module_summaries
 
         entries = index.fresh_entries()

@@ -27,37 +27,32 @@ Public API (what callers outside the engine import from this package):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from piwork.core.lazy_exports import load_export
-
-if TYPE_CHECKING:
-    from piwork.core.llm.catalog import BUILTIN_MODELS
-    from piwork.core.llm.credentials import (
-        CredentialError,
-        CredentialStore,
-        ImportReport,
-        KeyInfo,
-        KeySnapshot,
-        KeySource,
-        env_vars_for,
-    )
-    from piwork.core.llm.error_text import readable_error
-    from piwork.core.llm.errors import classify
-    from piwork.core.llm.model_listing import ModelListing, list_models
-    from piwork.core.llm.models import ModelRegistry, RegistryState
-    from piwork.core.llm.models_file import (
-        NO_KEY_NEEDED,
-        OPENAI_COMPLETIONS_API,
-        ModelsFileChange,
-        ModelsFileError,
-        read_providers,
-        remove_provider,
-        save_provider,
-    )
-    from piwork.core.llm.tokens import TokenCounter, Tokenizers
-    from piwork.core.llm.transport import is_loopback
-    from piwork.core.llm.types import THINKING_LEVELS, ErrorKind, Model, ThinkingLevel, ToolSpec
+from piwork.core.llm.catalog import BUILTIN_MODELS
+from piwork.core.llm.credentials import (
+    CredentialError,
+    CredentialStore,
+    ImportReport,
+    KeyInfo,
+    KeySnapshot,
+    KeySource,
+    env_vars_for,
+)
+from piwork.core.llm.error_text import readable_error
+from piwork.core.llm.errors import classify
+from piwork.core.llm.model_listing import ModelListing, list_models
+from piwork.core.llm.models import ModelRegistry, RegistryState
+from piwork.core.llm.models_file import (
+    NO_KEY_NEEDED,
+    OPENAI_COMPLETIONS_API,
+    ModelsFileChange,
+    ModelsFileError,
+    read_providers,
+    remove_provider,
+    save_provider,
+)
+from piwork.core.llm.tokens import TokenCounter, Tokenizers
+from piwork.core.llm.transport import is_loopback
+from piwork.core.llm.types import THINKING_LEVELS, ErrorKind, Model, ThinkingLevel, ToolSpec
 
 __all__ = [
     "BUILTIN_MODELS",
@@ -90,40 +85,3 @@ __all__ = [
     "remove_provider",
     "save_provider",
 ]
-
-# Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
-_EXPORTS: dict[str, tuple[str, str]] = {
-    "BUILTIN_MODELS": ("catalog", "BUILTIN_MODELS"),
-    "CredentialError": ("credentials", "CredentialError"),
-    "CredentialStore": ("credentials", "CredentialStore"),
-    "ErrorKind": ("types", "ErrorKind"),
-    "ImportReport": ("credentials", "ImportReport"),
-    "KeyInfo": ("credentials", "KeyInfo"),
-    "KeySnapshot": ("credentials", "KeySnapshot"),
-    "KeySource": ("credentials", "KeySource"),
-    "Model": ("types", "Model"),
-    "ModelListing": ("model_listing", "ModelListing"),
-    "ModelRegistry": ("models", "ModelRegistry"),
-    "ModelsFileChange": ("models_file", "ModelsFileChange"),
-    "ModelsFileError": ("models_file", "ModelsFileError"),
-    "RegistryState": ("models", "RegistryState"),
-    "NO_KEY_NEEDED": ("models_file", "NO_KEY_NEEDED"),
-    "OPENAI_COMPLETIONS_API": ("models_file", "OPENAI_COMPLETIONS_API"),
-    "THINKING_LEVELS": ("types", "THINKING_LEVELS"),
-    "ThinkingLevel": ("types", "ThinkingLevel"),
-    "TokenCounter": ("tokens", "TokenCounter"),
-    "Tokenizers": ("tokens", "Tokenizers"),
-    "ToolSpec": ("types", "ToolSpec"),
-    "classify": ("errors", "classify"),
-    "env_vars_for": ("credentials", "env_vars_for"),
-    "is_loopback": ("transport", "is_loopback"),
-    "list_models": ("model_listing", "list_models"),
-    "read_providers": ("models_file", "read_providers"),
-    "readable_error": ("error_text", "readable_error"),
-    "remove_provider": ("models_file", "remove_provider"),
-    "save_provider": ("models_file", "save_provider"),
-}
-
-
-def __getattr__(name: str) -> object:
-    return load_export(__name__, _EXPORTS, name)

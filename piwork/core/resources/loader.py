@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from piwork.core.fs.review_gate import ReviewGate, reviewed_only
 from piwork.core.paths import expand_home
 from piwork.core.resources.context_files import ContextFile, load_context_files
 from piwork.core.resources.diagnostics import Diagnostic
@@ -19,7 +20,6 @@ from piwork.core.resources.discovery import DiscoveredPath, Origin, ScopeEntries
 from piwork.core.resources.panel import ResourceRow, build_rows
 from piwork.core.resources.prompts import PromptsResult, PromptTemplate, dedupe_prompts, load_prompt_templates
 from piwork.core.resources.realpaths import RealPaths
-from piwork.core.resources.review_gate import ReviewGate, reviewed_only
 from piwork.core.resources.skills import (
     Skill,
     SkillsResult,
@@ -30,6 +30,7 @@ from piwork.core.resources.skills import (
 )
 from piwork.core.resources.system_files import PromptSources, resolve_prompt_sources
 from piwork.core.resources.trust import TrustResolver, TrustState
+from piwork.core.resources.trust_resource import TrustResource
 from piwork.core.resources.trust_snapshot import Snapshot
 from piwork.core.settings import Settings
 from piwork.core.settings_schema import ENABLE_SKILL_COMMANDS
@@ -269,7 +270,7 @@ async def load_project(
     resolver.default_policy = settings.default_project_trust()
     state = await resolver.resolve(cwd, override=override)
     baseline = state.reviewed or reviewed
-    gate = ReviewGate.of(baseline, state.resources) if state.trusted and baseline is not None else None
+    gate = _review_gate(baseline, state.resources) if state.trusted and baseline is not None else None
     with reviewed_only(gate):
         if state.trusted:
             settings.set_project_trusted(True)
@@ -278,3 +279,10 @@ async def load_project(
     if gate is not None:
         loaded.unreviewed = list(gate.refused)
     return loaded
+
+
+def _review_gate(snapshot: Snapshot, resources: Sequence[TrustResource]) -> ReviewGate:
+    """The gate holding a load of ``resources`` to the files of the reading ``snapshot``."""
+    hashes = {os.path.realpath(path): state.sha256 for path, state in snapshot.files.items()}
+    roots = tuple(os.path.realpath(r.path) for r in resources)
+    return ReviewGate(hashes, roots, not snapshot.truncated)

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import piwork.core.resources.prompt_text as T
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import js_trim
-from piwork.core.resources import prompt_text as T
 from piwork.core.resources.context_files import ContextFile
 from piwork.core.resources.skills import Skill
 from piwork.core.resources.textfiles import read_text

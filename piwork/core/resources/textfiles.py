@@ -1,7 +1,7 @@
 """Reading user text files the way Pi does: UTF-8 (bad bytes replaced), one leading BOM removed.
 
 Reads go through :mod:`piwork.core.safe_read`: only regular files, at most the cap of their kind.
-Inside a load limited to reviewed files (:mod:`review_gate`), a gated file must match the review.
+Inside a load limited to reviewed files (:mod:`piwork.core.fs.review_gate`), a gated file must match the review.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from piwork.core import safe_read
-from piwork.core.resources.review_gate import check_reviewed
+from piwork.core.fs.review_gate import check_reviewed
 from piwork.core.safe_read import FileKind
 
 

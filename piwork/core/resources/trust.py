@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from piwork.core.paths import canonical_path, expand_home
+from piwork.core.resources.trust_reading import TrustReading, read_for_review
+from piwork.core.resources.trust_resource import TrustResource
 from piwork.core.resources.trust_store import (
     TrustStore,
     TrustStoreError,
@@ -25,7 +27,6 @@ from piwork.core.resources.trust_store import (
 from piwork.core.settings_schema import DEFAULT_PROJECT_TRUST
 
 if TYPE_CHECKING:
-    from piwork.core.resources.trust_reading import TrustReading
     from piwork.core.resources.trust_snapshot import Snapshot
 
 PI_TRUST_ENTRIES = (
@@ -37,11 +38,6 @@ PI_TRUST_ENTRIES = (
     "themes",
     "SYSTEM.md",
     "APPEND_SYSTEM.md",
-)
-#: Said wherever ``.pi/mcp.json`` is listed: it needs trust, but piwork does nothing with it yet.
-MCP_NOTE = (
-    "piwork runs no MCP servers yet: this file is listed because Pi starts the servers it names "
-    "once the folder is trusted"
 )
 PIWORK_TRUST_ENTRIES = ("piwork-profile.json", "project-context.md", "context-index.json", "memory")
 
@@ -60,17 +56,6 @@ TrustSource = Literal[
     "new-project-resources",
 ]
 OptionKind = Literal["trust", "trust-parent", "trust-session", "distrust", "distrust-session"]
-
-
-@dataclass(frozen=True)
-class TrustResource:
-    """A project entry that needs trust before piwork loads it."""
-
-    path: str
-    kind: str  # "settings", "mcp", "skills", "prompts", "extensions", "themes", "system", "append", "agents-skills", ...
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "kind": self.kind}
 
 
 @dataclass(frozen=True)
@@ -127,7 +112,7 @@ class TrustState:
     resources: tuple[TrustResource, ...] = ()
     warnings: tuple[str, ...] = field(default=())
     # The snapshot of the files this decision was made on, when it was made on a reading now: only
-    # gated files matching it load (see ``review_gate``).
+    # gated files matching it load (see ``piwork.core.fs.review_gate``).
     reviewed: Snapshot | None = field(default=None, compare=False)
 
     @property
@@ -330,8 +315,6 @@ class TrustResolver:
             return TrustState(key, self.default_policy == "always", "default-policy", None, resources)
         if self.ask is None:
             return TrustState(key, False, "no-ui", None, resources, tuple(warnings))
-        from piwork.core.resources.trust_reading import read_for_review  # it builds on this module
-
         reading = await asyncio.to_thread(read_for_review, key, resources)
         options = tuple(trust_options(key, include_session_only=True))
         request = TrustRequest(key, resources, options, reading)

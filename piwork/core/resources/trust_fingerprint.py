@@ -17,7 +17,7 @@ from piwork.core import safe_read
 from piwork.core.fs.atomic import write_atomically
 from piwork.core.fs.lock import locked
 from piwork.core.paths import canonical_path
-from piwork.core.resources.trust import TrustResource
+from piwork.core.resources.trust_resource import TrustResource
 from piwork.core.resources.trust_review import list_resource_files
 from piwork.core.safe_read import FileKind, UnreadableFile
 

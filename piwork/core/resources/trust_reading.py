@@ -4,7 +4,7 @@ Before asking, piwork reads every gated file once (bounded: only regular files, 
 ``GATED_FILE`` bytes each, hashed in chunks). The dialog shows the text of that reading, and a
 decision records the fingerprint and the snapshot of that same reading, never a second read of the
 disk made after the click: a file swapped while the dialog was open is therefore not what the user
-decided on, and :mod:`review_gate` keeps it from loading until piwork asks again.
+decided on, and :mod:`piwork.core.fs.review_gate` keeps it from loading until piwork asks again.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from piwork.core import safe_read
 from piwork.core.paths import canonical_path
-from piwork.core.resources.trust import TrustResource
 from piwork.core.resources.trust_fingerprint import digest_part, fingerprint_over, refused_part
+from piwork.core.resources.trust_resource import TrustResource
 from piwork.core.resources.trust_review import looks_binary
 from piwork.core.resources.trust_snapshot import (
     MAX_FILES,
@@ -102,3 +102,8 @@ def _read_one(path: str, keep: int) -> tuple[FileState | None, bytes]:
         if not looks_binary(data):
             text = data.decode("utf-8", errors="replace")
     return FileState(digest.hexdigest(), total, text), digest_part(size, mtime, digest.digest())
+
+
+def take_snapshot(folder: str, resources: Sequence[TrustResource]) -> Snapshot:
+    """Read every gated file now (hash, size, and text where small enough)."""
+    return read_for_review(folder, resources).snapshot

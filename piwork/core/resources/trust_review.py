@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from piwork.core import safe_read
 from piwork.core.errors import PiworkError
-from piwork.core.resources.trust import MCP_NOTE
+from piwork.core.resources.trust_resource import MCP_NOTE
 from piwork.core.safe_read import UnreadableFile
 from piwork.core.truncate import format_size
 

@@ -13,7 +13,7 @@ import difflib
 import hashlib
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +22,6 @@ from piwork.core import safe_read
 from piwork.core.fs.atomic import write_atomically
 from piwork.core.fs.lock import locked
 from piwork.core.paths import canonical_path
-from piwork.core.resources.trust import TrustResource
 
 SNAPSHOT_DIR_NAME = "piwork-trust-snapshots"
 SNAPSHOT_VERSION = 1
@@ -95,13 +94,6 @@ class FileChange:
     @property
     def removed_lines(self) -> int:
         return sum(1 for line in self._body() if line.startswith("-"))
-
-
-def take_snapshot(folder: str, resources: Sequence[TrustResource]) -> Snapshot:
-    """Read every gated file now (hash, size, and text where small enough)."""
-    from piwork.core.resources.trust_reading import read_for_review  # it builds on this module
-
-    return read_for_review(folder, resources).snapshot
 
 
 def compare(old: Snapshot, new: Snapshot, *, display: Callable[[str], str] | None = None) -> list[FileChange]:

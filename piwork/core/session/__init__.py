@@ -23,35 +23,30 @@ Public API (what callers outside the engine import from this package):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from piwork.core.lazy_exports import load_export
-
-if TYPE_CHECKING:
-    from piwork.core.session.branch_activity import BranchActivity, FileSummary, FileTouch
-    from piwork.core.session.branch_compare import (
-        BranchComparison,
-        compare_branches,
-        conversation_leaf,
-        path_activity,
-    )
-    from piwork.core.session.branching import clone_session, create_branched_session, fork_session
-    from piwork.core.session.format import default_session_dir
-    from piwork.core.session.graph_layout import NOTHING_SHOWN, GraphLayout, Splice
-    from piwork.core.session.graph_links import NO_LINKS, RowLinks, SummaryLinks
-    from piwork.core.session.graph_rows import FOLD_AT, Fold, GraphRows, Refold
-    from piwork.core.session.listing import SessionInfo, list_all_sessions, list_sessions, read_header
-    from piwork.core.session.records import EntryRecord, paused_gc
-    from piwork.core.session.search import (
-        SESSION_NAME,
-        SearchHit,
-        SearchQuery,
-        SessionHits,
-        files_to_search,
-        search_sessions,
-    )
-    from piwork.core.session.store import Session, closed_in_worker, open_session
-    from piwork.core.session.tree import SessionTree, TreeEvent
+from piwork.core.session.branch_activity import BranchActivity, FileSummary, FileTouch
+from piwork.core.session.branch_compare import (
+    BranchComparison,
+    compare_branches,
+    conversation_leaf,
+    path_activity,
+)
+from piwork.core.session.branching import clone_session, create_branched_session, fork_session
+from piwork.core.session.format import default_session_dir
+from piwork.core.session.graph_layout import NOTHING_SHOWN, GraphLayout, Splice
+from piwork.core.session.graph_links import NO_LINKS, RowLinks, SummaryLinks
+from piwork.core.session.graph_rows import FOLD_AT, Fold, GraphRows, Refold
+from piwork.core.session.listing import SessionInfo, list_all_sessions, list_sessions, read_header
+from piwork.core.session.records import EntryRecord, paused_gc
+from piwork.core.session.search import (
+    SESSION_NAME,
+    SearchHit,
+    SearchQuery,
+    SessionHits,
+    files_to_search,
+    search_sessions,
+)
+from piwork.core.session.store import Session, closed_in_worker, open_session
+from piwork.core.session.tree import SessionTree, TreeEvent
 
 __all__ = [
     "FOLD_AT",
@@ -93,49 +88,3 @@ __all__ = [
     "read_header",
     "search_sessions",
 ]
-
-# Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
-_EXPORTS: dict[str, tuple[str, str]] = {
-    "BranchActivity": ("branch_activity", "BranchActivity"),
-    "BranchComparison": ("branch_compare", "BranchComparison"),
-    "EntryRecord": ("records", "EntryRecord"),
-    "FOLD_AT": ("graph_rows", "FOLD_AT"),
-    "FileSummary": ("branch_activity", "FileSummary"),
-    "FileTouch": ("branch_activity", "FileTouch"),
-    "Fold": ("graph_rows", "Fold"),
-    "GraphLayout": ("graph_layout", "GraphLayout"),
-    "GraphRows": ("graph_rows", "GraphRows"),
-    "NOTHING_SHOWN": ("graph_layout", "NOTHING_SHOWN"),
-    "NO_LINKS": ("graph_links", "NO_LINKS"),
-    "Refold": ("graph_rows", "Refold"),
-    "RowLinks": ("graph_links", "RowLinks"),
-    "SESSION_NAME": ("search", "SESSION_NAME"),
-    "SearchHit": ("search", "SearchHit"),
-    "SearchQuery": ("search", "SearchQuery"),
-    "Session": ("store", "Session"),
-    "SessionHits": ("search", "SessionHits"),
-    "SessionInfo": ("listing", "SessionInfo"),
-    "SessionTree": ("tree", "SessionTree"),
-    "Splice": ("graph_layout", "Splice"),
-    "SummaryLinks": ("graph_links", "SummaryLinks"),
-    "TreeEvent": ("tree", "TreeEvent"),
-    "clone_session": ("branching", "clone_session"),
-    "closed_in_worker": ("store", "closed_in_worker"),
-    "compare_branches": ("branch_compare", "compare_branches"),
-    "conversation_leaf": ("branch_compare", "conversation_leaf"),
-    "create_branched_session": ("branching", "create_branched_session"),
-    "default_session_dir": ("format", "default_session_dir"),
-    "files_to_search": ("search", "files_to_search"),
-    "fork_session": ("branching", "fork_session"),
-    "list_all_sessions": ("listing", "list_all_sessions"),
-    "list_sessions": ("listing", "list_sessions"),
-    "open_session": ("store", "open_session"),
-    "path_activity": ("branch_compare", "path_activity"),
-    "paused_gc": ("records", "paused_gc"),
-    "read_header": ("listing", "read_header"),
-    "search_sessions": ("search", "search_sessions"),
-}
-
-
-def __getattr__(name: str) -> object:
-    return load_export(__name__, _EXPORTS, name)

@@ -22,47 +22,42 @@ Public API (what callers outside the engine import from this package):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from piwork.core.lazy_exports import load_export
-
-if TYPE_CHECKING:
-    from piwork.core.workflows.commands import (
-        ONBOARD_USAGE,
-        compact_command,
-        exclusion_command,
-        fresh_command,
-        index_status_command,
-        manifest_command,
-        onboard_command,
-        overview_command,
-        parse_onboard,
-        preflight,
-        report_text,
-    )
-    from piwork.core.workflows.commands import budget as budget_command
-    from piwork.core.workflows.commands import pack as pack_command
-    from piwork.core.workflows.commands import rebuild as rebuild_command
-    from piwork.core.workflows.commands import search as search_command
-    from piwork.core.workflows.fresh import FRESH_KINDS, FreshError
-    from piwork.core.workflows.intake import INTAKE_TOKENS, intake_tokens, may_need_intake, save_intake
-    from piwork.core.workflows.runtime import AgentRuntime, RuntimeOptions, create_runtime
-    from piwork.core.workflows.tasks import (
-        TASK_USAGE,
-        TaskWords,
-        begin_task,
-        contract_from_text,
-        contract_from_words,
-        edit_contract,
-        parse_task,
-    )
-    from piwork.core.workflows.view import (
-        ContextView,
-        load_view,
-        view_from_parts,
-        view_from_session,
-        view_summarizer,
-    )
+from piwork.core.workflows.commands import (
+    ONBOARD_USAGE,
+    compact_command,
+    exclusion_command,
+    fresh_command,
+    index_status_command,
+    manifest_command,
+    onboard_command,
+    overview_command,
+    parse_onboard,
+    preflight,
+    report_text,
+)
+from piwork.core.workflows.commands import budget as budget_command
+from piwork.core.workflows.commands import pack as pack_command
+from piwork.core.workflows.commands import rebuild as rebuild_command
+from piwork.core.workflows.commands import search as search_command
+from piwork.core.workflows.fresh import FRESH_KINDS, FreshError
+from piwork.core.workflows.intake import INTAKE_TOKENS, intake_tokens, may_need_intake, save_intake
+from piwork.core.workflows.runtime import AgentRuntime, RuntimeOptions, create_runtime
+from piwork.core.workflows.tasks import (
+    TASK_USAGE,
+    TaskWords,
+    begin_task,
+    contract_from_text,
+    contract_from_words,
+    edit_contract,
+    parse_task,
+)
+from piwork.core.workflows.view import (
+    ContextView,
+    load_view,
+    view_from_parts,
+    view_from_session,
+    view_summarizer,
+)
 
 __all__ = [
     "FRESH_KINDS",
@@ -102,47 +97,3 @@ __all__ = [
     "view_from_session",
     "view_summarizer",
 ]
-
-# Each public name is loaded from its module on first use (see piwork.core.lazy_exports).
-_EXPORTS: dict[str, tuple[str, str]] = {
-    "AgentRuntime": ("runtime", "AgentRuntime"),
-    "ContextView": ("view", "ContextView"),
-    "FRESH_KINDS": ("fresh", "FRESH_KINDS"),
-    "FreshError": ("fresh", "FreshError"),
-    "INTAKE_TOKENS": ("intake", "INTAKE_TOKENS"),
-    "ONBOARD_USAGE": ("commands", "ONBOARD_USAGE"),
-    "RuntimeOptions": ("runtime", "RuntimeOptions"),
-    "TASK_USAGE": ("tasks", "TASK_USAGE"),
-    "TaskWords": ("tasks", "TaskWords"),
-    "begin_task": ("tasks", "begin_task"),
-    "budget_command": ("commands", "budget"),
-    "compact_command": ("commands", "compact_command"),
-    "contract_from_text": ("tasks", "contract_from_text"),
-    "contract_from_words": ("tasks", "contract_from_words"),
-    "create_runtime": ("runtime", "create_runtime"),
-    "edit_contract": ("tasks", "edit_contract"),
-    "exclusion_command": ("commands", "exclusion_command"),
-    "fresh_command": ("commands", "fresh_command"),
-    "index_status_command": ("commands", "index_status_command"),
-    "intake_tokens": ("intake", "intake_tokens"),
-    "load_view": ("view", "load_view"),
-    "manifest_command": ("commands", "manifest_command"),
-    "may_need_intake": ("intake", "may_need_intake"),
-    "onboard_command": ("commands", "onboard_command"),
-    "overview_command": ("commands", "overview_command"),
-    "pack_command": ("commands", "pack"),
-    "parse_onboard": ("commands", "parse_onboard"),
-    "parse_task": ("tasks", "parse_task"),
-    "preflight": ("commands", "preflight"),
-    "rebuild_command": ("commands", "rebuild"),
-    "report_text": ("commands", "report_text"),
-    "save_intake": ("intake", "save_intake"),
-    "search_command": ("commands", "search"),
-    "view_from_parts": ("view", "view_from_parts"),
-    "view_from_session": ("view", "view_from_session"),
-    "view_summarizer": ("view", "view_summarizer"),
-}
-
-
-def __getattr__(name: str) -> object:
-    return load_export(__name__, _EXPORTS, name)

@@ -36,15 +36,15 @@ from piwork.core.context.exclusions import (
     with_exclusions,
 )
 from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOutcome, RequestShape
-from piwork.core.context.index import build_task_pack, index_status, load_index, write_index
+from piwork.core.context.index import build_task_pack, index_search, index_status, load_index, write_index
 from piwork.core.context.manifest import Manifest, ManifestEntry
 from piwork.core.context.manifest_refresh import refresh_manifest
 from piwork.core.context.xray import xray
 from piwork.core.messages import Message
+from piwork.core.resources.profile import load_profile
 from piwork.core.usage import calculate_context_tokens, valid_usage
 from piwork.core.workflows.fresh import FreshError, FreshResult, handoff_summary, start_fresh
 from piwork.core.workflows.intake import INTAKE_TOKENS, intake_tokens
-from piwork.core.workflows.onboard import onboard
 from piwork.core.workflows.view import ContextView
 
 if TYPE_CHECKING:
@@ -73,6 +73,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fresh be-to-fe": ("", "New session handing a backend result over to frontend work"),
 }
 _BUNDLE = BUNDLE_CUSTOM_TYPE
+SEARCH_RESULTS = 10  # most results of an index search (``/context search`` and the model's tool)
 
 
 def _is_bundle(message: Message) -> bool:
@@ -80,8 +81,6 @@ def _is_bundle(message: Message) -> bool:
 
 
 def _verifiers(view: ContextView) -> list[str]:
-    from piwork.core.resources.profile import load_profile
-
     profile = load_profile(view.cwd).profile if view.trusted else None
     return verify_commands(view.contract, profile)
 
@@ -292,9 +291,20 @@ def index_status_command(view: ContextView) -> dict[str, Any]:
 
 def search(view: ContextView, query: str) -> dict[str, Any]:
     """``/context search <query>``: the index's files and symbols for a query (the model's index search)."""
-    from piwork.core.workflows.model_tools import search_report
-
     return search_report(view, query)
+
+
+def search_report(view: ContextView, query: str, limit: int = SEARCH_RESULTS) -> dict[str, Any]:
+    """The index search (``/context search`` and the model's tool): matching files with their symbols."""
+    if not query.strip():
+        return {"ok": False, "message": "Say what to look for: a feature, a name or a path."}
+    if not view.trusted:
+        return {
+            "ok": False,
+            "status": "blocked-untrusted",
+            "message": "The project is not trusted: its index is not read.",
+        }
+    return index_search(view.cwd, query, limit)
 
 
 def pack(view: ContextView, task: str) -> dict[str, Any]:
@@ -319,6 +329,7 @@ def pack(view: ContextView, task: str) -> dict[str, Any]:
 def rebuild(view: ContextView) -> dict[str, Any]:
     if not view.trusted:
         return _untrusted("the context index")
+    # the index builder (and pathspec behind it) loads only when an index is built
     from piwork.core.context.index_builder import build_index, update_index
 
     loaded = load_index(view.cwd)
@@ -525,6 +536,9 @@ async def onboard_command(
     view: ContextView, summarizer: Summarizer | None, refresh: bool = False
 ) -> dict[str, Any]:
     """``/onboard run``: the missing context layers of the view's project (see :mod:`.onboard`)."""
+    # onboarding and the index builder behind it load only when /onboard runs
+    from piwork.core.workflows.onboard import onboard
+
     result = await onboard(view.cwd, view.trusted, summarizer, refresh)
     doc = result.to_json()
     lines = [result.message]

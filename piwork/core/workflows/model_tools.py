@@ -19,9 +19,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from piwork.core.context.contract import CONTEXT_TOOLS
 from piwork.core.context.elision import STUB_MARK
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
+from piwork.core.workflows.commands import (
+    SEARCH_RESULTS,
+    budget,
+    index_status_command,
+    preflight,
+    search_report,
+)
 
-# The tools' answers come from the context commands and the index, imported when a tool first runs:
-# a run where the model calls none of them never loads them.
 if TYPE_CHECKING:
     from piwork.core.workflows.view import ContextView
 
@@ -30,7 +35,7 @@ CONTEXT_TOOL_NAMES = CONTEXT_TOOLS
 
 MAX_ANSWER_CHARS = 4_000
 MAX_FILES = 20
-MAX_RESULTS = 10
+MAX_RESULTS = SEARCH_RESULTS
 RECENT_DECISIONS = 5
 
 
@@ -114,8 +119,6 @@ class ContextPreflight(_ContextTool):
         raw = args.get("paths")
         paths = [p for p in raw if isinstance(p, str)][:MAX_FILES] if isinstance(raw, list) else []
         plan = args.get("plan") if isinstance(args.get("plan"), str) else ""
-        from piwork.core.workflows.commands import preflight
-
         report = preflight(view, str(plan), _inside(view.cwd, paths))
         estimate = report["estimate"]
         projected = estimate["projected"]
@@ -151,8 +154,6 @@ class ContextBudget(_ContextTool):
     def answer(
         self, view: ContextView, figures: GovernorFigures | None, args: dict[str, Any]
     ) -> dict[str, Any]:
-        from piwork.core.workflows.commands import budget
-
         report = budget(view)
         occupancy = dict(report["occupancy"])
         out: dict[str, Any] = {
@@ -181,8 +182,6 @@ class ContextIndexStatus(_ContextTool):
     def answer(
         self, view: ContextView, figures: GovernorFigures | None, args: dict[str, Any]
     ) -> dict[str, Any]:
-        from piwork.core.workflows.commands import index_status_command
-
         report = index_status_command(view)
         report.pop("path", None)
         report["problems"] = report.get("problems", [])[:5]
@@ -212,21 +211,6 @@ class ContextIndexSearch(_ContextTool):
         limit = args.get("limit")
         count = max(1, min(MAX_RESULTS, limit)) if isinstance(limit, int) else MAX_RESULTS
         return search_report(view, str(args.get("query", "")), count)
-
-
-def search_report(view: ContextView, query: str, limit: int = MAX_RESULTS) -> dict[str, Any]:
-    """The index search (``/context search`` and the model's tool): matching files with their symbols."""
-    if not query.strip():
-        return {"ok": False, "message": "Say what to look for: a feature, a name or a path."}
-    if not view.trusted:
-        return {
-            "ok": False,
-            "status": "blocked-untrusted",
-            "message": "The project is not trusted: its index is not read.",
-        }
-    from piwork.core.context.index import index_search
-
-    return index_search(view.cwd, query, limit)
 
 
 def _relative(cwd: str, path: str) -> str:

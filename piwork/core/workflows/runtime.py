@@ -41,6 +41,7 @@ from piwork.core.resources.system_prompt import PromptPart, expand_skill_command
 from piwork.core.resources.trust import TrustAsker, TrustResolver
 from piwork.core.resources.trust_snapshot import Snapshot
 from piwork.core.resources.trust_store import TrustStore
+from piwork.core.session.format import default_session_dir
 from piwork.core.session.listing import list_sessions, most_recent_session
 from piwork.core.session.store import Session, create_session, in_memory_session, open_session
 from piwork.core.session.system_messages import recorded_tool_names
@@ -403,8 +404,6 @@ def _open_or_create_store(
             raise SetupError(str(err)) from err
     session_dir = _session_dir(options, settings)
     if options.continue_recent:
-        from piwork.core.session.format import default_session_dir
-
         folder = Path(session_dir) if session_dir else default_session_dir(cwd, agent_dir)
         recent = most_recent_session(folder) if folder.is_dir() else None
         if recent is not None:

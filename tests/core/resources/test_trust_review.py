@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from piwork.core.resources.trust import trust_resources
+from piwork.core.resources.trust_reading import take_snapshot
 from piwork.core.resources.trust_review import display_path, list_resource_files, preview_file
-from piwork.core.resources.trust_snapshot import SnapshotStore, compare, take_snapshot
+from piwork.core.resources.trust_snapshot import SnapshotStore, compare
 
 
 def _project(root: Path) -> Path:

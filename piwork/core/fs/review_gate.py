@@ -5,7 +5,8 @@ follows runs inside :func:`reviewed_only`. Every read of a file under a gated re
 bytes it got against that reading: a file that differs, or that was not there, is refused with
 :class:`UnreviewedFile` (an ``OSError``, so each loader reports it as it reports a file it cannot
 read) and noted in :attr:`ReviewGate.refused`, so the caller can ask again, showing the change.
-Reads outside gated resources (context files, the user's own files) are not affected.
+Reads outside gated resources (context files, the user's own files) are not affected. It sits on the
+ground floor because project settings are read through it too, below the resource loader.
 
 The gate lives in a context variable: it follows the load into ``asyncio.to_thread`` workers and
 never leaks into other tasks or threads.
@@ -18,11 +19,8 @@ import contextvars
 import errno
 import hashlib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-
-from piwork.core.resources.trust import TrustResource
-from piwork.core.resources.trust_snapshot import Snapshot
 
 
 class UnreviewedFile(OSError):
@@ -43,12 +41,6 @@ class ReviewGate:
     roots: tuple[str, ...]
     complete: bool  # False: the reading was cut at its file limit, so a file missing from it may be fine
     refused: list[str] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, snapshot: Snapshot, resources: Sequence[TrustResource]) -> ReviewGate:
-        hashes = {os.path.realpath(path): state.sha256 for path, state in snapshot.files.items()}
-        roots = tuple(os.path.realpath(r.path) for r in resources)
-        return cls(hashes, roots, not snapshot.truncated)
 
     def gated(self, real: str) -> bool:
         return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in self.roots)
