@@ -8,7 +8,7 @@ from typing import Any
 from piwork import __version__
 from piwork.core.jscompat import js_trim
 from piwork.core.llm.estimate import clamp_max_tokens, estimate_context
-from piwork.core.llm.normalize import anthropic_tool_id, normalize_messages, strip_surrogates
+from piwork.core.llm.normalize import anthropic_tool_id, clean_body, normalize_messages
 from piwork.core.llm.strict_schema import anthropic_rejects, strict_parameters
 from piwork.core.llm.thinking import MIN_ANSWER_TOKENS, budget_for, mapped_value, resolve_level
 from piwork.core.llm.transport import HttpRequest
@@ -277,12 +277,14 @@ def build_request(
         betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
     if thinking.get("thinking", {}).get("type") == "enabled":
         betas.append(INTERLEAVED_THINKING_BETA)
+    body, content = clean_body(body)
     return HttpRequest(
         url=model.base_url.rstrip("/") + "/v1/messages",
         headers=_headers(model, options, betas),
-        body=strip_surrogates(body),
+        body=body,
         secrets=(options.api_key,) if options.api_key else (),
         api=model.api,
+        content=content,
     )
 
 

@@ -50,12 +50,21 @@ def strip_surrogates(value: Any) -> Any:
     A whole request (a million messages) is checked in one serialisation at C speed; only a value that
     holds a surrogate, or cannot be serialised, is walked and copied string by string."""
     if isinstance(value, dict | list):
-        try:
-            text = json.dumps(value, ensure_ascii=False, check_circular=False)
-        except (TypeError, ValueError, RecursionError):
-            return _strip_each(value)
-        return _strip_each(value) if _has_surrogate(text) else value
+        return clean_body(value)[0]
     return _strip_each(value)
+
+
+def clean_body(body: Any) -> tuple[Any, bytes | None]:
+    """A request body as :func:`strip_surrogates` leaves it, with its JSON as it is sent (UTF-8) when that
+    one serialisation could be kept: a body with nothing to strip (nearly all) is not serialised twice.
+    None when it held a surrogate or cannot be serialised (the sender serialises it, failing as before)."""
+    try:
+        text = json.dumps(body, ensure_ascii=False, check_circular=False)
+    except (TypeError, ValueError, RecursionError):
+        return _strip_each(body), None
+    if _has_surrogate(text):
+        return _strip_each(body), None
+    return body, text.encode("utf-8")
 
 
 def _strip_each(value: Any) -> Any:

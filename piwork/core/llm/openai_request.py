@@ -9,7 +9,7 @@ from typing import Any
 from piwork import __version__
 from piwork.core.jscompat import js_trim
 from piwork.core.llm.estimate import clamp_max_tokens, estimate_context
-from piwork.core.llm.normalize import normalize_messages, openai_tool_id, strip_surrogates
+from piwork.core.llm.normalize import clean_body, normalize_messages, openai_tool_id
 from piwork.core.llm.openai_reasoning import reasoning_fields
 from piwork.core.llm.strict_schema import strict_parameters
 from piwork.core.llm.thinking import resolve_level
@@ -361,12 +361,14 @@ def build_request(model: Model, context: LlmContext, options: StreamOptions) -> 
     body.update(dict(model.sampling_params))
     body.update(dict(model.sampling_params_by_level.get(resolve_level(model, options.thinking_level)) or {}))
     body.update(dict(options.sampling_params or {}))
+    body, content = clean_body(body)
     return HttpRequest(
         url=model.base_url.rstrip("/") + "/chat/completions",
         headers=_headers(model, options, compat),
-        body=strip_surrogates(body),
+        body=body,
         secrets=(options.api_key,) if options.api_key else (),
         api=model.api,
+        content=content,
     )
 
 

@@ -77,6 +77,7 @@ class HttpRequest:
     body: Mapping[str, Any]
     secrets: tuple[str, ...] = ()  # strings to scrub from any error text (the API key)
     api: str = OPENAI_COMPLETIONS  # decides how an error body is worded (see http_errors)
+    content: bytes | None = None  # ``body`` as sent (JSON, UTF-8) when the builder serialised it already
 
 
 class _Interrupted(Exception):
@@ -302,7 +303,9 @@ async def _send(
 ) -> httpx.Response:
     """POST with provider-level retries; returns an open 2xx streaming response or raises StreamFailure.
     A server that goes silent is not retried."""
-    content = json.dumps(request.body, ensure_ascii=False).encode("utf-8")
+    content = request.content
+    if content is None:
+        content = json.dumps(request.body, ensure_ascii=False).encode("utf-8")
     attempt = 0
     while True:
         status: int | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import pytest
@@ -564,3 +565,18 @@ def test_sampling_params_by_thinking_level_merge_over_the_models() -> None:
     assert (high["top_p"], high["top_k"]) == (0.95, 20) and "temperature" not in high
     off = openai_request.build_request(model, ctx, StreamOptions(sampling_params={"top_k": 5})).body
     assert (off["top_p"], off["top_k"], off["temperature"]) == (0.8, 5, 0.2)
+
+
+@pytest.mark.parametrize("module", [openai_request, anthropic_request])
+def test_a_built_request_carries_its_body_serialised_once(module: Any) -> None:
+    """What is sent is the JSON of the body checked for surrogates (one serialisation of a whole request);
+    a body that had one to strip is left for the sender to serialise, stripped."""
+    model = GPT if module is openai_request else CLAUDE
+    request = module.build_request(
+        model, LlmContext("SYS", [{"role": "user", "content": "hi 🐍", "timestamp": 1}]), StreamOptions()
+    )
+    assert request.content == json.dumps(request.body, ensure_ascii=False).encode("utf-8")
+    odd = module.build_request(
+        model, LlmContext("SYS", [{"role": "user", "content": "a\udc00b", "timestamp": 1}]), StreamOptions()
+    )
+    assert odd.content is None and "a\udc00b" not in json.dumps(odd.body) and "ab" in json.dumps(odd.body)
