@@ -130,25 +130,37 @@ class TranscriptScan:
         """Fold in the messages appended since the last call (``messages`` must extend the scanned list)."""
         n = len(self.messages)
         self.new_results = []
-        for i in range(n, len(messages)):
-            self._add(i, messages[i])
-        self.messages.extend(messages[n:])
+        new = messages[n:]
+        self.tokens += sum(map(self.estimator.message, new))
+        add = self._add
+        for i, message in enumerate(new, n):
+            add(i, message)
+        self.messages.extend(new)
 
     def _add(self, i: int, message: Message) -> None:
-        self.tokens += self.estimator.message(message)
-        stamp = message_time(message)
-        self.latest_time = max(self.latest_time, stamp)
+        # inlined steps (message_time, _close): a reopened long session folds in millions of messages
+        stamp = message.get("timestamp")
+        if type(stamp) is int:
+            stamp = float(stamp)
+        elif type(stamp) is not float:
+            stamp = message_time(message)
+        if stamp > self.latest_time:
+            self.latest_time = stamp
         role = message.get("role")
         if role == "toolResult":
             self._group_result(i, message)
             self._result(i, message, stamp)
             return
-        self._close(i)
+        if i > self._start:
+            self.group_starts.append(self._start)
+        if self._open_calls:
+            self.orphans.extend(Orphan("call", c, self._open_index) for c in sorted(self._open_calls))
+        self._open_calls = None
         self._start = i
-        if role in ("compactionSummary", "branchSummary"):
-            self.summary_ms = max(self.summary_ms, stamp)
         if role == "assistant":
-            self._usage(i, message, stamp)
+            failed = message.get("stopReason") in ("error", "aborted")
+            if not failed and "usage" in message:
+                self._usage(i, message, stamp)
             content = message.get("content")
             ids: list[str] = []  # as tool_call_ids gives them
             calls = 0
@@ -161,11 +173,13 @@ class TranscriptScan:
                 if isinstance(call_id, str):
                     infos[call_id] = call_info(str(block.get("name", "")), block.get("arguments"))
                     calls += 1
-            if not is_failed_assistant(message):
+            if not failed:
                 self._open_calls = set(ids)
                 self._open_index = i
                 if calls:
                     self.round_times.append(stamp)
+        elif role in ("compactionSummary", "branchSummary"):
+            self.summary_ms = max(self.summary_ms, stamp)
         elif role == "custom" and message.get("customType") in BOUNDARY_CUSTOM_TYPES:
             self.bundle_ms = stamp if self.bundle_ms is None else max(self.bundle_ms, stamp)
 
