@@ -35,6 +35,8 @@ from piwork.gui.dialogs import ask_save_file
 from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.inert_text import plain_label, plain_tip
 
+MANIFEST_WIDE_EMS = 40  # below this width the manifest shows layer numbers only and no reason column
+
 
 def _table(model: object) -> QTableView:
     view = QTableView()
@@ -110,15 +112,17 @@ class ContextPanel(QWidget):
         self.manifest_view.customContextMenuRequested.connect(self._manifest_menu)
         self.manifest_view.activated.connect(lambda index: self.run_manifest_action("open", index))
         header = self.manifest_view.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        # Path and Reason are sized to what they hold (capped), not squeezed to the room left beside the
-        # layer names: in a narrow dock the table scrolls sideways instead of eliding every path.
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(4, QHeaderView.ResizeMode.Interactive)
+        # Layer, status and tokens as wide as what they hold, the path what is left (elided in its middle),
+        # the reason capped; a narrow dock shows layer numbers only and leaves the reason to the tooltip,
+        # so every column stays in the dock.
+        for column in (0, 1, 3, 4):  # measured in _fit_manifest_columns, only while the tab shows
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)  # no measuring: what is left
         self.manifest_model.modelReset.connect(self._fit_manifest_columns)
-        self.manifest_view.installEventFilter(self)
+        self.manifest_view.installEventFilter(
+            self
+        )  # shown: the columns wait for it (see _fit_manifest_columns)
+        self.manifest_view.viewport().installEventFilter(self)  # its width decides the narrow layout
         self.manifest_summary = plain_label("No context manifest recorded for this task.")
         self.manifest_summary.setWordWrap(True)
         copy = QPushButton("Copy as text")
@@ -202,9 +206,12 @@ class ContextPanel(QWidget):
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.xray_view.viewport() and event.type() == QEvent.Type.Resize:
             self._fit_xray_columns()
-        elif (
-            self._manifest_fit_pending and event.type() == QEvent.Type.Show and watched is self.manifest_view
-        ):
+        manifest = getattr(self, "manifest_view", None)  # made after the X-ray's view, which asks first
+        shown = self._manifest_fit_pending and event.type() == QEvent.Type.Show and watched is manifest
+        resized = (
+            manifest is not None and event.type() == QEvent.Type.Resize and watched is manifest.viewport()
+        )
+        if shown or resized:
             self._fit_manifest_columns()
         return super().eventFilter(watched, event)
 
@@ -261,15 +268,20 @@ class ContextPanel(QWidget):
                 self.xray_view.setCurrentIndex(self.xray_model.index(position, 0))
 
     def _fit_manifest_columns(self) -> None:
-        view = self.manifest_view
+        view, metrics = self.manifest_view, self.manifest_view.fontMetrics()
         # measuring every row's text costs milliseconds: a hidden tab (a session opening) waits until shown
         self._manifest_fit_pending = not view.isVisible()
         if self._manifest_fit_pending:
             return
-        cap = view.fontMetrics().horizontalAdvance("m" * 28)
-        for column in (2, 4):
+        width = view.viewport().width()
+        narrow = width < metrics.horizontalAdvance("m" * MANIFEST_WIDE_EMS)
+        self.manifest_model.set_short_layers(narrow)
+        view.setColumnHidden(4, narrow)
+        for column in (0, 1, 3):
             view.resizeColumnToContents(column)
-            view.setColumnWidth(column, min(view.columnWidth(column), cap))
+        if not narrow:
+            view.resizeColumnToContents(4)
+            view.setColumnWidth(4, min(view.columnWidth(4), metrics.horizontalAdvance("m" * 20)))
 
     def set_manifest(self, manifest: Manifest | None, cwd: str | None) -> None:
         self.manifest_model.set_manifest(manifest, cwd)

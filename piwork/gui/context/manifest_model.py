@@ -76,12 +76,26 @@ def manifest_rows(manifest: Manifest | None) -> list[ManifestRow]:
 
 class ManifestModel(FlatTableModel):
     columns = COLUMNS
+    column_tips = (
+        "The context layer (1 nearest context files … 10 external docs); in a narrow dock only its number",
+        "Whether the layer's file went into the task's context",
+        "The file: relative to the project inside it, ~/… in your home folder",
+        "Its tokens",
+        "Why it is (not) included",
+    )
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._rows: list[ManifestRow] = manifest_rows(None)
         self.manifest: Manifest | None = None
         self.cwd: str | None = None
+        self.short_layers = False  # a narrow dock: the layer column shows only the number
+
+    def set_short_layers(self, short: bool) -> None:
+        if short != self.short_layers:
+            self.short_layers = short
+            if self._rows:
+                self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, 0))
 
     def set_manifest(self, manifest: Manifest | None, cwd: str | None = None) -> None:
         with self.replacing_rows():
@@ -107,7 +121,9 @@ class ManifestModel(FlatTableModel):
         entry, column = row.entry, index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 0:
-                return f"{row.layer.number}. {row.layer.title}"
+                return (
+                    str(row.layer.number) if self.short_layers else f"{row.layer.number}. {row.layer.title}"
+                )
             if entry is None:
                 return {1: "not recorded", 2: row.layer.source}.get(column, "")
             if column == 1:
@@ -130,7 +146,9 @@ class ManifestModel(FlatTableModel):
                 return plain_tip(
                     f"Layer {row.layer.number} ({row.layer.title}): nothing recorded for this task"
                 )
-            return plain_tip(f"{entry.path}\n{entry.status}" + (f": {entry.reason}" if entry.reason else ""))
+            layer = f"Layer {row.layer.number} ({row.layer.title})"
+            reason = f": {entry.reason}" if entry.reason else ""
+            return plain_tip(f"{layer}\n{entry.path}\n{entry.status}{reason}")
         if role == EntryRole:
             return entry
         return None

@@ -49,10 +49,10 @@ def test_xray_source_column_keeps_room_in_a_narrow_dock(qtbot: QtBot, width: int
     qtbot.waitUntil(lambda: not view.isColumnHidden(1))
 
 
-@pytest.mark.parametrize("width", [400, 285])
-def test_manifest_path_column_stays_readable_in_a_narrow_dock(qtbot: QtBot, width: int) -> None:
-    """The Path says which file a layer loaded: it keeps room for a short project path instead of being
-    squeezed to 'A…d' beside the layer names; what does not fit scrolls sideways."""
+@pytest.mark.parametrize("width", [285, 400, 700])
+def test_manifest_columns_stay_in_the_dock_and_the_path_takes_the_room(qtbot: QtBot, width: int) -> None:
+    """Nothing falls off the dock: layer, status and tokens take what they hold, the path the rest; a
+    narrow dock shows layer numbers only and leaves the reason to the row's tooltip."""
     from piwork.core.context.manifest import Manifest, ManifestEntry
 
     panel = ContextPanel()
@@ -67,11 +67,18 @@ def test_manifest_path_column_stays_readable_in_a_narrow_dock(qtbot: QtBot, widt
         ManifestEntry(5, "snapshot", "/repo/.pi/project-context.md", "missing", reason="not found"),
     )
     panel.set_manifest(Manifest("task-1", "2026-01-01T00:00:00Z", "o200k_base", entries), "/repo")
+    view, header = panel.manifest_view, panel.manifest_view.horizontalHeader()
+    qtbot.waitUntil(lambda: 0 < view.viewport().width() < width)
     QApplication.processEvents()
-    view = panel.manifest_view
-    needed = view.fontMetrics().horizontalAdvance(".pi/piwork-profile.json")
-    assert view.columnWidth(2) >= needed, (view.columnWidth(2), needed)
-    assert view.columnWidth(4) >= view.fontMetrics().horizontalAdvance("not found")
+    assert header.length() <= view.viewport().width() + 1  # every shown column is in view
+    shown = [c for c in range(5) if not view.isColumnHidden(c)]
+    assert view.columnWidth(2) == max(view.columnWidth(c) for c in shown)  # the path gets the room
+    model = panel.manifest_model
+    narrow = view.isColumnHidden(4)
+    assert narrow == (width < 500)
+    assert model.index(0, 0).data() == ("1" if narrow else "1. Nearest context files")
+    missing = next(r for r in range(model.rowCount()) if model.index(r, 1).data() == "missing")
+    assert "not found" in model.index(missing, 2).data(Qt.ItemDataRole.ToolTipRole)
 
 
 def test_context_files_are_named_alike_inside_the_project_and_in_the_home_folder(tmp_path: Path) -> None:
