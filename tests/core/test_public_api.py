@@ -14,7 +14,6 @@ import piwork.core
 
 CORE = Path(piwork.core.__file__).parent
 PACKAGES = sorted(p.parent.name for p in CORE.glob("*/__init__.py"))
-ROOT = CORE.parent.parent
 
 
 def _package(name: str) -> ModuleType:
