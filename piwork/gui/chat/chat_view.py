@@ -35,7 +35,7 @@ from piwork.gui.chat.chat_model import ChatModel, RowRole
 from piwork.gui.chat.code_copy import copy_text
 from piwork.gui.chat.delegate import ChatDelegate, forget_row_caches
 from piwork.gui.chat.rows import FAILED_TITLE, STOPPED_TITLE, ChatRow, RowKind
-from piwork.gui.chat.text_selection import row_markdown
+from piwork.gui.chat.text_selection import row_copy_markdown
 from piwork.gui.chat.text_selector import TextSelector
 from piwork.gui.chat.tool_views import view_for
 from piwork.gui.context_edit_dialog import CONTEXT_EDITS
@@ -338,7 +338,7 @@ class ChatView(QListView):
         for index in rows:
             row = index.data(RowRole)
             if isinstance(row, ChatRow) and row.kind is not RowKind.MORE:
-                parts.append(row_markdown(row) if markdown else row.plain_text())
+                parts.append(row_copy_markdown(row) if markdown else row.plain_text())
         return "\n\n".join(parts)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:

@@ -143,6 +143,16 @@ def row_markdown(row: ChatRow) -> str:
     return row_plain_text(row)
 
 
+def row_copy_markdown(row: ChatRow) -> str:
+    """A row copied whole as a row (no text selected) as Markdown: what copying it as plain text gives
+    (``ChatRow.plain_text``), with its Markdown kept and a tool card's text as a code block."""
+    if row.tool is not None:
+        return fenced(row.plain_text())
+    if row.title and row.kind in (RowKind.NOTICE, RowKind.ERROR):
+        return f"**{row.title}**\n\n{row.text}".rstrip()
+    return row.plain_text()
+
+
 def fenced(text: str) -> str:
     """``text`` as a Markdown code block, its fence longer than any run of backticks inside it."""
     longest, run = 0, 0

@@ -229,3 +229,14 @@ def test_the_pointer_is_an_i_beam_over_text(qtbot: QtBot) -> None:
     geo = view.chat_delegate.geometry(panel.model.row_at(1), view.visualRect(panel.model.index(1)))
     send(view, QEvent.Type.MouseMove, geo.header.center(), NO_BUTTON, NO_BUTTON)  # the thinking's header
     assert view.viewport().cursor().shape() != Qt.CursorShape.IBeamCursor
+
+
+def test_with_no_text_selected_copy_as_markdown_takes_the_selected_rows_sources(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    view = panel.view
+    click(view, char_pos(view, 1, 3))
+    assert not view.text_selector.has_text()
+    view.copy_markdown()
+    assert _clipboard() == REPLY
+    view.copy_selection()
+    assert _clipboard() == REPLY  # a row copied whole gives its text as written, as ever
