@@ -299,6 +299,7 @@ class SessionController(QObject):
             + [prompt.name for prompt in resources.prompts]
         )
         self._show_context(prepared)
+        self.context_edits.note_edits_in_force()  # the tree may have marked the edits before the chat showed
         session = runtime.session
         self.preflight.session_opened()
         self.context_feed.attach(
