@@ -1,8 +1,10 @@
 """Connects the window to the engine: builds the AgentSession for a folder, hands it to the window's panels
-and views, forwards its events to them, and turns what the user types (send, steer, stop, a slash command)
-into engine calls. It owns the session's lifecycle, the tasks it starts and the model and key state; the
-trust flow, the model pickers, the dialogs and the tool set live in modules of their own, each given this
-controller as a small declared host.
+and views, and forwards its events to them. It owns the session's lifecycle (open, reload, branch, close),
+the tasks it starts and the model and key state; the rest lives in modules of their own, each given this
+controller as a small declared host: the trust flow (``trust_flow``), the model pickers (``model_choice``),
+the dialogs (``dialog_openers``), the tool set and system prompt (``tool_set``), the branch the chat shows
+(``branch_view``), what the user sends (``prompt_sending``) and slash commands (``commands``, run with a
+``CommandContext``).
 
 All engine work runs as asyncio tasks on the qasync loop; the controller keeps a reference to every task it
 starts, reports failures in the chat (engine errors) or through the notification path (anything else), and
@@ -35,8 +37,8 @@ from piwork.core.errors import PiworkError
 from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
 from piwork.core.session import Session, closed_in_worker, read_header
 from piwork.core.workflows import AgentRuntime, RuntimeOptions, create_runtime
-from piwork.gui.background import LatestWins
-from piwork.gui.chat.conversation import Conversation, prepare_session_conversation
+from piwork.gui.branch_view import BranchView
+from piwork.gui.chat.conversation import prepare_session_conversation
 from piwork.gui.chat.reply_again import ReplyAgain
 from piwork.gui.command_surface import CommandSurface
 from piwork.gui.commands import BUILTIN, CommandContext, SlashCommand
@@ -50,6 +52,7 @@ from piwork.gui.key_status import KeyStatus
 from piwork.gui.main_window import MainWindow
 from piwork.gui.model_choice import ModelChoice
 from piwork.gui.notifications import NOTIFIED, NotificationCenter, describe_exception, describe_view_failure
+from piwork.gui.prompt_sending import PromptSending
 from piwork.gui.recent_projects import remember_project
 from piwork.gui.resources.prompt_parts import session_prompt_parts
 from piwork.gui.search.landing import select_in_tree
@@ -103,8 +106,8 @@ class SessionController(QObject):
         self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
         self.context_feed = ContextFeed(self.tokenizers, self)
         self.file_watch = SessionFileWatch(self)  # reads outside changes ahead, off the GUI thread
-        self._branch_rows = LatestWins()  # a branch moved to: its rows, built in a worker
         self.tool_set = ToolSet(self, window, self.context_feed)
+        self.branch_view = BranchView(self, window, self.tool_set, notifications)
         self.context_commands = ContextCommands(
             self,
             self.chat.presenter,
@@ -116,6 +119,7 @@ class SessionController(QObject):
         )
         self.context_navigator = ContextNavigator(window, self.context_feed, self)
         self.context_edits = ContextEdits(self, window.tree_panel, self.chat.view, self.chat.presenter)
+        self.sending = PromptSending(self, window, self.context_commands)
         self.reply_again = ReplyAgain(self, self.chat.view, self.chat.presenter, self.chat.composer, self)
         self.preflight = PreflightFlow(
             self,
@@ -154,11 +158,7 @@ class SessionController(QObject):
 
     def _wire(self) -> None:
         a = self.window.action_map
-        self.chat.promptSubmitted.connect(self.submit)
-        self.chat.followUpSubmitted.connect(self.submit_follow_up)
         self.chat.commandSubmitted.connect(self.run_command)
-        self.chat.userCommandSubmitted.connect(self.run_user_command)
-        self.chat.stopRequested.connect(self.stop)
         a["new_session"].triggered.connect(lambda: self.spawn(self.open_session(None)))
         self.window.projectChosen.connect(lambda folder: self.spawn(self.open_project(folder)))
         self.window.sessionFileChosen.connect(lambda path: self.spawn(self.open_session(path)))
@@ -168,19 +168,10 @@ class SessionController(QObject):
         a["name_session"].triggered.connect(lambda: self.run_command(SlashCommand("name", "")))
         a["reload_resources"].triggered.connect(self.reload)
         tree = self.window.tree_panel
-        tree.navigated.connect(lambda _result: self._show_context())
         tree.branch_made.connect(self._remember_branch_notice)
-        tree.session_created.connect(self._open_branched)
-        tree.status_changed.connect(self._show_tree_status)
+        tree.session_created.connect(self.open_branched)
         self.chat.presenter.assistantFinished.connect(lambda _m: self.refresh_status())
         self.chat.presenter.compactionFinished.connect(self.refresh_status)
-        self.chat.presenter.treeNavigated.connect(self._show_context)
-
-    def _show_tree_status(self, text: str) -> None:
-        """The tree's own line shows its status; the window's status bar repeats it only when the tree's
-        panel is closed (e.g. a move started from the chat), so it is never shown twice."""
-        if text and not self.window.tree_panel.isVisible():
-            self.window.status.showMessage(text, 8000)
 
     # ---- tasks -------------------------------------------------------------------------------
 
@@ -298,7 +289,7 @@ class SessionController(QObject):
             [f"skill:{skill.name}" for skill in resources.skill_commands]
             + [prompt.name for prompt in resources.prompts]
         )
-        self._show_context(prepared)
+        self.branch_view.show(prepared)
         self.context_edits.note_edits_in_force()  # the tree may have marked the edits before the chat showed
         session = runtime.session
         self.preflight.session_opened()
@@ -316,15 +307,37 @@ class SessionController(QObject):
         self.sessionOpened.emit(runtime)
         return runtime
 
+    def reload(self) -> None:
+        """Re-read resources (and trust) by reopening the current session file."""
+        session = self.session
+        if session is not None and session.is_streaming:
+            self.chat.presenter.add_notice(
+                "Not now", "Wait for the agent to finish (or stop it) first.", error=True
+            )
+            return
+        self.spawn(self.open_session(self._current_session_file(), reopen_current=True))
+
+    def _current_session_file(self) -> str | None:
+        path = self.runtime.store.path if self.runtime and self.runtime.store.flushed else None
+        return str(path) if path else None
+
+    async def open_project(self, folder: str) -> AgentRuntime | None:
+        """Switch the window to another project folder: its trust is decided as at a first start, and it
+        opens in its latest session (or a new one, per Session → Reopen Last Session at Start)."""
+        if not await asyncio.to_thread(os.path.isdir, folder):
+            self.chat.presenter.add_notice(
+                "Cannot open that project", f"{folder} is not a folder (any more)."
+            )
+            return None
+        self.cwd = os.path.abspath(folder)
+        return await self.open_session(None, most_recent=self.window.reopens_last_session())
+
     def _remember_branch_notice(self, title: str, text: str) -> None:
         self._branch_notice = (title, text)
 
     def open_branched(self, session: Any, editor_text: str) -> None:
-        """Continue in a session made by a fork or clone (/fork, /clone); see ``_open_branched``."""
-        self._open_branched(session, editor_text)
-
-    def _open_branched(self, session: Any, editor_text: str) -> None:
-        """A fork or clone made in the tree: continue in it (it is on disk once it holds a reply)."""
+        """Continue in a session made by a fork or clone (in the tree, /fork, /clone); it is on disk once
+        it holds a reply."""
         notice, self._branch_notice = self._branch_notice, None
         path = getattr(session, "path", None)
         close = getattr(session, "close", None)
@@ -360,7 +373,7 @@ class SessionController(QObject):
 
     def _detach(self) -> Session | None:
         """Unhook the open session from the window; returns its store, still to be closed."""
-        self._branch_rows.cancel()
+        self.branch_view.cancel()
         self.context_feed.detach()
         self.window.panels.detach()
         self.file_watch.watch(None)
@@ -383,36 +396,6 @@ class SessionController(QObject):
         store = self._detach()
         if store is not None:
             await closed_in_worker(store)
-
-    def _show_context(self, prepared: Conversation | None = None) -> None:
-        """Show the session's branch: at once when its rows were built ahead (opening), else (a move in
-        the tree, where context edits are marked from the entries' bodies) built in a worker, the
-        latest move winning."""
-        session = self.session
-        if session is None:
-            return
-        if prepared is not None and prepared.current_for(session.messages):
-            self._show_branch(session, prepared)
-            return
-        self._branch_rows.start(
-            lambda _request: prepare_session_conversation(session),
-            lambda built: self._show_branch(session, built),
-            lambda error: self._branch_failed(session, error),
-            failures=(OSError, PiworkError),
-        )
-
-    def _show_branch(self, session: AgentSession, prepared: Conversation | None) -> None:
-        if session is not self.session:  # another session opened meanwhile
-            return
-        self.chat.presenter.show_messages(session.messages, prepared)  # rebuilt if it moved on since
-        self.window.set_session_title(session.tree.name or None, self.cwd)
-        self.tool_set.show_system_prompt()  # a move in the tree may restore another tool set
-        self.refresh_status()
-
-    def _branch_failed(self, session: AgentSession, error: Exception) -> None:
-        """An entry's body could not be read: the branch shows as the model sees it, without marks."""
-        self.notifications.post(describe_exception(error))
-        self._show_branch(session, None)
 
     def _on_event(self, event: AgentEvent) -> None:
         """Each view takes the event on its own: one that fails says so, naming itself and the event, and
@@ -438,7 +421,7 @@ class SessionController(QObject):
         if isinstance(event, ModelChanged):  # the token counter follows the model
             self.tool_set.show_system_prompt()
 
-    # ---- status ------------------------------------------------------------------------------
+    # ---- status, models and keys --------------------------------------------------------------
 
     def refresh_status(self) -> None:
         session = self.session
@@ -470,91 +453,25 @@ class SessionController(QObject):
             return True
         return self.keys.has_key(model.provider)
 
-    # ---- user intent -------------------------------------------------------------------------
-
-    def submit(self, text: str) -> None:
-        session = self.session
-        if session is None:
-            self.chat.composer.set_text(text)  # not lost: it waits in the editor
-            self.chat.presenter.add_notice(
-                "No session", "The session is still opening; send again in a moment."
-            )
-            return
-        if self.context_commands.offer_intake(text):
-            return
-        self.send_prompt(text)
-
-    def send_prompt(self, text: str) -> None:
-        """Send ``text`` now (steering a running agent), without the long-prompt offer."""
-        session = self.session
-        if session is None:
-            self.chat.composer.set_text(text)
-            return
-        if self._key_unknown(session):  # sent before the keyring answered: send once it has
-            self.spawn(self._send_when_keys_known(session, text))
-            return
-        if self.context_commands.names_images(text):  # local image paths: attached, read in a worker
-            self.spawn(self.context_commands.send_with_images(session, text))
-        elif session.is_streaming:
-            self.spawn(session.steer(text))
-        else:
-            self.spawn(session.prompt(text))
-
-    def _key_unknown(self, session: AgentSession) -> bool:
+    def key_unknown(self, session: AgentSession) -> bool:
         """The keyring has not said yet whether the session's model has a key: asking for it now would
         ask the keyring from the GUI thread."""
         return session.model is not None and self.model_usable(session.model) is None
 
-    async def _send_when_keys_known(self, session: AgentSession, text: str) -> None:
-        await self.keys.refresh()
-        if session is self.session:
-            self.spawn(session.steer(text) if session.is_streaming else session.prompt(text))
+    async def keys_known(self, session: AgentSession) -> None:
+        """Returns once the keyring has said whether the session's model has a key (asked in a worker)."""
+        if self.key_unknown(session):
+            await self.keys.refresh()
 
-    def submit_follow_up(self, text: str) -> None:
-        """Alt+Enter: while the agent works, queue ``text`` for when it is done; otherwise just send it."""
-        session = self.session
-        if session is not None and session.is_streaming:
-            self.spawn(session.follow_up(text))
-        else:
-            self.submit(text)
+    # ---- what the user sends and the commands ------------------------------------------------
 
-    def run_user_command(self, command: str, excluded: bool) -> None:
-        """``!cmd`` (its output goes to the model with the next message) or ``!!cmd`` (shown and saved, never
-        sent): run in a worker by the engine, its output streamed into the chat. One at a time."""
-        session = self.session
-        typed = ("!!" if excluded else "!") + command
-        if session is None:
-            self.chat.composer.set_text(typed)  # not lost: it waits in the editor
-            self.chat.presenter.add_notice(
-                "No session", "The session is still opening; run it again in a moment."
-            )
-            return
-        if session.user_commands.running:
-            self.chat.composer.set_text(typed)
-            self.chat.presenter.add_notice(
-                "A command is already running",
-                "Press Esc to stop it first, or wait for it to end.",
-                error=True,
-            )
-            return
-        self.spawn(session.run_user_command(command, exclude_from_context=excluded))
+    def submit(self, text: str) -> None:
+        """What the user typed, sent as the chat sends it (see ``PromptSending``)."""
+        self.sending.submit(text)
 
-    def stop(self) -> None:
-        """Stop the agent. Messages still queued are not sent: they go back into the editor, before what
-        is being typed there, so nothing is lost and nothing runs after Stop. A command of the user's that
-        is running stops too."""
-        if self.session is None:
-            return
-        if self.session.user_commands.running:
-            self.session.abort_user_commands()
-            if not self.session.is_streaming:
-                return
-        steering, follow_up = self.session.clear_queues()
-        queued = [*steering, *follow_up]
-        if queued:
-            typed = self.chat.composer.toPlainText()
-            self.chat.composer.set_text("\n\n".join(t for t in [*queued, typed] if t.strip()))
-        self.spawn(self.session.abort())
+    def send_prompt(self, text: str) -> None:
+        """Send ``text`` now, without the long-prompt offer."""
+        self.sending.send_prompt(text)
 
     def run_command(self, command: SlashCommand) -> None:
         """A slash command typed in the composer (or chosen in the palette or a menu), run by its handler."""
@@ -562,33 +479,3 @@ class SessionController(QObject):
 
     def name_session(self, name: str) -> None:
         self.run_command(SlashCommand("name", name))
-
-    async def keys_known(self, session: AgentSession) -> None:
-        """Returns once the keyring has said whether the session's model has a key (asked in a worker)."""
-        if self._key_unknown(session):
-            await self.keys.refresh()
-
-    def reload(self) -> None:
-        """Re-read resources (and trust) by reopening the current session file."""
-        session = self.session
-        if session is not None and session.is_streaming:
-            self.chat.presenter.add_notice(
-                "Not now", "Wait for the agent to finish (or stop it) first.", error=True
-            )
-            return
-        self.spawn(self.open_session(self._current_session_file(), reopen_current=True))
-
-    def _current_session_file(self) -> str | None:
-        path = self.runtime.store.path if self.runtime and self.runtime.store.flushed else None
-        return str(path) if path else None
-
-    async def open_project(self, folder: str) -> AgentRuntime | None:
-        """Switch the window to another project folder: its trust is decided as at a first start, and it
-        opens in its latest session (or a new one, per Session → Reopen Last Session at Start)."""
-        if not await asyncio.to_thread(os.path.isdir, folder):
-            self.chat.presenter.add_notice(
-                "Cannot open that project", f"{folder} is not a folder (any more)."
-            )
-            return None
-        self.cwd = os.path.abspath(folder)
-        return await self.open_session(None, most_recent=self.window.reopens_last_session())

@@ -202,7 +202,7 @@ def test_a_silent_model_shows_a_live_waiting_indicator(
 
     qtbot.waitUntil(counted_on, timeout=5000)  # it counts the seconds live
     assert ctl.chat.composer.mapTo(ctl.window, ctl.chat.composer.rect().topLeft()) == composer_pos
-    ctl.stop()
+    ctl.sending.stop()
     qtbot.waitUntil(lambda: not ctl.chat.busy, timeout=10_000)
     assert not label.isVisible()
 

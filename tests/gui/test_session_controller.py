@@ -436,7 +436,7 @@ def test_stop_puts_queued_messages_back_in_the_editor_instead_of_sending_them(
     qtbot.waitUntil(lambda: any(r.kind is RowKind.TOOL for r in _rows(controller)), timeout=10_000)
     qtbot.waitUntil(lambda: controller.chat.busy, timeout=10_000)
     controller.submit("also check README")  # Enter while busy: after the current step
-    controller.submit_follow_up("then summarise")  # Alt+Enter: when the agent is done
+    controller.sending.submit_follow_up("then summarise")  # Alt+Enter: when the agent is done
     qtbot.waitUntil(lambda: controller.chat.queue_label.isVisible(), timeout=10_000)
     controller.chat.composer.set_text("and one more")
     qtbot.keyClick(controller.chat.composer, Qt.Key.Key_Escape)  # Stop

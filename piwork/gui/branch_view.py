@@ -1,0 +1,77 @@
+"""The chat follows the branch the session is on: shown at once on opening (its rows were built ahead), and
+after a move in the session tree rebuilt in a worker (the transcript with context edits marked reads the
+entries' bodies), the latest move winning; the title, the system prompt and the status follow it."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from piwork.core.agent import AgentSession
+from piwork.core.errors import PiworkError
+from piwork.gui.background import LatestWins
+from piwork.gui.chat.conversation import Conversation, prepare_session_conversation
+from piwork.gui.main_window import MainWindow
+from piwork.gui.notifications import NotificationCenter, describe_exception
+from piwork.gui.tool_set import ToolSet
+
+
+class BranchHost(Protocol):
+    cwd: str
+
+    @property
+    def session(self) -> AgentSession | None: ...
+
+    def refresh_status(self) -> None: ...
+
+
+class BranchView:
+    def __init__(
+        self, host: BranchHost, window: MainWindow, tool_set: ToolSet, notifications: NotificationCenter
+    ) -> None:
+        self.host = host
+        self.window = window
+        self.tool_set = tool_set
+        self.notifications = notifications
+        self._rows = LatestWins()
+        tree = window.tree_panel
+        tree.navigated.connect(lambda _result: self.show())
+        tree.status_changed.connect(self._show_tree_status)
+        window.chat.presenter.treeNavigated.connect(self.show)
+
+    def show(self, prepared: Conversation | None = None) -> None:
+        """Show the session's branch: at once when ``prepared`` holds its rows, else built in a worker."""
+        session = self.host.session
+        if session is None:
+            return
+        if prepared is not None and prepared.current_for(session.messages):
+            self._show(session, prepared)
+            return
+        self._rows.start(
+            lambda _request: prepare_session_conversation(session),
+            lambda built: self._show(session, built),
+            lambda error: self._failed(session, error),
+            failures=(OSError, PiworkError),
+        )
+
+    def cancel(self) -> None:
+        """The session is let go: rows still being built for it are dropped."""
+        self._rows.cancel()
+
+    def _show(self, session: AgentSession, prepared: Conversation | None) -> None:
+        if session is not self.host.session:  # another session opened meanwhile
+            return
+        self.window.chat.presenter.show_messages(session.messages, prepared)  # rebuilt if it moved on since
+        self.window.set_session_title(session.tree.name or None, self.host.cwd)
+        self.tool_set.show_system_prompt()  # a move in the tree may restore another tool set
+        self.host.refresh_status()
+
+    def _failed(self, session: AgentSession, error: Exception) -> None:
+        """An entry's body could not be read: the branch shows as the model sees it, without marks."""
+        self.notifications.post(describe_exception(error))
+        self._show(session, None)
+
+    def _show_tree_status(self, text: str) -> None:
+        """The tree's own line shows its status; the window's status bar repeats it only when the tree's
+        panel is closed (e.g. a move started from the chat), so it is never shown twice."""
+        if text and not self.window.tree_panel.isVisible():
+            self.window.status.showMessage(text, 8000)
