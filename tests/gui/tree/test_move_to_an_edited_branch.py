@@ -22,9 +22,36 @@ from piwork.gui.session_controller import SessionController
 from piwork.gui.theme import load_theme
 from tests.core.session.helpers import HEADER, assistant, stamp, user, write_session
 from tests.support import LoopbackServer
-from tests.support.long_session import long_conversation
 
-LONG = 4_000  # messages on the branch moved to
+LONG = 6_000  # messages on the branch moved to: building their rows takes the GUI thread well over 50 ms
+
+
+def _plain_conversation(count: int) -> list[dict[str, Any]]:
+    """Short plain turns (cheap to paint, so the window's own share of a move stays small): a prompt, a
+    reply calling ``read``, its output, over and over."""
+    messages: list[dict[str, Any]] = []
+    for i in range(count // 3):
+        now = 1_767_600_000_000 + 10_000 * i
+        call = {"type": "toolCall", "id": f"call_{i}", "name": "read", "arguments": {"path": f"m{i}.py"}}
+        messages += [
+            {"role": "user", "content": [{"type": "text", "text": f"Step {i}"}], "timestamp": now},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"Reading m{i}.py."}, call],
+                "stopReason": "toolUse",
+                "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0},
+                "timestamp": now + 1,
+            },
+            {
+                "role": "toolResult",
+                "toolCallId": f"call_{i}",
+                "toolName": "read",
+                "content": [{"type": "text", "text": f"value = {i}"}],
+                "isError": False,
+                "timestamp": now + 2,
+            },
+        ]
+    return messages
 
 
 def _entries() -> tuple[list[dict[str, Any]], str, str]:
@@ -34,7 +61,7 @@ def _entries() -> tuple[list[dict[str, Any]], str, str]:
     entries = [user("u0", None, "Start", 1)]
     parent = "u0"
     left_out = ""
-    for n, message in enumerate(long_conversation(LONG)):
+    for n, message in enumerate(_plain_conversation(LONG)):
         entry_id = f"m{n:05d}"
         entries.append(
             {"type": "message", "id": entry_id, "parentId": parent, "timestamp": stamp(2), "message": message}
