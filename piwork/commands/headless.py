@@ -2,14 +2,15 @@
 
     piwork -p PROMPT [--provider P] [--model [P/]ID] [--base-url URL] [--thinking LEVEL] [--cwd DIR]
                      [--session FILE | --continue | --no-session] [--session-id ID]
-                     [--approve | --no-approve] [--mode text|json] [--api-key KEY]
+                     [--approve | --no-approve] [--yes] [--mode text|json] [--api-key KEY]
                      [--tools A,B | --no-tools] [--exclude-tools A,B] [@FILE ...] [MESSAGE ...]
 
 Piped stdin is read and put before the ``-p`` text (``-p -``, or no ``-p`` text: stdin alone); the
 ``@FILE`` arguments go between the two: text files inlined, images attached to the first prompt.
 Text mode prints the final answer; json mode prints the session header, then one JSON object per
 event. The exit code is 0 on success, 1 when the run failed (reason on stderr), 2 for bad arguments,
-130/143 when interrupted. API keys are never printed.
+130/143 when interrupted. API keys are never printed. A project set to ask before commands and file
+changes is never waited on: each such call is refused with a result saying so, unless ``--yes``.
 """
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ def _parser() -> argparse.ArgumentParser:
     trust.add_argument("-a", "--approve", action="store_true", help="trust the project for this run")
     trust.add_argument(
         "-na", "--no-approve", action="store_true", help="do not trust the project for this run"
+    )
+    parser.add_argument(
+        "-y",
+        "--yes",
+        action="store_true",
+        help="allow the commands and file changes this project asks about (its Read only mode still refuses "
+        "them); without it they are refused, since nobody is there to ask",
     )
     parser.add_argument(
         "--session-id",
@@ -173,6 +181,7 @@ def main(
         api_key=ns.api_key,
         tokenizers=Tokenizers(default_agent_dir()),
         count_stats_at_open=False,
+        approve_all=ns.yes,
     )
     prompts = [prompt, *(valid_text(message) for message in messages)]
     return asyncio.run(_run(options, prompts, ns.mode, stdout, stderr, files.images))

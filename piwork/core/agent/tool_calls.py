@@ -1,7 +1,7 @@
 """Executing the tool calls of one assistant message (Pi's parallel/sequential batch semantics).
 
 For each call, in source order: ``tool_execution_start``, look the tool up, validate the arguments, ask the
-``before_tool_call`` hook. Allowed calls then run concurrently (or one by one when the session asks for
+``before_tool_call`` hook (:func:`chain_hooks` makes one of several). Allowed calls then run concurrently (or one by one when the session asks for
 sequential execution or a tool in the batch is marked ``sequential``); ``tool_execution_end`` fires as each
 finishes and the ``toolResult`` messages are produced in source order once all are done.
 """
@@ -51,6 +51,23 @@ class BlockDecision:
 
 # (tool_call block, validated args) -> None to allow the call, or a BlockDecision
 BeforeToolCall = Callable[[dict[str, Any], dict[str, Any]], Awaitable[BlockDecision | None]]
+
+
+def chain_hooks(*hooks: BeforeToolCall | None) -> BeforeToolCall | None:
+    """One hook asking each of ``hooks`` in order: the first to block decides, and the later ones never
+    see that call (approvals come first, so a snapshot before a change is taken only for allowed calls)."""
+    present = [hook for hook in hooks if hook is not None]
+    if len(present) < 2:
+        return present[0] if present else None
+
+    async def chained(call: dict[str, Any], args: dict[str, Any]) -> BlockDecision | None:
+        for hook in present:
+            decision = await hook(call, args)
+            if decision is not None:
+                return decision
+        return None
+
+    return chained
 
 
 @dataclass(frozen=True)
@@ -193,7 +210,10 @@ class ToolBatch:
             return Finished(call, error_outcome(unknown_tool_message(name)))
         try:
             args = validate_arguments(tool, call.get("arguments"))
-            decision = await self._before(call, args) if self._before is not None else None
+            # a hook may wait (for the user's approval): Stop ends the wait with the aborted result
+            decision = await self._signal.run(self._before(call, args)) if self._before is not None else None
+        except Aborted:
+            return Finished(call, error_outcome(ABORTED_TEXT, aborted=True))
         except ToolError as err:
             return Finished(call, error_outcome(str(err), err.details))
         except Exception as err:  # a hook that fails blocks the call, with its message

@@ -44,7 +44,7 @@ MAX_EDIT_BYTES = 64 * 1024 * 1024
 """Larger files are refused: edit holds several copies of the text while matching."""
 
 
-def _check_access(absolute: str, path: str) -> None:
+def check_edit_access(absolute: str, path: str) -> None:
     try:
         info = os.stat(absolute)
         if not os.access(absolute, os.R_OK | os.W_OK):
@@ -59,7 +59,7 @@ def _check_access(absolute: str, path: str) -> None:
         )
 
 
-def _read(absolute: str, path: str) -> str:
+def read_for_edit(absolute: str, path: str) -> str:
     fd = open_regular_for_reading(absolute, "edit", path)
     try:
         with os.fdopen(fd, "rb") as handle:
@@ -141,8 +141,8 @@ class EditTool(Tool):
         refuse_protected(absolute, path, ctx.cwd)
         async with self.locks.hold(absolute):
             await abort_checkpoint()
-            _check_access(absolute, path)
-            raw = await finish_then_abort(asyncio.to_thread(_read, absolute, path))
+            check_edit_access(absolute, path)
+            raw = await finish_then_abort(asyncio.to_thread(read_for_edit, absolute, path))
             bom = "\ufeff" if raw.startswith("\ufeff") else ""
             text = raw[len(bom) :]
             base = normalize_to_lf(text)

@@ -22,6 +22,9 @@ from piwork.core.agent.options import AgentSessionOptions
 from piwork.core.agent.session import AgentSession
 from piwork.core.agent.system_prompt import prompt_parts_for
 from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
+from piwork.core.agent.tool_calls import BeforeToolCall, chain_hooks
+from piwork.core.approvals.gate import ApprovalAsker, ApprovalGate
+from piwork.core.approvals.store import ApprovalStore
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.context.caps import cap_context_files
 from piwork.core.context.contract import allowed_tools, latest_contract
@@ -117,6 +120,11 @@ class RuntimeOptions:
     # loop); the governor follows model changes. Neither: chars/4
     tokenizers: Tokenizers | None = None
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    # approvals: who asks the user (None: nobody, an ask is refused), --yes (every ask approved), and the
+    # hooks that run after the approval for the calls it allows (a snapshot before a change...)
+    ask_approval: ApprovalAsker | None = None
+    approve_all: bool = False
+    after_approval: tuple[BeforeToolCall, ...] = ()
 
 
 @dataclass
@@ -127,6 +135,7 @@ class AgentRuntime:
     models: ModelRegistry
     credentials: CredentialStore
     verifier_gate: VerifierGate | None = None  # around the bash tool's verifier runs
+    approvals: ApprovalGate | None = None  # the project's approval mode and rules, asked before each call
 
     @property
     def notices(self) -> list[str]:
@@ -154,6 +163,7 @@ class AgentRuntime:
             if row.kind == "prompt" and row.state == "error":
                 warnings += [w for d in row.diagnostics if (w := f"{d.path}: {d.message}") not in warnings]
         warnings += resources.prompt_sources.warnings
+        warnings += self.approvals.warnings if self.approvals is not None else []
         problems = self.store.tree.diagnostics
         if problems and self.store.path is not None:
             first = problems[0]
@@ -284,6 +294,8 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
 
     session_id = store.session_id
     persisted = store.path is not None
+    approvals = ApprovalGate(ApprovalStore(agent_dir), store.cwd, options.ask_approval, options.approve_all)
+    await approvals.load()
     session = AgentSession(
         AgentSessionOptions(
             tree=store.tree,
@@ -305,6 +317,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             log_dir=session_log_dir(agent_dir, session_id) if persisted else None,
             telemetry=UsageTelemetry(telemetry_path(agent_dir, session_id) if persisted else None),
             transform_context=options.transform_context,
+            before_tool_call=chain_hooks(approvals.before_tool_call, *options.after_approval),
             context_telemetry=ContextTelemetry(
                 telemetry_file(agent_dir, store.cwd, session_id) if persisted else None
             ),
@@ -325,7 +338,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
         await asyncio.to_thread(session.session_stats)
     # notices raised from now on (the file changed on disk and was reloaded...) reach the subscribers
     store.on_notice = lambda text: session.emit(ErrorNotice(text, "session"))
-    return AgentRuntime(session, store, resources, models, credentials, gate)
+    return AgentRuntime(session, store, resources, models, credentials, gate, approvals)
 
 
 async def _token_counting(
