@@ -15,6 +15,9 @@ wall time mostly measures the other processes), and piwork over the reference as
   ``MODELS_TIMEOUT_S``: Pi 1.6 had not started after 600 s on a loaded machine);
 - ``session_1m_lines``: ``-p`` continuing a 1,000,000-line session.
 
+``REPEAT=N`` runs each case N times, the programs alternated, and reports the medians (each run's figures
+under ``runs``): on a shared machine one run says little.
+
 Target: each within 1.5x of the reference's time and memory. Prints one JSON line. Takes minutes.
 """
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,6 +44,7 @@ ENDLESS_BYTES = 2048 * MB
 ENDLESS_TIMEOUT_S = 300.0
 LONG_LINES = 1_000_000
 MODELS_TIMEOUT_S = 180.0
+REPEAT = max(1, int(os.environ.get("REPEAT", "1")))
 
 
 class _Server(ThreadingHTTPServer):
@@ -202,6 +207,14 @@ def _long_session(path: Path, cwd: Path) -> None:
             parent = entry_id
 
 
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One run as it is; several as the median of each figure, with every run beside them."""
+    if len(runs) == 1:
+        return runs[0]
+    figures = {key: round(statistics.median(run[key] for run in runs), 2) for key in ("s", "cpu_s", "rss_mb")}
+    return {**figures, "exit": max(run["exit"] for run in runs), "runs": runs}
+
+
 def main() -> None:
     only = set(sys.argv[1:])
     server = _Server(("127.0.0.1", 0), _Handler)
@@ -217,9 +230,13 @@ def main() -> None:
             if only and label not in only:
                 return
             server.reply_bytes = reply_bytes
-            for name, program in programs.items():
-                extra = prepare(program) if prepare is not None else []
-                result[f"{label}_{name}"] = program.run(*args, *extra, timeout=timeout)
+            runs: dict[str, list[dict[str, Any]]] = {name: [] for name in programs}
+            for _ in range(REPEAT):
+                for name, program in programs.items():
+                    extra = prepare(program) if prepare is not None else []
+                    runs[name].append(program.run(*args, *extra, timeout=timeout))
+            for name in programs:
+                result[f"{label}_{name}"] = _median(runs[name])
             if "pi" in programs:
                 ours, theirs = result[f"{label}_piwork"], result[f"{label}_pi"]
                 result[f"{label}_time_ratio"] = round(ours["s"] / theirs["s"], 2)
