@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QEvent, QPoint, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QWidget
@@ -42,9 +43,21 @@ def _key(qtbot: QtBot, view: QWidget, key: Qt.Key, modifiers: Qt.KeyboardModifie
     _in_event(qtbot, lambda: qtbot.keyClick(view, key, modifiers))
 
 
+_KEPT: list[ChatPanel] = []
+
+
+@pytest.fixture(autouse=True)
+def _panels_kept_to_teardown() -> Iterator[None]:
+    """Each test's panel stays referenced until the test's teardown (qtbot keeps only a weak reference): a
+    top-level widget left to the cycle collector could be freed while it paints."""
+    yield
+    _KEPT.clear()
+
+
 def _panel(qtbot: QtBot) -> ChatPanel:
     panel = ChatPanel(load_theme("light"))
     qtbot.addWidget(panel)
+    _KEPT.append(panel)
     panel.resize(900, 700)
     panel.show()
     qtbot.waitExposed(panel)

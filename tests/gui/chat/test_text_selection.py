@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
@@ -41,9 +43,21 @@ def _messages() -> list[dict[str, Any]]:
     ]
 
 
+_KEPT: list[ChatPanel] = []
+
+
+@pytest.fixture(autouse=True)
+def _panels_kept_to_teardown() -> Iterator[None]:
+    """Each test's panel stays referenced until the test's teardown (qtbot keeps only a weak reference): a
+    top-level widget left to the cycle collector could be freed while it paints."""
+    yield
+    _KEPT.clear()
+
+
 def _panel(qtbot: QtBot, messages: list[dict[str, Any]] | None = None) -> ChatPanel:
     panel = ChatPanel(load_theme("light"))
     qtbot.addWidget(panel)
+    _KEPT.append(panel)
     panel.resize(800, 700)
     panel.show()
     qtbot.waitExposed(panel)
