@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from piwork import __version__
 from piwork.gui.accessibility import name_unnamed_controls
 from piwork.gui.actions import ACTIONS, MENUS
+from piwork.gui.approval_flow import WindowApprovals
 from piwork.gui.assets import resource_path
 from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.context.context_panel import ContextPanel
@@ -143,6 +144,9 @@ class MainWindow(QMainWindow):
         # an empty new session lists the project's recent sessions over its conversation
         self.recent_sessions = RecentSessionsFeed(self.chat)
         self.recent_sessions.sessionChosen.connect(self.sessionFileChosen)
+        # a call waiting for approval is its chat card; the footer's button switches the project's mode
+        self.approvals = WindowApprovals(self.chat.presenter, self.chat.footer.approval_mode, self)
+        self.chat.view.approvalAnswered.connect(self.approvals.on_card_action)
         for panel in (
             self.tree_panel,
             self.resource_panel,
@@ -150,6 +154,7 @@ class MainWindow(QMainWindow):
             self.context_panel,
             self.reply_notifier,
             self.recent_sessions,
+            self.approvals,
         ):
             self.panels.register(panel)
         self.switcher = ProjectSwitcher(ui_state, self.action_map["open_folder"], self.status)

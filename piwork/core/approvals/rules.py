@@ -21,7 +21,7 @@ MODE_LABELS: dict[ApprovalMode, str] = {
     "ask": "Ask before commands and file changes",
     "read-only": "Read only",
 }
-MODE_SHORT: dict[ApprovalMode, str] = {"run": "Run everything", "ask": "Ask first", "read-only": "Read only"}
+MODE_SHORT: dict[ApprovalMode, str] = {"run": "Run all", "ask": "Ask first", "read-only": "Read only"}
 
 _CHAINING = re.compile(r"[;&|`<>\n]|\$\(")
 
@@ -87,13 +87,38 @@ def command_matches(command: str, prefix: str) -> bool:
     return bool(wanted) and words[: len(wanted)] == wanted
 
 
+# tools whose second word is a subcommand: the rule offered for them names it (``git status``, not ``git``)
+SUBCOMMAND_TOOLS = frozenset(
+    [
+        "git",
+        "npm",
+        "pnpm",
+        "yarn",
+        "bun",
+        "deno",
+        "cargo",
+        "go",
+        "docker",
+        "podman",
+        "kubectl",
+        "pip",
+        "uv",
+        "poetry",
+        "gh",
+        "dotnet",
+        "mvn",
+        "gradle",
+    ]
+)
+
+
 def suggested_prefix(command: str) -> str:
-    """The rule offered for a command: its first word, and the second when it names a subcommand
-    (``git status``, ``npm test``), so one click does not allow a whole tool."""
+    """The rule offered for a command: its first word, with the subcommand of a tool that has them
+    (``git status``, ``npm test``), so one click does not allow the whole tool."""
     words = command.split()
     if not words:
         return ""
-    if len(words) > 1 and "/" not in words[0] and re.fullmatch(r"[a-z][a-z0-9-]+", words[1]):
+    if len(words) > 1 and words[0] in SUBCOMMAND_TOOLS and re.fullmatch(r"[a-z][a-z0-9-]*", words[1]):
         return " ".join(words[:2])
     return words[0]
 

@@ -52,6 +52,7 @@ AGAIN_TITLES = (FAILED_TITLE, STOPPED_TITLE)  # rows whose menu offers Retry and
 
 class ChatView(QListView):
     openLogRequested = Signal(str)
+    approvalAnswered = Signal(object, str)  # a waiting tool card, the CardAction chosen on it
     contextEditRequested = Signal(str, int)  # "leave-out" | "replace" | "restore", row key
     replyAgainRequested = Signal(str, int)  # "retry" | "edit", the key of a failed or stopped reply's row
 
@@ -92,6 +93,7 @@ class ChatView(QListView):
         self.chat_delegate.toggleRequested.connect(self.toggle_row)
         self.chat_delegate.showEarlierRequested.connect(self._show_earlier)
         self.chat_delegate.openLogRequested.connect(self.openLogRequested)
+        self.chat_delegate.approvalAnswered.connect(self.approvalAnswered)
         self.chat_delegate.rowRendered.connect(self._on_row_rendered)
         self.chat_delegate.heightsSettled.connect(self._on_heights_settled)
         copy = QAction("Copy", self)

@@ -110,6 +110,7 @@ def format_duration(seconds: float | None) -> str:
 class ChatDelegate(QStyledItemDelegate):
     toggleRequested = Signal(object)  # ChatRow
     openLogRequested = Signal(str)  # full output path
+    approvalAnswered = Signal(object, str)  # ToolCard waiting for approval, CardAction value
     showEarlierRequested = Signal()
     rowRendered = Signal(int)  # row key whose final document replaced the plain placeholder
     heightsSettled = Signal()  # rows laid out with estimated heights now have exact ones
@@ -494,7 +495,7 @@ class ChatDelegate(QStyledItemDelegate):
             painter.setFont(self._small_font())
             painter.drawText(header, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight, duration)
         for rect, badge in geo.badges:
-            self._paint_badge(painter, rect, badge.text)
+            self._paint_badge(painter, rect, badge.text, badge.primary)
         bold = QFont(self._view.font())
         bold.setBold(True)
         painter.setFont(bold)
@@ -535,13 +536,15 @@ class ChatDelegate(QStyledItemDelegate):
         end = args_rect.left() + QFontMetrics(self._view.font()).horizontalAdvance(summary)
         return end, args_rect.right()
 
-    def _paint_badge(self, painter: QPainter, rect: QRect, text: str) -> None:
+    def _paint_badge(self, painter: QPainter, rect: QRect, text: str, primary: bool = False) -> None:
         painter.save()
-        colour = self.theme.accent("badge")
+        colour = self.theme.accent("running" if primary else "badge")
         painter.setPen(colour)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setBrush(colour if primary else Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(rect, 6, 6)
         painter.setFont(self._small_font())
+        if primary:
+            painter.setPen(QColor("#ffffff"))
         painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
         painter.restore()
 
@@ -591,6 +594,8 @@ class ChatDelegate(QStyledItemDelegate):
         """Do what a tool card's badge or menu entry asks."""
         if action is CardAction.OPEN_LOG:
             self.openLogRequested.emit(card.full_output_path or "")
+        elif card.approval is not None:  # Approve, Deny…, Always allow…
+            self.approvalAnswered.emit(card, action.value)
 
 
 def skill_title(row: ChatRow) -> str:

@@ -8,8 +8,10 @@ apart, never summed. Clicking the meter opens its detail popover.
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QWidget
 
+from piwork.gui.chat.approval_mode import ApprovalModeButton
 from piwork.gui.chat.elided_label import ElidedLabel
 from piwork.gui.chat.pickers import ModelPicker, ThinkingPicker
 from piwork.gui.context.budget_meter import BudgetMeter
@@ -25,6 +27,7 @@ class ChatFooter(QWidget):
         super().__init__(parent)
         self.model_picker = ModelPicker(self)
         self.thinking_picker = ThinkingPicker(self)
+        self.approval_mode = ApprovalModeButton(self)
         self.meter = BudgetMeter(self)
         self.meter.setMaximumWidth(220)
         # The meter keeps its usual width where there is room; a narrow window shrinks it with the figures.
@@ -48,6 +51,7 @@ class ChatFooter(QWidget):
         layout.setContentsMargins(6, 0, 6, 2)
         layout.addWidget(self.model_picker)
         layout.addWidget(self.thinking_picker)
+        layout.addWidget(self.approval_mode)
         # the meter right after the pickers and the figures after it, room to spare at the end: a figure
         # that grows moves nothing before it (and the context figure reserves its usual width)
         layout.addSpacing(12)
@@ -59,6 +63,21 @@ class ChatFooter(QWidget):
         self.meter.clicked.connect(self.show_popover)
         self.set_reading(MeterReading())
         self.set_billed(BilledFigures())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_approval_mode()
+
+    def _fit_approval_mode(self) -> None:
+        """The approval button says as much as the room the other parts leave (their usual widths)."""
+        layout = self.layout()
+        if layout is None:
+            return
+        others = (self.model_picker, self.thinking_picker, self.meter, self.context_label, self.cost_label)
+        margins = layout.contentsMargins()
+        used = sum(w.sizeHint().width() for w in others) + 24 + margins.left() + margins.right()
+        used += layout.spacing() * (len(others) + 3)  # between the widgets and around the two spacings
+        self.approval_mode.fit(self.width() - used)
 
     def set_reading(self, reading: MeterReading) -> None:
         self.reading = reading
@@ -72,6 +91,7 @@ class ChatFooter(QWidget):
         else:
             self.context_label.setText(reading.label() if reading.window > 0 else "context: —")
         self.context_label.setToolTip(plain_tip(self.meter.tooltip_text()))
+        self._fit_approval_mode()
         if self.popover is not None and self.popover.isVisible():
             self.popover.show_figures(reading, self.billed)
 
@@ -82,6 +102,7 @@ class ChatFooter(QWidget):
         self.cost_label.setText(billed.text(), [f"billed {tokens}", tokens, cost])
         if self.popover is not None and self.popover.isVisible():
             self.popover.show_figures(self.reading, billed)
+        self._fit_approval_mode()
 
     def show_popover(self) -> MeterPopover:
         if self.popover is None:

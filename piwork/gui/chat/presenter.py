@@ -38,6 +38,7 @@ from piwork.core.agent import (
     UserCommandStart,
     UserCommandUpdate,
 )
+from piwork.core.approvals import ApprovalRequest
 from piwork.core.llm import readable_error
 from piwork.gui.chat.answer_meta import head_of, incomplete_mark
 from piwork.gui.chat.chat_model import ChatModel
@@ -450,6 +451,17 @@ class ChatPresenter(QObject):
         self._changed(self._card_rows[event.tool_call_id])
         if not any(c.status == "running" for c in self._cards.values()):
             self._tick_timer.stop()
+
+    def show_approval(self, call_id: str, request: ApprovalRequest | None) -> bool:
+        """Show the call's card as waiting for approval (``request``), or as it was (None); False when the
+        chat has no card for the call."""
+        self.flush()
+        card = self._cards.get(call_id)
+        if card is None:
+            return False
+        card.approval = request
+        self._changed(self._card_rows[call_id])
+        return True
 
     def _on_queue_update(self, event: QueueUpdate) -> None:
         self.queueChanged.emit(list(event.steering), list(event.follow_up))

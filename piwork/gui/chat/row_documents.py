@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QImage, QPixmap, QTextCursor, QTextDocument
+from PySide6.QtGui import QFont, QFontDatabase, QImage, QPixmap, QTextCharFormat, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QWidget
 
 from piwork.gui.background import BackgroundTasks
@@ -145,13 +145,31 @@ class RowDocuments(QObject):
         entry.revision = row.revision
         entry.width = width
 
+    def _colour_diff(self, doc: QTextDocument) -> None:
+        """Added rows (``+NN``) in the ok colour, removed ones (``-NN``) in the fail colour."""
+        colours = {"+": self.theme.accent("ok"), "-": self.theme.accent("fail")}
+        block = doc.begin()
+        while block.isValid():
+            text = block.text()
+            colour = colours.get(text[:1]) if text[1:2].isspace() or text[1:2].isdigit() else None
+            if colour is not None:
+                cursor = QTextCursor(block)
+                cursor.select(QTextCursor.SelectionType.BlockUnderCursor)
+                fmt = QTextCharFormat()
+                fmt.setForeground(colour)
+                cursor.mergeCharFormat(fmt)
+            block = block.next()
+
     def _fill(self, doc: QTextDocument, row: ChatRow) -> None:
         dark = self.theme.dark
         if row.kind in _MARKDOWN_ROWS and not row.streaming:
             render_markdown(doc, markdown_source(row), dark, self.theme.accent("code"))
         elif row.kind is RowKind.TOOL and row.tool is not None:
             doc.setDefaultFont(self._mono)
-            doc.setPlainText(view_for(row.tool.name).body(row.tool, expanded=not row.collapsed))
+            view = view_for(row.tool.name)
+            doc.setPlainText(view.body(row.tool, expanded=not row.collapsed))
+            if view.diff_body(row.tool):
+                self._colour_diff(doc)
         elif row.kind is RowKind.THINKING:
             font = QFont(self._widget.font())
             font.setItalic(True)

@@ -69,7 +69,7 @@ def body_shown(row: ChatRow) -> bool:
     if row.kind in (RowKind.THINKING, RowKind.SKILL):
         return not row.collapsed
     if row.kind is RowKind.TOOL:
-        return bool(row.tool and (row.tool.result_text or not row.collapsed))
+        return bool(row.tool and (row.tool.result_text or row.tool.approval or not row.collapsed))
     if row.kind is RowKind.NOTICE:
         return bool(row.text) and (not row.collapsed or len(row.text) <= 400)
     return True

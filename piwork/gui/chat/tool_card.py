@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from piwork.core.approvals import ApprovalRequest
+
 
 @dataclass(eq=False)
 class ToolCard:
@@ -23,6 +25,7 @@ class ToolCard:
     full_output_path: str | None = None
     model_lines: int | None = None  # lines of output the model was given (when it was cut)
     total_lines: int | None = None  # lines of the full output
+    approval: ApprovalRequest | None = None  # the question the call waits on (Approve, Deny, Always allow)
 
     @property
     def duration(self) -> float | None:

@@ -355,3 +355,5 @@ def test_command_rules_match_whole_words_of_one_plain_command() -> None:
     assert suggested_prefix("git status --short") == "git status"
     assert suggested_prefix("pytest -q") == "pytest"
     assert suggested_prefix("./run.sh a") == "./run.sh"
+    assert suggested_prefix("touch one") == "touch"
+    assert suggested_prefix("npm test -- --watch") == "npm test"

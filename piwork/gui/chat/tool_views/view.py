@@ -30,14 +30,19 @@ class CardAction(StrEnum):
     """What clicking a part of a tool card asks the chat to do."""
 
     OPEN_LOG = "open-log"  # show the call's full output
+    APPROVE = "approve"  # a call waiting for approval: run it
+    DENY = "deny"  # refuse it, with a reason for the model
+    ALWAYS_ALLOW = "always-allow"  # save a rule for the project and run it
 
 
 @dataclass(frozen=True, slots=True)
 class Badge:
-    """A small framed label in a card's header; clicking it triggers ``action``."""
+    """A small framed label in a card's header; clicking it triggers ``action``. A ``primary`` badge is
+    filled with the accent colour (the one a card asks for: Approve)."""
 
     text: str
     action: CardAction | None = None
+    primary: bool = False
 
 
 class ToolView:
@@ -107,6 +112,10 @@ class ToolView:
         if not card.truncated:
             return ()
         return (Badge(cut_text(card), CardAction.OPEN_LOG),)
+
+    def diff_body(self, card: ToolCard) -> bool:
+        """Whether the body is a diff (``+NN``/``-NN`` rows), coloured by the chat."""
+        return False
 
     def actions(self, card: ToolCard) -> tuple[tuple[str, CardAction], ...]:
         """The card's entries in the chat's context menu (label, action), after Copy and Expand."""
