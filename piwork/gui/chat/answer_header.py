@@ -34,6 +34,8 @@ def when(timestamp_ms: int, today: date) -> str:
     day = moment.date()
     if day == QDate(today.year, today.month, today.day):
         return time_text
+    if locale.language() == QLocale.Language.C:  # no locale set: the C locale's short date is "3 12 2024"
+        return f"{locale.toString(day, 'd MMM yyyy')} {time_text}"
     return f"{locale.toString(day, QLocale.FormatType.ShortFormat)} {time_text}"
 
 

@@ -93,8 +93,11 @@ def test_a_saved_answer_is_headed_with_its_model_and_time(
     # the first row of each assistant message is headed, the other rows of the same reply are not
     assert you.head is None and text.head is None and card.head is None
     assert thinking.head is not None and answer.head is not None
-    old_day = QLocale().toString(
-        QDateTime.fromMSecsSinceEpoch(1_733_234_400_000).toLocalTime().date(), QLocale.FormatType.ShortFormat
+    day = QDateTime.fromMSecsSinceEpoch(1_733_234_400_000).toLocalTime().date()
+    old_day = (  # without a locale (the C locale) the month is named: "3 Dec 2024"
+        QLocale().toString(day, "d MMM yyyy")
+        if QLocale().language() == QLocale.Language.C
+        else QLocale().toString(day, QLocale.FormatType.ShortFormat)
     )
     assert head_label(thinking.head) == f"claude-sonnet-4 · {old_day} {_short_time(1_733_234_400_000)}"
     assert head_label(answer.head) == f"gpt-4o · {_short_time(now_ms)}"  # today: the time alone
@@ -124,6 +127,20 @@ def test_the_date_shows_only_when_it_is_not_today() -> None:
     assert other_day.startswith("claude-sonnet-4 · ") and other_day.endswith(_short_time(stamp))
     assert other_day != head_label(head, today=date(2026, 3, 4))
     assert head_label(AnswerHead("", "ollama", None)) == "ollama"  # no model named: the provider
+
+
+def test_without_a_locale_the_date_names_its_month() -> None:
+    """The C locale (no LANG set, as offscreen tests and many servers run) would write "4 3 2026"."""
+    from piwork.gui.chat.answer_meta import AnswerHead
+
+    previous = QLocale()
+    QLocale.setDefault(QLocale.c())
+    try:
+        stamp = int(datetime(2026, 3, 4, 9, 5).timestamp() * 1000)
+        label = head_label(AnswerHead("claude-sonnet-4", "anthropic", stamp), today=date(2026, 3, 5))
+    finally:
+        QLocale.setDefault(previous)
+    assert label == f"claude-sonnet-4 · 4 Mar 2026 {_short_time(stamp)}"
 
 
 def test_a_streamed_answer_is_headed_once_per_message(
