@@ -13,8 +13,9 @@ from pathlib import Path
 
 from tests.support.loopback_server import LoopbackServer, Text, Turn
 
-# Libraries a plain answer never needs: images, YAML frontmatter, ignore-file matching.
-NOT_FOR_A_PLAIN_ANSWER = ("PIL", "ruamel", "pathspec")
+# Libraries a plain answer never needs: images, YAML frontmatter, ignore-file matching, and httpx's own
+# command-line client (click, rich, pygments: imported by ``import httpx`` wherever they are installed).
+NOT_FOR_A_PLAIN_ANSWER = ("PIL", "ruamel", "pathspec", "click", "rich", "pygments")
 # Engine parts a run loads only when it uses them: export and import of session files, onboarding and
 # building the context index (``/onboard``, ``/context rebuild``).
 NOT_UNTIL_USED = ("piwork.core.export", "piwork.core.workflows.onboard", "piwork.core.context.index_builder")

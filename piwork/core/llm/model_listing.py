@@ -11,9 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from piwork.core.llm.error_text import body_message, status_phrase
+from piwork.core.llm.httpx_library import httpx
 from piwork.core.llm.transport import make_client
 from piwork.core.llm.types import StreamOptions
 from piwork.core.redaction import redact_text

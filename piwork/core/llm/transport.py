@@ -23,10 +23,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
-import httpx
-
 from piwork.core.llm.errors import classify
 from piwork.core.llm.http_errors import MAX_BODY_CHARS, http_error_text
+from piwork.core.llm.httpx_library import httpx
 from piwork.core.llm.reply_limits import ReplyBudget, reply_time_text, silence_text
 from piwork.core.llm.sse import SseDecoder, SseEvent
 from piwork.core.llm.types import (
