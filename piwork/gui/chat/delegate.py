@@ -243,7 +243,10 @@ class ChatDelegate(QStyledItemDelegate):
         if not isinstance(row, ChatRow):
             return QSize(0, 0)
         width = self._view.viewport().width()
-        if row.streaming or row.kind is RowKind.MORE or self.measured(row, width):
+        cached = self._heights.get(row.key)
+        if cached is not None and cached[0] == row.revision and cached[1] == width and not row.streaming:
+            return QSize(width, cached[2])  # measured (an estimate is dropped when its row is measured)
+        if row.streaming or row.kind is RowKind.MORE:
             self._estimates.pop(row.key, None)
             return QSize(width, self._height(row, width))
         return QSize(width, self._estimated_height(row, width))
@@ -258,9 +261,9 @@ class ChatDelegate(QStyledItemDelegate):
         else:
             height = self._estimate(row, width)
             self._estimates[row.key] = (row.revision, width, height)
-        self._unmeasured[row.key] = row
-        if not self._measurer.isActive():
+        if not self._unmeasured:  # the first row queued starts the measuring (it runs until none is left)
             self._measurer.start()
+        self._unmeasured[row.key] = row
         return height
 
     def _metrics(self) -> tuple[int, int, int]:
@@ -271,21 +274,22 @@ class ChatDelegate(QStyledItemDelegate):
         return self._font_metrics
 
     def _estimate(self, row: ChatRow, width: int) -> int:
+        # Runs for every row a layout pass meets unmeasured (all the rows "show earlier" reveals at
+        # once): kept to plain arithmetic on the row's fields.
         header_height, char_width, line_spacing = self._metrics()
-        header = 0 if row.kind is RowKind.TEXT else header_height
+        text_row = row.kind is RowKind.TEXT
         head, mark = self._meta_lines(row)
-        top = MARGIN_Y + head + PAD // 2 + header + (PAD // 2 if header else 0)
-        body = 0
-        if self._has_body(row):
+        height = 2 * MARGIN_Y + PAD + head + mark + (0 if text_row else header_height + PAD)
+        tool = row.tool
+        if body_shown(row):
             per_line = max(1, (width - 2 * MARGIN_X - 2 * PAD) // char_width)
-            text = row.tool.result_text if row.tool is not None else row.text
-            lines = wrapped_lines(text, per_line)
-            if row.tool is not None and row.collapsed:
-                lines = min(lines, COLLAPSED_TOOL_LINES)
-            body = lines * line_spacing
-        images = IMAGE_ESTIMATE if row.images else 0
-        bottom = PAD // 2 + MARGIN_Y + (PAD // 2 if row.kind is not RowKind.TEXT else 0) + mark
-        return top + body + images + bottom
+            if tool is not None and row.collapsed:  # only its first lines show: count no further
+                shown = tool.result_text[: COLLAPSED_TOOL_LINES * per_line]
+                lines = min(wrapped_lines(shown, per_line), COLLAPSED_TOOL_LINES)
+            else:
+                lines = wrapped_lines(tool.result_text if tool is not None else row.text, per_line)
+            height += lines * line_spacing
+        return height + (IMAGE_ESTIMATE if row.images else 0)
 
     def pending_rows(self) -> int:
         """Rows laid out with an estimate and not measured yet."""

@@ -58,9 +58,12 @@ COMMON_LANGUAGES = (
 def warm_up_lexers() -> None:
     """Import the lexers of common languages ahead of time (a first import costs tens of ms).
 
-    Pure Python and thread-safe: the app runs it in a worker thread (``asyncio.to_thread``) at start-up."""
+    Pure Python and thread-safe: the app runs it in a worker thread (``asyncio.to_thread``) at start-up.
+    The colour styles' modules too (the first code block coloured imported them on the GUI thread)."""
     for language in COMMON_LANGUAGES:
         lexer_for(language)
+    for style in (LIGHT_STYLE, DARK_STYLE):
+        get_style_by_name(style)
 
 
 @lru_cache(maxsize=64)
