@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtGui import QAction, QActionGroup
-from PySide6.QtWidgets import QMenu, QToolButton, QWidget
+from PySide6.QtWidgets import QMenu, QSizePolicy, QToolButton, QWidget
 
 from piwork.core.approvals import MODE_LABELS, MODE_SHORT, MODES, ApprovalMode
 
@@ -30,6 +30,8 @@ class ApprovalModeButton(QToolButton):
         self.setObjectName("approvalMode")
         self.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         self.setAutoRaise(True)
+        # shrinks below its text in the narrowest window (see ``minimumSizeHint``)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, self.sizePolicy().verticalPolicy())
         self.setAccessibleName("Approvals")
         menu = QMenu(self)
         group = QActionGroup(self)
@@ -63,7 +65,7 @@ class ApprovalModeButton(QToolButton):
 
     def fit(self, room: int) -> None:
         """Say as much as fits in ``room`` pixels (the footer's figures keep their place: the button
-        takes what they leave), and keep to that width."""
+        takes what they leave)."""
         self._room = room
         texts = self.texts()
         chosen = texts[-1]
@@ -73,7 +75,12 @@ class ApprovalModeButton(QToolButton):
                 chosen = text
                 break
         self.setText(chosen)
-        self.setFixedWidth(self.sizeHint().width())
+        self.updateGeometry()
+
+    def minimumSizeHint(self) -> QSize:
+        """No minimum width: in the narrowest window the button gives way rather than widen the chat (its
+        glyph shows whenever the footer's parts fit at their own minimums)."""
+        return QSize(0, super().minimumSizeHint().height())
 
     def _chosen(self, mode: ApprovalMode) -> None:
         self.show_mode(mode)
