@@ -38,11 +38,11 @@ class StepFailed(Exception):
 
 
 @contextlib.contextmanager
-def x_display(display: str, start: bool) -> Iterator[None]:
+def x_display(display: str, start: bool, screen: str = SCREEN) -> Iterator[None]:
     """Xvfb and openbox on ``display`` for the duration (only the processes started here are stopped)."""
     started: list[subprocess.Popen[bytes]] = []
     if start:
-        xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", SCREEN, "-nolisten", "tcp"])
+        xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", screen, "-nolisten", "tcp"])
         started.append(xvfb)
         for _ in range(100):
             if subprocess.run(["xdpyinfo", "-display", display], capture_output=True).returncode == 0:

@@ -4,6 +4,7 @@ entries' bodies), the latest move winning; the title, the system prompt and the 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Protocol
 
 from piwork.core.agent import AgentSession
@@ -33,6 +34,8 @@ class BranchView:
         self.tool_set = tool_set
         self.notifications = notifications
         self._rows = LatestWins()
+        self._waiting: list[asyncio.Future[None]] = []  # callers of ``shown`` until the latest build shows
+        self._building = False
         tree = window.tree_panel
         tree.navigated.connect(lambda _result: self.show())
         tree.status_changed.connect(self._show_tree_status)
@@ -46,6 +49,7 @@ class BranchView:
         if prepared is not None and prepared.current_for(session.messages):
             self._show(session, prepared)
             return
+        self._building = True
         self._rows.start(
             lambda _request: prepare_session_conversation(session),
             lambda built: self._show(session, built),
@@ -56,8 +60,26 @@ class BranchView:
     def cancel(self) -> None:
         """The session is let go: rows still being built for it are dropped."""
         self._rows.cancel()
+        self._settle()
+
+    async def shown(self) -> None:
+        """Return once the chat shows the branch the session is on (at once when no build is running).
+        What is sent next then lands below it instead of being replaced by rows built before it."""
+        if not self._building:
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        await waiter
+
+    def _settle(self) -> None:
+        self._building = False
+        waiting, self._waiting = self._waiting, []
+        for waiter in waiting:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _show(self, session: AgentSession, prepared: Conversation | None) -> None:
+        self._settle()
         if session is not self.host.session:  # another session opened meanwhile
             return
         self.window.chat.presenter.show_messages(session.messages, prepared)  # rebuilt if it moved on since

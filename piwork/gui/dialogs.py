@@ -86,6 +86,7 @@ async def ask_item(parent: QWidget | None, title: str, label: str, items: Sequen
 async def ask_open_file(parent: QWidget | None, caption: str, folder: str, filters: str) -> str | None:
     """An existing file to read (None: cancelled)."""
     dialog = QFileDialog(parent, caption, folder, filters)
+    dialog_buttons(dialog, maximize=True)  # a file browser can use the room; no minimise
     dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptOpen)
     if not await _accepted(dialog):
@@ -97,6 +98,7 @@ async def ask_open_file(parent: QWidget | None, caption: str, folder: str, filte
 async def ask_folder(parent: QWidget | None, caption: str, folder: str) -> str | None:
     """An existing folder (None: cancelled)."""
     dialog = QFileDialog(parent, caption, folder)
+    dialog_buttons(dialog, maximize=True)  # a file browser can use the room; no minimise
     dialog.setFileMode(QFileDialog.FileMode.Directory)
     dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
     if not await _accepted(dialog):
@@ -110,6 +112,7 @@ async def ask_save_file(
 ) -> tuple[str, str] | None:
     """A file to write and the filter chosen for it (None: cancelled); asks before replacing a file."""
     dialog = QFileDialog(parent, caption, start, filters)
+    dialog_buttons(dialog, maximize=True)  # a file browser can use the room; no minimise
     dialog.setFileMode(QFileDialog.FileMode.AnyFile)
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
     if not await _accepted(dialog):

@@ -332,6 +332,10 @@ class SessionController(QObject):
         self.cwd = os.path.abspath(folder)
         return await self.open_session(None, most_recent=self.window.reopens_last_session())
 
+    async def branch_shown(self) -> None:
+        """Once the chat shows the branch the session is on (after a move, its rows build in a worker)."""
+        await self.branch_view.shown()
+
     def _remember_branch_notice(self, title: str, text: str) -> None:
         self._branch_notice = (title, text)
 

@@ -354,7 +354,12 @@ def test_a_failed_reply_can_be_retried_or_its_prompt_edited_and_the_attempt_stay
     qtbot: QtBot, controller: SessionController, server: LoopbackServer
 ) -> None:
     """The failed reply's row offers Retry and Edit and Resend: Retry sends the same prompt again from
-    just before it, Edit and Resend puts it back in the editor; each earlier attempt stays a branch."""
+    just before it, Edit and Resend puts it back in the editor; each earlier attempt stays a branch. The
+    chat shows the prompt sent again under the branch moved to (whose rows are built in a worker)."""
+    server.script(Turn([Text("It reads tokens.")]))
+    controller.submit("what does the lexer do")
+    qtbot.waitUntil(lambda: any(r.text == "It reads tokens." for r in _rows(controller)), timeout=10_000)
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
     server.script(Turn(failure=Failure.http(400, '{"type":"error","error":{"message":"bad request"}}')))
     controller.submit("explain the parser")
     qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
@@ -369,17 +374,25 @@ def test_a_failed_reply_can_be_retried_or_its_prompt_edited_and_the_attempt_stay
         lambda: any(r.text == "Here is how it parses." for r in _rows(controller)), timeout=10_000
     )
     prompts = [m["content"][-1]["text"] for m in server.requests[-1].body["messages"] if m["role"] == "user"]
-    assert prompts == ["explain the parser"]  # sent again alone, not after the failed attempt
+    assert prompts == ["what does the lexer do", "explain the parser"]  # not after the failed attempt
+    qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)
+    shown = [(r.kind, r.text) for r in _rows(controller) if r.kind in (RowKind.USER, RowKind.TEXT)]
+    assert shown == [
+        (RowKind.USER, "what does the lexer do"),
+        (RowKind.TEXT, "It reads tokens."),
+        (RowKind.USER, "explain the parser"),
+        (RowKind.TEXT, "Here is how it parses."),
+    ]
     tree = controller.session.tree  # type: ignore[union-attr]
     users = [r for r in tree.records if r.type == "message" and r.role == "user"]
-    assert len(users) == 2 and users[0].parent_id == users[1].parent_id  # two attempts, side by side
+    assert len(users) == 3 and users[1].parent_id == users[2].parent_id  # two attempts, side by side
     qtbot.waitUntil(lambda: not controller.chat.busy, timeout=10_000)  # the retried reply has ended
     answered = next(r for r in _rows(controller) if r.text == "Here is how it parses.")
     edit = controller.reply_again.request("edit", answered.key)
     assert edit is not None
     qtbot.waitUntil(edit.done, timeout=10_000)
     assert controller.chat.composer.toPlainText() == "explain the parser"
-    assert tree.leaf_id == users[0].parent_id  # back before the prompt, nothing rewritten
+    assert tree.leaf_id == users[1].parent_id  # back before the prompt, nothing rewritten
 
 
 def test_a_session_held_elsewhere_opens_read_only_with_a_notice(

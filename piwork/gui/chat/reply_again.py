@@ -30,6 +30,8 @@ class ReplyHost(Protocol):
 
     def submit(self, text: str) -> None: ...
 
+    async def branch_shown(self) -> None: ...
+
 
 def prompt_before(tree: Any, entry_id: str) -> tuple[str, str] | None:
     """The user prompt a reply answered: (the id of the entry before it, its text), looking up the branch
@@ -84,6 +86,7 @@ class ReplyAgain(QObject):
         except PiworkError as err:
             self.presenter.add_notice(NOT_POSSIBLE, str(err), error=True)
             return
+        await self.host.branch_shown()  # the chat shows the branch moved to before the prompt joins it
         if action == RETRY:
             self.host.submit(text)
         else:
