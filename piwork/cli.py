@@ -6,6 +6,8 @@ piwork inspect SESSION [--leaf ID] [--json] describe a session file
 piwork resources [--cwd DIR] [--json]       list what the model would be told
 piwork export SESSION [-o FILE] [--format html|jsonl]   save a session as a page or its branch as a file
 piwork context [--cwd DIR] [--session FILE] the context manifest, marks, next request and governor call
+piwork checkpoints SESSION [--json]         the checkpoints of the project's files in a session
+piwork restore SESSION --leaf ID|--undo [--dry-run] [--force]   put the project's files back
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ SUBCOMMANDS = {
     "resources": "piwork.commands.resources",
     "export": "piwork.commands.export",
     "context": "piwork.commands.context",
+    "checkpoints": "piwork.commands.checkpoints",
+    "restore": "piwork.commands.restore",
 }
 HEADLESS_MODULE = "piwork.commands.headless"
 WINDOW_MODULE = "piwork.commands.window"

@@ -310,6 +310,20 @@ CONTEXT_FILES_ENFORCE_HARD_CAP = flag(
     "piwork.contextFiles.enforceHardCap", False, "Cut context files at the hard size cap", owner="piwork"
 )
 
+CHECKPOINTS_ENABLED = flag(
+    "piwork.checkpoints.enabled",
+    True,
+    "Record the project's files before each tool call that can change them, so they can be restored",
+    owner="piwork",
+)
+CHECKPOINTS_MAX_FILE_MB = number(
+    "piwork.checkpoints.maxFileMB",
+    10,
+    "Files larger than this, in MB, are left out of checkpoints (each checkpoint names them)",
+    minimum=0,
+    exclusive_minimum=True,
+    owner="piwork",
+)
 _GOVERNOR = "piwork.contextGovernor"
 GOVERNOR_ENABLED = flag(
     f"{_GOVERNOR}.enabled", True, "Let the context governor trim the working set", owner="piwork"

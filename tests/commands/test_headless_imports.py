@@ -17,8 +17,14 @@ from tests.support.loopback_server import LoopbackServer, Text, Turn
 # command-line client (click, rich, pygments: imported by ``import httpx`` wherever they are installed).
 NOT_FOR_A_PLAIN_ANSWER = ("PIL", "ruamel", "pathspec", "click", "rich", "pygments")
 # Engine parts a run loads only when it uses them: export and import of session files, onboarding and
-# building the context index (``/onboard``, ``/context rebuild``).
-NOT_UNTIL_USED = ("piwork.core.export", "piwork.core.workflows.onboard", "piwork.core.context.index_builder")
+# building the context index (``/onboard``, ``/context rebuild``), the checkpoints store.
+NOT_UNTIL_USED = (
+    "piwork.core.export",
+    "piwork.core.workflows.onboard",
+    "piwork.core.context.index_builder",
+    "piwork.core.checkpoints.git_store",  # opened at the first file-changing tool call
+    "piwork.core.checkpoints.shadow",
+)
 
 _REPORT_MODULES = """
 import atexit, json, runpy, sys

@@ -25,7 +25,13 @@ from piwork.core.agent.events import (
     TurnEnd,
     TurnStart,
 )
-from piwork.core.agent.tool_calls import BeforeToolCall, ToolBatch, ToolExecution, tool_calls_of
+from piwork.core.agent.tool_calls import (
+    AfterToolCall,
+    BeforeToolCall,
+    ToolBatch,
+    ToolExecution,
+    tool_calls_of,
+)
 from piwork.core.errors import PiworkError
 from piwork.core.llm.types import (
     AssistantEvent,
@@ -96,6 +102,7 @@ class LoopConfig:
     # Between a tool batch and the next request (compaction checkpoint A); may return new working messages.
     prepare_next_turn: Callable[[CompletedTurn], Awaitable[list[Message] | None]] | None = None
     before_tool_call: BeforeToolCall | None = None
+    after_tool_call: AfterToolCall | None = None
     tool_execution: ToolExecution = "parallel"
     on_call: Callable[[CallRecord], None] | None = None
     # Records an ended message (in the session file) before its message_end is emitted; awaited, so the
@@ -187,6 +194,7 @@ class AgentLoop:
                         config.tool_execution,
                         config.now_ms,
                         self._end,
+                        config.after_tool_call,
                     )
                     if assistant.get("stopReason") == "length":
                         batch = await batch_runner.fail_truncated(calls)

@@ -23,6 +23,7 @@ from piwork.core.tools.base import ToolRegistry
 
 if TYPE_CHECKING:
     from piwork.core.agent.checkpoints import CompactionPort
+    from piwork.core.checkpoints import Checkpointer
     from piwork.core.context.task_exclusions import TaskExclusions
     from piwork.core.context.telemetry import ContextTelemetry
     from piwork.core.llm.tokens import TokenCounter
@@ -60,7 +61,9 @@ class AgentSessionOptions:
     session_file: Path | None = None
     log_dir: Path | None = None
     tool_execution: ToolExecution = "parallel"
-    before_tool_call: BeforeToolCall | None = None
+    before_tool_call: BeforeToolCall | None = None  # asked first (approvals); then the checkpointer
+    # snapshots the project's files before and after each allowed call that can change them
+    checkpointer: Checkpointer | None = None
     transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
     telemetry: UsageTelemetry | None = None
     hooks: CompactionHooks | None = None

@@ -41,7 +41,9 @@ from piwork.core.agent.request_setup import request_setup, summarizer_for
 from piwork.core.agent.retry import RetrySettings
 from piwork.core.agent.stats import ContextUsage, SessionStats, StatsTracker, context_usage
 from piwork.core.agent.telemetry import UsageTelemetry
+from piwork.core.agent.tool_calls import chain_hooks
 from piwork.core.agent.user_commands import UserCommands
+from piwork.core.checkpoints import Checkpointer
 from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
 from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.compaction.summarize import Summarizer
@@ -252,6 +254,11 @@ class AgentSession:
     def queued(self) -> tuple[list[str], list[str]]:
         """Texts waiting as (steering, follow-up)."""
         return self.queues.texts
+
+    @property
+    def checkpointer(self) -> Checkpointer | None:
+        """Snapshots of the project's files around tool calls (None: turned off)."""
+        return self._opts.checkpointer
 
     @property
     def registry(self) -> ToolRegistry:
@@ -627,6 +634,7 @@ class AgentSession:
             self._run_signal = None
 
     def _loop_config(self) -> LoopConfig:
+        checkpointer = self._opts.checkpointer
         return LoopConfig(
             stream_fn=self.stream_fn,
             setup=self._request_setup,
@@ -637,7 +645,10 @@ class AgentSession:
             shape_request=self.governance.shape,
             before_shape=self.governance.count_ahead,
             prepare_next_turn=self._prepare_next_turn,
-            before_tool_call=self._opts.before_tool_call,
+            before_tool_call=chain_hooks(
+                self._opts.before_tool_call, checkpointer.before if checkpointer is not None else None
+            ),
+            after_tool_call=checkpointer.after if checkpointer is not None else None,
             tool_execution=self._opts.tool_execution,
             on_call=self._on_call,
             persist=self._persist,

@@ -9,6 +9,7 @@ finishes and the ``toolResult`` messages are produced in source order once all a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ class BlockDecision:
 
 # (tool_call block, validated args) -> None to allow the call, or a BlockDecision
 BeforeToolCall = Callable[[dict[str, Any], dict[str, Any]], Awaitable[BlockDecision | None]]
+# (tool_call block, validated args), awaited once an allowed call has finished (checkpoints of its files)
+AfterToolCall = Callable[[dict[str, Any], dict[str, Any]], Awaitable[None]]
 
 
 def chain_hooks(*hooks: BeforeToolCall | None) -> BeforeToolCall | None:
@@ -136,7 +139,9 @@ class ToolBatch:
         mode: ToolExecution = "parallel",
         now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         end_message: Callable[[Message], Awaitable[None]] | None = None,
+        after_tool_call: AfterToolCall | None = None,
     ) -> None:
+        self._after = after_tool_call
         # how a tool result's message ends (the loop records it first); by default it is just announced
         self._end_message = end_message or self._announce_end
         self._registry = registry
@@ -176,8 +181,6 @@ class ToolBatch:
             self._end(done)
             finished.append(done)
             messages.append(await self._publish(done))
-            if self._signal.aborted:
-                break
         return _batch(finished, messages)
 
     async def _run_parallel(self, calls: Sequence[dict[str, Any]]) -> BatchResult:
@@ -188,8 +191,6 @@ class ToolBatch:
             if isinstance(prepared, Finished):
                 self._end(prepared)
             slots.append(prepared)
-            if self._signal.aborted:
-                break
 
         async def finish(item: _Prepared) -> Finished:
             if self._signal.aborted:
@@ -204,6 +205,8 @@ class ToolBatch:
         return _batch(finished, [await self._publish(done) for done in finished])
 
     async def _prepare(self, call: dict[str, Any]) -> Finished | _Prepared:
+        if self._signal.aborted:  # once stopped, no hook is asked; every call still gets its result
+            return Finished(call, error_outcome(ABORTED_TEXT, aborted=True))
         name = _ids(call)[1]
         tool = self._registry.get(name)
         if tool is None:
@@ -249,6 +252,9 @@ class ToolBatch:
             outcome = error_outcome(str(err) or type(err).__name__)
         finally:
             accepting = False
+        if self._after is not None and not self._signal.aborted:  # a stopped run records its results first
+            with contextlib.suppress(Exception):  # an after step never changes what the call did
+                await self._after(prepared.call, prepared.args)
         return Finished(prepared.call, outcome)
 
     def _start(self, call: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ from piwork.core.agent.telemetry import UsageTelemetry, telemetry_path
 from piwork.core.agent.tool_calls import BeforeToolCall, chain_hooks
 from piwork.core.approvals.gate import ApprovalAsker, ApprovalGate
 from piwork.core.approvals.store import ApprovalStore
+from piwork.core.checkpoints import Checkpointer
 from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.context.caps import cap_context_files
 from piwork.core.context.contract import allowed_tools, latest_contract
@@ -51,6 +52,8 @@ from piwork.core.session.system_messages import recorded_tool_names
 from piwork.core.session.tree import SessionTree
 from piwork.core.settings import cache_retention, thinking_budgets
 from piwork.core.settings_schema import (
+    CHECKPOINTS_ENABLED,
+    CHECKPOINTS_MAX_FILE_MB,
     DEFAULT_MODEL,
     DEFAULT_PROVIDER,
     DEFAULT_THINKING_LEVEL,
@@ -64,6 +67,7 @@ from piwork.core.settings_schema import (
 )
 from piwork.core.settings_values import SettingValues
 from piwork.core.tool_selection import restored_tool_names, session_tool_names
+from piwork.core.tools.base import ToolRegistry
 from piwork.core.tools.logs import session_log_dir
 from piwork.core.tools.registry import ALL_TOOL_NAMES, ToolOptions, create_default_tools
 from piwork.core.workflows.model_tools import context_tools, governor_figures
@@ -296,6 +300,8 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     persisted = store.path is not None
     approvals = ApprovalGate(ApprovalStore(agent_dir), store.cwd, options.ask_approval, options.approve_all)
     await approvals.load()
+    told: list[AgentSession] = []  # the session, once made: where the checkpointer's notices go
+    checkpointer = _checkpointer(store, agent_dir, registry, settings, told)
     session = AgentSession(
         AgentSessionOptions(
             tree=store.tree,
@@ -330,8 +336,10 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             check_can_save=store.check_can_save,
             known_secrets=credentials.known_secrets,
             task_exclusions=exclusions,
+            checkpointer=checkpointer,
         )
     )
+    told.append(session)
     running.append(session)
     gate.on_reuse = session.governance.verifier_reused  # a reused verifier pass is a governor log row
     if options.count_stats_at_open:  # the first count reads every entry: not on the loop
@@ -379,6 +387,33 @@ def stream_options_from_settings(
         proxy=values.value(HTTP_PROXY),
         thinking_budgets=thinking_budgets(values) or None,
         cache_retention=cache_retention(settings, os.environ if env is None else env),
+    )
+
+
+def _checkpointer(
+    store: Session,
+    agent_dir: Path,
+    registry: ToolRegistry,
+    settings: Mapping[str, Any],
+    told: list[AgentSession],
+) -> Checkpointer | None:
+    """The session's checkpoints of the project's files (see piwork.core.checkpoints), unless turned off."""
+    values = SettingValues.of(settings)
+    if not values.value(CHECKPOINTS_ENABLED):
+        return None
+
+    def notify(text: str) -> None:
+        for session in told:
+            session.emit(ErrorNotice(text, "checkpoints"))
+
+    return Checkpointer(
+        store.cwd,
+        lambda: store.path,
+        agent_dir,
+        store.tree,
+        registry.facts,
+        values.value(CHECKPOINTS_MAX_FILE_MB),
+        notify,
     )
 
 
