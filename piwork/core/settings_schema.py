@@ -381,4 +381,13 @@ CACHE_RETENTION: Setting[CacheRetention] = choice(
     owner="piwork",
 )
 
+WORKTREES_LOCATION = choice(
+    "piwork.worktrees.location",
+    "worktrees-folder",
+    ("worktrees-folder", "beside-repo"),
+    "Where a new session's git worktree goes: worktrees-folder (<repo>-worktrees/<name> beside the "
+    "repository) or beside-repo (<repo>-<name>)",
+    owner="piwork",
+)
+
 GLOBAL_ONLY_KEYS = tuple(s.key for s in REGISTRY.values() if s.global_only)
