@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from piwork.core.approvals import ApprovalAnswer, ApprovalRequest, ApprovalStore, ProjectRules
 from piwork.core.checkpoints import (
     NO_GIT_NOTICE,
     NoCheckpoint,
@@ -205,4 +206,32 @@ async def test_an_entry_without_any_checkpoint_says_so(server: LoopbackServer, t
     with pytest.raises(NoCheckpoint):
         store.plan_restore(runtime.store.tree, last_assistant(runtime))
     assert not project_folder(tmp_path / "agent", runtime.store.cwd).exists()
+    runtime.store.close()
+
+
+async def test_a_call_refused_by_approvals_is_not_checkpointed(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    make_project(tmp_path, "plain")
+    ApprovalStore(tmp_path / "agent").update(str(tmp_path / "project"), lambda _r: ProjectRules("ask"))
+    asked: list[str] = []
+
+    async def deny_bash(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request.tool)
+        return ApprovalAnswer("deny" if request.tool == "bash" else "approve")
+
+    server.script(
+        Turn(
+            [
+                ToolCall("bash", {"command": "echo no > refused.txt"}),
+                ToolCall("write", {"path": "allowed.txt", "content": "yes\n"}),
+            ]
+        ),
+        Turn([Text("done")]),
+    )
+    runtime = await create_runtime(runtime_options(tmp_path, server, ask_approval=deny_bash))
+    await runtime.session.prompt("go")
+    assert asked == ["bash", "write"] and not (tmp_path / "project" / "refused.txt").exists()
+    rows = checkpoints_for(runtime, tmp_path).calls()
+    assert [r.tool_name for r in rows] == ["write"] and "allowed.txt" in rows[0].changed
     runtime.store.close()
