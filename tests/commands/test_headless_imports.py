@@ -25,6 +25,8 @@ NOT_UNTIL_USED = (
     "piwork.core.checkpoints.git_store",  # opened at the first file-changing tool call
     "piwork.core.checkpoints.shadow",
 )
+# With the key given on the command line the keyring is never asked: neither keyring nor what its backends load.
+NOT_WITH_A_KEY_GIVEN = ("keyring", "cryptography", "secretstorage", "jeepney")
 
 _REPORT_MODULES = """
 import atexit, json, runpy, sys
@@ -70,7 +72,7 @@ def test_importing_the_headless_command_loads_no_tokenizer_keyring_or_image_libr
     assert _loaded(modules, heavy) == []
 
 
-def test_a_plain_answer_loads_no_image_yaml_or_ignore_library(tmp_path: Path) -> None:
+def test_a_plain_answer_loads_no_image_yaml_ignore_httpx_cli_or_keyring_library(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
     (project / "notes.txt").write_text("nothing to see\n")
@@ -92,4 +94,4 @@ def test_a_plain_answer_loads_no_image_yaml_or_ignore_library(tmp_path: Path) ->
     assert done.stdout.strip() == "Fine, thanks."
     modules = json.loads(report.read_text())
     assert "piwork.core.workflows.runtime" in modules  # the report is of the run itself
-    assert _loaded(modules, NOT_FOR_A_PLAIN_ANSWER + NOT_UNTIL_USED) == []
+    assert _loaded(modules, NOT_FOR_A_PLAIN_ANSWER + NOT_UNTIL_USED + NOT_WITH_A_KEY_GIVEN) == []

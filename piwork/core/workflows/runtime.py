@@ -184,11 +184,14 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     if not os.path.isdir(cwd):
         raise SetupError(f"The folder {cwd} does not exist.")
     agent_dir = options.agent_dir
+    # A key given for this run (``--api-key``) is the model's key: the keyring is not asked at start (nor
+    # keyring imported), only if another provider's key is ever looked up.
+    key_given = bool(options.api_key and options.api_key.strip())
     # The OS keyring backend is chosen in a worker while the project and the session are read: keyring
     # probes every installed backend (a few hundred milliseconds); the keys are asked for further down.
     choosing = (
         asyncio.create_task(asyncio.to_thread(choose_keyring_backend))
-        if options.credentials is None
+        if options.credentials is None and not key_given
         else None
     )
     resolver = TrustResolver(TrustStore(str(agent_dir)), ask=options.ask_trust)
@@ -228,7 +231,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     model = _choose_model(options, models, known_without_keyring, settings, context.model)
     if choosing is not None:
         await choosing
-    if asked or not options.keys_loaded_by_caller:
+    if asked or not (options.keys_loaded_by_caller or key_given):
         await asyncio.to_thread(credentials.ensure_loaded, models.providers())
         if asked:
             model = _choose_model(
@@ -240,7 +243,8 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
             )
     if model is not None:  # a header given as a ``!command`` runs the user's command: not on the loop
         model = await asyncio.to_thread(models.with_resolved_headers, model)
-    if model is not None and not options.keys_loaded_by_caller:  # a custom server named on the command line
+    # a custom server named on the command line
+    if model is not None and not (options.keys_loaded_by_caller or key_given):
         await asyncio.to_thread(credentials.ensure_loaded, [model.provider])
     if options.api_key and model is not None:
         credentials.set_session_key(model.provider, options.api_key)
