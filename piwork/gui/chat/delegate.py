@@ -129,6 +129,14 @@ class ChatDelegate(QStyledItemDelegate):
         self._measurer.setSingleShot(True)
         self._measurer.setInterval(0)
         self._measurer.timeout.connect(self._measure_some)
+        # Rows behind "show earlier" get their estimates ahead, on idle turns once the shown rows are all
+        # measured: revealing a thousand of them at once then costs the layout pass a lookup each.
+        self._ahead: dict[int, tuple[int, int, int]] = {}  # key -> (revision, width, estimated height)
+        self._ahead_next: int | None = None  # position of the next hidden row to estimate (None: newest)
+        self._estimator = QTimer(self)
+        self._estimator.setSingleShot(True)
+        self._estimator.setInterval(0)
+        self._estimator.timeout.connect(self._estimate_ahead)
         # The characters of a row's body the view's text selection covers, given the row and its length.
         self.selected_span: Callable[[ChatRow, int], tuple[int, int] | None] = lambda _row, _length: None
         self._meta_height: int | None = None  # of an answer's head or incomplete-note line
@@ -139,6 +147,7 @@ class ChatDelegate(QStyledItemDelegate):
         self.documents.set_theme(theme)
         self._heights.clear()
         self._estimates.clear()
+        self._forget_ahead()
         self._font_metrics = None
         self._meta_height = None
 
@@ -231,6 +240,12 @@ class ChatDelegate(QStyledItemDelegate):
         self._estimates.clear()
         self._unmeasured.clear()
         self._measurer.stop()
+        self._forget_ahead()
+
+    def _forget_ahead(self) -> None:
+        self._ahead.clear()
+        self._ahead_next = None
+        self._estimator.stop()
 
     def measured(self, row: ChatRow, width: int) -> bool:
         cached = self._heights.get(row.key)
@@ -259,7 +274,9 @@ class ChatDelegate(QStyledItemDelegate):
         if cached and cached[0] == row.revision and cached[1] == width:
             height = cached[2]
         else:
-            height = self._estimate(row, width)
+            ahead = self._ahead.pop(row.key, None)
+            fresh = ahead is not None and ahead[0] == row.revision and ahead[1] == width
+            height = ahead[2] if ahead is not None and fresh else self._estimate(row, width)
             self._estimates[row.key] = (row.revision, width, height)
         if not self._unmeasured:  # the first row queued starts the measuring (it runs until none is left)
             self._measurer.start()
@@ -316,8 +333,39 @@ class ChatDelegate(QStyledItemDelegate):
                 break
         if self._unmeasured:
             self._measurer.start()
+        else:
+            self._estimator.start()
         if changed_on_screen or not self._unmeasured:
             self.heightsSettled.emit()
+
+    def estimating_ahead(self) -> bool:
+        """Whether rows behind "show earlier" still wait for their estimates ahead."""
+        return self._ahead_next is None or self._ahead_next >= 0
+
+    def estimated_ahead(self, row: ChatRow) -> bool:
+        """Whether hidden ``row`` has its estimate at the view's current width already."""
+        ahead = self._ahead.get(row.key)
+        width = self._view.viewport().width()
+        return ahead is not None and ahead[0] == row.revision and ahead[1] == width
+
+    def _estimate_ahead(self) -> None:
+        """Estimate the rows behind "show earlier" for a few milliseconds, from the newest hidden one up;
+        stops when all are or shown rows wait to be measured (they come first)."""
+        model = self._view.model()
+        if not isinstance(model, ChatModel) or self._unmeasured:
+            return
+        width = self._view.viewport().width()
+        deadline = time.perf_counter() + MEASURE_BUDGET_S
+        position = model.hidden_count - 1 if self._ahead_next is None else self._ahead_next
+        position = min(position, model.hidden_count - 1)
+        while position >= 0 and time.perf_counter() < deadline:
+            for row in model.rows_between(max(0, position - 63), position):
+                if row.key not in self._ahead and not self.measured(row, width):
+                    self._ahead[row.key] = (row.revision, width, self._estimate(row, width))
+            position -= 64
+        self._ahead_next = position
+        if position >= 0:
+            self._estimator.start()
 
     def _rows_on_screen(self) -> list[int]:
         view = self._view
@@ -618,6 +666,7 @@ def forget_row_caches(delegate: QObject, row: ChatRow) -> None:
         delegate.documents.forget(row)
         delegate._heights.pop(row.key, None)
         delegate._estimates.pop(row.key, None)
+        delegate._ahead.pop(row.key, None)
 
 
 def wrapped_lines(text: str, per_line: int) -> int:
