@@ -133,6 +133,7 @@ class ChatDelegate(QStyledItemDelegate):
         # measured: revealing a thousand of them at once then costs the layout pass a lookup each.
         self._ahead: dict[int, tuple[int, int, int]] = {}  # key -> (revision, width, estimated height)
         self._ahead_next: int | None = None  # position of the next hidden row to estimate (None: newest)
+        self._ahead_width = 0  # the viewport width the estimates ahead are for
         self._estimator = QTimer(self)
         self._estimator.setSingleShot(True)
         self._estimator.setInterval(0)
@@ -340,7 +341,8 @@ class ChatDelegate(QStyledItemDelegate):
 
     def estimating_ahead(self) -> bool:
         """Whether rows behind "show earlier" still wait for their estimates ahead."""
-        return self._ahead_next is None or self._ahead_next >= 0
+        width = self._view.viewport().width()
+        return self._ahead_next is None or self._ahead_next >= 0 or self._ahead_width != width
 
     def estimated_ahead(self, row: ChatRow) -> bool:
         """Whether hidden ``row`` has its estimate at the view's current width already."""
@@ -355,6 +357,10 @@ class ChatDelegate(QStyledItemDelegate):
         if not isinstance(model, ChatModel) or self._unmeasured:
             return
         width = self._view.viewport().width()
+        if width != self._ahead_width:  # resized: the estimates made ahead are for another width
+            self._ahead.clear()
+            self._ahead_next = None
+            self._ahead_width = width
         deadline = time.perf_counter() + MEASURE_BUDGET_S
         position = model.hidden_count - 1 if self._ahead_next is None else self._ahead_next
         position = min(position, model.hidden_count - 1)

@@ -105,3 +105,17 @@ def test_jumping_to_an_older_row_shows_it_exactly_and_keeps_it_in_place(qtbot: Q
     heartbeat.stop()
     assert top_of_target() == 0  # measuring the rows above did not move it
     assert heartbeat.worst_ms < REVEAL_LIMIT_MS, f"an event-loop pass took {heartbeat.worst_ms:.0f} ms of CPU"
+
+
+def test_rows_behind_show_earlier_are_estimated_again_at_a_new_width(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    model, delegate = panel.model, panel.view.chat_delegate
+    messages = long_conversation(2_000)
+    panel.presenter.show_messages(messages, prepare_conversation(messages))
+    qtbot.waitUntil(lambda: delegate.pending_rows() == 0 and not delegate.estimating_ahead(), timeout=30_000)
+    hidden = model.all_rows()[: model.hidden_count]
+    assert hidden and all(delegate.estimated_ahead(r) for r in hidden)
+    panel.resize(700, 800)
+    qtbot.waitUntil(lambda: not all(delegate.estimated_ahead(r) for r in hidden[-5:]), timeout=5_000)
+    qtbot.waitUntil(lambda: delegate.pending_rows() == 0 and not delegate.estimating_ahead(), timeout=30_000)
+    assert all(delegate.estimated_ahead(r) for r in hidden)  # at the new width
