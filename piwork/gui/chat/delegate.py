@@ -68,6 +68,7 @@ STREAM_ROOM_MIN = 60  # px kept ahead of a streaming row's text
 IMAGE_ESTIMATE = IMAGE_MAX_HEIGHT + 4  # a row's thumbnails and the gap above them
 COLLAPSED_TOOL_LINES = 9  # about what a closed tool card shows of its output
 MEASURE_BUDGET_S = 0.008  # GUI-thread time per event-loop turn for measuring estimated rows exactly
+AHEAD_BUDGET_S = 0.004  # the same, for estimating the rows behind "show earlier" ahead (idle work)
 
 STATUS_GLYPHS = {
     "preparing": ("…", "running"),
@@ -361,7 +362,7 @@ class ChatDelegate(QStyledItemDelegate):
             self._ahead.clear()
             self._ahead_next = None
             self._ahead_width = width
-        deadline = time.perf_counter() + MEASURE_BUDGET_S
+        deadline = time.perf_counter() + AHEAD_BUDGET_S
         position = model.hidden_count - 1 if self._ahead_next is None else self._ahead_next
         position = min(position, model.hidden_count - 1)
         while position >= 0 and time.perf_counter() < deadline:
