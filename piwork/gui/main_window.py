@@ -54,6 +54,7 @@ from piwork.gui.tree.chat_link import chat_row_of_entry
 from piwork.gui.tree.tree_panel import SessionTreePanel
 from piwork.gui.window_drops import REFUSED_HINT, DropTarget, drop_target
 from piwork.gui.window_layout import CHAT_MIN_WIDTH, SIDE_MIN_WIDTH, restore_tabs, save_tabs, side_widths
+from piwork.gui.worktrees.flow import WorktreeFlow
 
 GEOMETRY_KEY = "mainWindow/geometry"
 STATE_KEY = "mainWindow/state"
@@ -160,6 +161,10 @@ class MainWindow(QMainWindow):
         self.switcher = ProjectSwitcher(ui_state, self.action_map["open_folder"], self.status)
         self.switcher.projectChosen.connect(self.projectChosen)
         self.status.insertPermanentWidget(0, self.switcher)
+        self._title = ("", "")  # the session's name and folder, for the title
+        self._worktree: tuple[str, str] | None = None  # the branch and repository of a worktree session
+        self.worktrees = WorktreeFlow(self)
+        self.panels.register(self.worktrees)
         self._wire_window_actions()
         # Folders and session files dropped anywhere on the window open (see ``eventFilter``).
         self.setAcceptDrops(True)
@@ -405,10 +410,22 @@ class MainWindow(QMainWindow):
 
     def set_session_title(self, name: str | None, cwd: str) -> None:
         """The title names the session (when named) and the project; the switcher shows the project."""
-        project = project_name(cwd)
-        self.setWindowTitle(f"{name} — {project} — piwork" if name else f"{project} — piwork")
+        self._title = (name or "", cwd)
+        self._show_title()
         self.setWindowFilePath(cwd)
         self.switcher.set_folder(cwd)
+
+    def set_worktree(self, branch: str | None, repo: str | None) -> None:
+        """A session in a git worktree: the title names its branch and the repository it belongs to."""
+        self._worktree = (branch, repo) if branch and repo else None
+        self._show_title()
+
+    def _show_title(self) -> None:
+        name, cwd = self._title
+        project = project_name(cwd)
+        if self._worktree is not None:
+            project += f" [{self._worktree[0]}, worktree of {self._worktree[1]}]"
+        self.setWindowTitle(f"{name} — {project} — piwork" if name else f"{project} — piwork")
 
     # ---- drops -------------------------------------------------------------------------------
 
