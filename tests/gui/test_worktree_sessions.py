@@ -18,6 +18,7 @@ from pytestqt.qtbot import QtBot
 from piwork.core.paths import agent_dir
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
+from piwork.gui.palette.sources import action_items
 from piwork.gui.session_controller import SessionController
 from piwork.gui.theme import load_theme
 from piwork.gui.worktrees.dialogs import CompareDialog, NewWorktreeDialog, RemoveWorktreeDialog
@@ -168,4 +169,7 @@ def test_a_folder_outside_git_has_the_actions_disabled_saying_why(
     assert not new.isEnabled()
     assert not ctl.window.action_map["compare_base"].isEnabled()
     assert not ctl.window.action_map["remove_worktree"].isEnabled()
+    listed = {item.key: item for item in action_items(ctl.window)}  # the palette lists it last, saying why
+    item = listed["action_new_worktree_session"]
+    assert not item.usable and "not in a git repository" in item.detail
     _close(qtbot, qloop, ctl)

@@ -52,9 +52,11 @@ def action_items(window: MainWindow) -> list[PaletteItem]:
         if action.objectName() == "action_command_palette":
             continue
         title = action.text().replace("&", "")
+        usable = action.isEnabled()  # a disabled one is listed last, its tooltip saying why
+        detail = action.statusTip() if usable else action.toolTip()
         items.append(
             PaletteItem(
-                "action", title, action.statusTip(), _shortcut(action), action.trigger, action.objectName()
+                "action", title, detail, _shortcut(action), action.trigger, action.objectName(), usable=usable
             )
         )
     for dock in window.docks.values():
