@@ -5,6 +5,7 @@ branch, Compare with Base Branch lists what changed, and Remove Worktree… asks
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,8 +41,14 @@ def server() -> Iterator[LoopbackServer]:
         yield running
 
 
-def _controller(qtbot: QtBot, tmp_path: Path, server: LoopbackServer, project: Path) -> SessionController:
+def _controller(
+    qtbot: QtBot, tmp_path: Path, server: LoopbackServer, project: Path, location: str | None = None
+) -> SessionController:
     _configure(server)
+    if location is not None:  # piwork.worktrees.location in the global settings
+        settings = agent_dir() / "settings.json"
+        data = json.loads(settings.read_text())
+        settings.write_text(json.dumps({**data, "piwork": {"worktrees": {"location": location}}}))
     window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
     qtbot.addWidget(window)
     window.show()
@@ -143,9 +150,16 @@ def test_a_clean_worktree_is_removed_without_forcing(
 ) -> None:
     repo = make_repo(tmp_path)
     git(repo, "worktree", "add", "-q", "-b", "spike", str(tmp_path / "spike"), "main")
-    ctl = _controller(qtbot, tmp_path, server, tmp_path / "spike")
+    ctl = _controller(qtbot, tmp_path, server, tmp_path / "spike", location="beside-repo")
     window = ctl.window
     qtbot.waitUntil(window.action_map["remove_worktree"].isEnabled, timeout=10_000)
+    window.action_map["new_worktree_session"].trigger()  # the setting says where a new one would go
+    qtbot.waitUntil(lambda: _shown(NewWorktreeDialog) is not None, timeout=10_000)
+    asked = _shown(NewWorktreeDialog)
+    assert asked is not None and asked.base.text() == "spike"
+    asked.name.setText("next")
+    assert asked.where.text() == f"Folder: {repo.parent / 'shop-next'}"
+    asked.reject()
     window.action_map["remove_worktree"].trigger()
     qtbot.waitUntil(lambda: _shown(RemoveWorktreeDialog) is not None, timeout=10_000)
     remove = _shown(RemoveWorktreeDialog)

@@ -37,6 +37,7 @@ from piwork.core.settings_schema import (
     DEFAULT_MODEL,
     DEFAULT_PROJECT_TRUST,
     DEFAULT_THINKING_LEVEL,
+    WORKTREES_LOCATION,
     Setting,
 )
 from piwork.gui.background import BackgroundTasks
@@ -44,6 +45,11 @@ from piwork.gui.inert_text import plain_label
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.settings.providers_page import ProvidersPage
 from piwork.gui.window_flags import dialog_buttons
+
+LOCATION_LABELS = {
+    "worktrees-folder": "In <repo>-worktrees/<name> beside the repository",
+    "beside-repo": "In <repo>-<name> beside the repository",
+}
 
 TRUST_LABELS = {
     "ask": "Ask for each new project",
@@ -101,6 +107,7 @@ class SettingsDialog(QDialog):
         self.providers_page.providersChanged.connect(lambda _provider: self.fill_default_models())
         self.tabs.addTab(self._compaction_page(), "Compaction")
         self.tabs.addTab(self._trust_page(), "Trust")
+        self.tabs.addTab(self._worktrees_page(), "Worktrees")
         self.error = plain_label(parent=self)
         self.error.setObjectName("settingsError")
         self.error.setWordWrap(True)
@@ -217,6 +224,22 @@ class SettingsDialog(QDialog):
         form.addRow(note)
         return page
 
+    def _worktrees_page(self) -> QWidget:
+        page = QWidget(self)
+        form = QFormLayout(page)
+        self.worktree_location = QComboBox(page)
+        self.worktree_location.setObjectName("worktreeLocation")
+        self.worktree_location.setToolTip(WORKTREES_LOCATION.description)
+        for value in WORKTREES_LOCATION.choices:
+            self.worktree_location.addItem(LOCATION_LABELS.get(value, value), value)
+        current = self.settings.values.value(WORKTREES_LOCATION)
+        self.worktree_location.setCurrentIndex(max(0, self.worktree_location.findData(current)))
+        form.addRow("New worktrees", self.worktree_location)
+        note = QLabel("Where Session → New Session in a Worktree… puts the worktree of a new branch.", page)
+        note.setWordWrap(True)
+        form.addRow(note)
+        return page
+
     # ---- saving ------------------------------------------------------------------------------
 
     def _shown(self) -> dict[str, Any]:
@@ -232,6 +255,7 @@ class SettingsDialog(QDialog):
             "branchSummary.reserveTokens": self.branch_reserve.value(),
             "branchSummary.skipPrompt": self.skip_branch_prompt.isChecked(),
             "defaultProjectTrust": self.default_trust.currentData(),
+            WORKTREES_LOCATION.key: self.worktree_location.currentData(),
         }
 
     def changes(self) -> dict[str, Any]:

@@ -203,3 +203,22 @@ def test_a_greyed_out_import_button_says_why(
     qtbot.waitUntil(lambda: not page.loading, timeout=5_000)
     assert page.import_button.isEnabled() and not page.import_note.isVisible()
     assert str(auth_json) in page.import_button.toolTip()
+
+
+def test_where_new_worktrees_go_is_saved_under_piwork(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    settings_file = agent_dir() / "settings.json"
+    settings_file.write_text(json.dumps({"piwork": {"ownThing": 1}}))
+    dialog = _dialog(qtbot, tmp_path, DictKeyring())
+    assert dialog.worktree_location.currentData() == "worktrees-folder"
+    assert dialog.changes() == {}
+    dialog.worktree_location.setCurrentIndex(dialog.worktree_location.findData("beside-repo"))
+    with qtbot.waitSignal(dialog.settingsSaved):
+        dialog.save()
+    written = json.loads(settings_file.read_text())
+    assert written == {"piwork": {"ownThing": 1, "worktrees": {"location": "beside-repo"}}}
+    again = Settings.for_project(str(tmp_path), str(agent_dir()), project_trusted=False)
+    from piwork.core.settings_schema import WORKTREES_LOCATION
+
+    assert again.values.value(WORKTREES_LOCATION) == "beside-repo"
