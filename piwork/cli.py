@@ -8,6 +8,7 @@ piwork export SESSION [-o FILE] [--format html|jsonl]   save a session as a page
 piwork context [--cwd DIR] [--session FILE] the context manifest, marks, next request and governor call
 piwork checkpoints SESSION [--json]         the checkpoints of the project's files in a session
 piwork restore SESSION --leaf ID|--undo [--dry-run] [--force]   put the project's files back
+piwork worktree new NAME [--base REF] | list   a git worktree and branch for a line of work; the worktrees
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ SUBCOMMANDS = {
     "context": "piwork.commands.context",
     "checkpoints": "piwork.commands.checkpoints",
     "restore": "piwork.commands.restore",
+    "worktree": "piwork.commands.worktree",
 }
 HEADLESS_MODULE = "piwork.commands.headless"
 WINDOW_MODULE = "piwork.commands.window"
