@@ -93,8 +93,11 @@ def test_reply_streams_into_the_chat_and_is_saved(
     qtbot.waitUntil(lambda: "exact" in footer.context_label.text(), timeout=5000)
     assert footer.context_label.text().startswith("context ")
     assert footer.cost_label.text().startswith("billed ") and "$" in footer.cost_label.text()
-    # Model, context and cost live in the footer only; the status bar keeps trust and notices.
-    status_texts = [label.text() for label in controller.window.status.findChildren(QLabel)]
+    # Model, context and cost live in the footer only; the status bar keeps trust and notices (and the
+    # branch of a session in a git worktree, hidden here).
+    status_texts = [
+        label.text() for label in controller.window.status.findChildren(QLabel) if label.isVisible()
+    ]
     assert status_texts == [controller.window.status.trust_label.text()]
     path = controller.runtime.store.path  # type: ignore[union-attr]
     assert path is not None and path.exists()
