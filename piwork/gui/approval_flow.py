@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+import shiboken6
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
@@ -74,7 +75,8 @@ class WindowApprovals(QObject):
         for _request, future in list(self._waiting.values()):
             if not future.done():
                 future.cancel()
-        self._button.setEnabled(False)
+        if shiboken6.isValid(self._button):  # at quit the window (and its footer) may be gone first
+            self._button.setEnabled(False)
 
     def shutdown(self) -> None:
         self.detach()
