@@ -58,6 +58,7 @@ HASHED_PROJECT_FILE = FileKind("project file", 1024 * MIB)  # hashed in chunks, 
 CONTEXT_INDEX = FileKind("context index", 64 * MIB)
 TELEMETRY = FileKind("telemetry file", 256 * MIB)
 TOKENIZER = FileKind("tokenizer file", 64 * MIB)
+APPROVAL_RULES = FileKind("approval rules file", 8 * MIB)
 CACHE = FileKind("cache file", 64 * MIB)
 
 

@@ -18,6 +18,7 @@ from piwork.core.approvals.rules import ProjectRules, RulesFile
 from piwork.core.fs.atomic import write_atomically
 from piwork.core.fs.lock import locked
 from piwork.core.paths import canonical_path
+from piwork.core.safe_read import APPROVAL_RULES, UnreadableFile, read_bytes
 
 RULES_FILE_NAME = "piwork-approvals.json"
 
@@ -46,12 +47,10 @@ class ApprovalStore:
 
     def _read(self) -> RulesFile:
         try:
-            data = self.path.read_bytes()
+            return RulesFile.from_json(json.loads(read_bytes(self.path, APPROVAL_RULES).decode("utf-8")))
         except FileNotFoundError:
             return RulesFile()
-        try:
-            return RulesFile.from_json(json.loads(data.decode("utf-8")))
-        except (ValueError, UnicodeDecodeError) as err:
+        except (ValueError, UnicodeDecodeError, UnreadableFile) as err:  # also a FIFO, a device, too large
             aside = _free_name(self.path.with_name(self.path.name + ".bad"))
             os.replace(self.path, aside)
             self.warnings.append(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -274,6 +275,24 @@ async def test_a_corrupt_rules_file_is_reported_kept_aside_and_counts_as_none(
     assert runtime.approvals is not None
     await runtime.approvals.set_mode("ask")  # saving works again, the bad file stays aside
     assert json.loads(bad.read_text())["projects"][str((tmp_path / "project").resolve())]["mode"] == "ask"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+async def test_a_rules_file_that_is_no_regular_file_is_set_aside_at_once(
+    tmp_path: Path, server: LoopbackServer, kind: str
+) -> None:
+    """A FIFO would block the read for ever and /dev/zero never ends: neither is read, both are put aside."""
+    (tmp_path / "agent").mkdir()
+    bad = tmp_path / "agent" / RULES_FILE_NAME
+    if kind == "fifo":
+        os.mkfifo(bad)
+    else:
+        bad.symlink_to("/dev/zero")
+    runtime = await run_one(tmp_path, server, ToolCall("bash", {"command": "touch ran"}), never_asked)
+    assert (tmp_path / "project" / "ran").exists()  # no rules: Run everything
+    assert not bad.exists() and not bad.is_symlink()
+    (warning,) = [w for w in runtime.file_warnings() if RULES_FILE_NAME in w]
+    assert "not a regular file" in warning and "kept as piwork-approvals.json.bad" in warning
 
 
 async def test_stop_ends_a_waiting_call_with_the_aborted_result(
