@@ -12,6 +12,7 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
+from piwork.core.safe_read import FileKind, read_bytes
 from piwork.core.tools.base import ToolError
 from piwork.core.tools.diff import display_diff, unified_patch
 from piwork.core.tools.edit import MAX_EDIT_BYTES, check_edit_access, read_for_edit
@@ -60,6 +61,9 @@ def _preview(path: str, absolute: str, old: str, new: str, created: bool = False
     )
 
 
+_REPLACED = FileKind("file the write replaces", MAX_EDIT_BYTES)
+
+
 def _current_text(absolute: str) -> tuple[str, bool]:
     """The text a write would replace ("" and True when there is no file); a file too large or not a
     regular one is described instead of read."""
@@ -72,7 +76,7 @@ def _current_text(absolute: str) -> tuple[str, bool]:
     if info.st_size > MAX_EDIT_BYTES:
         raise ToolError(f"{absolute} is {info.st_size:,} bytes: too large to show what the write replaces.")
     try:
-        with open(absolute, "rb") as handle:
-            return normalize_to_lf(handle.read().decode("utf-8", "replace").removeprefix("\ufeff")), False
+        data = read_bytes(absolute, _REPLACED)  # no blocking open or unbounded read if it changed since
+        return normalize_to_lf(data.decode("utf-8", "replace").removeprefix("\ufeff")), False
     except OSError as err:
         raise ToolError(f"Cannot read {absolute}: {err.strerror or err}") from None
