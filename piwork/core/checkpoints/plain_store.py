@@ -9,6 +9,7 @@ changed by commands, or outside piwork, are not seen here.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -18,8 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from piwork.core.checkpoints.records import CheckpointKind, CheckpointRecord, RestorePlan
+from piwork.core.safe_read import HASHED_PROJECT_FILE, FileKind, UnreadableFile, digest_file, read_bytes
 
 _lock = threading.Lock()
+
+UNREADABLE = "unreadable"  # what a file that is there but cannot be hashed counts as
 
 
 @dataclass(frozen=True)
@@ -48,14 +52,14 @@ class PlainCheckpoints:
         for raw in text.splitlines():
             try:
                 data: dict[str, Any] = json.loads(raw)
-            except ValueError:
+                if data.get("session_file") != self.session_file:
+                    continue
+                path, blob = data.pop("path", None), data.pop("blob", None)
+                for key in ("changed", "outside", "skipped"):
+                    data[key] = tuple(data.get(key) or ())
+                lines.append(_Line(CheckpointRecord(**data), path, blob))
+            except (ValueError, TypeError, AttributeError):  # a torn or foreign line: not a checkpoint
                 continue
-            if data.get("session_file") != self.session_file:
-                continue
-            path, blob = data.pop("path", None), data.pop("blob", None)
-            for key in ("changed", "outside", "skipped"):
-                data[key] = tuple(data.get(key) or ())
-            lines.append(_Line(CheckpointRecord(**data), path, blob))
         return lines
 
     def records(self) -> list[CheckpointRecord]:
@@ -64,17 +68,31 @@ class PlainCheckpoints:
     def _append(self, record: CheckpointRecord, path: str | None, blob: str | None) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         data = {**record.to_json(), "path": path, "blob": blob}
-        with self._journal.open("a", encoding="utf-8") as out:
-            out.write(json.dumps(data) + "\n")
+        line = json.dumps(data).encode("utf-8") + b"\n"
+        if self._torn():  # a last line cut short by a crash would swallow this record
+            line = b"\n" + line
+        with self._journal.open("ab") as out:
+            out.write(line)
+
+    def _torn(self) -> bool:
+        """The journal ends inside a line."""
+        try:
+            with self._journal.open("rb") as journal:
+                end = journal.seek(0, os.SEEK_END)
+                return end > 0 and journal.seek(end - 1) >= 0 and journal.read(1) != b"\n"
+        except FileNotFoundError:
+            return False
 
     def _keep(self, relative: str) -> tuple[str | None, bool]:
         """Copy the file's bytes into the store: (blob, too large)."""
         try:
-            data = (self.project / relative).read_bytes()
+            data = read_bytes(self.project / relative, FileKind("file to checkpoint", self.max_file_bytes))
         except FileNotFoundError:
             return None, False
-        if len(data) > self.max_file_bytes:
-            return None, True
+        except UnreadableFile as err:  # larger than the limit, or a FIFO or device the call names
+            return None, err.errno == errno.EFBIG
+        except IsADirectoryError:
+            return None, False
         blob = hashlib.sha256(data).hexdigest()
         target = self.folder / "blobs" / blob
         if not target.exists():
@@ -131,9 +149,11 @@ class PlainCheckpoints:
 
     def _blob_of(self, relative: str) -> str | None:
         try:
-            return hashlib.sha256((self.project / relative).read_bytes()).hexdigest()
+            return digest_file(self.project / relative, HASHED_PROJECT_FILE).sha256
         except FileNotFoundError:
             return None
+        except (UnreadableFile, IsADirectoryError):
+            return UNREADABLE  # differs from every blob: the file counts as changed
 
     def plan(self, target: CheckpointRecord) -> RestorePlan:
         return self._plan(self._lines(), target)[0]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +196,35 @@ async def test_without_git_edit_and_write_targets_are_kept_and_restored(
     store.undo_restore()
     assert files_of(project) == after_first
     assert not (project_folder(tmp_path / "agent", project) / "git").exists()
+    runtime.store.close()
+
+
+async def test_without_git_a_fifo_named_by_a_write_is_not_read_and_a_torn_record_is_skipped(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keeping a write's target must not open a FIFO the call names (it would wait for a writer for ever),
+    and a journal whose last line was torn (or holds a foreign one) still lists the checkpoints it has."""
+    project = make_project(tmp_path, "plain")
+    os.mkfifo(project / "pipe")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    runtime = await create_runtime(runtime_options(tmp_path, server))
+    server.script(
+        Turn([ToolCall("write", {"path": "pipe", "content": "x"})]),
+        Turn([Text("tried")]),
+        Turn([ToolCall("write", {"path": "base.txt", "content": "rewritten\n"})]),
+        Turn([Text("done")]),
+    )
+    await asyncio.wait_for(runtime.session.prompt("write the pipe"), timeout=30)
+    journal = project_folder(tmp_path / "agent", project) / "plain" / "records.jsonl"
+    with journal.open("a", encoding="utf-8") as out:
+        out.write(
+            '[1, 2]\n{"session_file": ' + json.dumps(str(runtime.store.path)) + ', "bogus": 1}\n{"kind": "bef'
+        )
+    await runtime.session.prompt("rewrite base")
+    store = checkpoints_for(runtime, tmp_path)
+    assert [r.tool_name for r in store.calls()] == ["write", "write"]
+    store.restore(runtime.store.tree, user_entry(runtime, 1))
+    assert (project / "base.txt").read_text() == "alpha\nbeta\n"
     runtime.store.close()
 
 
