@@ -12,6 +12,12 @@ Public API:
 - Errors: ``RestoreBlocked`` (files changed outside piwork; pass ``force``), ``NoCheckpoint``,
   ``NothingToUndo``.
 - ``project_folder`` (where a project's checkpoints live), ``git_available``, ``DEFAULT_MAX_FILE_MB``.
+- Review (:mod:`.changes`, off the event loop): ``changes_since`` gives a ``ChangeSet``, the files changed
+  since an entry (each a ``FileChange`` with its ``Hunk`` rows of ``DiffLine``, or a note saying why it is
+  not compared; ``MAX_DIFF_BYTES`` per side); ``revert_hunk`` and ``revert_file`` put back what the entry's
+  checkpoint holds, refusing with ``ChangedSinceShown`` when the file moved on since. ``branch_start`` is
+  where the current branch's work begins. Reviewed marks (:mod:`.review`) are state-only session entries
+  of ``REVIEW_CUSTOM_TYPE``: ``record_review`` appends one, ``reviewed_keys`` reads them all.
 
 What is stored, where and why: docs/architecture.md, "Checkpoints". This package imports no git-related
 code until a store is opened.
@@ -26,23 +32,48 @@ from piwork.core.checkpoints.api import (
     git_available,
     project_folder,
 )
+from piwork.core.checkpoints.changes import (
+    MAX_DIFF_BYTES,
+    ChangedSinceShown,
+    ChangeSet,
+    DiffLine,
+    FileChange,
+    Hunk,
+    changes_since,
+    revert_file,
+    revert_hunk,
+)
 from piwork.core.checkpoints.hook import Checkpointer
 from piwork.core.checkpoints.points import NoCheckpoint, checkpoint_for
 from piwork.core.checkpoints.records import CheckpointKind, CheckpointRecord, RestoreBlocked, RestorePlan
+from piwork.core.checkpoints.review import REVIEW_CUSTOM_TYPE, branch_start, record_review, reviewed_keys
 
 __all__ = [
     "DEFAULT_MAX_FILE_MB",
+    "MAX_DIFF_BYTES",
     "NO_GIT_NOTICE",
+    "REVIEW_CUSTOM_TYPE",
     "CallCheckpoint",
+    "ChangeSet",
+    "ChangedSinceShown",
     "CheckpointKind",
     "CheckpointRecord",
     "Checkpointer",
+    "DiffLine",
+    "FileChange",
+    "Hunk",
     "NoCheckpoint",
     "NothingToUndo",
     "RestoreBlocked",
     "RestorePlan",
     "SessionCheckpoints",
+    "branch_start",
+    "changes_since",
     "checkpoint_for",
     "git_available",
     "project_folder",
+    "record_review",
+    "revert_file",
+    "revert_hunk",
+    "reviewed_keys",
 ]

@@ -14,6 +14,7 @@ CUSTOM_TYPE_WORDS = {
     "piwork.taskContract": "task contract",
     "piwork.manifest": "context manifest",
     "piwork.governorState": "governor state",
+    "piwork.review": "review marks",
 }
 
 
