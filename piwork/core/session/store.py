@@ -22,6 +22,7 @@ import stat
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -42,6 +43,7 @@ from piwork.core.session.format import (
 from piwork.core.session.jsvalues import map_key
 from piwork.core.session.lock_holder import read_only_reason
 from piwork.core.session.migrate import migrate_to_current, version_at_least
+from piwork.core.session.other_writers import pi_writer, started_before
 from piwork.core.session.reader import FileBodySource, LoadedFile, read_session_file
 from piwork.core.session.records import EntryRecord, release_kept
 from piwork.core.session.timestamps import iso_now
@@ -84,6 +86,20 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
 class SessionReadOnly(PiworkError):
     def __init__(self, path: Path | None, reason: str | None = None) -> None:
         super().__init__(f"{reason} ({path})" if reason else f"This session is open read-only: {path}")
+
+
+@dataclass
+class FileChange:
+    """The session file as read after another program changed it (see ``Session.read_changes``)."""
+
+    identity: tuple[int, int, int, int]
+    loaded: LoadedFile
+    foreign: int  # entries in the file that the session does not hold: another writer appended them
+
+    def discard(self) -> None:
+        """Not applied after all: let go of the file it read."""
+        if self.loaded.source is not None:
+            self.loaded.source.close()
 
 
 def new_header(cwd: str, session_id: str | None = None, parent_session: str | None = None) -> dict[str, Any]:
@@ -252,6 +268,29 @@ class Session:
         self._append_fd = fd
         return True
 
+    def _folders(self) -> list[str]:
+        """Where a Pi writing this session runs: the header's folder and piwork's."""
+        header_cwd = (self.header or {}).get("cwd")
+        return [self.cwd, *([header_cwd] if isinstance(header_cwd, str) and header_cwd else [])]
+
+    def yield_to_running_pi(self) -> None:
+        """On opening: a Pi running in the session's folder since before the file last changed may be
+        the one writing it (Pi takes no lock): open read-only then, naming it."""
+        if self.read_only or self.path is None:
+            return
+        writer = pi_writer(self._folders())
+        if writer is None:
+            return
+        try:
+            mtime = self.path.stat().st_mtime_ns
+        except OSError:
+            return
+        if started_before(writer, mtime):
+            self.yield_to(
+                f"{writer.who} is running in this session's folder and may be writing this session, "
+                "so it is open read-only here"
+            )
+
     def _go_read_only(self, reason: str) -> None:
         self.read_only = True
         self.read_only_reason = reason
@@ -281,6 +320,13 @@ class Session:
             self._stop_writing(
                 f"The session file {self.path} was changed by another program and is no longer a session"
             )
+        if any(not tree.has(r.id) for r in loaded.records):  # appended by another program: still at it?
+            writer = pi_writer(self._folders())
+            if writer is not None:
+                if loaded.source is not None:
+                    loaded.source.close()
+                self.yield_to(f"{writer.who} is writing this session, so piwork stopped writing to it")
+                raise SessionReadOnly(self.path, self.read_only_reason)
         self.use_source(loaded.source)
         tree.replace_records(loaded.header, loaded.records, loaded.diagnostics)
         self._needs_newline = loaded.torn
@@ -291,28 +337,87 @@ class Session:
         """Read the file now if another program changed it, and keep what it holds for the next append,
         which would otherwise read it then. Changes nothing else, so a worker thread may call it while
         the owner keeps using the session. True when something was read."""
+        return not self.read_only and self.read_changes() is not None
+
+    def read_changes(self) -> FileChange | None:
+        """The file as it is now, when it changed since piwork last wrote or read it (None: unchanged,
+        or still being written). Changes nothing but the read-ahead an append of a writable session
+        uses, so a worker thread may call it while the owner keeps using the session: a read-only one
+        shows what was read with ``follow``."""
         path, expected = self.path, self._expected
-        if self.read_only or not self.flushed or path is None or expected is None:
-            return False
+        if not self.flushed or path is None or expected is None:
+            return None
         try:
             before = path.stat()
         except OSError:
-            return False
+            return None
         if (before.st_size, before.st_mtime_ns) == expected:
-            return False
+            return None
         loaded = read_session_file(path)
         try:
             after = path.stat()
         except OSError:
             after = None
-        if after is None or _identity(after) != _identity(before):  # still being written: read at append
-            if loaded.source is not None:
+        if after is None or _identity(after) != _identity(before) or loaded.status != "ok":
+            if loaded.source is not None:  # still being written (read at append), or not a session now
                 loaded.source.close()
+            return None
+        tree = self.tree
+        change = FileChange(_identity(after), loaded, sum(1 for r in loaded.records if not tree.has(r.id)))
+        if not self.read_only:
+            previous, self._read_ahead = self._read_ahead, (change.identity, loaded)
+            if previous is not None and previous[1] is not loaded and previous[1].source is not None:
+                previous[1].source.close()
+        return change
+
+    # ------------------------------------------------------------------ another writer
+    def yield_to(self, reason: str) -> None:
+        """Another program writes this file: stop writing to it (the writer lock is let go too, so that
+        what holds the file is seen as it is) and say why. Queued lines are not written."""
+        with self._write_lock:
+            self._release_append_fd()
+            self._go_read_only(reason)
+
+    def follow(self, change: FileChange) -> bool:
+        """Take in what another writer added (``change``, read by ``read_changes`` in a worker). A leaf
+        that was at the end of the file moves to the file's new last entry, the other writer's leaf.
+        False (and nothing changed) when the file has moved on since: its next change is read then."""
+        path = self.path
+        try:
+            current = _identity(path.stat()) if path is not None else None
+        except OSError:
+            current = None
+        if current != change.identity:
+            if self._read_ahead is None or self._read_ahead[1] is not change.loaded:
+                change.discard()
             return False
-        previous, self._read_ahead = self._read_ahead, (_identity(after), loaded)
-        if previous is not None and previous[1].source is not None:
-            previous[1].source.close()
+        if self._read_ahead is not None and self._read_ahead[1] is change.loaded:
+            self._read_ahead = None  # now the session's own source
+        tree, loaded = self.tree, change.loaded
+        at_end = not tree.records or tree.leaf_id == tree.records[-1].id
+        self.use_source(loaded.source)
+        tree.replace_records(loaded.header, loaded.records, loaded.diagnostics)
+        if at_end and loaded.records and tree.leaf_id != loaded.records[-1].id:
+            tree.branch(str(loaded.records[-1].id))
+        self._needs_newline = loaded.torn
+        self._expected = (change.identity[2], change.identity[3])
         return True
+
+    def take_over(self, change: FileChange | None) -> bool:
+        """Write this file again once its other writer has stopped: ``change`` is the file read to its
+        end (None: it did not change since it was last read). False when the file moved on meanwhile
+        (read it again) or another piwork holds it now (the reason says who)."""
+        if change is not None and not self.follow(change):
+            return False
+        if change is None:
+            try:
+                st = self.path.stat() if self.path is not None else None
+            except OSError:
+                st = None
+            if st is None or (st.st_size, st.st_mtime_ns) != self._expected:
+                return False
+        self.read_only, self.read_only_reason = False, None
+        return self.acquire_lock()
 
     def _take_read_ahead(self, st: os.stat_result) -> LoadedFile | None:
         """The file read ahead by ``read_outside_change`` when it is still as it was then."""
@@ -496,6 +601,8 @@ class Session:
                 os.unlink(probe)
 
     def _append_line(self, line: str, durable: bool) -> None:
+        if self.read_only:  # yielded to another writer after this line was queued
+            raise SessionReadOnly(self.path, self.read_only_reason)
         if self._append_fd is None and not self.acquire_lock():
             raise SessionReadOnly(self.path, self.read_only_reason)
         assert self._append_fd is not None
@@ -679,9 +786,9 @@ def open_session(
         tree, file_path, session_cwd, file_path.parent, bodies=bodies, flushed=True, read_only=not writable
     )
     session._needs_newline = loaded.torn
-    if writable:
-        session.acquire_lock()
-        session._remember_file_state()
+    session._remember_file_state()  # what the file holds now: a later change is another writer's
+    if writable and session.acquire_lock():
+        session.yield_to_running_pi()
         if repair_now and not session.read_only:
             session.repair_torn_tail()
     return session
