@@ -3,13 +3,15 @@ compare its files."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import subprocess
 from pathlib import Path
 
-from piwork.core.workflows.runtime import AgentRuntime
+from piwork.core.workflows.runtime import AgentRuntime, create_runtime
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
+from tests.support.runtime_options import runtime_options
 
 
 def files_of(root: Path) -> dict[str, bytes]:
@@ -72,3 +74,19 @@ def calls(tag: str) -> Turn:
 async def run_prompt(runtime: AgentRuntime, server: LoopbackServer, text: str, tag: str) -> None:
     server.script(calls(tag), Turn([Text(f"done {tag}")]))
     await runtime.session.prompt(text)
+
+
+def record_checkpointed(tmp_path: Path) -> tuple[Path, Path]:
+    """A saved session of one reply that writes, edits and runs a command (checkpoints under
+    ``tmp_path/agent``), closed: its file and its project."""
+
+    async def record(server: LoopbackServer) -> Path:
+        runtime = await create_runtime(runtime_options(tmp_path, server))
+        await run_prompt(runtime, server, "first", "a")
+        assert runtime.store.path is not None
+        runtime.store.close()
+        return runtime.store.path
+
+    project = make_project(tmp_path, "history")
+    with LoopbackServer() as server:
+        return asyncio.run(record(server)), project

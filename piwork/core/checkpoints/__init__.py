@@ -11,6 +11,10 @@ Public API:
   changes. ``checkpoint_for`` picks the checkpoint of an entry (the rule: :mod:`.points`).
 - Errors: ``RestoreBlocked`` (files changed outside piwork; pass ``force``), ``NoCheckpoint``,
   ``NothingToUndo``.
+- Files Touched and the branch comparison with what the checkpoints saw (a command's files included):
+  ``session_checkpoints`` (a saved session's checkpoints, nothing created), ``checkpointed_path_activity``,
+  ``checkpointed_comparison``, ``with_checkpoints`` (adds them to an activity), ``touch_diff`` (the diff of
+  a touch they added).
 - ``project_folder`` (where a project's checkpoints live), ``git_available``, ``DEFAULT_MAX_FILE_MB``.
 - Review (:mod:`.changes`, off the event loop): ``changes_since`` gives a ``ChangeSet``, the files changed
   since an entry (each a ``FileChange`` with its ``Hunk`` rows of ``DiffLine``, or a note saying why it is
@@ -47,6 +51,13 @@ from piwork.core.checkpoints.hook import Checkpointer
 from piwork.core.checkpoints.points import NoCheckpoint, checkpoint_for
 from piwork.core.checkpoints.records import CheckpointKind, CheckpointRecord, RestoreBlocked, RestorePlan
 from piwork.core.checkpoints.review import REVIEW_CUSTOM_TYPE, branch_start, record_review, reviewed_keys
+from piwork.core.checkpoints.touches import (
+    checkpointed_comparison,
+    checkpointed_path_activity,
+    session_checkpoints,
+    touch_diff,
+    with_checkpoints,
+)
 
 __all__ = [
     "DEFAULT_MAX_FILE_MB",
@@ -70,10 +81,15 @@ __all__ = [
     "branch_start",
     "changes_since",
     "checkpoint_for",
+    "checkpointed_comparison",
+    "checkpointed_path_activity",
     "git_available",
     "project_folder",
     "record_review",
     "revert_file",
     "revert_hunk",
     "reviewed_keys",
+    "session_checkpoints",
+    "touch_diff",
+    "with_checkpoints",
 ]

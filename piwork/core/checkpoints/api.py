@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -50,6 +51,8 @@ class CheckpointStore(Protocol):
 
     def plan(self, target: CheckpointRecord) -> RestorePlan: ...
 
+    def contents(self, revision: str, paths: Sequence[str]) -> list[bytes | None]: ...
+
     def restore(self, target: CheckpointRecord, time_ms: int, force: bool = False) -> RestorePlan: ...
 
 
@@ -65,6 +68,7 @@ class CallCheckpoint:
     outside: tuple[str, ...]  # changed outside piwork before the call
     skipped: tuple[str, ...]  # left out for their size
     commit: str  # the ``before`` checkpoint
+    after: str | None = None  # the ``after`` checkpoint (None: the call left none, or no git)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +80,7 @@ class CallCheckpoint:
             "outside": list(self.outside),
             "skipped": list(self.skipped),
             "checkpoint": self.commit,
+            "after": self.after,
         }
 
 
@@ -135,7 +140,15 @@ class SessionCheckpoints:
             skipped = tuple(sorted({*r.skipped, *(done.skipped if done else ())}))
             rows.append(
                 CallCheckpoint(
-                    r.entry_id, r.tool_call_id, r.tool_name, r.time_ms, changed, r.outside, skipped, r.commit
+                    r.entry_id,
+                    r.tool_call_id,
+                    r.tool_name,
+                    r.time_ms,
+                    changed,
+                    r.outside,
+                    skipped,
+                    r.commit,
+                    done.commit if done is not None else None,
                 )
             )
         return rows
@@ -153,6 +166,11 @@ class SessionCheckpoints:
         """Put the project's files back as they were at ``entry_id``. Raises ``RestoreBlocked`` (nothing
         changed) when files changed outside piwork would be overwritten, unless ``force``."""
         return self.store.restore(self.target(tree, entry_id), _now_ms(), force)
+
+    def contents(self, revision: str, paths: Sequence[str]) -> list[bytes | None]:
+        """The bytes of each file (relative to the project) in a checkpoint, None where it holds none.
+        ``revision``: a checkpoint's commit, or ``<commit>^`` for the one before it."""
+        return self.store.contents(revision, paths)
 
     def last_restore(self) -> CheckpointRecord | None:
         return next((r for r in reversed(self.store.records()) if r.kind == "restored"), None)

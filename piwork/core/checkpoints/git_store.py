@@ -9,6 +9,7 @@ session's previous checkpoint (the files as piwork last left or saw them).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from piwork.core.checkpoints.records import CheckpointKind, CheckpointRecord, RestoreBlocked, RestorePlan
@@ -79,6 +80,10 @@ class GitCheckpoints:
         commit = repo.commit(tree, parent, record.message())
         repo.set_ref(self.ref, commit, parent)
         return CheckpointRecord.parse(commit, record.message()) or record
+
+    def contents(self, revision: str, paths: Sequence[str]) -> list[bytes | None]:
+        with self.repo.lock:
+            return self.repo.contents(revision, paths)
 
     # ---- restoring ---------------------------------------------------------------------------------
 

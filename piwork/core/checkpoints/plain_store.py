@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,6 +155,10 @@ class PlainCheckpoints:
             return None
         except (UnreadableFile, IsADirectoryError):
             return UNREADABLE  # differs from every blob: the file counts as changed
+
+    def contents(self, revision: str, paths: Sequence[str]) -> list[bytes | None]:
+        """Not kept here: the plain store has only the bytes before each edit/write, no revisions."""
+        return [None] * len(paths)
 
     def plan(self, target: CheckpointRecord) -> RestorePlan:
         return self._plan(self._lines(), target)[0]

@@ -186,6 +186,26 @@ class ShadowRepo:
             {"A": added, "D": removed}.get(status[:1], modified).append(path)
         return TreeDiff(tuple(added), tuple(modified), tuple(removed))
 
+    def contents(self, revision: str, paths: Sequence[str]) -> list[bytes | None]:
+        """The bytes of ``paths`` in ``revision`` (None where it has no such file), read in one process."""
+        if not paths or not (self.git_dir / "HEAD").is_file():
+            return [None] * len(paths)
+        asked = b"".join(f"{revision}:{p}".encode(errors="surrogateescape") + b"\n" for p in paths)
+        out = self.git("cat-file", "--batch", stdin=asked)
+        found: list[bytes | None] = []
+        at = 0
+        for _ in paths:
+            end = out.index(b"\n", at)
+            header = out[at:end].split(b" ")
+            at = end + 1
+            if len(header) != 3 or header[1] != b"blob":  # "<name> missing", or not a file
+                found.append(None)
+                continue
+            size = int(header[2])
+            found.append(out[at : at + size])
+            at += size + 1  # the blob, then a newline
+        return found
+
     # ---- restoring ---------------------------------------------------------------------------------
 
     def write_files(self, tree: str, paths: Sequence[str]) -> None:

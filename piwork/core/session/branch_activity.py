@@ -5,6 +5,10 @@ with their results by call id: calls of the tools that touch a named file (`read
 each tool declares) give file touches (an edit carries the diff its tool recorded in the result's details),
 calls of the tools that run a command (`bash`) and `!` shell commands give command runs
 with their exit codes. A call without a result (the run was stopped) is kept with `finished=False`.
+
+The checkpoints (``piwork.core.checkpoints``, a layer above) add what they saw change during each reply's
+tool calls: files a command wrote (``changed``, with the tool named) and files changed by hand between turns
+(``outside``); ``BranchActivity.checkpointed_calls`` counts the calls they recorded on the stretch.
 """
 
 from __future__ import annotations
@@ -13,13 +17,17 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from piwork.core.tools.base import FileAction
+from piwork.core.tools.base import FILE_ACTION_WORDS, FileAction
 from piwork.core.tools.registry import tool_facts
 from piwork.core.usage import USAGE_KEYS, UsageTotals
 
 _EXIT_TEXT = re.compile(r"Command exited with code (-?\d+)\s*$")
+
+TouchAction = FileAction | Literal["changed", "outside"]
+"""A file tool's action, or what the checkpoints saw: ``changed`` during a reply's tool calls (by a command,
+when ``FileTouch.tool`` names one), ``outside`` piwork between turns."""
 
 
 @dataclass(frozen=True)
@@ -28,13 +36,24 @@ class FileTouch:
 
     path: str  # as the call named it
     key: str  # normalised absolute path (groups `a.py` and `./a.py`)
-    action: FileAction
+    action: TouchAction
     call_entry_id: str  # the assistant message that made the call
     result_entry_id: str | None  # its tool result (None: no result was recorded)
     failed: bool
     diff: str | None = None  # edits: the diff the tool recorded
     result_text: str = ""
     content: str | None = None  # writes: the whole content the call wrote
+    tool: str | None = None  # ``changed``: the tool(s) whose calls changed it ("bash"); None: not known
+    revision: tuple[str, str] | None = None  # seen by the checkpoints: the checkpoints before and after
+
+    @property
+    def words(self) -> str:
+        """How the touch reads after the fact: "edited", "changed by bash", "changed outside piwork"."""
+        if self.action == "changed":
+            return f"changed by {self.tool}" if self.tool else "changed while the tools ran"
+        if self.action == "outside":
+            return "changed outside piwork"
+        return FILE_ACTION_WORDS[self.action]
 
 
 @dataclass(frozen=True)
@@ -59,11 +78,20 @@ class FileSummary:
     touches: list[FileTouch] = field(default_factory=list)
 
     @property
-    def actions(self) -> list[FileAction]:
-        seen: list[FileAction] = []
+    def actions(self) -> list[TouchAction]:
+        seen: list[TouchAction] = []
         for touch in self.touches:
             if touch.action not in seen:
                 seen.append(touch.action)
+        return seen
+
+    @property
+    def words(self) -> list[str]:
+        """What was done to the file, each way once, in the order first done ("edited", "changed by bash")."""
+        seen: list[str] = []
+        for touch in self.touches:
+            if touch.words not in seen:
+                seen.append(touch.words)
         return seen
 
     @property
@@ -83,6 +111,7 @@ class BranchActivity:
     cost: float = 0.0
     last_answer: str | None = None
     last_answer_id: str | None = None
+    checkpointed_calls: int = 0  # tool calls on the stretch the checkpoints recorded (their changes added)
 
     @property
     def total_tokens(self) -> float:

@@ -5,28 +5,29 @@ compare with the current position, mark an entry and compare another with it, an
 on an entry's path. The comparison and the file lists load message bodies, so they are computed in
 a worker thread (bodies are read with `pread`, safe beside the GUI thread); the dialogs open when
 they are ready. Clicking an entry in a dialog selects it in the tree and the graph; "Move here"
-goes through the panel's navigation (the usual summary choice).
+goes through the panel's navigation (the usual summary choice). Where the session has checkpoints of the
+project's files, both add the files they saw change (a command's too), read in the same worker.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDialog
 
-from piwork.core.errors import PiworkError
-from piwork.core.session import (
-    BranchActivity,
-    BranchComparison,
-    EntryRecord,
-    SessionTree,
-    compare_branches,
-    conversation_leaf,
-    path_activity,
+from piwork.core.checkpoints import (
+    SessionCheckpoints,
+    checkpointed_comparison,
+    checkpointed_path_activity,
+    session_checkpoints,
 )
+from piwork.core.errors import PiworkError
+from piwork.core.paths import agent_dir
+from piwork.core.session import BranchActivity, BranchComparison, EntryRecord, SessionTree, conversation_leaf
 from piwork.gui.tree.compare_dialog import CompareDialog
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.files_dialog import FilesTouchedDialog
@@ -38,18 +39,22 @@ if TYPE_CHECKING:
 MenuAction = tuple[str, Callable[[], Any], bool]
 
 
-def _compare_and_read_titles(tree: SessionTree, a_id: str, b_id: str) -> BranchComparison:
+def _compare_and_read_titles(
+    tree: SessionTree, a_id: str, b_id: str, checkpoints: SessionCheckpoints | None
+) -> BranchComparison:
     """Compare two points (a worker thread's call) and read the titles the dialog shows above its lists:
     the two entries and the one where the paths part."""
-    result = compare_branches(tree, a_id, b_id)
+    result = checkpointed_comparison(tree, a_id, b_id, checkpoints)
     ids = (result.a_id, result.b_id, result.ancestor_id)
     read_previews(tree, [r for r in (tree.record(i) for i in ids if i is not None) if r is not None])
     return result
 
 
-def _activity_and_title(tree: SessionTree, entry_id: str | None) -> tuple[BranchActivity, str | None]:
+def _activity_and_title(
+    tree: SessionTree, entry_id: str | None, checkpoints: SessionCheckpoints | None
+) -> tuple[BranchActivity, str | None]:
     """The files touched on the path to ``entry_id`` and that entry's title (a worker thread's call)."""
-    activity = path_activity(tree, entry_id)
+    activity = checkpointed_path_activity(tree, entry_id, checkpoints)
     record = tree.record(entry_id) if entry_id is not None else None
     return activity, entry_title(record, tree) if record is not None else None
 
@@ -61,6 +66,7 @@ class BranchTools(QObject):
         super().__init__(panel)
         self.panel = panel
         self.marked: str | None = None
+        self.agent_dir: Path | None = None  # where the session's checkpoints are (None: the usual folder)
         self.dialogs: list[QDialog] = []
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -148,6 +154,13 @@ class BranchTools(QObject):
             return None
         return self._spawn(self._files(entry_id))
 
+    def _checkpoints(self) -> SessionCheckpoints | None:
+        """The open session's checkpoints (opening them reads nothing: the work is in the worker)."""
+        session, tree = self.panel.session, self.panel.tree
+        if session is None or tree is None:
+            return None
+        return session_checkpoints(tree, session.path, self.agent_dir or agent_dir())
+
     # -- work -------------------------------------------------------------------------------------
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
@@ -158,8 +171,9 @@ class BranchTools(QObject):
     async def _compare(self, a_id: str, b_id: str, names: tuple[str, str] = ("A", "B")) -> None:
         tree = self.panel.tree
         assert tree is not None
+        checkpoints = self._checkpoints()
         try:
-            result = await asyncio.to_thread(_compare_and_read_titles, tree, a_id, b_id)
+            result = await asyncio.to_thread(_compare_and_read_titles, tree, a_id, b_id, checkpoints)
         except PiworkError as exc:
             self.panel.show_status(f"Cannot compare: {exc}")
             return
@@ -168,14 +182,15 @@ class BranchTools(QObject):
         dialog = CompareDialog(tree, result, self.panel, names)
         dialog.entry_clicked.connect(self.panel.select_entry)
         dialog.move_requested.connect(self.panel.navigate_to)
-        dialog.files_requested.connect(self._show_files)
+        dialog.files_requested.connect(lambda activity, where: self._show_files(activity, where, checkpoints))
         self._show(dialog)
 
     async def _files(self, entry_id: str | None) -> None:
         tree = self.panel.tree
         assert tree is not None
+        checkpoints = self._checkpoints()
         try:
-            activity, title = await asyncio.to_thread(_activity_and_title, tree, entry_id)
+            activity, title = await asyncio.to_thread(_activity_and_title, tree, entry_id, checkpoints)
         except PiworkError as exc:
             self.panel.show_status(f"Cannot list the files: {exc}")
             return
@@ -185,10 +200,12 @@ class BranchTools(QObject):
             where = "The active path"
         else:
             where = f"The path to “{title or entry_id}”"
-        self._show_files(activity, where)
+        self._show_files(activity, where, checkpoints)
 
-    def _show_files(self, activity: BranchActivity, where: str) -> None:
-        dialog = FilesTouchedDialog(activity, where, self.panel)
+    def _show_files(
+        self, activity: BranchActivity, where: str, checkpoints: SessionCheckpoints | None = None
+    ) -> None:
+        dialog = FilesTouchedDialog(activity, where, self.panel, checkpoints)
         dialog.entry_clicked.connect(self.panel.select_entry)
         self._show(dialog)
 

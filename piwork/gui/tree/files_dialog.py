@@ -3,29 +3,41 @@
 Left: the files, in the order they were first touched, with what was done to them. Right: the tool
 calls on the selected file (clicking one selects its entry in the tree and the graph, through
 `entry_clicked`) and, for an edit, the diff its tool recorded; for a write, the whole content written.
+Where the session has checkpoints, the files they saw change during the calls (a command's too) and
+outside piwork are listed as well; their diff is read from the checkpoints in a worker thread.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QDialog, QListView, QSplitter, QVBoxLayout, QWidget
 
+from piwork.core.checkpoints import SessionCheckpoints, touch_diff
 from piwork.core.session import BranchActivity, FileSummary, FileTouch
-from piwork.core.tools import FILE_ACTION_WORDS
+from piwork.gui.background import BackgroundTasks
 from piwork.gui.inert_text import plain_label
 from piwork.gui.tree.diff_view import DiffView
 from piwork.gui.tree.entry_list_model import EntryListModel
+from piwork.gui.tree.title_reader import loop_running
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 from piwork.gui.window_flags import dialog_buttons
 
+READING_DIFF = "Reading the checkpoints…"
+
 
 def file_line(summary: FileSummary) -> str:
-    done = ", ".join(FILE_ACTION_WORDS[a] for a in summary.actions)
+    done = ", ".join(summary.words)
     calls = len(summary.touches)
     return f"{summary.display} — {done} ({calls} call{'s' if calls != 1 else ''})"
 
 
 def touch_line(touch: FileTouch) -> str:
+    if touch.action == "changed":
+        return f"{touch.words} (seen by the checkpoints)"
+    if touch.action == "outside":
+        return f"{touch.words} before this reply's calls (seen by the checkpoints)"
     outcome = " — failed" if touch.failed and touch.result_entry_id else ""
     if touch.result_entry_id is None:
         outcome = " — no result"
@@ -35,8 +47,16 @@ def touch_line(touch: FileTouch) -> str:
 
 def files_heading(activity: BranchActivity, where: str, count: int) -> str:
     """What the list holds: the files of the read, write and edit tools; shell commands are counted, the
-    files they changed are not followed."""
+    files they changed are listed only where the checkpoints saw them."""
     commands = len(activity.commands)
+    if activity.checkpointed_calls:
+        plural = "s" if count != 1 else ""
+        changed = len(activity.changed_files())
+        seen = activity.checkpointed_calls
+        return (
+            f"{where}: {count} file{plural} ({changed} changed) by the read, write and edit tools, and as "
+            f"the checkpoints of {seen} tool call{'s' if seen != 1 else ''} saw them change (commands included)."
+        )
     shells = (
         f"; {commands} shell command{'s' if commands != 1 else ''} ran here too, and the files "
         f"{'they' if commands != 1 else 'it'} changed are not listed"
@@ -55,8 +75,18 @@ def files_heading(activity: BranchActivity, where: str, count: int) -> str:
 class FilesTouchedDialog(QDialog):
     entry_clicked = Signal(str)
 
-    def __init__(self, activity: BranchActivity, where: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        activity: BranchActivity,
+        where: str,
+        parent: QWidget | None = None,
+        checkpoints: SessionCheckpoints | None = None,
+    ) -> None:
+        """``checkpoints``: where the diffs of the touches the checkpoints added are read."""
         super().__init__(parent)
+        self.checkpoints = checkpoints
+        self._background = BackgroundTasks()
+        self.finished.connect(lambda _code: self._background.cancel_all())
         dialog_buttons(self, maximize=True)
         self.setWindowTitle("Files touched")
         self.files = activity.files()
@@ -123,6 +153,14 @@ class FilesTouchedDialog(QDialog):
             self.diff.show_diff(None)
             return
         touch = self._touches[index.row()]
+        if touch.revision is not None:
+            if self.checkpoints is None or not loop_running():
+                self.diff.show_diff(None, "The checkpoints of this session are not at hand.")
+                return
+            self.diff.show_diff(None, READING_DIFF)
+            self._background.cancel_all()  # only the latest selection's diff is wanted
+            self._background.spawn(self._read_diff(self.checkpoints, touch))
+            return
         if touch.action == "write" and touch.content is not None:
             self.diff.show_diff(
                 "\n".join(f"+{n} {line}" for n, line in enumerate(touch.content.splitlines(), 1))
@@ -132,8 +170,14 @@ class FilesTouchedDialog(QDialog):
             "read": "A read: nothing changed.",
             "write": "This write recorded no content.",
             "edit": "This edit recorded no diff.",
-        }[touch.action]
+        }.get(touch.action, "")
         self.diff.show_diff(touch.diff, note)
+
+    async def _read_diff(self, checkpoints: SessionCheckpoints, touch: FileTouch) -> None:
+        diff, note = await asyncio.to_thread(touch_diff, checkpoints, touch)
+        current = self.touch_list.currentIndex()
+        if current.isValid() and current.row() < len(self._touches) and self._touches[current.row()] is touch:
+            self.diff.show_diff(diff, note)
 
     def _on_touch(self, index: QModelIndex) -> None:
         entry_id = index.data(ENTRY_ID_ROLE)

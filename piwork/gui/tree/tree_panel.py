@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, QSize, Qt, QTimer, Signal
@@ -849,6 +850,7 @@ class SessionTreePanel(QWidget):
         """Show the open session's tree, moving in it through its agent session."""
         self.set_settings(runtime.resources.settings)
         self.set_session(runtime.store, AgentNavigator(runtime.session))
+        self.branch_tools.agent_dir = Path(runtime.resources.agent_dir)  # where its checkpoints are
 
     def detach(self) -> None:
         """Nothing to let go: the tree shown stays until the next session replaces it."""

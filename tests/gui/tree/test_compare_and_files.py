@@ -20,6 +20,7 @@ from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 from piwork.gui.tree.tree_panel import SessionTreePanel
 from tests.gui.tree.navigators import navigator_for
 from tests.support.branch_runs import RecordedBranches, record_two_branches
+from tests.support.checkpoint_runs import record_checkpointed
 
 
 @pytest.fixture(scope="module")
@@ -204,3 +205,38 @@ def test_comparing_the_current_position_with_itself_asks_for_the_other_entry(
     assert dialog.side_b.title.text().startswith("Current position: ")
     panel.shutdown()
     qtbot.waitUntil(lambda: not panel.branch_tools.dialogs)
+
+
+@pytest.fixture
+def checkpointed(tmp_path: Path) -> Path:
+    return record_checkpointed(tmp_path)[0]  # recorded before the test's loop runs
+
+
+def test_files_a_command_changed_are_listed_with_the_diff_the_checkpoints_hold(
+    qtbot: QtBot, checkpointed: Path, qloop: asyncio.AbstractEventLoop, tmp_path: Path
+) -> None:
+    path = checkpointed
+    panel = _panel(qtbot, path)
+    panel.branch_tools.agent_dir = tmp_path / "agent"
+    panel.files_button.click()
+    files = _opened(qtbot, panel, FilesTouchedDialog)
+    assert isinstance(files, FilesTouchedDialog)
+    assert files.heading.text() == (
+        "The active path: 4 files (4 changed) by the read, write and edit tools, and as the checkpoints "
+        "of 3 tool calls saw them change (commands included)."
+    )
+    assert _rows(files.file_list) == [
+        "a/new.txt — written (1 call)",
+        "base.txt — edited (1 call)",
+        "made-a.txt — changed by bash (1 call)",
+        "old.txt — changed by bash (1 call)",
+    ]
+    files.file_list.setCurrentIndex(files.file_model.index(2, 0))
+    assert _rows(files.touch_list) == ["changed by bash (seen by the checkpoints)"]
+    qtbot.waitUntil(lambda: files.diff.toPlainText() == "+1 a", timeout=5_000)  # read in a worker
+    files.file_list.setCurrentIndex(files.file_model.index(3, 0))
+    qtbot.waitUntil(lambda: files.diff.toPlainText() == "-1 to be removed", timeout=5_000)
+    reply = files.touch_list.model().index(0, 0)
+    files.touch_list.clicked.emit(reply)  # selects the reply whose calls changed it
+    assert panel.tree is not None and panel.tree.record(panel.current_entry_id()).role == "assistant"
+    panel.shutdown()
