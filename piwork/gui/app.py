@@ -19,6 +19,7 @@ from piwork.gui import compat
 from piwork.gui.assets import APP_ID, resource_path
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.chat.markdown import warm_up_lexers
+from piwork.gui.inbox.wiring import follow_controller, install_inbox
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
 from piwork.gui.session_controller import SessionController
@@ -89,8 +90,11 @@ def build_window(
 
 def run(options: WindowOptions) -> int:
     app = create_application([sys.argv[0] if sys.argv else "piwork"])
-    window, _themes, notifications = build_window(app, options)
+    window, themes, notifications = build_window(app, options)
+    inbox = install_inbox(window)  # before the layout is restored: its dock is remembered
+    themes.changed.connect(inbox.panel.set_theme)
     controller = SessionController(window, notifications, options.cwd, agent_dir(), approve=options.approve)
+    follow_controller(inbox, controller)
 
     async def main(quit_event: asyncio.Event) -> int:
         notifications.install(asyncio.get_running_loop())

@@ -4,7 +4,8 @@ A ``SessionPanel``: on ``attach`` it becomes the session's "ask the user" (``App
 footer's mode button follows the project's mode. Asking marks the call's card (its view shows the command
 or diff and Approve, Deny…, Always allow…) and waits; the card's badges answer. Deny asks for an optional
 reason, Always allow for the rule (prefilled, editable); cancelling either leaves the call waiting. Stop
-cancels the wait (the engine gives the call the aborted result) and the card shows as it was.
+cancels the wait (the engine gives the call the aborted result) and the card shows as it was. ``asked`` and
+``settled`` tell others (the inbox) when a call starts and stops waiting; ``act`` answers it as a badge would.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import asyncio
 import logging
 
 import shiboken6
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 from piwork.core.approvals import ApprovalAnswer, ApprovalGate, ApprovalMode, ApprovalRequest, ProjectRules
@@ -43,6 +44,9 @@ def rule_prompt(request: ApprovalRequest) -> tuple[str, str]:
 
 
 class WindowApprovals(QObject):
+    asked = Signal(object)  # ApprovalRequest: a call waits for the user
+    settled = Signal(str)  # the call id of a call that no longer waits (answered, stopped, let go)
+
     def __init__(self, presenter: ChatPresenter, button: ApprovalModeButton, dialogs_parent: QWidget) -> None:
         super().__init__(dialogs_parent)
         self._presenter = presenter
@@ -93,10 +97,13 @@ class WindowApprovals(QObject):
             return ApprovalAnswer("deny", NO_CARD_TEXT)
         future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
         self._waiting[request.call_id] = (request, future)
+        self.asked.emit(request)
         try:
             return await future
         finally:
             self._waiting.pop(request.call_id, None)
+            if shiboken6.isValid(self):
+                self.settled.emit(request.call_id)
             self._presenter.show_approval(request.call_id, None)
 
     def answer(self, call_id: str, answer: ApprovalAnswer) -> bool:
@@ -109,12 +116,17 @@ class WindowApprovals(QObject):
 
     def on_card_action(self, card: ToolCard, action: str) -> None:
         """A badge or menu entry of a waiting card was chosen."""
-        waiting = self._waiting.get(card.call_id)
+        self.act(card.call_id, action)
+
+    def act(self, call_id: str, action: str) -> None:
+        """Answer the waiting call ``call_id`` as its card's badge ``action`` (a ``CardAction`` value) does:
+        Deny and Always allow ask their question first."""
+        waiting = self._waiting.get(call_id)
         if waiting is None:
             return
         request = waiting[0]
         if action == CardAction.APPROVE.value:
-            self.answer(card.call_id, ApprovalAnswer("approve"))
+            self.answer(call_id, ApprovalAnswer("approve"))
         elif action == CardAction.DENY.value:
             self._tasks.spawn(self._deny(request))
         elif action == CardAction.ALWAYS_ALLOW.value:

@@ -163,6 +163,7 @@ class MainWindow(QMainWindow):
         self.status.insertPermanentWidget(0, self.switcher)
         self._title = ("", "")  # the session's name and folder, for the title
         self._worktree: tuple[str, str] | None = None  # the branch and repository of a worktree session
+        self._waiting = 0  # what waits for the user in the inbox, counted first in the title
         self.worktrees = WorktreeFlow(self)
         self.panels.register(self.worktrees)
         self._wire_window_actions()
@@ -420,12 +421,18 @@ class MainWindow(QMainWindow):
         self._worktree = (branch, repo) if branch and repo else None
         self._show_title()
 
+    def set_waiting_count(self, count: int) -> None:
+        """How many things wait for the user (the inbox): "(2) session — folder — piwork"; 0 shows none."""
+        self._waiting = count
+        self._show_title()
+
     def _show_title(self) -> None:
         name, cwd = self._title
         project = project_name(cwd)
         if self._worktree is not None:
             project += f" [{self._worktree[0]}, worktree of {self._worktree[1]}]"
-        self.setWindowTitle(f"{name} — {project} — piwork" if name else f"{project} — piwork")
+        title = f"{name} — {project} — piwork" if name else f"{project} — piwork"
+        self.setWindowTitle(f"({self._waiting}) {title}" if self._waiting else title)
 
     # ---- drops -------------------------------------------------------------------------------
 

@@ -466,6 +466,15 @@ class TrustPrompter:
         self.before_asking: Callable[[bool], Awaitable[None]] | None = None
         # Told as a question opens (argument: what it asks), e.g. to notify the desktop.
         self.asking: list[Callable[[str], None]] = []
+        # The question waiting for the user, held back or shown (None: none), and who follows it (the inbox).
+        self.pending: str | None = None
+        self.pending_changed: list[Callable[[str | None], None]] = []
+        self.dialog: TrustDialog | None = None  # the question's dialog while it is open
+
+    def _set_pending(self, question: str | None) -> None:
+        self.pending = question
+        for listener in self.pending_changed:
+            listener(question)
 
     async def ask(
         self,
@@ -473,13 +482,19 @@ class TrustPrompter:
         changes: Sequence[FileChange] | None = None,
         changes_unknown: bool = False,
     ) -> TrustOption | None:
-        if self.before_asking is not None:
-            await self.before_asking(changes is not None or changes_unknown)
-        dialog = TrustDialog(request, self.parent, changes=changes, changes_unknown=changes_unknown)
         question = f"Trust the project folder {os.path.basename(os.path.normpath(request.folder))}?"
-        for listener in self.asking:
-            listener(question)
-        option, answered = await _show(dialog)
+        self._set_pending(question)
+        try:
+            if self.before_asking is not None:
+                await self.before_asking(changes is not None or changes_unknown)
+            dialog = TrustDialog(request, self.parent, changes=changes, changes_unknown=changes_unknown)
+            for listener in self.asking:
+                listener(question)
+            self.dialog = dialog
+            option, answered = await _show(dialog)
+        finally:
+            self.dialog = None
+            self._set_pending(None)
         if option is not None and option.updates:
             await asyncio.to_thread(self._record, answered)
         return option

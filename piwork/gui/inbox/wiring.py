@@ -1,0 +1,82 @@
+"""Putting the inbox in a window: its dock (View → Inbox, Alt+5), the status bar's badge, the title's
+count, and the sessions it follows: ``follow_controller`` for a window with one session, ``follow_tabs``
+for a window of tabs (a feed per tab through the tabs' signals, ``bring_to_front`` to jump to one)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtWidgets import QDockWidget
+
+from piwork.gui.inbox.badge import InboxBadge
+from piwork.gui.inbox.inbox import Inbox
+from piwork.gui.inbox.panel import InboxPanel
+from piwork.gui.main_window import MainWindow
+from piwork.gui.session_controller import SessionController
+
+DOCK_ID = "inbox"
+SHORTCUT = "Alt+5"
+
+
+@dataclass(frozen=True)
+class WindowInbox:
+    inbox: Inbox
+    panel: InboxPanel
+    dock: QDockWidget
+    badge: InboxBadge
+
+    def show(self) -> None:
+        """Open the dock and put the keyboard in its list."""
+        self.dock.show()
+        self.dock.raise_()
+        self.panel.focus_list()
+
+
+def install_inbox(window: MainWindow) -> WindowInbox:
+    """The inbox's dock (hidden until asked for), badge and title count in ``window``; before its layout
+    is restored, so the dock's place is remembered like the others'."""
+    inbox = Inbox(window)
+    panel = InboxPanel(inbox, window.theme, window)
+    dock = window.add_dock(DOCK_ID, "Inbox", panel, Qt.DockWidgetArea.RightDockWidgetArea, SHORTCUT)
+    dock.hide()
+    badge = InboxBadge(inbox, window.status)
+    window.status.insertPermanentWidget(0, badge)
+    installed = WindowInbox(inbox, panel, dock, badge)
+    badge.clicked.connect(installed.show)
+    inbox.countChanged.connect(window.set_waiting_count)
+    return installed
+
+
+def follow_controller(installed: WindowInbox, controller: SessionController) -> None:
+    """A window of one session: its controller's feed, always in front."""
+    installed.inbox.attach(controller)
+    installed.inbox.set_front(controller)
+
+
+class TabRegistry(Protocol):
+    """What the inbox uses of a window's tabs of sessions."""
+
+    @property
+    def tabAdded(self) -> SignalInstance: ...  # (controller)
+
+    @property
+    def tabRemoved(self) -> SignalInstance: ...  # (controller)
+
+    @property
+    def frontChanged(self) -> SignalInstance: ...  # (controller)
+
+    def bring_to_front(self, controller: SessionController) -> None: ...
+
+
+def follow_tabs(installed: WindowInbox, tabs: TabRegistry, open_now: list[SessionController]) -> None:
+    """A window of tabs: a feed per tab (``open_now``: the tabs it has already), the front tab followed,
+    and a jump from the inbox brings the item's tab to front."""
+    inbox = installed.inbox
+    inbox.bring_to_front = tabs.bring_to_front
+    tabs.tabAdded.connect(inbox.attach)
+    tabs.tabRemoved.connect(inbox.detach)
+    tabs.frontChanged.connect(inbox.set_front)
+    for controller in open_now:
+        inbox.attach(controller)
