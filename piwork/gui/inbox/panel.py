@@ -13,7 +13,6 @@ from collections.abc import Callable
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent, QPainter, QPalette
 from PySide6.QtWidgets import (
-    QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.inbox.inbox import Inbox, Waiting
 from piwork.gui.inbox.items import KIND_TEXT, InboxKind, age_text
 from piwork.gui.theme import Theme, load_theme
@@ -135,12 +135,10 @@ class InboxPanel(QWidget):
         self.go_button.setToolTip("Show it in its session (Enter)")
         self.dismiss_button = QPushButton("Dis&miss", self)
         self.dismiss_button.setToolTip("Put this failed or finished run away")
-        buttons = QHBoxLayout()
-        buttons.setContentsMargins(0, 0, 0, 0)
+        buttons = FlowLayout(spacing=4)  # on two rows in a narrow dock, never cut off
         for button in (self.approve_button, self.deny_button, self.go_button, self.dismiss_button):
             button.setAutoDefault(False)
             buttons.addWidget(button)
-        buttons.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.list, 1)
