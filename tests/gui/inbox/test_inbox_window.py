@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -355,3 +356,35 @@ def test_a_trust_question_waits_in_the_inbox_and_opens_from_it(
     assert not banner.isVisible() and installed.panel.list.count() == 1  # waits until answered
     visible_trust_dialog().option_buttons["trust"].click()  # type: ignore[union-attr]
     wait_listed(qtbot, installed, 0)
+
+
+def test_the_inbox_is_a_view_entry_with_its_own_shortcut_and_the_badge_opens_it(
+    qtbot: QtBot, windows: Windows, server: LoopbackServer, project: Path
+) -> None:
+    ctl, installed = windows.open(project)
+    window = ctl.window
+    toggle = installed.dock.toggleViewAction()
+    assert toggle in window.menus["View"].actions()  # type: ignore[attr-defined]
+    assert toggle.text() == "Inbox" and toggle.shortcut().toString() == "Alt+5"
+    taken = [a.shortcut().toString() for a in window.findChildren(QAction) if a is not toggle]
+    assert "Alt+5" not in taken  # no other action of the window has it
+    dialog = window.show_shortcuts()
+    rows = {
+        (dialog.table.item(r, 1).text(), dialog.table.item(r, 2).text())
+        for r in range(dialog.table.rowCount())
+    }
+    assert ("Inbox", "Alt+5") in rows
+    dialog.close()
+    to_front(qtbot, window)  # as the desktop does once the dialog closes (offscreen does not)
+    assert not installed.dock.isVisible()
+    qtbot.keyClick(window, Qt.Key.Key_5, Qt.KeyboardModifier.AltModifier)
+    qtbot.waitUntil(installed.dock.isVisible)
+    installed.dock.hide()
+
+    server.script(Turn(failure=Failure.http(403, '{"type":"error","error":{"type":"permission_error"}}')))
+    reply(qtbot, ctl)
+    wait_listed(qtbot, installed, 1)
+    assert installed.badge.isVisible() and "failed: 1" in installed.badge.toolTip()
+    qtbot.mouseClick(installed.badge, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: installed.dock.isVisible() and installed.panel.list.hasFocus())
+    assert listed(installed)[0][2] == "The provider refused the API key (403)"
