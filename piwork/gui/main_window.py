@@ -38,6 +38,7 @@ from piwork.gui.accessibility import name_unnamed_controls
 from piwork.gui.actions import ACTIONS, MENUS
 from piwork.gui.approval_flow import WindowApprovals
 from piwork.gui.assets import resource_path
+from piwork.gui.changes.panel import ChangesPanel
 from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.context.context_panel import ContextPanel
 from piwork.gui.desktop_notices import NOTIFY_KEY, ReplyNotifier, notices_enabled
@@ -136,7 +137,11 @@ class MainWindow(QMainWindow):
         self.add_dock(
             "context", "Context", self.context_panel, Qt.DockWidgetArea.RightDockWidgetArea, "Alt+4"
         )
-        for dock_id in ("resources", "logs", "context"):
+        self.changes_panel = ChangesPanel(self)  # ``show_since(entry_id)``: "Changes since here"
+        self.add_dock(
+            "changes", "Changes", self.changes_panel, Qt.DockWidgetArea.RightDockWidgetArea, "Alt+5"
+        )
+        for dock_id in ("resources", "logs", "context", "changes"):
             self.docks[dock_id].hide()
         # each panel attaches to the open session itself (see ``piwork.gui.panels``)
         self.panels = SessionPanels()
@@ -153,6 +158,7 @@ class MainWindow(QMainWindow):
             self.resource_panel,
             self.log_panel,
             self.context_panel,
+            self.changes_panel,
             self.reply_notifier,
             self.recent_sessions,
             self.approvals,
