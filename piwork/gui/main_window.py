@@ -139,7 +139,7 @@ class MainWindow(QMainWindow):
         )
         self.changes_panel = ChangesPanel(self)  # ``show_since(entry_id)``: "Changes since here"
         self.add_dock(
-            "changes", "Changes", self.changes_panel, Qt.DockWidgetArea.RightDockWidgetArea, "Alt+5"
+            "changes", "Changes", self.changes_panel, Qt.DockWidgetArea.RightDockWidgetArea, "Alt+6"
         )
         for dock_id in ("resources", "logs", "context", "changes"):
             self.docks[dock_id].hide()

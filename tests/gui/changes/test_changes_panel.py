@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
@@ -109,7 +110,9 @@ def panel_of(qtbot: QtBot, ctl: SessionController) -> ChangesPanel:
     window = ctl.window
     window.action_map  # noqa: B018 - the window is built
     toggle = window.docks["changes"].toggleViewAction()
-    assert toggle.shortcut().toString() == "Alt+5" and toggle in window.menus["View"].actions()  # type: ignore[attr-defined]
+    assert toggle.shortcut().toString() == "Alt+6" and toggle in window.menus["View"].actions()  # type: ignore[attr-defined]
+    taken = [a.shortcut().toString() for a in window.findChildren(QAction) if a is not toggle]
+    assert "Alt+6" not in taken  # no other action of the window has it
     if not window.docks["changes"].isVisible():
         toggle.trigger()
     panel = window.changes_panel
