@@ -123,6 +123,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
         "Check the next request against the context marks (/context preflight)",
     ),
     ActionSpec("session_tree", "Session &Tree", "Ctrl+T", "Session", "Branch from an earlier point (/tree)"),
+    ActionSpec(
+        "undo_restore",
+        "&Undo File Restore",
+        "",
+        "Session",
+        "Bring back the project's files as they were before the last restore of this session",
+    ),
     ActionSpec("pick_model", "Choose &Model", "Ctrl+M", "Session", "Open the model picker"),
     ActionSpec(
         "cycle_thinking", "Cycle T&hinking Level", "Ctrl+Shift+M", "Session", "off → minimal → … → max"

@@ -48,6 +48,7 @@ from piwork.gui.project_switcher import ProjectSwitcher, project_name
 from piwork.gui.recent_projects import age_text, recent_projects
 from piwork.gui.recent_sessions import RecentSessionsFeed
 from piwork.gui.resources.panel import ResourcePanel
+from piwork.gui.rewind import FileRewind
 from piwork.gui.shortcuts_dialog import ShortcutsDialog
 from piwork.gui.status_bar import WorkbenchStatusBar
 from piwork.gui.theme import Theme, load_theme
@@ -153,6 +154,9 @@ class MainWindow(QMainWindow):
         # a call waiting for approval is its chat card; the footer's button switches the project's mode
         self.approvals = WindowApprovals(self.chat.presenter, self.chat.footer.approval_mode, self)
         self.chat.view.approvalAnswered.connect(self.approvals.on_card_action)
+        # restoring the project's files to a point of the conversation, and undoing it
+        self.rewind = FileRewind(self.chat.presenter, self)
+        self.tree_panel.rewind = self.rewind
         for panel in (
             self.tree_panel,
             self.resource_panel,
@@ -162,6 +166,7 @@ class MainWindow(QMainWindow):
             self.reply_notifier,
             self.recent_sessions,
             self.approvals,
+            self.rewind,
         ):
             self.panels.register(panel)
         self.switcher = ProjectSwitcher(ui_state, self.action_map["open_folder"], self.status)
@@ -303,6 +308,10 @@ class MainWindow(QMainWindow):
         a["pick_model"].triggered.connect(self.chat.footer.model_picker.showPopup)
         a["cycle_thinking"].triggered.connect(self.chat.footer.thinking_picker.cycle)
         a["session_tree"].triggered.connect(self.show_tree)
+        a["undo_restore"].setEnabled(False)
+        a["undo_restore"].triggered.connect(lambda: self.rewind.undo_last())
+        self.rewind.undoAvailable.connect(a["undo_restore"].setEnabled)
+        self.rewind.told.connect(self.tree_panel.show_status)
         self.tree_panel.editor_text_requested.connect(self.chat.composer.set_text)
         self.tree_panel.entry_selected.connect(self.show_entry_in_chat)
         a["toggle_theme"].setChecked(self.theme.dark)

@@ -170,6 +170,7 @@ class SessionController(QObject):
         tree = self.window.tree_panel
         tree.branch_made.connect(self._remember_branch_notice)
         tree.session_created.connect(self.open_branched)
+        self.window.rewind.chat_shown = self.branch_shown  # a restore after a move tells it below the branch
         self.chat.presenter.assistantFinished.connect(lambda _m: self.refresh_status())
         self.chat.presenter.compactionFinished.connect(self.refresh_status)
 

@@ -1,8 +1,9 @@
 """BranchChoiceDialog: how to leave the current branch when moving elsewhere in the tree.
 
 Choices: no summary, summarize, or summarize with the user's focus (optionally replacing the default
-instructions); an optional label; and "don't ask again", which the panel saves as
-`branchSummary.skipPrompt` (meaning: never summarize, never ask).
+instructions); an optional label; "don't ask again", which the panel saves as
+`branchSummary.skipPrompt` (meaning: never summarize, never ask); and, when the window can restore files,
+"Also restore the files to this point" (a `RestoreOption`, which lists the files that would change).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from piwork.gui.rewind import RestoreOption
 from piwork.gui.window_flags import dialog_buttons
 
 
@@ -56,11 +58,18 @@ class BranchChoice:
     replace_instructions: bool = False
     label: str | None = None
     dont_ask_again: bool = False
+    restore_files: bool = False  # also put the files back as they were at the entry moved to
 
 
 class BranchChoiceDialog(QDialog):
     def __init__(
-        self, abandoned_entries: int, summary_messages: int, target_text: str, parent: QWidget | None = None
+        self,
+        abandoned_entries: int,
+        summary_messages: int,
+        target_text: str,
+        parent: QWidget | None = None,
+        *,
+        restore: RestoreOption | None = None,
     ) -> None:
         super().__init__(parent)
         dialog_buttons(self)
@@ -109,6 +118,9 @@ class BranchChoiceDialog(QDialog):
             layout.addWidget(widget)
         layout.addWidget(self.label_field)
         layout.addWidget(self.dont_ask)
+        self.restore = restore
+        if restore is not None:
+            layout.addWidget(restore)
         layout.addWidget(buttons)
         self.focused.toggled.connect(self._update)
         self.no_summary.toggled.connect(self._update)
@@ -152,9 +164,12 @@ class BranchChoiceDialog(QDialog):
 
     def choice(self) -> BranchChoice:
         label = self.label_field.text().strip() or None
+        files = self.restore is not None and self.restore.wanted
         if self.no_summary.isChecked():
-            return BranchChoice(False, label=label, dont_ask_again=self.dont_ask.isChecked())
+            return BranchChoice(
+                False, label=label, dont_ask_again=self.dont_ask.isChecked(), restore_files=files
+            )
         if self.summarize.isChecked():
-            return BranchChoice(True, label=label)
+            return BranchChoice(True, label=label, restore_files=files)
         focus = self.focus_text.toPlainText().strip()
-        return BranchChoice(True, focus, self.replace_box.isChecked(), label)
+        return BranchChoice(True, focus, self.replace_box.isChecked(), label, restore_files=files)

@@ -21,9 +21,9 @@ import asyncio
 import contextlib
 import threading
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, QPoint, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import SIGNAL, QEvent, QModelIndex, QObject, QPoint, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -63,6 +63,7 @@ from piwork.gui.context_edit_dialog import LEAVE_OUT_TEXT, REPLACE_TEXT, RESTORE
 from piwork.gui.dialogs import ask
 from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.inert_text import plain_label, plain_tip
+from piwork.gui.rewind import RestoreOption
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
 from piwork.gui.tree.branch_tools import BranchTools
 from piwork.gui.tree.context_marks import content_text, edit_marks, entry_content
@@ -75,6 +76,9 @@ from piwork.gui.tree.title_reader import loop_running
 from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, SessionTreeModel
 from piwork.gui.tree.tree_search import SearchCancelled, SearchMatches, search_entries
 
+if TYPE_CHECKING:
+    from piwork.gui.rewind import FileRewind
+
 FILTER_WORDS = {
     "default": "Conversation",
     "no-tools": "Without tool results",
@@ -84,6 +88,9 @@ FILTER_WORDS = {
 }
 
 _SEARCH_DELAY_MS = 250
+RESTORE_FILES_TEXT = "Restore files to here…"
+CHANGES_SINCE_TEXT = "Changes since here"
+SIGNAL_CHANGES_SINCE = SIGNAL("changesSinceRequested(QString)")
 LAYOUT_ATTEMPTS = 3  # layouts computed in a worker while entries stream in, before one on the GUI thread
 
 T = TypeVar("T")
@@ -138,6 +145,9 @@ class SessionTreePanel(QWidget):
     # "leave-out" | "replace" | "restore", the entry id, the replacement text (for "replace")
     context_edit_requested = Signal(str, str, object)
     edit_marks_shown = Signal()  # the tree marks the entries the context edits in force change
+    changesSinceRequested = Signal(
+        str
+    )  # "Changes since here": the entry id (the window opens the Changes panel)
 
     def __init__(self, parent: QWidget | None = None, *, settings: Any = None) -> None:
         super().__init__(parent)
@@ -157,6 +167,7 @@ class SessionTreePanel(QWidget):
         self.branch_dialog: BranchChoiceDialog | None = None
         self.replacement_dialog: ReplacementDialog | None = None
         self._leaving = (0, 0)  # entries and summarizable messages of the branch being left
+        self.rewind: FileRewind | None = None  # restores the project's files (set by the window)
 
         self.filter_box = QComboBox()
         for mode in FILTER_MODES:  # words in the box, Pi's mode ids (treeFilterMode) behind them
@@ -604,6 +615,7 @@ class SessionTreePanel(QWidget):
             ("Clone up to here", self.clone_current, record is not None),
             ("Copy entry id", lambda: QGuiApplication.clipboard().setText(entry_id or ""), True),
             *self._context_edit_actions(record),
+            *self._file_actions(entry_id),
         ]
         for index, (text, slot, enabled) in enumerate(actions + self.branch_tools.menu_actions(entry_id)):
             if index == len(actions):
@@ -613,6 +625,17 @@ class SessionTreePanel(QWidget):
             action.triggered.connect(slot)
             menu.addAction(action)
         return menu
+
+    def _file_actions(self, entry_id: str | None) -> list[tuple[str, Any, bool]]:
+        """Restore the project's files to the entry (asks first, listing them), or review what changed
+        since it (in the Changes panel, when the window has one)."""
+        rewind = self.rewind
+        has = entry_id is not None and self.navigator is not None
+        changes = self.receivers(SIGNAL_CHANGES_SINCE) > 0
+        return [
+            (RESTORE_FILES_TEXT, lambda: rewind.restore_to(entry_id) if rewind and entry_id else None, has and rewind is not None),
+            (CHANGES_SINCE_TEXT, lambda: self.changesSinceRequested.emit(entry_id or ""), has and changes),
+        ]  # fmt: skip
 
     def _context_edit_actions(self, record: EntryRecord | None) -> list[tuple[str, Any, bool]]:
         """Leave out / replace / restore what the model sees of a message on the current branch."""
@@ -750,7 +773,10 @@ class SessionTreePanel(QWidget):
         if self.tree is not tree:  # another session (or none) is shown meanwhile
             return None
         self._leaving = (entries, messages)
-        dialog = BranchChoiceDialog(entries, messages, title, self)
+        restore = RestoreOption() if self.rewind is not None else None
+        dialog = BranchChoiceDialog(entries, messages, title, self, restore=restore)
+        if restore is not None and self.rewind is not None:
+            restore.start(self.rewind, entry_id)  # the files are looked at in a worker meanwhile
         can_summarize = self.navigator is not None and self.navigator.can_summarize
         dialog.summarize.setEnabled(can_summarize)
         dialog.focused.setEnabled(can_summarize)
@@ -761,6 +787,8 @@ class SessionTreePanel(QWidget):
             accepted = await ask(dialog)
         finally:
             self.branch_dialog = None
+            if restore is not None:
+                restore.stop()
             dialog.close()
             dialog.deleteLater()
         if not accepted:
@@ -809,6 +837,8 @@ class SessionTreePanel(QWidget):
         if result.editor_text is not None:
             self.editor_text_requested.emit(result.editor_text)
         self.navigated.emit(result)
+        if choice.restore_files and self.rewind is not None:
+            self.rewind.restore_after_move(entry_id)
 
     def _show_progress(self) -> None:
         dialog = QProgressDialog("Summarizing the branch you are leaving…", "Cancel", 0, 0, self)
