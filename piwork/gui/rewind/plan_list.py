@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 from piwork.core.checkpoints import RestorePlan
 
 GROUP_LIMIT = 300
+MIN_HEIGHT, MAX_HEIGHT = 48, 260
 PATH_ROLE = Qt.ItemDataRole.UserRole  # a row's path; a group row's kind (``added``...)
 OUTSIDE_MARK = "  — changed outside piwork"
 GROUPS = (
@@ -38,8 +39,7 @@ class PlanList(QTreeWidget):
         self.setColumnCount(1)
         self.setAccessibleName("Files that would change")
         self.setAccessibleDescription("The project's files a restore would add, modify or remove")
-        self.setMinimumHeight(120)
-        self.setMaximumHeight(260)
+        self.setFixedHeight(MIN_HEIGHT)
         self.plan: RestorePlan | None = None
 
     def show_plan(self, plan: RestorePlan) -> None:
@@ -64,6 +64,16 @@ class PlanList(QTreeWidget):
             if len(paths) > GROUP_LIMIT:
                 group.addChild(QTreeWidgetItem([f"… and {len(paths) - GROUP_LIMIT:,} more"]))
             group.setExpanded(True)
+        self._fit()
+
+    def _fit(self) -> None:
+        """As tall as its rows, within ``MIN_HEIGHT`` and ``MAX_HEIGHT`` (more rows scroll)."""
+        rows = self.topLevelItemCount() + sum(
+            item.childCount() for item in map(self.topLevelItem, range(self.topLevelItemCount())) if item
+        )
+        row = max(self.sizeHintForRow(0), self.fontMetrics().height() + 2)
+        wanted = rows * row + 2 * self.frameWidth() + 6
+        self.setFixedHeight(max(MIN_HEIGHT, min(MAX_HEIGHT, wanted)))
 
     def listed(self) -> dict[str, list[str]]:
         """The paths shown, by group (``added``, ``modified``, ``removed``)."""

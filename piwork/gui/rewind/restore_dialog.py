@@ -39,7 +39,7 @@ class RestoreFilesDialog(QDialog):
         question = (
             "Bring back the project's files as they were before the last restore?"
             if undoing
-            else f"Put the project's files back as they were at <i>{html.escape(where)}</i>?"
+            else f"Put the project's files back as they were at “{html.escape(where)}”?"
         )
         self.intro = QLabel(f"{question}<br>{html.escape(would_change(plan))}")
         self.intro.setWordWrap(True)
@@ -68,5 +68,8 @@ class RestoreFilesDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.intro)
         layout.addWidget(self.warning)
-        layout.addWidget(self.files, 1)
+        layout.addWidget(self.files)
+        layout.addStretch(1)
         layout.addWidget(buttons)
+        # as tall as the wrapped texts are at the dialog's width (its size hint wraps them narrower)
+        self.resize(self.minimumWidth(), layout.totalHeightForWidth(self.minimumWidth()))
