@@ -312,6 +312,8 @@ class MainWindow(QMainWindow):
         a["undo_restore"].triggered.connect(lambda: self.rewind.undo_last())
         self.rewind.undoAvailable.connect(a["undo_restore"].setEnabled)
         self.rewind.told.connect(self.tree_panel.show_status)
+        self.tree_panel.changesSinceRequested.connect(self.changes_panel.show_since)
+        self.rewind.restored.connect(lambda _plan: self.changes_panel.refresh())  # the files moved under it
         self.tree_panel.editor_text_requested.connect(self.chat.composer.set_text)
         self.tree_panel.entry_selected.connect(self.show_entry_in_chat)
         a["toggle_theme"].setChecked(self.theme.dark)

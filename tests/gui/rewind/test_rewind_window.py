@@ -171,9 +171,7 @@ def test_a_hand_change_stops_the_restore_after_a_move_and_cancel_keeps_it(bench:
     assert not bench.window.action_map["undo_restore"].isEnabled()
 
 
-def test_no_checkpoint_disables_the_option_with_the_reason_and_changes_since_needs_a_panel(
-    bench: Workbench,
-) -> None:
+def test_no_checkpoint_disables_the_option_with_the_reason(bench: Workbench) -> None:
     qtbot, tree = bench.qtbot, bench.window.tree_panel
     bench.ask("hello", None)
     bench.ask("again", None)
@@ -186,10 +184,24 @@ def test_no_checkpoint_disables_the_option_with_the_reason_and_changes_since_nee
     dialog.reject()
     qtbot.waitUntil(lambda: tree.branch_dialog is None)
 
-    assert not menu_action(bench, first, CHANGES_SINCE_TEXT).isEnabled()  # no Changes panel listens
-    asked: list[str] = []
-    tree.changesSinceRequested.connect(asked.append)
-    since = menu_action(bench, first, CHANGES_SINCE_TEXT)
+
+def test_changes_since_here_opens_the_changes_panel_at_that_entry(bench: Workbench) -> None:
+    bench.ask("first", "a")
+    bench.ask("second", "b")
+    second = bench.user_ids()[1]
+    dock = bench.window.docks["changes"]
+    assert not dock.isVisible()
+    since = menu_action(bench, second, CHANGES_SINCE_TEXT)
     assert since.isEnabled()
     since.trigger()
-    assert asked == [first]
+    assert dock.isVisible()
+    panel, model = bench.window.changes_panel, bench.window.changes_panel.files_model
+
+    def shown() -> set[str]:
+        return {str(model.data(model.index(i, 0))).split()[1] for i in range(model.rowCount())}
+
+    expected = changes(bench.states[1], bench.states[2])  # since the second message: the second reply's work
+    bench.qtbot.waitUntil(
+        lambda: shown() == {p for paths in expected.values() for p in paths}, timeout=10_000
+    )
+    assert panel.since_label.text() != "Since the session began"
