@@ -57,6 +57,7 @@ from piwork.gui.recent_projects import remember_project
 from piwork.gui.resources.prompt_parts import session_prompt_parts
 from piwork.gui.search.landing import select_in_tree
 from piwork.gui.session_file_watch import SessionFileWatch
+from piwork.gui.session_owner import SessionOwnership
 from piwork.gui.tool_set import ToolSet
 from piwork.gui.trust_flow import TrustFlow
 
@@ -106,6 +107,8 @@ class SessionController(QObject):
         self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
         self.context_feed = ContextFeed(self.tokenizers, self)
         self.file_watch = SessionFileWatch(self)  # reads outside changes ahead, off the GUI thread
+        # another program writing the open file: read-only, followed, forked or taken over
+        self.ownership = SessionOwnership(self, window.chat.owner_banner, self.file_watch, self)
         self.tool_set = ToolSet(self, window, self.context_feed)
         self.branch_view = BranchView(self, window, self.tool_set, notifications)
         self.context_commands = ContextCommands(
@@ -284,6 +287,7 @@ class SessionController(QObject):
         self.trust.opened(runtime, trust.baseline)
         self._unsubscribe = runtime.session.subscribe(self._on_event)
         self.file_watch.watch(runtime.store)
+        self.ownership.attach(runtime)
         self.tool_set.show_system_prompt()
         resources = runtime.resources
         self.chat.composer.set_extra_commands(
@@ -337,13 +341,16 @@ class SessionController(QObject):
         """Once the chat shows the branch the session is on (after a move, its rows build in a worker)."""
         await self.branch_view.shown()
 
+    def add_notice(self, title: str, text: str, error: bool = False) -> None:
+        self.chat.presenter.add_notice(title, text, error=error)
+
     def _remember_branch_notice(self, title: str, text: str) -> None:
         self._branch_notice = (title, text)
 
-    def open_branched(self, session: Any, editor_text: str) -> None:
+    def open_branched(self, session: Any, editor_text: str, notice: tuple[str, str] | None = None) -> None:
         """Continue in a session made by a fork or clone (in the tree, /fork, /clone); it is on disk once
-        it holds a reply."""
-        notice, self._branch_notice = self._branch_notice, None
+        it holds a reply. ``notice``: what to say once it is open (else what the tree said it made)."""
+        notice, self._branch_notice = notice or self._branch_notice, None
         path = getattr(session, "path", None)
         close = getattr(session, "close", None)
         if callable(close):
@@ -382,6 +389,7 @@ class SessionController(QObject):
         self.context_feed.detach()
         self.window.panels.detach()
         self.file_watch.watch(None)
+        self.ownership.detach()
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None

@@ -6,6 +6,9 @@ moment the user acts. This watcher notices the change as it happens and has the 
 worker thread (``Session.read_outside_change``); the next append then uses what was read, unless the file
 has moved on since. What the user sees does not change: the reload, and its notice, still come with the
 next append.
+
+Every change read is also handed on (``changed``): a read-only session shows what the file's other writer
+added (see ``session_owner``), and a writable one learns that another program appended to its file.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from piwork.gui.background import BackgroundTasks
 
 class SessionFileWatch(QObject):
     readAhead = Signal(bool)  # a read-ahead finished; True when the file had changed and was read
+    # the file as read after it changed (a FileChange): a read-only session's is the receiver's to
+    # ``follow`` or ``discard``
+    changed = Signal(object)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -60,6 +66,11 @@ class SessionFileWatch(QObject):
         self._tasks.spawn(self._read_ahead(session))
 
     async def _read_ahead(self, session: Session) -> None:
-        done = await asyncio.to_thread(session.read_outside_change)
-        if shiboken6.isValid(self) and session is self._session:
-            self.readAhead.emit(done)
+        change = await asyncio.to_thread(session.read_changes)
+        if not shiboken6.isValid(self) or session is not self._session:
+            if change is not None and session.read_only:
+                change.discard()
+            return
+        self.readAhead.emit(change is not None)
+        if change is not None:
+            self.changed.emit(change)

@@ -15,6 +15,7 @@ from tests.core.session.helpers import user
 from tests.support.loopback_server import LoopbackServer, Text, Turn
 from tests.support.pi_like_writer import PiLikeWriter
 from tests.support.piwork_holder import PiworkHolder
+from tests.support.scripted_turns import RecordedRequest
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
 
@@ -30,6 +31,10 @@ def env(tmp_path: Path) -> Env:
     return Env(tmp_path)
 
 
+def _last_id(path: Path) -> str:
+    return str(json.loads(path.read_text().splitlines()[-1])["id"])
+
+
 def _first_session(server: LoopbackServer, env: Env) -> Path:
     server.script(Turn([Text("first")]))
     assert env.call("-p", "one", *env.args(server, "anthropic")).returncode == 0
@@ -37,16 +42,19 @@ def _first_session(server: LoopbackServer, env: Env) -> Path:
     return path
 
 
-def test_a_session_a_running_pi_writes_is_refused_naming_it(server: LoopbackServer, env: Env) -> None:
+def test_a_run_stops_writing_when_a_running_pi_appends_meanwhile(server: LoopbackServer, env: Env) -> None:
     path = _first_session(server, env)
     with PiLikeWriter(env.cwd) as pi:
-        last = path.read_text().splitlines()[-1]
-        pi.append(path, user("pi1", json.loads(last)["id"], "from pi", 9))
-        before = path.read_bytes()
+
+        def pi_appends(_request: RecordedRequest) -> Turn:  # while piwork waits for the reply
+            pi.append(path, user("pi1", _last_id(path), "from pi", 9))
+            return Turn([Text("second")])
+
+        server.script(pi_appends)
         result = env.call("-p", "two", "--session", str(path), *env.args(server, "anthropic"))
     assert result.returncode == 1
-    assert f"Pi (pid {pi.pid})" in result.stderr and "read-only" in result.stderr
-    assert len(server.requests) == 1 and path.read_bytes() == before
+    assert f"Pi (pid {pi.pid}) is writing this session" in result.stderr
+    assert _last_id(path) == "pi1"  # piwork's reply is not written after Pi's entry
 
 
 def test_a_session_another_piwork_holds_is_refused_naming_it(server: LoopbackServer, env: Env) -> None:

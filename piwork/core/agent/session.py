@@ -32,6 +32,7 @@ from piwork.core.agent.events import (
     ModelChanged,
     QueueUpdate,
     ThinkingLevelChanged,
+    TreeNavigated,
 )
 from piwork.core.agent.governance import SessionGovernance
 from piwork.core.agent.loop import AgentLoop, CallRecord, CompletedTurn, LoopConfig, RequestSetup, StreamFn
@@ -461,6 +462,14 @@ class AgentSession:
             return result
         finally:
             self._settle()
+
+    async def follow_file(self, old_leaf_id: str | None) -> None:
+        """The tree took in entries another program wrote to the session file (and may be on its leaf
+        now): what the model sees follows the branch the tree is on, as after a move in the tree."""
+        context = await asyncio.to_thread(self.tree.build_context)  # reads the whole path
+        self.replace_messages(context.messages)
+        self._restore_tool_set()
+        self.emit(TreeNavigated(self.tree.leaf_id, old_leaf_id))
 
     def _restore_tool_set(self) -> None:
         """The tools the new branch declares (Pi 1.6 restores them on every move in the tree)."""

@@ -36,6 +36,7 @@ from piwork.core.session.graph_layout import NOTHING_SHOWN, GraphLayout, Splice
 from piwork.core.session.graph_links import NO_LINKS, RowLinks, SummaryLinks
 from piwork.core.session.graph_rows import FOLD_AT, Fold, GraphRows, Refold
 from piwork.core.session.listing import SessionInfo, list_all_sessions, list_sessions, read_header
+from piwork.core.session.other_writers import OtherWriter, appending_writer, lock_held_by, locks_visible
 from piwork.core.session.records import EntryRecord, paused_gc
 from piwork.core.session.search import (
     SESSION_NAME,
@@ -45,7 +46,7 @@ from piwork.core.session.search import (
     files_to_search,
     search_sessions,
 )
-from piwork.core.session.store import Session, closed_in_worker, open_session
+from piwork.core.session.store import FileChange, Session, closed_in_worker, open_session
 from piwork.core.session.tree import SessionTree, TreeEvent
 
 __all__ = [
@@ -56,11 +57,13 @@ __all__ = [
     "BranchActivity",
     "BranchComparison",
     "EntryRecord",
+    "FileChange",
     "FileSummary",
     "FileTouch",
     "Fold",
     "GraphLayout",
     "GraphRows",
+    "OtherWriter",
     "Refold",
     "RowLinks",
     "SearchHit",
@@ -72,6 +75,7 @@ __all__ = [
     "Splice",
     "SummaryLinks",
     "TreeEvent",
+    "appending_writer",
     "clone_session",
     "closed_in_worker",
     "compare_branches",
@@ -82,6 +86,8 @@ __all__ = [
     "fork_session",
     "list_all_sessions",
     "list_sessions",
+    "lock_held_by",
+    "locks_visible",
     "open_session",
     "path_activity",
     "paused_gc",

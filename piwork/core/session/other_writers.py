@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from piwork.core.session.lock_holder import describe_process, lock_holder_pids
+from piwork.core.session.lock_holder import UNKNOWN_HOLDER, describe_process, lock_holder_pids
 
 PROC = "/proc"
 PI_TITLES = frozenset({"pi", "pi-rpc"})  # what Pi sets as its process title
@@ -30,6 +30,7 @@ class OtherWriter:
     pid: int | None = None
     started: int | None = None  # the process's start time (clock ticks since boot), against pid reuse
     is_pi: bool = False
+    holds_lock: bool = False  # a piwork holding the writer lock: it has stopped once the lock is free
 
     def running(self, proc: str = PROC) -> bool:
         """Still running (True when nothing says otherwise: no pid, no ``/proc``)."""
@@ -108,24 +109,6 @@ def pi_writer(folders: Iterable[str], proc: str = PROC) -> OtherWriter | None:
     return OtherWriter(f"Pi (pid {pid})", pid, started, is_pi=True)
 
 
-def started_before(writer: OtherWriter, mtime_ns: int, proc: str = PROC) -> bool:
-    """Whether ``writer`` was already running when the file was last changed (``mtime_ns``)."""
-    if writer.started is None:
-        return False
-    boot = next(
-        (
-            int(line.split()[1])
-            for line in (_read(f"{proc}/stat") or b"").splitlines()
-            if line.startswith(b"btime")
-        ),
-        None,
-    )
-    if boot is None:
-        return False
-    started_s = boot + writer.started / os.sysconf("SC_CLK_TCK")
-    return started_s <= mtime_ns / 1e9
-
-
 def appending_writer(folders: Iterable[str], proc: str = PROC) -> OtherWriter:
     """Who appended entries that piwork did not write: the Pi in the folder, else some other program."""
     return pi_writer(folders, proc) or OtherWriter("Another program")
@@ -136,7 +119,15 @@ def locks_visible(locks_file: str = "/proc/locks") -> bool:
     return os.access(locks_file, os.R_OK)
 
 
-def lock_holder(path: Path) -> OtherWriter | None:
+def lock_writer(fd: int) -> OtherWriter:
+    """The holder of the writer lock on the file open as ``fd`` (as far as it can be told)."""
+    pids = lock_holder_pids(fd)
+    if not pids:
+        return OtherWriter(UNKNOWN_HOLDER, holds_lock=True)
+    return OtherWriter(describe_process(pids[0]), pids[0], _start_ticks(pids[0]), holds_lock=True)
+
+
+def lock_held_by(path: Path) -> OtherWriter | None:
     """The process holding the writer lock on ``path`` (this one too: another of its sessions), or None
     when nobody does (or the file cannot be opened; see ``locks_visible``)."""
     try:
@@ -144,9 +135,8 @@ def lock_holder(path: Path) -> OtherWriter | None:
     except OSError:
         return None
     try:
-        pids = lock_holder_pids(fd)
+        if not lock_holder_pids(fd):
+            return None
+        return lock_writer(fd)
     finally:
         os.close(fd)
-    if not pids:
-        return None
-    return OtherWriter(describe_process(pids[0]), pids[0], _start_ticks(pids[0]))

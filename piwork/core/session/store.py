@@ -43,7 +43,7 @@ from piwork.core.session.format import (
 from piwork.core.session.jsvalues import map_key
 from piwork.core.session.lock_holder import read_only_reason
 from piwork.core.session.migrate import migrate_to_current, version_at_least
-from piwork.core.session.other_writers import pi_writer, started_before
+from piwork.core.session.other_writers import OtherWriter, lock_writer, pi_writer
 from piwork.core.session.reader import FileBodySource, LoadedFile, read_session_file
 from piwork.core.session.records import EntryRecord, release_kept
 from piwork.core.session.timestamps import iso_now
@@ -179,6 +179,7 @@ class Session:
         self.session_dir = session_dir
         self.read_only = read_only
         self.read_only_reason: str | None = None  # why, when piwork made it read-only itself
+        self.other_writer: OtherWriter | None = None  # who writes the file instead, when that is why
         self.flushed = flushed
         self.notices: list[str] = []
         self.on_notice: Callable[[str], None] | None = None
@@ -262,34 +263,17 @@ class Session:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 reason = read_only_reason(fd)  # while the file is open: its lock names the holder
+                self.other_writer = lock_writer(fd)
                 os.close(fd)
                 self._go_read_only(reason)
                 return False
         self._append_fd = fd
         return True
 
-    def _folders(self) -> list[str]:
+    def writer_folders(self) -> list[str]:
         """Where a Pi writing this session runs: the header's folder and piwork's."""
         header_cwd = (self.header or {}).get("cwd")
         return [self.cwd, *([header_cwd] if isinstance(header_cwd, str) and header_cwd else [])]
-
-    def yield_to_running_pi(self) -> None:
-        """On opening: a Pi running in the session's folder since before the file last changed may be
-        the one writing it (Pi takes no lock): open read-only then, naming it."""
-        if self.read_only or self.path is None:
-            return
-        writer = pi_writer(self._folders())
-        if writer is None:
-            return
-        try:
-            mtime = self.path.stat().st_mtime_ns
-        except OSError:
-            return
-        if started_before(writer, mtime):
-            self.yield_to(
-                f"{writer.who} is running in this session's folder and may be writing this session, "
-                "so it is open read-only here"
-            )
 
     def _go_read_only(self, reason: str) -> None:
         self.read_only = True
@@ -321,11 +305,13 @@ class Session:
                 f"The session file {self.path} was changed by another program and is no longer a session"
             )
         if any(not tree.has(r.id) for r in loaded.records):  # appended by another program: still at it?
-            writer = pi_writer(self._folders())
+            writer = pi_writer(self.writer_folders())
             if writer is not None:
                 if loaded.source is not None:
                     loaded.source.close()
-                self.yield_to(f"{writer.who} is writing this session, so piwork stopped writing to it")
+                self.yield_to(
+                    f"{writer.who} is writing this session, so piwork stopped writing to it", writer
+                )
                 raise SessionReadOnly(self.path, self.read_only_reason)
         self.use_source(loaded.source)
         tree.replace_records(loaded.header, loaded.records, loaded.diagnostics)
@@ -371,11 +357,12 @@ class Session:
         return change
 
     # ------------------------------------------------------------------ another writer
-    def yield_to(self, reason: str) -> None:
-        """Another program writes this file: stop writing to it (the writer lock is let go too, so that
-        what holds the file is seen as it is) and say why. Queued lines are not written."""
+    def yield_to(self, reason: str, writer: OtherWriter | None = None) -> None:
+        """Another program (``writer``) writes this file: stop writing to it (the writer lock is let go
+        too, so that what holds the file is seen as it is) and say why. Queued lines are not written."""
         with self._write_lock:
             self._release_append_fd()
+            self.other_writer = writer
             self._go_read_only(reason)
 
     def follow(self, change: FileChange) -> bool:
@@ -416,7 +403,7 @@ class Session:
                 st = None
             if st is None or (st.st_size, st.st_mtime_ns) != self._expected:
                 return False
-        self.read_only, self.read_only_reason = False, None
+        self.read_only, self.read_only_reason, self.other_writer = False, None, None
         return self.acquire_lock()
 
     def _take_read_ahead(self, st: os.stat_result) -> LoadedFile | None:
@@ -787,8 +774,8 @@ def open_session(
     )
     session._needs_newline = loaded.torn
     session._remember_file_state()  # what the file holds now: a later change is another writer's
-    if writable and session.acquire_lock():
-        session.yield_to_running_pi()
+    if writable:
+        session.acquire_lock()
         if repair_now and not session.read_only:
             session.repair_torn_tail()
     return session

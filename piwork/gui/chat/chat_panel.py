@@ -12,6 +12,7 @@ from piwork.gui.chat.chat_view import ChatView
 from piwork.gui.chat.composer import Composer
 from piwork.gui.chat.empty_state import CHECKING, READY, EmptyState
 from piwork.gui.chat.footer import ChatFooter
+from piwork.gui.chat.owner_banner import OwnerBanner
 from piwork.gui.chat.presenter import ChatPresenter
 from piwork.gui.chat.trust_banner import TrustBanner
 from piwork.gui.commands import SlashCommand, parse_slash
@@ -90,6 +91,7 @@ class ChatPanel(QWidget):
         self.empty_state = EmptyState(self)
         self.empty_state.hide()
         self.trust_banner = TrustBanner(self)  # a trust question waiting while the user types
+        self.owner_banner = OwnerBanner(self)  # another program writes the open session file
         self.model_state = READY
         self.user_command_running = False
 
@@ -106,6 +108,10 @@ class ChatPanel(QWidget):
         banner_row.setContentsMargins(8, 0, 8, 0)
         banner_row.addWidget(self.trust_banner)
         layout.addLayout(banner_row)
+        owner_row = QHBoxLayout()
+        owner_row.setContentsMargins(8, 0, 8, 0)
+        owner_row.addWidget(self.owner_banner)
+        layout.addLayout(owner_row)
         layout.addLayout(editor_row)
         layout.addWidget(self.footer)
 

@@ -1,0 +1,224 @@
+"""One writer per session file, in the window: while another program writes the open session (a Pi, which
+takes no lock, or another piwork holding the writer lock), the session is read-only here, a bar above the
+composer says who, the chat and the tree follow what it appends, and the user can fork the session into a
+new file of their own or take the file over once its writer has stopped.
+
+A writable session whose file gains entries piwork did not write stops writing at once (another program is
+appending to it: two writers would interleave their branches). Reading the file, finding the writer in
+``/proc`` and watching for it to stop all run in workers; the GUI thread only swaps in what was read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any, Protocol
+
+import shiboken6
+from PySide6.QtCore import QObject, QTimer
+
+from piwork.core.errors import PiworkError
+from piwork.core.session import (
+    FileChange,
+    OtherWriter,
+    Session,
+    appending_writer,
+    clone_session,
+    lock_held_by,
+    locks_visible,
+)
+from piwork.core.workflows import AgentRuntime
+from piwork.gui.background import BackgroundTasks
+from piwork.gui.chat.owner_banner import OwnerBanner
+from piwork.gui.session_file_watch import SessionFileWatch
+
+POLL_MS = 1000  # how often a writer known by its pid or lock is looked at, to see it stop
+
+
+class OwnerHost(Protocol):
+    @property
+    def runtime(self) -> AgentRuntime | None: ...
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
+
+    def open_branched(
+        self, session: Any, editor_text: str, notice: tuple[str, str] | None = None
+    ) -> None: ...
+
+    def refresh_status(self) -> None: ...
+
+    def add_notice(self, title: str, text: str, error: bool = False) -> None: ...
+
+
+def _stopped(store: Session, writer: OtherWriter) -> bool:
+    """Whether ``writer`` has stopped writing ``store``'s file (blocking: reads /proc)."""
+    if writer.holds_lock:
+        return store.path is not None and lock_held_by(store.path) is None
+    return not writer.running()
+
+
+def _stop_seen(writer: OtherWriter) -> bool:
+    """Whether piwork can tell when ``writer`` stops: by its pid, or (Linux) by its lock going free."""
+    return locks_visible() if writer.holds_lock else writer.pid is not None
+
+
+class SessionOwnership(QObject):
+    def __init__(
+        self, host: OwnerHost, banner: OwnerBanner, watch: SessionFileWatch, parent: QObject
+    ) -> None:
+        super().__init__(parent)
+        self.host = host
+        self.banner = banner
+        self._runtime: AgentRuntime | None = None
+        self._tasks = BackgroundTasks()
+        self._busy = asyncio.Lock()  # one read-and-apply of the file at a time
+        self._timer = QTimer(self)
+        self._timer.setInterval(POLL_MS)
+        self._timer.timeout.connect(self._poll)
+        self._polling = False
+        watch.changed.connect(self._on_change)
+        banner.forkRequested.connect(self.fork)
+        banner.takeOverRequested.connect(self.take_over)
+
+    # ---- the open session ----------------------------------------------------------------------
+    def attach(self, runtime: AgentRuntime) -> None:
+        """A session opened: when another program writes its file, say so and watch it."""
+        self._runtime = runtime
+        if runtime.store.read_only and runtime.store.other_writer is not None:
+            self._show_writer(runtime.store)
+
+    def detach(self) -> None:
+        """The session is let go (also at quit, after the window and its children are gone)."""
+        self._runtime = None
+        self._tasks.cancel_all()
+        if shiboken6.isValid(self._timer):
+            self._timer.stop()
+        if shiboken6.isValid(self.banner):
+            self.banner.hide()
+
+    def _store(self) -> Session | None:
+        return self._runtime.store if self._runtime is not None else None
+
+    def _show_writer(self, store: Session) -> None:
+        writer = store.other_writer
+        if writer is None:
+            return
+        stop_seen = _stop_seen(writer)
+        self.banner.show_writer(f"{store.read_only_reason}.", stop_seen=stop_seen)
+        if stop_seen:
+            self._timer.start()
+        else:
+            self._timer.stop()
+
+    # ---- what the other writer appends ---------------------------------------------------------
+    def _on_change(self, change: FileChange) -> None:
+        runtime = self._runtime
+        if runtime is None or not runtime.store.read_only:
+            if runtime is not None and change.foreign:
+                self._tasks.spawn(self._yield(runtime, change))
+            return
+        self._tasks.spawn(self._follow(runtime, change))
+
+    async def _yield(self, runtime: AgentRuntime, change: FileChange) -> None:
+        """Another program appended to the file piwork writes: stop writing to it, then follow it."""
+        store = runtime.store
+        writer = await asyncio.to_thread(appending_writer, store.writer_folders())
+        if runtime is not self._runtime or store.read_only:
+            return
+        store.yield_to(f"{writer.who} is writing this session, so piwork stopped writing to it here", writer)
+        self._show_writer(store)
+        self.host.refresh_status()
+        await self._follow(runtime, change)
+
+    async def _follow(self, runtime: AgentRuntime, change: FileChange) -> None:
+        async with self._busy:
+            if runtime is not self._runtime:
+                change.discard()
+                return
+            old_leaf = runtime.store.tree.leaf_id
+            if runtime.store.follow(change):
+                await runtime.session.follow_file(old_leaf if isinstance(old_leaf, str) else None)
+
+    # ---- the writer stopping -------------------------------------------------------------------
+    def _poll(self) -> None:
+        store = self._store()
+        if store is None or store.other_writer is None or self._polling:
+            return
+        self._polling = True
+        self._tasks.spawn(self._check_stopped(store, store.other_writer))
+
+    async def _check_stopped(self, store: Session, writer: OtherWriter) -> None:
+        try:
+            stopped = await asyncio.to_thread(_stopped, store, writer)
+        finally:
+            self._polling = False
+        if not stopped or store is not self._store() or store.other_writer is not writer:
+            return
+        self._timer.stop()
+        if self.banner.waiting_to_take_over:
+            await self._take_over(store)
+        else:
+            subject = writer.who[0].upper() + writer.who[1:]
+            self.banner.show_stopped(
+                f"{subject} has stopped writing this session; it is still read-only here."
+            )
+
+    # ---- what the user does --------------------------------------------------------------------
+    def take_over(self) -> None:
+        store = self._store()
+        if store is not None:
+            self._tasks.spawn(self._take_over(store))
+
+    async def _take_over(self, store: Session) -> None:
+        """Write the file here from now on, once it is read to its end (in a worker)."""
+        runtime = self._runtime
+        if runtime is None or runtime.store is not store:
+            return
+        async with self._busy:
+            for _attempt in range(3):  # the file may move on between the read and the lock
+                change = await asyncio.to_thread(store.read_changes)
+                if runtime is not self._runtime:
+                    if change is not None:
+                        change.discard()
+                    return
+                old_leaf = store.tree.leaf_id
+                took = store.take_over(change)
+                if change is not None:
+                    await runtime.session.follow_file(old_leaf if isinstance(old_leaf, str) else None)
+                if took or store.other_writer is not None:
+                    break
+        if not store.read_only:
+            self._timer.stop()
+            self.banner.hide()
+            self.host.add_notice(
+                "Session file", "This session is written here again, from the end of the file as it is now."
+            )
+        elif store.other_writer is not None:
+            self._show_writer(store)  # another piwork took it meanwhile
+        self.host.refresh_status()
+
+    def fork(self) -> None:
+        store = self._store()
+        if store is not None:
+            self._tasks.spawn(self._fork(store))
+
+    async def _fork(self, store: Session) -> None:
+        """A copy of the session up to its current leaf, in a new file of its own, opened here."""
+        try:  # every body on the branch is read, the new file written and fsynced: in a worker
+            created = await asyncio.to_thread(clone_session, store)
+        except PiworkError as err:
+            self.host.add_notice("Not forked", str(err), error=True)
+            return
+        if store is not self._store():
+            created.close()
+            return
+        where = f"It is saved as {created.path.name}" if created.path is not None else "It is kept in memory"
+        self.host.open_branched(
+            created,
+            "",
+            (
+                "Forked",
+                f"A copy of this session up to its last entry is open here. {where}; the original is "
+                "left to the program writing it.",
+            ),
+        )
