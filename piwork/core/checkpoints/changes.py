@@ -15,7 +15,8 @@ import hashlib
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -377,22 +378,25 @@ def _check_unchanged(project: Path, change: FileChange) -> bytes | None:
     return now.data
 
 
-def revert_hunk(checkpoints: SessionCheckpoints, change: FileChange, hunk: Hunk) -> None:
+def revert_hunk(checkpoints: SessionCheckpoints, changes: ChangeSet, change: FileChange, hunk: Hunk) -> None:
     """Put back the lines of ``hunk`` as they were then, leaving the rest of the file as it is now.
     Raises ``ChangedSinceShown`` when the file is no longer as ``change`` saw it."""
     if hunk not in change.hunks:
         raise ValueError("the hunk is not one of the file's")
-    data = _check_unchanged(checkpoints.project, change)
-    lines = split_lines(data or b"")
-    end = hunk.new_start + len(hunk.new_lines)
-    if tuple(lines[hunk.new_start : end]) != hunk.new_lines:
-        raise ChangedSinceShown(f"{change.path} changed since its changes were shown: look again first")
-    result = b"".join([*lines[: hunk.new_start], *hunk.old_lines, *lines[end:]])
-    full = checkpoints.project / change.path
-    if change.before is None and not result:
-        full.unlink()  # the hunk was the whole of a new file
-        return
-    _write_keeping_mode(full, result)
+
+    def splice() -> Callable[[], None]:
+        data = _check_unchanged(checkpoints.project, change)
+        lines = split_lines(data or b"")
+        end = hunk.new_start + len(hunk.new_lines)
+        if tuple(lines[hunk.new_start : end]) != hunk.new_lines:
+            raise ChangedSinceShown(f"{change.path} changed since its changes were shown: look again first")
+        result = b"".join([*lines[: hunk.new_start], *hunk.old_lines, *lines[end:]])
+        full = checkpoints.project / change.path
+        if change.before is None and not result:
+            return full.unlink  # the hunk was the whole of a new file
+        return lambda: _write_keeping_mode(full, result)
+
+    _as_restore(checkpoints, changes.base, splice)
 
 
 def revert_file(checkpoints: SessionCheckpoints, changes: ChangeSet, change: FileChange) -> None:
@@ -401,25 +405,58 @@ def revert_file(checkpoints: SessionCheckpoints, changes: ChangeSet, change: Fil
 
     if not change.can_revert:
         raise PiworkError(f"{change.path} cannot be reverted: {change.revert_note}")
-    _check_unchanged(checkpoints.project, change)
     store = checkpoints.store
-    if isinstance(store, GitCheckpoints):
-        with store.repo.lock:
-            if change.before is None:
+    full = checkpoints.project / change.path
+
+    def put_back() -> Callable[[], None]:
+        _check_unchanged(checkpoints.project, change)
+        return write
+
+    def write() -> None:
+        if change.before is None:
+            if isinstance(store, GitCheckpoints):
                 store.repo.remove_files([change.path])
             else:
-                store.repo.write_files(changes.base.commit, [change.path])
-        return
-    from piwork.core.checkpoints.plain_store import PlainCheckpoints
+                full.unlink(missing_ok=True)
+        elif isinstance(store, GitCheckpoints):
+            store.repo.write_files(changes.base.commit, [change.path])
+        else:
+            from piwork.core.checkpoints.plain_store import PlainCheckpoints
 
-    assert isinstance(store, PlainCheckpoints)
-    full = checkpoints.project / change.path
-    if change.before is None:
-        full.unlink(missing_ok=True)
+            assert isinstance(store, PlainCheckpoints)
+            blob = change.before.removeprefix("sha256:")
+            _write_keeping_mode(full, (store.folder / "blobs" / blob).read_bytes())
+
+    _as_restore(checkpoints, changes.base, put_back)
+
+
+def _as_restore(
+    checkpoints: SessionCheckpoints, base: CheckpointRecord, prepare: Callable[[], Callable[[], None]]
+) -> None:
+    """Check what a revert needs (``prepare``), then make it (what ``prepare`` returns) as a restore of
+    part of the files: with git, the files just before are kept (a ``restore-point``) and a ``restored``
+    checkpoint follows, so the revert can be undone like a restore and the next tool call does not take
+    it for a change made outside piwork."""
+    from piwork.core.checkpoints.git_store import GitCheckpoints
+
+    store = checkpoints.store
+    if not isinstance(store, GitCheckpoints):
+        prepare()()
         return
-    blob = change.before.removeprefix("sha256:")
-    full.parent.mkdir(parents=True, exist_ok=True)
-    _write_keeping_mode(full, (store.folder / "blobs" / blob).read_bytes())
+    now = int(time.time() * 1000)
+    with store.repo.lock:
+        write = prepare()
+        point = store._record_locked("restore-point", None, None, None, now)
+        write()
+        store._record_locked(
+            "restored",
+            base.entry_id,
+            base.tool_call_id,
+            base.tool_name,
+            now,
+            target=base.commit,
+            undo=point.commit,
+        )
 
 
 def _write_keeping_mode(full: Path, data: bytes) -> None:

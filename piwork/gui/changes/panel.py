@@ -489,7 +489,9 @@ class ChangesPanel(QWidget):
         )
         if not await ask_yes_no(self, "Revert Hunk", question):
             return
-        await self._revert(lambda: revert_hunk(store, change, hunk), f"A hunk of {change.path} was reverted.")
+        await self._revert(
+            lambda: revert_hunk(store, changes, change, hunk), f"A hunk of {change.path} was reverted."
+        )
 
     async def revert_current_file(self) -> None:
         change, changes = self.current, self.changes

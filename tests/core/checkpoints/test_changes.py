@@ -148,15 +148,25 @@ async def test_reverting_one_hunk_puts_back_exactly_its_bytes_and_nothing_else(
     changes = changes_since(store, tree, start)
     code = by_path(changes.files)["code.py"]
     assert len(code.hunks) == 2
-    revert_hunk(store, code, code.hunks[1])
+    revert_hunk(store, changes, code, code.hunks[1])
     expected = "".join(lines).replace("line 3\r\n", "LINE 3\r\n").encode()
     assert (project / "code.py").read_bytes() == expected  # the second hunk gone, the first kept, CRLF kept
+    changed = (
+        "".join(lines).replace("line 3\r\n", "LINE 3\r\n").replace("line 25\r\n", "line 25\r\nadded\r\n")
+    )
+    last = store.last_restore()
+    assert last is not None and last.target == changes.base.commit and last.changed == ("code.py",)
+    store.undo_restore()  # a revert is undone like a restore...
+    assert (project / "code.py").read_bytes() == changed.encode()
+    store.undo_restore()  # ...and undoing again makes it again
+    assert (project / "code.py").read_bytes() == expected
 
     with pytest.raises(ChangedSinceShown):  # the file moved on since these changes were computed
-        revert_hunk(store, code, code.hunks[0])
-    again = by_path(changes_since(store, tree, start).files)["code.py"]
+        revert_hunk(store, changes, code, code.hunks[0])
+    later = changes_since(store, tree, start)
+    again = by_path(later.files)["code.py"]
     assert len(again.hunks) == 1
-    revert_hunk(store, again, again.hunks[0])
+    revert_hunk(store, later, again, again.hunks[0])
     assert (project / "code.py").read_bytes() == "".join(lines).encode()
     assert "code.py" not in by_path(changes_since(store, tree, start).files)
     runtime.store.close()
@@ -194,6 +204,10 @@ async def test_reverting_a_file_brings_back_its_bytes_or_removes_it(
     revert_file(store, changes, files["new/fresh.txt"])
     assert files_of(project) == start_files
     assert changes_since(store, tree, start).files == ()
+    server.script(Turn([ToolCall("write", {"path": "later.txt", "content": "later\n"})]), Turn([Text("ok")]))
+    await runtime.session.prompt("one more")
+    if kind == "git":  # the reverts were checkpointed: the next call does not see them as outside changes
+        assert store.calls()[-1].outside == ()
     runtime.store.close()
 
 
