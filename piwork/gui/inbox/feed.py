@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Callable
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 from piwork.core.agent import AgentEvent, AgentSettled, AgentStart, MessageEnd
@@ -71,10 +72,12 @@ class InboxFeed(QObject):
         self._stop_reason: str | None = None
         self._error_text = ""
         self._prompt = ""
+        self._stopped = False  # the user pressed Stop in this session's chat during the run
         self.approvals.asked.connect(self._on_asked)
         self.approvals.settled.connect(self._on_settled)
         self.prompter.pending_changed.append(self._on_trust)
         controller.sessionOpened.connect(self._follow)
+        controller.chat.stopRequested.connect(self._on_stop)
         for request in self.approvals.waiting:
             self._on_asked(request)
         if self.prompter.pending is not None:
@@ -106,14 +109,18 @@ class InboxFeed(QObject):
             self._drop(item.key)
 
     def close(self) -> None:
-        """Stop following the controller (its tab closed)."""
+        """Stop following the controller (its tab closed; its window may be gone already)."""
         self._unfollow()
-        self.approvals.asked.disconnect(self._on_asked)
-        self.approvals.settled.disconnect(self._on_settled)
+        if shiboken6.isValid(self.approvals):
+            self.approvals.asked.disconnect(self._on_asked)
+            self.approvals.settled.disconnect(self._on_settled)
         if self._on_trust in self.prompter.pending_changed:
             self.prompter.pending_changed.remove(self._on_trust)
-        self.controller.sessionOpened.disconnect(self._follow)
-        if self._items:
+        if shiboken6.isValid(self.controller):
+            self.controller.sessionOpened.disconnect(self._follow)
+        if shiboken6.isValid(self.controller.chat):
+            self.controller.chat.stopRequested.disconnect(self._on_stop)
+        if self._items and shiboken6.isValid(self):
             self._items.clear()
             self.changed.emit()
 
@@ -159,9 +166,12 @@ class InboxFeed(QObject):
         self._unsubscribe = None
         self._running = False
 
+    def _on_stop(self) -> None:
+        self._stopped = self._running
+
     def _on_event(self, event: AgentEvent) -> None:
         if isinstance(event, AgentStart):
-            self._running, self._stop_reason, self._error_text = True, None, ""
+            self._running, self._stop_reason, self._error_text, self._stopped = True, None, "", False
             self._drop(FAILED_KEY, FINISHED_KEY)  # it replies again
         elif isinstance(event, MessageEnd):
             message = event.message
@@ -177,6 +187,7 @@ class InboxFeed(QObject):
                 self._add(
                     InboxItem(InboxKind.FAILED, FAILED_KEY, failure_line(self._error_text), self.clock())
                 )
-            elif self._stop_reason != "aborted" and not self.in_front():  # Stop: the user is there
+            elif self._stop_reason != "aborted" and not self._stopped and not self.in_front():
+                # a run the user stopped (even while a call waited for approval) was seen ending
                 what = f"Replied to “{self._prompt}”" if self._prompt else "The agent finished replying"
                 self._add(InboxItem(InboxKind.FINISHED, FINISHED_KEY, what, self.clock()))

@@ -57,12 +57,11 @@ class Inbox(QObject):
         feed = InboxFeed(controller, approvals)
         feed.in_front = lambda: self.in_front(controller)
         feed.changed.connect(self._on_changed)
+        # a controller deleted without a word (its window closed): its feed goes with it
+        controller.destroyed.connect(lambda _obj=None, gone=feed: self._forget(gone))
         self._feeds.append(feed)
-        window = controller.window
-        if id(window) not in self._windows:
-            self._windows.add(id(window))
-            window.installEventFilter(self)
-        self._front.setdefault(id(window), controller)
+        self._watch(controller.window)
+        self._front.setdefault(id(controller.window), controller)
         self._on_changed()
         return feed
 
@@ -71,18 +70,39 @@ class Inbox(QObject):
         feed = self.feed_of(controller)
         if feed is None:
             return
-        self._feeds.remove(feed)
-        feed.changed.disconnect(self._on_changed)
+        self._forget(feed)
         feed.close()
-        if self._front.get(id(controller.window)) is controller:
-            del self._front[id(controller.window)]
+
+    def _forget(self, feed: InboxFeed) -> None:
+        if feed not in self._feeds or not shiboken6.isValid(self):
+            return
+        self._feeds.remove(feed)
+        controller = feed.controller
+        for window, front in list(self._front.items()):
+            if front is controller:
+                del self._front[window]
         self._on_changed()
+
+    def _watch(self, window: QWidget) -> None:
+        """Hear when ``window`` becomes active (a session moved to a new window is watched there too)."""
+        key = id(window)
+        if key not in self._windows:
+            self._windows.add(key)
+            window.installEventFilter(self)
+            window.destroyed.connect(lambda _obj=None: self._window_gone(key))
+
+    def _window_gone(self, key: int) -> None:
+        if not shiboken6.isValid(self):
+            return
+        self._windows.discard(key)
+        self._front.pop(key, None)
 
     def feed_of(self, controller: SessionController) -> InboxFeed | None:
         return next((feed for feed in self._feeds if feed.controller is controller), None)
 
     def set_front(self, controller: SessionController) -> None:
         """``controller``'s session is now the one its window shows."""
+        self._watch(controller.window)
         self._front[id(controller.window)] = controller
         if _window_active(controller.window):
             self._seen(controller)

@@ -174,6 +174,8 @@ class InboxPanel(QWidget):
         chosen = 0
         for row, waiting in enumerate(self.inbox.waiting()):
             item = QListWidgetItem()
+            kind = KIND_TEXT[waiting.item.kind][1]
+            item.setText(f"{kind}: {waiting.item.what} ({waiting.feed.label()})")  # read aloud, typed to find
             item.setData(WaitingRole, waiting)
             item.setToolTip(f"{waiting.feed.label()}\n{waiting.item.what}")
             self.list.addItem(item)

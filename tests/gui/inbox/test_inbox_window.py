@@ -388,3 +388,66 @@ def test_the_inbox_is_a_view_entry_with_its_own_shortcut_and_the_badge_opens_it(
     qtbot.mouseClick(installed.badge, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: installed.dock.isVisible() and installed.panel.list.hasFocus())
     assert listed(installed)[0][2] == "The provider refused the API key (403)"
+
+
+def test_stop_ends_a_waiting_approval_in_the_inbox_and_a_stopped_run_does_not_wait(
+    qtbot: QtBot, windows: Windows, server: LoopbackServer, project: Path, elsewhere: QWidget
+) -> None:
+    ctl, installed = windows.open(project)
+    choose_mode(qtbot, ctl, "ask")
+    server.script(Turn([ToolCall("bash", {"command": "touch never"})]))
+    ctl.submit("go")
+    wait_listed(qtbot, installed, 1)
+    item = installed.panel.list.item(0)
+    assert item.text() == "Approve: $ touch never (shop-api)"  # what a screen reader says
+    to_background(qtbot, ctl.window, elsewhere)
+    ctl.window.action_map["stop"].trigger()
+    settled(qtbot, ctl)
+    wait_listed(qtbot, installed, 0)
+    assert not (project / "never").exists()
+    qtbot.wait(50)  # the run has settled: nothing more comes
+    assert installed.inbox.waiting() == []
+
+
+def test_opening_another_session_puts_away_what_the_previous_one_left(
+    qtbot: QtBot, windows: Windows, server: LoopbackServer, project: Path
+) -> None:
+    ctl, installed = windows.open(project)
+    server.script(Turn(failure=Failure.http(401, '{"type":"error","error":{"type":"authentication_error"}}')))
+    reply(qtbot, ctl)
+    wait_listed(qtbot, installed, 1)
+    ctl.spawn(ctl.open_session(None))
+    wait_listed(qtbot, installed, 0)
+    # the new session is followed: its own failure waits
+    server.script(Turn(failure=Failure.http(401, '{"type":"error","error":{"type":"authentication_error"}}')))
+    reply(qtbot, ctl)
+    wait_listed(qtbot, installed, 1)
+
+
+def test_a_session_whose_window_is_deleted_leaves_the_inbox(
+    qtbot: QtBot,
+    qloop: asyncio.AbstractEventLoop,
+    windows: Windows,
+    server: LoopbackServer,
+    project: Path,
+    tmp_path: Path,
+) -> None:
+    ctl, installed = windows.open(project)
+    other = MainWindow(QSettings(str(tmp_path / "o.ini"), QSettings.Format.IniFormat), load_theme("light"))
+    other.show()
+    there = SessionController(
+        other, NotificationCenter(other), str(project), agent_dir(), approve=False, env={}
+    )
+    there.spawn(there.open_session(None))
+    qtbot.waitUntil(lambda: there.runtime is not None, timeout=10_000)
+    installed.inbox.attach(there)
+    server.script(Turn(failure=Failure.http(401, '{"type":"error","error":{"type":"authentication_error"}}')))
+    reply(qtbot, there)
+    wait_listed(qtbot, installed, 1)
+    done = qloop.create_task(there.shutdown())
+    qtbot.waitUntil(done.done, timeout=10_000)
+    there.notifications.close_all()
+    other.close()
+    other.deleteLater()
+    wait_listed(qtbot, installed, 0)
+    assert installed.inbox.count() == 0 and ctl.window.windowTitle() == "shop-api — piwork"
