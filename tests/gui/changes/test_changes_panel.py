@@ -16,7 +16,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
-from piwork.core.checkpoints import REVIEW_CUSTOM_TYPE
+from piwork.core.checkpoints import NO_GIT_NOTICE, REVIEW_CUSTOM_TYPE
 from piwork.core.paths import agent_dir
 from piwork.gui.changes.diff_model import DiffRow
 from piwork.gui.changes.panel import ChangesPanel
@@ -285,3 +285,60 @@ def test_show_since_an_entry_opens_the_panel_and_compares_from_its_checkpoint(
     panel.branch_start_button.click()
     qtbot.waitUntil(lambda: panel.since_label.text() == "Since the session began", timeout=10_000)
     assert not panel.branch_start_button.isEnabled()
+
+
+def test_a_binary_file_is_listed_with_its_reason_and_reviewed_or_reverted_whole(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer, project: Path
+) -> None:
+    panel = panel_of(qtbot, controller)
+    server.script(
+        Turn([ToolCall("bash", {"command": "printf 'GIF\\000\\001' > image.gif"})]), Turn([Text("Drew it.")])
+    )
+    asked = len(server.requests)
+    controller.submit("draw")
+    qtbot.waitUntil(lambda: len(server.requests) == asked + 2 and not controller.chat.busy, timeout=15_000)
+    wait_files(qtbot, panel, {"image.gif"})
+    assert listed(panel)[0].split()[:3] == ["A", "image.gif", "(not"]
+    choose(panel, "image.gif")
+    (note,) = diff_rows(panel)
+    assert note.line is None and note.text.startswith("Binary file (5 bytes)")
+    assert not panel.revert_hunk_button.isEnabled() and not panel.hunk_reviewed.isEnabled()
+    assert panel.hunk_label.text() == ""
+    panel.file_reviewed.click()
+    assert panel.file_reviewed.isChecked() and "1 reviewed" in panel.summary.text()
+    panel.revert_file_button.click()
+    answer(qtbot, yes=True)
+    wait_files(qtbot, panel, set())
+    assert not (project / "image.gif").exists() and panel.summary.text().startswith("image.gif was reverted.")
+
+
+def test_without_git_the_panel_shows_the_edit_and_write_targets_and_says_so(
+    qtbot: QtBot,
+    qloop: asyncio.AbstractEventLoop,
+    server: LoopbackServer,
+    tmp_path: Path,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    ctl = open_window(qtbot, server, tmp_path, project)
+    panel = panel_of(qtbot, ctl)
+    server.script(
+        Turn([ToolCall("write", {"path": "notes.txt", "content": "keep me\nand me\n"})]),
+        Turn([Text("Done.")]),
+    )
+    asked = len(server.requests)
+    ctl.submit("add a line")
+    qtbot.waitUntil(lambda: len(server.requests) == asked + 2 and not ctl.chat.busy, timeout=15_000)
+    wait_files(qtbot, panel, {"notes.txt"})
+    assert NO_GIT_NOTICE in panel.summary.text()
+    choose(panel, "notes.txt")
+    assert [(r.line.kind, r.line.text) for r in diff_rows(panel) if r.line is not None] == [
+        (" ", "keep me"),
+        ("+", "and me"),
+    ]
+    panel.revert_hunk_button.click()
+    answer(qtbot, yes=True)
+    wait_files(qtbot, panel, set())
+    assert (project / "notes.txt").read_text() == "keep me\n"
+    close(qtbot, qloop, ctl)
