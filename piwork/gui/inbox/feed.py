@@ -46,6 +46,24 @@ def _first_line(content: object) -> str:
     return line if len(line) <= PROMPT_CHARS else line[: PROMPT_CHARS - 1] + "…"
 
 
+def approvals_of(controller: SessionController) -> WindowApprovals:
+    """The calls waiting in ``controller``'s chat: its tab's when the window has tabs, else the window's."""
+    tab = getattr(controller, "tab", None)  # a tab's own chat and approvals, where there are tabs
+    approvals = getattr(tab, "approvals", None)
+    return approvals if isinstance(approvals, WindowApprovals) else controller.window.approvals
+
+
+def label_of(controller: SessionController) -> str:
+    """What the inbox names a session by: its tab's title where there are tabs, else its name and project."""
+    title = getattr(getattr(controller, "tab", None), "title", None)
+    if isinstance(title, str) and title:
+        return title
+    runtime = controller.runtime
+    name = runtime.session.tree.name if runtime is not None else None
+    project = os.path.basename(os.path.normpath(controller.cwd)) or controller.cwd
+    return f"{name} — {project}" if name else project
+
+
 class InboxFeed(QObject):
     changed = Signal()  # an item came or went
 
@@ -59,7 +77,7 @@ class InboxFeed(QObject):
     ) -> None:
         super().__init__(controller)
         self.controller = controller
-        self.approvals = approvals if approvals is not None else controller.window.approvals
+        self.approvals = approvals if approvals is not None else approvals_of(controller)
         self.prompter = prompter if prompter is not None else controller.trust.prompter
         self.clock = clock
         # Whether the session is in front of the user (the inbox says; until attached: it is).
@@ -92,12 +110,7 @@ class InboxFeed(QObject):
         return list(self._items.values())
 
     def label(self) -> str:
-        if self.label_for is not None:
-            return self.label_for()
-        runtime = self.controller.runtime
-        name = runtime.session.tree.name if runtime is not None else None
-        project = os.path.basename(os.path.normpath(self.controller.cwd)) or self.controller.cwd
-        return f"{name} — {project}" if name else project
+        return self.label_for() if self.label_for is not None else label_of(self.controller)
 
     def looked_at(self) -> None:
         """The user saw the session: its failed and finished runs no longer wait."""
