@@ -47,6 +47,8 @@ class OwnerHost(Protocol):
 
     def refresh_status(self) -> None: ...
 
+    async def branch_shown(self) -> None: ...
+
     def add_notice(self, title: str, text: str, error: bool = False) -> None: ...
 
 
@@ -104,7 +106,8 @@ class SessionOwnership(QObject):
         if writer is None:
             return
         stop_seen = _stop_seen(writer)
-        self.banner.show_writer(f"{store.read_only_reason}.", stop_seen=stop_seen)
+        text = f"{store.read_only_reason}. What it adds shows here as it comes."
+        self.banner.show_writer(text, stop_seen=stop_seen)
         if stop_seen:
             self._timer.start()
         else:
@@ -158,10 +161,10 @@ class SessionOwnership(QObject):
         if self.banner.waiting_to_take_over:
             await self._take_over(store)
         else:
-            subject = writer.who[0].upper() + writer.who[1:]
-            self.banner.show_stopped(
-                f"{subject} has stopped writing this session; it is still read-only here."
-            )
+            text = f"{writer.who} has stopped writing this session, so it can be taken over"
+            store.explain_read_only(text)
+            self.banner.show_stopped(f"{text}.")
+            self.host.refresh_status()
 
     # ---- what the user does --------------------------------------------------------------------
     def take_over(self) -> None:
@@ -190,6 +193,7 @@ class SessionOwnership(QObject):
         if not store.read_only:
             self._timer.stop()
             self.banner.hide()
+            await self.host.branch_shown()  # the chat shows the end of the file first: the notice goes below
             self.host.add_notice(
                 "Session file", "This session is written here again, from the end of the file as it is now."
             )

@@ -365,6 +365,12 @@ class Session:
             self.other_writer = writer
             self._go_read_only(reason)
 
+    def explain_read_only(self, reason: str) -> None:
+        """Say why the session is read-only now (its other writer stopped, say), without a new notice."""
+        if self.read_only:
+            self.read_only_reason = reason
+            self.notices.append(reason)
+
     def follow(self, change: FileChange) -> bool:
         """Take in what another writer added (``change``, read by ``read_changes`` in a worker). A leaf
         that was at the end of the file moves to the file's new last entry, the other writer's leaf.
