@@ -312,6 +312,9 @@ class MainWindow(QMainWindow):
         a["undo_restore"].triggered.connect(lambda: self.rewind.undo_last())
         self.rewind.undoAvailable.connect(a["undo_restore"].setEnabled)
         self.rewind.told.connect(self.tree_panel.show_status)
+        session_menu = self.menus["Session"]
+        if isinstance(session_menu, QMenu):  # a revert in the Changes panel can be undone like a restore
+            session_menu.aboutToShow.connect(self.rewind.refresh_undo)
         self.tree_panel.changesSinceRequested.connect(self.changes_panel.show_since)
         self.rewind.restored.connect(lambda _plan: self.changes_panel.refresh())  # the files moved under it
         self.tree_panel.editor_text_requested.connect(self.chat.composer.set_text)

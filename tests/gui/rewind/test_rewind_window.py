@@ -5,6 +5,7 @@ files changed by write, edit and bash (a real git shadow store), with the real w
 from __future__ import annotations
 
 from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 
 from piwork.gui.chat.rows import RowKind
 from piwork.gui.rewind.plan_list import OUTSIDE_MARK
@@ -205,3 +206,38 @@ def test_changes_since_here_opens_the_changes_panel_at_that_entry(bench: Workben
         lambda: shown() == {p for paths in expected.values() for p in paths}, timeout=10_000
     )
     assert panel.since_label.text() != "Since the session began"
+
+
+def test_a_file_reverted_in_the_changes_panel_is_undone_from_the_session_menu(bench: Workbench) -> None:
+    qtbot, window = bench.qtbot, bench.window
+    bench.ask("first", "a")
+    after_a = bench.states[1]
+    undo = window.action_map["undo_restore"]
+    assert not undo.isEnabled()
+    first = bench.user_ids()[0]
+    menu_action(bench, first, CHANGES_SINCE_TEXT).trigger()
+    panel = window.changes_panel
+    qtbot.waitUntil(lambda: panel.changes is not None and len(panel.changes.files) == 4, timeout=10_000)
+    panel.files.setCurrentIndex(panel.files_model.index(panel.files_model.row_of("base.txt"), 0))
+    panel.revert_file_button.click()
+    qtbot.waitUntil(lambda: _message_box() is not None, timeout=5000)
+    _message_box().button(QMessageBox.StandardButton.Yes).click()  # type: ignore[union-attr]
+    qtbot.waitUntil(lambda: (bench.project / "base.txt").read_bytes() == bench.states[0]["base.txt"])
+
+    session_menu = window.menus["Session"]
+    assert isinstance(session_menu, QMenu)
+    session_menu.aboutToShow.emit()  # opening the menu looks again (in a worker)
+    qtbot.waitUntil(lambda: undo.isEnabled(), timeout=10_000)
+    undo.trigger()
+    qtbot.waitUntil(lambda: window.rewind.dialog is not None and window.rewind.dialog.isVisible())
+    assert window.rewind.dialog is not None and window.rewind.dialog.files.listed() == {
+        "modified": ["base.txt"]
+    }
+    with qtbot.waitSignal(window.rewind.restored, timeout=15_000):
+        window.rewind.dialog.ok_button.click()
+    assert files_of(bench.project) == after_a
+
+
+def _message_box() -> QMessageBox | None:
+    found = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
+    return found[0] if found else None
