@@ -31,6 +31,10 @@ from piwork.gui.theme import Theme, load_theme
 
 WaitingRole = Qt.ItemDataRole.UserRole + 1
 AGE_REFRESH_MS = 30_000
+EMPTY_TEXT = (
+    "Nothing waits for you.\n\nCalls to approve, trust questions, failed replies and runs that finish "
+    "while you look elsewhere show here."
+)
 PAD = 6
 
 KIND_ACCENT = {
@@ -123,9 +127,10 @@ class InboxPanel(QWidget):
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.delegate = WaitingDelegate(theme or load_theme("light"), self.list)
         self.list.setItemDelegate(self.delegate)
-        self.empty = QLabel("Nothing waits for you.", self)
+        self.empty = QLabel(EMPTY_TEXT, self)
         self.empty.setObjectName("inboxEmpty")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
         self.empty.setEnabled(False)
         self.approve_button = QPushButton("&Approve", self)
         self.approve_button.setToolTip("Run the selected call now (its session stays where it is)")
@@ -135,7 +140,9 @@ class InboxPanel(QWidget):
         self.go_button.setToolTip("Show it in its session (Enter)")
         self.dismiss_button = QPushButton("Dis&miss", self)
         self.dismiss_button.setToolTip("Put this failed or finished run away")
-        buttons = FlowLayout(spacing=4)  # on two rows in a narrow dock, never cut off
+        self.buttons = QWidget(self)  # hidden while nothing waits
+        buttons = FlowLayout(self.buttons, spacing=4)  # on two rows in a narrow dock, never cut off
+        buttons.setContentsMargins(0, 0, 0, 0)
         for button in (self.approve_button, self.deny_button, self.go_button, self.dismiss_button):
             button.setAutoDefault(False)
             buttons.addWidget(button)
@@ -143,7 +150,7 @@ class InboxPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.list, 1)
         layout.addWidget(self.empty, 1)
-        layout.addLayout(buttons)
+        layout.addWidget(self.buttons)
         self.approve_button.clicked.connect(lambda: self._on_selected(self.inbox.approve))
         self.deny_button.clicked.connect(lambda: self._on_selected(self.inbox.deny))
         self.go_button.clicked.connect(lambda: self._on_selected(self.inbox.act))
@@ -186,6 +193,7 @@ class InboxPanel(QWidget):
             self.list.setCurrentRow(chosen)
         self.list.setVisible(count > 0)
         self.empty.setVisible(count == 0)
+        self.buttons.setVisible(count > 0)
         if count and not self._ages.isActive():
             self._ages.start()
         elif not count:

@@ -148,6 +148,7 @@ def test_an_approval_waits_in_the_inbox_and_is_approved_from_it(
     window = ctl.window
     assert window.windowTitle() == "shop-api — piwork" and not installed.badge.isVisible()
     assert installed.panel.empty.isVisibleTo(installed.panel)
+    assert not installed.panel.buttons.isVisibleTo(installed.panel)  # nothing to act on
     choose_mode(qtbot, ctl, "ask")
     server.script(Turn([ToolCall("bash", {"command": "touch  made.txt"})]), Turn([Text("Made it.")]))
     ctl.submit("make a file")
