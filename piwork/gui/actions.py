@@ -164,7 +164,7 @@ PANEL_KEYS: tuple[tuple[str, str, str], ...] = (
     ("Session Tree", "Enter", "Go to the selected entry (a message goes back into the editor)"),
     ("Session Tree", "Ctrl+L", "Label the selected entry"),
     ("Session Tree", "Ctrl+Shift+L", "Remove the selected entry's label"),
-    ("Session Tree", "Menu key", "Branch tools for the selected entry: summarise, fork, clone, compare"),
+    ("Session Tree", "Menu key", "Branch tools for the selected entry: fork, clone, compare, restore files"),
     ("Session Tree", "Up / Down, Left / Right", "Move between entries; fold and unfold branches"),
     ("Tool Output Logs", "Ctrl+F", "Search the full output"),
     ("Tool Output Logs", "Enter / Shift+Enter", "Next / previous match (in the search field)"),
