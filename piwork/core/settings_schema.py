@@ -324,6 +324,13 @@ CHECKPOINTS_MAX_FILE_MB = number(
     exclusive_minimum=True,
     owner="piwork",
 )
+CHECKPOINTS_MAX_FILES = whole(
+    "piwork.checkpoints.maxFiles",
+    100_000,
+    "A project with more files than this gets no whole-project checkpoints (only edit and write targets)",
+    minimum=1,
+    owner="piwork",
+)
 _GOVERNOR = "piwork.contextGovernor"
 GOVERNOR_ENABLED = flag(
     f"{_GOVERNOR}.enabled", True, "Let the context governor trim the working set", owner="piwork"

@@ -10,7 +10,8 @@ Public API:
 - ``CheckpointRecord`` (of a ``CheckpointKind``) and ``RestorePlan``: what is recorded and what a restore
   changes. ``checkpoint_for`` picks the checkpoint of an entry (the rule: :mod:`.points`).
 - Errors: ``RestoreBlocked`` (files changed outside piwork; pass ``force``), ``NoCheckpoint``,
-  ``NothingToUndo``.
+  ``NothingToUndo``, ``TooManyFiles`` (a project too large for its first snapshot: over ``max_files``,
+  by default ``DEFAULT_MAX_FILES``, or too slow to list; the checkpointer then keeps edit/write targets).
 - Files Touched and the branch comparison with what the checkpoints saw (a command's files included):
   ``session_checkpoints`` (a saved session's checkpoints, nothing created), ``checkpointed_path_activity``,
   ``checkpointed_comparison``, ``with_checkpoints`` (adds them to an activity), ``touch_diff`` (the diff of
@@ -29,10 +30,12 @@ code until a store is opened.
 
 from piwork.core.checkpoints.api import (
     DEFAULT_MAX_FILE_MB,
+    DEFAULT_MAX_FILES,
     NO_GIT_NOTICE,
     CallCheckpoint,
     NothingToUndo,
     SessionCheckpoints,
+    TooManyFiles,
     git_available,
     project_folder,
 )
@@ -60,6 +63,7 @@ from piwork.core.checkpoints.touches import (
 )
 
 __all__ = [
+    "DEFAULT_MAX_FILES",
     "DEFAULT_MAX_FILE_MB",
     "MAX_DIFF_BYTES",
     "NO_GIT_NOTICE",
@@ -78,6 +82,7 @@ __all__ = [
     "RestoreBlocked",
     "RestorePlan",
     "SessionCheckpoints",
+    "TooManyFiles",
     "branch_start",
     "changes_since",
     "checkpoint_for",

@@ -9,6 +9,7 @@ Git-related modules are imported when a store is opened, not when this package i
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import time
@@ -23,6 +24,7 @@ from piwork.core.errors import PiworkError
 from piwork.core.session.tree import SessionTree
 
 DEFAULT_MAX_FILE_MB = 10.0
+DEFAULT_MAX_FILES = 100_000  # a first snapshot of a larger project is skipped (``TooManyFiles``)
 NO_GIT_NOTICE = (
     "git was not found: checkpoints keep only the files that edit and write change "
     "(changes made by commands cannot be restored)."
@@ -31,6 +33,23 @@ NO_GIT_NOTICE = (
 
 class NothingToUndo(PiworkError):
     """No restore of this session is left to undo."""
+
+
+class TooManyFiles(PiworkError):
+    """The project is too large for a first snapshot: over the file limit, or listing it took too long."""
+
+    def __init__(self, max_files: int, seconds: float | None = None) -> None:
+        why = (
+            f"listing the project's files took more than {seconds:g} s"
+            if seconds is not None
+            else f"the project has more than {max_files:,} files (piwork.checkpoints.maxFiles)"
+        )
+        super().__init__(
+            f"Checkpoints skipped: {why}; only the files edit and write change are kept, so changes made "
+            "by commands cannot be restored."
+        )
+        self.max_files = max_files
+        self.seconds = seconds
 
 
 class CheckpointStore(Protocol):
@@ -94,6 +113,17 @@ def git_available() -> bool:
     return shutil.which("git") is not None
 
 
+def _has_plain_records(folder: Path, session_file: Path) -> bool:
+    """Whether the plain store's journal has a line of this session (read only when it exists)."""
+    journal = folder / "plain" / "records.jsonl"
+    try:
+        with journal.open("rb") as lines:
+            mark = json.dumps(str(session_file)).encode()
+            return any(mark in line for line in lines)
+    except OSError:
+        return False
+
+
 class SessionCheckpoints:
     """The checkpoints a session file has in a project (``store`` does the work)."""
 
@@ -104,17 +134,27 @@ class SessionCheckpoints:
         agent_dir: Path,
         max_file_mb: float = DEFAULT_MAX_FILE_MB,
         use_git: bool | None = None,
+        max_files: int = DEFAULT_MAX_FILES,
     ) -> None:
+        """``use_git``: None picks git when it is installed, unless the session's checkpoints are in the
+        plain store (kept there because git was missing or the project too large) and none in git."""
         self.project = Path(os.path.realpath(project))
         self.session_file = Path(os.path.realpath(session_file))
         folder = project_folder(agent_dir, self.project)
         limit = int(max_file_mb * 1024 * 1024)
         self.store: CheckpointStore
-        if git_available() if use_git is None else use_git:
+        git = git_available() if use_git is None else use_git
+        if git:
             from piwork.core.checkpoints.git_store import GitCheckpoints
 
-            self.store = GitCheckpoints(folder, self.project, self.session_file, limit)
-        else:
+            store = GitCheckpoints(folder, self.project, self.session_file, limit, max_files)
+            git = (
+                use_git is not None
+                or store.has_records()
+                or not _has_plain_records(folder, self.session_file)
+            )
+            self.store = store
+        if not git:
             from piwork.core.checkpoints.plain_store import PlainCheckpoints
 
             self.store = PlainCheckpoints(folder, self.project, self.session_file, limit)

@@ -19,11 +19,17 @@ from piwork.core.checkpoints.shadow import ShadowRepo
 class GitCheckpoints:
     uses_git = True
 
-    def __init__(self, folder: Path, project: Path, session_file: Path, max_file_bytes: int) -> None:
-        self.repo = ShadowRepo(folder, project, max_file_bytes)
+    def __init__(
+        self, folder: Path, project: Path, session_file: Path, max_file_bytes: int, max_files: int
+    ) -> None:
+        self.repo = ShadowRepo(folder, project, max_file_bytes, max_files)
         self.session_file = str(session_file)
         key = hashlib.sha256(self.session_file.encode()).hexdigest()[:24]
         self.ref = f"refs/piwork/sessions/{key}"
+
+    def has_records(self) -> bool:
+        """Whether this session has a checkpoint here (its ref is a loose file: refs are never packed)."""
+        return (self.repo.git_dir / self.ref).is_file()
 
     def records(self) -> list[CheckpointRecord]:
         with self.repo.lock:
@@ -97,8 +103,9 @@ class GitCheckpoints:
         head = repo.head(self.ref)
         outside = repo.diff(head[1], now).paths if head else ()
         diff = repo.diff(now, repo.tree_of(target.commit))
-        # a file left out for its size (now or then) is not the restore's to write or delete
+        # a file left out for its size (now or then), or ignored now, is not the restore's to write or delete
         keep = set(skipped_now) | set(target.skipped)
+        keep |= repo.ignored([p for p in (*diff.added, *diff.modified, *diff.removed) if p not in keep])
         plan = RestorePlan(
             target=target,
             added=tuple(sorted(p for p in diff.added if p not in keep)),

@@ -3,7 +3,8 @@
 A call can change files unless its tool declares itself read-only (:class:`ToolFacts`); edit, write and
 bash all can. The snapshot runs in a worker thread (``asyncio.to_thread``) so the event loop stays free;
 the store is opened at the first such call, so a run that changes no file never loads git-related code.
-A checkpoint that fails never stops the call: it is told once through ``notify``.
+A checkpoint that fails never stops the call: it is told once through ``notify``. A project too large for
+its first snapshot (``TooManyFiles``) is told once too, and the session keeps only edit/write targets.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from piwork.core.checkpoints.api import NO_GIT_NOTICE, SessionCheckpoints
+from piwork.core.checkpoints.api import DEFAULT_MAX_FILES, NO_GIT_NOTICE, SessionCheckpoints, TooManyFiles
 from piwork.core.checkpoints.points import assistant_entry_of
 from piwork.core.checkpoints.records import CheckpointKind, CheckpointRecord
 from piwork.core.session.tree import SessionTree
@@ -33,6 +34,7 @@ class Checkpointer:
         max_file_mb: float,
         notify: Callable[[str], None] = lambda text: None,
         use_git: bool | None = None,
+        max_files: int = DEFAULT_MAX_FILES,
     ) -> None:
         self._project = project
         self._session_file = session_file
@@ -42,6 +44,7 @@ class Checkpointer:
         self._max_file_mb = max_file_mb
         self._notify = notify
         self._use_git = use_git
+        self._max_files = max_files
         self._store: SessionCheckpoints | None = None
         self._told: set[str] = set()
         self._entries: dict[str, str | None] = {}  # tool call id -> assistant entry id
@@ -57,7 +60,12 @@ class Checkpointer:
             if session_file is None:  # an unsaved session has nothing to key checkpoints to
                 return None
             self._store = SessionCheckpoints(
-                self._project, session_file, self._agent_dir, self._max_file_mb, self._use_git
+                self._project,
+                session_file,
+                self._agent_dir,
+                self._max_file_mb,
+                self._use_git,
+                self._max_files,
             )
             if not self._store.uses_git:
                 self._tell(NO_GIT_NOTICE)
@@ -95,8 +103,16 @@ class Checkpointer:
             if store is None:
                 return
             now = int(time.time() * 1000)
-            record = store.store.record
-            taken = await asyncio.to_thread(record, kind, entry, call_id, name, now, path, since)
+            try:
+                taken = await asyncio.to_thread(
+                    store.store.record, kind, entry, call_id, name, now, path, since
+                )
+            except TooManyFiles as err:  # the project is too large to snapshot: keep edit/write targets
+                self._tell(str(err))
+                store = self._store = self._plain(store)
+                taken = await asyncio.to_thread(
+                    store.store.record, kind, entry, call_id, name, now, path, since
+                )
         except Exception as err:  # a checkpoint is a safety net: the call goes on without it
             self._tell(f"A checkpoint could not be taken: {err}")
             return
@@ -104,6 +120,11 @@ class Checkpointer:
             self.last = taken
             if kind == "before":
                 self._befores[call_id] = taken.commit
+
+    def _plain(self, store: SessionCheckpoints) -> SessionCheckpoints:
+        return SessionCheckpoints(
+            self._project, store.session_file, self._agent_dir, self._max_file_mb, use_git=False
+        )
 
     def _tell(self, text: str) -> None:
         if text not in self._told:

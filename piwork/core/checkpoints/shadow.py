@@ -5,19 +5,35 @@ GIT_DIR) and ``index`` (its GIT_INDEX_FILE), with the project as work tree. Ever
 environment: no user or system configuration, no hooks, no ``GIT_*`` variable from outside, so the
 project's own ``.git`` is never read or written (git never adds a path named ``.git``). The index keeps
 the stat data of every file, so snapshotting a large unchanged tree is one ``git add -A`` that reads
-nothing and a ``write-tree`` that writes nothing new. The project's ``.gitignore`` files apply as usual.
+nothing and a ``write-tree`` that writes nothing new. The project's ``.gitignore`` files apply as usual, and
+so do its repository's ``info/exclude``, the user's global excludes and the ignore files above the project
+(:mod:`.excludes`).
+
+The first snapshot of a project reads every file, so it is bounded: listing stops past ``max_files`` files
+or ``first_seconds`` seconds (:class:`TooManyFiles`, remembered for a day in ``too-large``), and the files are
+added into one pack rather than one object file each.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import selectors
 import subprocess
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from piwork.core.checkpoints.api import TooManyFiles
+from piwork.core.checkpoints.excludes import shadow_exclude, user_excludes_file
 from piwork.core.errors import PiworkError
+
+FIRST_SNAPSHOT_SECONDS = 20.0
+BULK_ADD = 500  # files added at once from which they go into one pack (one file, not one per object)
+_TOO_LARGE_FOR = 24 * 3600  # seconds a project found too large is not walked again
 
 _GIT_OPTIONS = (
     "-c",
@@ -68,12 +84,25 @@ class TreeDiff:
 
 
 class ShadowRepo:
-    def __init__(self, folder: Path, project: Path, max_file_bytes: int) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        project: Path,
+        max_file_bytes: int,
+        max_files: int,
+        first_seconds: float = FIRST_SNAPSHOT_SECONDS,
+    ) -> None:
+        """``folder``: ``<agent dir>/checkpoints/<key>`` (the agent folder is two levels up)."""
         self.folder = folder
         self.project = project
         self.max_file_bytes = max_file_bytes
+        self.max_files = max_files
+        self.first_seconds = first_seconds
+        self.agent_dir = folder.parent.parent
         self.git_dir = folder / "git"
         self.index_file = folder / "index"
+        self._exclude: str | None = None  # the shadow's info/exclude as last written or read
+        self._options: tuple[str, ...] | None = None  # the git options, with the user's excludes file
         self.lock = _lock_for(folder)  # one snapshot or restore at a time per project in this process
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env.update(_IDENTITY)
@@ -89,17 +118,32 @@ class ShadowRepo:
         )
         self._env = env
 
-    def git(self, *args: str, stdin: bytes | None = None, literal: bool = False) -> bytes:
+    def options(self) -> tuple[str, ...]:
+        if self._options is None:
+            excludes = user_excludes_file()
+            extra = ("-c", f"core.excludesFile={excludes}") if excludes else ()
+            self._options = (*_GIT_OPTIONS, *extra)
+        return self._options
+
+    def git(
+        self,
+        *args: str,
+        stdin: bytes | None = None,
+        literal: bool = False,
+        timeout: float | None = None,
+        ok: tuple[int, ...] = (0,),
+    ) -> bytes:
         env = {**self._env, "GIT_LITERAL_PATHSPECS": "1"} if literal else self._env
         done = subprocess.run(
-            ["git", *_GIT_OPTIONS, *args],
+            ["git", *self.options(), *args],
             cwd=self.project,
             env=env,
             input=stdin,
             capture_output=True,
             check=False,
+            timeout=timeout,
         )
-        if done.returncode != 0:
+        if done.returncode not in ok:
             message = done.stderr.decode(errors="replace").strip() or f"exit status {done.returncode}"
             raise GitFailed(f"git {args[0]}: {message}")
         return done.stdout
@@ -116,27 +160,136 @@ class ShadowRepo:
     def snapshot(self) -> tuple[str, tuple[str, ...]]:
         """The tree of the project's files now (ignored files and ``.git`` left out), and the files left
         out for being over the size limit. One walk of the tree lists what differs from the index; only
-        those files are read, so an unchanged tree costs a walk and a ``write-tree``. Call under ``lock``."""
+        those files are read, so an unchanged tree costs a walk and a ``write-tree``. The first snapshot
+        (no index yet) is bounded: raises :class:`TooManyFiles`. Call under ``lock``."""
         self.ensure()
-        listed = self.git("ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard")
+        first = not self.index_file.exists()
+        self._sync_excludes(first)
+        deadline = time.monotonic() + self.first_seconds if first else None
+        if first:
+            listed = self._list_bounded(deadline)
+        else:
+            listed = self.git("ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard")
         changed = sorted(set(_nul_split(listed)))
         large = [p for p in changed if self._too_large(p)]
-        if large:  # a file that was small once leaves the index too: the snapshot does not hold it
-            self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", *large, literal=True)
+        if large and not first:  # a file that was small once leaves the index too: the snapshot lacks it
+            self._unindex([p.encode(errors="surrogateescape") for p in large])
         rest = [p for p in changed if p not in set(large)]
         if rest:
-            body = b"".join(p.encode(errors="surrogateescape") + b"\0" for p in rest)
-            self.git(
-                "add",
-                "-A",
-                "--ignore-errors",
-                "--pathspec-from-file=-",
-                "--pathspec-file-nul",
-                stdin=body,
-                literal=True,
-            )
+            self._add(rest, large if first else None, deadline)
+        if not first and any(p == ".gitignore" or p.endswith("/.gitignore") for p in rest):
+            self._drop_ignored()
         tree = self.git("write-tree").decode().strip()
         return tree, tuple(large)
+
+    def _add(self, paths: list[str], whole: list[str] | None, deadline: float | None) -> None:
+        """Add ``paths`` to the index, or with ``whole`` (the first snapshot) the whole tree but those."""
+        options = ("-c", "core.bigFileThreshold=1") if len(paths) >= BULK_ADD else ()
+        if whole is None:
+            body = b"".join(p.encode(errors="surrogateescape") + b"\0" for p in paths)
+            literal = True
+        else:  # one pathspec for all: thousands of literal ones are matched against each file
+            specs = [".", *(f":(exclude,literal){p}" for p in whole)]
+            body = b"".join(p.encode(errors="surrogateescape") + b"\0" for p in specs)
+            literal = False
+        add = ("add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul")
+        remaining = None if deadline is None else max(0.1, deadline - time.monotonic())
+        try:
+            self.git(*options, *add, stdin=body, literal=literal, timeout=remaining)
+        except subprocess.TimeoutExpired:
+            lock = self.index_file.with_name(self.index_file.name + ".lock")
+            lock.unlink(missing_ok=True)  # left by the add that was stopped
+            self.index_file.unlink(missing_ok=True)
+            raise self._too_large_now(seconds=self.first_seconds) from None
+
+    def _list_bounded(self, deadline: float | None) -> bytes:
+        """The untracked files of a first snapshot, stopped past ``max_files`` or the deadline."""
+        marker = self.folder / "too-large"
+        try:
+            seen = json.loads(marker.read_text(encoding="utf-8"))
+            if (
+                seen.get("maxFiles") == self.max_files
+                and time.time() - marker.stat().st_mtime < _TOO_LARGE_FOR
+            ):
+                raise TooManyFiles(self.max_files, seen.get("seconds"))
+        except (OSError, ValueError, AttributeError):
+            pass  # never found too large (or an unreadable note): walk
+        process = subprocess.Popen(
+            ["git", *self.options(), "ls-files", "-z", "--others", "--exclude-standard"],
+            cwd=self.project,
+            env=self._env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert process.stdout is not None
+        chunks: list[bytes] = []
+        count = 0
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            try:
+                while True:
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and (left <= 0 or not selector.select(left)):
+                        raise self._too_large_now(seconds=self.first_seconds)
+                    chunk = os.read(process.stdout.fileno(), 1 << 16)
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    count += chunk.count(b"\0")
+                    if count > self.max_files:
+                        raise self._too_large_now()
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                process.wait()
+                process.stdout.close()
+        if process.returncode != 0:
+            raise GitFailed(f"git ls-files: exit status {process.returncode}")
+        return b"".join(chunks)
+
+    def _too_large_now(self, seconds: float | None = None) -> TooManyFiles:
+        note = {"maxFiles": self.max_files, "seconds": seconds}
+        with contextlib.suppress(OSError):  # not remembered: the next session walks again, as boundedly
+            (self.folder / "too-large").write_text(json.dumps(note), encoding="utf-8")
+        return TooManyFiles(self.max_files, seconds)
+
+    def _sync_excludes(self, first: bool) -> None:
+        """Bring the shadow's ``info/exclude`` up to date (:mod:`.excludes`); files it now ignores leave
+        the index."""
+        wanted = shadow_exclude(self.project, self.agent_dir)
+        target = self.git_dir / "info" / "exclude"
+        if self._exclude is None:
+            try:
+                self._exclude = target.read_text(encoding="utf-8", errors="surrogateescape")
+            except OSError:
+                self._exclude = ""
+        if wanted == self._exclude:
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(wanted, encoding="utf-8", errors="surrogateescape")
+        self._exclude = wanted
+        if not first:
+            self._drop_ignored()
+
+    def _drop_ignored(self) -> None:
+        """Take out of the index the files kept before that are ignored now (a pattern added since)."""
+        found = self.git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
+        self._unindex([p for p in found.split(b"\0") if p])
+
+    def _unindex(self, paths: list[bytes]) -> None:
+        """Take ``paths`` out of the index, whatever it held for them (the files stay as they are)."""
+        if paths:
+            self.git(
+                "update-index", "-z", "--force-remove", "--stdin", stdin=b"".join(p + b"\0" for p in paths)
+            )
+
+    def ignored(self, paths: Sequence[str]) -> set[str]:
+        """Which of ``paths`` the project's ignore rules leave out now (tracked or not)."""
+        if not paths:
+            return set()
+        body = b"".join(p.encode(errors="surrogateescape") + b"\0" for p in paths)
+        out = self.git("check-ignore", "--no-index", "-z", "--stdin", stdin=body, ok=(0, 1))
+        return set(_nul_split(out))
 
     def _too_large(self, relative: str) -> bool:
         try:

@@ -54,6 +54,7 @@ from piwork.core.settings import cache_retention, thinking_budgets
 from piwork.core.settings_schema import (
     CHECKPOINTS_ENABLED,
     CHECKPOINTS_MAX_FILE_MB,
+    CHECKPOINTS_MAX_FILES,
     DEFAULT_MODEL,
     DEFAULT_PROVIDER,
     DEFAULT_THINKING_LEVEL,
@@ -418,6 +419,7 @@ def _checkpointer(
         registry.facts,
         values.value(CHECKPOINTS_MAX_FILE_MB),
         notify,
+        max_files=values.value(CHECKPOINTS_MAX_FILES),
     )
 
 
