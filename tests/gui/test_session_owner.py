@@ -16,6 +16,7 @@ from PySide6.QtCore import QSettings
 from pytestqt.qtbot import QtBot
 
 from piwork.core.paths import agent_dir
+from piwork.core.session.format import serialize
 from piwork.core.session.reader import read_session_file
 from piwork.gui.chat.owner_banner import TAKE_OVER_TEXT, TAKE_OVER_WHEN_STOPPED_TEXT
 from piwork.gui.main_window import MainWindow
@@ -26,7 +27,9 @@ from tests.core.session.helpers import assistant, user
 from tests.gui.test_session_controller import _configure
 from tests.support import LoopbackServer, Text, Turn
 from tests.support.pi_like_writer import PiLikeWriter
+from tests.support.pi_rpc import CLI, RealPi
 from tests.support.piwork_holder import PiworkHolder
+from tests.support.reference import MISSING_REASON, reference_installed
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
 
@@ -132,6 +135,25 @@ def test_a_session_another_piwork_holds_follows_its_appends_and_is_taken_over_wh
     qtbot.waitUntil(lambda: "mine again" in path.read_text(), timeout=10_000)
 
 
+def test_appends_from_an_unknown_program_are_followed_and_the_user_takes_over_when_they_choose(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    path = _saved_session(qtbot, controller, server)
+    banner = controller.chat.owner_banner
+    with open(path, "a", encoding="utf-8") as other:  # no Pi runs: nothing tells when it stops
+        other.write(serialize(user("ext1", _last_id(path), "appended by a script", 30)))
+    qtbot.waitUntil(banner.isVisible, timeout=10_000)
+    assert banner.text.text().startswith("Another program is writing this session")
+    assert banner.take_over_button.text() == TAKE_OVER_TEXT and not banner.take_over_button.isCheckable()
+    qtbot.waitUntil(lambda: "appended by a script" in _texts(controller), timeout=10_000)
+    store = controller.runtime.store  # type: ignore[union-attr]
+    banner.take_over_button.click()
+    qtbot.waitUntil(lambda: not store.read_only and not banner.isVisible(), timeout=10_000)
+    store.tree.append_message({"role": "user", "content": "mine again", "timestamp": 9})
+    qtbot.waitUntil(lambda: "mine again" in path.read_text(), timeout=10_000)
+    assert read_session_file(path).records[-1].parent_id == "ext1"
+
+
 def test_fork_goes_on_in_a_new_file_and_leaves_the_writers_file_alone(
     qtbot: QtBot, controller: SessionController, server: LoopbackServer
 ) -> None:
@@ -160,3 +182,25 @@ def test_fork_goes_on_in_a_new_file_and_leaves_the_writers_file_alone(
             and forked.path is not None
             and "go on here" in forked.path.read_text()
         )
+
+
+@pytest.mark.oracle
+@pytest.mark.skipif(not reference_installed(CLI), reason=MISSING_REASON)
+def test_the_real_pi_writing_the_open_session_is_named_followed_and_taken_over_after_it_quits(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer, tmp_path: Path
+) -> None:
+    path = _saved_session(qtbot, controller, server)
+    banner = controller.chat.owner_banner
+    pi_agent = tmp_path / "pi-home" / "agent"
+    pi_agent.mkdir(parents=True)
+    with RealPi(Path(controller.cwd), path, pi_agent) as pi:
+        pi.name_session("named in pi")
+        qtbot.waitUntil(banner.isVisible, timeout=10_000)
+        assert banner.text.text().startswith(f"Pi (pid {pi.pid}) is writing this session")
+        store = controller.runtime.store  # type: ignore[union-attr]
+        qtbot.waitUntil(lambda: "named in pi" in controller.window.windowTitle(), timeout=10_000)
+    qtbot.waitUntil(lambda: "has stopped writing" in banner.text.text(), timeout=10_000)
+    written_by_pi = path.read_bytes()
+    banner.take_over_button.click()
+    qtbot.waitUntil(lambda: not store.read_only, timeout=10_000)
+    assert path.read_bytes() == written_by_pi  # taking over writes nothing by itself

@@ -83,6 +83,12 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def _foreign(tree: SessionTree, loaded: LoadedFile, known_size: int) -> int:
+    """How many entries past what piwork knew of the file (``known_size`` bytes) the tree does not hold:
+    another program appended them (piwork's own appends are in the tree before they are written)."""
+    return sum(1 for r in loaded.records if r.offset >= known_size and not tree.has(r.id))
+
+
 class SessionReadOnly(PiworkError):
     def __init__(self, path: Path | None, reason: str | None = None) -> None:
         super().__init__(f"{reason} ({path})" if reason else f"This session is open read-only: {path}")
@@ -304,7 +310,7 @@ class Session:
             self._stop_writing(
                 f"The session file {self.path} was changed by another program and is no longer a session"
             )
-        if any(not tree.has(r.id) for r in loaded.records):  # appended by another program: still at it?
+        if _foreign(tree, loaded, self._expected[0]):  # appended by another program: still at it?
             writer = pi_writer(self.writer_folders())
             if writer is not None:
                 if loaded.source is not None:
@@ -349,7 +355,7 @@ class Session:
                 loaded.source.close()
             return None
         tree = self.tree
-        change = FileChange(_identity(after), loaded, sum(1 for r in loaded.records if not tree.has(r.id)))
+        change = FileChange(_identity(after), loaded, _foreign(tree, loaded, expected[0]))
         if not self.read_only:
             previous, self._read_ahead = self._read_ahead, (change.identity, loaded)
             if previous is not None and previous[1] is not loaded and previous[1].source is not None:

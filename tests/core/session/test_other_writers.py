@@ -120,4 +120,15 @@ def test_own_appends_are_not_foreign(tmp_path: Path) -> None:
             other.write('{"type":"label","id":"x1","parentId":null,"timestamp":"t"}\n')
         change = session.read_changes()
         assert change is not None and change.foreign == 1
-        change.discard()
+
+
+def test_only_entries_appended_past_what_piwork_knew_count_as_another_writers(tmp_path: Path) -> None:
+    path = _session_in(tmp_path)
+    with open_session(path) as session:
+        path.write_text(path.read_text().replace('"id":"a0"', '"id":"b0"'))  # an edit, not an append
+        edited = session.read_changes()
+        assert edited is not None and edited.foreign == 0
+        with open(path, "a", encoding="utf-8") as other:
+            other.write('{"type":"label","id":"x1","parentId":null,"timestamp":"t"}\n')
+        appended = session.read_changes()
+        assert appended is not None and appended.foreign == 1  # kept for the next append to use
