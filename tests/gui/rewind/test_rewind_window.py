@@ -241,3 +241,43 @@ def test_a_file_reverted_in_the_changes_panel_is_undone_from_the_session_menu(be
 def _message_box() -> QMessageBox | None:
     found = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
     return found[0] if found else None
+
+
+def move_with_files(bench: Workbench, entry_id: str) -> None:
+    """Move to ``entry_id`` in the tree with "Also restore the files to this point" checked."""
+    dialog = open_branch_dialog(bench, entry_id)
+    assert dialog.restore is not None and dialog.restore.box.isEnabled(), dialog.restore.status.text()
+    dialog.restore.box.setChecked(True)
+    with bench.qtbot.waitSignal(bench.window.rewind.restored, timeout=15_000):
+        dialog.ok_button.click()
+
+
+def test_moving_between_branches_takes_each_branch_s_files_along(bench: Workbench) -> None:
+    runtime = bench.controller.runtime
+    assert runtime is not None
+    bench.ask("first", "a")
+    bench.ask("second", "b")
+    leaf_b = runtime.store.tree.leaf_id
+    _start, after_a, after_b = bench.states
+    second = bench.user_ids()[1]
+
+    move_with_files(bench, second)  # back to before "second": the first reply's files
+    assert files_of(bench.project) == after_a
+    bench.ask("other", "c")  # a second branch from there
+    leaf_c = runtime.store.tree.leaf_id
+    after_c = bench.states[-1]
+    assert after_c != after_b
+
+    assert leaf_b is not None and leaf_c is not None
+    move_with_files(bench, leaf_b)
+    assert files_of(bench.project) == after_b
+    move_with_files(bench, leaf_c)
+    assert files_of(bench.project) == after_c
+
+    undo = bench.window.action_map["undo_restore"]
+    bench.qtbot.waitUntil(lambda: undo.isEnabled(), timeout=10_000)
+    undo.trigger()
+    bench.qtbot.waitUntil(lambda: bench.window.rewind.dialog is not None, timeout=10_000)
+    with bench.qtbot.waitSignal(bench.window.rewind.restored, timeout=15_000):
+        bench.window.rewind.dialog.ok_button.click()  # type: ignore[union-attr]
+    assert files_of(bench.project) == after_b
