@@ -1,9 +1,11 @@
 """Run the real ``piwork`` window in this process and report its start-up, memory and quitting figures.
 
-Used by ``bench_startup.py`` as ``python window_probe.py REPORT.json SETTLE_S [piwork window arguments]``
-under a display (Xvfb). It watches the application from outside piwork's code: an event filter notes the
-main window's first paint; once the window has settled it notes resident memory (VmRSS and the anonymous
-part from /proc/self/smaps_rollup), then closes the window the way a user does and notes when. The parent
+Used by ``bench_startup.py`` and ``bench_window.py`` as ``python window_probe.py REPORT.json SETTLE_S [piwork
+window arguments]`` under a display (Xvfb). It watches the application from outside piwork's code: an event
+filter notes the main window's first paint and the first paint of the chat's list with rows in it (a session's
+messages shown) while the composer takes input; once the window has settled it notes resident memory (VmRSS and
+the anonymous part from /proc/self/smaps_rollup), then closes the window the way a user does and notes when.
+Beside each moment it notes the process's CPU time so far (what to trust on a loaded machine). The parent
 process measures the rest (spawn to first paint, close to exit) on the same monotonic clock.
 """
 
@@ -17,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
-from PySide6.QtWidgets import QApplication, QMainWindow
+from PySide6.QtWidgets import QAbstractItemView, QApplication, QMainWindow, QPlainTextEdit
 
 import piwork.gui.app as app_module
 
 REPORT = Path(sys.argv[1])
 SETTLE_S = float(sys.argv[2])
+WAIT_FOR_ROWS = "--session" in sys.argv[3:]  # settle once the session's messages are shown
 figures: dict[str, Any] = {}
 
 
@@ -42,26 +45,58 @@ def write() -> None:
     REPORT.write_text(json.dumps(figures))
 
 
+def moment(name: str) -> None:
+    figures[name] = time.monotonic()
+    figures[name + "_cpu"] = time.process_time()
+    write()
+
+
+def composer_ready(window: QMainWindow) -> bool:
+    composer = window.findChild(QPlainTextEdit, "composer")
+    return composer is not None and composer.isEnabled() and not composer.isReadOnly()
+
+
 class Watch(QObject):
     def __init__(self) -> None:
         super().__init__()
         self.window: QMainWindow | None = None
+        self.interactive = False
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if self.window is None and event.type() == QEvent.Type.Paint and isinstance(watched, QMainWindow):
+        if event.type() != QEvent.Type.Paint:
+            return False
+        if self.window is None and isinstance(watched, QMainWindow):
             self.window = watched
             QTimer.singleShot(0, self.painted)  # after this paint has been flushed to the screen
+        elif WAIT_FOR_ROWS and not self.interactive and self.window is not None and self._chat_rows(watched):
+            self.interactive = True
+            QTimer.singleShot(0, self.rows_painted)
         return False
 
+    def _chat_rows(self, watched: QObject) -> bool:
+        view = watched.parent()
+        if not isinstance(view, QAbstractItemView) or view.objectName() != "chatView":
+            return False
+        model = view.model()
+        return (
+            model is not None
+            and model.rowCount() > 0
+            and self.window is not None
+            and composer_ready(self.window)
+        )
+
     def painted(self) -> None:
-        figures["first_paint"] = time.monotonic()
-        write()
+        moment("first_paint")
+        if not WAIT_FOR_ROWS:
+            QTimer.singleShot(int(SETTLE_S * 1000), self.settled)
+
+    def rows_painted(self) -> None:
+        moment("interactive")
         QTimer.singleShot(int(SETTLE_S * 1000), self.settled)
 
     def settled(self) -> None:
         figures["settled_memory_mb"] = memory()
-        figures["close"] = time.monotonic()
-        write()
+        moment("close")
         assert self.window is not None
         self.window.close()
 
