@@ -27,15 +27,32 @@ class ToolSet:
         self.panel = window.resource_panel
         self.status = window.status
         self.feed = feed
+        self._dock = window.docks["resources"]
+        self._rough = False  # the prompt's parts were counted chars/4 while the panel was out of view
+        self._dock.visibilityChanged.connect(self._panel_shown)
 
     def show_system_prompt(self) -> None:
         """Show the system prompt the session now sends in the Resources panel (a tool toggled, a context
-        file excluded for this task, another model or tool set after a move in the tree changed it)."""
+        file excluded for this task, another model or tool set after a move in the tree changed it).
+        The tokenizer is loaded for it once the panel is on screen, or there is a model (the meter's)."""
         runtime = self.host.runtime
-        if runtime is not None:
-            self.host.spawn(
-                show_system_prompt(self.panel, runtime.session, runtime.resources, self.host.tokenizers)
-            )
+        if runtime is None:
+            return
+        session = runtime.session
+        load = self._dock.isVisible() or session.model is not None
+        self.host.spawn(self._show(runtime, load))
+
+    async def _show(self, runtime: AgentRuntime, load: bool) -> None:
+        rough = await show_system_prompt(
+            self.panel, runtime.session, runtime.resources, self.host.tokenizers, load
+        )
+        if runtime is self.host.runtime:
+            self._rough = rough
+
+    def _panel_shown(self, visible: bool) -> None:
+        if visible and self._rough:
+            self._rough = False
+            self.show_system_prompt()
 
     def toggle_tool(self, name: str, on: bool) -> None:
         """Turn a tool on (added after the others) or off for the open session: its next request sends

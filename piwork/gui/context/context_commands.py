@@ -126,6 +126,7 @@ class ContextCommands:
             return None
         session = runtime.session
         model = session.model
+        self.host.tokenizers.load_for(model.id if model else "")  # in a worker; loaded when first needed
         estimator = self.host.context_feed.estimator_for(session, model.id if model else "")
         path = runtime.store.path
         return view_from_session(session, runtime.resources, estimator, str(path) if path else None)
@@ -316,9 +317,17 @@ class ContextCommands:
         return True
 
     def _count(self) -> Callable[[str], int]:
+        """Counts with the model's tokenizer, loaded (in the worker that counts) when first needed."""
         runtime = self.host.runtime
         model = runtime.session.model if runtime is not None else None
-        return self.host.tokenizers.counter_for(model.id if model else "").count
+        model_id = model.id if model else ""
+        tokenizers = self.host.tokenizers
+
+        def count(text: str) -> int:
+            tokenizers.load_for(model_id)
+            return tokenizers.counter_for(model_id).count(text)
+
+        return count
 
     async def _offer_intake(self, text: str) -> None:
         tokens = await asyncio.to_thread(intake_tokens, text, self._count())
@@ -473,6 +482,7 @@ class ContextCommands:
         unfamiliar = words.unfamiliar
         session = runtime.session
         model = session.model
+        await asyncio.to_thread(self.host.tokenizers.load_for, model.id if model else "")
         estimator = self.host.context_feed.estimator_for(session, model.id if model else "")
         started = await asyncio.to_thread(
             begin_task, session, resources, contract, contract.goal, unfamiliar, (), estimator

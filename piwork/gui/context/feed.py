@@ -72,6 +72,8 @@ STREAMING_INTERVAL_MS = 1000  # while the agent runs: at most this often
 IDLE_INTERVAL_MS = 30  # otherwise: right after the event burst
 FIRST_SHOW_S = 0.04  # counting longer than this: the X-ray is shown with what is counted so far
 PROGRESS_S = 0.5  # then again this often until the count ends
+PROGRESS_SHARE = 4  # ... or less often: counting takes at least this many times as long as a partial X-ray
+COUNT_SLICE_S = 0.1  # a count is cut in slices this long, to notice a session let go meanwhile
 _REFRESH_EVENTS = frozenset(
     {
         "message_end",
@@ -83,6 +85,10 @@ _REFRESH_EVENTS = frozenset(
         "session_tree",
     }
 )
+
+
+class _LetGo(Exception):
+    """The session a refresh was computing for has been let go (another opened, or the window quits)."""
 
 
 class ContextFeed(QObject):
@@ -137,6 +143,13 @@ class ContextFeed(QObject):
         self._today_reader = TodayBilled()  # used by one refresh job at a time
         self._again = False
         self._elided = 0
+        self._generation = 0  # bumped when the session is let go: a refresh still computing stops early
+        # Whether anything on screen shows token counts: the meter (once there is a model), the Context
+        # or Resources panel. Until then the tokenizer (tens of megabytes) is not loaded for the figures:
+        # they are counted chars/4 and kept from the panels, and counted again once one of them shows.
+        self.counts_shown: Callable[[], bool] = lambda: True
+        self.partials_wanted = True  # the Context panel is on screen: partial X-rays are worth building
+        self._rough = False  # the figures applied last were counted chars/4
 
     # ---- session ---------------------------------------------------------------------------------
 
@@ -218,6 +231,7 @@ class ContextFeed(QObject):
             self._tree_unsubscribe()
             self._tree_unsubscribe = None
         self.session = None
+        self._generation += 1
         if shiboken6.isValid(self._timer):  # the window may be gone already
             self._timer.stop()
 
@@ -318,6 +332,12 @@ class ContextFeed(QObject):
 
     # ---- refreshing --------------------------------------------------------------------------------
 
+    def counts_wanted(self) -> None:
+        """A view that shows token counts has come into view: figures counted chars/4 are made again."""
+        if self._rough and self.counts_shown():
+            self._applied_key = None
+            self.schedule()
+
     def schedule(self) -> None:
         """Mark the figures stale; one refresh follows (coalesced)."""
         if self.session is None:
@@ -376,7 +396,10 @@ class ContextFeed(QObject):
         self._billed_stale = self._series_stale = False  # captured in the snapshot; events set them again
         loop = asyncio.get_event_loop()
         self._job_number += 1
-        self._job = loop.run_in_executor(None, self._compute, snapshot, self._job_number)
+        count_exactly = self.counts_shown()
+        self._job = loop.run_in_executor(
+            None, self._compute, snapshot, self._job_number, self._generation, count_exactly
+        )
         self._job.add_done_callback(lambda job: self._finished(job, snapshot))
 
     def estimator_for(self, session: Any, model_id: str) -> TokenEstimator:
@@ -400,12 +423,27 @@ class ContextFeed(QObject):
             estimator = self._estimators[counter.info.label] = TokenEstimator(counter)
         return estimator
 
-    def _compute(self, snapshot: Snapshot, job_number: int = 0) -> Figures:
-        """Runs in the executor: nothing here touches Qt (the partial X-rays go out through a signal)."""
+    def _still_wanted(self, generation: int) -> None:
+        if generation != self._generation:
+            raise _LetGo
+
+    def _compute(
+        self,
+        snapshot: Snapshot,
+        job_number: int = 0,
+        generation: int | None = None,
+        count_exactly: bool = True,
+    ) -> Figures:
+        """Runs in the executor: nothing here touches Qt (the partial X-rays go out through a signal).
+        Once the session is let go it stops at the next step (the window quitting does not wait for it).
+        ``count_exactly``: counted with the model's tokenizer, loaded if need be (else with whatever is loaded)."""
+        generation = self._generation if generation is None else generation
         model_id = snapshot.model.id if snapshot.model is not None else ""
-        # only the encoding this model counts with: each one built takes tens of megabytes
-        self.tokenizers.load_for(model_id)
-        estimator = self._estimator(snapshot, self.tokenizers.counter_for(model_id))
+        if count_exactly:  # only the encoding this model counts with: each one built takes tens of megabytes
+            self.tokenizers.load_for(model_id)
+        counter = self.tokenizers.counter_for(model_id)
+        rough = not count_exactly and counter.info.encoding is None
+        estimator = self._estimator(snapshot, counter)
         sent = snapshot.sent
         if sent is None and snapshot.restored is not None and snapshot.model is not None:
             prompt = "".join(part.text for part in snapshot.prompt_parts)
@@ -417,12 +455,19 @@ class ContextFeed(QObject):
         working, elided = working_set(snapshot.messages, sent)
         parts_index = message_part_indices(snapshot.messages)
         deadline = time.monotonic() + FIRST_SHOW_S
-        while not estimator.precount(working, until=deadline):
+        while not estimator.precount(working, until=min(deadline, time.monotonic() + COUNT_SLICE_S)):
+            self._still_wanted(generation)
+            if time.monotonic() < deadline or not self.partials_wanted or rough:
+                continue
+            started = time.monotonic()
             partial = build_xray(snapshot.prompt_parts, snapshot.tools, working, estimator, counted_only=True)
             table = xray_table(partial, parts_index, elided)
             self._counting.emit((job_number, snapshot, partial, parts_index, elided, table))
-            deadline = time.monotonic() + PROGRESS_S
+            took = time.monotonic() - started  # over a long session a partial X-ray costs as much as counting
+            deadline = time.monotonic() + max(PROGRESS_S, PROGRESS_SHARE * took)
+        self._still_wanted(generation)
         request = build_xray(snapshot.prompt_parts, snapshot.tools, working, estimator)
+        self._still_wanted(generation)
         estimate = estimate_context_tokens(snapshot.messages)
         exact = None
         last = estimate.last_usage_index
@@ -439,6 +484,8 @@ class ContextFeed(QObject):
         today_tokens, today_cost = self._today
         window = snapshot.model.context_window if snapshot.model is not None else 0
         occupancy, billed = samples_from_usages(reply_usages(snapshot.messages), window)
+        table = xray_table(request, parts_index, elided)
+        self._still_wanted(generation)
         return Figures(
             request,
             parts_index,
@@ -448,7 +495,7 @@ class ContextFeed(QObject):
             today_cost,
             occupancy,
             billed,
-            xray_table(request, parts_index, elided),
+            table,
             tool_rows(
                 snapshot.every_tool,
                 request,
@@ -456,6 +503,7 @@ class ContextFeed(QObject):
                 self._contract(snapshot, request),
                 active={tool.name for tool in snapshot.tools},
             ),
+            rough,
         )
 
     @staticmethod
@@ -487,7 +535,9 @@ class ContextFeed(QObject):
         if job.cancelled():
             return
         error = job.exception()
-        if error is not None:
+        if isinstance(error, _LetGo):
+            pass  # its session is gone; the one attached since (if any) is refreshed below
+        elif error is not None:
             log.warning("context figures could not be computed: %s", error)
             self._billed_stale = self._series_stale = True
         elif self.session is not None:
@@ -524,8 +574,10 @@ class ContextFeed(QObject):
         self.refresh_count += 1
         self.readingChanged.emit(self.reading)
         self.billedChanged.emit(self.billed)
-        self.xrayChanged.emit(request, figures.message_parts, figures.elided_messages, figures.xray_table)
-        self.toolsChanged.emit(figures.tools)
+        self._rough = figures.rough
+        if not figures.rough:  # counted chars/4: the panels get the counts once one of them shows
+            self.xrayChanged.emit(request, figures.message_parts, figures.elided_messages, figures.xray_table)
+            self.toolsChanged.emit(figures.tools)
         if self._history is None:  # replies before this window followed the session: from the transcript
             self._history = (figures.occupancy, figures.billed)
         occupancy = self._history[0] + self.occupancy_samples

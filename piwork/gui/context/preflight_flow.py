@@ -62,6 +62,13 @@ class PreflightFlow(QObject):
             self.window.chat.footer,
             self.window,
         )
+        # The figures are made once something shows them: the meter (it shows a count once there is a
+        # model), the Context panel, the Resources panel (the tools' counts).
+        docks = (window.docks["context"], window.docks["resources"])
+        feed.counts_shown = lambda: self._model_chosen() or any(dock.isVisible() for dock in docks)
+        feed.partials_wanted = docks[0].isVisible()
+        for dock in docks:
+            dock.visibilityChanged.connect(self._dock_shown)
         feed.readingChanged.connect(footer.set_reading)
         feed.readingChanged.connect(self._maybe_auto_preflight)
         feed.decisionAdded.connect(self._on_governor_decision)
@@ -79,6 +86,16 @@ class PreflightFlow(QObject):
         panel.manifestActionRequested.connect(self.on_manifest_action)
         self.navigator.missed.connect(lambda text: window.status.showMessage(text, 8000))
         window.action_map["context_preflight"].triggered.connect(lambda *_: self.show())
+
+    def _model_chosen(self) -> bool:
+        """The meter shows a count (with no model it says so instead)."""
+        session = self.feed.session
+        return session is not None and session.model is not None
+
+    def _dock_shown(self, visible: bool) -> None:
+        self.feed.partials_wanted = self.window.docks["context"].isVisible()
+        if visible:
+            self.feed.counts_wanted()
 
     def session_opened(self) -> None:
         self._auto_key = None  # a session (re)opened is checked afresh

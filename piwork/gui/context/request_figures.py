@@ -107,6 +107,7 @@ class Figures:
     billed: list[BilledSample] = field(default_factory=list)
     xray_table: Any = None  # the X-ray's rows for the panel (an XrayTable), built with it
     tools: list[Any] = field(default_factory=list)  # ToolRow of every tool, for the Resources panel
+    rough: bool = False  # counted chars/4 while no view showed counts (the tokenizer not loaded for it)
 
 
 def change_key(snapshot: Snapshot) -> tuple[Any, ...]:

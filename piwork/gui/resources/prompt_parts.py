@@ -28,12 +28,22 @@ def session_prompt_parts(session: AgentSession, resources: LoadedResources) -> l
 
 
 async def show_system_prompt(
-    panel: ResourcePanel, session: AgentSession, resources: LoadedResources, tokenizers: Tokenizers
-) -> None:
+    panel: ResourcePanel,
+    session: AgentSession,
+    resources: LoadedResources,
+    tokenizers: Tokenizers,
+    load: bool = True,
+) -> bool:
+    """Hand the prompt's parts to the panel with the model's counter, its tokenizer loaded first (``load``;
+    else counted with what is loaded, chars/4 if nothing). Returns whether it was counted chars/4 for want
+    of loading."""
     parts = session_prompt_parts(session, resources)
     model = session.model
     model_id = model.id if model is not None else ""
-    await asyncio.to_thread(tokenizers.load_for, model_id)  # only the encoding this model counts with
+    if load:
+        await asyncio.to_thread(tokenizers.load_for, model_id)  # only the encoding this model counts with
     if not shiboken6.isValid(panel):  # the window closed meanwhile
-        return
-    panel.set_system_prompt(parts, tokenizers.counter_for(model_id))
+        return False
+    counter = tokenizers.counter_for(model_id)
+    panel.set_system_prompt(parts, counter)
+    return not load and counter.info.encoding is None
