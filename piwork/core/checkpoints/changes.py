@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -87,7 +88,7 @@ class FileChange:
     can_revert: bool = True
     revert_note: str | None = None  # why it cannot be reverted
 
-    @property
+    @cached_property
     def key(self) -> str:
         """The file's reviewed mark: this change of this file, from these bytes to these."""
         return "file:" + _digest(f"{self.path}\0{self.before}\0{self.after}".encode())

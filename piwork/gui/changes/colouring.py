@@ -1,4 +1,4 @@
-"""Syntax colour for a changed file's diff rows, computed in a worker thread (pure Python, no Qt).
+"""A changed file's diff rows in syntax colour, made in a worker thread (pure Python, no Qt).
 
 Each side of the file (then and now) is lexed whole with the Pygments lexer its name picks, so strings and
 comments spanning lines colour as in an editor; each diff row takes the spans of its line on its side
@@ -95,20 +95,39 @@ def _strip_cr(spans: list[Span]) -> Spans:
     return tuple(spans)
 
 
-def coloured_rows(changes: ChangeSet, change: FileChange, dark: bool) -> dict[tuple[int, int], Spans]:
-    """(hunk index, row index) -> spans, for each row of ``change``'s hunks (rows missing stay plain)."""
+@dataclass(frozen=True)
+class DiffRow:
+    hunk: int  # index of the hunk the row belongs to (-1: the file's note)
+    line: DiffLine | None  # None: the hunk's header row (or the file's note)
+    text: str  # what a header or note row says
+    spans: Spans | None = None
+
+
+@dataclass(frozen=True)
+class DiffRows:
+    """A file's rows as the diff view lists them, made in a worker."""
+
+    change: FileChange
+    rows: tuple[DiffRow, ...]
+    headers: tuple[int, ...]  # the row of each hunk's header
+    widest: int  # characters of the longest row
+
+
+def diff_rows(changes: ChangeSet, change: FileChange, dark: bool) -> DiffRows:
+    """In a worker: ``change``'s note (if any), then each hunk's header and lines, in syntax colour."""
     texts = changes.texts.get(change.path)
-    if texts is None:
-        return {}
-    old = line_spans(change.path, texts[0], dark)
-    new = line_spans(change.path, texts[1], dark)
-    found: dict[tuple[int, int], Spans] = {}
+    old = line_spans(change.path, texts[0], dark) if texts and change.hunks else []
+    new = line_spans(change.path, texts[1], dark) if texts and change.hunks else []
+    rows: list[DiffRow] = []
+    headers: list[int] = []
+    if change.note is not None:
+        rows.append(DiffRow(-1, None, change.note[:1].upper() + change.note[1:] + "."))
     for h, hunk in enumerate(change.hunks):
-        for r, row in enumerate(hunk.rows):
-            spans = _row_spans(row, old, new)
-            if spans is not None:
-                found[(h, r)] = spans
-    return found
+        headers.append(len(rows))
+        rows.append(DiffRow(h, None, hunk.header))
+        rows.extend(DiffRow(h, line, line.text, _row_spans(line, old, new)) for line in hunk.rows)
+    widest = max((len(r.text) + 4 for r in rows), default=0)
+    return DiffRows(change, tuple(rows), tuple(headers), widest)
 
 
 def _row_spans(row: DiffLine, old: list[Spans], new: list[Spans]) -> Spans | None:

@@ -1,9 +1,9 @@
-"""One changed file's hunks as list rows: a header row per hunk, then its lines, painted by a delegate
-(line numbers then and now, the sign, the line's syntax colours over a green or red tint)."""
+"""One changed file's hunks as list rows (made in a worker: ``colouring.diff_rows``): a header row per hunk,
+then its lines, painted by a delegate (line numbers then and now, the sign, the line's syntax colours over a
+green or red tint)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
@@ -17,31 +17,24 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from piwork.core.checkpoints import DiffLine, FileChange
-from piwork.gui.changes.colouring import Span, Spans
+from piwork.core.checkpoints import FileChange
+from piwork.gui.changes.colouring import DiffRow, DiffRows, Span
 
 ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+REVIEWED_ROLE = Qt.ItemDataRole.UserRole + 2  # (header rows) the hunk is marked reviewed
 _PAD = 6
 _ADDED = QColor(46, 160, 67, 48)
 _REMOVED = QColor(218, 54, 51, 48)
 _SIGN = {"+": QColor(46, 160, 67), "-": QColor(218, 54, 51)}
 
 
-@dataclass(frozen=True)
-class DiffRow:
-    hunk: int  # index of the hunk the row belongs to (-1: the file's note)
-    line: DiffLine | None  # None: the hunk's header row
-    text: str  # what a header or note row says
-    spans: Spans | None = None
-    reviewed: bool = False  # (header rows) the hunk is marked reviewed
-
-
 class DiffModel(QAbstractListModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
-        self._rows: list[DiffRow] = []
-        self._change: FileChange | None = None
-        self._colours: dict[tuple[int, int], Spans] = {}
+        self._rows: tuple[DiffRow, ...] = ()
+        self._headers: tuple[int, ...] = ()
+        self._reviewed: set[int] = set()  # the hunks marked reviewed
+        self.change: FileChange | None = None  # the file shown
         self.widest = 0  # characters of the longest row (for the horizontal scroll range)
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
@@ -55,6 +48,8 @@ class DiffModel(QAbstractListModel):
         row = self._rows[index.row()]
         if role == ROW_ROLE:
             return row
+        if role == REVIEWED_ROLE:
+            return row.line is None and row.hunk in self._reviewed
         if role == Qt.ItemDataRole.DisplayRole:
             return row.text if row.line is None else f"{row.line.kind}{row.line.text}"
         if role == Qt.ItemDataRole.AccessibleTextRole and row.line is not None:
@@ -65,41 +60,37 @@ class DiffModel(QAbstractListModel):
     def row_at(self, number: int) -> DiffRow | None:
         return self._rows[number] if 0 <= number < len(self._rows) else None
 
-    def show(
-        self,
-        change: FileChange | None,
-        marks: frozenset[str],
-        colours: dict[tuple[int, int], Spans] | None = None,
-    ) -> None:
+    def show(self, rows: DiffRows | None, marks: frozenset[str]) -> None:
+        """Show a file's rows (made in a worker), or nothing."""
         self.beginResetModel()
-        self._change, self._colours = change, colours or {}
-        self._rows = rows_of(change, marks, self._colours) if change is not None else []
-        self.widest = max((len(r.text) + 4 for r in self._rows), default=0)
+        self.change = rows.change if rows is not None else None
+        self._rows = rows.rows if rows is not None else ()
+        self._headers = rows.headers if rows is not None else ()
+        self.widest = rows.widest if rows is not None else 0
+        self._reviewed = self._reviewed_hunks(marks)
         self.endResetModel()
 
-    def set_reviewed(self, marks: frozenset[str]) -> None:
-        """Repaint the hunks' reviewed ticks (the rows stay where they are)."""
-        if self._change is None or not self._rows:
-            return
-        self._rows = rows_of(self._change, marks, self._colours)
-        self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, 0))
+    def _reviewed_hunks(self, marks: frozenset[str]) -> set[int]:
+        change = self.change
+        if change is None:
+            return set()
+        whole = change.key in marks
+        return {h for h, hunk in enumerate(change.hunks) if whole or hunk.key in marks}
+
+    def set_marks(self, marks: frozenset[str]) -> None:
+        """Repaint the hunks' reviewed ticks (only their header rows change)."""
+        reviewed = self._reviewed_hunks(marks)
+        changed = reviewed ^ self._reviewed
+        self._reviewed = reviewed
+        for hunk in changed:
+            index = self.index(self._headers[hunk], 0)
+            self.dataChanged.emit(index, index)
 
     def header_row(self, hunk: int) -> int:
-        return next((i for i, r in enumerate(self._rows) if r.hunk == hunk and r.line is None), -1)
+        return self._headers[hunk] if 0 <= hunk < len(self._headers) else -1
 
-
-def rows_of(
-    change: FileChange, marks: frozenset[str], colours: dict[tuple[int, int], Spans]
-) -> list[DiffRow]:
-    rows: list[DiffRow] = []
-    if change.note is not None:
-        rows.append(DiffRow(-1, None, change.note[:1].upper() + change.note[1:] + "."))
-    for h, hunk in enumerate(change.hunks):
-        reviewed = hunk.key in marks or change.key in marks
-        rows.append(DiffRow(h, None, hunk.header, None, reviewed))
-        for r, line in enumerate(hunk.rows):
-            rows.append(DiffRow(h, line, line.text, colours.get((h, r))))
-    return rows
+    def hunk_reviewed(self, hunk: int) -> bool:
+        return hunk in self._reviewed
 
 
 class DiffDelegate(QStyledItemDelegate):
@@ -136,7 +127,9 @@ class DiffDelegate(QStyledItemDelegate):
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         baseline = rect.top() + 2 + self._metrics.ascent()
         if row.line is None:
-            self._paint_header(painter, row, rect, baseline, palette, selected)
+            self._paint_header(
+                painter, row, bool(index.data(REVIEWED_ROLE)), rect, baseline, palette, selected
+            )
             painter.restore()
             return
         kind = row.line.kind
@@ -191,7 +184,14 @@ class DiffDelegate(QStyledItemDelegate):
         return x + self._widths[id(font)].horizontalAdvance(text)
 
     def _paint_header(
-        self, painter: QPainter, row: DiffRow, rect: QRect, baseline: int, palette: Any, selected: bool
+        self,
+        painter: QPainter,
+        row: DiffRow,
+        reviewed: bool,
+        rect: QRect,
+        baseline: int,
+        palette: Any,
+        selected: bool,
     ) -> None:
         painter.fillRect(rect, palette.highlight() if selected else palette.alternateBase())
         painter.setFont(self._bold if row.hunk >= 0 else self._italic)
@@ -199,7 +199,7 @@ class DiffDelegate(QStyledItemDelegate):
         painter.setPen(colour)
         x = rect.left() + _PAD
         painter.drawText(x, baseline, row.text)
-        if row.reviewed:
+        if reviewed:
             x += self._widths[id(self._bold)].horizontalAdvance(row.text + "   ")
             painter.setPen(colour if selected else self._reviewed)
             painter.setFont(self._font)

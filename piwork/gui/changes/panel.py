@@ -47,7 +47,7 @@ from piwork.core.errors import PiworkError
 from piwork.core.session import SessionTree
 from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks, LatestWins, Request
-from piwork.gui.changes.colouring import Spans, coloured_rows
+from piwork.gui.changes.colouring import DiffRows, diff_rows
 from piwork.gui.changes.diff_model import DiffDelegate, DiffModel
 from piwork.gui.changes.files_model import STATUS_WORDS, FilesModel
 from piwork.gui.chat.elided_label import ElidedLabel
@@ -119,7 +119,7 @@ class ChangesPanel(QWidget):
         self._note: str | None = None  # said before the summary once the changes are shown again
         self._stale = True  # what is shown may be out of date: computed again when next shown
         self._work = LatestWins()
-        self._colouring = LatestWins()
+        self._rows_work = LatestWins()  # a file's rows, made in a worker
         self._tasks = BackgroundTasks()
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
@@ -160,6 +160,8 @@ class ChangesPanel(QWidget):
         self.files.setAccessibleName("Changed files")
         self.files.setModel(self.files_model)
         self.files.setUniformItemSizes(True)
+        self.files.setLayoutMode(QListView.LayoutMode.Batched)
+        self.files.setBatchSize(2_000)
         self.files.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.files.selectionModel().currentRowChanged.connect(self._file_chosen)
 
@@ -216,6 +218,8 @@ class ChangesPanel(QWidget):
         self.diff.setAccessibleName("Hunks of the changed file")
         self.diff.setModel(self.diff_model)
         self.diff.setUniformItemSizes(True)
+        self.diff.setLayoutMode(QListView.LayoutMode.Batched)  # 30,000 rows are laid out in steps
+        self.diff.setBatchSize(2_000)
         self.diff.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.delegate = DiffDelegate(font, self.palette().color(QPalette.ColorRole.Link), self.diff)
         self.diff.setItemDelegate(self.delegate)
@@ -244,7 +248,7 @@ class ChangesPanel(QWidget):
             self._unsubscribe = None
         self._runtime = None
         self._work.cancel()
-        self._colouring.cancel()
+        self._rows_work.cancel()
         if not shiboken6.isValid(self):  # the window went first
             return
         self._refresh_timer.stop()
@@ -354,38 +358,41 @@ class ChangesPanel(QWidget):
             self._show_file(change)
 
     def _show_file(self, change: FileChange | None) -> None:
+        shown = self.diff_model.change
+        same_file = shown is not None and change is not None and shown.path == change.path
         self.current = change
-        self.hunk = 0
-        self._colouring.cancel()
-        self.diff_model.show(change, self.marks)
-        hunks = change.hunks if change is not None else ()
+        self._rows_work.cancel()
+        if not same_file:  # the same file computed again keeps its rows until the new ones come
+            self.hunk = 0
+            self.diff_model.show(None, self.marks)
+        if change is None or self.changes is None:
+            self.diff_model.show(None, self.marks)
+            self.file_title.setText("")
+            self._update_actions()
+            return
+        self.file_title.setText(f"{change.path} ({STATUS_WORDS[change.status]})")
+        self.revert_file_button.setToolTip(
+            plain_tip(change.revert_note or "Put the whole file back as it was (asks first)")
+        )
+        changes, dark = self.changes, self._dark()
+        self._rows_work.start(
+            lambda request: diff_rows(changes, change, dark), lambda rows: self._rows_ready(rows, same_file)
+        )
+        self._update_actions()
+
+    def _rows_ready(self, rows: DiffRows, same_file: bool) -> None:
+        if rows.change is not self.current:
+            return
+        scrolled = self.diff.verticalScrollBar().value() if same_file else 0
+        hunks = rows.change.hunks
         biggest = max(
             (max(h.old_start + len(h.old_lines), h.new_start + len(h.new_lines)) for h in hunks), default=0
         )
         self.delegate.digits = max(3, len(str(biggest)))
-        if change is not None:
-            words = STATUS_WORDS[change.status]
-            self.file_title.setText(f"{change.path} ({words})")
-            self.revert_file_button.setToolTip(
-                plain_tip(change.revert_note or "Put the whole file back as it was (asks first)")
-            )
-            if change.hunks and self.changes is not None:
-                changes, dark = self.changes, self._dark()
-                self._colouring.start(
-                    lambda request: coloured_rows(changes, change, dark),
-                    lambda colours: self._coloured(change, colours),
-                )
-        else:
-            self.file_title.setText("")
+        self.diff_model.show(rows, self.marks)
+        self.hunk = min(self.hunk, max(len(hunks) - 1, 0))
+        self.diff.verticalScrollBar().setValue(scrolled)
         self._update_actions()
-
-    def _coloured(self, change: FileChange, colours: dict[tuple[int, int], Spans]) -> None:
-        if change is not self.current:
-            return
-        current = self.diff.currentIndex().row()
-        self.diff_model.show(change, self.marks, colours)
-        if current >= 0:
-            self.diff.setCurrentIndex(self.diff_model.index(current, 0))
 
     def _dark(self) -> bool:
         return self.palette().color(QPalette.ColorRole.Base).lightness() < 128
@@ -472,7 +479,7 @@ class ChangesPanel(QWidget):
             return
         self.marks = self.marks | set(keys) if reviewed else self.marks - set(keys)
         self.files_model.set_marks(self.marks)
-        self.diff_model.set_reviewed(self.marks)
+        self.diff_model.set_marks(self.marks)
         self.summary.setText(self._summary_text())
         self._update_actions()
 

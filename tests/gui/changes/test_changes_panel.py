@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 
 from piwork.core.checkpoints import NO_GIT_NOTICE, REVIEW_CUSTOM_TYPE
 from piwork.core.paths import agent_dir
-from piwork.gui.changes.diff_model import DiffRow
+from piwork.gui.changes.colouring import DiffRow
 from piwork.gui.changes.panel import ChangesPanel
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
@@ -132,8 +132,17 @@ def wait_files(qtbot: QtBot, panel: ChangesPanel, paths: set[str]) -> None:
     qtbot.waitUntil(shown, timeout=10_000)
 
 
-def choose(panel: ChangesPanel, path: str) -> None:
+def choose(qtbot: QtBot, panel: ChangesPanel, path: str) -> None:
+    """Select the file and wait for its rows (made in a worker)."""
     panel.files.setCurrentIndex(panel.files_model.index(panel.files_model.row_of(path), 0))
+    qtbot.waitUntil(
+        lambda: panel.current is not None and panel.diff_model.change is panel.current, timeout=10_000
+    )
+
+
+def header_reviewed(panel: ChangesPanel) -> list[bool]:
+    model = panel.diff_model
+    return [model.hunk_reviewed(h) for h in range(len(model.change.hunks if model.change else ()))]
 
 
 def diff_rows(panel: ChangesPanel) -> list[DiffRow]:
@@ -169,12 +178,12 @@ def test_the_panel_lists_every_file_changed_and_shows_hunks_in_colour(
     ]
     assert "3 file(s) changed: 1 created, 1 modified, 1 deleted; 0 reviewed." in panel.summary.text()
     assert panel.since_label.text() == "Since the session began"
-    choose(panel, "code.py")
+    choose(qtbot, panel, "code.py")
     assert panel.current is not None and panel.current.path == "code.py"
     assert panel.hunk_label.text() == "Hunk 1 of 2"
     headers = [r.text for r in diff_rows(panel) if r.line is None]
     assert headers == ["@@ -1,5 +1,5 @@", "@@ -16,5 +16,5 @@"]
-    qtbot.waitUntil(lambda: any(r.spans for r in diff_rows(panel)), timeout=10_000)  # coloured in a worker
+    assert any(r.spans for r in diff_rows(panel))  # coloured in the worker
     added = next(r for r in diff_rows(panel) if r.line is not None and r.line.kind == "+")
     assert added.line is not None and added.line.text == "value_2 = 'two'"
     assert added.spans is not None and len({s.rgb for s in added.spans}) > 1  # name, number, string
@@ -193,11 +202,11 @@ def test_reviewed_marks_are_kept_in_the_session_and_survive_reopening(
     panel = panel_of(qtbot, ctl)
     change_code(qtbot, ctl, server)
     wait_files(qtbot, panel, {"code.py", "made.txt", "notes.txt"})
-    choose(panel, "code.py")
+    choose(qtbot, panel, "code.py")
     panel.hunk_reviewed.click()
     assert panel.hunk_reviewed.isChecked() and not panel.file_reviewed.isChecked()
-    assert any(r.reviewed for r in diff_rows(panel) if r.line is None)
-    choose(panel, "made.txt")
+    assert header_reviewed(panel) == [True, False]
+    choose(qtbot, panel, "made.txt")
     panel.file_reviewed.click()
     assert panel.file_reviewed.isChecked() and listed(panel)[1].startswith("✓")
     assert "1 reviewed" in panel.summary.text()
@@ -227,10 +236,9 @@ def test_reviewed_marks_are_kept_in_the_session_and_survive_reopening(
     panel = panel_of(qtbot, again)
     wait_files(qtbot, panel, {"code.py", "made.txt", "notes.txt"})
     qtbot.waitUntil(lambda: listed(panel)[1].startswith("✓"), timeout=5000)
-    choose(panel, "code.py")
+    choose(qtbot, panel, "code.py")
     assert not panel.hunk_reviewed.isChecked()
-    headers = [r for r in diff_rows(panel) if r.line is None]
-    assert [r.reviewed for r in headers] == [False, False]  # the hunk reviewed changed again
+    assert header_reviewed(panel) == [False, False]  # the hunk reviewed changed again
     close(qtbot, qloop, again)
 
 
@@ -240,7 +248,7 @@ def test_revert_a_hunk_asks_first_and_puts_back_only_that_hunk(
     panel = panel_of(qtbot, controller)
     change_code(qtbot, controller, server)
     wait_files(qtbot, panel, {"code.py", "made.txt", "notes.txt"})
-    choose(panel, "code.py")
+    choose(qtbot, panel, "code.py")
     panel.go_to_hunk(1)
     changed = (project / "code.py").read_bytes()
     panel.revert_hunk_button.click()
@@ -253,12 +261,12 @@ def test_revert_a_hunk_asks_first_and_puts_back_only_that_hunk(
     qtbot.waitUntil(lambda: panel.current is not None and len(panel.current.hunks) == 1, timeout=10_000)
     assert "A hunk of code.py was reverted." in panel.summary.text()
 
-    choose(panel, "notes.txt")  # a deleted file comes back whole
+    choose(qtbot, panel, "notes.txt")  # a deleted file comes back whole
     panel.revert_file_button.click()
     assert "back as it was" in answer(qtbot, yes=True)
     wait_files(qtbot, panel, {"code.py", "made.txt"})
     assert (project / "notes.txt").read_text() == "keep me\n"
-    choose(panel, "made.txt")  # a created file is deleted
+    choose(qtbot, panel, "made.txt")  # a created file is deleted
     panel.revert_file_button.click()
     assert answer(qtbot, yes=True).startswith("Delete made.txt?")
     wait_files(qtbot, panel, {"code.py"})
@@ -278,7 +286,7 @@ def test_show_since_an_entry_opens_the_panel_and_compares_from_its_checkpoint(
     panel = window.changes_panel
     qtbot.waitUntil(lambda: window.docks["changes"].isVisible(), timeout=5000)
     wait_files(qtbot, panel, {"code.py", "made.txt", "notes.txt"})
-    choose(panel, "code.py")
+    choose(qtbot, panel, "code.py")
     assert [r.text for r in diff_rows(panel) if r.line is None] == ["@@ -16,5 +16,5 @@"]
     assert panel.since_label.text().startswith("Since assistant")
     assert panel.branch_start_button.isEnabled()
@@ -299,7 +307,7 @@ def test_a_binary_file_is_listed_with_its_reason_and_reviewed_or_reverted_whole(
     qtbot.waitUntil(lambda: len(server.requests) == asked + 2 and not controller.chat.busy, timeout=15_000)
     wait_files(qtbot, panel, {"image.gif"})
     assert listed(panel)[0].split()[:3] == ["A", "image.gif", "(not"]
-    choose(panel, "image.gif")
+    choose(qtbot, panel, "image.gif")
     (note,) = diff_rows(panel)
     assert note.line is None and note.text.startswith("Binary file (5 bytes)")
     assert not panel.revert_hunk_button.isEnabled() and not panel.hunk_reviewed.isEnabled()
@@ -332,7 +340,7 @@ def test_without_git_the_panel_shows_the_edit_and_write_targets_and_says_so(
     qtbot.waitUntil(lambda: len(server.requests) == asked + 2 and not ctl.chat.busy, timeout=15_000)
     wait_files(qtbot, panel, {"notes.txt"})
     assert NO_GIT_NOTICE in panel.summary.text()
-    choose(panel, "notes.txt")
+    choose(qtbot, panel, "notes.txt")
     assert [(r.line.kind, r.line.text) for r in diff_rows(panel) if r.line is not None] == [
         (" ", "keep me"),
         ("+", "and me"),
@@ -341,4 +349,29 @@ def test_without_git_the_panel_shows_the_edit_and_write_targets_and_says_so(
     answer(qtbot, yes=True)
     wait_files(qtbot, panel, set())
     assert (project / "notes.txt").read_text() == "keep me\n"
+    close(qtbot, qloop, ctl)
+
+
+def test_a_large_change_is_laid_out_without_holding_the_gui_thread(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    """15,000 changed lines of Python, 30,000 rows: lexed, diffed and made into rows in workers; the stall
+    guard fails the test if laying them out or painting them holds the GUI thread."""
+    (project / "big.py").write_text("".join(f"item_{i} = {{'n': {i}}}  # row {i}\n" for i in range(15_000)))
+    ctl = open_window(qtbot, server, tmp_path, project)
+    panel = panel_of(qtbot, ctl)
+    server.script(
+        Turn([ToolCall("bash", {"command": "sed -i 's/^item_/thing_/' big.py"})]), Turn([Text("Renamed.")])
+    )
+    asked = len(server.requests)
+    ctl.submit("rename")
+    qtbot.waitUntil(lambda: len(server.requests) == asked + 2 and not ctl.chat.busy, timeout=15_000)
+    wait_files(qtbot, panel, {"big.py"})
+    choose(qtbot, panel, "big.py")
+    assert panel.diff_model.rowCount() == 30_001 and panel.hunk_label.text() == "Hunk 1 of 1"
+    panel.diff.scrollToBottom()
+    qtbot.wait(50)
+    last = diff_rows(panel)[-1]
+    assert last.line is not None and last.line.text == "thing_14999 = {'n': 14999}  # row 14999"
+    assert last.spans is not None
     close(qtbot, qloop, ctl)
