@@ -26,6 +26,7 @@ from piwork.core.checkpoints import (
 from piwork.core.checkpoints.changes import MAX_DIFF_BYTES, hunks_of, split_lines
 from piwork.core.session import open_session
 from piwork.core.workflows.runtime import AgentRuntime, create_runtime
+from tests.core.compaction.pi_reference import reference_context
 from tests.support.checkpoint_runs import files_of, make_project, run_prompt
 from tests.support.loopback_server import LoopbackServer, Text, ToolCall, Turn
 from tests.support.runtime_options import runtime_options
@@ -297,3 +298,29 @@ async def test_reviewed_marks_survive_reopening_lapse_when_a_hunk_changes_and_ne
     again = by_path(changes_since(store, tree, start).files)["base.txt"]
     assert not again.reviewed(marks)
     assert os.path.exists(path)
+
+
+@pytest.mark.oracle
+async def test_pi_reads_a_session_with_review_marks_as_the_same_conversation(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """Pi itself opens the file: its leaf is piwork's (the last mark) and its context holds no mark."""
+    make_project(tmp_path, "history")
+    runtime = await create_runtime(runtime_options(tmp_path, server))
+    await run_prompt(runtime, server, "first", "a")
+    store = checkpoints_for(runtime, tmp_path)
+    tree = runtime.store.tree
+    start = branch_start(tree)
+    assert start is not None
+    for change in changes_since(store, tree, start).files:
+        record_review(tree, change.review_keys(), [change.path])
+    path = runtime.store.path
+    assert path is not None
+    runtime.store.close()
+    pi = reference_context(path)
+    reopened = open_session(path, writable=False)
+    assert pi["leafId"] == reopened.tree.leaf_id
+    assert reopened.tree.record(pi["leafId"]).type == "custom"  # type: ignore[union-attr]
+    assert pi["context"] == reopened.tree.build_context().to_json()
+    assert REVIEW_CUSTOM_TYPE not in json.dumps(pi["context"])
+    reopened.close()
