@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 import shiboken6
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import QWidget
 from piwork.core.checkpoints import RestoreBlocked, RestorePlan, SessionCheckpoints
 from piwork.core.errors import PiworkError
 from piwork.core.session import SessionTree
+from piwork.core.settings_schema import CHECKPOINTS_MAX_FILE_MB
 from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.chat.presenter import ChatPresenter
@@ -58,6 +60,7 @@ class FileRewind(QObject):
         self._presenter = presenter
         self._parent = dialogs_parent
         self._runtime: AgentRuntime | None = None
+        self._store: SessionCheckpoints | None = None  # the open session's, opened in a worker
         self._tasks = BackgroundTasks()
         self._busy: asyncio.Task[Any] | None = None
         self.can_undo = False
@@ -69,12 +72,12 @@ class FileRewind(QObject):
     # ---- SessionPanel ------------------------------------------------------------------------
 
     def attach(self, runtime: AgentRuntime) -> None:
-        self._runtime = runtime
+        self._runtime, self._store = runtime, None
         self._set_can_undo(False)
         self.refresh_undo()
 
     def detach(self) -> None:
-        self._runtime = None
+        self._runtime, self._store = None, None
         self._set_can_undo(False)
 
     def shutdown(self) -> None:
@@ -82,35 +85,46 @@ class FileRewind(QObject):
 
     # ---- looking -----------------------------------------------------------------------------
 
-    def checkpoints(self) -> tuple[SessionCheckpoints, SessionTree] | str:
-        """The open session's checkpoints and tree, or why there are none."""
+    async def checkpoints(self) -> tuple[SessionCheckpoints, SessionTree] | str:
+        """The open session's checkpoints and tree, or why there are none. The store is opened in a worker
+        (it loads the git-related code and resolves paths), with the folder and size limit the session's
+        checkpointer uses: both share the project's lock, so a restore never overlaps a snapshot."""
         runtime = self._runtime
         if runtime is None:
             return NO_SESSION
-        checkpointer = runtime.session.checkpointer
-        if checkpointer is None:
+        if runtime.session.checkpointer is None:
             return TURNED_OFF
-        store = checkpointer.store()
-        if store is None:
+        path = runtime.store.path
+        if path is None:
             return NOT_SAVED
-        return store, runtime.store.tree
+        if self._store is None:
+            limit = runtime.resources.settings.values.value(CHECKPOINTS_MAX_FILE_MB)
+            agent_dir = Path(runtime.resources.agent_dir)
+            store = await asyncio.to_thread(SessionCheckpoints, runtime.store.cwd, path, agent_dir, limit)
+            if runtime is not self._runtime:  # another session opened meanwhile
+                return await self.checkpoints()
+            self._store = store
+        return self._store, runtime.store.tree
 
     async def look(self, entry_id: str) -> Look:
         """What restoring the files to ``entry_id`` would change (a dry run, in a worker)."""
-        found = self.checkpoints()
+        found = await self.checkpoints()
         if isinstance(found, str):
             return Look(None, found)
         store, tree = found
         return await asyncio.to_thread(look_at, store, tree, entry_id)
 
     def refresh_undo(self) -> None:
-        found = self.checkpoints()
-        if not isinstance(found, str):
-            self._tasks.spawn(self._refresh_undo(found[0]))
+        """Look again (in a worker) whether the session has a file restore to undo."""
+        if self._runtime is not None:
+            self._tasks.spawn(self._refresh_undo(self._runtime))
 
-    async def _refresh_undo(self, store: SessionCheckpoints) -> None:
-        available = await asyncio.to_thread(can_undo, store)
-        if self._runtime is not None and self.checkpoints() == (store, self._runtime.store.tree):
+    async def _refresh_undo(self, runtime: AgentRuntime) -> None:
+        found = await self.checkpoints()
+        if isinstance(found, str):
+            return
+        available = await asyncio.to_thread(can_undo, found[0])
+        if runtime is self._runtime:
             self._set_can_undo(available)
 
     def _set_can_undo(self, available: bool) -> None:
@@ -148,7 +162,7 @@ class FileRewind(QObject):
         return self._busy
 
     async def _restore(self, entry_id: str, ask_first: bool) -> None:
-        found = self.checkpoints()
+        found = await self.checkpoints()
         if isinstance(found, str):
             self._say("Files not restored", found)
             return
@@ -180,7 +194,7 @@ class FileRewind(QObject):
             self._done(plan, title, undoing=False)
 
     async def _undo(self) -> None:
-        found = self.checkpoints()
+        found = await self.checkpoints()
         if isinstance(found, str):
             self._say("File restore not undone", found)
             return
