@@ -116,22 +116,42 @@ class SessionOwnership(QObject):
     # ---- what the other writer appends ---------------------------------------------------------
     def _on_change(self, change: FileChange) -> None:
         runtime = self._runtime
-        if runtime is None or not runtime.store.read_only:
-            if runtime is not None and change.foreign:
-                self._tasks.spawn(self._yield(runtime, change))
+        if runtime is None:
+            if not change.for_append:
+                change.discard()
             return
-        self._tasks.spawn(self._follow(runtime, change))
+        store = runtime.store
+        if not store.read_only:
+            if change.foreign:
+                self._tasks.spawn(self._yield(runtime))
+            return
+        if store.other_writer is not None and not self.banner.isVisible():  # an append found it first
+            self._show_writer(store)
+            self.host.refresh_status()
+        if change.for_append:  # read while still writable: the store may have closed it since
+            self._tasks.spawn(self._refresh(runtime))
+        else:
+            self._tasks.spawn(self._follow(runtime, change))
 
-    async def _yield(self, runtime: AgentRuntime, change: FileChange) -> None:
-        """Another program appended to the file piwork writes: stop writing to it, then follow it."""
+    async def _yield(self, runtime: AgentRuntime) -> None:
+        """Another program appended to the file piwork writes: stop writing to it, then follow it (an
+        append may have found it first and stopped already)."""
         store = runtime.store
         writer = await asyncio.to_thread(appending_writer, store.writer_folders())
-        if runtime is not self._runtime or store.read_only:
+        if runtime is not self._runtime:
             return
-        store.yield_to(f"{writer.who} is writing this session, so piwork stopped writing to it here", writer)
+        if not store.read_only:
+            reason = f"{writer.who} is writing this session, so piwork stopped writing to it here"
+            store.yield_to(reason, writer)
         self._show_writer(store)
         self.host.refresh_status()
-        await self._follow(runtime, change)
+        await self._refresh(runtime)
+
+    async def _refresh(self, runtime: AgentRuntime) -> None:
+        """Read the file again (in a worker) and show what was added to it."""
+        change = await asyncio.to_thread(runtime.store.read_changes)
+        if change is not None:
+            await self._follow(runtime, change)
 
     async def _follow(self, runtime: AgentRuntime, change: FileChange) -> None:
         async with self._busy:

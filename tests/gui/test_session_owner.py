@@ -18,6 +18,7 @@ from pytestqt.qtbot import QtBot
 from piwork.core.paths import agent_dir
 from piwork.core.session.format import serialize
 from piwork.core.session.reader import read_session_file
+from piwork.core.session.store import SessionReadOnly
 from piwork.gui.chat.owner_banner import TAKE_OVER_TEXT, TAKE_OVER_WHEN_STOPPED_TEXT
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
@@ -152,6 +153,22 @@ def test_appends_from_an_unknown_program_are_followed_and_the_user_takes_over_wh
     store.tree.append_message({"role": "user", "content": "mine again", "timestamp": 9})
     qtbot.waitUntil(lambda: "mine again" in path.read_text(), timeout=10_000)
     assert read_session_file(path).records[-1].parent_id == "ext1"
+
+
+def test_an_append_that_finds_pi_first_stops_and_the_bar_and_chat_follow(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer
+) -> None:
+    path = _saved_session(qtbot, controller, server)
+    store = controller.runtime.store  # type: ignore[union-attr]
+    with PiLikeWriter(Path(controller.cwd)) as pi:
+        pi.append(path, user("pi1", _last_id(path), "asked in pi", 30))
+        with pytest.raises(SessionReadOnly):  # before the window has seen the change
+            store.tree.append_message({"role": "user", "content": "from piwork", "timestamp": 31})
+        banner = controller.chat.owner_banner
+        qtbot.waitUntil(banner.isVisible, timeout=10_000)
+        assert banner.text.text().startswith(f"Pi (pid {pi.pid}) is writing this session")
+        qtbot.waitUntil(lambda: "asked in pi" in _texts(controller), timeout=10_000)
+    assert _last_id(path) == "pi1"
 
 
 def test_fork_goes_on_in_a_new_file_and_leaves_the_writers_file_alone(

@@ -101,6 +101,7 @@ class FileChange:
     identity: tuple[int, int, int, int]
     loaded: LoadedFile
     foreign: int  # entries in the file that the session does not hold: another writer appended them
+    for_append: bool = False  # kept for a writable session's next append (the store's to close)
 
     def discard(self) -> None:
         """Not applied after all: let go of the file it read."""
@@ -313,7 +314,7 @@ class Session:
         if _foreign(tree, loaded, self._expected[0]):  # appended by another program: still at it?
             writer = pi_writer(self.writer_folders())
             if writer is not None:
-                if loaded.source is not None:
+                if loaded.source is not None:  # a window following the file reads it again
                     loaded.source.close()
                 self.yield_to(
                     f"{writer.who} is writing this session, so piwork stopped writing to it", writer
@@ -355,8 +356,10 @@ class Session:
                 loaded.source.close()
             return None
         tree = self.tree
-        change = FileChange(_identity(after), loaded, _foreign(tree, loaded, expected[0]))
-        if not self.read_only:
+        change = FileChange(
+            _identity(after), loaded, _foreign(tree, loaded, expected[0]), for_append=not self.read_only
+        )
+        if change.for_append:
             previous, self._read_ahead = self._read_ahead, (change.identity, loaded)
             if previous is not None and previous[1] is not loaded and previous[1].source is not None:
                 previous[1].source.close()
