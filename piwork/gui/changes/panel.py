@@ -57,6 +57,10 @@ from piwork.gui.inert_text import plain_label, plain_tip
 
 REFRESH_DELAY_MS = 300  # after a tool call ends: one pass for a burst of calls
 NOTHING_YET = "No file has changed on this branch yet."
+FILE_REVIEWED_TIP = "Mark every change of this file reviewed (kept in the session)"
+HUNK_REVIEWED_TIP = "Mark this hunk reviewed (kept in the session)"
+REVERT_FILE_TIP = "Put the whole file back as it was (asks first)"
+REVERT_HUNK_TIP = "Put back only this hunk's lines as they were (asks first)"
 
 
 @dataclass(frozen=True)
@@ -175,11 +179,9 @@ class ChangesPanel(QWidget):
         file_row.addWidget(self.file_title, 1)
         self.file_reviewed = QPushButton("File Reviewed", below)
         self.file_reviewed.setCheckable(True)
-        self.file_reviewed.setToolTip("Mark every change of this file reviewed (kept in the session)")
         self.file_reviewed.clicked.connect(self.toggle_file_reviewed)
         file_row.addWidget(self.file_reviewed)
         self.revert_file_button = QPushButton("Revert File…", below)
-        self.revert_file_button.setToolTip("Put the whole file back as it was (asks first)")
         self.revert_file_button.clicked.connect(lambda: self._tasks.spawn(self.revert_current_file()))
         file_row.addWidget(self.revert_file_button)
         column.addLayout(file_row)
@@ -199,10 +201,8 @@ class ChangesPanel(QWidget):
         self.hunk_label.setObjectName("hunkPosition")
         self.hunk_reviewed = QPushButton("Hunk Reviewed", below)
         self.hunk_reviewed.setCheckable(True)
-        self.hunk_reviewed.setToolTip("Mark this hunk reviewed (kept in the session)")
         self.hunk_reviewed.clicked.connect(self.toggle_hunk_reviewed)
         self.revert_hunk_button = QPushButton("Revert Hunk…", below)
-        self.revert_hunk_button.setToolTip("Put back only this hunk's lines as they were (asks first)")
         self.revert_hunk_button.clicked.connect(lambda: self._tasks.spawn(self.revert_current_hunk()))
         for widget in (self.previous_hunk, self.next_hunk, self.hunk_label):
             hunk_row.addWidget(widget)
@@ -371,9 +371,6 @@ class ChangesPanel(QWidget):
             self._update_actions()
             return
         self.file_title.setText(f"{change.path} ({STATUS_WORDS[change.status]})")
-        self.revert_file_button.setToolTip(
-            plain_tip(change.revert_note or "Put the whole file back as it was (asks first)")
-        )
         changes, dark = self.changes, self._dark()
         self._rows_work.start(
             lambda request: diff_rows(changes, change, dark), lambda rows: self._rows_ready(rows, same_file)
@@ -424,8 +421,9 @@ class ChangesPanel(QWidget):
         runtime = self._runtime
         if runtime is None:
             return "No session is open."
-        if runtime.store.read_only:
-            return runtime.store.read_only_reason or "This session is read-only: marks cannot be kept."
+        if runtime.store.read_only:  # open elsewhere: its files and marks are that window's to change
+            why = runtime.store.read_only_reason or "it is open elsewhere"
+            return f"This session is read-only ({why}): nothing is marked or reverted from here."
         return None
 
     def _update_actions(self) -> None:
@@ -441,11 +439,13 @@ class ChangesPanel(QWidget):
         self.hunk_reviewed.setChecked(
             hunk is not None and change is not None and (hunk.key in self.marks or change.key in self.marks)
         )
-        for button in (self.file_reviewed, self.hunk_reviewed):
-            if read_only is not None:
-                button.setToolTip(plain_tip(read_only))
-        self.revert_file_button.setEnabled(change is not None and change.can_revert)
-        self.revert_hunk_button.setEnabled(hunk is not None)
+        self.file_reviewed.setToolTip(plain_tip(read_only or FILE_REVIEWED_TIP))
+        self.hunk_reviewed.setToolTip(plain_tip(read_only or HUNK_REVIEWED_TIP))
+        cannot = change.revert_note if change is not None and not change.can_revert else None
+        self.revert_file_button.setToolTip(plain_tip(read_only or cannot or REVERT_FILE_TIP))
+        self.revert_hunk_button.setToolTip(plain_tip(read_only or REVERT_HUNK_TIP))
+        self.revert_file_button.setEnabled(change is not None and change.can_revert and read_only is None)
+        self.revert_hunk_button.setEnabled(hunk is not None and read_only is None)
         self.branch_start_button.setEnabled(self._runtime is not None and self._chosen is not None)
         self.refresh_button.setEnabled(self._runtime is not None)
 
@@ -488,7 +488,7 @@ class ChangesPanel(QWidget):
     async def revert_current_hunk(self) -> None:
         change, hunk, changes = self.current, self.current_hunk(), self.changes
         store = self._checkpoints()
-        if change is None or hunk is None or changes is None or isinstance(store, str):
+        if change is None or hunk is None or changes is None or isinstance(store, str) or self._read_only():
             return
         question = (
             f"Put back lines {hunk.header} of {change.path} as they were, and leave the rest of the file "
@@ -503,7 +503,7 @@ class ChangesPanel(QWidget):
     async def revert_current_file(self) -> None:
         change, changes = self.current, self.changes
         store = self._checkpoints()
-        if change is None or changes is None or isinstance(store, str):
+        if change is None or changes is None or isinstance(store, str) or self._read_only():
             return
         if change.status == "added":
             question = f"Delete {change.path}? It did not exist then."

@@ -375,3 +375,34 @@ def test_a_large_change_is_laid_out_without_holding_the_gui_thread(
     assert last.line is not None and last.line.text == "thing_14999 = {'n': 14999}  # row 14999"
     assert last.spans is not None
     close(qtbot, qloop, ctl)
+
+
+def test_a_read_only_session_shows_its_changes_but_marks_and_reverts_nothing(
+    qtbot: QtBot, controller: SessionController, server: LoopbackServer, project: Path
+) -> None:
+    from piwork.core.session import open_session
+
+    panel = panel_of(qtbot, controller)
+    change_code(qtbot, controller, server)
+    wait_files(qtbot, panel, {"code.py", "made.txt", "notes.txt"})
+    path = str(controller.runtime.store.path)  # type: ignore[union-attr]
+    previous = controller.runtime
+    controller.spawn(controller.open_session(None))
+    qtbot.waitUntil(lambda: controller.runtime not in (None, previous), timeout=10_000)
+    holder = open_session(path)  # another window has the file open for writing
+    try:
+        controller.spawn(controller.open_session(path))
+        qtbot.waitUntil(
+            lambda: controller.runtime is not None and controller.runtime.store.read_only, timeout=10_000
+        )
+        wait_files(qtbot, panel, {"code.py", "made.txt", "notes.txt"})
+        choose(qtbot, panel, "code.py")
+        for button in (
+            panel.file_reviewed,
+            panel.hunk_reviewed,
+            panel.revert_file_button,
+            panel.revert_hunk_button,
+        ):
+            assert not button.isEnabled() and "read-only" in button.toolTip()
+    finally:
+        holder.close()
