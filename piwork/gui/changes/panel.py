@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import shiboken6
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
@@ -45,6 +46,7 @@ from piwork.core.checkpoints import (
 )
 from piwork.core.errors import PiworkError
 from piwork.core.session import SessionTree
+from piwork.core.settings_schema import CHECKPOINTS_MAX_FILE_MB
 from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks, LatestWins, Request
 from piwork.gui.changes.colouring import DiffRows, diff_rows
@@ -72,6 +74,7 @@ class Computed:
     changes: ChangeSet | None
     marks: frozenset[str]
     message: str | None = None
+    store: SessionCheckpoints | None = None  # the session's checkpoints, opened by the worker
 
 
 def _entry_words(tree: SessionTree, entry_id: str) -> str:
@@ -90,7 +93,7 @@ def compute(
     """In a worker: the changes since ``chosen`` (None: the start of the current branch's work)."""
     entry = chosen or branch_start(tree)
     if entry is None:
-        return Computed(None, "", None, frozenset(), NOTHING_YET)
+        return Computed(None, "", None, frozenset(), NOTHING_YET, checkpoints)
     words = _entry_words(tree, entry)
     if chosen:
         since = f"Since {words}"
@@ -103,8 +106,8 @@ def compute(
         changes = changes_since(checkpoints, tree, entry)
     except NoCheckpoint:
         message = NOTHING_YET if not chosen else "No files were checkpointed at or before this entry."
-        return Computed(entry, since, None, marks, message)
-    return Computed(entry, since, changes, marks)
+        return Computed(entry, since, None, marks, message, checkpoints)
+    return Computed(entry, since, changes, marks, None, checkpoints)
 
 
 class ChangesPanel(QWidget):
@@ -114,6 +117,7 @@ class ChangesPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("changesPanel")
         self._runtime: AgentRuntime | None = None
+        self._store: SessionCheckpoints | None = None  # the open session's checkpoints, once opened
         self._unsubscribe: Callable[[], None] | None = None
         self._chosen: str | None = None  # the entry asked for; None: the branch start
         self.changes: ChangeSet | None = None
@@ -235,7 +239,7 @@ class ChangesPanel(QWidget):
 
     def attach(self, runtime: AgentRuntime) -> None:
         self.detach()
-        self._runtime = runtime
+        self._runtime, self._store = runtime, None
         self._chosen = None
         self._unsubscribe = runtime.session.subscribe(self._on_event)
         self._stale = True
@@ -246,7 +250,7 @@ class ChangesPanel(QWidget):
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        self._runtime = None
+        self._runtime, self._store = None, None
         self._work.cancel()
         self._rows_work.cancel()
         if not shiboken6.isValid(self):  # the window went first
@@ -289,35 +293,47 @@ class ChangesPanel(QWidget):
             widget.show()
             widget.raise_()
 
-    def _checkpoints(self) -> SessionCheckpoints | str:
+    def _opener(self) -> Callable[[], SessionCheckpoints] | str:
+        """What opens the session's checkpoints (in a worker: it loads the git-related code and resolves
+        paths; the folder and size limit are the checkpointer's), or why there are none."""
         runtime = self._runtime
         if runtime is None:
             return "No session is open."
-        checkpointer = runtime.session.checkpointer
-        if checkpointer is None:
+        if runtime.session.checkpointer is None:
             return "Checkpoints are turned off in Settings: changes cannot be shown."
-        store = checkpointer.store()
-        if store is None:
+        path = runtime.store.path
+        if path is None:
             return NOTHING_YET
-        return store
+        if self._store is not None:
+            store = self._store
+            return lambda: store
+        limit = runtime.resources.settings.values.value(CHECKPOINTS_MAX_FILE_MB)
+        cwd, agent_dir = runtime.store.cwd, Path(runtime.resources.agent_dir)
+        return lambda: SessionCheckpoints(cwd, path, agent_dir, limit)
 
     def refresh(self) -> None:
         """Compute the changes again (in a worker); the rows shown stay until the new ones arrive."""
         self._refresh_timer.stop()
-        store = self._checkpoints()
+        opener = self._opener()
         runtime = self._runtime
-        if isinstance(store, str) or runtime is None:
-            self._show(Computed(self._chosen, "", None, frozenset(), str(store)))
+        if isinstance(opener, str) or runtime is None:
+            self._show(Computed(self._chosen, "", None, frozenset(), str(opener)))
             return
         self._stale = False
         tree, chosen = runtime.store.tree, self._chosen
         self.summary.setText("Comparing the files…" if self.changes is None else self.summary.text())
         self._work.start(
-            lambda request: compute(store, tree, chosen, request),
-            self._show,
+            lambda request: compute(opener(), tree, chosen, request),
+            lambda found: self._computed(runtime, found),
             self._failed,
             failures=(OSError, PiworkError),
         )
+
+    def _computed(self, runtime: AgentRuntime, found: Computed) -> None:
+        if runtime is not self._runtime:
+            return
+        self._store = found.store
+        self._show(found)
 
     def _failed(self, error: Exception) -> None:
         self._show(
@@ -487,8 +503,8 @@ class ChangesPanel(QWidget):
 
     async def revert_current_hunk(self) -> None:
         change, hunk, changes = self.current, self.current_hunk(), self.changes
-        store = self._checkpoints()
-        if change is None or hunk is None or changes is None or isinstance(store, str) or self._read_only():
+        store = self._store
+        if change is None or hunk is None or changes is None or store is None or self._read_only():
             return
         question = (
             f"Put back lines {hunk.header} of {change.path} as they were, and leave the rest of the file "
@@ -502,8 +518,8 @@ class ChangesPanel(QWidget):
 
     async def revert_current_file(self) -> None:
         change, changes = self.current, self.changes
-        store = self._checkpoints()
-        if change is None or changes is None or isinstance(store, str) or self._read_only():
+        store = self._store
+        if change is None or changes is None or store is None or self._read_only():
             return
         if change.status == "added":
             question = f"Delete {change.path}? It did not exist then."
