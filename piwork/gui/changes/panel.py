@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import shiboken6
@@ -118,6 +118,7 @@ class ChangesPanel(QWidget):
         self.setObjectName("changesPanel")
         self._runtime: AgentRuntime | None = None
         self._store: SessionCheckpoints | None = None  # the open session's checkpoints, once opened
+        self._marked: list[tuple[frozenset[str], bool]] = []  # marks written from here, in order
         self._unsubscribe: Callable[[], None] | None = None
         self._chosen: str | None = None  # the entry asked for; None: the branch start
         self.changes: ChangeSet | None = None
@@ -239,7 +240,7 @@ class ChangesPanel(QWidget):
 
     def attach(self, runtime: AgentRuntime) -> None:
         self.detach()
-        self._runtime, self._store = runtime, None
+        self._runtime, self._store, self._marked = runtime, None, []
         self._chosen = None
         self._unsubscribe = runtime.session.subscribe(self._on_event)
         self._stale = True
@@ -322,18 +323,22 @@ class ChangesPanel(QWidget):
         self._stale = False
         tree, chosen = runtime.store.tree, self._chosen
         self.summary.setText("Comparing the files…" if self.changes is None else self.summary.text())
+        marked = len(self._marked)
         self._work.start(
             lambda request: compute(opener(), tree, chosen, request),
-            lambda found: self._computed(runtime, found),
+            lambda found: self._computed(runtime, found, marked),
             self._failed,
             failures=(OSError, PiworkError),
         )
 
-    def _computed(self, runtime: AgentRuntime, found: Computed) -> None:
+    def _computed(self, runtime: AgentRuntime, found: Computed, marked: int) -> None:
         if runtime is not self._runtime:
             return
         self._store = found.store
-        self._show(found)
+        marks = found.marks
+        for keys, reviewed in self._marked[marked:]:  # written while the worker read the tree
+            marks = marks | keys if reviewed else marks - keys
+        self._show(replace(found, marks=marks))
 
     def _failed(self, error: Exception) -> None:
         self._show(
@@ -493,6 +498,7 @@ class ChangesPanel(QWidget):
             self.summary.setText(f"The review mark could not be saved: {err}")
             self._update_actions()
             return
+        self._marked.append((frozenset(keys), reviewed))
         self.marks = self.marks | set(keys) if reviewed else self.marks - set(keys)
         self.files_model.set_marks(self.marks)
         self.diff_model.set_marks(self.marks)
