@@ -16,7 +16,7 @@ from pathlib import Path
 
 import shiboken6
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QPalette, QShowEvent
+from PySide6.QtGui import QFontDatabase, QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDockWidget,
@@ -60,7 +60,7 @@ from piwork.gui.inert_text import plain_label, plain_tip
 REFRESH_DELAY_MS = 300  # after a tool call ends: one pass for a burst of calls
 NOTHING_YET = "No file has changed on this branch yet."
 FILE_REVIEWED_TIP = "Mark every change of this file reviewed (kept in the session)"
-HUNK_REVIEWED_TIP = "Mark this hunk reviewed (kept in the session)"
+HUNK_REVIEWED_TIP = "Mark this hunk reviewed, or no longer (R; kept in the session)"
 REVERT_FILE_TIP = "Put the whole file back as it was (asks first)"
 REVERT_HUNK_TIP = "Put back only this hunk's lines as they were (asks first)"
 
@@ -194,12 +194,12 @@ class ChangesPanel(QWidget):
         hunk_row = FlowLayout(spacing=4)
         self.previous_hunk = QToolButton(below)
         self.previous_hunk.setText("▲")
-        self.previous_hunk.setToolTip("Previous hunk")
+        self.previous_hunk.setToolTip("Previous hunk (P)")
         self.previous_hunk.setAccessibleName("Previous hunk")
         self.previous_hunk.clicked.connect(lambda: self.go_to_hunk(self.hunk - 1))
         self.next_hunk = QToolButton(below)
         self.next_hunk.setText("▼")
-        self.next_hunk.setToolTip("Next hunk")
+        self.next_hunk.setToolTip("Next hunk (N)")
         self.next_hunk.setAccessibleName("Next hunk")
         self.next_hunk.clicked.connect(lambda: self.go_to_hunk(self.hunk + 1))
         self.hunk_label = plain_label("", below)
@@ -235,6 +235,15 @@ class ChangesPanel(QWidget):
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 3)
         layout.addWidget(self.splitter, 1)
+        # reviewing by keyboard while the focus is in the panel (it has no text field to type in)
+        for key, act in (
+            ("N", lambda: self.go_to_hunk(self.hunk + 1)),
+            ("P", lambda: self.go_to_hunk(self.hunk - 1)),
+            ("R", self._review_key),
+        ):
+            shortcut = QShortcut(QKeySequence(key), self)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(act)
 
     # ---- the session ---------------------------------------------------------------------------
 
@@ -477,6 +486,10 @@ class ChangesPanel(QWidget):
         if change is None:
             return
         self._mark(change.review_keys(), change.path, not change.reviewed(self.marks))
+
+    def _review_key(self) -> None:
+        if self.hunk_reviewed.isEnabled():
+            self.hunk_reviewed.click()
 
     def toggle_hunk_reviewed(self) -> None:
         change, hunk = self.current, self.current_hunk()

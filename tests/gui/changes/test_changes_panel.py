@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
@@ -187,8 +187,13 @@ def test_the_panel_lists_every_file_changed_and_shows_hunks_in_colour(
     added = next(r for r in diff_rows(panel) if r.line is not None and r.line.kind == "+")
     assert added.line is not None and added.line.text == "value_2 = 'two'"
     assert added.spans is not None and len({s.rgb for s in added.spans}) > 1  # name, number, string
-    panel.go_to_hunk(1)
+    panel.diff.setFocus()
+    qtbot.keyClick(panel.diff, Qt.Key.Key_N)  # the next hunk, by keyboard
     assert panel.hunk_label.text() == "Hunk 2 of 2" and not panel.next_hunk.isEnabled()
+    qtbot.keyClick(panel.diff, Qt.Key.Key_R)
+    assert panel.hunk_reviewed.isChecked() and header_reviewed(panel) == [False, True]
+    qtbot.keyClick(panel.diff, Qt.Key.Key_P)
+    assert panel.hunk_label.text() == "Hunk 1 of 2" and not panel.hunk_reviewed.isChecked()
 
 
 def test_reviewed_marks_are_kept_in_the_session_and_survive_reopening(
