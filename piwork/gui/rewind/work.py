@@ -15,7 +15,7 @@ from piwork.core.errors import PiworkError
 from piwork.core.session import SessionTree
 
 NO_CHECKPOINT = (
-    "No checkpoint holds the files of this point: no tool changed files at or before it in this session."
+    "No checkpoint holds the files of this point: no tool changed files on the way to it or after it."
 )
 NOTHING_TO_UNDO = "No file restore of this session is left to undo."
 NAMES_SHOWN = 6  # file names a notice spells out before "and N more"
