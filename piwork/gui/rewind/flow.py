@@ -78,7 +78,8 @@ class FileRewind(QObject):
 
     def detach(self) -> None:
         self._runtime, self._store = None, None
-        self._set_can_undo(False)
+        if shiboken6.isValid(self):  # at quit the window (and this object with it) may be gone first
+            self._set_can_undo(False)
 
     def shutdown(self) -> None:
         self._tasks.cancel_all()

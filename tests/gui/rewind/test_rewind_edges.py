@@ -3,7 +3,10 @@ a thousand and more files (listed in part, restored in full, the GUI thread neve
 
 from __future__ import annotations
 
+import asyncio
 import json
+
+import shiboken6
 
 from piwork.core.paths import agent_dir
 from piwork.gui.chat.rows import RowKind
@@ -83,3 +86,13 @@ def test_a_thousand_files_are_listed_in_part_restored_in_full_without_holding_th
         r for r in (chat.model.row_at(i) for i in range(chat.model.rowCount())) if r.kind is RowKind.NOTICE
     ]
     assert last[-1].text.startswith(f"{MANY:,} files restored") and f"and {MANY - 6:,} more" in last[-1].text
+
+
+def test_quitting_after_the_window_was_deleted_still_lets_the_session_go(bench: Workbench) -> None:
+    bench.ask("first", None)
+    runtime = bench.controller.runtime
+    assert runtime is not None
+    shiboken6.delete(bench.window.rewind)  # deleted with the window, before the controller lets go
+    done = asyncio.ensure_future(bench.controller.shutdown())
+    bench.qtbot.waitUntil(done.done, timeout=10_000)
+    assert done.exception() is None and bench.controller.runtime is None
