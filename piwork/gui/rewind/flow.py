@@ -250,9 +250,10 @@ class FileRewind(QObject):
             self.told.emit("No file needed to change.")
         else:
             files = changed_count(plan)
+            again = "again restores them" if undoing else "brings them back"
             self.told.emit(
                 f"{heading}: {files:,} file{'s' if files != 1 else ''} ({counts(plan)}). "
-                "Session → Undo File Restore brings them back."
+                f"Session → Undo File Restore {again}."
             )
         self.restored.emit(plan)
         self.refresh_undo()

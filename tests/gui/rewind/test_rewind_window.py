@@ -96,6 +96,9 @@ def test_branch_dialog_lists_the_files_restores_them_exactly_and_undo_brings_the
         asked.ok_button.click()
     assert files_of(bench.project) == end
     assert notices(bench)[-1][0] == "File restore undone"
+    assert tree.status.text() == (
+        "File restore undone: 3 files (2 added, 1 modified). Session → Undo File Restore again restores them."
+    )
 
 
 def test_restore_files_to_here_brings_back_deleted_files_and_a_hand_change_is_asked_about(
