@@ -276,6 +276,7 @@ def changes_from(checkpoints: SessionCheckpoints, entry_id: str, base: Checkpoin
 
 
 _ZERO = "0" * 40
+_GITLINK = "160000"
 
 
 def _git_sides(store: GitCheckpoints, base: CheckpointRecord) -> list[tuple[str, _Side, _Side]]:
@@ -289,7 +290,7 @@ def _git_sides(store: GitCheckpoints, base: CheckpointRecord) -> list[tuple[str,
         for meta, path in zip(fields[::2], fields[1::2], strict=False):
             old_mode, new_mode, old_blob, new_blob = meta.lstrip(":").split()[:4]
             rows.append((path, old_mode, new_mode, old_blob, new_blob))
-        wanted = [old_blob for _, old_mode, _, old_blob, _ in rows if old_blob != _ZERO]
+        wanted = [b for _, mode, _, b, _ in rows if b != _ZERO and mode != _GITLINK]
         sizes = _blob_sizes(store, wanted)
         blobs = _blob_bytes(store, [b for b in wanted if sizes.get(b, MAX_DIFF_BYTES + 1) <= MAX_DIFF_BYTES])
     large = set(skipped_now) | set(base.skipped)
@@ -306,6 +307,9 @@ def _git_sides(store: GitCheckpoints, base: CheckpointRecord) -> list[tuple[str,
             elif old_mode.startswith("12"):
                 then.note = "a symbolic link: not compared line by line"
         now = _read_now(store.repo.project, path)
+        if _GITLINK in (old_mode, new_mode):  # a repository inside the project: its own history
+            then.data, now.data, then.restorable = None, None, False
+            then.note = "a nested repository: not compared"
         if path in large and now.exists and now.note is None:
             now.note = "over the checkpoint size limit: not compared"
         if now.exists and new_mode.startswith("12"):

@@ -324,3 +324,47 @@ async def test_pi_reads_a_session_with_review_marks_as_the_same_conversation(
     assert pi["context"] == reopened.tree.build_context().to_json()
     assert REVIEW_CUSTOM_TYPE not in json.dumps(pi["context"])
     reopened.close()
+
+
+async def test_a_mode_change_alone_is_listed_and_reverting_the_file_brings_the_mode_back(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    project = make_project(tmp_path, "history")
+    runtime = await create_runtime(runtime_options(tmp_path, server))
+    server.script(Turn([ToolCall("bash", {"command": "chmod +x base.txt"})]), Turn([Text("made runnable")]))
+    await runtime.session.prompt("chmod")
+    store = checkpoints_for(runtime, tmp_path)
+    tree = runtime.store.tree
+    start = branch_start(tree)
+    assert start is not None
+    changes = changes_since(store, tree, start)
+    (change,) = changes.files
+    assert change.path == "base.txt" and change.status == "modified" and change.hunks == ()
+    assert change.note == "only its mode changed (100644 → 100755)"
+    revert_file(store, changes, change)
+    assert not os.access(project / "base.txt", os.X_OK)
+    assert changes_since(store, tree, start).files == ()
+    runtime.store.close()
+
+
+async def test_a_repository_made_inside_the_project_is_listed_not_compared(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    make_project(tmp_path, "history")
+    runtime = await create_runtime(runtime_options(tmp_path, server))
+    command = (
+        "mkdir inner && cd inner && git init -q && echo x > x.txt && git add x.txt && "
+        "git -c user.name=a -c user.email=a@a commit -q -m first"
+    )
+    server.script(Turn([ToolCall("bash", {"command": command})]), Turn([Text("made a repository")]))
+    await runtime.session.prompt("nest")
+    store = checkpoints_for(runtime, tmp_path)
+    tree = runtime.store.tree
+    start = branch_start(tree)
+    assert start is not None
+    files = by_path(changes_since(store, tree, start).files)
+    assert set(files) == {"inner"}  # git keeps a repository inside the work tree as a link to its commit
+    inner = files["inner"]
+    assert inner.status == "added" and inner.hunks == () and inner.note == "a nested repository: not compared"
+    assert not inner.can_revert
+    runtime.store.close()
