@@ -4,8 +4,10 @@ One per project, under ``<agent dir>/checkpoints/<hash of the project's real pat
 GIT_DIR) and ``index`` (its GIT_INDEX_FILE), with the project as work tree. Every git call gets an explicit
 environment: no user or system configuration, no hooks, no ``GIT_*`` variable from outside, so the
 project's own ``.git`` is never read or written (git never adds a path named ``.git``). The index keeps
-the stat data of every file, so snapshotting a large unchanged tree is one ``git add -A`` that reads
-nothing and a ``write-tree`` that writes nothing new. The project's ``.gitignore`` files apply as usual, and
+the stat data of every file, so snapshotting a large unchanged tree is one ``ls-files`` walk that reads
+nothing, and its checkpoint one ``commit-tree``: the tree of an unchanged index, the trees of the commits
+made here and the session's ref are known or read without a git process (the ref is written with git's
+own lock file). The project's ``.gitignore`` files apply as usual, and
 so do its repository's ``info/exclude``, the user's global excludes and the ignore files above the project
 (:mod:`.excludes`).
 
@@ -103,6 +105,10 @@ class ShadowRepo:
         self.index_file = folder / "index"
         self._exclude: str | None = None  # the shadow's info/exclude as last written or read
         self._options: tuple[str, ...] | None = None  # the git options, with the user's excludes file
+        # what saves a git process per checkpoint: the tree of the index as last written (by its stat),
+        # and the tree of each commit made or read here
+        self._tree_cache: tuple[tuple[int, ...], str] | None = None
+        self._trees: dict[str, str] = {}
         self.lock = _lock_for(folder)  # one snapshot or restore at a time per project in this process
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env.update(_IDENTITY)
@@ -179,8 +185,20 @@ class ShadowRepo:
             self._add(rest, large if first else None, deadline)
         if not first and any(p == ".gitignore" or p.endswith("/.gitignore") for p in rest):
             self._drop_ignored()
+        return self._write_tree(), tuple(large)
+
+    def _write_tree(self) -> str:
+        """``write-tree``, skipped when the index is the very file the last one read (an unchanged tree)."""
+        try:
+            seen = self.index_file.stat()
+            stamp: tuple[int, ...] | None = (seen.st_ino, seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns)
+        except OSError:
+            stamp = None
+        if stamp is not None and self._tree_cache is not None and self._tree_cache[0] == stamp:
+            return self._tree_cache[1]
         tree = self.git("write-tree").decode().strip()
-        return tree, tuple(large)
+        self._tree_cache = (stamp, tree) if stamp is not None else None
+        return tree
 
     def _add(self, paths: list[str], whole: list[str] | None, deadline: float | None) -> None:
         """Add ``paths`` to the index, or with ``whole`` (the first snapshot) the whole tree but those."""
@@ -299,24 +317,59 @@ class ShadowRepo:
 
     def commit(self, tree: str, parent: str | None, message: str) -> str:
         parents = ["-p", parent] if parent else []
-        return self.git("commit-tree", tree, *parents, "-F", "-", stdin=message.encode()).decode().strip()
+        commit = self.git("commit-tree", tree, *parents, "-F", "-", stdin=message.encode()).decode().strip()
+        self._trees[commit] = tree
+        return commit
 
     def head(self, ref: str) -> tuple[str, str] | None:
         """The commit ``ref`` points at and its tree, or None before the first checkpoint."""
         if not (self.git_dir / "HEAD").is_file():
             return None
-        out = self.git("for-each-ref", "--format=%(objectname) %(tree)", ref).decode().split()
-        return (out[0], out[1]) if len(out) >= 2 else None
+        commit = self._read_ref(ref)
+        if commit is None:
+            out = self.git("for-each-ref", "--format=%(objectname) %(tree)", ref).decode().split()
+            return (out[0], out[1]) if len(out) >= 2 else None
+        return commit, self.tree_of(commit)
+
+    def _read_ref(self, ref: str) -> str | None:
+        """A loose ref's commit (what git writes for a ref that was never packed), or None."""
+        try:
+            text = (self.git_dir / ref).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return text if len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text) else None
 
     def set_ref(self, ref: str, commit: str, old: str | None) -> None:
-        self.git("update-ref", ref, commit, *([old] if old else []))
+        """Point ``ref`` at ``commit`` if it is still at ``old``: git's own lock file and rename, done here
+        (it saves a process per checkpoint); ``update-ref`` where the ref is not a plain loose file."""
+        path = self.git_dir / ref
+        lock = path.with_name(path.name + ".lock")
+        if self._read_ref(ref) != old or (old is None and path.exists()):
+            self.git("update-ref", ref, commit, *([old] if old else []))  # git says what is wrong
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            descriptor = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            raise GitFailed(f"git update-ref: {lock} exists: another checkpoint is being taken") from None
+        try:
+            os.write(descriptor, f"{commit}\n".encode())
+        finally:
+            os.close(descriptor)
+        if self._read_ref(ref) != old:  # moved while the lock was taken
+            lock.unlink(missing_ok=True)
+            raise GitFailed(f"git update-ref: {ref} moved while it was updated")
+        os.replace(lock, path)
 
     def tree_of(self, commit: str) -> str:
-        return self.git("rev-parse", f"{commit}^{{tree}}").decode().strip()
+        tree = self._trees.get(commit)
+        if tree is None:
+            tree = self._trees[commit] = self.git("rev-parse", f"{commit}^{{tree}}").decode().strip()
+        return tree
 
     def log(self, ref: str) -> list[tuple[str, str]]:
         """(commit, message) of every commit reachable from ``ref``, oldest first."""
-        if self.head(ref) is None:
+        if self._read_ref(ref) is None and self.head(ref) is None:
             return []
         out = self.git("log", "--format=%H%x01%B%x02", ref).decode(errors="replace")
         pairs = []
