@@ -83,6 +83,22 @@ def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
+def _appended_to(held: list[EntryRecord], loaded: LoadedFile) -> bool:
+    """Whether ``loaded`` is the file of the ``held`` records with entries appended: the same entries at
+    the same places up to the last one held, as the reader indexed them (never piwork's own appends)."""
+    count = len(held)
+    if not count or len(loaded.records) <= count:
+        return False
+    first, last = loaded.records[0], loaded.records[count - 1]
+    return (
+        first.source is not None
+        and held[0].source is not None
+        and held[-1].source is not None
+        and (first.id, first.offset) == (held[0].id, held[0].offset)
+        and (last.id, last.offset, last.length) == (held[-1].id, held[-1].offset, held[-1].length)
+    )
+
+
 def _foreign(tree: SessionTree, loaded: LoadedFile, known_size: int) -> int:
     """How many entries past what piwork knew of the file (``known_size`` bytes) the tree does not hold:
     another program appended them (piwork's own appends are in the tree before they are written)."""
@@ -396,11 +412,18 @@ class Session:
         if self._read_ahead is not None and self._read_ahead[1] is change.loaded:
             self._read_ahead = None  # now the session's own source
         tree, loaded = self.tree, change.loaded
-        at_end = not tree.records or tree.leaf_id == tree.records[-1].id
+        held = tree.records
+        at_end = not held or tree.leaf_id == held[-1].id
         self.use_source(loaded.source)
-        tree.replace_records(loaded.header, loaded.records, loaded.diagnostics)
-        if at_end and loaded.records and tree.leaf_id != loaded.records[-1].id:
-            tree.branch(str(loaded.records[-1].id))
+        if _appended_to(held, loaded):  # the usual case: only the new entries are indexed
+            leaf = tree.leaf_id
+            tree.take_in(loaded.records[len(held) :], loaded.diagnostics)
+            if not at_end and isinstance(leaf, str) and leaf != tree.leaf_id:
+                tree.branch(leaf)
+        else:
+            tree.replace_records(loaded.header, loaded.records, loaded.diagnostics)
+            if at_end and loaded.records and tree.leaf_id != loaded.records[-1].id:
+                tree.branch(str(loaded.records[-1].id))
         self._needs_newline = loaded.torn
         self._expected = (change.identity[2], change.identity[3])
         return True

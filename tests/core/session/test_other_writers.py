@@ -132,3 +132,24 @@ def test_only_entries_appended_past_what_piwork_knew_count_as_another_writers(tm
             other.write('{"type":"label","id":"x1","parentId":null,"timestamp":"t"}\n')
         appended = session.read_changes()
         assert appended is not None and appended.foreign == 1  # kept for the next append to use
+
+
+def test_following_appends_indexes_only_the_new_entries_and_keeps_a_leaf_moved_elsewhere(
+    tmp_path: Path,
+) -> None:
+    path = _session_in(tmp_path)
+    with PiworkHolder(path) as holder, open_session(path) as session:
+        first = session.tree.records[0]
+        events: list[str] = []
+        session.tree.subscribe(lambda event: events.append(event.kind))
+        holder.append("one")
+        change = session.read_changes()
+        assert change is not None and session.follow(change)
+        assert session.tree.records[0] is first and events == ["append"]  # the rest was not read again
+        assert session.tree.leaf_id == session.tree.records[-1].id
+        session.tree.branch("u0")  # the user looks at an earlier entry
+        holder.append("two")
+        change = session.read_changes()
+        assert change is not None and session.follow(change)
+        assert session.tree.leaf_id == "u0" and len(session.tree.records) == 4
+        assert session.tree.body(session.tree.records[-1])["message"]["content"] == "two"
