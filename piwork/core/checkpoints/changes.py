@@ -194,6 +194,7 @@ class _Side:
     digest: str | None = None
     note: str | None = None  # why ``data`` is None although the file exists
     restorable: bool = True  # (then) the checkpoint holds its bytes
+    why_not: str = "the checkpoint does not hold this file's bytes"  # (then) why it cannot be put back
 
 
 def _read_now(project: Path, relative: str) -> _Side:
@@ -220,7 +221,7 @@ def _disk_digest(full: Path) -> str | None:
 
 def _file_change(path: str, then: _Side, now: _Side, texts: dict[str, tuple[str, str]]) -> FileChange | None:
     status: FileStatus = "added" if not then.exists else "removed" if not now.exists else "modified"
-    revert_note = None if then.restorable else "the checkpoint does not hold this file's bytes"
+    revert_note = None if then.restorable else then.why_not
     common = {
         "path": path,
         "status": status,
@@ -310,6 +311,7 @@ def _git_sides(store: GitCheckpoints, base: CheckpointRecord) -> list[tuple[str,
         if _GITLINK in (old_mode, new_mode):  # a repository inside the project: its own history
             then.data, now.data, then.restorable = None, None, False
             then.note = "a nested repository: not compared"
+            then.why_not = "a nested repository is left to its own history"
         if path in large and now.exists and now.note is None:
             now.note = "over the checkpoint size limit: not compared"
         if now.exists and new_mode.startswith("12"):

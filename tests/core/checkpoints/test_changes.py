@@ -366,5 +366,5 @@ async def test_a_repository_made_inside_the_project_is_listed_not_compared(
     assert set(files) == {"inner"}  # git keeps a repository inside the work tree as a link to its commit
     inner = files["inner"]
     assert inner.status == "added" and inner.hunks == () and inner.note == "a nested repository: not compared"
-    assert not inner.can_revert
+    assert not inner.can_revert and inner.revert_note == "a nested repository is left to its own history"
     runtime.store.close()
