@@ -106,7 +106,8 @@ class SessionOwnership(QObject):
         if writer is None:
             return
         stop_seen = _stop_seen(writer)
-        text = f"{store.read_only_reason}. What it adds shows here as it comes."
+        reason = (store.read_only_reason or "").rstrip(".")
+        text = f"{reason}. What it adds shows here as it comes."
         self.banner.show_writer(text, stop_seen=stop_seen)
         if stop_seen:
             self._timer.start()

@@ -121,7 +121,10 @@ def test_a_session_another_piwork_holds_follows_its_appends_and_is_taken_over_wh
         controller.spawn(controller.open_session(str(path)))
         banner = controller.chat.owner_banner
         qtbot.waitUntil(banner.isVisible, timeout=10_000)
-        assert f"(pid {holder.pid}) is writing this session" in banner.text.text()
+        assert (
+            f"(pid {holder.pid}) is writing this session, so it is open read-only here. What"
+            in banner.text.text()
+        )
         assert banner.take_over_button.text() == TAKE_OVER_WHEN_STOPPED_TEXT
         holder.append("typed in the other window")
         qtbot.waitUntil(lambda: "typed in the other window" in _texts(controller), timeout=10_000)
