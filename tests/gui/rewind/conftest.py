@@ -58,10 +58,16 @@ def server() -> Iterator[LoopbackServer]:
 
 @pytest.fixture
 def bench(
-    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, server: LoopbackServer, tmp_path: Path
+    request: pytest.FixtureRequest,
+    qtbot: QtBot,
+    qloop: asyncio.AbstractEventLoop,
+    server: LoopbackServer,
+    tmp_path: Path,
 ) -> Iterator[Workbench]:
+    """``kind`` (an indirect parameter): ``history`` (a git repository with a commit, the default),
+    ``init`` (one without history) or ``plain`` (a folder, no git repository)."""
     _configure(server)
-    project = make_project(tmp_path, "history")
+    project = make_project(tmp_path, getattr(request, "param", "history"))
     window = MainWindow(QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat), load_theme("light"))
     qtbot.addWidget(window)
     window.show()

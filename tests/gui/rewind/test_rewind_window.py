@@ -4,6 +4,7 @@ files changed by write, edit and bash (a real git shadow store), with the real w
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QMenu, QMessageBox
 
@@ -13,7 +14,7 @@ from piwork.gui.rewind.work import NO_CHECKPOINT
 from piwork.gui.tree.branch_dialog import BranchChoiceDialog
 from piwork.gui.tree.tree_panel import CHANGES_SINCE_TEXT, RESTORE_FILES_TEXT
 from tests.gui.rewind.conftest import Workbench
-from tests.support.checkpoint_runs import files_of
+from tests.support.checkpoint_runs import files_of, tree_hash
 
 
 def changes(now: dict[str, bytes], target: dict[str, bytes]) -> dict[str, list[str]]:
@@ -255,9 +256,12 @@ def move_with_files(bench: Workbench, entry_id: str) -> None:
         dialog.ok_button.click()
 
 
+@pytest.mark.parametrize("bench", ["history", "plain"], indirect=True)
 def test_moving_between_branches_takes_each_branch_s_files_along(bench: Workbench) -> None:
     runtime = bench.controller.runtime
     assert runtime is not None
+    git_dir = bench.project / ".git"
+    git_before = tree_hash(git_dir) if git_dir.exists() else None
     bench.ask("first", "a")
     bench.ask("second", "b")
     leaf_b = runtime.store.tree.leaf_id
@@ -284,3 +288,4 @@ def test_moving_between_branches_takes_each_branch_s_files_along(bench: Workbenc
     with bench.qtbot.waitSignal(bench.window.rewind.restored, timeout=15_000):
         bench.window.rewind.dialog.ok_button.click()  # type: ignore[union-attr]
     assert files_of(bench.project) == after_b
+    assert (tree_hash(git_dir) if git_dir.exists() else None) == git_before  # the project's own .git
