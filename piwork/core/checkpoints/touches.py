@@ -70,11 +70,12 @@ def _reply_touches(entry_id: str, rows: list[CallCheckpoint], named: set[str], c
 
 def with_checkpoints(activity: BranchActivity, calls: Sequence[CallCheckpoint], cwd: str) -> BranchActivity:
     """``activity`` with the files its replies' calls changed as the checkpoints saw them (``calls``: a
-    session's, oldest first; only those of the stretch's entries count)."""
+    session's, oldest first; only those of the stretch's entries count, and only whole-project ones: a call
+    the plain store kept, with no ``after``, saw nothing the file tools do not name)."""
     position = {entry: i for i, entry in enumerate(activity.entry_ids)}
     by_reply: dict[str, list[CallCheckpoint]] = {}
     for row in calls:
-        if row.entry_id is not None and row.entry_id in position:
+        if row.entry_id is not None and row.entry_id in position and row.after is not None:
             by_reply.setdefault(row.entry_id, []).append(row)
     if not by_reply:
         return activity

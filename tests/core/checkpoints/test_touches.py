@@ -128,3 +128,19 @@ async def test_a_session_without_checkpoints_keeps_the_activity_it_tells(
     assert not (tmp_path / "agent" / "checkpoints").exists()  # reading created nothing
     assert session_checkpoints(tree, None, tmp_path / "agent") is None  # an unsaved session: none
     runtime.store.close()
+
+
+async def test_without_git_nothing_is_added_and_the_heading_count_stays_nil(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plain store keeps only edit/write targets: it saw no command's files, so it adds nothing."""
+    make_project(tmp_path, "plain")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    runtime = await create_runtime(runtime_options(tmp_path, server))
+    await run_prompt(runtime, server, "first", "a")
+    tree = runtime.store.tree
+    checkpoints = session_checkpoints(tree, runtime.store.path, tmp_path / "agent")
+    assert checkpoints is not None and not checkpoints.uses_git and len(checkpoints.calls()) == 2
+    seen = checkpointed_path_activity(tree, None, checkpoints)
+    assert seen == path_activity(tree) and seen.checkpointed_calls == 0
+    runtime.store.close()

@@ -238,5 +238,20 @@ def test_files_a_command_changed_are_listed_with_the_diff_the_checkpoints_hold(
     qtbot.waitUntil(lambda: files.diff.toPlainText() == "-1 to be removed", timeout=5_000)
     reply = files.touch_list.model().index(0, 0)
     files.touch_list.clicked.emit(reply)  # selects the reply whose calls changed it
-    assert panel.tree is not None and panel.tree.record(panel.current_entry_id()).role == "assistant"
+    tree = panel.tree
+    assert tree is not None and tree.record(panel.current_entry_id()).role == "assistant"
+    # the comparison's side lists them too, and its "Files and diffs…" reads their diffs the same way
+    first_user = next(str(r.id) for r in tree.path() if r.role == "user")
+    panel.branch_tools.compare(first_user, tree.leaf_id)
+    dialog = _opened(qtbot, panel, CompareDialog)
+    assert isinstance(dialog, CompareDialog)
+    assert "made-a.txt — changed by bash (1 call)" in _rows(dialog.side_b.files)
+    dialog.side_b.files_button.click()
+    qtbot.waitUntil(
+        lambda: len([d for d in panel.branch_tools.dialogs if isinstance(d, FilesTouchedDialog)]) == 2
+    )
+    side_files = [d for d in panel.branch_tools.dialogs if isinstance(d, FilesTouchedDialog)][-1]
+    assert isinstance(side_files, FilesTouchedDialog) and side_files.checkpoints is not None
+    side_files.file_list.setCurrentIndex(side_files.file_model.index(2, 0))
+    qtbot.waitUntil(lambda: side_files.diff.toPlainText() == "+1 a", timeout=5_000)
     panel.shutdown()
