@@ -94,7 +94,7 @@ class DiffModel(QAbstractListModel):
 
 
 class DiffDelegate(QStyledItemDelegate):
-    def __init__(self, font: QFont, reviewed_colour: QColor, parent: Any = None) -> None:
+    def __init__(self, font: QFont, parent: Any = None) -> None:
         super().__init__(parent)
         self._font = font
         self._bold = QFont(font)
@@ -103,7 +103,6 @@ class DiffDelegate(QStyledItemDelegate):
         self._italic.setItalic(True)
         self._metrics = QFontMetrics(font)
         self._widths = {id(f): QFontMetrics(f) for f in (self._font, self._bold, self._italic)}
-        self._reviewed = reviewed_colour
         self.digits = 3
 
     def gutter_width(self) -> int:
@@ -201,6 +200,6 @@ class DiffDelegate(QStyledItemDelegate):
         painter.drawText(x, baseline, row.text)
         if reviewed:
             x += self._widths[id(self._bold)].horizontalAdvance(row.text + "   ")
-            painter.setPen(colour if selected else self._reviewed)
+            painter.setPen(colour if selected else palette.link().color())  # the theme's, as it is now
             painter.setFont(self._font)
             painter.drawText(x, baseline, "✓ reviewed")

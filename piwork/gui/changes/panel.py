@@ -226,7 +226,7 @@ class ChangesPanel(QWidget):
         self.diff.setLayoutMode(QListView.LayoutMode.Batched)  # 30,000 rows are laid out in steps
         self.diff.setBatchSize(2_000)
         self.diff.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.delegate = DiffDelegate(font, self.palette().color(QPalette.ColorRole.Link), self.diff)
+        self.delegate = DiffDelegate(font, self.diff)
         self.diff.setItemDelegate(self.delegate)
         self.diff.selectionModel().currentRowChanged.connect(self._diff_row_chosen)
         column.addWidget(self.diff, 1)
