@@ -1,8 +1,8 @@
-"""The engine's imports form no cycle, so each package's ``__init__`` can import its modules plainly.
+"""The engine's imports form no cycle, so every module can import what it needs plainly.
 
-Importing ``piwork.core.x.mod`` first runs ``piwork.core.x``'s ``__init__``, which imports every module its
-public names come from. A module-level import anywhere in the engine therefore also depends on those
-modules; a cycle through them would fail for whichever module happens to be imported first. The graph is
+Importing ``piwork.core.x.mod`` first runs ``piwork.core.x``'s ``__init__``; a name imported from a package
+(``from piwork.core.x import Name``) loads the module that defines it right then. A cycle through these would
+fail for whichever module happens to be imported first. The graph is
 read from the source (imports at module level, ``TYPE_CHECKING`` blocks left out, imports inside
 functions left out: they run later), and checked for real by importing each package first in a fresh
 interpreter.
@@ -52,9 +52,23 @@ def _run_time_imports(body: list[ast.stmt]) -> Iterator[ast.Import | ast.ImportF
             yield from _run_time_imports(node.body)
 
 
+def _lazy_names(path: Path) -> dict[str, str]:
+    """A package's public names -> the module each is imported from when first used (its ``TYPE_CHECKING``
+    block: the table handed to ``lazy_exports`` matches it, see test_lazy_exports.py)."""
+    names: dict[str, str] = {}
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for item in node.body:
+                if isinstance(item, ast.ImportFrom) and item.module is not None:
+                    names.update({alias.asname or alias.name: item.module for alias in item.names})
+    return names
+
+
 def _import_graph() -> dict[str, set[str]]:
-    """Engine module -> the engine modules and packages loading it loads first."""
+    """Engine module -> the engine modules and packages loading it loads first (a name imported from a
+    package loads the module that defines it, at once)."""
     files = {_module_name(path): path for path in CORE.rglob("*.py")}
+    lazy = {name: _lazy_names(path) for name, path in files.items() if path.name == "__init__.py"}
     graph: dict[str, set[str]] = {name: set() for name in files}
     for name, path in files.items():
         for node in _run_time_imports(ast.parse(path.read_text(encoding="utf-8")).body):
@@ -63,6 +77,8 @@ def _import_graph() -> dict[str, set[str]]:
             else:
                 assert node.level == 0 and node.module is not None, f"{name}: a relative import"
                 targets = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+                from_package = lazy.get(node.module, {})
+                targets += [from_package[alias.name] for alias in node.names if alias.name in from_package]
             for target in targets:
                 parts = target.split(".")
                 # importing a.b.c runs a's and a.b's __init__ first
@@ -120,9 +136,10 @@ def test_the_cycle_check_finds_a_cycle_through_a_package_init() -> None:
     assert _cycle(graph) is None
 
 
-def test_the_graph_follows_a_package_init_to_its_modules() -> None:
+def test_the_graph_follows_a_name_imported_from_a_package_to_its_module() -> None:
     graph = _import_graph()
-    assert "piwork.core.session.store" in graph["piwork.core.session"]
+    assert graph["piwork.core.session"] == {"piwork.core.lazy_exports"}  # its names load when used
+    assert "piwork.core.checkpoints.hook" in graph["piwork.core.agent.session"]  # ``Checkpointer``, at once
     assert "piwork.core.session" in graph["piwork.core.agent.session"]  # a.b.c loads a.b first
 
 

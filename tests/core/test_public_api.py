@@ -21,11 +21,17 @@ def _package(name: str) -> ModuleType:
 
 
 def _package_imports(name: str) -> dict[str, tuple[str, str]]:
-    """The names the package's ``__init__`` imports from its modules: public name -> (module, name there)."""
+    """The names the package's ``__init__`` imports from its modules (in its ``TYPE_CHECKING`` block: they load
+    when first used): public name -> (module, name there)."""
     tree = ast.parse((CORE / name / "__init__.py").read_text(encoding="utf-8"))
     found: dict[str, tuple[str, str]] = {}
-    for stmt in tree.body:
-        if not isinstance(stmt, ast.ImportFrom) or stmt.module == "__future__":
+    typed = [
+        stmt.body
+        for stmt in tree.body
+        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Name) and stmt.test.id == "TYPE_CHECKING"
+    ]
+    for stmt in [statement for block in typed for statement in block]:
+        if not isinstance(stmt, ast.ImportFrom):
             continue
         prefix = f"piwork.core.{name}."
         assert stmt.module is not None and stmt.module.startswith(prefix), stmt.module

@@ -28,39 +28,46 @@ What is stored, where and why: docs/architecture.md, "Checkpoints". This package
 code until a store is opened.
 """
 
-from piwork.core.checkpoints.api import (
-    DEFAULT_MAX_FILE_MB,
-    DEFAULT_MAX_FILES,
-    NO_GIT_NOTICE,
-    CallCheckpoint,
-    NothingToUndo,
-    SessionCheckpoints,
-    TooManyFiles,
-    git_available,
-    project_folder,
-)
-from piwork.core.checkpoints.changes import (
-    MAX_DIFF_BYTES,
-    ChangedSinceShown,
-    ChangeSet,
-    DiffLine,
-    FileChange,
-    Hunk,
-    changes_since,
-    revert_file,
-    revert_hunk,
-)
-from piwork.core.checkpoints.hook import Checkpointer
-from piwork.core.checkpoints.points import NoCheckpoint, checkpoint_for
-from piwork.core.checkpoints.records import CheckpointKind, CheckpointRecord, RestoreBlocked, RestorePlan
-from piwork.core.checkpoints.review import REVIEW_CUSTOM_TYPE, branch_start, record_review, reviewed_keys
-from piwork.core.checkpoints.touches import (
-    checkpointed_comparison,
-    checkpointed_path_activity,
-    session_checkpoints,
-    touch_diff,
-    with_checkpoints,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from piwork.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from piwork.core.checkpoints.api import (
+        DEFAULT_MAX_FILE_MB,
+        DEFAULT_MAX_FILES,
+        NO_GIT_NOTICE,
+        CallCheckpoint,
+        NothingToUndo,
+        SessionCheckpoints,
+        TooManyFiles,
+        git_available,
+        project_folder,
+    )
+    from piwork.core.checkpoints.changes import (
+        MAX_DIFF_BYTES,
+        ChangedSinceShown,
+        ChangeSet,
+        DiffLine,
+        FileChange,
+        Hunk,
+        changes_since,
+        revert_file,
+        revert_hunk,
+    )
+    from piwork.core.checkpoints.hook import Checkpointer
+    from piwork.core.checkpoints.points import NoCheckpoint, checkpoint_for
+    from piwork.core.checkpoints.records import CheckpointKind, CheckpointRecord, RestoreBlocked, RestorePlan
+    from piwork.core.checkpoints.review import REVIEW_CUSTOM_TYPE, branch_start, record_review, reviewed_keys
+    from piwork.core.checkpoints.touches import (
+        checkpointed_comparison,
+        checkpointed_path_activity,
+        session_checkpoints,
+        touch_diff,
+        with_checkpoints,
+    )
 
 __all__ = [
     "DEFAULT_MAX_FILES",
@@ -98,3 +105,44 @@ __all__ = [
     "touch_diff",
     "with_checkpoints",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "DEFAULT_MAX_FILE_MB": "piwork.core.checkpoints.api",
+            "DEFAULT_MAX_FILES": "piwork.core.checkpoints.api",
+            "NO_GIT_NOTICE": "piwork.core.checkpoints.api",
+            "CallCheckpoint": "piwork.core.checkpoints.api",
+            "NothingToUndo": "piwork.core.checkpoints.api",
+            "SessionCheckpoints": "piwork.core.checkpoints.api",
+            "TooManyFiles": "piwork.core.checkpoints.api",
+            "git_available": "piwork.core.checkpoints.api",
+            "project_folder": "piwork.core.checkpoints.api",
+            "MAX_DIFF_BYTES": "piwork.core.checkpoints.changes",
+            "ChangedSinceShown": "piwork.core.checkpoints.changes",
+            "ChangeSet": "piwork.core.checkpoints.changes",
+            "DiffLine": "piwork.core.checkpoints.changes",
+            "FileChange": "piwork.core.checkpoints.changes",
+            "Hunk": "piwork.core.checkpoints.changes",
+            "changes_since": "piwork.core.checkpoints.changes",
+            "revert_file": "piwork.core.checkpoints.changes",
+            "revert_hunk": "piwork.core.checkpoints.changes",
+            "Checkpointer": "piwork.core.checkpoints.hook",
+            "NoCheckpoint": "piwork.core.checkpoints.points",
+            "checkpoint_for": "piwork.core.checkpoints.points",
+            "CheckpointKind": "piwork.core.checkpoints.records",
+            "CheckpointRecord": "piwork.core.checkpoints.records",
+            "RestoreBlocked": "piwork.core.checkpoints.records",
+            "RestorePlan": "piwork.core.checkpoints.records",
+            "REVIEW_CUSTOM_TYPE": "piwork.core.checkpoints.review",
+            "branch_start": "piwork.core.checkpoints.review",
+            "record_review": "piwork.core.checkpoints.review",
+            "reviewed_keys": "piwork.core.checkpoints.review",
+            "checkpointed_comparison": "piwork.core.checkpoints.touches",
+            "checkpointed_path_activity": "piwork.core.checkpoints.touches",
+            "session_checkpoints": "piwork.core.checkpoints.touches",
+            "touch_diff": "piwork.core.checkpoints.touches",
+            "with_checkpoints": "piwork.core.checkpoints.touches",
+        },
+    )

@@ -17,17 +17,22 @@ Public API (what callers outside the engine import from this package):
 
 from __future__ import annotations
 
-from piwork.core.compaction.branch_entries import prepare_branch_entries
-from piwork.core.compaction.navigate import (
-    BranchSummaryProgress,
-    NavigationResult,
-    branch_summary_budget,
-    collect_from_tree,
-    navigate_tree,
-)
-from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
-from piwork.core.compaction.summarize import Summarizer
-from piwork.core.compaction.tokens import estimate_context_tokens, estimate_tokens
+from typing import TYPE_CHECKING
+
+from piwork.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from piwork.core.compaction.branch_entries import prepare_branch_entries
+    from piwork.core.compaction.navigate import (
+        BranchSummaryProgress,
+        NavigationResult,
+        branch_summary_budget,
+        collect_from_tree,
+        navigate_tree,
+    )
+    from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
+    from piwork.core.compaction.summarize import Summarizer
+    from piwork.core.compaction.tokens import estimate_context_tokens, estimate_tokens
 
 __all__ = [
     "BranchSummaryProgress",
@@ -42,3 +47,21 @@ __all__ = [
     "navigate_tree",
     "prepare_branch_entries",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "prepare_branch_entries": "piwork.core.compaction.branch_entries",
+            "BranchSummaryProgress": "piwork.core.compaction.navigate",
+            "NavigationResult": "piwork.core.compaction.navigate",
+            "branch_summary_budget": "piwork.core.compaction.navigate",
+            "collect_from_tree": "piwork.core.compaction.navigate",
+            "navigate_tree": "piwork.core.compaction.navigate",
+            "BranchSummarySettings": "piwork.core.compaction.settings",
+            "CompactionSettings": "piwork.core.compaction.settings",
+            "Summarizer": "piwork.core.compaction.summarize",
+            "estimate_context_tokens": "piwork.core.compaction.tokens",
+            "estimate_tokens": "piwork.core.compaction.tokens",
+        },
+    )

@@ -25,38 +25,43 @@ Public API (what callers outside the engine import from this package):
 
 from __future__ import annotations
 
-from piwork.core.context.billed_entries import branch_usage_entries, usage_sample
-from piwork.core.context.budget import GovernorSettings, Marks, effective_marks
-from piwork.core.context.caps import cap_context_files
-from piwork.core.context.contract import ContractError, blocked_tool_reason, latest_contract
-from piwork.core.context.entries import CUSTOM_TYPE_WORDS
-from piwork.core.context.estimate import TokenEstimator, tool_schemas
-from piwork.core.context.exclusions import (
-    EXCLUDED_REASON,
-    ExcludedPart,
-    Exclusions,
-    excludable,
-    is_excluded,
-    latest_exclusions,
-    shown_path,
-    with_exclusions,
-)
-from piwork.core.context.governor import RequestShape
-from piwork.core.context.image_paths import attach_images, may_name_images
-from piwork.core.context.layers import LAYERS, Layer
-from piwork.core.context.manifest import Manifest, ManifestEntry, append_manifest, latest_manifest
-from piwork.core.context.records import (
-    DECISIONS,
-    REASON_CODES,
-    TRIGGERS,
-    BilledSample,
-    ElidedItem,
-    GovernorDecision,
-    OccupancySample,
-)
-from piwork.core.context.verifier import run_verifier_for_real
-from piwork.core.context.xray import Xray, XrayPart
-from piwork.core.context.xray import xray as build_xray
+from typing import TYPE_CHECKING
+
+from piwork.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from piwork.core.context.billed_entries import branch_usage_entries, usage_sample
+    from piwork.core.context.budget import GovernorSettings, Marks, effective_marks
+    from piwork.core.context.caps import cap_context_files
+    from piwork.core.context.contract import ContractError, blocked_tool_reason, latest_contract
+    from piwork.core.context.entries import CUSTOM_TYPE_WORDS
+    from piwork.core.context.estimate import TokenEstimator, tool_schemas
+    from piwork.core.context.exclusions import (
+        EXCLUDED_REASON,
+        ExcludedPart,
+        Exclusions,
+        excludable,
+        is_excluded,
+        latest_exclusions,
+        shown_path,
+        with_exclusions,
+    )
+    from piwork.core.context.governor import RequestShape
+    from piwork.core.context.image_paths import attach_images, may_name_images
+    from piwork.core.context.layers import LAYERS, Layer
+    from piwork.core.context.manifest import Manifest, ManifestEntry, append_manifest, latest_manifest
+    from piwork.core.context.records import (
+        DECISIONS,
+        REASON_CODES,
+        TRIGGERS,
+        BilledSample,
+        ElidedItem,
+        GovernorDecision,
+        OccupancySample,
+    )
+    from piwork.core.context.verifier import run_verifier_for_real
+    from piwork.core.context.xray import Xray, XrayPart
+    from piwork.core.context.xray import xray as build_xray
 
 __all__ = [
     "CUSTOM_TYPE_WORDS",
@@ -100,3 +105,50 @@ __all__ = [
     "usage_sample",
     "with_exclusions",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "branch_usage_entries": "piwork.core.context.billed_entries",
+            "usage_sample": "piwork.core.context.billed_entries",
+            "GovernorSettings": "piwork.core.context.budget",
+            "Marks": "piwork.core.context.budget",
+            "effective_marks": "piwork.core.context.budget",
+            "cap_context_files": "piwork.core.context.caps",
+            "ContractError": "piwork.core.context.contract",
+            "blocked_tool_reason": "piwork.core.context.contract",
+            "latest_contract": "piwork.core.context.contract",
+            "CUSTOM_TYPE_WORDS": "piwork.core.context.entries",
+            "TokenEstimator": "piwork.core.context.estimate",
+            "tool_schemas": "piwork.core.context.estimate",
+            "EXCLUDED_REASON": "piwork.core.context.exclusions",
+            "ExcludedPart": "piwork.core.context.exclusions",
+            "Exclusions": "piwork.core.context.exclusions",
+            "excludable": "piwork.core.context.exclusions",
+            "is_excluded": "piwork.core.context.exclusions",
+            "latest_exclusions": "piwork.core.context.exclusions",
+            "shown_path": "piwork.core.context.exclusions",
+            "with_exclusions": "piwork.core.context.exclusions",
+            "RequestShape": "piwork.core.context.governor",
+            "attach_images": "piwork.core.context.image_paths",
+            "may_name_images": "piwork.core.context.image_paths",
+            "LAYERS": "piwork.core.context.layers",
+            "Layer": "piwork.core.context.layers",
+            "Manifest": "piwork.core.context.manifest",
+            "ManifestEntry": "piwork.core.context.manifest",
+            "append_manifest": "piwork.core.context.manifest",
+            "latest_manifest": "piwork.core.context.manifest",
+            "DECISIONS": "piwork.core.context.records",
+            "REASON_CODES": "piwork.core.context.records",
+            "TRIGGERS": "piwork.core.context.records",
+            "BilledSample": "piwork.core.context.records",
+            "ElidedItem": "piwork.core.context.records",
+            "GovernorDecision": "piwork.core.context.records",
+            "OccupancySample": "piwork.core.context.records",
+            "run_verifier_for_real": "piwork.core.context.verifier",
+            "Xray": "piwork.core.context.xray",
+            "XrayPart": "piwork.core.context.xray",
+            "build_xray": "piwork.core.context.xray:xray",
+        },
+    )

@@ -27,32 +27,37 @@ Public API (what callers outside the engine import from this package):
 
 from __future__ import annotations
 
-from piwork.core.llm.catalog import BUILTIN_MODELS
-from piwork.core.llm.credentials import (
-    CredentialError,
-    CredentialStore,
-    ImportReport,
-    KeyInfo,
-    KeySnapshot,
-    KeySource,
-    env_vars_for,
-)
-from piwork.core.llm.error_text import readable_error
-from piwork.core.llm.errors import classify
-from piwork.core.llm.model_listing import ModelListing, list_models
-from piwork.core.llm.models import ModelRegistry, RegistryState
-from piwork.core.llm.models_file import (
-    NO_KEY_NEEDED,
-    OPENAI_COMPLETIONS_API,
-    ModelsFileChange,
-    ModelsFileError,
-    read_providers,
-    remove_provider,
-    save_provider,
-)
-from piwork.core.llm.tokens import TokenCounter, Tokenizers
-from piwork.core.llm.transport import is_loopback
-from piwork.core.llm.types import THINKING_LEVELS, ErrorKind, Model, ThinkingLevel, ToolSpec
+from typing import TYPE_CHECKING
+
+from piwork.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from piwork.core.llm.catalog import BUILTIN_MODELS
+    from piwork.core.llm.credentials import (
+        CredentialError,
+        CredentialStore,
+        ImportReport,
+        KeyInfo,
+        KeySnapshot,
+        KeySource,
+        env_vars_for,
+    )
+    from piwork.core.llm.error_text import readable_error
+    from piwork.core.llm.errors import classify
+    from piwork.core.llm.model_listing import ModelListing, list_models
+    from piwork.core.llm.models import ModelRegistry, RegistryState
+    from piwork.core.llm.models_file import (
+        NO_KEY_NEEDED,
+        OPENAI_COMPLETIONS_API,
+        ModelsFileChange,
+        ModelsFileError,
+        read_providers,
+        remove_provider,
+        save_provider,
+    )
+    from piwork.core.llm.tokens import TokenCounter, Tokenizers
+    from piwork.core.llm.transport import is_loopback
+    from piwork.core.llm.types import THINKING_LEVELS, ErrorKind, Model, ThinkingLevel, ToolSpec
 
 __all__ = [
     "BUILTIN_MODELS",
@@ -85,3 +90,39 @@ __all__ = [
     "remove_provider",
     "save_provider",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "BUILTIN_MODELS": "piwork.core.llm.catalog",
+            "CredentialError": "piwork.core.llm.credentials",
+            "CredentialStore": "piwork.core.llm.credentials",
+            "ImportReport": "piwork.core.llm.credentials",
+            "KeyInfo": "piwork.core.llm.credentials",
+            "KeySnapshot": "piwork.core.llm.credentials",
+            "KeySource": "piwork.core.llm.credentials",
+            "env_vars_for": "piwork.core.llm.credentials",
+            "readable_error": "piwork.core.llm.error_text",
+            "classify": "piwork.core.llm.errors",
+            "ModelListing": "piwork.core.llm.model_listing",
+            "list_models": "piwork.core.llm.model_listing",
+            "ModelRegistry": "piwork.core.llm.models",
+            "RegistryState": "piwork.core.llm.models",
+            "NO_KEY_NEEDED": "piwork.core.llm.models_file",
+            "OPENAI_COMPLETIONS_API": "piwork.core.llm.models_file",
+            "ModelsFileChange": "piwork.core.llm.models_file",
+            "ModelsFileError": "piwork.core.llm.models_file",
+            "read_providers": "piwork.core.llm.models_file",
+            "remove_provider": "piwork.core.llm.models_file",
+            "save_provider": "piwork.core.llm.models_file",
+            "TokenCounter": "piwork.core.llm.tokens",
+            "Tokenizers": "piwork.core.llm.tokens",
+            "is_loopback": "piwork.core.llm.transport",
+            "THINKING_LEVELS": "piwork.core.llm.types",
+            "ErrorKind": "piwork.core.llm.types",
+            "Model": "piwork.core.llm.types",
+            "ThinkingLevel": "piwork.core.llm.types",
+            "ToolSpec": "piwork.core.llm.types",
+        },
+    )

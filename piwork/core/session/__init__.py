@@ -23,31 +23,36 @@ Public API (what callers outside the engine import from this package):
 
 from __future__ import annotations
 
-from piwork.core.session.branch_activity import BranchActivity, FileSummary, FileTouch
-from piwork.core.session.branch_compare import (
-    BranchComparison,
-    compare_branches,
-    conversation_leaf,
-    path_activity,
-)
-from piwork.core.session.branching import clone_session, create_branched_session, fork_session
-from piwork.core.session.format import default_session_dir
-from piwork.core.session.graph_layout import NOTHING_SHOWN, GraphLayout, Splice
-from piwork.core.session.graph_links import NO_LINKS, RowLinks, SummaryLinks
-from piwork.core.session.graph_rows import FOLD_AT, Fold, GraphRows, Refold
-from piwork.core.session.listing import SessionInfo, list_all_sessions, list_sessions, read_header
-from piwork.core.session.other_writers import OtherWriter, appending_writer, lock_held_by, locks_visible
-from piwork.core.session.records import EntryRecord, paused_gc
-from piwork.core.session.search import (
-    SESSION_NAME,
-    SearchHit,
-    SearchQuery,
-    SessionHits,
-    files_to_search,
-    search_sessions,
-)
-from piwork.core.session.store import FileChange, Session, closed_in_worker, open_session
-from piwork.core.session.tree import SessionTree, TreeEvent
+from typing import TYPE_CHECKING
+
+from piwork.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from piwork.core.session.branch_activity import BranchActivity, FileSummary, FileTouch
+    from piwork.core.session.branch_compare import (
+        BranchComparison,
+        compare_branches,
+        conversation_leaf,
+        path_activity,
+    )
+    from piwork.core.session.branching import clone_session, create_branched_session, fork_session
+    from piwork.core.session.format import default_session_dir
+    from piwork.core.session.graph_layout import NOTHING_SHOWN, GraphLayout, Splice
+    from piwork.core.session.graph_links import NO_LINKS, RowLinks, SummaryLinks
+    from piwork.core.session.graph_rows import FOLD_AT, Fold, GraphRows, Refold
+    from piwork.core.session.listing import SessionInfo, list_all_sessions, list_sessions, read_header
+    from piwork.core.session.other_writers import OtherWriter, appending_writer, lock_held_by, locks_visible
+    from piwork.core.session.records import EntryRecord, paused_gc
+    from piwork.core.session.search import (
+        SESSION_NAME,
+        SearchHit,
+        SearchQuery,
+        SessionHits,
+        files_to_search,
+        search_sessions,
+    )
+    from piwork.core.session.store import FileChange, Session, closed_in_worker, open_session
+    from piwork.core.session.tree import SessionTree, TreeEvent
 
 __all__ = [
     "FOLD_AT",
@@ -94,3 +99,53 @@ __all__ = [
     "read_header",
     "search_sessions",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "BranchActivity": "piwork.core.session.branch_activity",
+            "FileSummary": "piwork.core.session.branch_activity",
+            "FileTouch": "piwork.core.session.branch_activity",
+            "BranchComparison": "piwork.core.session.branch_compare",
+            "compare_branches": "piwork.core.session.branch_compare",
+            "conversation_leaf": "piwork.core.session.branch_compare",
+            "path_activity": "piwork.core.session.branch_compare",
+            "clone_session": "piwork.core.session.branching",
+            "create_branched_session": "piwork.core.session.branching",
+            "fork_session": "piwork.core.session.branching",
+            "default_session_dir": "piwork.core.session.format",
+            "NOTHING_SHOWN": "piwork.core.session.graph_layout",
+            "GraphLayout": "piwork.core.session.graph_layout",
+            "Splice": "piwork.core.session.graph_layout",
+            "NO_LINKS": "piwork.core.session.graph_links",
+            "RowLinks": "piwork.core.session.graph_links",
+            "SummaryLinks": "piwork.core.session.graph_links",
+            "FOLD_AT": "piwork.core.session.graph_rows",
+            "Fold": "piwork.core.session.graph_rows",
+            "GraphRows": "piwork.core.session.graph_rows",
+            "Refold": "piwork.core.session.graph_rows",
+            "SessionInfo": "piwork.core.session.listing",
+            "list_all_sessions": "piwork.core.session.listing",
+            "list_sessions": "piwork.core.session.listing",
+            "read_header": "piwork.core.session.listing",
+            "OtherWriter": "piwork.core.session.other_writers",
+            "appending_writer": "piwork.core.session.other_writers",
+            "lock_held_by": "piwork.core.session.other_writers",
+            "locks_visible": "piwork.core.session.other_writers",
+            "EntryRecord": "piwork.core.session.records",
+            "paused_gc": "piwork.core.session.records",
+            "SESSION_NAME": "piwork.core.session.search",
+            "SearchHit": "piwork.core.session.search",
+            "SearchQuery": "piwork.core.session.search",
+            "SessionHits": "piwork.core.session.search",
+            "files_to_search": "piwork.core.session.search",
+            "search_sessions": "piwork.core.session.search",
+            "FileChange": "piwork.core.session.store",
+            "Session": "piwork.core.session.store",
+            "closed_in_worker": "piwork.core.session.store",
+            "open_session": "piwork.core.session.store",
+            "SessionTree": "piwork.core.session.tree",
+            "TreeEvent": "piwork.core.session.tree",
+        },
+    )

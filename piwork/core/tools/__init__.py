@@ -10,11 +10,16 @@ write call would change, computed with the tools' own matching and nothing writt
 
 from __future__ import annotations
 
-from piwork.core.tools.base import FILE_ACTION_WORDS, FileAction, ToolFacts
-from piwork.core.tools.change_preview import ChangePreview, preview_change
-from piwork.core.tools.file_arguments import FileArgumentError, FileArguments, read_file_arguments
-from piwork.core.tools.logs import LogInfo, list_session_logs
-from piwork.core.tools.registry import tool_facts
+from typing import TYPE_CHECKING
+
+from piwork.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from piwork.core.tools.base import FILE_ACTION_WORDS, FileAction, ToolFacts
+    from piwork.core.tools.change_preview import ChangePreview, preview_change
+    from piwork.core.tools.file_arguments import FileArgumentError, FileArguments, read_file_arguments
+    from piwork.core.tools.logs import LogInfo, list_session_logs
+    from piwork.core.tools.registry import tool_facts
 
 __all__ = [
     "FILE_ACTION_WORDS",
@@ -29,3 +34,21 @@ __all__ = [
     "read_file_arguments",
     "tool_facts",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "FILE_ACTION_WORDS": "piwork.core.tools.base",
+            "FileAction": "piwork.core.tools.base",
+            "ToolFacts": "piwork.core.tools.base",
+            "ChangePreview": "piwork.core.tools.change_preview",
+            "preview_change": "piwork.core.tools.change_preview",
+            "FileArgumentError": "piwork.core.tools.file_arguments",
+            "FileArguments": "piwork.core.tools.file_arguments",
+            "read_file_arguments": "piwork.core.tools.file_arguments",
+            "LogInfo": "piwork.core.tools.logs",
+            "list_session_logs": "piwork.core.tools.logs",
+            "tool_facts": "piwork.core.tools.registry",
+        },
+    )

@@ -22,42 +22,47 @@ Public API (what callers outside the engine import from this package):
 
 from __future__ import annotations
 
-from piwork.core.workflows.commands import (
-    ONBOARD_USAGE,
-    compact_command,
-    exclusion_command,
-    fresh_command,
-    index_status_command,
-    manifest_command,
-    onboard_command,
-    overview_command,
-    parse_onboard,
-    preflight,
-    report_text,
-)
-from piwork.core.workflows.commands import budget as budget_command
-from piwork.core.workflows.commands import pack as pack_command
-from piwork.core.workflows.commands import rebuild as rebuild_command
-from piwork.core.workflows.commands import search as search_command
-from piwork.core.workflows.fresh import FRESH_KINDS, FreshError
-from piwork.core.workflows.intake import INTAKE_TOKENS, intake_tokens, may_need_intake, save_intake
-from piwork.core.workflows.runtime import AgentRuntime, RuntimeOptions, create_runtime
-from piwork.core.workflows.tasks import (
-    TASK_USAGE,
-    TaskWords,
-    begin_task,
-    contract_from_text,
-    contract_from_words,
-    edit_contract,
-    parse_task,
-)
-from piwork.core.workflows.view import (
-    ContextView,
-    load_view,
-    view_from_parts,
-    view_from_session,
-    view_summarizer,
-)
+from typing import TYPE_CHECKING
+
+from piwork.core.lazy_exports import lazy_exports
+
+if TYPE_CHECKING:
+    from piwork.core.workflows.commands import (
+        ONBOARD_USAGE,
+        compact_command,
+        exclusion_command,
+        fresh_command,
+        index_status_command,
+        manifest_command,
+        onboard_command,
+        overview_command,
+        parse_onboard,
+        preflight,
+        report_text,
+    )
+    from piwork.core.workflows.commands import budget as budget_command
+    from piwork.core.workflows.commands import pack as pack_command
+    from piwork.core.workflows.commands import rebuild as rebuild_command
+    from piwork.core.workflows.commands import search as search_command
+    from piwork.core.workflows.fresh import FRESH_KINDS, FreshError
+    from piwork.core.workflows.intake import INTAKE_TOKENS, intake_tokens, may_need_intake, save_intake
+    from piwork.core.workflows.runtime import AgentRuntime, RuntimeOptions, create_runtime
+    from piwork.core.workflows.tasks import (
+        TASK_USAGE,
+        TaskWords,
+        begin_task,
+        contract_from_text,
+        contract_from_words,
+        edit_contract,
+        parse_task,
+    )
+    from piwork.core.workflows.view import (
+        ContextView,
+        load_view,
+        view_from_parts,
+        view_from_session,
+        view_summarizer,
+    )
 
 __all__ = [
     "FRESH_KINDS",
@@ -97,3 +102,46 @@ __all__ = [
     "view_from_session",
     "view_summarizer",
 ]
+
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "ONBOARD_USAGE": "piwork.core.workflows.commands",
+            "compact_command": "piwork.core.workflows.commands",
+            "exclusion_command": "piwork.core.workflows.commands",
+            "fresh_command": "piwork.core.workflows.commands",
+            "index_status_command": "piwork.core.workflows.commands",
+            "manifest_command": "piwork.core.workflows.commands",
+            "onboard_command": "piwork.core.workflows.commands",
+            "overview_command": "piwork.core.workflows.commands",
+            "parse_onboard": "piwork.core.workflows.commands",
+            "preflight": "piwork.core.workflows.commands",
+            "report_text": "piwork.core.workflows.commands",
+            "budget_command": "piwork.core.workflows.commands:budget",
+            "pack_command": "piwork.core.workflows.commands:pack",
+            "rebuild_command": "piwork.core.workflows.commands:rebuild",
+            "search_command": "piwork.core.workflows.commands:search",
+            "FRESH_KINDS": "piwork.core.workflows.fresh",
+            "FreshError": "piwork.core.workflows.fresh",
+            "INTAKE_TOKENS": "piwork.core.workflows.intake",
+            "intake_tokens": "piwork.core.workflows.intake",
+            "may_need_intake": "piwork.core.workflows.intake",
+            "save_intake": "piwork.core.workflows.intake",
+            "AgentRuntime": "piwork.core.workflows.runtime",
+            "RuntimeOptions": "piwork.core.workflows.runtime",
+            "create_runtime": "piwork.core.workflows.runtime",
+            "TASK_USAGE": "piwork.core.workflows.tasks",
+            "TaskWords": "piwork.core.workflows.tasks",
+            "begin_task": "piwork.core.workflows.tasks",
+            "contract_from_text": "piwork.core.workflows.tasks",
+            "contract_from_words": "piwork.core.workflows.tasks",
+            "edit_contract": "piwork.core.workflows.tasks",
+            "parse_task": "piwork.core.workflows.tasks",
+            "ContextView": "piwork.core.workflows.view",
+            "load_view": "piwork.core.workflows.view",
+            "view_from_parts": "piwork.core.workflows.view",
+            "view_from_session": "piwork.core.workflows.view",
+            "view_summarizer": "piwork.core.workflows.view",
+        },
+    )
