@@ -25,6 +25,29 @@ NOT_UNTIL_USED = (
     "piwork.core.checkpoints.git_store",  # opened at the first file-changing tool call
     "piwork.core.checkpoints.shadow",
 )
+# What a run that neither compacts, nor works on a task, nor asks about trust never loads: the compaction
+# engine, the task's context machinery (X-ray, index, bundle, manifest refresh, the /context reports), the
+# reading a trust question shows, the session browser, the recovery of a failed reply; and nothing of the GUI.
+# (The tokenizer is loaded: the governor counts every request with it.)
+NOT_FOR_A_PLAIN_RUN = (
+    "piwork.core.compaction.compact",
+    "piwork.core.compaction.navigate",
+    "piwork.core.compaction.summarize",
+    "piwork.core.compaction.hooks",
+    "piwork.core.context.xray",
+    "piwork.core.context.index",
+    "piwork.core.context.manifest_refresh",
+    "piwork.core.context.durable",
+    "piwork.core.context.bundle",
+    "piwork.core.workflows.commands",
+    "piwork.core.workflows.view",
+    "piwork.core.resources.trust_reading",
+    "piwork.core.session.listing",
+    "piwork.core.agent.recovery_omission",
+    "piwork.gui",
+    "PySide6",
+    "qasync",
+)
 # With the key given on the command line the keyring is never asked: neither keyring nor what its backends load.
 NOT_WITH_A_KEY_GIVEN = ("keyring", "cryptography", "secretstorage", "jeepney")
 
@@ -94,4 +117,7 @@ def test_a_plain_answer_loads_no_image_yaml_ignore_httpx_cli_or_keyring_library(
     assert done.stdout.strip() == "Fine, thanks."
     modules = json.loads(report.read_text())
     assert "piwork.core.workflows.runtime" in modules  # the report is of the run itself
-    assert _loaded(modules, NOT_FOR_A_PLAIN_ANSWER + NOT_UNTIL_USED + NOT_WITH_A_KEY_GIVEN) == []
+    assert (
+        _loaded(modules, NOT_FOR_A_PLAIN_ANSWER + NOT_UNTIL_USED + NOT_WITH_A_KEY_GIVEN + NOT_FOR_A_PLAIN_RUN)
+        == []
+    )

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from piwork.core.agent.abort import Aborted, AbortSignal
 from piwork.core.agent.events import AgentEvent, AutoRetryEnd, AutoRetryStart, ErrorNotice, Message
-from piwork.core.agent.recovery_omission import omit_failed_attempt
 from piwork.core.agent.retry import RetrySettings, decide_retry
 from piwork.core.llm.errors import is_context_overflow, is_retryable_text
 from piwork.core.llm.reply_limits import ReplyBudget
@@ -143,6 +142,8 @@ class AutoRetry:
         error_text = str(message.get("errorMessage") or "Unknown error")
         self._session.emit(AutoRetryStart(self.attempt, settings.max_retries, decision.delay_ms, error_text))
         # the failed reply stays in the file but is left out of every later request
+        from piwork.core.agent.recovery_omission import omit_failed_attempt  # only after a failed reply
+
         await omit_failed_attempt(self._session, message)
         signal = self._signal = AbortSignal()
         try:

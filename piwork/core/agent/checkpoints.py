@@ -22,13 +22,8 @@ from piwork.core.agent.events import (
     Message,
     TreeNavigated,
 )
-from piwork.core.agent.recovery_omission import omit_failed_attempt
 from piwork.core.agent.stats import projected_tokens
-from piwork.core.compaction.compact import failure_message
-from piwork.core.compaction.hooks import CompactionHooks
-from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult, navigate_tree
 from piwork.core.compaction.settings import BranchSummarySettings, CompactionSettings
-from piwork.core.compaction.summarize import Summarizer
 from piwork.core.compaction.tokens import should_compact
 from piwork.core.compaction.triggers import check_after_response, due_before_next_response
 from piwork.core.errors import PiworkError
@@ -38,6 +33,9 @@ from piwork.core.session.tree_context import context_records
 
 if TYPE_CHECKING:
     from piwork.core.agent.loop import CompletedTurn
+    from piwork.core.compaction.hooks import CompactionHooks
+    from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
+    from piwork.core.compaction.summarize import Summarizer
 
 NO_MODEL = "No model selected. Choose a model before compacting."
 NO_ENGINE = "Compaction is not available in this session."
@@ -180,6 +178,8 @@ class CompactionCheckpoints:
             self._recovery_attempted = True
         if decision.drop_failed_message:
             # left out for good (a context edit), so the compaction and every later request skip it
+            from piwork.core.agent.recovery_omission import omit_failed_attempt  # only after an overflow
+
             await omit_failed_attempt(self._session, message)
         compacted = await self._run(decision.reason, will_retry=decision.will_retry)
         if not compacted:
@@ -239,6 +239,8 @@ class CompactionCheckpoints:
             self._session.emit(CompactionEnd(reason, None, True, False))
             return False
         except PiworkError as err:
+            from piwork.core.compaction.compact import failure_message  # the engine, loaded when it runs
+
             self.last_error = failure_message(reason, err)
             self._session.emit(CompactionEnd(reason, None, False, False, self.last_error))
             return False
@@ -266,6 +268,8 @@ class CompactionCheckpoints:
         replace_instructions: bool | None = None,
         on_progress: Callable[[BranchSummaryProgress], None] | None = None,
     ) -> NavigationResult:
+        from piwork.core.compaction.navigate import navigate_tree  # loaded when the leaf first moves
+
         tree = self._session.tree
         summarizer: Summarizer | None = self.summarizer_for() if summarize and self.summarizer_for else None
         cancel = self._nav_cancel = asyncio.Event()

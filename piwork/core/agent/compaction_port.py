@@ -9,21 +9,21 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from piwork.core.agent.checkpoints import NO_MODEL, CompactionCancelled, CompactionOutcome, CompactionRequest
-from piwork.core.compaction.compact import (
-    CompactionError,
-    Planned,
-    compact_session,
-    failure_message,
-    read_and_plan,
-)
-from piwork.core.compaction.hooks import CompactFailedEvent, CompactionHooks
-from piwork.core.compaction.settings import CompactionSettings
-from piwork.core.compaction.summarize import Summarizer, SummaryCancelled
 from piwork.core.errors import PiworkError
 from piwork.core.session.timestamps import js_date_ms
-from piwork.core.session.tree import SessionTree
+
+if TYPE_CHECKING:
+    from piwork.core.compaction.compact import Planned
+    from piwork.core.compaction.hooks import CompactionHooks
+    from piwork.core.compaction.settings import CompactionSettings
+    from piwork.core.compaction.summarize import Summarizer
+    from piwork.core.session.tree import SessionTree
+
+# The compaction engine (planning, summaries, hooks) is imported where a compaction runs: most runs never
+# compact, and the engine is a tenth of the start-up imports.
 
 
 class TreeCompactionPort:
@@ -54,6 +54,8 @@ class TreeCompactionPort:
         return (id(self._tree.records), self._tree.leaf_id, len(self._tree))
 
     async def can_compact(self) -> bool:
+        from piwork.core.compaction.compact import read_and_plan
+
         settings = self._settings_for()
         state = self._tree_state()
         planned = await asyncio.to_thread(read_and_plan, self._tree, settings)
@@ -67,6 +69,9 @@ class TreeCompactionPort:
         return plan[2]
 
     async def compact(self, request: CompactionRequest) -> CompactionOutcome:
+        from piwork.core.compaction.compact import CompactionError, compact_session
+        from piwork.core.compaction.summarize import SummaryCancelled
+
         summarizer = self._summarizer_for()
         if summarizer is None:
             raise PiworkError(NO_MODEL)
@@ -98,6 +103,9 @@ class TreeCompactionPort:
     async def _report_failure(self, request: CompactionRequest, error: PiworkError, aborted: bool) -> None:
         """The ``compact_failed`` hooks hear about every failed or cancelled compaction."""
         if self.hooks is not None:
+            from piwork.core.compaction.compact import failure_message
+            from piwork.core.compaction.hooks import CompactFailedEvent
+
             message = None if aborted else failure_message(request.reason, error)
             await self.hooks.compact_failed(
                 CompactFailedEvent(request.reason, message, aborted, False, False)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from piwork.core.agent.events import (
     AgentEvent,
@@ -26,17 +26,14 @@ from piwork.core.agent.events import (
     OccupancyEvent,
 )
 from piwork.core.agent.loop import CallRecord, RequestSetup
-from piwork.core.compaction.compact import failure_message, read_and_plan
 from piwork.core.compaction.settings import CompactionSettings
-from piwork.core.compaction.summarize import Summarizer
 from piwork.core.context.budget import GovernorSettings, effective_marks
-from piwork.core.context.durable import CONTRACT_CUSTOM_TYPE, governor_compaction
+from piwork.core.context.contract import CONTRACT_CUSTOM_TYPE
 from piwork.core.context.estimate import TokenEstimator
 from piwork.core.context.governor import STATE_CUSTOM_TYPE, Governor, GovernorOutcome, RequestShape
 from piwork.core.context.manifest_upkeep import ManifestUpkeep
 from piwork.core.context.records import GovernorDecision, OccupancySample
 from piwork.core.context.telemetry import ContextTelemetry
-from piwork.core.context.xray import Xray, xray
 from piwork.core.errors import PiworkError
 from piwork.core.llm.tokens import TokenCounter
 from piwork.core.llm.types import Model, ToolSpec
@@ -45,6 +42,10 @@ from piwork.core.session.timestamps import js_date_ms
 from piwork.core.session.tree import SessionTree
 from piwork.core.tools.base import ToolRegistry
 from piwork.core.usage import calculate_context_tokens
+
+if TYPE_CHECKING:
+    from piwork.core.compaction.summarize import Summarizer
+    from piwork.core.context.xray import Xray
 
 STILL_OVER = (
     "the working set is still at the pricing mark after compaction: compact now, start a fresh task, "
@@ -173,6 +174,8 @@ class SessionGovernance:
         names = session.tool_names()
         tools = [ToolSpec(s.name, s.description, s.parameters) for s in session.registry.specs(names)]
         parts = session.system_prompt_parts()
+        from piwork.core.context.xray import xray  # a view's question, never a run's
+
         return xray(parts, tools, self.project(session.messages), self.governor.estimator, entry_ids)
 
     def next_shape(self) -> RequestShape | None:
@@ -377,6 +380,10 @@ class SessionGovernance:
         """The governor's durable compaction (also ``/context compact``); True when an entry was written.
         An ``automatic`` one with nothing to compact (a session too short to cut, just compacted) does
         nothing and says nothing."""
+        # the compaction engine, loaded when the governor first compacts
+        from piwork.core.compaction.compact import failure_message, read_and_plan
+        from piwork.core.context.durable import governor_compaction
+
         session = self._session
         planned = None
         if automatic:

@@ -14,7 +14,6 @@ from piwork.core.agent.events import Message
 from piwork.core.agent.loop import StreamFn
 from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.agent.tool_calls import BeforeToolCall, ToolExecution
-from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.llm.streaming import stream
 from piwork.core.llm.types import DoneEvent, ErrorEvent, LlmContext, Model, StreamOptions, ThinkingLevel
 from piwork.core.resources.system_prompt import PromptPart
@@ -24,6 +23,7 @@ from piwork.core.tools.base import ToolRegistry
 if TYPE_CHECKING:
     from piwork.core.agent.checkpoints import CompactionPort
     from piwork.core.checkpoints import Checkpointer
+    from piwork.core.compaction.hooks import CompactionHooks
     from piwork.core.context.task_exclusions import TaskExclusions
     from piwork.core.context.telemetry import ContextTelemetry
     from piwork.core.llm.tokens import TokenCounter

@@ -9,16 +9,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from piwork.core.agent.events import AgentEvent, AutoRetryEnd, AutoRetryStart
 from piwork.core.agent.loop import RequestSetup, StreamFn
 from piwork.core.agent.options import complete_through
-from piwork.core.compaction.summarize import RetryPolicy, Summarizer
-from piwork.core.context.index import index_read_answer
+from piwork.core.compaction.retry_policy import RetryPolicy
 from piwork.core.llm.types import Model, StreamOptions, ThinkingLevel
 from piwork.core.llm.types import ToolSpec as LlmToolSpec
 from piwork.core.tools.base import ToolContext, ToolRegistry
+
+if TYPE_CHECKING:
+    from piwork.core.compaction.summarize import Summarizer
 
 
 class RequestSource(Protocol):
@@ -70,7 +72,7 @@ def request_setup(
         session_env=session_env(opts, model, thinking_level),
         model_supports_images=model.supports_images,
         secrets=opts.known_secrets(),
-        context_index=index_read_answer,
+        context_index=_index_read_answer,
     )
     return RequestSetup(model, system_prompt, specs, options, active, context)
 
@@ -85,6 +87,13 @@ def session_env(opts: RequestSource, model: Model, thinking_level: ThinkingLevel
     return env
 
 
+def _index_read_answer(cwd: str) -> str:
+    """What the read tool returns for the context index (the index module loads when it is read)."""
+    from piwork.core.context.index import index_read_answer
+
+    return index_read_answer(cwd)
+
+
 def summarizer_for(
     opts: RequestSource,
     model: Model,
@@ -94,6 +103,8 @@ def summarizer_for(
     emit: Callable[[AgentEvent], None],
 ) -> Summarizer:
     """A summarizer on the session's model and provider path (compaction and branch summaries)."""
+    from piwork.core.compaction.summarize import Summarizer  # made when a compaction or summary runs
+
     return Summarizer(
         model=model,
         complete=complete_through(stream_fn),

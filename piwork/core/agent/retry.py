@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from piwork.core.compaction.summarize import RetryPolicy
+from piwork.core.compaction.retry_policy import RetryPolicy
 from piwork.core.settings_schema import PROVIDER_MAX_RETRY_DELAY_MS, RETRY_MAX_AGENT_DELAY_MS
 from piwork.core.settings_values import SettingValues
 

@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from piwork.core.agent.abort import AbortSignal
 from piwork.core.agent.auto_retry import AutoRetry
@@ -45,9 +45,7 @@ from piwork.core.agent.telemetry import UsageTelemetry
 from piwork.core.agent.tool_calls import chain_hooks
 from piwork.core.agent.user_commands import UserCommands
 from piwork.core.checkpoints import Checkpointer
-from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
 from piwork.core.compaction.settings import CompactionSettings
-from piwork.core.compaction.summarize import Summarizer
 from piwork.core.context.budget import GovernorSettings
 from piwork.core.context.manifest_upkeep import ManifestUpkeep
 from piwork.core.context.task_exclusions import TaskExclusions
@@ -78,6 +76,10 @@ from piwork.core.settings_values import SettingValues
 from piwork.core.tools.base import ToolRegistry
 from piwork.core.tools.bash import BashOptions, BashTool
 from piwork.core.tools.registry import ALL_TOOL_NAMES
+
+if TYPE_CHECKING:
+    from piwork.core.compaction.navigate import BranchSummaryProgress, NavigationResult
+    from piwork.core.compaction.summarize import Summarizer
 
 __all__ = [
     "AgentBusy",

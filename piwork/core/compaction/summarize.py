@@ -20,13 +20,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import piwork.core.compaction.prompts as prompts
+from piwork.core.compaction.retry_policy import RetryPolicy
 from piwork.core.compaction.serialize import serialize_conversation
 from piwork.core.errors import PiworkError
 from piwork.core.llm.errors import is_retryable_text
 from piwork.core.llm.types import LlmContext, Message, Model, StreamOptions, ThinkingLevel
 from piwork.core.messages import convert_to_llm
-from piwork.core.settings_schema import RETRY_BASE_DELAY_MS, RETRY_ENABLED, RETRY_MAX_RETRIES
-from piwork.core.settings_values import SettingValues
 
 CompleteFn = Callable[[Model, LlmContext, StreamOptions], Awaitable[Message]]
 SummarySource = Literal["compaction", "branchSummary"]
@@ -41,29 +40,6 @@ class SummaryCancelled(PiworkError):
 
     def __init__(self, message: str = "Summarization cancelled") -> None:
         super().__init__(message)
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """The ``retry.*`` settings shared by agent turns and summary requests (Pi's defaults)."""
-
-    enabled: bool = RETRY_ENABLED.default
-    max_retries: int = RETRY_MAX_RETRIES.default
-    base_delay_ms: int = RETRY_BASE_DELAY_MS.default
-
-    @classmethod
-    def from_settings(cls, retry: Mapping[str, Any] | None) -> RetryPolicy:
-        """Read the settings' ``retry`` object; ill-typed values keep their defaults."""
-        values = SettingValues.of({"retry": retry})
-        return RetryPolicy(
-            enabled=values.value(RETRY_ENABLED),
-            max_retries=values.value(RETRY_MAX_RETRIES),
-            base_delay_ms=values.value(RETRY_BASE_DELAY_MS),
-        )
-
-    def backoff_ms(self, attempt: int) -> int:
-        """``baseDelayMs · 2^(attempt−1)``: 2 s, 4 s, 8 s with the defaults."""
-        return int(self.base_delay_ms * 2 ** max(0, attempt - 1))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from typing import Any
 from piwork.core import safe_read
 from piwork.core.context.caps import cap_text
 from piwork.core.context.contract import TaskContract, append_contract
+from piwork.core.context.entries import BUNDLE_CUSTOM_TYPE
 from piwork.core.context.index import (
     IndexStatus,
     TaskPack,
@@ -46,7 +47,6 @@ from piwork.core.resources.system_prompt import escape_xml
 from piwork.core.resources.textfiles import strip_bom
 from piwork.core.session.tree import SessionTree
 
-BUNDLE_CUSTOM_TYPE = "piwork.contextBundle"
 BUNDLE_HEADER = "Project context for this task, in piwork's layer order. Maps and summaries are hints: read the current files before editing."
 Count = Callable[[str], int]
 

@@ -23,6 +23,7 @@ PHASES: tuple[Phase, ...] = ("scout", "plan", "implement", "verify")
 READ_ONLY_TOOLS = builtin_tool_names(lambda facts: facts.read_only)
 # piwork's context tools (model_tools): they change nothing, so every task has them
 CONTEXT_TOOLS = ("context_preflight", "context_budget", "context_index_status", "context_index_search")
+SEARCH_RESULTS = 10  # most results of an index search (``/context search`` and the model's tool)
 
 
 class ContractError(ValueError):

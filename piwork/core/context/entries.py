@@ -7,6 +7,8 @@ from typing import Any
 
 from piwork.core.session.tree import SessionTree
 
+BUNDLE_CUSTOM_TYPE = "piwork.contextBundle"  # the task context a task starts with
+
 # What piwork's own entries are, in words (views show these instead of the customType ids).
 CUSTOM_TYPE_WORDS = {
     "piwork.contextBundle": "task context",

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from piwork.core.context.bundle import BUNDLE_CUSTOM_TYPE
+from piwork.core.context.entries import BUNDLE_CUSTOM_TYPE
 from piwork.core.context.exclusions import ExcludedPart, Exclusions
 from piwork.core.messages import Message
 from piwork.core.resources.context_files import ContextFile

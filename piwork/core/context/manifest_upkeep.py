@@ -13,7 +13,6 @@ import asyncio
 from collections.abc import Callable, Sequence
 
 from piwork.core.context.manifest import Manifest, append_manifest, latest_manifest
-from piwork.core.context.manifest_refresh import refresh_manifest
 from piwork.core.messages import Message
 from piwork.core.session.tree import SessionTree
 
@@ -49,6 +48,8 @@ class ManifestUpkeep:
         stored = latest_manifest(self._tree)
         if stored is None:  # no task on this branch: nothing to keep current
             return None
+        from piwork.core.context.manifest_refresh import refresh_manifest  # hashing and the index: tasks only
+
         fresh = await asyncio.to_thread(refresh_manifest, stored, self._cwd, self._trusted(), messages)
         if fresh == stored or latest_manifest(self._tree) != stored:
             return None  # nothing changed, or another command saved a manifest meanwhile

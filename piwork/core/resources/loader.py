@@ -11,6 +11,7 @@ import asyncio
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from piwork.core.fs.review_gate import ReviewGate, reviewed_only
 from piwork.core.paths import expand_home
@@ -31,9 +32,11 @@ from piwork.core.resources.skills import (
 from piwork.core.resources.system_files import PromptSources, resolve_prompt_sources
 from piwork.core.resources.trust import TrustResolver, TrustState
 from piwork.core.resources.trust_resource import TrustResource
-from piwork.core.resources.trust_snapshot import Snapshot
 from piwork.core.settings import Settings
 from piwork.core.settings_schema import ENABLE_SKILL_COMMANDS
+
+if TYPE_CHECKING:
+    from piwork.core.resources.trust_snapshot import Snapshot
 
 
 @dataclass

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from piwork.core.paths import canonical_path, expand_home
-from piwork.core.resources.trust_reading import TrustReading, read_for_review
 from piwork.core.resources.trust_resource import TrustResource
 from piwork.core.resources.trust_store import (
     TrustStore,
@@ -27,6 +26,7 @@ from piwork.core.resources.trust_store import (
 from piwork.core.settings_schema import DEFAULT_PROJECT_TRUST
 
 if TYPE_CHECKING:
+    from piwork.core.resources.trust_reading import TrustReading
     from piwork.core.resources.trust_snapshot import Snapshot
 
 PI_TRUST_ENTRIES = (
@@ -315,6 +315,9 @@ class TrustResolver:
             return TrustState(key, self.default_policy == "always", "default-policy", None, resources)
         if self.ask is None:
             return TrustState(key, False, "no-ui", None, resources, tuple(warnings))
+        # the files a question shows (fingerprints, snapshots), read only when someone is asked
+        from piwork.core.resources.trust_reading import read_for_review
+
         reading = await asyncio.to_thread(read_for_review, key, resources)
         options = tuple(trust_options(key, include_session_only=True))
         request = TrustRequest(key, resources, options, reading)

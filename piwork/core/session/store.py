@@ -13,7 +13,6 @@ a legacy file is migrated only through a backup and an atomic rename.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import os
@@ -24,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from piwork.core.errors import InputRejected, PiworkError
 from piwork.core.fs.atomic import write_atomically
@@ -48,6 +47,9 @@ from piwork.core.session.reader import FileBodySource, LoadedFile, read_session_
 from piwork.core.session.records import EntryRecord, release_kept
 from piwork.core.session.timestamps import iso_now
 from piwork.core.session.tree import SessionTree, tree_from_values
+
+if TYPE_CHECKING:
+    import asyncio  # imported where a loop is at hand: reading a session (inspect, export) needs none
 
 try:
     import fcntl
@@ -555,6 +557,8 @@ class Session:
         loop = self._lane_loop
         if loop is None or loop.is_closed() or not self.writes_pending:
             return
+        import asyncio
+
         task = asyncio.ensure_future(asyncio.to_thread(self.write_pending), loop=loop)
         self._lane_tasks.add(task)
         task.add_done_callback(self._lane_written)
@@ -701,6 +705,8 @@ async def closed_in_worker(session: Session) -> None:
     fsynced in a worker, then the file is let go here. The rest of closing (handing frozen objects back
     to the cycle collector) stays on the caller's thread, where collecting objects that belong to it
     (a window's) is safe."""
+    import asyncio
+
     try:
         await asyncio.to_thread(session.sync)
     finally:  # cancelled (the window quitting mid-switch): still let the file go, nothing lost
@@ -718,6 +724,8 @@ async def append_written(tree: SessionTree, append: Callable[[], T]) -> T:
     with sink.writing_later():
         result = append()
     if sink.writes_pending:
+        import asyncio
+
         await asyncio.to_thread(sink.write_pending)
     return result
 

@@ -16,14 +16,13 @@ from piwork.core.agent.events import CompactionEnd
 from piwork.core.context.billed_entries import branch_usage_entries
 from piwork.core.context.budget import Marks, effective_marks
 from piwork.core.context.bundle import (
-    BUNDLE_CUSTOM_TYPE,
     BundleRequest,
     assemble_bundle,
     build_manifest,
     context_file_entries,
 )
-from piwork.core.context.contract import verify_commands
-from piwork.core.context.entries import latest_custom
+from piwork.core.context.contract import SEARCH_RESULTS, verify_commands
+from piwork.core.context.entries import BUNDLE_CUSTOM_TYPE, latest_custom
 from piwork.core.context.exclusions import (
     ExclusionChange,
     ExclusionError,
@@ -73,7 +72,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fresh be-to-fe": ("", "New session handing a backend result over to frontend work"),
 }
 _BUNDLE = BUNDLE_CUSTOM_TYPE
-SEARCH_RESULTS = 10  # most results of an index search (``/context search`` and the model's tool)
 
 
 def _is_bundle(message: Message) -> bool:

@@ -16,16 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from piwork.core.context.contract import CONTEXT_TOOLS
+from piwork.core.context.contract import CONTEXT_TOOLS, SEARCH_RESULTS
 from piwork.core.context.elision import STUB_MARK
 from piwork.core.tools.base import Tool, ToolContext, ToolError, ToolFacts, ToolResult, UpdateCallback
-from piwork.core.workflows.commands import (
-    SEARCH_RESULTS,
-    budget,
-    index_status_command,
-    preflight,
-    search_report,
-)
 
 if TYPE_CHECKING:
     from piwork.core.workflows.view import ContextView
@@ -119,6 +112,8 @@ class ContextPreflight(_ContextTool):
         raw = args.get("paths")
         paths = [p for p in raw if isinstance(p, str)][:MAX_FILES] if isinstance(raw, list) else []
         plan = args.get("plan") if isinstance(args.get("plan"), str) else ""
+        from piwork.core.workflows.commands import preflight  # the reports, loaded when a tool is called
+
         report = preflight(view, str(plan), _inside(view.cwd, paths))
         estimate = report["estimate"]
         projected = estimate["projected"]
@@ -154,6 +149,8 @@ class ContextBudget(_ContextTool):
     def answer(
         self, view: ContextView, figures: GovernorFigures | None, args: dict[str, Any]
     ) -> dict[str, Any]:
+        from piwork.core.workflows.commands import budget
+
         report = budget(view)
         occupancy = dict(report["occupancy"])
         out: dict[str, Any] = {
@@ -182,6 +179,8 @@ class ContextIndexStatus(_ContextTool):
     def answer(
         self, view: ContextView, figures: GovernorFigures | None, args: dict[str, Any]
     ) -> dict[str, Any]:
+        from piwork.core.workflows.commands import index_status_command
+
         report = index_status_command(view)
         report.pop("path", None)
         report["problems"] = report.get("problems", [])[:5]
@@ -210,6 +209,8 @@ class ContextIndexSearch(_ContextTool):
     ) -> dict[str, Any]:
         limit = args.get("limit")
         count = max(1, min(MAX_RESULTS, limit)) if isinstance(limit, int) else MAX_RESULTS
+        from piwork.core.workflows.commands import search_report
+
         return search_report(view, str(args.get("query", "")), count)
 
 

@@ -26,7 +26,6 @@ from piwork.core.agent.tool_calls import BeforeToolCall, chain_hooks
 from piwork.core.approvals.gate import ApprovalAsker, ApprovalGate
 from piwork.core.approvals.store import ApprovalStore
 from piwork.core.checkpoints import Checkpointer
-from piwork.core.compaction.hooks import CompactionHooks
 from piwork.core.context.caps import cap_context_files
 from piwork.core.context.contract import allowed_tools, latest_contract
 from piwork.core.context.task_exclusions import TaskExclusions
@@ -43,10 +42,8 @@ from piwork.core.resources.loader import LoadedResources, LoaderOptions, load_pr
 from piwork.core.resources.prompts import expand_prompt_template
 from piwork.core.resources.system_prompt import PromptPart, expand_skill_command
 from piwork.core.resources.trust import TrustAsker, TrustResolver
-from piwork.core.resources.trust_snapshot import Snapshot
 from piwork.core.resources.trust_store import TrustStore
 from piwork.core.session.format import default_session_dir
-from piwork.core.session.listing import list_sessions, most_recent_session
 from piwork.core.session.store import Session, create_session, in_memory_session, open_session
 from piwork.core.session.system_messages import recorded_tool_names
 from piwork.core.session.tree import SessionTree
@@ -72,9 +69,10 @@ from piwork.core.tools.base import ToolRegistry
 from piwork.core.tools.logs import session_log_dir
 from piwork.core.tools.registry import ALL_TOOL_NAMES, ToolOptions, create_default_tools
 from piwork.core.workflows.model_tools import context_tools, governor_figures
-from piwork.core.workflows.view import view_from_session
 
 if TYPE_CHECKING:
+    from piwork.core.compaction.hooks import CompactionHooks
+    from piwork.core.resources.trust_snapshot import Snapshot
     from piwork.core.workflows.view import ContextView
 
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
@@ -259,6 +257,7 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
 
     def view() -> ContextView | None:
         # the view's modules load when the model first calls a context tool, not with every run
+        from piwork.core.workflows.view import view_from_session
 
         return view_from_session(running[0], resources) if running else None
 
@@ -457,6 +456,8 @@ def _open_or_create_store(
         except PiworkError as err:
             raise SetupError(str(err)) from err
     session_dir = _session_dir(options, settings)
+    from piwork.core.session.listing import list_sessions, most_recent_session  # reads the folder's sessions
+
     if options.continue_recent:
         folder = Path(session_dir) if session_dir else default_session_dir(cwd, agent_dir)
         recent = most_recent_session(folder) if folder.is_dir() else None
