@@ -168,6 +168,19 @@ def is_loopback(url: str) -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=1)
+def _no_tls_context() -> ssl.SSLContext:
+    # For a plain-http request that cannot reach TLS: verification stays on and no CA is loaded, so a TLS
+    # connection it were ever used for would be refused, never trusted.
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
+def _plain_http_here(url: str, proxy: str | None) -> bool:
+    """An ``http://`` request to this computer with no proxy: no TLS on the way (redirects are not followed,
+    and the environment's proxies do not apply to a local server)."""
+    return proxy is None and urlsplit(url).scheme.lower() == "http" and is_loopback(url)
+
+
 def make_client(options: StreamOptions, url: str) -> httpx.AsyncClient:
     idle = options.idle_timeout if options.idle_timeout and options.idle_timeout > 0 else None
     timeout = httpx.Timeout(
@@ -177,7 +190,7 @@ def make_client(options: StreamOptions, url: str) -> httpx.AsyncClient:
     return httpx.AsyncClient(
         timeout=timeout,
         proxy=options.proxy,
-        verify=_ssl_context(),
+        verify=_no_tls_context() if _plain_http_here(url, options.proxy) else _ssl_context(),
         follow_redirects=False,
         trust_env=not is_loopback(url),
     )
