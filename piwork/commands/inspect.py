@@ -43,9 +43,11 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
     records = [r for r in tree.records if r.type != "session"]
     types = Counter(str(r.type) for r in records)
     roles = Counter(str(r.role) for r in records if r.type == "message")
-    with_children = {r.parent_id for r in records if isinstance(r.parent_id, str)}
-    leaves = [r.id for r in records if isinstance(r.id, str) and r.id not in with_children]
-    branch_points = [r.id for r in records if isinstance(r.id, str) and len(tree.children(r.id)) > 1]
+    # children per entry id, as the tree links them (ids and parents that are not strings link nothing here)
+    children = Counter(r.parent_id for r in records if type(r.parent_id) is str)
+    ids = [r.id for r in records if type(r.id) is str]
+    leaves = [entry_id for entry_id in ids if entry_id not in children]
+    branch_points = [entry_id for entry_id in ids if children[entry_id] > 1]
     target = leaf_id if leaf_id is not None else tree.leaf_id
     context = tree.build_context(target) if target is not None else tree.build_context(None)
     session.check_bodies(read=context.entry_ids)

@@ -10,9 +10,14 @@ sort" or "JS trim".
 from __future__ import annotations
 
 import json
+import json.encoder
 import math
+import re
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
+
+import orjson
 
 # JavaScript's String.prototype.trim() whitespace: WhiteSpace + LineTerminator.
 JS_WHITESPACE = (
@@ -123,6 +128,38 @@ def js_json_stringify(value: Any, indent: int | None = None) -> str:
     return "".join(parts)
 
 
+def js_json_length(value: Any) -> int:
+    """``JSON.stringify(value).length`` (UTF-16 units) without building the text in Python when ``value``
+    holds only strings, booleans, nulls and integers JavaScript prints exactly: orjson writes those with the
+    same escapes and no spaces, and key order does not change the length."""
+    if _exact_in_orjson(value, 0):
+        try:
+            raw = orjson.dumps(value)
+        except TypeError:  # a lone surrogate (orjson refuses it; JavaScript escapes it)
+            pass
+        else:
+            return len(raw) if raw.isascii() else utf16_len(raw.decode())
+    return utf16_len(js_json_stringify(value))
+
+
+_MAX_EXACT_INT = 2**53  # beyond it JavaScript prints the nearest double, which may be longer
+
+
+def _exact_in_orjson(value: Any, depth: int) -> bool:
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return bool(-_MAX_EXACT_INT <= value <= _MAX_EXACT_INT)
+    if depth > 50:  # deeper than any tool call's arguments: the general path
+        return False
+    if kind is dict:
+        return all(type(k) is str and _exact_in_orjson(v, depth + 1) for k, v in value.items())
+    if kind is list:
+        return all(_exact_in_orjson(v, depth + 1) for v in value)
+    return False  # floats (printed differently), tuples, undefined, anything else
+
+
 def _stringify_into(value: Any, out: list[str], indent: int | None, depth: int) -> None:
     if value is None:
         out.append("null")
@@ -209,6 +246,9 @@ def js_truthy(value: Any) -> bool:
     return True
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_encode_basestring: Callable[[str], str] = json.encoder.encode_basestring
+
 _ESCAPES = {
     '"': '\\"',
     "\\": "\\\\",
@@ -222,6 +262,10 @@ _ESCAPES = {
 
 def js_quote(text: str) -> str:
     """JSON string literal exactly as ``JSON.stringify`` writes it (well-formed variant)."""
+    if _LONE_SURROGATE.search(text) is None:
+        # json's C encoder writes the same escapes (the short ones, other controls as lowercase \u00xx,
+        # nothing else); only lone surrogates, which it leaves raw, need the loop below
+        return _encode_basestring(text)
     out = ['"']
     for ch in text:
         code = ord(ch)

@@ -6,8 +6,10 @@ import pytest
 
 from piwork.core.jscompat import (
     UNDEFINED,
+    js_json_length,
     js_json_stringify,
     js_number_str,
+    js_quote,
     js_sorted,
     js_trim,
     js_truthy,
@@ -41,6 +43,34 @@ def test_stringify_matches_json_stringify() -> None:
     assert js_json_stringify(value) == '{"a":[1,2,"x\u2028é"],"b":null,"c":{"d":null}}'
     assert js_json_stringify({"k": [1]}, indent=2) == '{\n  "k": [\n    1\n  ]\n}'
     assert js_json_stringify("\ud800") == '"\\ud800"'
+
+
+def _quoted_by_the_rule(text: str) -> str:
+    """JSON.stringify's string literal, character by character: the short escapes, other controls and lone
+    surrogates as lowercase ``\\u00xx``, everything else as it is (U+2028, DEL and astral characters too)."""
+    short = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+    return (
+        '"'
+        + "".join(
+            short.get(c) or (f"\\u{ord(c):04x}" if ord(c) < 0x20 or 0xD800 <= ord(c) <= 0xDFFF else c)
+            for c in text
+        )
+        + '"'
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "".join(chr(i) for i in range(0x10000) if not 0xD800 <= i <= 0xDFFF) + "\U0001f600\U0010ffff",
+        "".join(chr(i) for i in range(0x10000)),  # lone surrogates among them
+        "a\udbff\udc00b\udc00",  # a pair written as two lone halves, and a lone low half
+        "",
+        'plain "quoted" \\ text\n',
+    ],
+)
+def test_strings_are_quoted_like_json_stringify(text: str) -> None:
+    assert js_quote(text) == _quoted_by_the_rule(text)
 
 
 def test_trim_keeps_characters_python_would_strip() -> None:
@@ -92,3 +122,20 @@ def test_stringify_enumerates_array_index_keys_first_like_javascript() -> None:
 )
 def test_truthiness_follows_javascript(value: object, truthy: bool) -> None:
     assert js_truthy(value) is truthy
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "".join(chr(i) for i in range(0x110000) if not 0xD800 <= i <= 0xDFFF),  # every escape and width
+        {"path": "src/é.py", "offset": 500, "limit": 1, "all": True, "none": None},
+        {"nested": [{"a": ["\u2028", -(2**53), 2**53]}], "2": "array-index keys go first"},
+        {"float": 1.0, "big": 2**60, "tiny": 1e-7},  # printed differently by Python: the general path
+        {"lone": "\udc00"},  # orjson refuses it: the general path
+        {1: "not a string key"},
+        [],
+        {},
+    ],
+)
+def test_json_length_is_the_length_of_json_stringify(value: object) -> None:
+    assert js_json_length(value) == utf16_len(js_json_stringify(value))

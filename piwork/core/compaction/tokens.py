@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from piwork.core.compaction.settings import CompactionSettings
-from piwork.core.jscompat import js_json_stringify
+from piwork.core.jscompat import js_json_length
 from piwork.core.session.system_messages import current_system_message
 from piwork.core.usage import calculate_context_tokens, valid_usage
 
@@ -63,7 +63,8 @@ def _text_and_image_chars(content: Any) -> int:
         if kind == "text":
             text = block.get("text")
             if text:
-                chars += _length(text, "text block")
+                # the usual ASCII text block counted inline (this runs for every message of a long context)
+                chars += len(text) if type(text) is str and text.isascii() else _length(text, "text block")
         elif kind == "image":
             chars += IMAGE_CHARS
     return chars
@@ -76,14 +77,15 @@ def _assistant_chars(content: Any) -> int:
     for block in _blocks(content, "assistant content"):
         kind = _block_type(block)
         if kind == "text":
-            chars += _length(block.get("text", _MISSING), "text block")
+            text = block.get("text", _MISSING)
+            chars += len(text) if type(text) is str and text.isascii() else _length(text, "text block")
         elif kind == "thinking":
             chars += _length(block.get("thinking", _MISSING), "thinking block")
         elif kind == "toolCall":
             name_len = _length(block.get("name", _MISSING), "tool call name")
             if "arguments" not in block:
                 raise TypeError("tool call has no arguments")
-            chars += name_len + utf16_units(js_json_stringify(block["arguments"]))
+            chars += name_len + js_json_length(block["arguments"])
     return chars
 
 
@@ -97,7 +99,7 @@ def _system_chars(message: Mapping[str, Any]) -> int:
                 chars += _length(text, "system section")
     tools = message.get("toolsAdded")
     if tools:
-        chars += utf16_units(js_json_stringify(tools))
+        chars += js_json_length(tools)
     return chars
 
 
