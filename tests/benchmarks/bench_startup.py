@@ -7,8 +7,9 @@ this script, compaction off (the setup of ``bench_big_content.py``):
 - ``plain``: one plain answer, no session (cold start: interpreter, imports, tokenizer, one request);
 - ``read_line``: the model asks to read line 500,000 of a 1,000,000-line file, then answers.
 
-Figures per case: median wall time and peak memory (``ru_maxrss``) of ``RUNS`` runs each, and piwork over
-the reference as ``*_time_ratio``. ``-X importtime`` of one piwork ``plain`` run is summed per top-level
+Figures per case: median wall time, CPU time (user + system: what to trust on a loaded machine) and peak
+memory (``ru_maxrss``) of ``RUNS`` runs each, and piwork over the reference as ``*_time_ratio`` and
+``*_cpu_ratio``. ``-X importtime`` of one piwork ``plain`` run is summed per top-level
 package (``plain_imports_ms``) to show where start-up goes.
 
 The window (``WINDOW=1``, needs ``xvfb-run``, or a display): ``window_probe.py`` runs the real window
@@ -136,8 +137,8 @@ class _Program:
             _, status, usage = os.wait4(process.pid, 0)
             out = process.stdout.read().decode(errors="replace") if process.stdout else ""
         elapsed = time.monotonic() - started
-        return {"s": elapsed, "rss_mb": usage.ru_maxrss / 1024, "exit": os.waitstatus_to_exitcode(status),
-                "answer": out.strip()[-40:]}  # fmt: skip
+        return {"s": elapsed, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mb": usage.ru_maxrss / 1024,
+                "exit": os.waitstatus_to_exitcode(status), "answer": out.strip()[-40:]}  # fmt: skip
 
     def import_profile(self) -> dict[str, float]:
         done = subprocess.run(
@@ -166,14 +167,16 @@ def _p_cases(result: dict[str, Any], programs: list[_Program]) -> None:
         for name, figures in runs.items():
             result[f"{label}_{name}"] = {
                 "s": round(statistics.median(f["s"] for f in figures), 3),
+                "cpu_s": round(statistics.median(f["cpu_s"] for f in figures), 3),
                 "rss_mb": round(statistics.median(f["rss_mb"] for f in figures), 1),
                 "exits": sorted({f["exit"] for f in figures}),
             }
         if "pi" in runs:
             for name in runs:
                 if name != "pi":
-                    ours, theirs = result[f"{label}_{name}"]["s"], result[f"{label}_pi"]["s"]
-                    result[f"{label}_{name}_time_ratio"] = round(ours / theirs, 2)
+                    ours, theirs = result[f"{label}_{name}"], result[f"{label}_pi"]
+                    result[f"{label}_{name}_time_ratio"] = round(ours["s"] / theirs["s"], 2)
+                    result[f"{label}_{name}_cpu_ratio"] = round(ours["cpu_s"] / theirs["cpu_s"], 2)
 
 
 def _window(checkout: Path, root: Path, session: str | None) -> dict[str, Any]:
