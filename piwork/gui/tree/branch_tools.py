@@ -39,24 +39,29 @@ if TYPE_CHECKING:
 MenuAction = tuple[str, Callable[[], Any], bool]
 
 
+Where = tuple[Path | None, Path]  # the session file (None: unsaved) and the agent folder of its checkpoints
+
+
 def _compare_and_read_titles(
-    tree: SessionTree, a_id: str, b_id: str, checkpoints: SessionCheckpoints | None
-) -> BranchComparison:
-    """Compare two points (a worker thread's call) and read the titles the dialog shows above its lists:
-    the two entries and the one where the paths part."""
+    tree: SessionTree, a_id: str, b_id: str, where: Where
+) -> tuple[BranchComparison, SessionCheckpoints | None]:
+    """Compare two points (a worker thread's call: opening the checkpoints may read their journal) and read
+    the titles the dialog shows above its lists: the two entries and the one where the paths part."""
+    checkpoints = session_checkpoints(tree, *where)
     result = checkpointed_comparison(tree, a_id, b_id, checkpoints)
     ids = (result.a_id, result.b_id, result.ancestor_id)
     read_previews(tree, [r for r in (tree.record(i) for i in ids if i is not None) if r is not None])
-    return result
+    return result, checkpoints
 
 
 def _activity_and_title(
-    tree: SessionTree, entry_id: str | None, checkpoints: SessionCheckpoints | None
-) -> tuple[BranchActivity, str | None]:
+    tree: SessionTree, entry_id: str | None, where: Where
+) -> tuple[BranchActivity, str | None, SessionCheckpoints | None]:
     """The files touched on the path to ``entry_id`` and that entry's title (a worker thread's call)."""
+    checkpoints = session_checkpoints(tree, *where)
     activity = checkpointed_path_activity(tree, entry_id, checkpoints)
     record = tree.record(entry_id) if entry_id is not None else None
-    return activity, entry_title(record, tree) if record is not None else None
+    return activity, entry_title(record, tree) if record is not None else None, checkpoints
 
 
 class BranchTools(QObject):
@@ -154,12 +159,10 @@ class BranchTools(QObject):
             return None
         return self._spawn(self._files(entry_id))
 
-    def _checkpoints(self) -> SessionCheckpoints | None:
-        """The open session's checkpoints (opening them reads nothing: the work is in the worker)."""
-        session, tree = self.panel.session, self.panel.tree
-        if session is None or tree is None:
-            return None
-        return session_checkpoints(tree, session.path, self.agent_dir or agent_dir())
+    def _where(self) -> Where:
+        """Where the open session's checkpoints are (opened in the worker)."""
+        session = self.panel.session
+        return (session.path if session is not None else None), self.agent_dir or agent_dir()
 
     # -- work -------------------------------------------------------------------------------------
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -171,9 +174,10 @@ class BranchTools(QObject):
     async def _compare(self, a_id: str, b_id: str, names: tuple[str, str] = ("A", "B")) -> None:
         tree = self.panel.tree
         assert tree is not None
-        checkpoints = self._checkpoints()
         try:
-            result = await asyncio.to_thread(_compare_and_read_titles, tree, a_id, b_id, checkpoints)
+            result, checkpoints = await asyncio.to_thread(
+                _compare_and_read_titles, tree, a_id, b_id, self._where()
+            )
         except PiworkError as exc:
             self.panel.show_status(f"Cannot compare: {exc}")
             return
@@ -188,9 +192,10 @@ class BranchTools(QObject):
     async def _files(self, entry_id: str | None) -> None:
         tree = self.panel.tree
         assert tree is not None
-        checkpoints = self._checkpoints()
         try:
-            activity, title = await asyncio.to_thread(_activity_and_title, tree, entry_id, checkpoints)
+            activity, title, checkpoints = await asyncio.to_thread(
+                _activity_and_title, tree, entry_id, self._where()
+            )
         except PiworkError as exc:
             self.panel.show_status(f"Cannot list the files: {exc}")
             return
