@@ -29,6 +29,7 @@ from piwork.core.errors import InputRejected, PiworkError
 from piwork.core.fs.atomic import write_atomically
 from piwork.core.ids import IdFactory, random_entry_id
 from piwork.core.paths import agent_dir as default_agent_dir
+from piwork.core.session.appended import KnownEnd, read_appended
 from piwork.core.session.file_bodies import FileBodies
 from piwork.core.session.format import (
     CURRENT_VERSION,
@@ -120,6 +121,7 @@ class FileChange:
     loaded: LoadedFile
     foreign: int  # entries in the file that the session does not hold: another writer appended them
     for_append: bool = False  # kept for a writable session's next append (the store's to close)
+    appended_to: int | None = None  # ``loaded`` holds only the entries after this many (a tail read)
 
     def discard(self) -> None:
         """Not applied after all: let go of the file it read."""
@@ -213,6 +215,7 @@ class Session:
         self.bodies = bodies
         self._unreadable_offsets: set[int] = set()
         self._expected: tuple[int, int] | None = None
+        self._expected_file: tuple[int, int] | None = None  # (device, inode) of the file at ``_expected``
         # The file as another program left it, read ahead of the next append: (its identity, what it held).
         self._read_ahead: tuple[tuple[int, int, int, int], LoadedFile] | None = None
         self._needs_newline = False
@@ -309,6 +312,7 @@ class Session:
         if self.path is not None and self.path.exists():
             st = self.path.stat()
             self._expected = (st.st_size, st.st_mtime_ns)
+            self._expected_file = (st.st_dev, st.st_ino)
 
     # ------------------------------------------------------------------ sink
     def before_append(self, tree: SessionTree) -> None:
@@ -343,6 +347,7 @@ class Session:
         self._needs_newline = loaded.torn
         self._notice("The session file was changed by another program; piwork reloaded it before writing.")
         self._expected = (st.st_size, st.st_mtime_ns)
+        self._expected_file = (st.st_dev, st.st_ino)
 
     def read_outside_change(self) -> bool:
         """Read the file now if another program changed it, and keep what it holds for the next append,
@@ -364,6 +369,8 @@ class Session:
             return None
         if (before.st_size, before.st_mtime_ns) == expected:
             return None
+        if self.read_only and (tail := self._read_tail(path, expected[0])) is not None:
+            return tail
         loaded = read_session_file(path)
         try:
             after = path.stat()
@@ -382,6 +389,20 @@ class Session:
             if previous is not None and previous[1] is not loaded and previous[1].source is not None:
                 previous[1].source.close()
         return change
+
+    def _read_tail(self, path: Path, known_size: int) -> FileChange | None:
+        """Only the entries appended since piwork knew the file (see ``appended``); None: read it whole."""
+        file_id, held = self._expected_file, self.tree.records
+        if file_id is None:
+            return None
+        count = len(held)
+        known = KnownEnd(file_id[0], file_id[1], known_size, held[-1].line if held else 0, count)
+        tail = read_appended(path, known)
+        if tail is None:
+            return None
+        records, st = tail
+        loaded = LoadedFile(path, "ok", header=self.header, records=records, size=st.st_size)
+        return FileChange(_identity(st), loaded, _foreign(self.tree, loaded, known_size), appended_to=count)
 
     # ------------------------------------------------------------------ another writer
     def yield_to(self, reason: str, writer: OtherWriter | None = None) -> None:
@@ -415,9 +436,16 @@ class Session:
             self._read_ahead = None  # now the session's own source
         tree, loaded = self.tree, change.loaded
         held = tree.records
+        if change.appended_to is not None and change.appended_to != len(held):
+            return False  # the tree took in entries since (a later read): nothing here is new
         at_end = not held or tree.leaf_id == held[-1].id
         self.use_source(loaded.source)
-        if _appended_to(held, loaded):  # the usual case: only the new entries are indexed
+        if change.appended_to is not None:  # a tail read: the new entries alone
+            leaf = tree.leaf_id
+            tree.take_in(loaded.records)
+            if not at_end and isinstance(leaf, str) and leaf != tree.leaf_id:
+                tree.branch(leaf)
+        elif _appended_to(held, loaded):  # only the new entries are indexed
             leaf = tree.leaf_id
             tree.take_in(loaded.records[len(held) :], loaded.diagnostics)
             if not at_end and isinstance(leaf, str) and leaf != tree.leaf_id:
@@ -428,6 +456,7 @@ class Session:
                 tree.branch(str(loaded.records[-1].id))
         self._needs_newline = loaded.torn
         self._expected = (change.identity[2], change.identity[3])
+        self._expected_file = (change.identity[0], change.identity[1])
         return True
 
     def take_over(self, change: FileChange | None) -> bool:

@@ -501,11 +501,14 @@ class SessionTree:
             self.leaf_id = previous_leaf
         self._emit("reload", None)
 
-    def take_in(self, records: Iterable[EntryRecord], diagnostics: Iterable[Diagnostic] = ()) -> None:
+    def take_in(
+        self, records: Iterable[EntryRecord], diagnostics: Iterable[Diagnostic] | None = None
+    ) -> None:
         """Entries another program appended to the file, as the reader made them from it (in file order,
         after every entry this tree holds): indexed and announced like appends, nothing written. The
-        leaf moves to the last of them. ``diagnostics``: the file's, as read with them."""
-        self._file_diagnostics = list(diagnostics)
+        leaf moves to the last of them. ``diagnostics``: the file's, when it was read whole with them."""
+        if diagnostics is not None:
+            self._file_diagnostics = list(diagnostics)
         for record in records:
             self._records.append(record)
             self._index_record(record)

@@ -144,7 +144,8 @@ def test_following_appends_indexes_only_the_new_entries_and_keeps_a_leaf_moved_e
         session.tree.subscribe(lambda event: events.append(event.kind))
         holder.append("one")
         change = session.read_changes()
-        assert change is not None and session.follow(change)
+        assert change is not None and change.appended_to == 2 and len(change.loaded.records) == 1
+        assert session.follow(change)
         assert session.tree.records[0] is first and events == ["append"]  # the rest was not read again
         assert session.tree.leaf_id == session.tree.records[-1].id
         session.tree.branch("u0")  # the user looks at an earlier entry
@@ -153,3 +154,18 @@ def test_following_appends_indexes_only_the_new_entries_and_keeps_a_leaf_moved_e
         assert change is not None and session.follow(change)
         assert session.tree.leaf_id == "u0" and len(session.tree.records) == 4
         assert session.tree.body(session.tree.records[-1])["message"]["content"] == "two"
+
+
+def test_a_last_line_still_being_written_is_left_for_the_next_read(tmp_path: Path) -> None:
+    path = _session_in(tmp_path)
+    with PiworkHolder(path), open_session(path) as session:
+        with open(path, "a", encoding="utf-8") as other:
+            other.write('{"type":"label","id":"x1","parentId":"a0","timestamp":"t"}\n{"type":"lab')
+        change = session.read_changes()  # read whole: the torn line is not an entry yet
+        assert change is not None and change.appended_to is None and change.foreign == 1
+        assert session.follow(change) and session.tree.records[-1].id == "x1"
+        with open(path, "a", encoding="utf-8") as other:
+            other.write('el","id":"x2","parentId":"x1","timestamp":"t"}\n')
+        change = session.read_changes()
+        assert change is not None and session.follow(change)
+        assert [r.id for r in session.tree.records][-2:] == ["x1", "x2"]
