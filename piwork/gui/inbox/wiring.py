@@ -67,16 +67,24 @@ class TabRegistry(Protocol):
     @property
     def frontChanged(self) -> SignalInstance: ...  # (controller)
 
+    def controllers(self) -> list[SessionController]: ...  # the open tabs, every window's
+
+    def front(self, window: MainWindow) -> SessionController | None: ...
+
     def bring_to_front(self, controller: SessionController) -> None: ...
 
 
-def follow_tabs(installed: WindowInbox, tabs: TabRegistry, open_now: list[SessionController]) -> None:
-    """A window of tabs: a feed per tab (``open_now``: the tabs it has already), the front tab followed,
-    and a jump from the inbox brings the item's tab to front."""
+def follow_tabs(installed: WindowInbox, tabs: TabRegistry) -> None:
+    """A window's inbox over every tab of the process: a feed per tab (those open already, then each
+    added), the tab in front of each window followed, and a jump from the inbox brings the item's tab to
+    front (in whichever window it is)."""
     inbox = installed.inbox
     inbox.bring_to_front = tabs.bring_to_front
     tabs.tabAdded.connect(inbox.attach)
     tabs.tabRemoved.connect(inbox.detach)
     tabs.frontChanged.connect(inbox.set_front)
-    for controller in open_now:
+    for controller in tabs.controllers():
         inbox.attach(controller)
+    for controller in tabs.controllers():
+        if tabs.front(controller.window) is controller:
+            inbox.set_front(controller)

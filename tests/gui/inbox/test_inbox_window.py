@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
@@ -18,7 +18,7 @@ from pytestqt.qtbot import QtBot
 from piwork.core.paths import agent_dir
 from piwork.gui.inbox.inbox import Waiting
 from piwork.gui.inbox.items import InboxKind
-from piwork.gui.inbox.wiring import WindowInbox, follow_controller, install_inbox
+from piwork.gui.inbox.wiring import WindowInbox, follow_controller, follow_tabs, install_inbox
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
 from piwork.gui.session_controller import SessionController
@@ -452,3 +452,62 @@ def test_a_session_whose_window_is_deleted_leaves_the_inbox(
     other.deleteLater()
     wait_listed(qtbot, installed, 0)
     assert installed.inbox.count() == 0 and ctl.window.windowTitle() == "shop-api — piwork"
+
+
+class Tabs(QObject):
+    """The tab registry's signals and calls as ``follow_tabs`` uses them, over real controllers (one per
+    window here: a window of tabs has the same signals, one controller per tab)."""
+
+    tabAdded = Signal(object)
+    tabRemoved = Signal(object)
+    frontChanged = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[SessionController] = []
+        self.brought: list[SessionController] = []
+
+    def controllers(self) -> list[SessionController]:
+        return list(self.open)
+
+    def front(self, window: MainWindow) -> SessionController | None:
+        return next((c for c in self.open if c.window is window), None)
+
+    def bring_to_front(self, controller: SessionController) -> None:
+        self.brought.append(controller)
+        controller.window.activateWindow()
+
+
+def test_follow_tabs_keeps_a_feed_per_tab_and_jumps_through_the_registry(
+    qtbot: QtBot, windows: Windows, server: LoopbackServer, project: Path, tmp_path: Path
+) -> None:
+    other_project = tmp_path / "billing"
+    other_project.mkdir()
+    here, installed = windows.open(project, "here")
+    there, _theirs = windows.open(other_project, "there")
+    installed.inbox.detach(here)  # the registry takes over
+    tabs = Tabs()
+    tabs.open.append(here)
+    follow_tabs(installed, tabs)
+    assert installed.inbox.feed_of(here) is not None and installed.inbox.feed_of(there) is None
+    tabs.open.append(there)
+    tabs.tabAdded.emit(there)
+    tabs.frontChanged.emit(there)
+    to_front(qtbot, here.window)
+    server.script(Turn([Text("Refunded.")]))
+    reply(qtbot, there, "refund it")
+    wait_listed(qtbot, installed, 1)
+    assert listed(installed) == [(InboxKind.FINISHED, "billing", "Replied to “refund it”")]
+    select_first(qtbot, installed)
+    qtbot.mouseClick(installed.panel.go_button, Qt.MouseButton.LeftButton)
+    assert tabs.brought == [there]
+    qtbot.waitUntil(there.window.isActiveWindow)
+    wait_listed(qtbot, installed, 0)
+
+    server.script(Turn(failure=Failure.http(401, '{"type":"error","error":{"type":"authentication_error"}}')))
+    reply(qtbot, there)
+    wait_listed(qtbot, installed, 1)
+    tabs.open.remove(there)
+    tabs.tabRemoved.emit(there)  # its tab closed: what it left goes
+    wait_listed(qtbot, installed, 0)
+    assert installed.inbox.feed_of(there) is None
