@@ -511,3 +511,16 @@ def test_follow_tabs_keeps_a_feed_per_tab_and_jumps_through_the_registry(
     tabs.tabRemoved.emit(there)  # its tab closed: what it left goes
     wait_listed(qtbot, installed, 0)
     assert installed.inbox.feed_of(there) is None
+
+
+def test_a_reply_that_failed_out_of_sight_is_seen_once_the_user_comes_back(
+    qtbot: QtBot, windows: Windows, server: LoopbackServer, project: Path, elsewhere: QWidget
+) -> None:
+    ctl, installed = windows.open(project)
+    to_background(qtbot, ctl.window, elsewhere)
+    server.script(Turn(failure=Failure.http(401, '{"type":"error","error":{"type":"authentication_error"}}')))
+    reply(qtbot, ctl)
+    wait_listed(qtbot, installed, 1)
+    assert ctl.window.windowTitle() == "(1) shop-api — piwork"
+    to_front(qtbot, ctl.window)
+    wait_listed(qtbot, installed, 0)
