@@ -74,17 +74,20 @@ class TabRegistry(Protocol):
     def bring_to_front(self, controller: SessionController) -> None: ...
 
 
-def follow_tabs(installed: WindowInbox, tabs: TabRegistry) -> None:
-    """A window's inbox over every tab of the process: a feed per tab (those open already, then each
-    added), the tab in front of each window followed, and a jump from the inbox brings the item's tab to
-    front (in whichever window it is)."""
+def follow_tabs(
+    installed: WindowInbox, tabs: TabRegistry, open_now: list[SessionController] | None = None
+) -> None:
+    """A window's inbox over every tab of the process: a feed per tab (``open_now``, by default every tab
+    the registry has, then each added), the tab in front of each window followed, and a jump from the inbox
+    brings the item's tab to front (in whichever window it is)."""
     inbox = installed.inbox
     inbox.bring_to_front = tabs.bring_to_front
     tabs.tabAdded.connect(inbox.attach)
     tabs.tabRemoved.connect(inbox.detach)
     tabs.frontChanged.connect(inbox.set_front)
-    for controller in tabs.controllers():
+    controllers = tabs.controllers() if open_now is None else open_now
+    for controller in controllers:
         inbox.attach(controller)
-    for controller in tabs.controllers():
+    for controller in controllers:
         if tabs.front(controller.window) is controller:
             inbox.set_front(controller)
