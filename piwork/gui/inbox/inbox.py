@@ -162,7 +162,7 @@ class Inbox(QObject):
             chat.view.setFocus()
         elif kind is InboxKind.TRUST:
             prompter = waiting.feed.prompter
-            if chat.trust_banner.isVisible():  # held back while the user typed: open it now
+            if not chat.trust_banner.isHidden():  # held back while the user typed (its tab may be behind)
                 chat.trust_banner.reviewRequested.emit()
             elif prompter.dialog is not None:
                 prompter.dialog.raise_()
