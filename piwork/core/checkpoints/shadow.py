@@ -1,15 +1,14 @@
 """The shadow git repository that holds a project's checkpoints.
 
-One per project, under ``<agent dir>/checkpoints/<hash of the project's real path>/``: ``git`` (its
-GIT_DIR) and ``index`` (its GIT_INDEX_FILE), with the project as work tree. Every git call gets an explicit
-environment: no user or system configuration, no hooks, no ``GIT_*`` variable from outside, so the
-project's own ``.git`` is never read or written (git never adds a path named ``.git``). The index keeps
-the stat data of every file, so snapshotting a large unchanged tree is one ``ls-files`` walk that reads
-nothing, and its checkpoint one ``commit-tree``: the tree of an unchanged index, the trees of the commits
-made here and the session's ref are known or read without a git process (the ref is written with git's
-own lock file). The project's ``.gitignore`` files apply as usual, and
-so do its repository's ``info/exclude``, the user's global excludes and the ignore files above the project
-(:mod:`.excludes`).
+One per project, under ``<agent dir>/checkpoints/<hash of the project's real path>/``: ``git`` (its GIT_DIR)
+and ``index`` (its GIT_INDEX_FILE), with the project as work tree. Every git call gets an explicit
+environment: no user or system configuration, no hooks, no ``GIT_*`` variable from outside, so git never
+uses the project's own ``.git`` here, and never writes it (git never adds a path named ``.git``). The index
+keeps the stat data of every file, so snapshotting a large unchanged tree is one ``ls-files`` walk that
+reads nothing, and its checkpoint one ``commit-tree``: the tree of an unchanged index, the trees of the
+commits made here and the session's ref are known or read without a git process (the ref is written with
+git's own lock file). The project's ``.gitignore`` files apply as usual, and so do its repository's
+``info/exclude``, the user's global excludes and the ignore files above the project (:mod:`.excludes`).
 
 The first snapshot of a project reads every file, so it is bounded: listing stops past ``max_files`` files
 or ``first_seconds`` seconds (:class:`TooManyFiles`, remembered for a day in ``too-large``), and the files are
