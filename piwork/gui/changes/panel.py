@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QDockWidget,
     QListView,
+    QMenu,
     QPushButton,
     QSplitter,
     QToolButton,
@@ -59,6 +60,7 @@ from piwork.gui.inert_text import plain_label, plain_tip
 
 REFRESH_DELAY_MS = 300  # after a tool call ends: one pass for a burst of calls
 NOTHING_YET = "No file has changed on this branch yet."
+POINTS_LISTED = 30  # prompts "Since…" offers
 FILE_REVIEWED_TIP = "Mark every change of this file reviewed (kept in the session)"
 HUNK_REVIEWED_TIP = "Mark this hunk reviewed, or no longer (R; kept in the session)"
 REVERT_FILE_TIP = "Put the whole file back as it was (asks first)"
@@ -75,6 +77,7 @@ class Computed:
     marks: frozenset[str]
     message: str | None = None
     store: SessionCheckpoints | None = None  # the session's checkpoints, opened by the worker
+    points: tuple[tuple[str, str], ...] = ()  # (entry id, words) of the path's prompts, newest first
 
 
 def _entry_words(tree: SessionTree, entry_id: str) -> str:
@@ -87,13 +90,25 @@ def _entry_words(tree: SessionTree, entry_id: str) -> str:
     return f"{what}: “{preview}”" if preview else what
 
 
+def prompts_on_path(tree: SessionTree, limit: int = POINTS_LISTED) -> tuple[tuple[str, str], ...]:
+    """The current path's user messages, newest first: the points "Since…" offers."""
+    found: list[tuple[str, str]] = []
+    for record in reversed(tree.path()):
+        if record.type == "message" and record.role == "user":
+            found.append((str(record.id), _entry_words(tree, str(record.id))))
+            if len(found) >= limit:
+                break
+    return tuple(found)
+
+
 def compute(
     checkpoints: SessionCheckpoints, tree: SessionTree, chosen: str | None, request: Request | None = None
 ) -> Computed:
     """In a worker: the changes since ``chosen`` (None: the start of the current branch's work)."""
+    points = prompts_on_path(tree)
     entry = chosen or branch_start(tree)
     if entry is None:
-        return Computed(None, "", None, frozenset(), NOTHING_YET, checkpoints)
+        return Computed(None, "", None, frozenset(), NOTHING_YET, checkpoints, points)
     words = _entry_words(tree, entry)
     if chosen:
         since = f"Since {words}"
@@ -106,8 +121,8 @@ def compute(
         changes = changes_since(checkpoints, tree, entry)
     except NoCheckpoint:
         message = NOTHING_YET if not chosen else "No files were checkpointed at or before this entry."
-        return Computed(entry, since, None, marks, message, checkpoints)
-    return Computed(entry, since, changes, marks, None, checkpoints)
+        return Computed(entry, since, None, marks, message, checkpoints, points)
+    return Computed(entry, since, changes, marks, None, checkpoints, points)
 
 
 class ChangesPanel(QWidget):
@@ -152,6 +167,13 @@ class ChangesPanel(QWidget):
         self.branch_start_button.setToolTip("Show the changes since the start of this branch's work")
         self.branch_start_button.clicked.connect(self.show_branch_start)
         top.addWidget(self.branch_start_button)
+        self.since_button = QToolButton(self)
+        self.since_button.setText("Since…")
+        self.since_button.setToolTip("Show the changes since one of this branch's prompts")
+        self.since_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.since_menu = QMenu(self.since_button)
+        self.since_button.setMenu(self.since_menu)
+        top.addWidget(self.since_button)
         self.refresh_button = QPushButton("Refresh", self)
         self.refresh_button.setToolTip("Compare the files on disk again")
         self.refresh_button.clicked.connect(self.refresh)
@@ -358,6 +380,7 @@ class ChangesPanel(QWidget):
         previous = self.current.path if self.current is not None else None
         self.changes, self.marks = found.changes, found.marks
         self.since_label.setText(found.since)
+        self._list_points(found.points)
         files = found.changes.files if found.changes is not None else ()
         self.files_model.set_files(files, self.marks)
         note, self._note = self._note, None
@@ -369,6 +392,15 @@ class ChangesPanel(QWidget):
             self._file_chosen(self.files.currentIndex())
         else:
             self._show_file(None)
+
+    def _list_points(self, points: tuple[tuple[str, str], ...]) -> None:
+        self.since_menu.clear()
+        for entry_id, words in points:
+            action = self.since_menu.addAction(words.replace("&", "&&"))
+            action.setCheckable(True)
+            action.setChecked(entry_id == self._chosen)
+            action.triggered.connect(lambda _checked=False, chosen=entry_id: self.show_since(chosen))
+        self.since_button.setEnabled(bool(points))
 
     def _summary_text(self) -> str:
         changes = self.changes

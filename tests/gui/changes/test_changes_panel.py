@@ -299,6 +299,22 @@ def test_show_since_an_entry_opens_the_panel_and_compares_from_its_checkpoint(
     qtbot.waitUntil(lambda: panel.since_label.text() == "Since the session began", timeout=10_000)
     assert not panel.branch_start_button.isEnabled()
 
+    # "Since…" offers the branch's prompts, newest first
+    server.script(
+        Turn([ToolCall("write", {"path": "later.txt", "content": "later\n"})]), Turn([Text("Wrote.")])
+    )
+    asked = len(server.requests)
+    controller.submit("write one more")
+    qtbot.waitUntil(lambda: len(server.requests) == asked + 2 and not controller.chat.busy, timeout=15_000)
+    wait_files(qtbot, panel, {"code.py", "made.txt", "notes.txt", "later.txt"})
+    qtbot.waitUntil(lambda: len(panel.since_menu.actions()) == 2, timeout=10_000)
+    offered = [a.text() for a in panel.since_menu.actions()]
+    assert offered == ["user: “write one more”", "user: “change the code”"]
+    panel.since_menu.actions()[0].trigger()
+    wait_files(qtbot, panel, {"later.txt"})
+    assert panel.since_label.text() == "Since user: “write one more”"
+    assert panel.since_menu.actions()[0].isChecked()
+
 
 def test_a_binary_file_is_listed_with_its_reason_and_reviewed_or_reverted_whole(
     qtbot: QtBot, controller: SessionController, server: LoopbackServer, project: Path
