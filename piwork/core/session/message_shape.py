@@ -44,11 +44,16 @@ def _usable_usage(usage: Any) -> bool:
         if isinstance(value, bool) or not isinstance(value, _NUMBER):
             return False
     cost = usage.get("cost", {})
+    if type(cost) is not dict:
+        return False
     # ``totalFromProvider`` (Pi 1.6) says whether ``total`` came from the provider's own bill
-    return type(cost) is dict and all(
-        (isinstance(v, _NUMBER) and not isinstance(v, bool)) or (k == "totalFromProvider" and type(v) is bool)
-        for k, v in cost.items()
-    )
+    for k, v in cost.items():  # a loop, not all(): this runs for every assistant message of a context
+        if not (
+            (isinstance(v, _NUMBER) and not isinstance(v, bool))
+            or (k == "totalFromProvider" and type(v) is bool)
+        ):
+            return False
+    return True
 
 
 def usable_message(message: Any) -> dict[str, Any] | None:
@@ -59,8 +64,10 @@ def usable_message(message: Any) -> dict[str, Any] | None:
     content = message.get("content")
     fixed: dict[str, Any] | None = None
     if type(content) is list:
-        if not all(_usable_block(block) for block in content):
-            fixed = {**message, "content": [block for block in content if _usable_block(block)]}
+        for block in content:
+            if not _usable_block(block):
+                fixed = {**message, "content": [block for block in content if _usable_block(block)]}
+                break
     elif type(content) is str:
         if message["role"] == "assistant":  # assistant content is always a list of blocks
             fixed = {**message, "content": [{"type": "text", "text": content}]}

@@ -122,8 +122,9 @@ _NAME_KEYS = frozenset(("role", "api", "provider", "model", "stopReason", "toolN
 
 def _share_names(message: dict[str, Any]) -> None:
     """Make repeated short values share one string object (a long context keeps many messages)."""
-    for key, value in message.items():  # replacing values while iterating keeps the dict's size
-        if key in _NAME_KEYS and type(value) is str:
+    for key in _NAME_KEYS.intersection(message):
+        value = message[key]
+        if type(value) is str:
             message[key] = intern(value)
     content = message["content"]
     if type(content) is list:
