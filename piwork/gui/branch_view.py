@@ -10,6 +10,7 @@ from typing import Protocol
 from piwork.core.agent import AgentSession
 from piwork.core.errors import PiworkError
 from piwork.gui.background import LatestWins
+from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.chat.conversation import Conversation, prepare_session_conversation
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter, describe_exception
@@ -18,11 +19,14 @@ from piwork.gui.tool_set import ToolSet
 
 class BranchHost(Protocol):
     cwd: str
+    chat: ChatPanel  # the tab's chat
 
     @property
     def session(self) -> AgentSession | None: ...
 
     def refresh_status(self) -> None: ...
+
+    def show_title(self, name: str | None) -> None: ...
 
 
 class BranchView:
@@ -36,10 +40,9 @@ class BranchView:
         self._rows = LatestWins()
         self._waiting: list[asyncio.Future[None]] = []  # callers of ``shown`` until the latest build shows
         self._building = False
-        tree = window.tree_panel
-        tree.navigated.connect(lambda _result: self.show())
-        tree.status_changed.connect(self._show_tree_status)
-        window.chat.presenter.treeNavigated.connect(self.show)
+        # the tree's ``navigated`` and ``status_changed`` reach ``show`` and ``show_tree_status`` while the
+        # tab is in front (linked by the controller)
+        host.chat.presenter.treeNavigated.connect(self.show)
 
     def show(self, prepared: Conversation | None = None) -> None:
         """Show the session's branch: at once when ``prepared`` holds its rows, else built in a worker."""
@@ -82,8 +85,8 @@ class BranchView:
         self._settle()
         if session is not self.host.session:  # another session opened meanwhile
             return
-        self.window.chat.presenter.show_messages(session.messages, prepared)  # rebuilt if it moved on since
-        self.window.set_session_title(session.tree.name or None, self.host.cwd)
+        self.host.chat.presenter.show_messages(session.messages, prepared)  # rebuilt if it moved on since
+        self.host.show_title(session.tree.name or None)
         self.tool_set.show_system_prompt()  # a move in the tree may restore another tool set
         self.host.refresh_status()
 
@@ -92,7 +95,7 @@ class BranchView:
         self.notifications.post(describe_exception(error))
         self._show(session, None)
 
-    def _show_tree_status(self, text: str) -> None:
+    def show_tree_status(self, text: str) -> None:
         """The tree's own line shows its status; the window's status bar repeats it only when the tree's
         panel is closed (e.g. a move started from the chat), so it is never shown twice."""
         if text and not self.window.tree_panel.isVisible():

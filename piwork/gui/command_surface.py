@@ -7,6 +7,7 @@ from typing import Protocol
 
 from PySide6.QtWidgets import QWidget
 
+from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.commands import SearchQuery
 from piwork.gui.main_window import MainWindow
 
@@ -25,8 +26,15 @@ class WindowDialogs(Protocol):
 
 
 class CommandSurface:
-    def __init__(self, window: MainWindow, dialogs: WindowDialogs, show_trust: Callable[[], object]) -> None:
+    def __init__(
+        self,
+        window: MainWindow,
+        dialogs: WindowDialogs,
+        show_trust: Callable[[], object],
+        chat: ChatPanel | None = None,
+    ) -> None:
         self._window = window
+        self._chat = chat or window.chat  # the tab's chat
         self._dialogs = dialogs
         self._show_trust = show_trust
 
@@ -47,10 +55,10 @@ class CommandSurface:
         self._window.open_log(path)
 
     def show_model_picker(self) -> None:
-        self._window.chat.footer.model_picker.showPopup()
+        self._chat.footer.model_picker.showPopup()
 
     def show_thinking_picker(self) -> None:
-        self._window.chat.footer.thinking_picker.showPopup()
+        self._chat.footer.thinking_picker.showPopup()
 
     def show_shortcuts(self) -> object:
         return self._window.show_shortcuts()

@@ -1,6 +1,6 @@
 """The window's dialogs that need the open session's state: the sessions browser, the command palette,
 the search over every session, Settings, and choosing a session file or a project folder to open. Each
-is wired to its window action here; what a dialog's choice opens goes back to the session's lifecycle."""
+is reached through its window action (the controller links them); what a dialog's choice opens goes back to the session's lifecycle."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from piwork.core.llm import ModelRegistry
 from piwork.core.session import default_session_dir, files_to_search
 from piwork.core.settings import Settings
 from piwork.core.workflows import AgentRuntime
+from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.commands import BUILTIN
 from piwork.gui.dialogs import ask_folder, ask_open_file
 from piwork.gui.key_status import KeyStatus
@@ -42,6 +43,7 @@ class DialogHost(Protocol):
     runtime: AgentRuntime | None
     models: ModelRegistry
     keys: KeyStatus
+    chat: ChatPanel  # the tab's chat
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
@@ -56,15 +58,8 @@ class DialogOpeners:
     def __init__(self, host: DialogHost, window: MainWindow, model_choice: ModelChoice) -> None:
         self.host = host
         self.window = window
-        self.chat = window.chat
+        self.chat = host.chat
         self.model_choice = model_choice
-        a = window.action_map
-        a["open_session"].triggered.connect(self.choose_session_file)
-        a["open_folder"].triggered.connect(self.choose_project_folder)
-        a["sessions_browser"].triggered.connect(self.show_sessions_browser)
-        a["search_sessions"].triggered.connect(self.show_search)
-        a["command_palette"].triggered.connect(self.show_palette)
-        a["settings"].triggered.connect(self.show_settings)
         self.chat.addServerRequested.connect(lambda: self.show_settings().providers_page.edit_server(None))
         self.chat.addKeyRequested.connect(self.show_settings)
 

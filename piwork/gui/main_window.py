@@ -51,6 +51,8 @@ from piwork.gui.resources.panel import ResourcePanel
 from piwork.gui.rewind import FileRewind
 from piwork.gui.shortcuts_dialog import ShortcutsDialog
 from piwork.gui.status_bar import WorkbenchStatusBar
+from piwork.gui.tabs.chat_tab import ChatTab
+from piwork.gui.tabs.strip import TabStrip
 from piwork.gui.theme import Theme, load_theme
 from piwork.gui.tree.chat_link import chat_row_of_entry
 from piwork.gui.tree.tree_panel import SessionTreePanel
@@ -116,8 +118,9 @@ class MainWindow(QMainWindow):
         )
         self.ui_state = ui_state
         self.theme = theme or load_theme("light")
-        self.chat = ChatPanel(self.theme, self)
-        self.setCentralWidget(self.chat)
+        # the sessions open in this window, one chat each, as tabs (see ``piwork.gui.tabs``)
+        self.strip = TabStrip(self.theme, self)
+        self.setCentralWidget(self.strip)
         self.status = WorkbenchStatusBar(self)
         self.setStatusBar(self.status)
         self.action_map: dict[str, QAction] = {}
@@ -144,31 +147,23 @@ class MainWindow(QMainWindow):
         )
         for dock_id in ("resources", "logs", "context", "changes"):
             self.docks[dock_id].hide()
-        # each panel attaches to the open session itself (see ``piwork.gui.panels``)
+        # each panel attaches to the session of the tab in front itself (see ``piwork.gui.panels``)
         self.panels = SessionPanels()
-        # desktop notifications of replies that end while the window is in the background
-        self.reply_notifier = ReplyNotifier(self, ui_state)
-        # an empty new session lists the project's recent sessions over its conversation
-        self.recent_sessions = RecentSessionsFeed(self.chat)
-        self.recent_sessions.sessionChosen.connect(self.sessionFileChosen)
-        # a call waiting for approval is its chat card; the footer's button switches the project's mode
-        self.approvals = WindowApprovals(self.chat.presenter, self.chat.footer.approval_mode, self)
-        self.chat.view.approvalAnswered.connect(self.approvals.on_card_action)
-        # restoring the project's files to a point of the conversation, and undoing it
-        self.rewind = FileRewind(self.chat.presenter, self)
-        self.tree_panel.rewind = self.rewind
         for panel in (
             self.tree_panel,
             self.resource_panel,
             self.log_panel,
             self.context_panel,
             self.changes_panel,
-            self.reply_notifier,
-            self.recent_sessions,
-            self.approvals,
-            self.rewind,
         ):
             self.panels.register(panel)
+        # the first tab: a window opens with one session (a controller claims it, see ``SessionController``)
+        self.first_tab = self.new_tab()
+        # restoring the project's files to a point of the conversation, and undoing it (its notices go to
+        # the chat in front: ``rewind.set_presenter`` as a tab comes to the front)
+        self.rewind = FileRewind(self.chat.presenter, self)
+        self.tree_panel.rewind = self.rewind
+        self.panels.register(self.rewind)
         self.switcher = ProjectSwitcher(ui_state, self.action_map["open_folder"], self.status)
         self.switcher.projectChosen.connect(self.projectChosen)
         self.status.insertPermanentWidget(0, self.switcher)
@@ -195,6 +190,57 @@ class MainWindow(QMainWindow):
             "logs": self.log_panel.tabs,
             "context": self.context_panel.tabs,
         }
+
+    # ---- tabs --------------------------------------------------------------------------------
+
+    @property
+    def front_tab(self) -> ChatTab:
+        return self.strip.front or self.first_tab
+
+    @property
+    def chat(self) -> ChatPanel:
+        """The chat of the tab in front (what the window's actions act on)."""
+        return self.front_tab.chat
+
+    @property
+    def approvals(self) -> WindowApprovals:
+        return self.front_tab.approvals
+
+    @property
+    def recent_sessions(self) -> RecentSessionsFeed:
+        return self.front_tab.recent_sessions
+
+    @property
+    def reply_notifier(self) -> ReplyNotifier:
+        return self.front_tab.reply_notifier
+
+    def new_tab(self, *, front: bool = True) -> ChatTab:
+        """A new tab with an empty chat (its controller opens a session into it)."""
+        tab = ChatTab(self.theme, self, self.ui_state)
+        self.adopt_tab(tab, front=front)
+        return tab
+
+    def adopt_tab(self, tab: ChatTab, *, front: bool = True) -> None:
+        """Show ``tab`` (new, or moved from another window) as one of this window's tabs."""
+        if tab.parent() is not self:
+            tab.move_to(self)
+        tab.chat.view.openLogRequested.connect(self.open_log)
+        tab.chat.footer.contextPanelRequested.connect(self._show_context_of_chat)
+        tab.sessionChosen.connect(self.sessionFileChosen)
+        self.strip.add(tab, front=front)
+        if self.isVisible():
+            name_unnamed_controls(tab.chat)
+            self.watch_drops()
+
+    def release_tab(self, tab: ChatTab) -> None:
+        """``tab`` leaves this window (closed, or moved to another)."""
+        tab.chat.view.openLogRequested.disconnect(self.open_log)
+        tab.chat.footer.contextPanelRequested.disconnect(self._show_context_of_chat)
+        tab.sessionChosen.disconnect(self.sessionFileChosen)
+        self.strip.remove(tab)
+
+    def _show_context_of_chat(self) -> None:
+        self.show_context_panel(0)
 
     # ---- building ----------------------------------------------------------------------------
 
@@ -303,10 +349,11 @@ class MainWindow(QMainWindow):
         a["quit"].triggered.connect(self.close)
         a["about"].triggered.connect(self.show_about)
         a["shortcuts"].triggered.connect(self.show_shortcuts)
+        # what acts on a chat acts on the chat in front when it is triggered
         a["focus_composer"].triggered.connect(lambda: self.chat.composer.setFocus())
-        a["stop"].triggered.connect(self.chat.stopRequested)
-        a["pick_model"].triggered.connect(self.chat.footer.model_picker.showPopup)
-        a["cycle_thinking"].triggered.connect(self.chat.footer.thinking_picker.cycle)
+        a["stop"].triggered.connect(lambda: self.chat.stopRequested.emit())
+        a["pick_model"].triggered.connect(lambda: self.chat.footer.model_picker.showPopup())
+        a["cycle_thinking"].triggered.connect(lambda: self.chat.footer.thinking_picker.cycle())
         a["session_tree"].triggered.connect(self.show_tree)
         a["undo_restore"].setEnabled(False)
         a["undo_restore"].triggered.connect(lambda: self.rewind.undo_last())
@@ -317,7 +364,7 @@ class MainWindow(QMainWindow):
             session_menu.aboutToShow.connect(self.rewind.refresh_undo)
         self.tree_panel.changesSinceRequested.connect(self.changes_panel.show_since)
         self.rewind.restored.connect(lambda _plan: self.changes_panel.refresh())  # the files moved under it
-        self.tree_panel.editor_text_requested.connect(self.chat.composer.set_text)
+        self.tree_panel.editor_text_requested.connect(lambda text: self.chat.composer.set_text(text))
         self.tree_panel.entry_selected.connect(self.show_entry_in_chat)
         a["toggle_theme"].setChecked(self.theme.dark)
         a["toggle_theme"].toggled.connect(self.themeToggled)
@@ -328,9 +375,7 @@ class MainWindow(QMainWindow):
         a["start_fresh"].toggled.connect(lambda fresh: self._set_reopen_last(not fresh))
         a["desktop_notices"].setChecked(notices_enabled(self.ui_state))
         a["desktop_notices"].toggled.connect(lambda on: self.ui_state.setValue(NOTIFY_KEY, on))
-        self.chat.view.openLogRequested.connect(self.open_log)
-        self.chat.footer.contextPanelRequested.connect(lambda: self.show_context_panel(0))
-        self.log_panel.send_to_chat.connect(self.chat.composer.insert_text)
+        self.log_panel.send_to_chat.connect(lambda text: self.chat.composer.insert_text(text))
 
     def _recent_menu(self, parent: QMenu) -> QMenu:
         """File → Open Recent: the project folders opened lately, with when; filled as it opens."""
@@ -395,7 +440,7 @@ class MainWindow(QMainWindow):
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
-        self.chat.set_theme(theme)
+        self.strip.set_theme(theme)
         action = self.action_map["toggle_theme"]
         action.blockSignals(True)
         action.setChecked(theme.dark)

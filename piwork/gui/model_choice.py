@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from piwork.core.agent import AgentSession
 from piwork.core.errors import PiworkError
 from piwork.core.llm import Model, ModelRegistry
+from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.chat.empty_state import CHECKING, CHOOSE, MISSING, READY
 from piwork.gui.chat.pickers import thinking_clamp_text
 from piwork.gui.key_status import KeyStatus
@@ -23,6 +24,7 @@ class ModelHost(Protocol):
 
     models: ModelRegistry
     keys: KeyStatus
+    chat: ChatPanel  # the tab's chat
 
     @property
     def session(self) -> AgentSession | None: ...
@@ -37,7 +39,7 @@ class ModelHost(Protocol):
 class ModelChoice:
     def __init__(self, host: ModelHost, window: MainWindow) -> None:
         self.host = host
-        self.chat = window.chat
+        self.chat = host.chat
         self.status = window.status
         self._picks = 0  # models picked so far: a pick resolved in a worker applies only if still the latest
         footer = self.chat.footer

@@ -9,6 +9,7 @@ from collections.abc import Coroutine
 from typing import Any, Protocol
 
 from piwork.core.agent import AgentSession
+from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.context.context_commands import ContextCommands
 from piwork.gui.key_status import KeyStatus
 from piwork.gui.main_window import MainWindow
@@ -16,6 +17,7 @@ from piwork.gui.main_window import MainWindow
 
 class SendingHost(Protocol):
     keys: KeyStatus
+    chat: ChatPanel  # the tab's chat
 
     @property
     def session(self) -> AgentSession | None: ...
@@ -28,10 +30,10 @@ class SendingHost(Protocol):
 class PromptSending:
     def __init__(self, host: SendingHost, window: MainWindow, context_commands: ContextCommands) -> None:
         self.host = host
-        self.composer = window.chat.composer
-        self.presenter = window.chat.presenter
+        self.composer = host.chat.composer
+        self.presenter = host.chat.presenter
         self.context_commands = context_commands
-        chat = window.chat
+        chat = host.chat
         chat.promptSubmitted.connect(self.submit)
         chat.followUpSubmitted.connect(self.submit_follow_up)
         chat.userCommandSubmitted.connect(self.run_user_command)

@@ -184,10 +184,10 @@ class RecentSessionsFeed(QObject):
         self._listing = listing
 
     def detach(self) -> None:
-        if self._listing is not None:
-            self._listing.cancel()
-            self._listing.deleteLater()
-            self._listing = None
+        listing, self._listing = self._listing, None
+        if listing is not None and shiboken6.isValid(listing):  # gone with its window at the end
+            listing.cancel()
+            listing.deleteLater()
         if shiboken6.isValid(self.card):  # not when the window is already gone (the end of the process)
             self.card.clear()
             self._update()

@@ -6,6 +6,11 @@ the dialogs (``dialog_openers``), the tool set and system prompt (``tool_set``),
 (``branch_view``), what the user sends (``prompt_sending``) and slash commands (``commands``, run with a
 ``CommandContext``).
 
+One controller per tab (``piwork.gui.tabs``): it drives the tab's own chat (``tab.chat``, never the window's
+chat in front) and keeps its session running in the background; the window-wide parts (menus, the docks'
+panels, the status bar, the title) reach it and show its session only while its tab is in front
+(``links``, ``set_front``). A controller made without a tab takes the window's first one.
+
 All engine work runs as asyncio tasks on the qasync loop; the controller keeps a reference to every task it
 starts, reports failures in the chat (engine errors) or through the notification path (anything else), and
 cancels what is left on shutdown.
@@ -15,11 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -58,10 +64,25 @@ from piwork.gui.resources.prompt_parts import session_prompt_parts
 from piwork.gui.search.landing import select_in_tree
 from piwork.gui.session_file_watch import SessionFileWatch
 from piwork.gui.session_owner import SessionOwnership
+from piwork.gui.tabs.chat_tab import ChatTab
+from piwork.gui.tabs.front_links import FrontLinks
 from piwork.gui.tool_set import ToolSet
 from piwork.gui.trust_flow import TrustFlow
 
 log = logging.getLogger(__name__)
+
+
+class TabHost(Protocol):
+    """The window's tabs, as a controller asks them to open a session somewhere else."""
+
+    def tab_with_file(self, session_file: str, besides: SessionController) -> AgentRuntime | None:
+        """The session of the other tab (in any window) that has ``session_file`` open, brought to the
+        front; None when no other tab has it."""
+
+    async def open_in_new_tab(
+        self, beside: SessionController, session_file: str | None, cwd: str, *, most_recent: bool = False
+    ) -> AgentRuntime:
+        """Open a session in a new tab of ``beside``'s window, in front."""
 
 
 class SessionController(QObject):
@@ -78,10 +99,14 @@ class SessionController(QObject):
         approve: bool | None = None,
         env: Mapping[str, str] | None = None,
         credentials: CredentialStore | None = None,
+        tab: ChatTab | None = None,
     ) -> None:
         super().__init__(window)
         self.window = window
-        self.chat = window.chat
+        self.tab = tab or window.first_tab
+        self.chat = self.tab.chat
+        self.links = FrontLinks(front=window.front_tab is self.tab)
+        self.tab_host: TabHost | None = None  # set when the window keeps several tabs
         self.notifications = notifications
         self._view_failures: set[tuple[str, str]] = set()  # (view, event type) already reported
         self.cwd = os.path.abspath(cwd)
@@ -108,7 +133,7 @@ class SessionController(QObject):
         self.context_feed = ContextFeed(self.tokenizers, self)
         self.file_watch = SessionFileWatch(self)  # reads outside changes ahead, off the GUI thread
         # another program writing the open file: read-only, followed, forked or taken over
-        self.ownership = SessionOwnership(self, window.chat.owner_banner, self.file_watch, self)
+        self.ownership = SessionOwnership(self, self.chat.owner_banner, self.file_watch, self)
         self.tool_set = ToolSet(self, window, self.context_feed)
         self.branch_view = BranchView(self, window, self.tool_set, notifications)
         self.context_commands = ContextCommands(
@@ -120,7 +145,7 @@ class SessionController(QObject):
             show_system_prompt=self.tool_set.show_system_prompt,
             show_preflight=lambda planned: self.preflight.show(planned),
         )
-        self.context_navigator = ContextNavigator(window, self.context_feed, self)
+        self.context_navigator = ContextNavigator(window, self.context_feed, self, chat=self.chat)
         self.context_edits = ContextEdits(self, window.tree_panel, self.chat.view, self.chat.presenter)
         self.sending = PromptSending(self, window, self.context_commands)
         self.reply_again = ReplyAgain(self, self.chat.view, self.chat.presenter, self.chat.composer, self)
@@ -142,7 +167,7 @@ class SessionController(QObject):
             sessions=self,
             model_choice=self.model_choice,
             composer=self.chat.composer,
-            window=CommandSurface(window, self.dialogs, self.trust.show),
+            window=CommandSurface(window, self.dialogs, self.trust.show, self.chat),
             context=self.context_commands,
         )
         self._wire()
@@ -159,23 +184,109 @@ class SessionController(QObject):
     def session(self) -> AgentSession | None:
         return self.runtime.session if self.runtime is not None else None
 
+    @property
+    def front(self) -> bool:
+        """The tab is in front of its window: the window-wide parts show and act on its session."""
+        return self.links.front
+
     def _wire(self) -> None:
-        a = self.window.action_map
         self.chat.commandSubmitted.connect(self.run_command)
-        a["new_session"].triggered.connect(lambda: self.spawn(self.open_session(None)))
-        self.window.projectChosen.connect(lambda folder: self.spawn(self.open_project(folder)))
-        self.window.sessionFileChosen.connect(lambda path: self.spawn(self.open_session(path)))
-        a["export"].triggered.connect(lambda: self.run_command(SlashCommand("export", "")))
-        a["import_session"].triggered.connect(lambda: self.run_command(SlashCommand("import", "")))
-        a["compact"].triggered.connect(lambda: self.run_command(SlashCommand("compact", "")))
-        a["name_session"].triggered.connect(lambda: self.run_command(SlashCommand("name", "")))
-        a["reload_resources"].triggered.connect(self.reload)
-        tree = self.window.tree_panel
-        tree.branch_made.connect(self._remember_branch_notice)
-        tree.session_created.connect(self.open_branched)
-        self.window.rewind.chat_shown = self.branch_shown  # a restore after a move tells it below the branch
         self.chat.presenter.assistantFinished.connect(lambda _m: self.refresh_status())
         self.chat.presenter.compactionFinished.connect(self.refresh_status)
+        self.trust.prompter.asking.append(lambda _question: self.tab.status.set_trust_question(True))
+        self._link_window()
+        if self.front:
+            self._point_rewind()
+
+    def _link_window(self) -> None:
+        """What the window's menus and docks ask of the session, heard while the tab is in front (in the
+        order the parts were made: the tree's moves reach the branch shown before a fork opens)."""
+        link, window = self.links.connect, self.window
+        a, tree, dialogs = window.action_map, window.tree_panel, self.dialogs
+        link(a["trust"].triggered, self.trust.show)
+        link(tree.navigated, lambda _result: self.branch_view.show())
+        link(tree.status_changed, self.branch_view.show_tree_status)
+        self.context_edits.link_window(link)
+        self.preflight.link_window(link)
+        link(a["open_session"].triggered, dialogs.choose_session_file)
+        link(a["open_folder"].triggered, dialogs.choose_project_folder)
+        link(a["sessions_browser"].triggered, dialogs.show_sessions_browser)
+        link(a["search_sessions"].triggered, dialogs.show_search)
+        link(a["command_palette"].triggered, dialogs.show_palette)
+        link(a["settings"].triggered, dialogs.show_settings)
+        link(a["new_session"].triggered, lambda: self.spawn(self.open_session(None)))
+        link(window.projectChosen, lambda folder: self.spawn(self.open_project(folder)))
+        link(window.sessionFileChosen, lambda path: self.spawn(self.open_session(path)))
+        link(a["export"].triggered, lambda: self.run_command(SlashCommand("export", "")))
+        link(a["import_session"].triggered, lambda: self.run_command(SlashCommand("import", "")))
+        link(a["compact"].triggered, lambda: self.run_command(SlashCommand("compact", "")))
+        link(a["name_session"].triggered, lambda: self.run_command(SlashCommand("name", "")))
+        link(a["reload_resources"].triggered, self.reload)
+        link(tree.branch_made, self._remember_branch_notice)
+        link(tree.session_created, self.open_branched)
+
+    def set_front(self, front: bool) -> None:
+        """The tab comes to the front of its window (the docks, status and title show its session) or goes
+        behind another (its session goes on; the next tab's session replaces it in the docks)."""
+        if front == self.front:
+            return
+        self.links.set_front(front)
+        self.tab.status.set_front(front)
+        if not front:
+            if self.runtime is not None:
+                self.window.panels.detach()
+            return
+        self._point_rewind()
+        if self.runtime is not None:
+            self.spawn(self._show_in_front(self.runtime))
+
+    def move_to(self, window: MainWindow) -> None:
+        """The tab moves to another top-level window, its session running on: every part that reached the
+        old window's menus, docks, status bar and dialogs reaches the new one's (the tab comes to the front
+        there through ``set_front``)."""
+        self.set_front(False)
+        self.links.clear()
+        self.window = window
+        self.setParent(window)
+        self.trust.window = window
+        self.trust.prompter.parent = window
+        self.tool_set.window = window
+        self.branch_view.window = window
+        self.context_commands.parent = window
+        self.context_navigator.window = window
+        self.context_edits.tree_panel = window.tree_panel
+        self.context_edits.setParent(window.tree_panel)
+        self.preflight.window = window
+        self.preflight.setParent(window)
+        self.model_choice.status = window.status
+        self.dialogs.window = window
+        surface = CommandSurface(window, self.dialogs, self.trust.show, self.chat)
+        self.command_context = dataclasses.replace(self.command_context, window=surface)
+        self._link_window()
+
+    def _point_rewind(self) -> None:
+        """The window's file rewind tells this tab's chat (in front) and waits for its branch shown."""
+        rewind = self.window.rewind
+        rewind.chat_shown = self.branch_shown  # a restore after a move tells it below the branch
+        rewind.set_presenter(self.chat.presenter)
+
+    async def _show_in_front(self, runtime: AgentRuntime) -> None:
+        # one panel per event-loop turn, as on opening (a long session costs each of them milliseconds)
+        for panel in self.window.panels:
+            await asyncio.sleep(0)
+            if not self.front or self.runtime is not runtime:
+                return
+            panel.attach(runtime)
+        self.show_title(runtime.session.tree.name or None)
+        self.tool_set.show_system_prompt()
+        self.context_feed.replay()
+        self.refresh_status()
+
+    def show_title(self, name: str | None) -> None:
+        """The session's name (or its project's) on its tab, and in the window's title while in front."""
+        self.tab.set_title(name or os.path.basename(os.path.normpath(self.cwd)) or self.cwd)
+        if self.front:
+            self.window.set_session_title(name, self.cwd)
 
     # ---- tasks -------------------------------------------------------------------------------
 
@@ -226,7 +337,18 @@ class SessionController(QObject):
         """Build the runtime for ``session_file`` (None: a new session in the current folder, or with
         ``most_recent`` the folder's latest session at its leaf when it has one).
         ``reopen_current``: reopen whatever session is open once trust is settled, since a first message
-        sent while a trust question waited gives the open session its file only then."""
+        sent while a trust question waited gives the open session its file only then.
+        With several tabs, a session open in another tab is brought to the front there (never opened
+        twice), and opening while this tab's reply runs opens a new tab beside it (the reply goes on)."""
+        if self.tab_host is not None and not reopen_current:
+            if session_file and not self.is_open_file(session_file):
+                other = self.tab_host.tab_with_file(session_file, self)
+                if other is not None:
+                    return other
+            if self.session is not None and self.session.is_streaming:
+                return await self.tab_host.open_in_new_tab(
+                    self, session_file, self.cwd, most_recent=most_recent
+                )
         if self.session is not None and self.session.is_streaming:
             await self.session.abort()
         # The keyring is asked in a worker (about providers not asked yet); the session opens without
@@ -240,7 +362,10 @@ class SessionController(QObject):
             header_cwd = header.get("cwd")
             if isinstance(header_cwd, str) and os.path.isdir(header_cwd):
                 self.cwd = os.path.abspath(header_cwd)
-        trust = await self.trust.decide()
+        try:
+            trust = await self.trust.decide()
+        finally:
+            self.tab.status.set_trust_question(False)
         if reopen_current:
             if self.session is not None and self.session.is_streaming:  # sent while the question waited
                 await self.session.wait_for_idle()
@@ -274,8 +399,11 @@ class SessionController(QObject):
             # turn of its own, before the chat: a long session costs each of them milliseconds on the GUI
             # thread (the tree and graph build their rows), and with the chat's layout and the window's
             # paint in the same pass they held it over 50 ms.
-            for panel in self.window.panels:
+            for panel in self.window.panels if self.front else ():
                 await asyncio.sleep(0)
+                panel.attach(runtime)
+            self.tab.status.reset()
+            for panel in self.tab.panels:  # the tab's own: its approvals, its chat's recent sessions...
                 panel.attach(runtime)
         except BaseException:  # cancelled meanwhile: nor is the new file kept
             runtime.store.close()
@@ -327,15 +455,21 @@ class SessionController(QObject):
         return str(path) if path else None
 
     async def open_project(self, folder: str) -> AgentRuntime | None:
-        """Switch the window to another project folder: its trust is decided as at a first start, and it
-        opens in its latest session (or a new one, per Session → Reopen Last Session at Start)."""
+        """Switch the tab to another project folder: its trust is decided as at a first start, and it
+        opens in its latest session (or a new one, per Session → Reopen Last Session at Start). While the
+        tab's reply runs, the project opens in a new tab instead."""
         if not await asyncio.to_thread(os.path.isdir, folder):
             self.chat.presenter.add_notice(
                 "Cannot open that project", f"{folder} is not a folder (any more)."
             )
             return None
+        most_recent = self.window.reopens_last_session()
+        if self.tab_host is not None and self.session is not None and self.session.is_streaming:
+            return await self.tab_host.open_in_new_tab(
+                self, None, os.path.abspath(folder), most_recent=most_recent
+            )
         self.cwd = os.path.abspath(folder)
-        return await self.open_session(None, most_recent=self.window.reopens_last_session())
+        return await self.open_session(None, most_recent=most_recent)
 
     async def branch_shown(self) -> None:
         """Once the chat shows the branch the session is on (after a move, its rows build in a worker)."""
@@ -355,20 +489,17 @@ class SessionController(QObject):
         close = getattr(session, "close", None)
         if callable(close):
             close()  # release its writer lock: the runtime reopens the file and must be able to write it
-        if path is not None and Path(path).is_file():
-            task = self.spawn(self.open_session(str(path)))
-        else:
-            task = self.spawn(self.open_session(None))
+        opening = str(path) if path is not None and Path(path).is_file() else None
 
-        def opened(done: asyncio.Task[Any]) -> None:
-            if done.cancelled() or done.exception() is not None or not shiboken6.isValid(self):
-                return
+        async def open_and_tell() -> None:
+            await self.open_session(opening)
+            # in the same turn as the session shows, so nothing sees it open without its notice
             if notice is not None:
                 self.chat.presenter.add_notice(*notice)
             if editor_text:
                 self.chat.composer.set_text(editor_text)
 
-        task.add_done_callback(opened)
+        self.spawn(open_and_tell())
 
     async def open_at(self, path: str, entry_id: str | None) -> None:
         """Open ``path`` (unless it is the open session) and select ``entry_id`` in the tree."""
@@ -387,7 +518,9 @@ class SessionController(QObject):
         """Unhook the open session from the window; returns its store, still to be closed."""
         self.branch_view.cancel()
         self.context_feed.detach()
-        self.window.panels.detach()
+        if self.front:
+            self.window.panels.detach()
+        self.tab.panels.detach()
         self.file_watch.watch(None)
         self.ownership.detach()
         if self._unsubscribe is not None:
@@ -414,6 +547,7 @@ class SessionController(QObject):
         """Each view takes the event on its own: one that fails says so, naming itself and the event, and
         the others (and the session) go on."""
         self._in_view("the chat", event, self.chat.presenter.handle)
+        self._in_view("the tab", event, self.tab.status.handle)
         self._in_view("the Context panel", event, self.context_feed.handle)
         self._in_view("the window", event, self._follow_event)
 
@@ -441,14 +575,15 @@ class SessionController(QObject):
         if session is None or self.runtime is None:
             return
         model = session.model
-        status = self.window.status
-        trust = self.runtime.resources.trust
-        if trust is None:
-            status.set_trust("unknown")
-        elif trust.source == "no-project-resources":
-            status.set_trust("no-project-resources")
-        else:
-            status.set_trust("trusted" if trust.trusted else "untrusted")
+        if self.front:  # the status bar is the window's: it shows the tab in front
+            status = self.window.status
+            trust = self.runtime.resources.trust
+            if trust is None:
+                status.set_trust("unknown")
+            elif trust.source == "no-project-resources":
+                status.set_trust("no-project-resources")
+            else:
+                status.set_trust("trusted" if trust.trusted else "untrusted")
         self.context_feed.schedule()  # meter and billed figures: computed off the GUI thread
         self.chat.footer.thinking_picker.select(session.thinking_level)
         source = self.runtime.resources.settings.default_thinking_source().describe()

@@ -18,14 +18,16 @@ class ToolSetHost(Protocol):
     runtime: AgentRuntime | None
     tokenizers: Tokenizers
 
+    @property
+    def front(self) -> bool: ...  # the session's tab is in front (the Resources panel shows its prompt)
+
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
 
 class ToolSet:
     def __init__(self, host: ToolSetHost, window: MainWindow, feed: ContextFeed) -> None:
         self.host = host
-        self.panel = window.resource_panel
-        self.status = window.status
+        self.window = window
         self.feed = feed
         self._dock = window.docks["resources"]
         self._rough = False  # the prompt's parts were counted chars/4 while the panel was out of view
@@ -36,7 +38,7 @@ class ToolSet:
         file excluded for this task, another model or tool set after a move in the tree changed it).
         The tokenizer is loaded for it once the panel is on screen, or there is a model (the meter's)."""
         runtime = self.host.runtime
-        if runtime is None:
+        if runtime is None or not self.host.front:
             return
         session = runtime.session
         load = self._dock.isVisible() or session.model is not None
@@ -44,7 +46,7 @@ class ToolSet:
 
     async def _show(self, runtime: AgentRuntime, load: bool) -> None:
         rough = await show_system_prompt(
-            self.panel, runtime.session, runtime.resources, self.host.tokenizers, load
+            self.window.resource_panel, runtime.session, runtime.resources, self.host.tokenizers, load
         )
         if runtime is self.host.runtime:
             self._rough = rough
@@ -70,4 +72,4 @@ class ToolSet:
         self.feed.schedule()
         self.show_system_prompt()
         state = "on" if on else "off"
-        self.status.showMessage(f"Tool {name} turned {state} for this session.", 5000)
+        self.window.status.showMessage(f"Tool {name} turned {state} for this session.", 5000)

@@ -28,6 +28,7 @@ from piwork.core.resources import (
 from piwork.core.workflows import AgentRuntime
 from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.main_window import MainWindow
+from piwork.gui.tabs.chat_tab import ChatTab
 from piwork.gui.trust_dialog import TrustDialog, TrustPrompter
 
 
@@ -37,6 +38,8 @@ class TrustHost(Protocol):
     cwd: str
     agent_dir: Path
     runtime: AgentRuntime | None
+    chat: ChatPanel  # the tab's chat
+    tab: ChatTab
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
@@ -55,7 +58,7 @@ class TrustDecision:
 class TrustFlow:
     def __init__(self, host: TrustHost, window: MainWindow, approve: bool | None) -> None:
         self.host = host
-        self.chat: ChatPanel = window.chat
+        self.chat: ChatPanel = host.chat
         self.window = window
         self.approve = approve
         self.session_trust: dict[str, bool] = {}
@@ -63,8 +66,7 @@ class TrustFlow:
         agent_dir = str(host.agent_dir)
         self.prompter = TrustPrompter(TrustStore(agent_dir), FingerprintStore(agent_dir), parent=window)
         self.prompter.before_asking = self._not_while_typing
-        self.prompter.asking.append(window.reply_notifier.waiting_for_answer)
-        window.action_map["trust"].triggered.connect(self.show)
+        self.prompter.asking.append(lambda question: host.tab.reply_notifier.waiting_for_answer(question))
 
     def _folder(self) -> str:
         return os.path.realpath(self.host.cwd)

@@ -5,10 +5,10 @@ original; the tree's marks, the X-ray, the meter and preflight follow at once.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, SignalInstance
 
 from piwork.core.errors import PiworkError
 from piwork.core.workflows import AgentRuntime
@@ -43,10 +43,15 @@ class ContextEdits(QObject):
         self.tree_panel = tree_panel
         self.presenter = presenter
         self._noted: object = None  # the session whose context edits the chat has noted
-        tree_panel.context_edit_requested.connect(self.edit)
-        tree_panel.navigated.connect(lambda _result: tree_panel.refresh_edit_marks())  # other branch, edits
-        tree_panel.edit_marks_shown.connect(self.note_edits_in_force)
         chat.contextEditRequested.connect(self.edit_row)
+
+    def link_window(self, link: Callable[[SignalInstance, Callable[..., Any]], None]) -> None:
+        """The Session Tree's requests, through ``link`` (they act on this session while its tab is in
+        front)."""
+        tree_panel = self.tree_panel
+        link(tree_panel.context_edit_requested, self.edit)
+        link(tree_panel.navigated, lambda _result: tree_panel.refresh_edit_marks())  # other branch, edits
+        link(tree_panel.edit_marks_shown, self.note_edits_in_force)
 
     def _session(self) -> Any:
         runtime = self.host.runtime

@@ -136,6 +136,8 @@ class ContextFeed(QObject):
         self._job_number = 0
         self._counting.connect(self._show_counting)
         self._applied_key: tuple[Any, ...] | None = None
+        # what the panels were last told: X-ray, tools, series (said again when the tab comes to the front)
+        self._shown: tuple[tuple[Any, ...], Any, tuple[Any, ...]] | None = None
         self._pending_key: tuple[Any, ...] | None = None
         self._billed_stale = True
         self._series_stale = True
@@ -161,6 +163,7 @@ class ContextFeed(QObject):
     ) -> None:
         """Follow ``session`` (an AgentSession); ``prompt_parts`` gives its system prompt part by part."""
         self.session = session
+        self._shown = None
         self.snapshot_parts = prompt_parts
         self.telemetry_dir = telemetry_dir
         self.decisions = []
@@ -575,12 +578,27 @@ class ContextFeed(QObject):
         self.readingChanged.emit(self.reading)
         self.billedChanged.emit(self.billed)
         self._rough = figures.rough
+        xray = (request, figures.message_parts, figures.elided_messages, figures.xray_table)
         if not figures.rough:  # counted chars/4: the panels get the counts once one of them shows
-            self.xrayChanged.emit(request, figures.message_parts, figures.elided_messages, figures.xray_table)
+            self.xrayChanged.emit(*xray)
             self.toolsChanged.emit(figures.tools)
         if self._history is None:  # replies before this window followed the session: from the transcript
             self._history = (figures.occupancy, figures.billed)
         occupancy = self._history[0] + self.occupancy_samples
         billed = self._history[1] + self.billed_samples
         self.seriesChanged.emit(occupancy, billed, self.marks)
+        self._shown = (xray, figures.tools, (occupancy, billed, self.marks))
         self.refreshed.emit()
+
+    def replay(self) -> None:
+        """Say again what the panels were last told (the session's tab came back to the front of the
+        window: the Context and Resources panels show its figures again), without computing anything."""
+        if self.session is None:
+            return
+        self.manifestChanged.emit(self._manifest())
+        self.decisionsReset.emit(list(self.decisions))
+        if self._shown is not None and not self._rough:
+            xray, tools, series = self._shown
+            self.xrayChanged.emit(*xray)
+            self.toolsChanged.emit(tools)
+            self.seriesChanged.emit(*series)

@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 
 from piwork.core.context import ManifestEntry
+from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.context.feed import ContextFeed
 from piwork.gui.context.xray_model import JumpTarget
 from piwork.gui.main_window import MainWindow
@@ -34,9 +35,17 @@ class ContextNavigator(QObject):
     )  # "chat" | "tree" | "resources" | "tools", what was selected (key, id, path, name)
     missed = Signal(str)  # why a jump found nothing
 
-    def __init__(self, window: MainWindow, feed: ContextFeed, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        window: MainWindow,
+        feed: ContextFeed,
+        parent: QObject | None = None,
+        *,
+        chat: ChatPanel | None = None,
+    ) -> None:
         super().__init__(parent or window)
         self.window = window
+        self.chat = chat or window.chat  # the tab's chat
         self.feed = feed
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -106,8 +115,8 @@ class ContextNavigator(QObject):
             self.missed.emit("That message is no longer in the context")
             return
         message = messages[index]
-        key = self.window.chat.presenter.row_key_for_message(message)
-        if key is not None and self.window.chat.view.reveal_row_key(key, expand=expand):
+        key = self.chat.presenter.row_key_for_message(message)
+        if key is not None and self.chat.view.reveal_row_key(key, expand=expand):
             self.landed.emit("chat", key)
         task = asyncio.ensure_future(self._select_in_tree(message))
         self._tasks.add(task)

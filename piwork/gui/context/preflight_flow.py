@@ -10,10 +10,12 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Protocol
 
 import shiboken6
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, SignalInstance
+from PySide6.QtWidgets import QDockWidget
 
 from piwork.core.context import GovernorDecision, ManifestEntry
 from piwork.core.workflows import AgentRuntime
+from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.commands import SlashCommand
 from piwork.gui.context.context_commands import ContextCommands
 from piwork.gui.context.feed import ContextFeed
@@ -26,6 +28,7 @@ from piwork.gui.main_window import MainWindow
 class PreflightHost(Protocol):
     runtime: AgentRuntime | None
     cwd: str
+    chat: ChatPanel  # the tab's chat
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
@@ -53,39 +56,44 @@ class PreflightFlow(QObject):
         self.dialog: PreflightDialog | None = None
         self._auto_key: tuple[str, int] | None = None
         self.auto_task: asyncio.Task[Any] | None = None  # the latest automatic check
-        self._wire(toggle_tool)
-
-    def _wire(self, toggle_tool: Callable[[str, bool], None]) -> None:
-        feed, panel, footer, window = (
-            self.feed,
-            self.window.context_panel,
-            self.window.chat.footer,
-            self.window,
-        )
-        # The figures are made once something shows them: the meter (it shows a count once there is a
-        # model), the Context panel, the Resources panel (the tools' counts).
-        docks = (window.docks["context"], window.docks["resources"])
-        feed.counts_shown = lambda: self._model_chosen() or any(dock.isVisible() for dock in docks)
-        feed.partials_wanted = docks[0].isVisible()
-        for dock in docks:
-            dock.visibilityChanged.connect(self._dock_shown)
+        self._toggle_tool = toggle_tool
+        self._docks: tuple[QDockWidget, ...] = ()
+        self.watch_docks()
+        feed, footer = self.feed, host.chat.footer
         feed.readingChanged.connect(footer.set_reading)
         feed.readingChanged.connect(self._maybe_auto_preflight)
         feed.decisionAdded.connect(self._on_governor_decision)
         feed.billedChanged.connect(footer.set_billed)
-        feed.xrayChanged.connect(panel.set_xray)
-        feed.toolsChanged.connect(window.resource_panel.set_tools)
-        window.resource_panel.toolToggled.connect(toggle_tool)
-        feed.manifestChanged.connect(lambda manifest: panel.set_manifest(manifest, self.host.cwd))
-        feed.decisionAdded.connect(panel.add_decision)
-        feed.decisionsReset.connect(panel.set_decisions)
-        feed.seriesChanged.connect(panel.plot.set_series)
-        panel.jumpRequested.connect(self.navigator.jump)
-        panel.showOriginalRequested.connect(self.navigator.show_original)
-        panel.preflightRequested.connect(lambda *_: self.show())
-        panel.manifestActionRequested.connect(self.on_manifest_action)
-        self.navigator.missed.connect(lambda text: window.status.showMessage(text, 8000))
-        window.action_map["context_preflight"].triggered.connect(lambda *_: self.show())
+        self.navigator.missed.connect(lambda text: self.window.status.showMessage(text, 8000))
+
+    def link_window(self, link: Callable[[SignalInstance, Callable[..., Any]], None]) -> None:
+        """The window's Context and Resources panels and its Preflight action, through ``link`` (they
+        show this session's figures, and act on it, while its tab is in front)."""
+        feed, panel, window = self.feed, self.window.context_panel, self.window
+        link(feed.xrayChanged, panel.set_xray)
+        link(feed.toolsChanged, window.resource_panel.set_tools)
+        link(window.resource_panel.toolToggled, self._toggle_tool)
+        link(feed.manifestChanged, lambda manifest: panel.set_manifest(manifest, self.host.cwd))
+        link(feed.decisionAdded, panel.add_decision)
+        link(feed.decisionsReset, panel.set_decisions)
+        link(feed.seriesChanged, panel.plot.set_series)
+        link(panel.jumpRequested, self.navigator.jump)
+        link(panel.showOriginalRequested, self.navigator.show_original)
+        link(panel.preflightRequested, lambda *_: self.show())
+        link(panel.manifestActionRequested, self.on_manifest_action)
+        link(window.action_map["context_preflight"].triggered, lambda *_: self.show())
+
+    def watch_docks(self) -> None:
+        """The figures are made once something shows them: the meter (it shows a count once there is a
+        model), the window's Context panel, its Resources panel (the tools' counts)."""
+        for dock in self._docks:
+            dock.visibilityChanged.disconnect(self._dock_shown)
+        window = self.window
+        docks = self._docks = (window.docks["context"], window.docks["resources"])
+        self.feed.counts_shown = lambda: self._model_chosen() or any(dock.isVisible() for dock in docks)
+        self.feed.partials_wanted = docks[0].isVisible()
+        for dock in docks:
+            dock.visibilityChanged.connect(self._dock_shown)
 
     def _model_chosen(self) -> bool:
         """The meter shows a count (with no model it says so instead)."""

@@ -69,6 +69,10 @@ class FileRewind(QObject):
         # worker, and a notice added before that would be replaced with the old rows (set by the window)
         self.chat_shown: Callable[[], Awaitable[None]] | None = None
 
+    def set_presenter(self, presenter: ChatPresenter) -> None:
+        """Tell what follows in another chat (the window's tab in front changed)."""
+        self._presenter = presenter
+
     # ---- SessionPanel ------------------------------------------------------------------------
 
     def attach(self, runtime: AgentRuntime) -> None:
