@@ -25,6 +25,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ),
     ActionSpec("open_session", "Open Session &File…", "Ctrl+Alt+O", "File", "Open a session file (.jsonl)"),
     ActionSpec("new_session", "&New Session", "Ctrl+N", "File", "Start a new session in this project"),
+    ActionSpec("new_tab", "New &Tab", "Ctrl+Shift+T", "File", "Open a new session in this project in a tab"),
+    ActionSpec("close_tab", "&Close Tab", "Ctrl+W", "File", "Close this tab (asks while its reply runs)"),
+    ActionSpec(
+        "move_tab", "&Move Tab to New Window", "", "File", "Show this tab's session in a window of its own"
+    ),
+    ActionSpec("next_tab", "Next Ta&b", "Ctrl+PgDown", "View", "Show the next tab's session"),
+    ActionSpec("previous_tab", "Previous Tab", "Ctrl+PgUp", "View", "Show the previous tab's session"),
     ActionSpec("sessions_browser", "&Sessions…", "Ctrl+Shift+O", "File", "Browse, search and open sessions"),
     ActionSpec(
         "search_sessions",

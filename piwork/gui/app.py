@@ -19,10 +19,10 @@ from piwork.gui import compat
 from piwork.gui.assets import APP_ID, resource_path
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.chat.markdown import warm_up_lexers
-from piwork.gui.inbox.wiring import follow_controller, install_inbox
+from piwork.gui.inbox.wiring import follow_tabs, install_inbox
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
-from piwork.gui.session_controller import SessionController
+from piwork.gui.tabs.manager import TabManager
 from piwork.gui.theme import ThemeManager
 
 CONFIG_DIR_ENV = "PIWORK_CONFIG_DIR"  # where window layout is remembered (tests point it at a tmp dir)
@@ -88,13 +88,30 @@ def build_window(
     return window, themes, notifications
 
 
+def tab_manager(
+    window: MainWindow, themes: ThemeManager, notifications: NotificationCenter, approve: bool | None
+) -> TabManager:
+    """The window's tabs; a tab moved to a window of its own gets one like the first (its layout and
+    palette), which follows the palette too."""
+
+    def make_window() -> MainWindow:
+        other = MainWindow(window.ui_state, themes.theme)
+        themes.changed.connect(other.set_theme)
+        other.themeToggled.connect(window.themeToggled)
+        other.resize(window.size())
+        return other
+
+    return TabManager(notifications, agent_dir(), approve=approve, make_window=make_window)
+
+
 def run(options: WindowOptions) -> int:
     app = create_application([sys.argv[0] if sys.argv else "piwork"])
     window, themes, notifications = build_window(app, options)
     inbox = install_inbox(window)  # before the layout is restored: its dock is remembered
     themes.changed.connect(inbox.panel.set_theme)
-    controller = SessionController(window, notifications, options.cwd, agent_dir(), approve=options.approve)
-    follow_controller(inbox, controller)
+    tabs = tab_manager(window, themes, notifications, options.approve)
+    controller = tabs.controller(window, options.cwd)
+    follow_tabs(inbox, tabs.registry, tabs.registry.controllers())  # every tab, in every window
 
     async def main(quit_event: asyncio.Event) -> int:
         notifications.install(asyncio.get_running_loop())
@@ -113,7 +130,7 @@ def run(options: WindowOptions) -> int:
                 app.quit()
             await quit_event.wait()
             warm_up.cancel_all()
-            await controller.shutdown()
+            await tabs.shutdown()
         finally:
             window.save_layout()
             notifications.uninstall()
@@ -124,4 +141,4 @@ def run(options: WindowOptions) -> int:
     finally:
         # The loop stops as soon as the application quits, which can cut ``shutdown`` short (its tasks
         # are cancelled, never resumed): whatever the open session still had queued is written here.
-        controller.close_session_file()
+        tabs.close_session_files()
