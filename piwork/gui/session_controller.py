@@ -258,6 +258,8 @@ class SessionController(QObject):
         self.context_edits.setParent(window.tree_panel)
         self.preflight.window = window
         self.preflight.setParent(window)
+        self.preflight.watch_docks()
+        self.tool_set.watch_dock()
         self.model_choice.status = window.status
         self.dialogs.window = window
         surface = CommandSurface(window, self.dialogs, self.trust.show, self.chat)

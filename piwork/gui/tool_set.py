@@ -33,6 +33,12 @@ class ToolSet:
         self._rough = False  # the prompt's parts were counted chars/4 while the panel was out of view
         self._dock.visibilityChanged.connect(self._panel_shown)
 
+    def watch_dock(self) -> None:
+        """The session's tab moved to another window: its Resources panel is the one shown."""
+        self._dock.visibilityChanged.disconnect(self._panel_shown)
+        self._dock = self.window.docks["resources"]
+        self._dock.visibilityChanged.connect(self._panel_shown)
+
     def show_system_prompt(self) -> None:
         """Show the system prompt the session now sends in the Resources panel (a tool toggled, a context
         file excluded for this task, another model or tool set after a move in the tree changed it).
