@@ -607,4 +607,6 @@ class MainWindow(QMainWindow):
         self.save_layout()
         self.closing.emit()
         self.panels.shutdown()
+        for tab in self.strip.tabs:  # each tab's own: its approvals, its chat's list, its desktop notices
+            tab.panels.shutdown()
         super().closeEvent(event)
