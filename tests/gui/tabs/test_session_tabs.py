@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from piwork.core.paths import agent_dir
+from piwork.gui.inbox.wiring import follow_tabs, install_inbox
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
 from piwork.gui.session_controller import SessionController
@@ -23,8 +24,9 @@ from piwork.gui.tabs.labels import TabLabel
 from piwork.gui.tabs.manager import TabManager
 from piwork.gui.tabs.tab_state import TabState
 from piwork.gui.theme import load_theme
+from tests.gui.test_approvals_window import choose_mode
 from tests.gui.test_session_controller import _configure
-from tests.support import LoopbackServer, Text, Turn
+from tests.support import LoopbackServer, Text, ToolCall, Turn
 from tests.support.scripted_turns import RecordedRequest
 
 WORDS = 40  # words in each scripted answer, streamed one event each
@@ -289,3 +291,25 @@ def test_quitting_with_replies_running_in_two_tabs_asks_once(qtbot: QtBot, tabs:
     stop.click()
     qtbot.waitUntil(lambda: not tabs.window.isVisible(), timeout=5000)
     assert tabs.window.findChild(QMessageBox, "stopRunningBox") is None  # the close did not ask again
+
+
+def test_an_approval_in_a_background_tab_waits_in_the_inbox_and_is_answered_there(
+    qtbot: QtBot, tabs: Tabs
+) -> None:
+    inbox = install_inbox(tabs.window)
+    follow_tabs(inbox, tabs.manager.registry, tabs.manager.registry.controllers())
+    first = tabs.first
+    choose_mode(qtbot, first, "ask")
+    second = tabs.new_tab()  # in front; the first goes behind
+    tabs.server.script(Turn([ToolCall("bash", {"command": "touch made.txt"})]), Turn([Text("Made it.")]))
+    first.submit("make a file")
+    qtbot.waitUntil(lambda: first.tab.status.state is TabState.WAITING, timeout=10_000)
+    assert "waiting" in tabs.window.strip.bar.tabText(0) and tabs.window.front_tab is second.tab
+    qtbot.waitUntil(lambda: inbox.inbox.count() == 1, timeout=5000)
+    waiting = inbox.inbox.waiting()[0]
+    assert waiting.feed.controller is first
+    inbox.inbox.approve(waiting)
+    qtbot.waitUntil(lambda: _settled(first) and (tabs.project / "made.txt").exists(), timeout=10_000)
+    assert first.tab.status.state is TabState.DONE and inbox.inbox.count() == 1  # the run finished behind
+    inbox.inbox.act(inbox.inbox.waiting()[0])  # Enter on it: its tab comes to the front
+    qtbot.waitUntil(lambda: tabs.window.front_tab is first.tab, timeout=5000)
