@@ -32,9 +32,11 @@ class CommandSurface:
         dialogs: WindowDialogs,
         show_trust: Callable[[], object],
         chat: ChatPanel | None = None,
+        show_title: Callable[[str | None], None] | None = None,
     ) -> None:
         self._window = window
         self._chat = chat or window.chat  # the tab's chat
+        self._show_title = show_title  # the tab's title and the window's (else the window's alone)
         self._dialogs = dialogs
         self._show_trust = show_trust
 
@@ -46,7 +48,10 @@ class CommandSurface:
         self._window.status.showMessage(text, timeout_ms)
 
     def set_session_title(self, name: str | None) -> None:
-        self._window.set_session_title(name, self._dialogs.cwd)
+        if self._show_title is not None:
+            self._show_title(name)
+        else:
+            self._window.set_session_title(name, self._dialogs.cwd)
 
     def show_tree(self) -> None:
         self._window.show_tree()

@@ -167,7 +167,7 @@ class SessionController(QObject):
             sessions=self,
             model_choice=self.model_choice,
             composer=self.chat.composer,
-            window=CommandSurface(window, self.dialogs, self.trust.show, self.chat),
+            window=CommandSurface(window, self.dialogs, self.trust.show, self.chat, self.show_title),
             context=self.context_commands,
         )
         self._wire()
@@ -262,7 +262,7 @@ class SessionController(QObject):
         self.tool_set.watch_dock()
         self.model_choice.status = window.status
         self.dialogs.window = window
-        surface = CommandSurface(window, self.dialogs, self.trust.show, self.chat)
+        surface = CommandSurface(window, self.dialogs, self.trust.show, self.chat, self.show_title)
         self.command_context = dataclasses.replace(self.command_context, window=surface)
         self._link_window()
 
@@ -285,10 +285,27 @@ class SessionController(QObject):
         self.refresh_status()
 
     def show_title(self, name: str | None) -> None:
-        """The session's name (or its project's) on its tab, and in the window's title while in front."""
-        self.tab.set_title(name or os.path.basename(os.path.normpath(self.cwd)) or self.cwd)
+        """The session's name on its tab (else its first prompt), and in the window's title while in front."""
+        self.tab.set_title(name or self._first_prompt())
+        self.tab.set_project(self.cwd)
         if self.front:
             self.window.set_session_title(name, self.cwd)
+
+    def _first_prompt(self) -> str:
+        """The start of the session's first prompt, as the sessions browser names an unnamed session."""
+        session = self.session
+        for message in session.messages if session is not None else ():
+            if message.get("role") != "user":
+                continue
+            content = message.get("content")
+            parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+            text = " ".join(
+                str(part.get("text", ""))
+                for part in parts
+                if isinstance(part, dict) and part.get("type") == "text"
+            )
+            return " ".join(text.split())[:80]
+        return ""
 
     # ---- tasks -------------------------------------------------------------------------------
 
@@ -567,6 +584,8 @@ class SessionController(QObject):
             self.refresh_status()
         if isinstance(event, AgentSettled):  # a new session's file exists once it holds a reply
             self.file_watch.arm()
+            if self.session is not None:  # a first prompt names an unnamed session's tab
+                self.show_title(self.session.tree.name or None)
         if isinstance(event, ModelChanged):  # the token counter follows the model
             self.tool_set.show_system_prompt()
 

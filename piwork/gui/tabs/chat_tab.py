@@ -44,6 +44,7 @@ class ChatTab(QObject):
     def __init__(self, theme: Theme, window: QMainWindow, ui_state: QSettings) -> None:
         super().__init__(window)
         self.title = ""
+        self.project = ""  # the session's folder (the tab's tooltip)
         self.chat = ChatPanel(theme, window)
         self.status = TabStatus(self)
         self.reply_notifier = ReplyNotifier(window, ui_state)
@@ -54,6 +55,11 @@ class ChatTab(QObject):
         self.panels = SessionPanels()
         for panel in (self.reply_notifier, self.recent_sessions, self.approvals):
             self.panels.register(panel)
+
+    def set_project(self, folder: str) -> None:
+        if folder != self.project:
+            self.project = folder
+            self.titleChanged.emit(self.title)
 
     def set_title(self, title: str) -> None:
         if title != self.title:

@@ -141,6 +141,8 @@ class TabStrip(QWidget):
         tip = tab.title or "New session"
         if label:
             tip = f"{label} — {tip}"
+        if tab.project:
+            tip += f"\n{tab.project}"
         self.bar.setTabToolTip(index, f"{tip} ({state.value})" if state.value else tip)
         self.bar.setTabData(index, state.name)
 

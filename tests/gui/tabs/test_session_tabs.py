@@ -156,6 +156,8 @@ def test_the_docks_status_and_title_follow_the_tab_in_front(qtbot: QtBot, tabs: 
     first.name_session("First line of work")
     qtbot.waitUntil(lambda: "First line of work" in tabs.window.windowTitle())
     second = tabs.new_tab()
+    assert tabs.window.strip.bar.tabText(0) == "First line of work"  # named while in front
+    assert tabs.window.strip.bar.tabText(1) == "New session"
     tree = tabs.window.tree_panel
     assert second.runtime is not None and first.runtime is not None
     qtbot.waitUntil(lambda: tree.session is second.runtime.store, timeout=5000)  # type: ignore[union-attr]
@@ -242,6 +244,7 @@ def test_a_tab_label_and_colour_are_remembered_for_its_session_file(qtbot: QtBot
     tabs.ask(first, "alpha")
     qtbot.waitUntil(lambda: _settled(first), timeout=20_000)
     second = tabs.new_tab()
+    assert tabs.window.strip.bar.tabText(0) == "question alpha"  # an unnamed session: its first prompt
     tabs.manager.set_label(first, TabLabel("Refactor", "#3a9a4a"))
     assert tabs.window.strip.bar.tabText(0).startswith("Refactor")
     menu = tabs.manager.tab_menu(first)
