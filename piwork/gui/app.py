@@ -91,17 +91,21 @@ def build_window(
 def tab_manager(
     window: MainWindow, themes: ThemeManager, notifications: NotificationCenter, approve: bool | None
 ) -> TabManager:
-    """The window's tabs; a tab moved to a window of its own gets one like the first (its layout and
-    palette), which follows the palette too."""
+    """The window's tabs; a tab moved to a window of its own gets one like the first (its size, palette
+    and an inbox of every tab), which follows the palette too."""
 
     def make_window() -> MainWindow:
         other = MainWindow(window.ui_state, themes.theme)
         themes.changed.connect(other.set_theme)
         other.themeToggled.connect(window.themeToggled)
+        inbox = install_inbox(other)
+        themes.changed.connect(inbox.panel.set_theme)
+        follow_tabs(inbox, manager.registry, manager.registry.controllers())
         other.resize(window.size())
         return other
 
-    return TabManager(notifications, agent_dir(), approve=approve, make_window=make_window)
+    manager = TabManager(notifications, agent_dir(), approve=approve, make_window=make_window)
+    return manager
 
 
 def run(options: WindowOptions) -> int:
