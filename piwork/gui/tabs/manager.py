@@ -195,8 +195,9 @@ class TabManager(QObject):
         label, colour = controller.window.strip.label_of(controller.tab)
         return TabLabel(label, colour.name() if colour is not None else "")
 
-    def _colour_setter(self, controller: SessionController, label: TabLabel) -> Callable[[], None]:
-        return lambda: self.set_label(controller, label)
+    def _colour_setter(self, controller: SessionController, colour: str) -> Callable[[], None]:
+        """Set the tab's colour, keeping its label as it is when chosen."""
+        return lambda: self.set_label(controller, TabLabel(self.label_of(controller).label, colour))
 
     def _tab_menu(self, tab: ChatTab, where: QPoint) -> None:
         controller = self._controller_of(tab)
@@ -212,11 +213,11 @@ class TabManager(QObject):
         colours = menu.addMenu("&Colour")
         current = self.label_of(controller)
         for name, value in COLOURS:
-            action = colours.addAction(name, self._colour_setter(controller, TabLabel(current.label, value)))
+            action = colours.addAction(name, self._colour_setter(controller, value))
             action.setCheckable(True)
             action.setChecked(current.colour == value)
         colours.addSeparator()
-        colours.addAction("None", lambda: self.set_label(controller, TabLabel(current.label, "")))
+        colours.addAction("None", self._colour_setter(controller, ""))
         menu.addSeparator()
         move = menu.addAction("Move to New &Window", lambda: self.move_to_new_window(controller))
         move.setEnabled(self.make_window is not None and len(self.registry.in_window(controller.window)) > 1)

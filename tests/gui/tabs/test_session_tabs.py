@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import QSettings
-from PySide6.QtWidgets import QMessageBox, QPushButton
+from PySide6.QtWidgets import QInputDialog, QMessageBox, QPushButton
 from pytestqt.qtbot import QtBot
 
 from piwork.core.paths import agent_dir
@@ -248,8 +248,20 @@ def test_a_tab_label_and_colour_are_remembered_for_its_session_file(qtbot: QtBot
     tabs.manager.set_label(first, TabLabel("Refactor", "#3a9a4a"))
     assert tabs.window.strip.bar.tabText(0).startswith("Refactor")
     menu = tabs.manager.tab_menu(first)
-    texts = [action.text() for action in menu.actions()]
-    assert "&Label…" in texts and "&Colour" in texts and "Move to New &Window" in texts
+    actions = {action.text(): action for action in menu.actions()}
+    assert {"&Label…", "&Colour", "Move to New &Window", "&Close Tab"} <= set(actions)
+    actions["&Label…"].trigger()  # asks for the label, the current one filled in
+    qtbot.waitUntil(lambda: tabs.window.findChild(QInputDialog) is not None, timeout=5000)
+    dialog = tabs.window.findChild(QInputDialog)
+    assert isinstance(dialog, QInputDialog) and dialog.textValue() == "Refactor"
+    dialog.setTextValue("Parser refactor")
+    dialog.accept()
+    qtbot.waitUntil(lambda: tabs.window.strip.bar.tabText(0) == "Parser refactor", timeout=5000)
+    colours = actions["&Colour"].menu()
+    assert colours is not None
+    blue = next(action for action in colours.actions() if action.text() == "Blue")
+    blue.trigger()
+    assert tabs.manager.label_of(first) == TabLabel("Parser refactor", "#2f6fd6")
     menu.close()
     assert first.runtime is not None and first.runtime.store.path is not None
     path = str(first.runtime.store.path)
@@ -257,7 +269,7 @@ def test_a_tab_label_and_colour_are_remembered_for_its_session_file(qtbot: QtBot
     qtbot.waitUntil(close.done, timeout=10_000)
     tabs.window.sessionFileChosen.emit(path)  # reopened in the tab in front
     qtbot.waitUntil(lambda: second.is_open_file(path), timeout=10_000)
-    assert tabs.manager.label_of(second) == TabLabel("Refactor", "#3a9a4a")
+    assert tabs.manager.label_of(second) == TabLabel("Parser refactor", "#2f6fd6")
 
 
 def test_a_tab_moved_to_a_new_window_keeps_streaming_there(qtbot: QtBot, tabs: Tabs) -> None:
