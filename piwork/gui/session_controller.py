@@ -41,6 +41,7 @@ from piwork.core.agent import (
 )
 from piwork.core.errors import PiworkError
 from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
+from piwork.core.resources import TrustOption, TrustRequest
 from piwork.core.session import Session, closed_in_worker, read_header
 from piwork.core.workflows import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.gui.branch_view import BranchView
@@ -396,7 +397,7 @@ class SessionController(QObject):
             continue_recent=most_recent and not session_file,
             trust_override=trust.override,
             trust_reviewed=trust.baseline,
-            ask_trust=self.trust.ask,
+            ask_trust=self._ask_trust,
             credentials=self.credentials,
             keys_loaded_by_caller=True,  # by ``self.keys``, in a worker
             env=self.env,
@@ -458,6 +459,13 @@ class SessionController(QObject):
         self.refresh_status()
         self.sessionOpened.emit(runtime)
         return runtime
+
+    async def _ask_trust(self, request: TrustRequest) -> TrustOption | None:
+        """The engine's trust question; the tab says it waits for the user until it is answered."""
+        try:
+            return await self.trust.ask(request)
+        finally:
+            self.tab.status.set_trust_question(False)
 
     def reload(self) -> None:
         """Re-read resources (and trust) by reopening the current session file."""

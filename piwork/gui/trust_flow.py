@@ -68,6 +68,12 @@ class TrustFlow:
         self.prompter.before_asking = self._not_while_typing
         self.prompter.asking.append(lambda question: host.tab.reply_notifier.waiting_for_answer(question))
 
+    def share_session_answers(self, other: TrustFlow) -> None:
+        """Keep the answers given "for this session only" together with ``other``'s (another tab's): a
+        folder answered in one tab is not asked again in the next."""
+        self.session_trust = other.session_trust
+        self._session_reviewed = other._session_reviewed
+
     def _folder(self) -> str:
         return os.path.realpath(self.host.cwd)
 

@@ -153,6 +153,8 @@ class TabManager(QObject):
             credentials=self.credentials,
             tab=tab,
         )
+        if front is not None:  # a trust answer "for this session only" holds for the run, in every tab
+            controller.trust.share_session_answers(front.trust)
         self.adopt(controller)
         self._front_changed(window, tab)
         await controller.open_session(session_file, most_recent=most_recent)
