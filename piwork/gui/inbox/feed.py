@@ -54,9 +54,11 @@ def approvals_of(controller: SessionController) -> WindowApprovals:
 
 
 def label_of(controller: SessionController) -> str:
-    """What the inbox names a session by: its tab's title where there are tabs, else its name and project."""
+    """What the inbox names a session by: its tab's title where the window shows tabs (two or more: the tab
+    bar names them), else its name and project."""
     title = getattr(getattr(controller, "tab", None), "title", None)
-    if isinstance(title, str) and title:
+    strip = getattr(controller.window, "strip", None)
+    if isinstance(title, str) and title and strip is not None and len(strip.tabs) > 1:
         return title
     runtime = controller.runtime
     name = runtime.session.tree.name if runtime is not None else None
