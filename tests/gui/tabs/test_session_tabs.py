@@ -328,3 +328,26 @@ def test_an_approval_in_a_background_tab_waits_in_the_inbox_and_is_answered_ther
     assert first.tab.status.state is TabState.DONE and inbox.inbox.count() == 1  # the run finished behind
     inbox.inbox.act(inbox.inbox.waiting()[0])  # Enter on it: its tab comes to the front
     qtbot.waitUntil(lambda: tabs.window.front_tab is first.tab, timeout=5000)
+
+
+def test_the_tab_actions_open_move_between_and_close_tabs(qtbot: QtBot, tabs: Tabs) -> None:
+    window, registry = tabs.window, tabs.manager.registry
+    first = tabs.first
+    assert not window.strip.bar.isVisible()  # one tab: the window as it was
+    window.action_map["new_tab"].trigger()  # File → New Tab, in the front tab's project
+    qtbot.waitUntil(lambda: len(registry.controllers()) == 2, timeout=10_000)
+    second = registry.controllers()[1]
+    qtbot.waitUntil(lambda: second.runtime is not None, timeout=10_000)
+    assert second.cwd == first.cwd and window.front_tab is second.tab and window.strip.bar.isVisible()
+    window.action_map["next_tab"].trigger()  # wraps round to the first
+    assert window.front_tab is first.tab and registry.front(window) is first
+    window.action_map["previous_tab"].trigger()
+    assert window.front_tab is second.tab
+    window.strip.bar.moveTab(1, 0)  # dragged to the left: the bar's order is the tabs' order
+    assert window.strip.tabs == [second.tab, first.tab] and registry.in_window(window) == [second, first]
+    window.strip.bar.setCurrentIndex(1)
+    assert window.front_tab is first.tab and window.strip.stack.currentWidget() is first.chat
+    window.action_map["close_tab"].trigger()  # nothing runs: closes without asking
+    qtbot.waitUntil(lambda: registry.controllers() == [second], timeout=10_000)
+    assert window.front_tab is second.tab and window.findChild(QMessageBox, "stopRunningBox") is None
+    qtbot.waitUntil(lambda: window.tree_panel.session is second.runtime.store, timeout=5000)  # type: ignore[union-attr]
