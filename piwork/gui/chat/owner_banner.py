@@ -32,6 +32,7 @@ class OwnerBanner(QFrame):
         self.fork_button.setAccessibleDescription("Go on in a copy of this session, up to its last entry")
         self.take_over_button = QPushButton(TAKE_OVER_TEXT, self)
         self.take_over_button.setAutoDefault(False)
+        self.take_over_button.setAccessibleDescription("Write to this session here from now on")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)
         layout.addWidget(self.text, 1)
