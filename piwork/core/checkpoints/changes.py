@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 MAX_DIFF_BYTES = 2 * 1024 * 1024  # a side larger than this is listed, not diffed
 MAX_DIFF_LINES = 20_000
 CONTEXT_LINES = 3
+TEXTS_KEPT_CHARS = 32_000_000  # whole texts kept for colouring; past this, further files show plain
 _BINARY_PROBE = 8000
 _DIFFED = FileKind("file to compare", MAX_DIFF_BYTES)
 _LINES = re.compile(rb"[^\n]*\n|[^\n]+\Z")
@@ -219,7 +220,14 @@ def _disk_digest(full: Path) -> str | None:
         return None
 
 
-def _file_change(path: str, then: _Side, now: _Side, texts: dict[str, tuple[str, str]]) -> FileChange | None:
+@dataclass
+class _Budget:
+    left: int
+
+
+def _file_change(
+    path: str, then: _Side, now: _Side, texts: dict[str, tuple[str, str]], budget: _Budget
+) -> FileChange | None:
     status: FileStatus = "added" if not then.exists else "removed" if not now.exists else "modified"
     revert_note = None if then.restorable else then.why_not
     common = {
@@ -244,7 +252,9 @@ def _file_change(path: str, then: _Side, now: _Side, texts: dict[str, tuple[str,
     hunks = hunks_of(path, old, new)
     added = sum(1 for h in hunks for r in h.rows if r.kind == "+")
     removed = sum(1 for h in hunks for r in h.rows if r.kind == "-")
-    texts[path] = (old.decode("utf-8"), new.decode("utf-8"))
+    if budget.left >= len(old) + len(new):  # whole texts kept for colouring, up to the budget
+        budget.left -= len(old) + len(new)
+        texts[path] = (old.decode("utf-8"), new.decode("utf-8"))
     return FileChange(**common, hunks=hunks, added=added, removed=removed)  # type: ignore[arg-type]
 
 
@@ -271,7 +281,10 @@ def changes_from(checkpoints: SessionCheckpoints, entry_id: str, base: Checkpoin
 
         assert isinstance(store, PlainCheckpoints)
         sides = _plain_sides(store, base)
-    files = [c for path, then, now in sides if (c := _file_change(path, then, now, texts)) is not None]
+    budget = _Budget(TEXTS_KEPT_CHARS)
+    files = [
+        c for path, then, now in sides if (c := _file_change(path, then, now, texts, budget)) is not None
+    ]
     files.sort(key=lambda f: f.path)
     return ChangeSet(entry_id, base, tuple(files), store.uses_git, texts)
 

@@ -368,3 +368,23 @@ async def test_a_repository_made_inside_the_project_is_listed_not_compared(
     assert inner.status == "added" and inner.hunks == () and inner.note == "a nested repository: not compared"
     assert not inner.can_revert and inner.revert_note == "a nested repository is left to its own history"
     runtime.store.close()
+
+
+async def test_whole_texts_for_colouring_are_kept_only_up_to_a_budget(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from piwork.core.checkpoints import changes as changes_module
+
+    make_project(tmp_path, "history")
+    runtime = await create_runtime(runtime_options(tmp_path, server))
+    await run_prompt(runtime, server, "first", "a")
+    store = checkpoints_for(runtime, tmp_path)
+    tree = runtime.store.tree
+    start = branch_start(tree)
+    assert start is not None
+    monkeypatch.setattr(changes_module, "TEXTS_KEPT_CHARS", 20)
+    changes = changes_since(store, tree, start)
+    assert len(changes.files) == 4 and all(f.hunks for f in changes.files)  # every file still diffed
+    kept = sum(len(a) + len(b) for a, b in changes.texts.values())
+    assert 0 < kept <= 20 and len(changes.texts) < 4  # only what fits is kept whole
+    runtime.store.close()
