@@ -40,7 +40,7 @@ class TooManyFiles(PiworkError):
 
     def __init__(self, max_files: int, seconds: float | None = None) -> None:
         why = (
-            f"listing the project's files took more than {seconds:g} s"
+            f"the first snapshot of the project's files took more than {seconds:g} s"
             if seconds is not None
             else f"the project has more than {max_files:,} files (piwork.checkpoints.maxFiles)"
         )

@@ -83,7 +83,7 @@ def test_a_first_snapshot_that_takes_too_long_stops_and_is_remembered(tmp_path: 
     slow = shadow(tmp_path, project, seconds=0.001)
     with slow.lock, pytest.raises(TooManyFiles) as stopped:
         slow.snapshot()
-    assert "listing the project's files took more than 0.001 s" in str(stopped.value)
+    assert "the first snapshot of the project's files took more than 0.001 s" in str(stopped.value)
     assert not slow.index_file.exists()
     again = shadow(tmp_path, project, max_files=1000, seconds=20.0)
     with again.lock:
