@@ -54,6 +54,8 @@ class BranchGraphView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model: BranchGraphModel | None = None
+        # The tree shown while the graph is out of view (another tab, the panel closed): laid out once shown.
+        self._pending: SessionTree | None = None
         self._edit_marks: dict[str, EditMark] = {}
         self._filter = ("default", "")
         self._matches: SearchMatches | None = None
@@ -119,6 +121,9 @@ class BranchGraphView(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        if self._pending is not None:
+            tree, self._pending = self._pending, None
+            self._build(tree)
         self._apply_filter()
 
     def set_filter(self, mode: str, query: str = "", matches: SearchMatches | None = None) -> None:
@@ -218,9 +223,17 @@ class BranchGraphView(QWidget):
             self.model.set_link_limit(fitted.link_columns)
 
     def set_tree(self, tree: SessionTree | None) -> None:
+        """Show ``tree``: at once when the graph is on screen, else when it is first shown (a long session's
+        graph is hundreds of thousands of objects and most of a second to lay out)."""
         self.clear()
         if tree is None:
             return
+        if not self.isVisible():
+            self._pending = tree
+            return
+        self._build(tree)
+
+    def _build(self, tree: SessionTree) -> None:
         mode, query = self._filter
         fold_at = FOLD_AT if self.fold_box.isChecked() else None
         self.model = BranchGraphModel(tree, self, fold_at=fold_at, mode=mode, query=query)
@@ -248,6 +261,7 @@ class BranchGraphView(QWidget):
 
     def clear(self) -> None:
         self._stop_layout()
+        self._pending = None
         if self.model is not None:
             self.model.detach()
             self.list.setModel(None)

@@ -181,6 +181,7 @@ def test_a_pi16_session_shows_its_edit_usage_and_system_entries(
         timeout=5000,
     )
     graph = panel.graph
+    panel.show_graph()  # a graph out of view is laid out once shown
 
     def graph_title(entry_id: str) -> str:
         model = graph.model
@@ -189,6 +190,7 @@ def test_a_pi16_session_shows_its_edit_usage_and_system_entries(
 
     qtbot.waitUntil(lambda: graph_title("r1").startswith("⊘ left out · [tool result]"), timeout=10_000)
     assert graph_title("g1") == "[billed traffic] cacheWarming anthropic/claude-sonnet-4-5"
+    panel.views.setCurrentWidget(panel.view)
     menu = {
         a.text(): a for a in (panel.view.setCurrentIndex(rows["r1"]), panel.build_context_menu())[1].actions()
     }
