@@ -466,6 +466,7 @@ def test_stop_puts_queued_messages_back_in_the_editor_instead_of_sending_them(
 def test_a_cut_output_is_listed_by_its_command_as_it_happens(
     qtbot: QtBot, controller: SessionController, server: LoopbackServer
 ) -> None:
+    controller.window.open_log("")  # the panel on screen (out of view it lists once shown)
     server.script(Turn([ToolCall("bash", {"command": "seq 1 3000"})]), Turn([Text("Done.")]))
     controller.submit("count")
     qtbot.waitUntil(lambda: not controller.chat.busy and len(server.requests) == 2, timeout=15_000)
@@ -498,6 +499,7 @@ def test_reopening_a_session_lists_the_logs_of_its_folder_that_no_message_names(
     qtbot.waitUntil(
         lambda: controller.runtime is not runtime and controller.runtime is not None, timeout=10_000
     )
+    controller.window.open_log("")
     outputs = controller.window.log_panel.outputs
     qtbot.waitUntil(lambda: len(outputs.items) == 2, timeout=10_000)
     assert [item.title for item in outputs.items] == ["seq 1 3000", "seq 1 4000 | sed 's/^/lost /'"]

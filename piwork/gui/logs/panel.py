@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QFontDatabase, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
@@ -90,6 +90,9 @@ class LogViewerPanel(QWidget):
         self._unsubscribe: Callable[[], None] | None = None
         self._session_messages: Callable[[], list[dict[str, Any]]] = list
         self._session_log_dir: Path | None = None
+        # Messages given while the panel is out of view are listed once it is shown: a long session's
+        # branch is tens of thousands of messages to look through.
+        self._unlisted = False
         self.outputs = TruncatedOutputsModel(self)
         self.list_view = QListView()
         self.list_view.setModel(self.outputs)
@@ -137,6 +140,7 @@ class LogViewerPanel(QWidget):
         """Forget everything shown: the list, the details and the open file (a new session opened)."""
         self._calls.clear()
         self._messages = []
+        self._unlisted = False
         self._log_dir = None
         self._folder_logs = []
         self._listing.cancel_all()
@@ -149,10 +153,19 @@ class LogViewerPanel(QWidget):
         self.tabs.setCurrentWidget(self.full_output)
 
     def set_messages(self, messages: Iterable[Mapping[str, Any]]) -> None:
-        """Show the cut outputs among `messages` (replaces the list)."""
+        """Show the cut outputs among `messages` (replaces the list; out of view, once shown)."""
         self._messages = list(messages)
+        if not self.isVisible():
+            self._unlisted = True
+            return
+        self._unlisted = False
         self._remember_calls(self._messages)
         self._refresh()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._unlisted:
+            self.set_messages(self._messages)
 
     def set_log_dir(self, log_dir: Path | None) -> asyncio.Task[None] | None:
         """Also list full-output logs of this folder that no message refers to (e.g. of a run stopped
@@ -161,7 +174,8 @@ class LogViewerPanel(QWidget):
         self._log_dir = log_dir
         self._folder_logs = []
         if log_dir is None:
-            self._refresh()
+            if not self._unlisted:
+                self._refresh()
             return None
         return self._listing.spawn(self._list_folder(log_dir))
 
@@ -169,7 +183,8 @@ class LogViewerPanel(QWidget):
         logs = await asyncio.to_thread(list_session_logs, log_dir)
         if log_dir == self._log_dir:
             self._folder_logs = logs
-            self._refresh()
+            if not self._unlisted:
+                self._refresh()
 
     def _refresh(self) -> None:
         items = collect_truncated_outputs(self._with_calls(self._messages))
@@ -181,6 +196,8 @@ class LogViewerPanel(QWidget):
     def add_message(self, message: Mapping[str, Any]) -> None:
         """Feed one new session message; cut outputs are appended to the list."""
         self._messages.append(message)
+        if self._unlisted:
+            return  # listed with the rest once the panel is shown
         self._remember_calls([message])
         if message.get("role") in ("toolResult", "bashExecution"):
             new = collect_truncated_outputs(self._with_calls([message]))
