@@ -2,7 +2,8 @@
 
 Modules: ``format`` (names, serialization, parsing), ``migrate`` (v1→v2→v3), ``reader`` (a file
 into records and diagnostics), ``line_index`` (message lines indexed from their bytes),
-``records`` (the light per-entry index), ``body_source`` (entry bodies read back by offset, in
+``records`` (the light per-entry index), ``other_writers`` (a Pi or another piwork writing a file),
+``appended`` (the lines appended since a file was last read), ``body_source`` (entry bodies read back by offset, in
 windows), ``file_bodies`` (the body loader a session's tree is built with), ``tree`` (navigation,
 labels, appends, context), ``context`` (Pi's context rules over plain entries), ``store`` (files, locks, durable appends), ``branching`` (clone, fork),
 ``listing`` (the session browser).
@@ -11,6 +12,8 @@ Public API (what callers outside the engine import from this package):
 - files: ``open_session`` -> ``Session``, ``default_session_dir``, ``clone_session``,
   ``fork_session``, ``create_branched_session``, ``closed_in_worker`` (a session let go with the disk
   waited on in a worker);
+- other writers of a file: ``FileChange`` (the file as read after it changed; ``Session.follow``,
+  ``Session.take_over``), ``OtherWriter``, ``appending_writer``, ``lock_held_by``, ``locks_visible``;
 - the tree: ``SessionTree``, ``TreeEvent``, ``EntryRecord``, ``paused_gc``;
 - the browser and search: ``list_sessions``, ``list_all_sessions``, ``read_header``,
   ``SessionInfo``; ``search_sessions``, ``files_to_search``, ``SearchQuery``, ``SearchHit``,
