@@ -15,11 +15,11 @@ from pathlib import Path
 _DRIVER = """
 import runpy, sys
 from PySide6.QtCore import QTimer
-import piwork.gui.app as app_module
+import piwork.gui.tabs.manager as tabs_module
 
 controllers = []
 
-class Recorded(app_module.SessionController):
+class Recorded(tabs_module.SessionController):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         controllers.append(self)
@@ -35,7 +35,7 @@ def label_and_close():
     assert store.writes_pending
     controllers[0].window.close()
 
-app_module.SessionController = Recorded
+tabs_module.SessionController = Recorded  # the tabs make each tab's controller
 QTimer.singleShot(0, label_and_close)
 sys.argv = ["piwork", *sys.argv[1:]]
 runpy.run_module("piwork", run_name="__main__", alter_sys=True)
