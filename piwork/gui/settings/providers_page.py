@@ -78,6 +78,7 @@ class ProvidersPage(QWidget):
         self.tasks = BackgroundTasks()  # key writes: saving, removing, importing
         self.reading_task = BackgroundTasks()  # models.json and auth.json, read when the page opens
         self.server_tasks = BackgroundTasks()  # removing a server from models.json
+        self._removing = False  # cleared by the removal itself, in the step that gives the buttons back
         self.keyring_banner = plain_label(parent=self)
         self.keyring_banner.setObjectName("keyringBanner")
         self.keyring_banner.setWordWrap(True)
@@ -291,7 +292,7 @@ class ProvidersPage(QWidget):
     def _show_status(self) -> None:
         provider = self.current_provider()
         self.status.setText(self.describe(provider) if provider else "")
-        server = self._is_server(provider) and not self.server_tasks.running
+        server = self._is_server(provider) and not self.removing
         self.edit_server_button.setEnabled(server)
         self.remove_server_button.setEnabled(server)
 
@@ -392,7 +393,7 @@ class ProvidersPage(QWidget):
 
     @property
     def removing(self) -> bool:
-        return self.server_tasks.running
+        return self._removing
 
     def remove_server(self, provider: str) -> bool:
         """Remove ``provider`` from models.json in a worker ("Removing…" meanwhile), then read the file
@@ -401,13 +402,22 @@ class ProvidersPage(QWidget):
             return False
         name = self.registry.provider_name(provider)
         self.message.setText(f"Removing {name} from models.json…")
-        task = self.server_tasks.spawn(self._remove_server(provider, name))
-        # the server buttons come back once the task has left ``server_tasks``
-        task.add_done_callback(lambda _task: self._show_status() if shiboken6.isValid(self) else None)
+        self._removing = True
+        self.server_tasks.spawn(self._remove_server(provider, name))
         self._show_status()
         return True
 
     async def _remove_server(self, provider: str, name: str) -> None:
+        # The buttons come back in the same step as the outcome: a task's own done state comes a loop turn
+        # before its done callbacks, when the page would still show the removal as running.
+        try:
+            await self._remove_server_now(provider, name)
+        finally:
+            self._removing = False
+            if shiboken6.isValid(self):
+                self._show_status()
+
+    async def _remove_server_now(self, provider: str, name: str) -> None:
         path, registry = self.models_path, self.registry
 
         def write() -> tuple[ModelsFileChange, RegistryState]:
