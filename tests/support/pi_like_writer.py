@@ -9,13 +9,12 @@ such a process (a small Python program that renames itself through ``/proc/self/
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 from piwork.core.session.format import serialize
+from tests.support.line_driven_process import LineDrivenProcess
 
 _PROGRAM = textwrap.dedent(
     """
@@ -32,40 +31,11 @@ _PROGRAM = textwrap.dedent(
 )
 
 
-class PiLikeWriter:
+class PiLikeWriter(LineDrivenProcess):
     def __init__(self, folder: Path) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _PROGRAM],
-            cwd=folder,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        assert self.process.stdout.readline().strip() == "ready"
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
+        super().__init__(_PROGRAM, [], "ready", cwd=folder)
 
     def append(self, path: Path, entry: dict[str, Any]) -> None:
-        assert self.process.stdin is not None and self.process.stdout is not None
         line = serialize(entry).rstrip("\n")
         json.loads(line)  # one line of JSON, as Pi writes
-        self.process.stdin.write(f"{path}\t{line}\n")
-        self.process.stdin.flush()
-        assert self.process.stdout.readline().strip() == "written"
-
-    def stop(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=10)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-
-    def __enter__(self) -> PiLikeWriter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.process.poll() is None:
-            self.stop()
+        self.say(f"{path}\t{line}", "written")

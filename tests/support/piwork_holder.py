@@ -7,10 +7,10 @@ done.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
+
+from tests.support.line_driven_process import LineDrivenProcess
 
 _PROGRAM = textwrap.dedent(
     """
@@ -29,43 +29,12 @@ _PROGRAM = textwrap.dedent(
 )
 
 
-class PiworkHolder:
+class PiworkHolder(LineDrivenProcess):
     def __init__(self, path: Path) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", _PROGRAM, str(path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stdout is not None
-        assert self.process.stdout.readline().strip() == "holding"
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def _say(self, line: str) -> None:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-        assert self.process.stdout.readline().strip() == "done"
+        super().__init__(_PROGRAM, [str(path)], "holding")
 
     def append(self, text: str) -> None:
-        self._say(f"append {text}")
+        self.say(f"append {text}", "done")
 
     def let_go(self) -> None:
-        self._say("close")
-
-    def stop(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        self.process.wait(timeout=10)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-
-    def __enter__(self) -> PiworkHolder:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.process.poll() is None:
-            self.stop()
+        self.say("close", "done")
