@@ -14,8 +14,6 @@ from typing import Any
 from piwork.core.session.body_source import FileBodySource
 from piwork.core.session.records import EntryRecord
 
-CHECK_BATCH = 10_000  # records read back at once by ``check`` (bounds the memory of parsed bodies)
-
 
 class FileBodies:
     """Loads entry bodies of the session file at ``path`` (``None``: in memory); a ``BodyLoader``."""
@@ -38,8 +36,8 @@ class FileBodies:
         return self._source.load(record)
 
     def check(self, records: Sequence[EntryRecord]) -> None:
-        """Read every body not held in memory once, in file windows, discarding it: each line that
-        does not parse is reported through ``on_unreadable`` (an inspection reads the whole file)."""
+        """Parse every body not held in memory once, in file windows, discarding it at once: each line
+        that does not parse is reported through ``on_unreadable`` (an inspection reads the whole file)."""
         by_source: dict[int, tuple[FileBodySource, list[EntryRecord]]] = {}
         for record in records:
             if record.body is not None:
@@ -54,8 +52,7 @@ class FileBodies:
             if isinstance(source, FileBodySource):
                 by_source.setdefault(id(source), (source, []))[1].append(record)
         for source, wanted in by_source.values():
-            for start in range(0, len(wanted), CHECK_BATCH):
-                source.load_many(wanted[start : start + CHECK_BATCH])
+            source.check_many(wanted)
 
     def use_source(self, source: FileBodySource | None) -> None:
         """Read bodies through ``source`` (the reader's, after a load or a reload) from now on."""
