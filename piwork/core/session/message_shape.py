@@ -8,6 +8,7 @@ is not numbers is dropped, tool arguments nested deeper than any real call are l
 
 from __future__ import annotations
 
+from sys import intern
 from typing import Any
 
 from piwork.core.jscompat import MAX_JSON_DEPTH, json_depth_exceeds
@@ -41,16 +42,26 @@ def _usable_usage(usage: Any) -> bool:
         return False
     for key in _USAGE_NUMBERS:
         value = usage.get(key, 0)
-        if isinstance(value, bool) or not isinstance(value, _NUMBER):
+        kind = type(value)
+        if (
+            kind is not int
+            and kind is not float
+            and (isinstance(value, bool) or not isinstance(value, _NUMBER))
+        ):
             return False
     cost = usage.get("cost", {})
     if type(cost) is not dict:
         return False
     # ``totalFromProvider`` (Pi 1.6) says whether ``total`` came from the provider's own bill
     for k, v in cost.items():  # a loop, not all(): this runs for every assistant message of a context
-        if not (
-            (isinstance(v, _NUMBER) and not isinstance(v, bool))
-            or (k == "totalFromProvider" and type(v) is bool)
+        kind = type(v)
+        if (
+            kind is not int
+            and kind is not float
+            and not (
+                (isinstance(v, _NUMBER) and not isinstance(v, bool))
+                or (k == "totalFromProvider" and type(v) is bool)
+            )
         ):
             return False
     return True
@@ -77,3 +88,54 @@ def usable_message(message: Any) -> dict[str, Any] | None:
         fixed = fixed if fixed is not None else dict(message)
         del fixed["usage"]
     return message if fixed is None else fixed
+
+
+# Short values repeated in every message of a long session (the role is done apart).
+_NAME_KEYS = ("api", "provider", "model", "stopReason", "toolName")
+_ASSISTANT_NAMES = ("api", "provider", "model", "stopReason")
+
+
+def shared_usable_message(message: dict[str, Any]) -> dict[str, Any] | None:
+    """``usable_message`` of a message parsed from a file, whose repeated short values (role, model,
+    block types, tool names ...) are first made to share one string object each (a long context keeps
+    many messages). The usual message, well formed, is checked here in one pass over its blocks."""
+    role = message.get("role")
+    if type(role) is not str:
+        return None
+    message["role"] = role = intern(role)
+    get = message.get
+    for key in _ASSISTANT_NAMES if role == "assistant" else _NAME_KEYS:
+        value = get(key)
+        if type(value) is str:
+            message[key] = intern(value)
+    content = get("content")
+    if type(content) is not list:
+        if type(content) is str and role != "assistant" and "usage" not in message:
+            return message  # a prompt's plain text
+        return usable_message(message)
+    for block in content:
+        if type(block) is not dict:
+            return usable_message(message)
+        kind = block.get("type")
+        if type(kind) is not str:
+            return usable_message(message)
+        block["type"] = kind = intern(kind)
+        if kind == "text":
+            if type(block.get("text")) is not str:
+                return usable_message(message)
+        elif kind == "toolCall":
+            name = block.get("name")
+            arguments = block.get("arguments")
+            if type(name) is not str or type(block.get("id")) is not str or type(arguments) is not dict:
+                return usable_message(message)
+            block["name"] = intern(name)
+            for value in arguments.values():  # the usual arguments hold no objects or lists
+                if isinstance(value, (dict, list)):
+                    if json_depth_exceeds(arguments, MAX_JSON_DEPTH):
+                        return usable_message(message)
+                    break
+        elif not _usable_block(block):
+            return usable_message(message)
+    if "usage" in message and not _usable_usage(message["usage"]):
+        return usable_message(message)
+    return message

@@ -7,14 +7,13 @@ Follows ``context.py``'s rules on records: the latest compaction, then its kept 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from sys import intern
 from typing import TYPE_CHECKING, Any
 
 from piwork.core.jscompat import UNDEFINED
 from piwork.core.session.context import DEFAULT_THINKING_LEVEL, entry_to_messages
 from piwork.core.session.context_edits import apply_edit
 from piwork.core.session.jsvalues import js_same, map_key
-from piwork.core.session.message_shape import usable_message
+from piwork.core.session.message_shape import shared_usable_message, usable_message
 from piwork.core.session.records import EntryRecord
 from piwork.core.session.tree_types import SessionContext
 
@@ -56,8 +55,7 @@ def context_for_path(
                 continue
             message = body.get("message") if type(body) is dict and body.get("type") == "message" else None
             if type(message) is dict and message.get("content") is not None:
-                _share_names(message)
-                if (fixed := usable_message(message)) is not None:
+                if (fixed := shared_usable_message(message)) is not None:
                     append(fixed)  # the usual entry
             elif body is not None and not _message_without_object(body):
                 # a line that turned out unreadable is reported, not fatal
@@ -114,27 +112,6 @@ def _message_without_object(body: Any) -> bool:
     """A ``message`` entry whose ``message`` is missing, ``null`` or not an object: it has nothing
     to contribute (Pi fails on it), so the context leaves it out."""
     return type(body) is dict and body.get("type") == "message" and type(body.get("message")) is not dict
-
-
-# Short values repeated in every message of a long session (roles, models, block types ...).
-_NAME_KEYS = frozenset(("role", "api", "provider", "model", "stopReason", "toolName"))
-
-
-def _share_names(message: dict[str, Any]) -> None:
-    """Make repeated short values share one string object (a long context keeps many messages)."""
-    for key in _NAME_KEYS.intersection(message):
-        value = message[key]
-        if type(value) is str:
-            message[key] = intern(value)
-    content = message["content"]
-    if type(content) is list:
-        for block in content:
-            if type(block) is dict:
-                kind = block.get("type")
-                if type(kind) is str:
-                    block["type"] = intern(kind)
-                    if kind == "toolCall" and type(block.get("name")) is str:
-                        block["name"] = intern(block["name"])
 
 
 def bodies_of(tree: SessionTree, records: list[EntryRecord]) -> list[Any]:
