@@ -40,7 +40,7 @@ from piwork.core.agent import (
     ThinkingLevelChanged,
 )
 from piwork.core.errors import PiworkError
-from piwork.core.llm import CredentialStore, Model, ModelRegistry, Tokenizers, is_loopback
+from piwork.core.llm import CredentialStore, KeyRecord, Model, ModelRegistry, Tokenizers, is_loopback
 from piwork.core.resources import TrustOption, TrustRequest
 from piwork.core.session import Session, closed_in_worker, read_header
 from piwork.core.workflows import AgentRuntime, RuntimeOptions, create_runtime
@@ -121,6 +121,7 @@ class SessionController(QObject):
                 env=self.env,
                 config_key=self.models.config_api_key,
                 config_key_pending=self.models.config_api_key_pending,
+                record=KeyRecord.of(agent_dir),  # the keys it stores and removes kept current there
             ),
             lambda: self.models.providers(),
             self,

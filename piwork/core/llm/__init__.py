@@ -20,7 +20,8 @@ Public API (what callers outside the engine import from this package):
   ``save_provider``, ``remove_provider`` -> ``ModelsFileChange``, ``ModelsFileError``, ``OPENAI_COMPLETIONS_API``,
   ``NO_KEY_NEEDED``;
 - credentials: ``CredentialStore``, ``CredentialError``, ``KeySource``, ``KeySnapshot``, ``KeyInfo``,
-  ``ImportReport``, ``env_vars_for``;
+  ``ImportReport``, ``env_vars_for``; ``KeyRecord.of(agent_dir)``, the record of providers the keyring holds
+  no key for (a store given it keeps it current);
 - failures: ``classify`` -> ``ErrorKind``, ``readable_error``; ``is_loopback`` for local endpoints;
 - tokens: ``Tokenizers``, ``TokenCounter``.
 """
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     )
     from piwork.core.llm.error_text import readable_error
     from piwork.core.llm.errors import classify
+    from piwork.core.llm.key_record import KeyRecord
     from piwork.core.llm.model_listing import ModelListing, list_models
     from piwork.core.llm.models import ModelRegistry, RegistryState
     from piwork.core.llm.models_file import (
@@ -69,6 +71,7 @@ __all__ = [
     "ErrorKind",
     "ImportReport",
     "KeyInfo",
+    "KeyRecord",
     "KeySnapshot",
     "KeySource",
     "Model",
@@ -105,6 +108,7 @@ if not TYPE_CHECKING:
             "env_vars_for": "piwork.core.llm.credentials",
             "readable_error": "piwork.core.llm.error_text",
             "classify": "piwork.core.llm.errors",
+            "KeyRecord": "piwork.core.llm.key_record",
             "ModelListing": "piwork.core.llm.model_listing",
             "list_models": "piwork.core.llm.model_listing",
             "ModelRegistry": "piwork.core.llm.models",

@@ -12,6 +12,10 @@ memory, and :attr:`CredentialStore.snapshot` tells a window where each provider'
 touching the keyring at all. ``store_key``/``delete_key``/``import_from_pi`` write through (worker thread
 too) and keep the remembered answers current. A key changed in the keyring by another program is seen at
 the next ``load``.
+
+With a ``KeyRecord`` (``key_record``) the store notes every answer of the keyring and every key it stores or
+removes, and :meth:`CredentialStore.look_up` (a run's own look-up) skips asking the keyring about a provider the
+record says it holds no key for, when the environment or models.json has one: such a run never loads keyring.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import TYPE_CHECKING
 from piwork.core import safe_read
 from piwork.core.errors import PiworkError
 from piwork.core.llm.catalog import PROVIDER_ENV_KEYS
+from piwork.core.llm.key_record import KeyRecord
 from piwork.core.llm.models_file import NO_KEY_NEEDED
 
 if TYPE_CHECKING:
@@ -142,8 +147,10 @@ class CredentialStore:
         env: Mapping[str, str] | None = None,
         config_key: Callable[[str], str | None] | None = None,
         config_key_pending: Callable[[str], bool] | None = None,
+        record: KeyRecord | None = None,
     ) -> None:
         self._chosen_backend = backend
+        self._record = record  # which providers the keyring holds no key for, kept across runs
         self._env = env if env is not None else os.environ
         self._config_key = config_key  # e.g. ModelRegistry.config_api_key
         # whether models.json's key is a ``!command`` not run yet: it runs when the key is first needed
@@ -246,6 +253,34 @@ class CredentialStore:
         with self._asking:
             return self._load(list(providers), refresh=False)
 
+    def look_up(self, providers: Iterable[str]) -> None:
+        """Find where each of ``providers``' keys comes from, as ``ensure_loaded`` does, without asking the
+        keyring first whether it works, nor about a provider the record says it holds no key for while
+        the environment or models.json has one (the keyring's key would come first, and there is none).
+        Makes no ``snapshot``. Blocking when the keyring is asked: a worker's call."""
+        with self._asking:
+            for provider in providers:
+                with self._lock:
+                    known = provider in self._keyring
+                record = self._record
+                if (
+                    not known
+                    and record is not None
+                    and self._key_elsewhere(provider)
+                    and record.lacks(provider)
+                ):
+                    with self._lock:
+                        self._keyring.setdefault(provider, None)
+                self._remember(provider)
+
+    def _key_elsewhere(self, provider: str) -> bool:
+        """The environment or models.json gives ``provider`` a key (a ``!command`` not run yet counts)."""
+        if any(self._env.get(var, "").strip() for var in env_vars_for(provider)):
+            return True
+        if self._config_key_pending is not None and self._config_key_pending(provider):
+            return True
+        return self._config_key is not None and bool(self._config_key(provider))
+
     def _load(self, providers: list[str], refresh: bool) -> KeySnapshot:
         state = self.keyring_state(refresh=refresh)
         for provider in providers:
@@ -299,6 +334,8 @@ class CredentialStore:
         if not key:
             raise CredentialError("The API key is empty.")
         with self._asking:
+            if self._record is not None:  # before the keyring holds it, the record stops saying it has none
+                self._record.note_found(provider)
             try:
                 self._backend.set_password(SERVICE, provider, key)
             except Exception as exc:
@@ -314,6 +351,7 @@ class CredentialStore:
         import keyring.errors
 
         with self._asking:
+            since = self._record.stamp() if self._record is not None else None
             try:
                 self._backend.delete_password(SERVICE, provider)
             except keyring.errors.PasswordDeleteError:
@@ -322,6 +360,8 @@ class CredentialStore:
                 raise CredentialError(
                     f"The key for {provider} could not be removed ({type(exc).__name__})."
                 ) from None
+            if self._record is not None:
+                self._record.note_missing(provider, since)
             with self._lock:
                 self._keyring[provider] = None
             self._remember(provider)
@@ -337,12 +377,21 @@ class CredentialStore:
         return value
 
     def _ask_keyring(self, provider: str, state: KeyringState) -> str | None:
+        record = self._record
+        since = record.stamp() if record is not None else None
         if not state.usable:
+            if record is not None and state.status is KeyringStatus.NO_BACKEND:
+                record.note_missing(provider, since)  # no keyring here: none of its keys either
             return None
         try:
             value = self._backend.get_password(SERVICE, provider)
         except Exception:  # a keyring that fails now gives no key; the state says why it cannot be used
             return None
+        if record is not None:
+            if value:
+                record.note_found(provider)
+            else:
+                record.note_missing(provider, since)
         return value or None
 
     # ---- resolution ------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from piwork.core.context.telemetry import ContextTelemetry, telemetry_file
 from piwork.core.context.verifier import VerifierGate, gate_for_session, registered_verifiers
 from piwork.core.errors import PiworkError
 from piwork.core.llm.credentials import CredentialStore, choose_keyring_backend
+from piwork.core.llm.key_record import KeyRecord
 from piwork.core.llm.models import ModelRegistry, default_model
 from piwork.core.llm.thinking import resolve_level
 from piwork.core.llm.tokens import TokenCounter, Tokenizers
@@ -186,11 +187,15 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     # A key given for this run (``--api-key``) is the model's key: the keyring is not asked at start (nor
     # keyring imported), only if another provider's key is ever looked up.
     key_given = bool(options.api_key and options.api_key.strip())
+    # Which providers the keyring holds no key for, as far as piwork knows: a run whose key comes from the
+    # environment or models.json then never asks it (nor loads keyring).
+    record = KeyRecord.of(agent_dir) if options.credentials is None else None
     # The OS keyring backend is chosen in a worker while the project and the session are read: keyring
     # probes every installed backend (a few hundred milliseconds); the keys are asked for further down.
+    # Not when this setup's record is there: the keyring is most likely not asked at all.
     choosing = (
         asyncio.create_task(asyncio.to_thread(choose_keyring_backend))
-        if options.credentials is None and not key_given
+        if record is not None and not key_given and not await asyncio.to_thread(record.current)
         else None
     )
     resolver = TrustResolver(TrustStore(str(agent_dir)), ask=options.ask_trust)
@@ -207,7 +212,10 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     settings = resources.settings.values
     models = await asyncio.to_thread(ModelRegistry, agent_dir)  # reads models.json: not on the loop
     credentials = options.credentials or CredentialStore(
-        env=options.env, config_key=models.config_api_key, config_key_pending=models.config_api_key_pending
+        env=options.env,
+        config_key=models.config_api_key,
+        config_key_pending=models.config_api_key_pending,
+        record=record,
     )
     # reading a long session file takes seconds: not on the event loop the window runs
     store = await asyncio.to_thread(_open_store, options, cwd, agent_dir, settings)
@@ -230,21 +238,22 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     model = _choose_model(options, models, known_without_keyring, settings, context.model)
     if choosing is not None:
         await choosing
-    if asked or not (options.keys_loaded_by_caller or key_given):
-        await asyncio.to_thread(credentials.ensure_loaded, models.providers())
-        if asked:
-            model = _choose_model(
-                options,
-                models,
-                lambda p: known_without_keyring(p) or credentials.has_credentials(p),
-                settings,
-                context.model,
-            )
+    # a caller that loads the keys itself gets a snapshot of every provider; a run looks up only what it uses
+    look_up = credentials.ensure_loaded if options.keys_loaded_by_caller else credentials.look_up
+    if asked:  # the model is the first provider's with a key
+        await asyncio.to_thread(look_up, models.providers())
+        model = _choose_model(
+            options,
+            models,
+            lambda p: known_without_keyring(p) or credentials.has_credentials(p),
+            settings,
+            context.model,
+        )
     if model is not None:  # a header given as a ``!command`` runs the user's command: not on the loop
         model = await asyncio.to_thread(models.with_resolved_headers, model)
     # a custom server named on the command line
     if model is not None and not (options.keys_loaded_by_caller or key_given):
-        await asyncio.to_thread(credentials.ensure_loaded, [model.provider])
+        await asyncio.to_thread(credentials.look_up, [model.provider])
     if options.api_key and model is not None:
         credentials.set_session_key(model.provider, options.api_key)
     thinking = _choose_thinking(options, settings, context, store.tree, model)

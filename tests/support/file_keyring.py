@@ -1,0 +1,58 @@
+"""A real keyring backend that keeps its passwords in a JSON file (``$PIWORK_TEST_KEYRING_FILE``), so that a
+test and the ``piwork`` processes it starts (``PYTHON_KEYRING_BACKEND=tests.support.file_keyring.FileKeyring``)
+share one keyring, as programs of one desktop share the OS keyring. Every call is counted in the file too
+(``calls``), so a test can tell whether a process asked the keyring at all."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import keyring.backend
+import keyring.errors
+
+FILE_ENV = "PIWORK_TEST_KEYRING_FILE"
+BACKEND = "tests.support.file_keyring.FileKeyring"
+
+
+class FileKeyring(keyring.backend.KeyringBackend):
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self, path: Path | None = None) -> None:
+        super().__init__()
+        self.path = path or Path(os.environ[FILE_ENV])
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data: dict[str, Any] = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            data = {}
+        data.setdefault("passwords", {})
+        data.setdefault("calls", 0)
+        return data
+
+    def _counted(self) -> dict[str, Any]:
+        data = self._read()
+        data["calls"] += 1
+        self.path.write_text(json.dumps(data))
+        return data
+
+    def get_password(self, service: str, username: str) -> str | None:
+        value = self._counted()["passwords"].get(f"{service}/{username}")
+        return value if isinstance(value, str) else None
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        data = self._counted()
+        data["passwords"][f"{service}/{username}"] = password
+        self.path.write_text(json.dumps(data))
+
+    def delete_password(self, service: str, username: str) -> None:
+        data = self._counted()
+        if data["passwords"].pop(f"{service}/{username}", None) is None:
+            raise keyring.errors.PasswordDeleteError("not found")
+        self.path.write_text(json.dumps(data))
+
+    def calls(self) -> int:
+        return int(self._read()["calls"])
