@@ -41,13 +41,23 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
     tree = session.tree
     header = tree.header or {}
     records = [r for r in tree.records if r.type != "session"]
-    types = Counter(str(r.type) for r in records)
-    roles = Counter(str(r.role) for r in records if r.type == "message")
+    types: Counter[str] = Counter()
+    roles: Counter[str] = Counter()
     # children per entry id, as the tree links them (ids and parents that are not strings link nothing here)
-    children = Counter(r.parent_id for r in records if type(r.parent_id) is str)
-    ids = [r.id for r in records if type(r.id) is str]
+    children: dict[str, int] = {}
+    ids: list[str] = []
+    for r in records:  # one pass: a large session has 100,000 records
+        kind = r.type
+        if kind == "message":
+            roles[str(r.role)] += 1
+        types[str(kind)] += 1
+        parent = r.parent_id
+        if type(parent) is str:
+            children[parent] = children.get(parent, 0) + 1
+        if type(r.id) is str:
+            ids.append(r.id)
     leaves = [entry_id for entry_id in ids if entry_id not in children]
-    branch_points = [entry_id for entry_id in ids if children[entry_id] > 1]
+    branch_points = [entry_id for entry_id in ids if children.get(entry_id, 0) > 1]
     target = leaf_id if leaf_id is not None else tree.leaf_id
     context = tree.build_context(target) if target is not None else tree.build_context(None)
     session.check_bodies(read=context.entry_ids)

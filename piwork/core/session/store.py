@@ -40,7 +40,6 @@ from piwork.core.session.format import (
     serialize,
     session_file_name,
 )
-from piwork.core.session.jsvalues import map_key
 from piwork.core.session.lock_holder import read_only_reason
 from piwork.core.session.migrate import migrate_to_current, version_at_least
 from piwork.core.session.other_writers import OtherWriter, lock_writer, pi_writer
@@ -253,11 +252,11 @@ class Session:
         """Parse every entry's line now (not only when it is used), so that each line that is not
         valid JSON is among the diagnostics, with its line number. ``read``: ids of entries whose
         lines were read already (a context built from them): those lines are not parsed again."""
-        skip = {map_key(entry_id) for entry_id in read}
+        record_of = self.tree.record
+        skip = {id(record) for entry_id in read if (record := record_of(entry_id)) is not None}
         records = self.tree.records
         if skip:
-            tree = self.tree
-            records = [r for r in records if map_key(r.id) not in skip or tree.record(r.id) is not r]
+            records = [r for r in records if id(r) not in skip]
         self.bodies.check(records)
 
     def _unreadable(self, record: EntryRecord) -> None:

@@ -281,6 +281,8 @@ class SessionTree:
     def labels(self) -> dict[str, str]:
         """Current labels of existing entries, in file order of the entries."""
         out: dict[str, str] = {}
+        if not self._labels:
+            return out
         for record in self._records:
             label = self.label(record.id)
             if label is not None and record.type != "session":
@@ -372,11 +374,14 @@ class SessionTree:
     def roots(self) -> list[EntryRecord]:
         """Entries with no parent, their own parent, or an unknown parent, in file order."""
         out = []
+        by_key = self._by_key
         for record in self._records:
+            parent = record.parent_id
+            if type(parent) is str and parent in by_key and parent != record.id:
+                continue  # the usual entry (its own parent when its id is that string too)
             if record.type == "session":
                 continue
-            parent = record.parent_id
-            if parent is None or js_same(parent, record.id) or map_key(parent) not in self._by_key:
+            if parent is None or js_same(parent, record.id) or map_key(parent) not in by_key:
                 out.append(record)
         return out
 
