@@ -12,13 +12,19 @@ from typing import Any
 
 import keyring.backend
 import keyring.errors
+from keyring.compat import properties
 
 FILE_ENV = "PIWORK_TEST_KEYRING_FILE"
 BACKEND = "tests.support.file_keyring.FileKeyring"
 
 
 class FileKeyring(keyring.backend.KeyringBackend):
-    priority = 1  # type: ignore[assignment]
+    @properties.classproperty
+    def priority(cls) -> float:
+        """Never chosen by keyring's own discovery unless a file is named (a test process imports this)."""
+        if not os.environ.get(FILE_ENV):
+            raise RuntimeError(f"no keyring file: {FILE_ENV} is not set")
+        return 1
 
     def __init__(self, path: Path | None = None) -> None:
         super().__init__()
