@@ -39,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] in SUBCOMMANDS:
         code = _run(SUBCOMMANDS[args[0]], args[1:])
     elif any(a in HEADLESS_FLAGS or a.startswith(("--print=", "--prompt=", "--mode=")) for a in args):
+        _prefetch_tokenizer(args)
         code = _run(HEADLESS_MODULE, args)
     else:
         code = _run(WINDOW_MODULE, args)
@@ -47,6 +48,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     # free them one by one, which took seconds.
     gc.freeze()
     return code
+
+
+def _prefetch_tokenizer(args: list[str]) -> None:
+    """A run given ``--model`` has its tokenizer built while the rest of piwork is imported: the model id
+    as the run will read it (``provider/id`` unless ``--provider`` is given too)."""
+    model = _option(args, "--model")
+    if not model:
+        return
+    if "/" in model and not _option(args, "--provider"):
+        model = model.split("/", 1)[1]
+    from piwork.core.llm.tokens import prefetch
+    from piwork.core.paths import agent_dir
+
+    prefetch(agent_dir(), model)
+
+
+def _option(args: list[str], name: str) -> str | None:
+    """The last value given to ``name`` (``NAME VALUE`` or ``NAME=VALUE``), as argparse reads it."""
+    found = None
+    for index, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == name and index + 1 < len(args):
+            found = args[index + 1]
+        elif arg.startswith(name + "="):
+            found = arg[len(name) + 1 :]
+    return found
 
 
 def _run(module_name: str, args: list[str]) -> int:

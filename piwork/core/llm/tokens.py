@@ -233,6 +233,11 @@ class Tokenizers:
     def load_for(self, model_id: str) -> None:
         """Blocking: load the encoding ``counter_for(model_id)`` uses (the next candidate only when the
         preferred one has no verified file)."""
+        with _PREFETCH_LOCK:
+            _PREFETCHES[:] = [t for t in _PREFETCHES if t.is_alive()]
+            started = [t for t in _PREFETCHES if t is not threading.current_thread()]
+        for thread in started:  # its encoding built, this finds it; its files written, none are raced
+            thread.join()
         for name in _candidates(model_id):
             self.load([name])
             if name in self._encodings:
@@ -289,6 +294,23 @@ class Tokenizers:
 
 _BUILT: dict[tuple[str, str], Any] = {}  # (encoding, SHA-256 of its BPE file) -> built from kept tables
 _BUILT_LOCK = threading.Lock()
+_PREFETCHES: list[threading.Thread] = []
+_PREFETCH_LOCK = threading.Lock()
+
+
+def prefetch(agent_dir: Path | None, model_id: str) -> None:
+    """Start building ``model_id``'s encoding in a background thread, for a run that knows its model before
+    it has imported what it needs to start (most of building an encoding leaves the interpreter free). A
+    later ``load_for`` of any ``Tokenizers`` waits for it and finds the encoding built."""
+
+    def build() -> None:
+        with contextlib.suppress(Exception):  # the run's own load_for reports what went wrong
+            Tokenizers(agent_dir).load_for(model_id)
+
+    thread = threading.Thread(target=build, name="piwork-tokenizer-prefetch", daemon=True)
+    with _PREFETCH_LOCK:
+        _PREFETCHES.append(thread)
+    thread.start()
 
 
 # An encoding's tables (split pattern, ranks, special tokens) as parsed from its verified BPE file, kept

@@ -223,3 +223,31 @@ def test_a_later_run_builds_the_encoding_from_its_kept_tables_and_counts_the_sam
     again.load_for("claude-sonnet-4-5")
     assert [again.counter_for("claude-sonnet-4-5").count(text) for text in SAMPLES] == expected
     assert tables.stat().st_size > 1_000_000
+
+
+@needs_offline
+def test_an_encoding_built_ahead_while_a_run_starts_is_the_one_its_load_finds(
+    tmp_path: Path, no_network: list[object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = tmp_path / "agent"
+    tokens._BUILT.clear()
+    Tokenizers(agent, env={}).load_for("claude-sonnet-4-5")  # an earlier run kept the tables
+    expected = Tokenizers(agent, env={})
+    expected.load_for("claude-sonnet-4-5")
+    counts = [expected.counter_for("claude-sonnet-4-5").count(text) for text in SAMPLES]
+
+    tokens._BUILT.clear()  # as in a new process
+    built: list[str] = []
+    real = tiktoken.Encoding
+
+    def counted(name: str, **kwargs: object) -> tiktoken.Encoding:
+        built.append(name)
+        return real(name, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tiktoken, "Encoding", counted)
+    tokens.prefetch(agent, "claude-sonnet-4-5")
+    run = Tokenizers(agent, env={})
+    run.load_for("claude-sonnet-4-5")  # waits for the one built ahead
+    assert not any(t.is_alive() for t in tokens._PREFETCHES)
+    assert built == ["cl100k_base"]  # built once, ahead
+    assert [run.counter_for("claude-sonnet-4-5").count(text) for text in SAMPLES] == counts
