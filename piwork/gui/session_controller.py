@@ -403,6 +403,8 @@ class SessionController(QObject):
             keys_loaded_by_caller=True,  # by ``self.keys``, in a worker
             env=self.env,
             tokenizers=self.tokenizers,  # the governor counts with the model's tokenizer (loaded in a thread)
+            # the file's totals (every entry read) are counted by the Context feed's worker once the chat shows
+            count_stats_at_open=False,
         )
         if session_file and self.is_open_file(session_file):
             # Reopening (or reloading) the open file: let go of its writer lock first, or the new

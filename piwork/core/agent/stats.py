@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -120,7 +121,8 @@ def session_stats(entries: Iterable[Mapping[str, Any] | None]) -> SessionStats:
 class StatsTracker:
     """``session_stats`` of a growing session, reading only the entries appended since the last call.
 
-    The tree's record list is append-only; a reload from disk replaces the list, which starts over.
+    The tree's record list is append-only; a reload from disk replaces the list, which starts over. Safe to
+    call from any thread (the window counts in workers): one count at a time.
     """
 
     def __init__(self, tree: SessionTree) -> None:
@@ -128,8 +130,13 @@ class StatsTracker:
         self._records: list[EntryRecord] | None = None
         self._counted = 0
         self._stats = SessionStats()
+        self._lock = threading.Lock()
 
     def current(self) -> SessionStats:
+        with self._lock:
+            return self._current()
+
+    def _current(self) -> SessionStats:
         records = self._tree.records
         if records is not self._records or len(records) < self._counted:
             self._records, self._counted, self._stats = records, 0, SessionStats()

@@ -112,8 +112,9 @@ class RuntimeOptions:
     # for the keyring when the model does not depend on it (recorded in the session, named, or the
     # settings' default), and the caller must not send before the keyring has answered
     keys_loaded_by_caller: bool = False
-    # count the session file's totals (every entry read) while opening, off the loop, for a window that
-    # shows them at once; a ``-p`` run never shows them and counts only if asked
+    # count the session file's totals (every entry read) while opening, off the loop, for a caller that
+    # shows them at once (the window counts them later, in a worker, so that its chat shows first; a
+    # ``-p`` run never shows them)
     count_stats_at_open: bool = True
     loader: LoaderOptions = field(default_factory=LoaderOptions)
     # per-request view of the context (context governance); never changes the transcript

@@ -378,6 +378,7 @@ class ContextFeed(QObject):
             list(session.registry.specs()),
             session.tree,
             *self._restored(governance, outcome, session.compaction_settings.reserve_tokens),
+            getattr(session, "session_cost", None),
         )
 
     @staticmethod
@@ -488,6 +489,7 @@ class ContextFeed(QObject):
         window = snapshot.model.context_window if snapshot.model is not None else 0
         occupancy, billed = samples_from_usages(reply_usages(snapshot.messages), window)
         table = xray_table(request, parts_index, elided)
+        session_cost = snapshot.session_cost() if snapshot.session_cost is not None else None
         self._still_wanted(generation)
         return Figures(
             request,
@@ -507,6 +509,7 @@ class ContextFeed(QObject):
                 active={tool.name for tool in snapshot.tools},
             ),
             rough,
+            session_cost,
         )
 
     @staticmethod
@@ -564,7 +567,9 @@ class ContextFeed(QObject):
             tokenizer=request.tokenizer,
             elided=self._elided,
         )
-        session_cost = self.session.session_cost()
+        session_cost = figures.session_cost
+        if session_cost is None:
+            session_cost = self.session.session_cost()
         detail = {k: float(session_cost.get(k, 0.0)) for k in ("input", "output", "cacheRead", "cacheWrite")}
         self.billed = BilledFigures(
             session_tokens=int(sum(detail.values())),

@@ -5,7 +5,7 @@ per-call occupancy and billed samples read from the transcript's replies."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,8 @@ class Snapshot:
     # and the request's reserve, to preview what it will send
     restored: Any = None
     reserve_tokens: int = 0
+    # the whole file's billed tokens and cost (its first count reads every entry: called in the worker)
+    session_cost: Callable[[], Mapping[str, float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,7 @@ class Figures:
     xray_table: Any = None  # the X-ray's rows for the panel (an XrayTable), built with it
     tools: list[Any] = field(default_factory=list)  # ToolRow of every tool, for the Resources panel
     rough: bool = False  # counted chars/4 while no view showed counts (the tokenizer not loaded for it)
+    session_cost: Mapping[str, float] | None = None  # the snapshot's ``session_cost``, counted
 
 
 def change_key(snapshot: Snapshot) -> tuple[Any, ...]:
