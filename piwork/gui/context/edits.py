@@ -90,8 +90,8 @@ class ContextEdits(QObject):
         """Once per opened session: the chat shows what the model sees, so say what the edits change."""
         model = self.tree_panel.model
         session = self._session()
-        if model is None or session is None or self._noted is session:
-            return
+        if model is None or session is None or self._noted is session or self.tree_panel.marks_pending:
+            return  # (marks still being read: said once they are shown)
         self._noted = session
         marks = model.edit_marks()
         if not marks:

@@ -38,6 +38,9 @@ def select_in_tree(window: MainWindow, entry_id: str) -> None:
     """Show the tree and select ``entry_id`` in it, or the row that stands for it."""
     window.show_tree()
     tree = window.tree_panel
+    if tree.loading:  # the session just opened: its tree is still being laid out
+        tree.when_loaded(lambda: select_in_tree(window, entry_id))
+        return
     if tree.tree is None or tree.model is None:
         return
     tree.select_entry(entry_id)

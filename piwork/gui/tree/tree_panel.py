@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -67,7 +68,13 @@ from piwork.gui.rewind import RestoreOption
 from piwork.gui.tree.branch_dialog import BranchChoice, BranchChoiceDialog, branch_contents, summarizing_text
 from piwork.gui.tree.branch_tools import BranchTools
 from piwork.gui.tree.context_marks import content_text, edit_marks, entry_content
-from piwork.gui.tree.display_tree import FILTER_MODES, DisplayTree, entry_title, normalize_mode
+from piwork.gui.tree.display_tree import (
+    FILTER_MODES,
+    DisplayTree,
+    build_display_tree,
+    entry_title,
+    normalize_mode,
+)
 from piwork.gui.tree.entry_io import EntryDetails, LabelWriter
 from piwork.gui.tree.graph_view import BranchGraphView
 from piwork.gui.tree.loading import load_for_view
@@ -161,6 +168,9 @@ class SessionTreePanel(QWidget):
         self._background = BackgroundTasks()
         self._layout_task: asyncio.Task[Any] | None = None
         self._layout_cancel = threading.Event()
+        self._first_layout: asyncio.Task[Any] | None = None  # the open session's first layout, in a worker
+        self._after_loading: list[Callable[[], None]] = []  # what waits for it (a search hit's selection)
+        self._marking: asyncio.Task[Any] | None = None  # the context edits' marks, read in a worker
         self.progress: QProgressDialog | None = None
         self._change_pending = False
         self._follow_leaf = True
@@ -326,7 +336,13 @@ class SessionTreePanel(QWidget):
     def refresh_edit_marks(self) -> None:
         """Mark the entries the context edits in force on the current branch change (read in a worker)."""
         if self.tree is not None and loop_running():  # browsing without the window's loop: no marks
-            self._background.spawn(self._mark_edits(self.tree))
+            self._marking = self._background.spawn(self._mark_edits(self.tree))
+
+    @property
+    def marks_pending(self) -> bool:
+        """The marks of the context edits in force are not known yet (laid out or read in a worker);
+        ``edit_marks_shown`` follows."""
+        return self.loading or (self._marking is not None and not self._marking.done())
 
     async def _mark_edits(self, tree: SessionTree) -> None:
         try:
@@ -334,6 +350,8 @@ class SessionTreePanel(QWidget):
         except (OSError, PiworkError, ValueError) as exc:
             self._set_status(f"The context edits of this session could not be read: {exc}")
             return
+        if self._marking is asyncio.current_task():
+            self._marking = None
         if self.model is not None and self.tree is tree:
             self.model.set_edit_marks(marks)
             self.graph.set_edit_marks(marks)
@@ -353,6 +371,10 @@ class SessionTreePanel(QWidget):
 
     def _detach(self) -> None:
         self._stop_layout()
+        if self._first_layout is not None:  # another session replaces the one being laid out
+            self._first_layout.cancel()
+            self._first_layout = None
+            self._after_loading = []
         self._query = ""  # a new model starts without the search
         self.graph.clear()
         if self.model is not None:
@@ -877,10 +899,63 @@ class SessionTreePanel(QWidget):
             self._navigation.cancel()
 
     def attach(self, runtime: AgentRuntime) -> None:
-        """Show the open session's tree, moving in it through its agent session."""
+        """Show the open session's tree, moving in it through its agent session: laid out in a worker
+        while the window's loop runs (a 100k-entry session takes most of a second), at once without it."""
         self.set_settings(runtime.resources.settings)
-        self.set_session(runtime.store, AgentNavigator(runtime.session))
         self.branch_tools.agent_dir = Path(runtime.resources.agent_dir)  # where its checkpoints are
+        navigator = AgentNavigator(runtime.session)
+        if not loop_running():
+            self.set_session(runtime.store, navigator)
+            return
+        self._detach()
+        self.branch_tools.reset()
+        self.details.show(None, None)
+        self.session, self.tree, self.navigator = runtime.store, runtime.store.tree, navigator
+        self._set_status("Laying out the session's entries…")
+        self._first_layout = self._background.spawn(self._lay_out_first(runtime.store, navigator))
+
+    @property
+    def loading(self) -> bool:
+        """The open session's tree is still being laid out in a worker (``model`` is None until then)."""
+        return self._first_layout is not None and not self._first_layout.done()
+
+    def when_loaded(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the open session's tree is shown (at once when it is)."""
+        if self.loading:
+            self._after_loading.append(callback)
+        else:
+            callback()
+
+    async def _lay_out_first(self, session: Session, navigator: AgentNavigator) -> None:
+        """The display tree of a session just attached, built in a worker; built again when entries came
+        or the filter changed meanwhile (a few times, then here), then shown as ``set_session`` shows it."""
+        display: DisplayTree | None = None
+        for _attempt in range(LAYOUT_ATTEMPTS):
+            changes: list[object] = []
+            unsubscribe = session.tree.subscribe(changes.append)
+            mode = self.filter_mode()
+            try:
+                built = await asyncio.to_thread(build_display_tree, session.tree, mode)
+            except RuntimeError:  # the tree changed under the worker (a dict resized): again
+                continue
+            except (OSError, PiworkError) as exc:  # an entry's body could not be read back
+                self._set_status(f"The entries could not be laid out: {exc}")
+                built = None
+            finally:
+                unsubscribe()
+            if self.session is not session:
+                return
+            if not changes and mode == self.filter_mode():
+                display = built
+                break
+        self._first_layout = None
+        waiting, self._after_loading = self._after_loading, []
+        self.set_session(session, navigator, display)  # without a display: built here
+        if self.status.text() == "Laying out the session's entries…":
+            self._set_status("")
+        self.loaded.emit()
+        for callback in waiting:
+            callback()
 
     def detach(self) -> None:
         """Nothing to let go: the tree shown stays until the next session replaces it."""
