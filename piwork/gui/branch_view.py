@@ -1,6 +1,8 @@
 """The chat follows the branch the session is on: shown at once on opening (its rows were built ahead), and
 after a move in the session tree rebuilt in a worker (the transcript with context edits marked reads the
-entries' bodies), the latest move winning; the title, the system prompt and the status follow it."""
+entries' bodies), the latest move winning; the title, the system prompt and the status follow it. A long
+branch shows the rows of its last messages first; the earlier ones are built in a worker after, and go
+behind the chat's "show earlier" row."""
 
 from __future__ import annotations
 
@@ -11,7 +13,12 @@ from piwork.core.agent import AgentSession
 from piwork.core.errors import PiworkError
 from piwork.gui.background import LatestWins
 from piwork.gui.chat.chat_panel import ChatPanel
-from piwork.gui.chat.conversation import Conversation, prepare_session_conversation
+from piwork.gui.chat.conversation import (
+    FIRST_TAIL,
+    Conversation,
+    prepare_earlier,
+    prepare_session_conversation,
+)
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter, describe_exception
 from piwork.gui.tool_set import ToolSet
@@ -38,6 +45,7 @@ class BranchView:
         self.tool_set = tool_set
         self.notifications = notifications
         self._rows = LatestWins()
+        self._earlier = LatestWins()  # the rows of a long branch's earlier messages, after its last ones
         self._waiting: list[asyncio.Future[None]] = []  # callers of ``shown`` until the latest build shows
         self._building = False
         # the tree's ``navigated`` and ``status_changed`` reach ``show`` and ``show_tree_status`` while the
@@ -54,7 +62,7 @@ class BranchView:
             return
         self._building = True
         self._rows.start(
-            lambda _request: prepare_session_conversation(session),
+            lambda _request: prepare_session_conversation(session, FIRST_TAIL),
             lambda built: self._show(session, built),
             lambda error: self._failed(session, error),
             failures=(OSError, PiworkError),
@@ -63,6 +71,7 @@ class BranchView:
     def cancel(self) -> None:
         """The session is let go: rows still being built for it are dropped."""
         self._rows.cancel()
+        self._earlier.cancel()
         self._settle()
 
     async def shown(self) -> None:
@@ -85,7 +94,13 @@ class BranchView:
         self._settle()
         if session is not self.host.session:  # another session opened meanwhile
             return
-        self.host.chat.presenter.show_messages(session.messages, prepared)  # rebuilt if it moved on since
+        presenter = self.host.chat.presenter
+        presenter.show_messages(session.messages, prepared)  # rebuilt if it moved on since
+        if prepared is not None and prepared.earlier and prepared.current_for(session.messages):
+            self._earlier.start(
+                lambda _request: prepare_earlier(prepared),
+                lambda earlier: presenter.show_earlier_rows(prepared, earlier),
+            )
         self.host.show_title(session.tree.name or None)
         self.tool_set.show_system_prompt()  # a move in the tree may restore another tool set
         self.host.refresh_status()

@@ -45,7 +45,7 @@ from piwork.core.resources import TrustOption, TrustRequest
 from piwork.core.session import Session, closed_in_worker, read_header
 from piwork.core.workflows import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.gui.branch_view import BranchView
-from piwork.gui.chat.conversation import prepare_session_conversation
+from piwork.gui.chat.conversation import FIRST_TAIL, prepare_session_conversation
 from piwork.gui.chat.reply_again import ReplyAgain
 from piwork.gui.command_surface import CommandSurface
 from piwork.gui.commands import BUILTIN, CommandContext, SlashCommand
@@ -412,16 +412,17 @@ class SessionController(QObject):
             await self._let_go()
         runtime = await create_runtime(options)
         # The chat's rows of a session of thousands of messages take tens of milliseconds to build: in a
-        # worker, so that what follows (the window showing the session) stays short on the GUI thread.
+        # worker, so that what follows (the window showing the session) stays short on the GUI thread; of
+        # a long branch only its last messages' (the earlier ones follow from a worker once it shows).
         # The session left behind is written out and fsynced in a worker, and its file let go, before
         # the new one shows (the window keeps running meanwhile).
         try:
-            prepared = await asyncio.to_thread(prepare_session_conversation, runtime.session)
+            prepared = await asyncio.to_thread(prepare_session_conversation, runtime.session, FIRST_TAIL)
             await self._let_go()
             # Each panel (the tree, resources, logs and context panels) takes the session in an event-loop
             # turn of its own, before the chat: a long session costs each of them milliseconds on the GUI
-            # thread (the tree and graph build their rows), and with the chat's layout and the window's
-            # paint in the same pass they held it over 50 ms.
+            # thread, and with the chat's layout and the window's paint in the same pass they held it over
+            # 50 ms (the tree's outline is laid out in a worker, and shows after the chat).
             for panel in self.window.panels if self.front else ():
                 await asyncio.sleep(0)
                 panel.attach(runtime)

@@ -27,6 +27,7 @@ PAGE = 200
 
 class ChatModel(FlatListModel):
     rowChangedInPlace = Signal(int)  # visible row number whose content (and maybe height) changed
+    rowsPrepended = Signal(int)  # that many rows came before all others: every position moved by it
 
     def __init__(self, window: int = DEFAULT_WINDOW, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -121,6 +122,21 @@ class ChatModel(FlatListModel):
             self._position = {row.key: i for i, row in enumerate(self._rows)}
             self._first = max(0, len(self._rows) - self._window)
             self._more_visible = self._first > 0
+
+    def prepend_rows(self, rows: list[ChatRow]) -> bool:
+        """Put ``rows`` (older than all others) before the first row, behind "show earlier" (which must be
+        shown: the rows shown do not change). False (nothing done) when it is not shown."""
+        if not rows:
+            return True
+        if not self._more_visible:
+            return False
+        count = len(rows)
+        self._rows[:0] = rows
+        self._first += count
+        self._position = {row.key: i for i, row in enumerate(self._rows)}
+        self.rowsPrepended.emit(count)
+        self.rows_changed(0)  # its tooltip counts the rows still hidden
+        return True
 
     def append_rows(self, rows: list[ChatRow]) -> None:
         with self.appending_rows(len(rows)):

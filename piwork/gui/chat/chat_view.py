@@ -90,6 +90,7 @@ class ChatView(QListView):
         model.rowChangedInPlace.connect(self._on_row_changed)
         model.rowsInserted.connect(self._on_rows_inserted)
         model.modelReset.connect(self._on_reset)
+        model.rowsPrepended.connect(lambda count: self.chat_delegate.rows_prepended(count))
         self.chat_delegate.toggleRequested.connect(self.toggle_row)
         self.chat_delegate.showEarlierRequested.connect(self._show_earlier)
         self.chat_delegate.openLogRequested.connect(self.openLogRequested)

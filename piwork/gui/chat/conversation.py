@@ -14,6 +14,10 @@ from piwork.core.session import SessionTree
 from piwork.gui.chat.rows import ChatRow, RowKind, images_of, rows_for_message, text_of
 from piwork.gui.chat.tool_card import ToolCard
 
+# messages whose rows a long branch shows first (the chat lays out its last 200 rows; the earlier rows follow
+# from a worker, behind its "show earlier" row)
+FIRST_TAIL = 400
+
 
 @dataclass
 class Conversation:
@@ -24,6 +28,9 @@ class Conversation:
     # first row of each message (keyed by the message object's id; the message is kept so the id cannot be
     # reused): the Context panel's X-ray jumps through it
     message_rows: dict[int, tuple[dict[str, Any], int]] = field(default_factory=dict)
+    # the rows are those of ``messages[earlier:]`` only: the earlier messages' rows are still to be built
+    # (``prepare_earlier``), behind the chat's "show earlier" row meanwhile
+    earlier: int = 0
 
     def current_for(self, messages: list[dict[str, Any]]) -> bool:
         """Built from these very message objects (the session's list is handed out as a copy)."""
@@ -132,13 +139,37 @@ class _SessionLike(Protocol):
     def tree(self) -> SessionTree: ...
 
 
-def prepare_session_conversation(session: _SessionLike) -> Conversation:
+def prepare_session_conversation(session: _SessionLike, tail: int | None = None) -> Conversation:
     """The rows of an open session's branch: its messages as written, with what context edits change
     marked (:func:`prepare_transcript`); without edits, the model's list itself. Reads entry bodies when
-    there are edits: run it in a worker."""
+    there are edits: run it in a worker. ``tail``: build only the rows of about the last ``tail`` messages
+    (from a prompt on, so every tool card has its result) when the branch is longer; the rest follow with
+    :func:`prepare_earlier`."""
     model_view = session.messages
     tree = session.tree
     if not any(record.type == "context_edit" for record in tree.path()):
-        return prepare_conversation(model_view)
+        return prepare_tail(model_view, tail) if tail is not None else prepare_conversation(model_view)
     transcript = tree.build_context(keep_originals=True)
     return prepare_transcript(transcript.messages, transcript.edited, model_view)
+
+
+def prepare_tail(messages: list[dict[str, Any]], tail: int) -> Conversation:
+    """The rows of the last messages of ``messages``, from the last prompt at least ``tail`` messages before
+    the end on (all of them when there is none, or when a tool result there answers a call before it)."""
+    start = next((i for i in range(len(messages) - tail, 0, -1) if messages[i].get("role") == "user"), 0)
+    if start == 0:
+        return prepare_conversation(messages)
+    conversation = prepare_conversation(messages[start:])
+    if any(
+        message.get("role") == "toolResult" and str(message.get("toolCallId")) not in conversation.cards
+        for message in messages[start:]
+    ):
+        return prepare_conversation(messages)  # a call made before the prompt: its card is further up
+    conversation.messages = list(messages)
+    conversation.earlier = start
+    return conversation
+
+
+def prepare_earlier(conversation: Conversation) -> Conversation:
+    """The rows of the messages ``conversation`` was built without (its ``earlier`` ones). Any thread."""
+    return prepare_conversation(conversation.messages[: conversation.earlier])

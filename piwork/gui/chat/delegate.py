@@ -244,6 +244,12 @@ class ChatDelegate(QStyledItemDelegate):
         self._measurer.stop()
         self._forget_ahead()
 
+    def rows_prepended(self, count: int) -> None:
+        """``count`` rows came before the hidden ones: the estimates ahead go on through them too."""
+        if self._ahead_next is not None:
+            self._ahead_next += count  # the same row's position now
+            self._estimator.start()
+
     def _forget_ahead(self) -> None:
         self._ahead.clear()
         self._ahead_next = None

@@ -111,6 +111,7 @@ class ChatPresenter(QObject):
         # first row of each finished message (keyed by the message object's id; the message is kept so the
         # id cannot be reused): the Context panel's X-ray jumps through it
         self._message_rows: dict[int, tuple[dict[str, Any], int]] = {}
+        self._shown: Conversation | None = None  # the rows last shown whole (``show_messages``)
         self._pending_user: tuple[dict[str, Any], list[ChatRow]] | None = None
         self._user_commands: dict[int, ChatRow] = {}  # running ``!cmd`` cards by run
         self._user_command_rows: dict[int, tuple[dict[str, Any], ChatRow]] = {}  # ended, until recorded
@@ -135,6 +136,27 @@ class ChatPresenter(QObject):
         self._card_rows = prepared.card_rows
         self._message_rows = prepared.message_rows
         self.model.reset_rows(prepared.rows)
+        self._shown = prepared
+
+    def show_earlier_rows(self, prepared: Conversation, earlier: Conversation) -> bool:
+        """Add the rows of the messages ``prepared`` was built without (``earlier``, built in a worker)
+        above the rows shown, behind "show earlier", when the chat still shows ``prepared``'s rows;
+        False when it does not (they were replaced since) or they could not go there."""
+        first = prepared.rows[0] if prepared.rows else None
+        if self._shown is not prepared or not prepared.earlier or self.model.row_at_position(0) is not first:
+            return False
+        if not self.model.prepend_rows(earlier.rows):
+            return False
+        prepared.earlier = 0
+        self._cards = {**earlier.cards, **self._cards}
+        self._card_rows = {**earlier.card_rows, **self._card_rows}
+        self._message_rows = {**earlier.message_rows, **self._message_rows}
+        prepared.cards, prepared.card_rows, prepared.message_rows = (
+            self._cards,
+            self._card_rows,
+            self._message_rows,
+        )
+        return True
 
     def _remember(self, message: dict[str, Any], rows: list[ChatRow]) -> None:
         if message.get("role") == "toolResult":

@@ -80,6 +80,7 @@ class TextSelector(QObject):
         self._copies = BackgroundTasks()
         delegate.selected_span = self.span_of
         model.modelReset.connect(self.clear)
+        model.rowsPrepended.connect(self._shift)
 
     # ---- state -------------------------------------------------------------------------------
 
@@ -97,6 +98,18 @@ class TextSelector(QObject):
         if selection != self.selection:
             self.selection = selection
             self._view.viewport().update()
+
+    def _shift(self, count: int) -> None:
+        """``count`` rows came before all others: what is selected keeps its rows (positions + count)."""
+
+        def moved(point: TextPoint) -> TextPoint:
+            return TextPoint(point.row + count, point.offset)
+
+        if self._anchor is not None:
+            self._anchor = moved(self._anchor)
+        self._unit_span = (moved(self._unit_span[0]), moved(self._unit_span[1]))
+        if self.selection is not None:
+            self.selection = TextSelection(moved(self.selection.anchor), moved(self.selection.cursor))
 
     def clear(self) -> None:
         self._anchor = None
