@@ -40,7 +40,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = _run(SUBCOMMANDS[args[0]], args[1:])
     elif any(a in HEADLESS_FLAGS or a.startswith(("--print=", "--prompt=", "--mode=")) for a in args):
         _prefetch_tokenizer(args)
-        code = _run(HEADLESS_MODULE, args)
+        from piwork.code_cache import dataclass_methods
+
+        with dataclass_methods():  # a third of the run's imports is compiling its dataclasses' methods
+            code = _run(HEADLESS_MODULE, args)
     else:
         code = _run(WINDOW_MODULE, args)
     # What the command loaded stays alive until the process ends (a long session: millions of objects in
