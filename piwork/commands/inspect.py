@@ -17,7 +17,7 @@ from typing import Any
 from piwork.core.compaction import estimate_tokens
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import UNDEFINED, js_json_stringify
-from piwork.core.session import Session, SessionTree, open_session
+from piwork.core.session import Session, SessionTree, open_session, paused_gc
 
 PREVIEW = 80
 
@@ -59,9 +59,16 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
     leaves = [entry_id for entry_id in ids if entry_id not in children]
     branch_points = [entry_id for entry_id in ids if children.get(entry_id, 0) > 1]
     target = leaf_id if leaf_id is not None else tree.leaf_id
-    context = tree.build_context(target) if target is not None else tree.build_context(None)
+    # the context's messages are counted a batch at a time and dropped (a long one is most of the file)
+    context = tree.stream_context(target)
+    by_role: Counter[str] = Counter()
+    count = tokens = 0
+    with paused_gc():
+        for batch in context.batches():
+            count += len(batch)
+            by_role.update(str(m.get("role")) if isinstance(m, dict) else "?" for m in batch)
+            tokens += sum(_estimate_tokens(m) for m in batch if isinstance(m, dict))
     session.check_bodies(read=context.entry_ids)
-    by_role = Counter(str(m.get("role")) if isinstance(m, dict) else "?" for m in context.messages)
     return {
         "file": {"path": str(session.path), "size": session.path.stat().st_size if session.path else 0},
         "header": header,
@@ -79,9 +86,9 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
         "branchSummaries": [_branch_summary(tree, r) for r in records if r.type == "branch_summary"],
         "context": {
             "leafId": _id(target),
-            "messages": len(context.messages),
+            "messages": count,
             "byRole": dict(by_role),
-            "estimatedTokens": sum(_estimate_tokens(m) for m in context.messages if isinstance(m, dict)),
+            "estimatedTokens": tokens,
             "thinkingLevel": context.thinking_level if isinstance(context.thinking_level, str) else None,
             "model": context.model,
         },

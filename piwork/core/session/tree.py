@@ -30,7 +30,7 @@ from piwork.core.session.migrate import unique_id
 from piwork.core.session.records import EntryRecord, fill_details, make_record, paused_gc
 from piwork.core.session.system_messages import current_system_message
 from piwork.core.session.timestamps import iso_now, js_date_ms
-from piwork.core.session.tree_context import bodies_of, context_for_path, context_records
+from piwork.core.session.tree_context import ContextStream, bodies_of, context_for_path, context_records
 from piwork.core.session.tree_types import (
     EntryNotFound,
     EntrySink,
@@ -451,6 +451,13 @@ class SessionTree:
         with paused_gc(keep=True):
             path = [] if target is None else self.path(target)
             return context_for_path(self, path, honour_retained_tail, keep_originals)
+
+    def stream_context(self, leaf_id: Any = _CURRENT, honour_retained_tail: bool = True) -> ContextStream:
+        """``build_context``'s messages a batch at a time, for a caller that keeps none of them (see
+        ``ContextStream``): what a whole context costs in memory is then only one batch."""
+        target = self.leaf_id if leaf_id is _CURRENT else leaf_id
+        path = [] if target is None else self.path(target)
+        return ContextStream(self, path, honour_retained_tail)
 
     def context_edits(self, leaf_id: Any = _CURRENT) -> list[ActiveEdit]:
         """The context edits in force on the branch ending at ``leaf_id`` (default: the leaf), in the

@@ -6,7 +6,7 @@ Follows ``context.py``'s rules on records: the latest compaction, then its kept 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from piwork.core.jscompat import UNDEFINED
@@ -29,39 +29,76 @@ def context_for_path(
     """Messages, model and thinking level for a root→leaf path of ``tree``. ``keep_originals``: the
     messages as written, with what a context edit changes marked in ``edited`` instead of applied (the
     transcript a reader sees)."""
-    thinking_level, model = _settings(tree, path)
-    selected, retained = context_records(tree, path, honour_retained_tail)
-    edits = _latest_edits(tree, selected)
-    usable: list[Any] = []
-    edited: dict[int, Any] = {}
-    append = usable.append
-    for first in range(0, len(selected), BATCH):  # batches: only one batch of whole entries in memory
-        batch = selected[first : first + BATCH]
-        for n, (record, body) in enumerate(zip(batch, bodies_of(tree, batch), strict=True)):
-            if first + n == 1 and retained:  # a retained tail follows the compaction
-                _extend_usable(usable, retained)
-                retained = []
-            if record.type == "compaction" and first + n > 0:
-                continue  # an older compaction inside the newest one's kept range adds no summary
-            edit = edits.get(map_key(record.id)) if edits else None
-            if edit is not None:
-                if body is not None and not _message_without_object(body):
-                    if keep_originals:
-                        start = len(usable)
-                        _extend_usable(usable, entry_to_messages(body))
-                        edited.update((id(m), edit) for m in usable[start:])
-                    else:
-                        _extend_usable(usable, apply_edit(entry_to_messages(body), edit))
-                continue
-            message = body.get("message") if type(body) is dict and body.get("type") == "message" else None
-            if type(message) is dict and message.get("content") is not None:
-                if (fixed := shared_usable_message(message)) is not None:
-                    append(fixed)  # the usual entry
-            elif body is not None and not _message_without_object(body):
-                # a line that turned out unreadable is reported, not fatal
-                _extend_usable(usable, entry_to_messages(body))
-    _extend_usable(usable, retained)
-    return SessionContext(usable, thinking_level, model, [r.id for r in selected], edited)
+    stream = ContextStream(tree, path, honour_retained_tail, keep_originals)
+    messages: list[Any] = []
+    for batch in stream.batches():
+        messages.extend(batch)
+    return SessionContext(messages, stream.thinking_level, stream.model, stream.entry_ids, stream.edited)
+
+
+class ContextStream:
+    """A path's context given a batch of messages at a time (``batches``), for a caller that looks at
+    each message once and keeps none (a whole context of a long session is most of a file's size in
+    objects). The messages are those ``context_for_path`` lists, in the same order; ``thinking_level``,
+    ``model`` and ``entry_ids`` are known from the start, ``edited`` once the batches are done."""
+
+    def __init__(
+        self,
+        tree: SessionTree,
+        path: list[EntryRecord],
+        honour_retained_tail: bool,
+        keep_originals: bool = False,
+    ) -> None:
+        self._tree = tree
+        self._keep_originals = keep_originals
+        self.thinking_level, self.model = _settings(tree, path)
+        self._selected, self._retained = context_records(tree, path, honour_retained_tail)
+        self.entry_ids: list[Any] = [r.id for r in self._selected]
+        self.edited: dict[int, Any] = {}
+
+    def batches(self) -> Iterator[list[Any]]:
+        """The messages, a list per batch of entries read together (an empty list for a batch with none)."""
+        tree, selected, retained, keep_originals = (
+            self._tree,
+            self._selected,
+            self._retained,
+            self._keep_originals,
+        )
+        edits = _latest_edits(tree, selected)
+        edited = self.edited
+        for first in range(0, len(selected), BATCH):  # batches: only one batch of whole entries in memory
+            batch = selected[first : first + BATCH]
+            usable: list[Any] = []
+            append = usable.append
+            for n, (record, body) in enumerate(zip(batch, bodies_of(tree, batch), strict=True)):
+                if first + n == 1 and retained:  # a retained tail follows the compaction
+                    _extend_usable(usable, retained)
+                    retained = []
+                if record.type == "compaction" and first + n > 0:
+                    continue  # an older compaction inside the newest one's kept range adds no summary
+                edit = edits.get(map_key(record.id)) if edits else None
+                if edit is not None:
+                    if body is not None and not _message_without_object(body):
+                        if keep_originals:
+                            start = len(usable)
+                            _extend_usable(usable, entry_to_messages(body))
+                            edited.update((id(m), edit) for m in usable[start:])
+                        else:
+                            _extend_usable(usable, apply_edit(entry_to_messages(body), edit))
+                    continue
+                message = (
+                    body.get("message") if type(body) is dict and body.get("type") == "message" else None
+                )
+                if type(message) is dict and message.get("content") is not None:
+                    if (fixed := shared_usable_message(message)) is not None:
+                        append(fixed)  # the usual entry
+                elif body is not None and not _message_without_object(body):
+                    # a line that turned out unreadable is reported, not fatal
+                    _extend_usable(usable, entry_to_messages(body))
+            yield usable
+        tail: list[Any] = []
+        _extend_usable(tail, retained)
+        yield tail
 
 
 def context_records(

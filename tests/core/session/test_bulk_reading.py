@@ -204,6 +204,42 @@ def test_contexts_read_from_files_match_the_projection_of_plain_entries(tmp_path
     assert checked >= 10
 
 
+def _streamed(session: Any, leaf: Any) -> tuple[list[Any], list[Any]]:
+    stream = session.tree.stream_context(leaf)
+    messages = [m for batch in stream.batches() for m in batch]
+    return messages, stream.entry_ids
+
+
+def test_a_streamed_context_gives_the_built_context_batch_by_batch(tmp_path: Path) -> None:
+    """Every session_context fixture and a path of many batches with a retained tail: the batches
+    together are the built context's messages, in order, from the same entries."""
+    cases = [
+        c for c in json.loads(FIXTURES.read_text(encoding="utf-8"))["cases"] if c["op"] == "session_context"
+    ]
+    compaction = {"type": "compaction", "id": "c1", "parentId": "a0", "timestamp": "2024-12-03T14:01:00.000Z"}
+    compaction |= {"summary": "S", "firstKeptEntryId": "u0", "tokensBefore": 10}
+    compaction["retainedTail"] = [{"role": "user", "content": "kept", "timestamp": 5}]
+    long = [user("u0", None, "q", 1), assistant("a0", "u0", "a", 2), compaction]
+    for n in range(1, 700):
+        long.append(
+            user(f"u{n}", long[-1]["id"], f"q{n}", 3) if n % 2 else assistant(f"a{n}", long[-1]["id"], "a", 3)
+        )
+    cases.append({"args": {"entries": long}})
+    checked = 0
+    for case in cases:
+        entries = case["args"]["entries"]
+        if not entries or not all(isinstance(e, dict) and isinstance(e.get("id"), str) for e in entries):
+            continue
+        path = tmp_path / f"{checked}.jsonl"
+        path.write_text("".join(map(serialize, [HEADER, *entries])), encoding="utf-8")
+        with open_session(path, writable=False) as session:
+            for leaf in (session.tree.leaf_id, entries[len(entries) // 2]["id"], None):
+                built = session.tree.build_context(leaf)
+                assert _streamed(session, leaf) == (built.messages, built.entry_ids)
+        checked += 1
+    assert checked >= 10
+
+
 def test_retained_tail_and_appended_entries_from_a_file(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     compaction = {"type": "compaction", "id": "c1", "parentId": "a0", "timestamp": "2024-12-03T14:01:00.000Z"}
