@@ -31,6 +31,8 @@ class Conversation:
     # the rows are those of ``messages[earlier:]`` only: the earlier messages' rows are still to be built
     # (``prepare_earlier``), behind the chat's "show earlier" row meanwhile
     earlier: int = 0
+    unanswered: frozenset[str] = frozenset()  # tool results among the rows whose call is not (their ids)
+    whole: bool = False  # the rows of the whole branch, built again (see ``prepare_earlier``)
 
     def current_for(self, messages: list[dict[str, Any]]) -> bool:
         """Built from these very message objects (the session's list is handed out as a copy)."""
@@ -160,16 +162,23 @@ def prepare_tail(messages: list[dict[str, Any]], tail: int) -> Conversation:
     if start == 0:
         return prepare_conversation(messages)
     conversation = prepare_conversation(messages[start:])
-    if any(
-        message.get("role") == "toolResult" and str(message.get("toolCallId")) not in conversation.cards
+    conversation.unanswered = frozenset(
+        str(message.get("toolCallId"))
         for message in messages[start:]
-    ):
-        return prepare_conversation(messages)  # a call made before the prompt: its card is further up
+        if message.get("role") == "toolResult" and str(message.get("toolCallId")) not in conversation.cards
+    )
     conversation.messages = list(messages)
     conversation.earlier = start
     return conversation
 
 
 def prepare_earlier(conversation: Conversation) -> Conversation:
-    """The rows of the messages ``conversation`` was built without (its ``earlier`` ones). Any thread."""
-    return prepare_conversation(conversation.messages[: conversation.earlier])
+    """The rows of the messages ``conversation`` was built without (its ``earlier`` ones); the rows of the
+    whole branch instead (``whole`` set) when one of them makes a call whose result the last messages hold
+    (its card is up there: the last rows were built without it). Any thread."""
+    earlier = prepare_conversation(conversation.messages[: conversation.earlier])
+    if conversation.unanswered.isdisjoint(earlier.cards):
+        return earlier
+    whole = prepare_conversation(conversation.messages)
+    whole.whole = True
+    return whole

@@ -145,6 +145,9 @@ class ChatPresenter(QObject):
         first = prepared.rows[0] if prepared.rows else None
         if self._shown is not prepared or not prepared.earlier or self.model.row_at_position(0) is not first:
             return False
+        if earlier.whole:  # a tool card of the last rows is further up: the whole branch, built again
+            self.show_messages(prepared.messages, earlier)
+            return True
         if not self.model.prepend_rows(earlier.rows):
             return False
         prepared.earlier = 0

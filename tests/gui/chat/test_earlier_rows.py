@@ -99,3 +99,36 @@ def test_earlier_rows_are_dropped_once_other_rows_are_shown(qtbot: QtBot) -> Non
     presenter.show_messages(other, prepare_conversation(other))  # e.g. a move in the tree meanwhile
     assert not presenter.show_earlier_rows(tail, prepare_earlier(tail))
     assert _texts(model.all_rows()) == _texts(prepare_conversation(other).rows)
+
+
+def test_a_result_after_the_first_prompt_shown_whose_call_is_earlier_has_its_card(qtbot: QtBot) -> None:
+    panel = _panel(qtbot)
+    presenter, model = panel.presenter, panel.model
+    messages = long_conversation(2_000)
+    start = prepare_tail(messages, FIRST_TAIL).earlier
+    call = next(
+        block
+        for message in reversed(messages[:start])
+        if message["role"] == "assistant"
+        for block in message["content"]
+        if block.get("type") == "toolCall"
+    )
+    late = {
+        "role": "toolResult",
+        "toolCallId": call["id"],
+        "toolName": call["name"],
+        "content": [{"type": "text", "text": "answered after the prompt"}],
+        "isError": False,
+        "timestamp": 1,
+    }
+    messages.insert(start + 1, late)
+    tail = prepare_tail(messages, FIRST_TAIL)
+    assert tail.earlier == start and call["id"] in tail.unanswered
+    presenter.show_messages(messages, tail)
+    earlier = prepare_earlier(tail)
+    assert earlier.whole
+    assert presenter.show_earlier_rows(tail, earlier)
+    whole = prepare_conversation(messages)
+    assert _texts(model.all_rows()) == _texts(whole.rows)
+    card = next(row for row in model.all_rows() if row.tool is not None and row.tool.call_id == call["id"])
+    assert "answered after the prompt" in card.tool.result_text  # type: ignore[union-attr]
