@@ -39,11 +39,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args and args[0] in SUBCOMMANDS:
         code = _run(SUBCOMMANDS[args[0]], args[1:])
     elif any(a in HEADLESS_FLAGS or a.startswith(("--print=", "--prompt=", "--mode=")) for a in args):
-        _prefetch_tokenizer(args)
         from piwork.code_cache import dataclass_methods
 
         with dataclass_methods():  # a third of the run's imports is compiling its dataclasses' methods
-            code = _run(HEADLESS_MODULE, args)
+            _prefetch_tokenizer(args)
+            # Importing the engine makes some 100,000 objects that all live on: no cycle collections walk them
+            # while they are made, nor later ones once they are (frozen), as the window's start-up does.
+            gc.disable()
+            try:
+                headless = importlib.import_module(HEADLESS_MODULE)
+            finally:
+                gc.freeze()
+                gc.enable()
+            code = headless.main(args)
     else:
         code = _run(WINDOW_MODULE, args)
     # What the command loaded stays alive until the process ends (a long session: millions of objects in
