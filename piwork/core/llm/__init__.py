@@ -20,8 +20,8 @@ Public API (what callers outside the engine import from this package):
   ``save_provider``, ``remove_provider`` -> ``ModelsFileChange``, ``ModelsFileError``, ``OPENAI_COMPLETIONS_API``,
   ``NO_KEY_NEEDED``;
 - credentials: ``CredentialStore``, ``CredentialError``, ``KeySource``, ``KeySnapshot``, ``KeyInfo``,
-  ``ImportReport``, ``env_vars_for``; ``KeyRecord.of(agent_dir)``, the record of providers the keyring holds
-  no key for (a store given it keeps it current);
+  ``ImportReport``, ``env_vars_for``; ``KeyRecord`` (``KeyRecord.of(agent_dir)``), the record of providers
+  the keyring holds no key for (a store given it keeps it current);
 - failures: ``classify`` -> ``ErrorKind``, ``readable_error``; ``is_loopback`` for local endpoints;
 - tokens: ``Tokenizers``, ``TokenCounter``.
 """
