@@ -154,9 +154,12 @@ def _exact_in_orjson(value: Any, depth: int) -> bool:
     if depth > 50:  # deeper than any tool call's arguments: the general path
         return False
     if kind is dict:
-        return all(type(k) is str and _exact_in_orjson(v, depth + 1) for k, v in value.items())
+        for k, v in value.items():  # loops, not all(): this runs for every tool call of a long context
+            if type(k) is not str or (type(v) is not str and not _exact_in_orjson(v, depth + 1)):
+                return False
+        return True
     if kind is list:
-        return all(_exact_in_orjson(v, depth + 1) for v in value)
+        return all(type(v) is str or _exact_in_orjson(v, depth + 1) for v in value)
     return False  # floats (printed differently), tuples, undefined, anything else
 
 

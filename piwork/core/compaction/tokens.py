@@ -14,12 +14,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from piwork.core.compaction.settings import CompactionSettings
 from piwork.core.jscompat import js_json_length
 from piwork.core.session.system_messages import current_system_message
 from piwork.core.usage import calculate_context_tokens, valid_usage
+
+if TYPE_CHECKING:  # only named in annotations: estimating tokens does not load the settings schema
+    from piwork.core.compaction.settings import CompactionSettings
 
 CHARS_PER_TOKEN = 4
 IMAGE_CHARS = 4800  # an image block counts as 1200 tokens
@@ -59,7 +61,7 @@ def _text_and_image_chars(content: Any) -> int:
         return utf16_units(content)
     chars = 0
     for block in _blocks(content, "message content"):
-        kind = _block_type(block)
+        kind = block.get("type") if type(block) is dict else _block_type(block)
         if kind == "text":
             text = block.get("text")
             if text:
@@ -75,14 +77,15 @@ def _assistant_chars(content: Any) -> int:
         return 0  # iterating a string yields no typed blocks
     chars = 0
     for block in _blocks(content, "assistant content"):
-        kind = _block_type(block)
+        kind = block.get("type") if type(block) is dict else _block_type(block)
         if kind == "text":
             text = block.get("text", _MISSING)
             chars += len(text) if type(text) is str and text.isascii() else _length(text, "text block")
         elif kind == "thinking":
             chars += _length(block.get("thinking", _MISSING), "thinking block")
         elif kind == "toolCall":
-            name_len = _length(block.get("name", _MISSING), "tool call name")
+            name = block.get("name", _MISSING)
+            name_len = len(name) if type(name) is str and name.isascii() else _length(name, "tool call name")
             if "arguments" not in block:
                 raise TypeError("tool call has no arguments")
             chars += name_len + js_json_length(block["arguments"])

@@ -41,6 +41,7 @@ _UNICODE_SPACES = (
     b"\xef\xbb\xbf",
 )
 _BLANK_START = re.compile(rb"(?:[ \t]|\\[nrt])*")
+_VISIBLE_ESCAPES = (b'"', b"\\", b"/", b"b")  # escapes of characters JavaScript's trim() keeps
 # Right after the role: content whose first block is text starting with a printable ASCII
 # character other than a space, a quote or a backslash.
 _VISIBLE_TEXT_FIRST = re.compile(rb',"content":\[\{"type":"text","text":"[!#-\[\]-~]')
@@ -111,8 +112,10 @@ def _has_text(data: bytes, start: int, end: int) -> bool | None:
             return None
         following = data[after]
         if following != 0x22:  # not the closing quote: there is text
+            if following == 0x5C and data[after + 1 : after + 2] in _VISIBLE_ESCAPES:
+                return True  # a quote, a backslash, a slash or a backspace
             if following == 0x5C or data.startswith(_UNICODE_SPACES, after):
-                return None  # an escape or a Unicode space: let the full parse decide
+                return None  # another escape or a Unicode space: let the full parse decide
             return True
         position = data.find(_TEXT_BLOCK, after, end)
     return False

@@ -35,6 +35,12 @@ TEXTS = [
     "\\leading backslash",
     '"',
     "\x7f",
+    "/slash",
+    "\bbackspace",
+    "\f",
+    "\f\u2028",
+    " \n\\",
+    '\t"',
 ]
 
 
