@@ -1,10 +1,10 @@
 """Reading entry bodies back from a session file by byte offset, many at a time.
 
 A context build needs most lines of a long path. Reading them one ``pread`` and one parse at a
-time costs more than the parse itself, so ``load_many`` reads file windows of a few MiB, turns
-the wanted lines of each window into one JSON array (a run of adjacent lines is one slice whose
-newlines become commas) and parses it in one call. Any window whose array does not parse into
-exactly the expected entries is read again line by line, so a bad line is reported alone.
+time costs more than the parse itself, so ``load_many`` reads file windows of a few MiB, joins
+the wanted lines of each window into one JSON array (one copy of them) and parses it in one call.
+Any window whose array does not parse into exactly the expected entries is read again line by
+line, so a bad line is reported alone.
 ``check_many`` only finds the lines that do not parse: each line of a window is parsed on its own and
 dropped at once (its objects reuse the memory the previous line's freed, which costs less than one
 array of a window's entries alive together).
@@ -97,23 +97,18 @@ class FileBodySource:
             first = records[at]
             start = first.offset
             limit = start + WINDOW
-            runs: list[tuple[int, int]] = []  # file ranges of adjacent lines
-            run_start, run_end = start, start + first.length
+            run_end = start + first.length
             end_at = at + 1
             while end_at < count:
                 record = records[end_at]
                 offset = record.offset
                 if offset < run_end or offset + record.length > limit:
-                    break
-                if offset != run_end + 1:  # not the very next line
-                    runs.append((run_start, run_end))
-                    run_start = offset
+                    break  # lines that overlap (read them one by one) or the window is full
                 run_end = offset + record.length
                 end_at += 1
-            runs.append((run_start, run_end))
             window = records[at:end_at]
             data = os.pread(fd, run_end - start, start)
-            values = _parse_window(data, start, runs, window) if len(data) == run_end - start else None
+            values = _parse_window(data, start, window) if len(data) == run_end - start else None
             out.extend([self.load(record) for record in window] if values is None else values)
             at = end_at
         return out
@@ -124,14 +119,14 @@ class FileBodySource:
             self._fd = None
 
 
-def _parse_window(
-    data: bytes, start: int, runs: list[tuple[int, int]], window: Sequence[EntryRecord]
-) -> list[Any] | None:
+def _parse_window(data: bytes, start: int, window: Sequence[EntryRecord]) -> list[Any] | None:
     """The window's entries parsed as one JSON array, or ``None`` when that does not work out."""
     view = memoryview(data)
-    pieces = [view[run_start - start : run_end - start] for run_start, run_end in runs]
-    # Lines hold no raw newline, so inside a run every newline is a line break: make it a comma.
-    text = b"[" + b",".join(pieces).replace(b"\n", b",") + b"]"
+    pieces: list[Any] = [view[r.offset - start : r.offset - start + r.length] for r in window]
+    # one copy of the window's lines: the brackets go on the first and last line
+    pieces[0] = b"[" + pieces[0]
+    pieces[-1] = bytes(pieces[-1]) + b"]"
+    text = b",".join(pieces)
     try:
         values = json_loads_bytes(text)
     except (ValueError, RecursionError):
