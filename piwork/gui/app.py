@@ -8,22 +8,27 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtCore import QEvent, QObject, QSettings, QStandardPaths, Qt, QTimer
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from piwork import __version__
-from piwork.core.paths import agent_dir
 from piwork.gui import compat
 from piwork.gui.assets import APP_ID, resource_path
 from piwork.gui.background import BackgroundTasks
-from piwork.gui.chat.markdown import warm_up_lexers
-from piwork.gui.inbox.wiring import follow_tabs, install_inbox
+from piwork.gui.inbox.dock_spec import DOCK_ID as INBOX_DOCK
+from piwork.gui.inbox.dock_spec import SHORTCUT as INBOX_SHORTCUT
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
-from piwork.gui.tabs.manager import TabManager
 from piwork.gui.theme import ThemeManager
+
+if TYPE_CHECKING:
+    from piwork.gui.chat.chat_panel import ChatPanel
+    from piwork.gui.commands import SlashCommand
+    from piwork.gui.inbox.wiring import WindowInbox
+    from piwork.gui.tabs.manager import TabManager
 
 CONFIG_DIR_ENV = "PIWORK_CONFIG_DIR"  # where window layout is remembered (tests point it at a tmp dir)
 THEME_ENV = "PIWORK_THEME"  # "light" or "dark" forces a palette
@@ -93,6 +98,9 @@ def tab_manager(
 ) -> TabManager:
     """The window's tabs; a tab moved to a window of its own gets one like the first (its size, palette
     and an inbox of every tab), which follows the palette too."""
+    from piwork.core.paths import agent_dir
+    from piwork.gui.inbox.wiring import follow_tabs, install_inbox
+    from piwork.gui.tabs.manager import TabManager
 
     def make_window() -> MainWindow:
         other = MainWindow(window.ui_state, themes.theme)
@@ -108,22 +116,122 @@ def tab_manager(
     return manager
 
 
+def add_inbox_dock(window: MainWindow, themes: ThemeManager) -> list[WindowInbox]:
+    """The inbox's dock, where the layout remembers it (hidden until asked for); what it shows, its badge
+    and the title's count are made when it is first shown or once the session's parts are loaded. The list
+    holds the window's inbox once made."""
+    made: list[WindowInbox] = []
+
+    def make_panel() -> QWidget:
+        from piwork.gui.inbox.wiring import install_inbox
+
+        installed = install_inbox(window)
+        themes.changed.connect(installed.panel.set_theme)
+        made.append(installed)
+        return installed.panel
+
+    window.add_lazy_dock(
+        INBOX_DOCK, "Inbox", make_panel, Qt.DockWidgetArea.RightDockWidgetArea, INBOX_SHORTCUT
+    )
+    window.docks[INBOX_DOCK].hide()
+    return made
+
+
+def load_session_parts() -> None:
+    """Import what opening a session takes: the engine and the window's parts that drive it (some 400
+    modules). Run in a worker once the window has shown its first frame; the engine has no Qt, and the
+    window's modules make only plain values of Qt types as they load (no widget, no paint device)."""
+    from piwork.core.workflows import create_runtime
+    from piwork.gui.inbox.wiring import follow_tabs
+    from piwork.gui.tabs.manager import TabManager
+
+    del create_runtime, follow_tabs, TabManager
+
+
+FIRST_FRAME_LIMIT_MS = 1000  # a window that is never painted (started minimized) waits no longer
+
+
+async def first_frame(window: MainWindow) -> None:
+    """Return once ``window`` has painted its first frame (or after ``FIRST_FRAME_LIMIT_MS``)."""
+    painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def done() -> None:
+        if not painted.done():
+            painted.set_result(None)
+
+    class Watch(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and not painted.done():
+                QTimer.singleShot(0, done)  # once the frame is flushed
+            return False
+
+    watch = Watch(window)
+    window.installEventFilter(watch)
+    QTimer.singleShot(FIRST_FRAME_LIMIT_MS, done)
+    try:
+        await painted
+    finally:
+        window.removeEventFilter(watch)
+        watch.deleteLater()
+
+
+class HeldInput:
+    """What is sent from the chat before its session's parts are made is put back in the editor, with the
+    notice the chat gives while a session opens (nothing typed is lost)."""
+
+    def __init__(self, chat: ChatPanel) -> None:
+        self.chat = chat
+        chat.promptSubmitted.connect(self._put_back)
+        chat.followUpSubmitted.connect(self._put_back)
+        chat.userCommandSubmitted.connect(self._put_back_user_command)
+        chat.commandSubmitted.connect(self._put_back_command)
+
+    def _put_back(self, text: str) -> None:
+        self.chat.composer.set_text(text)
+        self.chat.presenter.add_notice("No session", "The session is still opening; send again in a moment.")
+
+    def _put_back_user_command(self, command: str, excluded: bool) -> None:
+        self._put_back(("!!" if excluded else "!") + command)
+
+    def _put_back_command(self, command: SlashCommand) -> None:
+        name = f"skill:{command.skill}" if command.name == "skill" and command.skill else command.name
+        self._put_back(f"/{name} {command.args}".rstrip())
+
+    def release(self) -> None:
+        chat = self.chat
+        chat.promptSubmitted.disconnect(self._put_back)
+        chat.followUpSubmitted.disconnect(self._put_back)
+        chat.userCommandSubmitted.disconnect(self._put_back_user_command)
+        chat.commandSubmitted.disconnect(self._put_back_command)
+
+
 def run(options: WindowOptions) -> int:
     app = create_application([sys.argv[0] if sys.argv else "piwork"])
     window, themes, notifications = build_window(app, options)
-    inbox = install_inbox(window)  # before the layout is restored: its dock is remembered
-    themes.changed.connect(inbox.panel.set_theme)
-    tabs = tab_manager(window, themes, notifications, options.approve)
-    controller = tabs.controller(window, options.cwd)
-    follow_tabs(inbox, tabs.registry, tabs.registry.controllers())  # every tab, in every window
+    inboxes = add_inbox_dock(window, themes)  # before the layout is restored: its dock is remembered
+    started: list[TabManager] = []
 
     async def main(quit_event: asyncio.Event) -> int:
+        from piwork.gui.chat.markdown import warm_up_lexers
+
         notifications.install(asyncio.get_running_loop())
         warm_up = BackgroundTasks()
-        warm_up.spawn(asyncio.to_thread(warm_up_lexers))  # the first code block then renders without it
         try:
             window.restore_layout()
+            held = HeldInput(window.chat)
             window.show()
+            # The window's first frame comes before the session's parts are loaded (in a worker) and made.
+            await first_frame(window)
+            await asyncio.to_thread(load_session_parts)
+            from piwork.gui.inbox.wiring import follow_tabs
+
+            tabs = tab_manager(window, themes, notifications, options.approve)
+            started.append(tabs)
+            controller = tabs.controller(window, options.cwd)
+            held.release()
+            window.dock_panel(INBOX_DOCK)
+            follow_tabs(inboxes[0], tabs.registry, tabs.registry.controllers())  # every tab, in every window
+            warm_up.spawn(asyncio.to_thread(warm_up_lexers))  # the first code block then renders without it
             # a project reopens where it was left (its latest session), unless turned off in the Session menu
             controller.spawn(
                 controller.open_session(options.session_file, most_recent=window.reopens_last_session())
@@ -145,4 +253,5 @@ def run(options: WindowOptions) -> int:
     finally:
         # The loop stops as soon as the application quits, which can cut ``shutdown`` short (its tasks
         # are cancelled, never resumed): whatever the open session still had queued is written here.
-        tabs.close_session_files()
+        for tabs in started:
+            tabs.close_session_files()

@@ -12,20 +12,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from piwork.core.approvals import ApprovalAnswer, ApprovalGate, ApprovalMode, ApprovalRequest, ProjectRules
-from piwork.core.fs import LockBusyError
-from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks
-from piwork.gui.chat.approval_mode import ApprovalModeButton
-from piwork.gui.chat.presenter import ChatPresenter
-from piwork.gui.chat.tool_card import ToolCard
 from piwork.gui.chat.tool_views import CardAction
 from piwork.gui.dialogs import ask_text
+
+if TYPE_CHECKING:
+    from piwork.core.approvals import (
+        ApprovalAnswer,
+        ApprovalGate,
+        ApprovalMode,
+        ApprovalRequest,
+        ProjectRules,
+    )
+    from piwork.core.workflows import AgentRuntime
+    from piwork.gui.chat.approval_mode import ApprovalModeButton
+    from piwork.gui.chat.presenter import ChatPresenter
+    from piwork.gui.chat.tool_card import ToolCard
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +101,8 @@ class WindowApprovals(QObject):
         return [request for request, _future in self._waiting.values()]
 
     async def ask(self, request: ApprovalRequest) -> ApprovalAnswer:
+        from piwork.core.approvals import ApprovalAnswer  # the engine's, loaded with the session
+
         if not self._presenter.show_approval(request.call_id, request):
             return ApprovalAnswer("deny", NO_CARD_TEXT)
         future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
@@ -124,6 +134,8 @@ class WindowApprovals(QObject):
         waiting = self._waiting.get(call_id)
         if waiting is None:
             return
+        from piwork.core.approvals import ApprovalAnswer
+
         request = waiting[0]
         if action == CardAction.APPROVE.value:
             self.answer(call_id, ApprovalAnswer("approve"))
@@ -133,6 +145,8 @@ class WindowApprovals(QObject):
             self._tasks.spawn(self._always(request))
 
     async def _deny(self, request: ApprovalRequest) -> None:
+        from piwork.core.approvals import ApprovalAnswer
+
         reason = await ask_text(
             self._parent,
             f"Deny this {request.tool} call",
@@ -142,6 +156,8 @@ class WindowApprovals(QObject):
             self.answer(request.call_id, ApprovalAnswer("deny", reason.strip()))
 
     async def _always(self, request: ApprovalRequest) -> None:
+        from piwork.core.approvals import ApprovalAnswer
+
         title, label = rule_prompt(request)
         rule = await ask_text(self._parent, title, label, request.suggestion)
         if rule is not None and rule.strip():
@@ -160,6 +176,8 @@ class WindowApprovals(QObject):
         self._tasks.spawn(self._save_mode(gate, chosen))
 
     async def _save_mode(self, gate: ApprovalGate, mode: ApprovalMode) -> None:
+        from piwork.core.fs import LockBusyError
+
         try:
             await gate.set_mode(mode)  # in a worker
         except (OSError, LockBusyError) as err:

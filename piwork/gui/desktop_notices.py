@@ -11,12 +11,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QSettings, Signal
 from PySide6.QtWidgets import QMainWindow, QSystemTrayIcon
 
-from piwork.core.agent import AgentEvent, AgentSettled, AgentStart, MessageEnd
-from piwork.core.workflows import AgentRuntime
+if TYPE_CHECKING:
+    from piwork.core.agent import AgentEvent
+    from piwork.core.workflows import AgentRuntime
 
 NOTIFY_KEY = "notify/desktop"  # window.ini; on unless turned off
 
@@ -78,12 +80,12 @@ class ReplyNotifier(QObject):
     # ---- what is told ------------------------------------------------------------------------
 
     def _on_event(self, event: AgentEvent) -> None:
-        if isinstance(event, AgentStart):
+        if event.type == "agent_start":  # told by kind: the engine's events load after the first frame
             self._running, self._stop_reason = True, None
-        elif isinstance(event, MessageEnd) and event.message.get("role") == "assistant":
+        elif event.type == "message_end" and event.message.get("role") == "assistant":
             reason = event.message.get("stopReason")
             self._stop_reason = reason if isinstance(reason, str) else None
-        elif isinstance(event, AgentSettled) and self._running:
+        elif event.type == "agent_settled" and self._running:
             self._running = False
             if self._stop_reason == "error":
                 self.notify("Reply failed", "The reply stopped with an error; the chat says what went wrong.")

@@ -12,13 +12,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 
-from piwork.core.llm import CredentialStore, ImportReport, KeySnapshot
 from piwork.gui.background import BackgroundTasks
+
+if TYPE_CHECKING:
+    from piwork.core.llm import CredentialStore, ImportReport, KeySnapshot
 
 T = TypeVar("T")
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import platform
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QByteArray, QEvent, QObject, QSettings, QSize, Qt, QTimer, Signal, qVersion
@@ -36,20 +38,12 @@ from PySide6.QtWidgets import (
 from piwork import __version__
 from piwork.gui.accessibility import name_unnamed_controls
 from piwork.gui.actions import ACTIONS, MENUS
-from piwork.gui.approval_flow import WindowApprovals
 from piwork.gui.assets import resource_path
-from piwork.gui.changes.panel import ChangesPanel
-from piwork.gui.chat.chat_panel import ChatPanel
-from piwork.gui.context.context_panel import ContextPanel
 from piwork.gui.desktop_notices import NOTIFY_KEY, ReplyNotifier, notices_enabled
-from piwork.gui.logs.panel import LogViewerPanel
-from piwork.gui.panels import SessionPanels
+from piwork.gui.panels import LazyPanel, SessionPanels
 from piwork.gui.project_switcher import ProjectSwitcher, project_name
 from piwork.gui.recent_projects import age_text, recent_projects
-from piwork.gui.recent_sessions import RecentSessionsFeed
-from piwork.gui.resources.panel import ResourcePanel
 from piwork.gui.rewind import FileRewind
-from piwork.gui.shortcuts_dialog import ShortcutsDialog
 from piwork.gui.status_bar import WorkbenchStatusBar
 from piwork.gui.tabs.chat_tab import ChatTab
 from piwork.gui.tabs.strip import TabStrip
@@ -60,6 +54,17 @@ from piwork.gui.window_drops import REFUSED_HINT, DropTarget, drop_target
 from piwork.gui.window_layout import CHAT_MIN_WIDTH, SIDE_MIN_WIDTH, restore_tabs, save_tabs, side_widths
 from piwork.gui.worktrees.flow import WorktreeFlow
 
+if TYPE_CHECKING:
+    from piwork.gui.approval_flow import WindowApprovals
+    from piwork.gui.changes.panel import ChangesPanel
+    from piwork.gui.chat.chat_panel import ChatPanel
+    from piwork.gui.context.context_panel import ContextPanel
+    from piwork.gui.logs.panel import LogViewerPanel
+    from piwork.gui.panels import SessionPanel
+    from piwork.gui.recent_sessions import RecentSessionsFeed
+    from piwork.gui.resources.panel import ResourcePanel
+    from piwork.gui.shortcuts_dialog import ShortcutsDialog
+
 GEOMETRY_KEY = "mainWindow/geometry"
 STATE_KEY = "mainWindow/state"
 STATE_VERSION = 1
@@ -68,17 +73,38 @@ STATE_VERSION = 1
 DOCK_MIN_SIZE = QSize(180, 120)
 
 
-def _scrollable(widget: QWidget) -> QScrollArea:
+def _scrollable(widget: QWidget | None = None) -> QScrollArea:
     """A panel inside a scroll area: opening a dock never widens the window to the panel's minimum size;
-    a panel narrower than its content scrolls instead of being cut off."""
+    a panel narrower than its content scrolls instead of being cut off. Without ``widget``, the panel
+    is put in when it is made (``hold``)."""
     holder = QScrollArea()
-    holder.setObjectName(widget.objectName() + "Scroll" if widget.objectName() else "")
     holder.setWidgetResizable(True)
     holder.setFrameShape(QFrame.Shape.NoFrame)
     holder.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the panel's own controls take focus, not the frame
     holder.setMinimumSize(DOCK_MIN_SIZE)
-    holder.setWidget(widget)
+    if widget is not None:
+        hold(holder, widget)
     return holder
+
+
+def hold(holder: QScrollArea, widget: QWidget) -> None:
+    holder.setObjectName(widget.objectName() + "Scroll" if widget.objectName() else "")
+    holder.setWidget(widget)
+
+
+class _Dock(QDockWidget):
+    """A dock whose panel may be made as it is first shown: before it is laid out, so the dock opens as it
+    always did (its size fitted to the panel, its controls in the first frame that shows it)."""
+
+    def __init__(self, title: str, parent: QWidget, make: Callable[[], object] | None) -> None:
+        super().__init__(title, parent)
+        self._make = make
+
+    def setVisible(self, visible: bool) -> None:
+        if visible and self._make is not None:
+            make, self._make = self._make, None
+            make()
+        super().setVisible(visible)
 
 
 REOPEN_LAST_KEY = "session/reopenLast"  # window.ini
@@ -129,34 +155,26 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.tree_panel = SessionTreePanel(self)
         self.add_dock("tree", "Session Tree", self.tree_panel, Qt.DockWidgetArea.LeftDockWidgetArea, "Alt+1")
-        self.resource_panel = ResourcePanel(self)
-        self.add_dock(
-            "resources", "Resources", self.resource_panel, Qt.DockWidgetArea.RightDockWidgetArea, "Alt+2"
-        )
-        self.log_panel = LogViewerPanel(self)
-        self.add_dock(
-            "logs", "Tool Output Logs", self.log_panel, Qt.DockWidgetArea.BottomDockWidgetArea, "Alt+3"
-        )
-        self.context_panel = ContextPanel(self)
-        self.add_dock(
-            "context", "Context", self.context_panel, Qt.DockWidgetArea.RightDockWidgetArea, "Alt+4"
-        )
-        self.changes_panel = ChangesPanel(self)  # ``show_since(entry_id)``: "Changes since here"
-        self.add_dock(
-            "changes", "Changes", self.changes_panel, Qt.DockWidgetArea.RightDockWidgetArea, "Alt+6"
-        )
+        # The other docks start hidden: each panel is made when its dock is first shown (before the frame
+        # that shows it), or when something asks for it (``dock_panel``), not before the window's first frame.
+        self._makers: dict[str, Callable[[], QWidget]] = {}
+        self._made: dict[str, QWidget] = {}
+        self._lazy: dict[str, LazyPanel] = {}
+        self.add_lazy_dock("resources", "Resources", self._make_resources, Qt.DockWidgetArea.RightDockWidgetArea,
+                           "Alt+2")  # fmt: skip
+        self.add_lazy_dock("logs", "Tool Output Logs", self._make_logs, Qt.DockWidgetArea.BottomDockWidgetArea,
+                           "Alt+3")  # fmt: skip
+        self.add_lazy_dock("context", "Context", self._make_context, Qt.DockWidgetArea.RightDockWidgetArea,
+                           "Alt+4")  # fmt: skip
+        self.add_lazy_dock("changes", "Changes", self._make_changes, Qt.DockWidgetArea.RightDockWidgetArea,
+                           "Alt+6")  # fmt: skip
         for dock_id in ("resources", "logs", "context", "changes"):
             self.docks[dock_id].hide()
         # each panel attaches to the session of the tab in front itself (see ``piwork.gui.panels``)
         self.panels = SessionPanels()
-        for panel in (
-            self.tree_panel,
-            self.resource_panel,
-            self.log_panel,
-            self.context_panel,
-            self.changes_panel,
-        ):
-            self.panels.register(panel)
+        self.panels.register(self.tree_panel)
+        for dock_id in ("resources", "logs", "context", "changes"):
+            self.panels.register(self._lazy[dock_id])
         # the first tab: a window opens with one session (a controller claims it, see ``SessionController``)
         self.first_tab = self.new_tab()
         # restoring the project's files to a point of the conversation, and undoing it (its notices go to
@@ -183,13 +201,8 @@ class MainWindow(QMainWindow):
         left, _right = side_widths(self.width(), True, False)
         self.resizeDocks([self.docks["tree"]], [left], Qt.Orientation.Horizontal)
         self.docks["tree"].setProperty("fitted", True)
-        # The tabbed panels whose current tab is remembered with the layout.
-        self.tabbed: dict[str, QTabWidget] = {
-            "tree": self.tree_panel.views,
-            "resources": self.resource_panel.tabs,
-            "logs": self.log_panel.tabs,
-            "context": self.context_panel.tabs,
-        }
+        # The tabbed panels whose current tab is remembered with the layout (each as it is made).
+        self.tabbed: dict[str, QTabWidget] = {"tree": self.tree_panel.views}
 
     # ---- tabs --------------------------------------------------------------------------------
 
@@ -242,6 +255,92 @@ class MainWindow(QMainWindow):
     def _show_context_of_chat(self) -> None:
         self.show_context_panel(0)
 
+    # ---- docks made when first shown -----------------------------------------------------------
+
+    @property
+    def resource_panel(self) -> ResourcePanel:
+        return cast("ResourcePanel", self.dock_panel("resources"))
+
+    @property
+    def log_panel(self) -> LogViewerPanel:
+        return cast("LogViewerPanel", self.dock_panel("logs"))
+
+    @property
+    def context_panel(self) -> ContextPanel:
+        return cast("ContextPanel", self.dock_panel("context"))
+
+    @property
+    def changes_panel(self) -> ChangesPanel:  # ``show_since(entry_id)``: "Changes since here"
+        return cast("ChangesPanel", self.dock_panel("changes"))
+
+    def panel_made(self, dock_id: str) -> bool:
+        return dock_id in self._made or dock_id not in self._makers
+
+    def add_lazy_dock(
+        self,
+        dock_id: str,
+        title: str,
+        make: Callable[[], QWidget],
+        area: Qt.DockWidgetArea,
+        shortcut: str = "",
+    ) -> QDockWidget:
+        """A dock whose panel ``make`` builds when the dock is first shown or the panel first asked for; it
+        attaches to the session shown by then (through its place in ``panels``)."""
+        self._makers[dock_id] = make
+        self._lazy[dock_id] = LazyPanel(lambda: cast("SessionPanel", self.dock_panel(dock_id)))
+        dock = self.add_dock(dock_id, title, None, area, shortcut)
+        # shown along with the window (a restored layout), where ``_Dock.setVisible`` is not asked
+        dock.visibilityChanged.connect(lambda visible: self.dock_panel(dock_id) if visible else None)
+        return dock
+
+    def dock_panel(self, dock_id: str) -> QWidget:
+        """The panel of dock ``dock_id``, made now if it was not yet."""
+        panel = self._made.get(dock_id)
+        if panel is not None:
+            return panel
+        dock = self.docks[dock_id]
+        holder = dock.widget()
+        if dock_id not in self._makers:  # a dock made with its panel
+            assert isinstance(holder, QScrollArea)
+            widget = holder.widget()
+            assert widget is not None
+            return widget
+        panel = self._makers[dock_id]()
+        self._made[dock_id] = panel
+        assert isinstance(holder, QScrollArea)
+        hold(holder, panel)
+        tabs = getattr(panel, "tabs", None)
+        if isinstance(tabs, QTabWidget):
+            self.tabbed[dock_id] = tabs
+            restore_tabs(self.ui_state, {dock_id: tabs})
+        self._lazy[dock_id].made()
+        if self.isVisible():
+            name_unnamed_controls(panel)
+            self.watch_drops()
+        return panel
+
+    def _make_resources(self) -> QWidget:
+        from piwork.gui.resources.panel import ResourcePanel
+
+        return ResourcePanel(self)
+
+    def _make_logs(self) -> QWidget:
+        from piwork.gui.logs.panel import LogViewerPanel
+
+        panel = LogViewerPanel(self)
+        panel.send_to_chat.connect(lambda text: self.chat.composer.insert_text(text))
+        return panel
+
+    def _make_context(self) -> QWidget:
+        from piwork.gui.context.context_panel import ContextPanel
+
+        return ContextPanel(self)
+
+    def _make_changes(self) -> QWidget:
+        from piwork.gui.changes.panel import ChangesPanel
+
+        return ChangesPanel(self)
+
     # ---- building ----------------------------------------------------------------------------
 
     def _build_menus(self) -> None:
@@ -272,10 +371,11 @@ class MainWindow(QMainWindow):
         self.menus["View"].addSeparator()  # type: ignore[attr-defined]
 
     def add_dock(
-        self, dock_id: str, title: str, widget: QWidget, area: Qt.DockWidgetArea, shortcut: str = ""
+        self, dock_id: str, title: str, widget: QWidget | None, area: Qt.DockWidgetArea, shortcut: str = ""
     ) -> QDockWidget:
-        """Dock ``widget``; its show/hide toggle goes in the View menu. Layout is remembered by ``dock_id``."""
-        dock = QDockWidget(title, self)
+        """Dock ``widget`` (None: see ``add_lazy_dock``); its show/hide toggle goes in the View menu. Layout
+        is remembered by ``dock_id``."""
+        dock = _Dock(title, self, (lambda: self.dock_panel(dock_id)) if widget is None else None)
         dock.setObjectName("dock_" + dock_id)
         dock.setWidget(_scrollable(widget))
         dock.setFeatures(
@@ -362,8 +462,13 @@ class MainWindow(QMainWindow):
         session_menu = self.menus["Session"]
         if isinstance(session_menu, QMenu):  # a revert in the Changes panel can be undone like a restore
             session_menu.aboutToShow.connect(self.rewind.refresh_undo)
-        self.tree_panel.changesSinceRequested.connect(self.changes_panel.show_since)
-        self.rewind.restored.connect(lambda _plan: self.changes_panel.refresh())  # the files moved under it
+        self.tree_panel.changesSinceRequested.connect(
+            lambda entry_id: self.changes_panel.show_since(entry_id)
+        )
+        # the files moved under it (a panel not made yet reads them when it is)
+        self.rewind.restored.connect(
+            lambda _plan: self.changes_panel.refresh() if self.panel_made("changes") else None
+        )
         self.tree_panel.editor_text_requested.connect(lambda text: self.chat.composer.set_text(text))
         self.tree_panel.entry_selected.connect(self.show_entry_in_chat)
         a["toggle_theme"].setChecked(self.theme.dark)
@@ -375,7 +480,6 @@ class MainWindow(QMainWindow):
         a["start_fresh"].toggled.connect(lambda fresh: self._set_reopen_last(not fresh))
         a["desktop_notices"].setChecked(notices_enabled(self.ui_state))
         a["desktop_notices"].toggled.connect(lambda on: self.ui_state.setValue(NOTIFY_KEY, on))
-        self.log_panel.send_to_chat.connect(lambda text: self.chat.composer.insert_text(text))
 
     def _recent_menu(self, parent: QMenu) -> QMenu:
         """File → Open Recent: the project folders opened lately, with when; filled as it opens."""
@@ -464,6 +568,8 @@ class MainWindow(QMainWindow):
         return box
 
     def show_shortcuts(self) -> ShortcutsDialog:
+        from piwork.gui.shortcuts_dialog import ShortcutsDialog
+
         docks = [
             ("View", dock.windowTitle(), dock.toggleViewAction().shortcut().toString())
             for dock in self.docks.values()

@@ -5,10 +5,11 @@ to its events in ``attach`` and lets go in ``detach``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Protocol
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol
 
-from piwork.core.workflows import AgentRuntime
+if TYPE_CHECKING:
+    from piwork.core.workflows import AgentRuntime
 
 
 class SessionPanel(Protocol):
@@ -20,6 +21,36 @@ class SessionPanel(Protocol):
 
     def shutdown(self) -> None:
         """The window is closing: cancel background work."""
+
+
+class LazyPanel:
+    """The place in ``SessionPanels`` of a panel made later (a dock's, when first shown): until ``get``
+    makes it, it keeps the session shown, which the panel attaches to as soon as it is made."""
+
+    def __init__(self, make: Callable[[], SessionPanel]) -> None:
+        self._make = make
+        self.panel: SessionPanel | None = None
+        self._runtime: AgentRuntime | None = None
+
+    def made(self) -> None:
+        """Called once the panel is made: it shows the session of the moment."""
+        self.panel = self._make()
+        if self._runtime is not None:
+            self.panel.attach(self._runtime)
+
+    def attach(self, runtime: AgentRuntime) -> None:
+        self._runtime = runtime
+        if self.panel is not None:
+            self.panel.attach(runtime)
+
+    def detach(self) -> None:
+        self._runtime = None
+        if self.panel is not None:
+            self.panel.detach()
+
+    def shutdown(self) -> None:
+        if self.panel is not None:
+            self.panel.shutdown()
 
 
 class SessionPanels:

@@ -11,6 +11,7 @@ import math
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
@@ -30,13 +31,15 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.paths import agent_dir
-from piwork.core.session import SessionInfo
-from piwork.core.workflows import AgentRuntime
-from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.inert_text import plain_label, plain_tip
 from piwork.gui.recent_projects import age_text
 from piwork.gui.sessions.listing_worker import SessionListing
 from piwork.gui.sessions.titles import first_message_title
+
+if TYPE_CHECKING:
+    from piwork.core.session import SessionInfo
+    from piwork.core.workflows import AgentRuntime
+    from piwork.gui.chat.chat_panel import ChatPanel
 
 MAX_LISTED = 6
 PATH_ROLE = Qt.ItemDataRole.UserRole

@@ -30,19 +30,26 @@ def side_widths(window_width: int, left: bool, right: bool) -> tuple[int, int]:
     return fit["left"], fit["right"]
 
 
-def save_tabs(settings: QSettings, tabs: dict[str, QTabWidget]) -> None:
-    settings.setValue(TABS_KEY, json.dumps({name: widget.currentIndex() for name, widget in tabs.items()}))
-
-
-def restore_tabs(settings: QSettings, tabs: dict[str, QTabWidget]) -> None:
-    """Bring back each panel's current tab; an unreadable value or an index out of range is ignored."""
+def _saved(settings: QSettings) -> dict[str, object]:
     raw = settings.value(TABS_KEY, "")
     try:
         saved = json.loads(raw) if isinstance(raw, str) and raw else {}
     except ValueError:
-        return
-    if not isinstance(saved, dict):
-        return
+        return {}
+    return saved if isinstance(saved, dict) else {}
+
+
+def save_tabs(settings: QSettings, tabs: dict[str, QTabWidget]) -> None:
+    """Each panel's current tab; a panel not made in this run (a dock never opened) keeps the one saved."""
+    kept = {name: index for name, index in _saved(settings).items() if name not in tabs}
+    settings.setValue(
+        TABS_KEY, json.dumps(kept | {name: widget.currentIndex() for name, widget in tabs.items()})
+    )
+
+
+def restore_tabs(settings: QSettings, tabs: dict[str, QTabWidget]) -> None:
+    """Bring back each panel's current tab; an unreadable value or an index out of range is ignored."""
+    saved = _saved(settings)
     for name, widget in tabs.items():
         index = saved.get(name)
         if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < widget.count():

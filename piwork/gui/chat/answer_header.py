@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from datetime import date
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QDate, QDateTime, QLocale
 
-from piwork.gui.chat.answer_meta import AnswerHead
+if TYPE_CHECKING:
+    from piwork.gui.chat.answer_meta import AnswerHead
 
 SEPARATOR = " · "
 

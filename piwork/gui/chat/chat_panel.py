@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
@@ -17,7 +18,9 @@ from piwork.gui.chat.presenter import ChatPresenter
 from piwork.gui.chat.trust_banner import TrustBanner
 from piwork.gui.commands import SlashCommand, parse_slash
 from piwork.gui.inert_text import plain_label, plain_tip
-from piwork.gui.theme import Theme
+
+if TYPE_CHECKING:
+    from piwork.gui.theme import Theme
 
 IDLE_PLACEHOLDER = "Message the agent — Enter sends, Shift+Enter adds a line, / for commands"
 STREAMING_PLACEHOLDER = (

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -39,7 +40,9 @@ from piwork.gui.chat.text_selection import row_copy_markdown
 from piwork.gui.chat.text_selector import TextSelector
 from piwork.gui.chat.tool_views import view_for
 from piwork.gui.context_edit_dialog import CONTEXT_EDITS
-from piwork.gui.theme import Theme
+
+if TYPE_CHECKING:
+    from piwork.gui.theme import Theme
 
 WHEEL_LINE_MIN = 24  # px per scrolled line at small fonts
 _ENSURE_VISIBLE = QAbstractItemView.ScrollHint.EnsureVisible

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import (
@@ -36,7 +36,9 @@ from piwork.gui.chat.chat_model import ChatModel
 from piwork.gui.chat.code_fences import FencedCode, fenced_code
 from piwork.gui.chat.rows import ChatRow, RowKind
 from piwork.gui.chat.tool_views import view_for
-from piwork.gui.theme import Theme
+
+if TYPE_CHECKING:
+    from piwork.gui.theme import Theme
 
 COPY = "Copy"
 COPIED = "Copied"

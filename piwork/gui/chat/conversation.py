@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from piwork.core.session import SessionTree
 from piwork.gui.chat.rows import ChatRow, RowKind, images_of, rows_for_message, text_of
-from piwork.gui.chat.tool_card import ToolCard
+
+if TYPE_CHECKING:
+    from piwork.core.session import SessionTree
+    from piwork.gui.chat.tool_card import ToolCard
 
 # messages whose rows a long branch shows first (the chat lays out its last 200 rows; the earlier rows follow
 # from a worker, behind its "show earlier" row)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QEvent,
@@ -56,10 +57,12 @@ from piwork.gui.chat.code_copy import CopyButtons
 from piwork.gui.chat.row_documents import IMAGE_MAX_HEIGHT, RowDocuments
 from piwork.gui.chat.rows import ChatRow, RowKind, body_shown
 from piwork.gui.chat.text_selection import selection_format
-from piwork.gui.chat.tool_card import ToolCard
 from piwork.gui.chat.tool_views import Badge, CardAction, view_for
 from piwork.gui.inert_text import plain_tip
 from piwork.gui.theme import Theme, load_theme
+
+if TYPE_CHECKING:
+    from piwork.gui.chat.tool_card import ToolCard
 
 MARGIN_X = 10
 MARGIN_Y = 4

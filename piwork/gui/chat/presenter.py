@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -38,10 +38,8 @@ from piwork.core.agent import (
     UserCommandStart,
     UserCommandUpdate,
 )
-from piwork.core.approvals import ApprovalRequest
 from piwork.core.llm import readable_error
 from piwork.gui.chat.answer_meta import head_of, incomplete_mark
-from piwork.gui.chat.chat_model import ChatModel
 from piwork.gui.chat.conversation import Conversation, prepare_conversation
 from piwork.gui.chat.retry_card import RetryCard
 from piwork.gui.chat.rows import (
@@ -60,6 +58,10 @@ from piwork.gui.chat.rows import (
     user_command_title,
 )
 from piwork.gui.chat.tool_card import ToolCard
+
+if TYPE_CHECKING:
+    from piwork.core.approvals import ApprovalRequest
+    from piwork.gui.chat.chat_model import ChatModel
 
 SHELL_SHOWN_CHARS = 100_000  # of a running user command's output (what the engine keeps, too)
 _NOTHING_TO_COMPACT = re.compile(r"Nothing to compact|Already compacted", re.IGNORECASE)

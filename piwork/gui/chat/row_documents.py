@@ -12,6 +12,7 @@ import asyncio
 import base64
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QObject, Qt, Signal
@@ -25,7 +26,9 @@ from piwork.gui.chat.render_jobs import MarkdownRenderer
 from piwork.gui.chat.rows import ChatRow, RowKind
 from piwork.gui.chat.tool_views import view_for
 from piwork.gui.inert_text import InertTextDocument
-from piwork.gui.theme import Theme
+
+if TYPE_CHECKING:
+    from piwork.gui.theme import Theme
 
 IMAGE_MAX_HEIGHT = 160
 DOC_CACHE_SIZE = 400

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QMimeData, QObject, QPoint, QRect, Qt, QThread, QTimer
@@ -23,8 +24,6 @@ from PySide6.QtGui import QGuiApplication, QTextCursor, QTextDocument
 from PySide6.QtWidgets import QApplication, QListView
 
 from piwork.gui.background import BackgroundTasks
-from piwork.gui.chat.chat_model import ChatModel
-from piwork.gui.chat.delegate import ChatDelegate
 from piwork.gui.chat.rows import ChatRow, RowKind, body_shown
 from piwork.gui.chat.text_selection import (
     END,
@@ -40,6 +39,10 @@ from piwork.gui.chat.text_selection import (
     whole_rows_text,
     word_span,
 )
+
+if TYPE_CHECKING:
+    from piwork.gui.chat.chat_model import ChatModel
+    from piwork.gui.chat.delegate import ChatDelegate
 
 Unit = Callable[[QTextDocument, int], tuple[int, int]]  # the word or paragraph at an offset
 SYNC_ROWS = 300  # a selection with more rows between its ends is joined in a worker thread

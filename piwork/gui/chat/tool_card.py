@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from piwork.core.approvals import ApprovalRequest
+if TYPE_CHECKING:
+    from piwork.core.approvals import ApprovalRequest
 
 
 @dataclass(eq=False)

@@ -10,13 +10,14 @@ import asyncio
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtWidgets import QWidget
 
-from piwork.core.agent import AgentSession
-from piwork.core.llm import ModelRegistry
-from piwork.core.workflows import AgentRuntime
+if TYPE_CHECKING:
+    from piwork.core.agent import AgentSession
+    from piwork.core.llm import ModelRegistry
+    from piwork.core.workflows import AgentRuntime
 
 
 class Notices(Protocol):

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from piwork.gui.commands.context import CommandContext
+from typing import TYPE_CHECKING
+
 from piwork.gui.commands.registry import Command, Handler
+
+if TYPE_CHECKING:
+    from piwork.gui.commands.context import CommandContext
 
 
 def _workflow(name: str) -> Handler:

@@ -5,14 +5,17 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from piwork.core.errors import PiworkError
 from piwork.core.export import export_branch_jsonl, export_html, import_session
 from piwork.core.session import default_session_dir
 from piwork.core.tools import list_session_logs
-from piwork.gui.commands.context import CommandContext
 from piwork.gui.commands.registry import Command
 from piwork.gui.dialogs import ask_open_file, ask_save_file
+
+if TYPE_CHECKING:
+    from piwork.gui.commands.context import CommandContext
 
 HTML_FILTER = "HTML page, every branch (*.html)"
 JSONL_FILTER = "Session file, active branch only (*.jsonl)"

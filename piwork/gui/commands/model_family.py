@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from piwork.core.llm import THINKING_LEVELS
-from piwork.gui.commands.context import CommandContext
 from piwork.gui.commands.registry import Command
+
+if TYPE_CHECKING:
+    from piwork.gui.commands.context import CommandContext
 
 
 def model(ctx: CommandContext, args: str) -> None:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QApplication
 
-from piwork.core.agent import AgentSession
 from piwork.core.errors import PiworkError
 from piwork.core.messages import message_text
 from piwork.core.session import Session, SessionTree, clone_session, fork_session
-from piwork.gui.commands.context import CommandContext
 from piwork.gui.commands.registry import Command
 from piwork.gui.dialogs import ask_item, ask_text
+
+if TYPE_CHECKING:
+    from piwork.core.agent import AgentSession
+    from piwork.gui.commands.context import CommandContext
 
 
 def new_session(ctx: CommandContext, _args: str) -> None:

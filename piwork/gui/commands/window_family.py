@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from piwork.gui.commands.context import CommandContext
+from typing import TYPE_CHECKING
+
 from piwork.gui.commands.registry import Command
+
+if TYPE_CHECKING:
+    from piwork.gui.commands.context import CommandContext
 
 
 def search(ctx: CommandContext, args: str) -> None:

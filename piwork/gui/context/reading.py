@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from piwork.core.context import Marks, Xray
 from piwork.core.usage import UsageTotals
+
+if TYPE_CHECKING:
+    from piwork.core.context import Marks, Xray
 
 BUNDLE_CUSTOM_TYPE = "piwork.contextBundle"
 SEGMENT_TITLES = {

@@ -11,13 +11,11 @@ from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtWidgets import QDockWidget
 
 from piwork.gui.inbox.badge import InboxBadge
+from piwork.gui.inbox.dock_spec import DOCK_ID, SHORTCUT
 from piwork.gui.inbox.inbox import Inbox
 from piwork.gui.inbox.panel import InboxPanel
 from piwork.gui.main_window import MainWindow
 from piwork.gui.session_controller import SessionController
-
-DOCK_ID = "inbox"
-SHORTCUT = "Alt+5"
 
 
 @dataclass(frozen=True)
@@ -39,8 +37,11 @@ def install_inbox(window: MainWindow) -> WindowInbox:
     is restored, so the dock's place is remembered like the others'."""
     inbox = Inbox(window)
     panel = InboxPanel(inbox, window.theme, window)
-    dock = window.add_dock(DOCK_ID, "Inbox", panel, Qt.DockWidgetArea.RightDockWidgetArea, SHORTCUT)
-    dock.hide()
+    dock = window.docks.get(DOCK_ID)
+    if dock is None:
+        dock = window.add_dock(DOCK_ID, "Inbox", panel, Qt.DockWidgetArea.RightDockWidgetArea, SHORTCUT)
+        dock.hide()
+    # else: the dock was made before the window's first frame and ``panel`` is what it is making
     badge = InboxBadge(inbox, window.status)
     window.status.insertPermanentWidget(0, badge)
     installed = WindowInbox(inbox, panel, dock, badge)

@@ -7,13 +7,15 @@ small LRU cache, so scrolling a 1 GB file touches only the lines on screen.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
 from piwork.gui.flat_models import FlatListModel
-from piwork.gui.logs.line_index import LineIndex
 from piwork.gui.logs.sgr import Span, parse_sgr_spans, strip_ansi
+
+if TYPE_CHECKING:
+    from piwork.gui.logs.line_index import LineIndex
 
 SPANS_ROLE = Qt.ItemDataRole.UserRole + 1
 MATCH_ROLE = Qt.ItemDataRole.UserRole + 2

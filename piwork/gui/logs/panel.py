@@ -20,7 +20,7 @@ import asyncio
 import html
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QShowEvent
@@ -37,12 +37,14 @@ from PySide6.QtWidgets import (
 
 from piwork.core.agent import AgentEvent, MessageEnd, TreeNavigated
 from piwork.core.tools import LogInfo, list_session_logs
-from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flat_models import FlatListModel
 from piwork.gui.inert_text import plain_label, plain_tip
 from piwork.gui.logs.full_output_view import FullOutputView
 from piwork.gui.logs.truncated_results import TruncatedOutput, collect_truncated_outputs, outputs_from_logs
+
+if TYPE_CHECKING:
+    from piwork.core.workflows import AgentRuntime
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 FOLLOWED_ROLES = frozenset({"assistant", "toolResult", "bashExecution"})

@@ -16,19 +16,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import shiboken6
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from piwork.core.checkpoints import RestoreBlocked, RestorePlan, SessionCheckpoints
 from piwork.core.errors import PiworkError
-from piwork.core.session import SessionTree
-from piwork.core.settings_schema import CHECKPOINTS_MAX_FILE_MB
-from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks
-from piwork.gui.chat.presenter import ChatPresenter
 from piwork.gui.dialogs import ask
 from piwork.gui.rewind.restore_dialog import RestoreFilesDialog
 from piwork.gui.rewind.work import (
@@ -42,6 +37,12 @@ from piwork.gui.rewind.work import (
     restored_text,
     would_change,
 )
+
+if TYPE_CHECKING:
+    from piwork.core.checkpoints import RestorePlan, SessionCheckpoints
+    from piwork.core.session import SessionTree
+    from piwork.core.workflows import AgentRuntime
+    from piwork.gui.chat.presenter import ChatPresenter
 
 NO_SESSION = "No session is open."
 TURNED_OFF = "Checkpoints are turned off (setting piwork.checkpoints.enabled): no file can be restored."
@@ -103,6 +104,9 @@ class FileRewind(QObject):
         if path is None:
             return NOT_SAVED
         if self._store is None:
+            from piwork.core.checkpoints import SessionCheckpoints  # the engine's, loaded with the session
+            from piwork.core.settings_schema import CHECKPOINTS_MAX_FILE_MB
+
             limit = runtime.resources.settings.values.value(CHECKPOINTS_MAX_FILE_MB)
             agent_dir = Path(runtime.resources.agent_dir)
             store = await asyncio.to_thread(SessionCheckpoints, runtime.store.cwd, path, agent_dir, limit)
@@ -221,6 +225,8 @@ class FileRewind(QObject):
     ) -> RestorePlan | None:
         """``restore`` in a worker; stopped by files changed outside piwork, asked about them (unless the
         user already saw and accepted exactly those) and forced on Restore Anyway."""
+        from piwork.core.checkpoints import RestoreBlocked
+
         failed = "File restore not undone" if undoing else "Files not restored"
         try:
             try:

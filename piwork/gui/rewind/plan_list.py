@@ -8,12 +8,14 @@ says how many more (a tree of thousands of changed files stays cheap to lay out)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem, QWidget
 
-from piwork.core.checkpoints import RestorePlan
+if TYPE_CHECKING:
+    from piwork.core.checkpoints import RestorePlan
 
 GROUP_LIMIT = 300
 MIN_HEIGHT, MAX_HEIGHT = 48, 260

@@ -8,14 +8,17 @@ piwork since the last checkpoint would be overwritten: it names them first and a
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
-from piwork.core.checkpoints import RestorePlan
 from piwork.gui.inert_text import plain_label
 from piwork.gui.rewind.plan_list import PlanList
 from piwork.gui.rewind.work import names, would_change
 from piwork.gui.window_flags import dialog_buttons
+
+if TYPE_CHECKING:
+    from piwork.core.checkpoints import RestorePlan
 
 
 def outside_text(outside: tuple[str, ...]) -> str:

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from piwork.core.checkpoints import NoCheckpoint, NothingToUndo, RestorePlan, SessionCheckpoints
 from piwork.core.errors import PiworkError
-from piwork.core.session import SessionTree
+
+if TYPE_CHECKING:
+    from piwork.core.checkpoints import RestorePlan, SessionCheckpoints
+    from piwork.core.session import SessionTree
 
 NO_CHECKPOINT = (
     "No checkpoint holds the files of this point: no tool changed files on the way to it or after it."
@@ -50,6 +53,8 @@ def entry_words(tree: SessionTree, entry_id: str, limit: int = 60) -> str:
 
 def look_at(store: SessionCheckpoints, tree: SessionTree, entry_id: str) -> Look:
     """The plan of restoring the files to ``entry_id`` (a dry run: nothing is written)."""
+    from piwork.core.checkpoints import NoCheckpoint  # in a worker, with the session open
+
     title = entry_words(tree, entry_id)
     try:
         return Look(store.plan_restore(tree, entry_id), title=title)
@@ -61,6 +66,8 @@ def look_at(store: SessionCheckpoints, tree: SessionTree, entry_id: str) -> Look
 
 def look_at_undo(store: SessionCheckpoints) -> Look:
     """The plan of undoing the session's last file restore."""
+    from piwork.core.checkpoints import NothingToUndo
+
     try:
         return Look(store.plan_undo(), title="before the last restore")
     except NothingToUndo:

@@ -5,17 +5,21 @@ the tab's own session, in front or not; the docks follow whichever tab is in fro
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, QSettings, Signal
 from PySide6.QtWidgets import QMainWindow
 
-from piwork.core.approvals import ApprovalAnswer, ApprovalRequest
 from piwork.gui.approval_flow import WindowApprovals
 from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.desktop_notices import DesktopFacts, ReplyNotifier
 from piwork.gui.panels import SessionPanels
 from piwork.gui.recent_sessions import RecentSessionsFeed
 from piwork.gui.tabs.tab_state import TabStatus
-from piwork.gui.theme import Theme
+
+if TYPE_CHECKING:
+    from piwork.core.approvals import ApprovalAnswer, ApprovalRequest
+    from piwork.gui.theme import Theme
 
 
 class TabApprovals(WindowApprovals):

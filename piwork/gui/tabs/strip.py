@@ -4,13 +4,17 @@ word and a dot of colour (see ``tab_state``), and the user's label and colour (s
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPixmap
 from PySide6.QtWidgets import QStackedWidget, QTabBar, QVBoxLayout, QWidget
 
-from piwork.gui.tabs.chat_tab import ChatTab
 from piwork.gui.tabs.tab_state import TabState
-from piwork.gui.theme import Theme
+
+if TYPE_CHECKING:
+    from piwork.gui.tabs.chat_tab import ChatTab
+    from piwork.gui.theme import Theme
 
 STATE_ACCENTS = {  # the theme's accent each state is drawn with
     TabState.RUNNING: "running",

@@ -5,10 +5,12 @@ events and from what its chat asks the user; the tab strip shows it."""
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from piwork.core.agent import AgentEvent, AgentSettled, AgentStart, MessageEnd
+if TYPE_CHECKING:
+    from piwork.core.agent import AgentEvent
 
 
 class TabState(enum.Enum):
@@ -51,12 +53,12 @@ class TabStatus(QObject):
         return TabState.IDLE
 
     def handle(self, event: AgentEvent) -> None:
-        if isinstance(event, AgentStart):
+        if event.type == "agent_start":  # told by kind: the engine's events load after the first frame
             self.running, self.failed, self.unread, self._stop_reason = True, False, False, None
-        elif isinstance(event, MessageEnd) and event.message.get("role") == "assistant":
+        elif event.type == "message_end" and event.message.get("role") == "assistant":
             reason = event.message.get("stopReason")
             self._stop_reason = reason if isinstance(reason, str) else None
-        elif isinstance(event, AgentSettled) and self.running:
+        elif event.type == "agent_settled" and self.running:
             self.running = False
             self.failed = self._stop_reason == "error"
             self.unread = not self.front and self._stop_reason != "aborted"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import (
@@ -25,8 +26,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.gui.rewind import RestoreOption
 from piwork.gui.window_flags import dialog_buttons
+
+if TYPE_CHECKING:
+    from piwork.gui.rewind import RestoreOption
 
 
 def _plural(count: int, word: str) -> str:

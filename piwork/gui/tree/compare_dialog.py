@@ -14,6 +14,8 @@ in the worker that compares the branches (`read_previews`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (
@@ -27,7 +29,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.session import BranchActivity, BranchComparison, SessionTree
 from piwork.gui.chat.markdown import render_markdown
 from piwork.gui.inert_text import InertTextBrowser, plain_label
 from piwork.gui.tree.display_tree import entry_title
@@ -36,6 +37,9 @@ from piwork.gui.tree.files_dialog import file_line
 from piwork.gui.tree.title_reader import PENDING_TITLE, TitleReader
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 from piwork.gui.window_flags import dialog_buttons
+
+if TYPE_CHECKING:
+    from piwork.core.session import BranchActivity, BranchComparison, SessionTree
 
 
 def activity_figures(activity: BranchActivity) -> str:

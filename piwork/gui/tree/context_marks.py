@@ -9,9 +9,10 @@ itself reads as what it did. A ``usage`` entry is billed traffic outside a reply
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from piwork.core.session import SessionTree
+if TYPE_CHECKING:
+    from piwork.core.session import SessionTree
 
 LEFT_OUT = "left out of the model's context"
 REPLACED = "replaced for the model"

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QPlainTextEdit
 
 from piwork.core.errors import PiworkError
-from piwork.core.session import Session, SessionTree
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.tree.context_marks import context_edit_detail, usage_detail
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.entry_details import entry_detail_text
+
+if TYPE_CHECKING:
+    from piwork.core.session import Session, SessionTree
 
 READING = "Reading the entry…"
 

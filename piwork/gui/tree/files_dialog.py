@@ -10,12 +10,12 @@ outside piwork are listed as well; their diff is read from the checkpoints in a 
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QDialog, QListView, QSplitter, QVBoxLayout, QWidget
 
 from piwork.core.checkpoints import SessionCheckpoints, touch_diff
-from piwork.core.session import BranchActivity, FileSummary, FileTouch
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.inert_text import plain_label
 from piwork.gui.tree.diff_view import DiffView
@@ -23,6 +23,9 @@ from piwork.gui.tree.entry_list_model import EntryListModel
 from piwork.gui.tree.title_reader import loop_running
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 from piwork.gui.window_flags import dialog_buttons
+
+if TYPE_CHECKING:
+    from piwork.core.session import BranchActivity, FileSummary, FileTouch
 
 READING_DIFF = "Reading the checkpoints…"
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 
@@ -40,12 +40,14 @@ from piwork.core.session import (
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flat_models import AnyIndex, FlatListModel
 from piwork.gui.inert_text import plain_tip
-from piwork.gui.tree.context_marks import EditMark
 from piwork.gui.tree.display_tree import Visibility, normalize_mode
 from piwork.gui.tree.entry_details import entry_detail_text
 from piwork.gui.tree.title_reader import TitleReader, loop_running
 from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, LABEL_ROLE, LEAF_ROLE
-from piwork.gui.tree.tree_search import SearchMatches
+
+if TYPE_CHECKING:
+    from piwork.gui.tree.context_marks import EditMark
+    from piwork.gui.tree.tree_search import SearchMatches
 
 GRAPH_ROLE = Qt.ItemDataRole.UserRole + 20
 SEQ_ROLE = Qt.ItemDataRole.UserRole + 21

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, QPoint, Qt, Signal
 from PySide6.QtGui import QShowEvent
@@ -33,12 +33,14 @@ from piwork.core.errors import PiworkError
 from piwork.core.session import FOLD_AT, Fold, SessionTree
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flow_layout import FlowLayout
-from piwork.gui.tree.context_marks import EditMark
 from piwork.gui.tree.graph_delegate import GraphDelegate, fit
 from piwork.gui.tree.graph_model import SEQ_ROLE, BranchGraphModel
 from piwork.gui.tree.title_reader import loop_running
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
-from piwork.gui.tree.tree_search import SearchMatches
+
+if TYPE_CHECKING:
+    from piwork.gui.tree.context_marks import EditMark
+    from piwork.gui.tree.tree_search import SearchMatches
 
 GC_AFTER_ENTRIES = 20_000  # sessions this large get one full collection when the graph opens
 LAYOUT_ATTEMPTS = 3  # layouts computed in a worker while entries stream in, before one on the GUI thread

@@ -9,14 +9,17 @@ opened only for browsing has no navigator: the panel lets it be looked through b
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from piwork.core.agent import AgentSession
 from piwork.core.compaction import (
     BranchSummaryProgress,
     BranchSummarySettings,
     NavigationResult,
     branch_summary_budget,
 )
+
+if TYPE_CHECKING:
+    from piwork.core.agent import AgentSession
 
 ProgressFn = Callable[[BranchSummaryProgress], None]
 STREAMING_REFUSAL = "Wait for the current response to finish before navigating the session tree."

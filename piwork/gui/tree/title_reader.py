@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from piwork.core.errors import PiworkError
-from piwork.core.session import EntryRecord, SessionTree
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.tree.display_tree import entry_title
+
+if TYPE_CHECKING:
+    from piwork.core.session import EntryRecord, SessionTree
 
 PENDING_TITLE = "(reading…)"  # a row whose text is still being read in a worker thread
 BATCH = 200  # previews read per worker call (a page of rows is ~40)

@@ -17,16 +17,13 @@ the end of the longest list, so every batch would be fetched at once).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 
-from piwork.core.session import SessionTree, TreeEvent
-from piwork.gui.flat_models import AnyIndex
 from piwork.gui.inert_text import plain_tip
 from piwork.gui.nested_models import NestedRows
-from piwork.gui.tree.context_marks import EditMark
 from piwork.gui.tree.display_tree import (
     GROUP_SIZE,
     DisplayTree,
@@ -36,7 +33,12 @@ from piwork.gui.tree.display_tree import (
     normalize_mode,
 )
 from piwork.gui.tree.title_reader import TitleReader
-from piwork.gui.tree.tree_search import SearchMatches
+
+if TYPE_CHECKING:
+    from piwork.core.session import SessionTree, TreeEvent
+    from piwork.gui.flat_models import AnyIndex
+    from piwork.gui.tree.context_marks import EditMark
+    from piwork.gui.tree.tree_search import SearchMatches
 
 ENTRY_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 ACTIVE_ROLE = Qt.ItemDataRole.UserRole + 2

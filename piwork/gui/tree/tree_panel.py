@@ -58,7 +58,6 @@ from piwork.core.session import (
     fork_session,
 )
 from piwork.core.settings_schema import BRANCH_SUMMARY_SKIP_PROMPT, TREE_FILTER_MODE, Setting
-from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.context_edit_dialog import LEAVE_OUT_TEXT, REPLACE_TEXT, RESTORE_TEXT, ReplacementDialog
 from piwork.gui.dialogs import ask
@@ -84,6 +83,7 @@ from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, SessionTreeMo
 from piwork.gui.tree.tree_search import SearchCancelled, SearchMatches, search_entries
 
 if TYPE_CHECKING:
+    from piwork.core.workflows import AgentRuntime
     from piwork.gui.rewind import FileRewind
 
 FILTER_WORDS = {

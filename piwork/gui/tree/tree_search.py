@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from piwork.core.session import EntryRecord, SessionTree
+if TYPE_CHECKING:
+    from piwork.core.session import EntryRecord, SessionTree
 
 CHECK_EVERY = 2000  # entries searched between two looks at the cancel flag
 

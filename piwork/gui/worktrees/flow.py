@@ -29,12 +29,12 @@ from piwork.core.fs import (
     worktree_support,
 )
 from piwork.core.settings_schema import WORKTREES_LOCATION
-from piwork.core.workflows import AgentRuntime
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.inert_text import plain_label, plain_tip
 from piwork.gui.worktrees.dialogs import CompareDialog, NewWorktreeDialog, RemoveWorktreeDialog
 
 if TYPE_CHECKING:
+    from piwork.core.workflows import AgentRuntime
     from piwork.gui.main_window import MainWindow
 
 NEW_TIP = "Start a session in a new git worktree and branch of this repository"

@@ -22,11 +22,12 @@ SCRIPT = textwrap.dedent(
 
     report = {}
 
-    def watch(window, controller):
-        feed = controller.context_feed
+    def watch(window):
+        def controller():  # the first tab's, made once the window has shown its first frame
+            return window.findChild(SessionController)
 
         def encodings_built():
-            return controller.tokenizers.available + sorted(name for name, _digest in tokens._BUILT)
+            return controller().tokenizers.available + sorted(name for name, _digest in tokens._BUILT)
         steps = iter(["started", "context_shown", "resources_shown"])
         state = {"step": next(steps), "seen": 0}
 
@@ -39,14 +40,17 @@ SCRIPT = textwrap.dedent(
                 window.close()
                 return
             if step == "started":
-                if controller.runtime is None or feed.refresh_count < 1 or controller.tasks:
+                made = controller()
+                if made is None or made.runtime is None or made.context_feed.refresh_count < 1 or made.tasks:
                     return
+                feed = state["feed"] = made.context_feed
                 report["at_start"] = encodings_built()
                 report["footer"] = window.chat.footer.context_label.text()
                 state["seen"] = feed.refresh_count
                 window.show_context_panel(0)
                 state["step"] = next(steps)
             elif step == "context_shown":
+                feed = state["feed"]
                 if feed.refresh_count <= state["seen"]:
                     return
                 report["context_shown"] = encodings_built()
@@ -75,7 +79,7 @@ SCRIPT = textwrap.dedent(
     def build_and_watch(app, options):
         made = build(app, options)
         window = made[0]
-        QTimer.singleShot(0, lambda: watch(window, window.findChild(SessionController)))
+        QTimer.singleShot(0, lambda: watch(window))
         return made
 
     app_module.build_window = build_and_watch

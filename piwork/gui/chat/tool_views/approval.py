@@ -8,9 +8,13 @@ answered, the card is the default view again.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from piwork.core.paths import named_path
-from piwork.gui.chat.tool_card import ToolCard
 from piwork.gui.chat.tool_views.view import Badge, CardAction, ToolView
+
+if TYPE_CHECKING:
+    from piwork.gui.chat.tool_card import ToolCard
 
 DIFF_LINES = 400  # lines of a would-be diff shown on the card
 WAITING = "Waiting for your approval"

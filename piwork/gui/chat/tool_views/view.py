@@ -10,20 +10,34 @@ declared actions; the delegate lays them out and paints them.
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from piwork.core.tools import tool_facts
 from piwork.core.truncate import count_lines
-from piwork.gui.chat.tool_card import ToolCard
 from piwork.gui.logs.sgr import strip_ansi
+
+if TYPE_CHECKING:
+    from piwork.core.tools import ToolFacts
+    from piwork.gui.chat.tool_card import ToolCard
 
 PREVIEW_LINES = 8  # result lines shown on a collapsed tool card
 PREVIEW_CHARS = 4000
 EXPANDED_LINES = 400
 SUMMARY_KEYS = ("command", "path", "file_path", "pattern", "query", "url")
 """Arguments tried, in this order, after the ones the tool declares (tools that declare nothing)."""
+
+
+@functools.cache
+def _tool_facts() -> Callable[[str], ToolFacts]:
+    """The engine's declared facts of built-in tools, imported when a first card asks (after the window's
+    first frame)."""
+    from piwork.core.tools import tool_facts
+
+    return tool_facts
 
 
 class CardAction(StrEnum):
@@ -59,7 +73,7 @@ class ToolView:
     def main_argument(self, card: ToolCard) -> tuple[str, str]:
         """(name, value) of the argument people care about: the command, path or pattern the tool
         declares, else the first of the usual names; ("", "") when the call has none."""
-        facts = tool_facts(card.name)
+        facts = _tool_facts()(card.name)
         declared = [facts.command_argument, facts.path_argument, facts.pattern_argument]
         for key in dict.fromkeys([*(k for k in declared if k is not None), *SUMMARY_KEYS]):
             value = card.args.get(key)
