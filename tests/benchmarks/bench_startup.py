@@ -7,6 +7,11 @@ this script, compaction off (the setup of ``bench_big_content.py``):
 - ``plain``: one plain answer, no session (cold start: interpreter, imports, tokenizer, one request);
 - ``read_line``: the model asks to read line 500,000 of a 1,000,000-line file, then answers.
 
+A warm-up run of each program comes first (its bytecode written, files in the page cache): piwork's keeps
+what later runs reuse, as a user's earlier runs do — the record that the keyring holds no key for the
+provider (its key is in models.json, so the keyring is not asked again), the compiled dataclass methods
+beside the bytecode, the tokenizer's tables and long texts' counts in the agent folder.
+
 Figures per case: median wall time, CPU time (user + system: what to trust on a loaded machine) and peak
 memory (``ru_maxrss``) of ``RUNS`` runs each, and piwork over the reference as ``*_time_ratio`` and
 ``*_cpu_ratio``. ``-X importtime`` of one piwork ``plain`` run is summed per top-level
