@@ -69,7 +69,8 @@ def run(tmp_path: Path) -> Iterator[Run]:
 def test_the_keyring_is_asked_until_it_is_known_to_hold_no_key_and_a_stored_key_comes_first(run: Run) -> None:
     key, modules = run()
     assert key == "sk-ant-from-environment"
-    assert "keyring" in modules and run.keyring.calls() > 0  # no record yet: asked first
+    assert "keyring" in modules  # no record yet: asked first, and only about the model's provider
+    assert run.keyring.asked() == ["__piwork_probe__", "anthropic"]
     asked = run.keyring.calls()
 
     key, modules = run()

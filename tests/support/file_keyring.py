@@ -1,7 +1,7 @@
 """A real keyring backend that keeps its passwords in a JSON file (``$PIWORK_TEST_KEYRING_FILE``), so that a
 test and the ``piwork`` processes it starts (``PYTHON_KEYRING_BACKEND=tests.support.file_keyring.FileKeyring``)
 share one keyring, as programs of one desktop share the OS keyring. Every call is counted in the file too
-(``calls``), so a test can tell whether a process asked the keyring at all."""
+(``calls``, and the names asked for), so a test can tell whether and about what a process asked the keyring."""
 
 from __future__ import annotations
 
@@ -37,16 +37,19 @@ class FileKeyring(keyring.backend.KeyringBackend):
             data = {}
         data.setdefault("passwords", {})
         data.setdefault("calls", 0)
+        data.setdefault("asked", [])
         return data
 
-    def _counted(self) -> dict[str, Any]:
+    def _counted(self, asked: str | None = None) -> dict[str, Any]:
         data = self._read()
         data["calls"] += 1
+        if asked is not None:
+            data["asked"].append(asked)
         self.path.write_text(json.dumps(data))
         return data
 
     def get_password(self, service: str, username: str) -> str | None:
-        value = self._counted()["passwords"].get(f"{service}/{username}")
+        value = self._counted(username)["passwords"].get(f"{service}/{username}")
         return value if isinstance(value, str) else None
 
     def set_password(self, service: str, username: str, password: str) -> None:
@@ -62,3 +65,7 @@ class FileKeyring(keyring.backend.KeyringBackend):
 
     def calls(self) -> int:
         return int(self._read()["calls"])
+
+    def asked(self) -> list[str]:
+        """The names asked for, in order (``__piwork_probe__``: piwork checking that the keyring works)."""
+        return [str(name) for name in self._read()["asked"]]
