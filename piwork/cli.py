@@ -37,7 +37,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The process's entry point (the console script, ``python -m piwork``)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in SUBCOMMANDS:
-        code = _run(SUBCOMMANDS[args[0]], args[1:])
+        from piwork.code_cache import dataclass_methods
+
+        with dataclass_methods():  # the engine's dataclasses, their methods compiled by an earlier run
+            code = _run(SUBCOMMANDS[args[0]], args[1:])
     elif any(a in HEADLESS_FLAGS or a.startswith(("--print=", "--prompt=", "--mode=")) for a in args):
         from piwork.code_cache import dataclass_methods
 
