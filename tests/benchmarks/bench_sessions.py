@@ -14,7 +14,8 @@ them (``short_process_ratio`` for the short-message session, ``side_process_rati
 session of ~1 KB texts on one main line with a side branch every 50 entries); ``inspect_*`` times
 ``piwork inspect FILE --leaf LEAF --json`` the same way (it also parses every line once, to list
 each one Pi would skip); the processes alternate, so all see the same machine load, and each figure
-has its CPU seconds beside it (``*_cpu_s``, ``*_cpu_ratio``: what to trust on a loaded machine). Targets: open + context under 2 s, whole process no slower than the
+has its CPU seconds beside it (``*_cpu_s``, ``*_cpu_ratio``: what to trust on a loaded machine) and
+the peak resident memory of the whole process (``*_process_rss_mb``). Targets: open + context under 2 s, whole process no slower than the
 reference (ratio at most 1.0 on both files), peak memory under 3x the file size. Figures come from
 the fastest of ``RUNS`` runs (a busy machine only adds time), and CPU seconds are printed too.
 """
@@ -83,15 +84,15 @@ def _measure(path: Path, leaf: str) -> dict[str, Any]:
     return min(runs, key=lambda run: run["open_s"] + run["context_s"])
 
 
-def _timed(command: list[str], **kwargs: Any) -> tuple[float, float]:
-    """Wall and CPU seconds (user + system) of one whole process."""
+def _timed(command: list[str], **kwargs: Any) -> tuple[float, float, float]:
+    """Wall and CPU seconds (user + system) and peak resident MB of one whole process."""
     t0 = time.perf_counter()
     with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs) as process:
         _, status, usage = os.wait4(process.pid, 0)
         if status != 0:
             errors = process.stderr.read().decode(errors="replace") if process.stderr else ""
             raise RuntimeError(f"{command[:3]} failed: {errors[-300:]}")
-    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime
+    return time.perf_counter() - t0, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def _reference(path: Path, leaf: str, tmp: Path, prefix: str = "") -> dict[str, Any] | None:
@@ -108,14 +109,15 @@ def _reference(path: Path, leaf: str, tmp: Path, prefix: str = "") -> dict[str, 
         "piwork": ([sys.executable, "-c", MEASURE, str(path), leaf], None),
         "inspect": ([sys.executable, "-m", "piwork", "inspect", str(path), "--leaf", leaf, "--json"], None),
     }
-    times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     for _ in range(RUNS):  # alternate, so all see the same machine load
         for name, (command, command_env) in commands.items():
             times[name].append(_timed(command, env=command_env, cwd=ROOT))
     out: dict[str, Any] = {}
     for name, runs in times.items():
-        out[f"{prefix}{name}_process_s"] = round(min(wall for wall, _ in runs), 3)
-        out[f"{prefix}{name}_process_cpu_s"] = round(min(cpu for _, cpu in runs), 3)
+        out[f"{prefix}{name}_process_s"] = round(min(wall for wall, _, _ in runs), 3)
+        out[f"{prefix}{name}_process_cpu_s"] = round(min(cpu for _, cpu, _ in runs), 3)
+        out[f"{prefix}{name}_process_rss_mb"] = round(min(rss for _, _, rss in runs), 1)
     for name, label in (("piwork", "process"), ("inspect", "inspect")):
         for unit in ("", "_cpu"):
             ours, theirs = out[f"{prefix}{name}_process{unit}_s"], out[f"{prefix}reference_process{unit}_s"]
