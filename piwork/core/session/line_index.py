@@ -72,10 +72,7 @@ def suspect_lines(data: bytes, begin: int, stop: int) -> list[tuple[int, int]]:
                 if data[at] != CARRIAGE_RETURN or data[at + 1 : at + 2] != b"\n":
                     hits.append(at)
     for word in _NOT_JSON_WORDS:
-        at = data.find(word, begin, stop)
-        while at >= 0:
-            hits.append(at)
-            at = data.find(word, at + len(word), stop)
+        _find_word(data, word, begin, stop, hits)
     spans: list[tuple[int, int]] = []
     for at in sorted(hits):
         if spans and at <= spans[-1][1]:
@@ -83,6 +80,28 @@ def suspect_lines(data: bytes, begin: int, stop: int) -> list[tuple[int, int]]:
         start = data.rfind(b"\n", begin, at) + 1 or begin
         spans.append((max(start, begin), data.index(b"\n", at, stop)))
     return spans
+
+
+def _find_word(data: bytes, word: bytes, begin: int, stop: int, hits: list[int]) -> None:
+    """Add to ``hits`` where ``word`` starts in ``data[begin:stop]`` (some of them when occurrences overlap:
+    enough to name every line holding it). Its first letter is looked for at ``memchr`` speed, several
+    times faster than a search for the word, as long as that letter is rare; past a share of the block the
+    rest is searched for the word itself."""
+    find, starts = data.find, data.startswith
+    first, rest = word[:1], word[1:]
+    budget = (stop - begin) >> 8  # a step per letter found costs about what a search of 256 bytes does
+    at = find(first, begin, stop)
+    while at >= 0:
+        if starts(rest, at + 1, stop):
+            hits.append(at)
+        budget -= 1
+        if budget < 0:
+            at = find(word, at + 1, stop)
+            while at >= 0:
+                hits.append(at)
+                at = find(word, at + len(word), stop)
+            return
+        at = find(first, at + 1, stop)
 
 
 def is_suspect(raw: bytes) -> bool:

@@ -93,3 +93,43 @@ def test_a_line_that_only_looks_complete_is_reported_when_read(tmp_path: Path) -
         messages = session.tree.build_context("u2").messages
         assert [m["content"] for m in messages] == ["fine"]
         assert [(d.kind, d.line) for d in session.tree.diagnostics] == [("malformed_json", 3)]
+
+
+def test_suspect_lines_are_the_lines_holding_a_word_or_a_control_character() -> None:
+    """Sparse and dense first letters (the search changes its way past a share of the block) name the
+    same lines a plain look at each line names."""
+    import random
+
+    from piwork.core.session.line_index import suspect_lines
+
+    rng = random.Random(11)
+    parts = [
+        b"N",
+        b"a",
+        b"I",
+        b"nfinity",
+        b"NaN",
+        b"Infinity",
+        b"x" * 40,
+        b"\t",
+        b"\r",
+        b"Na",
+        b"Infinit",
+        b"aN",
+    ]
+    for _ in range(400):
+        weights = [rng.random() for _ in parts]
+        lines = [
+            b"".join(rng.choices(parts, weights, k=rng.randrange(1, 60))).replace(b"\r", b"r")
+            + (b"\r" if rng.random() < 0.2 else b"")
+            for _ in range(rng.randrange(1, 80))
+        ]
+        data = b"\n".join(lines) + b"\n"
+        expected = []
+        start = 0
+        for line in lines:
+            body = line[:-1] if line.endswith(b"\r") else line
+            if b"NaN" in line or b"Infinity" in line or any(c < 0x20 for c in body):
+                expected.append((start, start + len(line)))
+            start += len(line) + 1
+        assert suspect_lines(data, 0, len(data)) == expected
