@@ -35,6 +35,8 @@ def cache_file() -> Path | None:
     tag = sys.implementation.cache_tag
     if tag is None:
         return None
+    if sys.flags.optimize:  # compiled with ``-O``: kept apart, as its bytecode is
+        tag = f"{tag}.opt-{sys.flags.optimize}"
     return Path(__file__).resolve().parent / "__pycache__" / f"dataclass-methods.{tag}.bin"
 
 
