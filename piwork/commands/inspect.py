@@ -46,16 +46,19 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
     # children per entry id, as the tree links them (ids and parents that are not strings link nothing here)
     children: dict[str, int] = {}
     ids: list[str] = []
+    count_child = children.get
+    add_id = ids.append
     for r in records:  # one pass: a large session has 100,000 records
         kind = r.type
         if kind == "message":
-            roles[str(r.role)] += 1
-        types[str(kind)] += 1
+            role = r.role
+            roles[role if type(role) is str else str(role)] += 1
+        types[kind if type(kind) is str else str(kind)] += 1
         parent = r.parent_id
         if type(parent) is str:
-            children[parent] = children.get(parent, 0) + 1
+            children[parent] = count_child(parent, 0) + 1
         if type(r.id) is str:
-            ids.append(r.id)
+            add_id(r.id)
     leaves = [entry_id for entry_id in ids if entry_id not in children]
     branch_points = [entry_id for entry_id in ids if children.get(entry_id, 0) > 1]
     target = leaf_id if leaf_id is not None else tree.leaf_id
@@ -68,7 +71,7 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
             count += len(batch)
             by_role.update(str(m.get("role")) if isinstance(m, dict) else "?" for m in batch)
             tokens += sum(_estimate_tokens(m) for m in batch if isinstance(m, dict))
-    session.check_bodies(read=context.entry_ids)
+    session.check_bodies(read_records=context.records)
     return {
         "file": {"path": str(session.path), "size": session.path.stat().st_size if session.path else 0},
         "header": header,

@@ -248,12 +248,14 @@ class Session:
         """Read bodies through ``source`` (the reader's), reporting unreadable lines as diagnostics."""
         self.bodies.use_source(source)
 
-    def check_bodies(self, read: Iterable[Any] = ()) -> None:
+    def check_bodies(self, read: Iterable[Any] = (), read_records: Iterable[EntryRecord] = ()) -> None:
         """Parse every entry's line now (not only when it is used), so that each line that is not
         valid JSON is among the diagnostics, with its line number. ``read``: ids of entries whose
-        lines were read already (a context built from them): those lines are not parsed again."""
+        lines were read already (a context built from them), or ``read_records``, their records (a
+        streamed context's): those lines are not parsed again."""
         record_of = self.tree.record
         skip = {id(record) for entry_id in read if (record := record_of(entry_id)) is not None}
+        skip.update(id(record) for record in read_records)
         records = self.tree.records
         if skip:
             records = [r for r in records if id(r) not in skip]

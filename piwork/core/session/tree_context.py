@@ -56,6 +56,11 @@ class ContextStream:
         self.entry_ids: list[Any] = [r.id for r in self._selected]
         self.edited: dict[int, Any] = {}
 
+    @property
+    def records(self) -> list[EntryRecord]:
+        """The records whose lines the batches read (those of ``entry_ids``)."""
+        return self._selected
+
     def batches(self) -> Iterator[list[Any]]:
         """The messages, a list per batch of entries read together (an empty list for a batch with none)."""
         tree, selected, retained, keep_originals = (
