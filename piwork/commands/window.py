@@ -123,9 +123,12 @@ def main(argv: list[str]) -> int:
     # Importing the window's modules makes some 100,000 objects that all live on: the cycle collector walking them
     # again and again while they are made took a tenth of the time to the first frame. Once made, they are
     # left out of later collections too (frozen), which keeps those short on the GUI thread.
+    from piwork.code_cache import dataclass_methods
+
     gc.disable()
     try:
-        from piwork.gui.app import WindowOptions, run
+        with dataclass_methods():  # their methods' code as compiled by an earlier run
+            from piwork.gui.app import WindowOptions, run
     finally:
         gc.freeze()
         gc.enable()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 from collections.abc import Mapping
@@ -141,10 +142,19 @@ def load_session_parts() -> None:
     """Import what opening a session takes: the engine and the window's parts that drive it (some 400
     modules). Run in a worker once the window has shown its first frame; the engine has no Qt, and the
     window's modules make only plain values of Qt types as they load (no widget, no paint device)."""
-    from piwork.core.workflows import create_runtime
-    from piwork.gui.inbox.wiring import follow_tabs
-    from piwork.gui.tabs.manager import TabManager
+    from piwork.code_cache import dataclass_methods
 
+    # As for the window's own modules (``piwork.commands.window``): no cycle collections while they load,
+    # and what they made is left out of later ones.
+    gc.disable()
+    try:
+        with dataclass_methods():  # their methods' code as compiled by an earlier run
+            from piwork.core.workflows import create_runtime
+            from piwork.gui.inbox.wiring import follow_tabs
+            from piwork.gui.tabs.manager import TabManager
+    finally:
+        gc.freeze()
+        gc.enable()
     del create_runtime, follow_tabs, TabManager
 
 

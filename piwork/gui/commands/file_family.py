@@ -8,9 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from piwork.core.errors import PiworkError
-from piwork.core.export import export_branch_jsonl, export_html, import_session
-from piwork.core.session import default_session_dir
-from piwork.core.tools import list_session_logs
 from piwork.gui.commands.registry import Command
 from piwork.gui.dialogs import ask_open_file, ask_save_file
 
@@ -63,6 +60,8 @@ async def _export_asking(ctx: CommandContext, source: Path) -> Path | None:
 
 
 async def export_to(ctx: CommandContext, source: Path, target: Path) -> Path | None:
+    from piwork.core.export import export_branch_jsonl, export_html  # the engine's, loaded with the session
+
     session = ctx.session
     try:
         if target.suffix == ".jsonl":
@@ -99,6 +98,9 @@ async def _import_asking(ctx: CommandContext) -> Path | None:
 
 
 async def import_from(ctx: CommandContext, source: Path) -> Path | None:
+    from piwork.core.export import import_session
+    from piwork.core.session import default_session_dir
+
     runtime = ctx.runtime
     store = runtime.store if runtime is not None else None
     folder = store.session_dir if store is not None and store.session_dir is not None else None
@@ -119,6 +121,8 @@ def logs(ctx: CommandContext, _args: str) -> None:
 
 async def list_logs(ctx: CommandContext) -> None:
     """The session's full-output logs (newest last, read in a worker), and the log viewer on the newest."""
+    from piwork.core.tools import list_session_logs
+
     session = ctx.session
     folder = session.log_dir if session is not None else None
     found = await asyncio.to_thread(list_session_logs, folder) if folder is not None else []

@@ -9,12 +9,12 @@ from PySide6.QtWidgets import QApplication
 
 from piwork.core.errors import PiworkError
 from piwork.core.messages import message_text
-from piwork.core.session import Session, SessionTree, clone_session, fork_session
 from piwork.gui.commands.registry import Command
 from piwork.gui.dialogs import ask_item, ask_text
 
 if TYPE_CHECKING:
     from piwork.core.agent import AgentSession
+    from piwork.core.session import Session, SessionTree
     from piwork.gui.commands.context import CommandContext
 
 
@@ -107,6 +107,8 @@ def clone(ctx: CommandContext, _args: str) -> None:
 
 
 async def _clone(ctx: CommandContext, store: Session) -> None:
+    from piwork.core.session import clone_session  # the engine's, loaded with the session
+
     try:  # every body on the branch is read, the new file written and fsynced: in a worker
         created = await asyncio.to_thread(clone_session, store)
     except PiworkError as err:
@@ -135,6 +137,8 @@ def _fork_choices(tree: SessionTree) -> list[tuple[str, str]]:
 
 
 async def _fork(ctx: CommandContext, store: Session) -> None:
+    from piwork.core.session import fork_session
+
     choices = await asyncio.to_thread(_fork_choices, store.tree)
     if not choices:
         ctx.notice("Nothing to fork from", "There is no message of yours on this branch yet.", error=True)

@@ -19,21 +19,16 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QDialog
 
-from piwork.core.checkpoints import (
-    SessionCheckpoints,
-    checkpointed_comparison,
-    checkpointed_path_activity,
-    session_checkpoints,
-)
 from piwork.core.errors import PiworkError
 from piwork.core.paths import agent_dir
-from piwork.core.session import BranchActivity, BranchComparison, EntryRecord, SessionTree, conversation_leaf
 from piwork.gui.tree.compare_dialog import CompareDialog
 from piwork.gui.tree.display_tree import entry_title
 from piwork.gui.tree.files_dialog import FilesTouchedDialog
 from piwork.gui.tree.title_reader import read_previews
 
 if TYPE_CHECKING:
+    from piwork.core.checkpoints import SessionCheckpoints
+    from piwork.core.session import BranchActivity, BranchComparison, EntryRecord, SessionTree
     from piwork.gui.tree.tree_panel import SessionTreePanel
 
 MenuAction = tuple[str, Callable[[], Any], bool]
@@ -47,6 +42,8 @@ def _compare_and_read_titles(
 ) -> tuple[BranchComparison, SessionCheckpoints | None]:
     """Compare two points (a worker thread's call: opening the checkpoints may read their journal) and read
     the titles the dialog shows above its lists: the two entries and the one where the paths part."""
+    from piwork.core.checkpoints import checkpointed_comparison, session_checkpoints
+
     checkpoints = session_checkpoints(tree, *where)
     result = checkpointed_comparison(tree, a_id, b_id, checkpoints)
     ids = (result.a_id, result.b_id, result.ancestor_id)
@@ -58,6 +55,8 @@ def _activity_and_title(
     tree: SessionTree, entry_id: str | None, where: Where
 ) -> tuple[BranchActivity, str | None, SessionCheckpoints | None]:
     """The files touched on the path to ``entry_id`` and that entry's title (a worker thread's call)."""
+    from piwork.core.checkpoints import checkpointed_path_activity, session_checkpoints
+
     checkpoints = session_checkpoints(tree, *where)
     activity = checkpointed_path_activity(tree, entry_id, checkpoints)
     record = tree.record(entry_id) if entry_id is not None else None
@@ -82,6 +81,8 @@ class BranchTools(QObject):
             dialog.close()
 
     def menu_actions(self, entry_id: str | None) -> list[MenuAction]:
+        from piwork.core.session import conversation_leaf
+
         tree = self.panel.tree
         leaf = conversation_leaf(tree) if tree is not None else None
         has = entry_id is not None and tree is not None
@@ -130,6 +131,8 @@ class BranchTools(QObject):
     def compare_with_current(self, entry_id: str | None) -> asyncio.Task[Any] | None:
         """The selected entry beside the current position. The current position itself has nothing to be
         compared with: it is marked, and the next entry compared goes beside it."""
+        from piwork.core.session import conversation_leaf
+
         tree = self.panel.tree
         if tree is None or entry_id is None:
             return None
@@ -190,6 +193,8 @@ class BranchTools(QObject):
         self._show(dialog)
 
     async def _files(self, entry_id: str | None) -> None:
+        from piwork.core.session import conversation_leaf
+
         tree = self.panel.tree
         assert tree is not None
         try:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QDialog, QListView, QSplitter, QVBoxLayout, QWidget
 
-from piwork.core.checkpoints import SessionCheckpoints, touch_diff
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.inert_text import plain_label
 from piwork.gui.tree.diff_view import DiffView
@@ -25,6 +24,7 @@ from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 from piwork.gui.window_flags import dialog_buttons
 
 if TYPE_CHECKING:
+    from piwork.core.checkpoints import SessionCheckpoints
     from piwork.core.session import BranchActivity, FileSummary, FileTouch
 
 READING_DIFF = "Reading the checkpoints…"
@@ -177,6 +177,8 @@ class FilesTouchedDialog(QDialog):
         self.diff.show_diff(touch.diff, note)
 
     async def _read_diff(self, checkpoints: SessionCheckpoints, touch: FileTouch) -> None:
+        from piwork.core.checkpoints import touch_diff  # the engine's, loaded with the session
+
         diff, note = await asyncio.to_thread(touch_diff, checkpoints, touch)
         current = self.touch_list.currentIndex()
         if current.isValid() and current.row() < len(self._touches) and self._touches[current.row()] is touch:

@@ -11,17 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from piwork.core.compaction import (
-    BranchSummaryProgress,
-    BranchSummarySettings,
-    NavigationResult,
-    branch_summary_budget,
-)
-
 if TYPE_CHECKING:
     from piwork.core.agent import AgentSession
+    from piwork.core.compaction import BranchSummaryProgress, NavigationResult
 
-ProgressFn = Callable[[BranchSummaryProgress], None]
+ProgressFn = Callable[["BranchSummaryProgress"], None]
 STREAMING_REFUSAL = "Wait for the current response to finish before navigating the session tree."
 
 
@@ -45,6 +39,8 @@ class AgentNavigator:
         model = self.agent.model
         if model is None:
             return None
+        from piwork.core.compaction import BranchSummarySettings, branch_summary_budget  # the engine's
+
         settings = BranchSummarySettings.from_settings(self.agent.settings)
         return branch_summary_budget(model.context_window, settings)
 

@@ -42,21 +42,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from piwork.core.compaction import (
-    BranchSummaryProgress,
-    NavigationResult,
-    collect_from_tree,
-    prepare_branch_entries,
-)
 from piwork.core.errors import PiworkError
-from piwork.core.session import (
-    EntryRecord,
-    Session,
-    SessionTree,
-    clone_session,
-    create_branched_session,
-    fork_session,
-)
 from piwork.core.settings_schema import BRANCH_SUMMARY_SKIP_PROMPT, TREE_FILTER_MODE, Setting
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.context_edit_dialog import LEAVE_OUT_TEXT, REPLACE_TEXT, RESTORE_TEXT, ReplacementDialog
@@ -83,6 +69,8 @@ from piwork.gui.tree.tree_model import ACTIVE_ROLE, ENTRY_ID_ROLE, SessionTreeMo
 from piwork.gui.tree.tree_search import SearchCancelled, SearchMatches, search_entries
 
 if TYPE_CHECKING:
+    from piwork.core.compaction import BranchSummaryProgress, NavigationResult
+    from piwork.core.session import EntryRecord, Session, SessionTree
     from piwork.core.workflows import AgentRuntime
     from piwork.gui.rewind import FileRewind
 
@@ -110,12 +98,16 @@ def _quote(text: str, limit: int = 60) -> str:
 
 def _forked(source: Session, entry_id: str) -> tuple[Session, str, str]:
     """The fork before ``entry_id``, the text of that message, and where the fork lives (blocking)."""
+    from piwork.core.session import fork_session  # the engine's, loaded with the session
+
     result = fork_session(source, entry_id)
     return result.session, result.editor_text, _where(result.session)
 
 
 def _cloned(source: Session, entry_id: str, whole: bool) -> tuple[Session, str]:
     """The clone up to ``entry_id`` (the active branch when ``whole``), and where it lives (blocking)."""
+    from piwork.core.session import clone_session, create_branched_session
+
     created = clone_session(source) if whole else create_branched_session(source, entry_id)
     return created, _where(created)
 
@@ -123,6 +115,8 @@ def _cloned(source: Session, entry_id: str, whole: bool) -> tuple[Session, str]:
 def _branch_left(tree: SessionTree, leaf_id: str | None, target_id: str, budget: int) -> tuple[int, int, str]:
     """The entries and the summarizable messages of the branch a move to ``target_id`` leaves, and the
     target's title (blocking: reads the bodies of that branch)."""
+    from piwork.core.compaction import collect_from_tree, prepare_branch_entries
+
     abandoned = collect_from_tree(tree, leaf_id, target_id).entries
     messages = len(prepare_branch_entries(abandoned, budget).messages)
     record = tree.record(target_id)
