@@ -17,6 +17,7 @@ import gc
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 # Subcommands: name -> module with ``main(argv: list[str]) -> int``.
 SUBCOMMANDS = {
@@ -65,17 +66,36 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _prefetch_tokenizer(args: list[str]) -> None:
-    """A run given ``--model`` has its tokenizer built while the rest of piwork is imported: the model id
-    as the run will read it (``provider/id`` unless ``--provider`` is given too)."""
-    model = _option(args, "--model")
-    if not model:
-        return
-    if "/" in model and not _option(args, "--provider"):
-        model = model.split("/", 1)[1]
-    from piwork.core.llm.tokens import prefetch
+    """A run has its model's tokenizer built while the rest of piwork is imported: the model of ``--model``
+    as the run will read it (``provider/id`` unless ``--provider`` is given too), else the global settings'
+    ``defaultModel`` (most models share one tokenizer, so a project or session that picks another model
+    most often needs the same one)."""
     from piwork.core.paths import agent_dir
 
-    prefetch(agent_dir(), model)
+    folder = agent_dir()
+    model = _option(args, "--model")
+    if model and "/" in model and not _option(args, "--provider"):
+        model = model.split("/", 1)[1]
+    model = model or _default_model(folder)
+    if not model:
+        return
+    from piwork.core.llm.tokens import prefetch
+
+    prefetch(folder, model)
+
+
+def _default_model(folder: Path) -> str | None:
+    """The global settings' ``defaultModel``, when the file is plain JSON that names one."""
+    import json
+
+    from piwork.core import safe_read
+
+    try:
+        settings = json.loads(safe_read.read_text(folder / "settings.json", safe_read.SETTINGS))
+    except (OSError, ValueError):
+        return None
+    model = settings.get("defaultModel") if isinstance(settings, dict) else None
+    return model if isinstance(model, str) and model.strip() else None
 
 
 def _option(args: list[str], name: str) -> str | None:
