@@ -15,7 +15,8 @@ beside the bytecode, the tokenizer's tables and long texts' counts in the agent 
 Figures per case: median wall time, CPU time (user + system: what to trust on a loaded machine) and peak
 memory (``ru_maxrss``) of ``RUNS`` runs each, and piwork over the reference as ``*_time_ratio`` and
 ``*_cpu_ratio``. ``-X importtime`` of one piwork ``plain`` run is summed per top-level
-package (``plain_imports_ms``) to show where start-up goes.
+package (``plain_imports_ms``) to show where start-up goes (roughly: the tokenizer, built in a background
+thread, imports its modules meanwhile, and importtime's nesting mixes the two threads').
 
 The window (``WINDOW=1``, needs ``xvfb-run``, or a display): ``window_probe.py`` runs the real window
 on an empty project (and with ``WINDOW_SESSION=FILE`` on that session): time from spawn to the first
