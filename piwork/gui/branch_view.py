@@ -16,6 +16,7 @@ from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.chat.conversation import (
     FIRST_TAIL,
     Conversation,
+    Stopped,
     prepare_earlier,
     prepare_session_conversation,
 )
@@ -98,8 +99,9 @@ class BranchView:
         presenter.show_messages(session.messages, prepared)  # rebuilt if it moved on since
         if prepared is not None and prepared.earlier and prepared.current_for(session.messages):
             self._earlier.start(
-                lambda _request: prepare_earlier(prepared),
+                lambda request: prepare_earlier(prepared, request.superseded),
                 lambda earlier: presenter.show_earlier_rows(prepared, earlier),
+                failures=(Stopped,),
             )
         self.host.show_title(session.tree.name or None)
         self.tool_set.show_system_prompt()  # a move in the tree may restore another tool set

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import shiboken6
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
 
 from piwork.core.agent import (
     AgentEvent,
@@ -45,7 +45,13 @@ from piwork.core.resources import TrustOption, TrustRequest
 from piwork.core.session import Session, closed_in_worker, read_header
 from piwork.core.workflows import AgentRuntime, RuntimeOptions, create_runtime
 from piwork.gui.branch_view import BranchView
-from piwork.gui.chat.conversation import FIRST_TAIL, prepare_session_conversation
+from piwork.gui.chat.conversation import (
+    FIRST_TAIL,
+    Conversation,
+    adopt_preview,
+    prepare_preview,
+    prepare_session_conversation,
+)
 from piwork.gui.chat.reply_again import ReplyAgain
 from piwork.gui.command_surface import CommandSurface
 from piwork.gui.commands import BUILTIN, CommandContext, SlashCommand
@@ -132,6 +138,7 @@ class SessionController(QObject):
         self._unsubscribe: Any = None
         self.trust = TrustFlow(self, window, approve)
         self._branch_notice: tuple[str, str] | None = None  # what the last fork/clone did, shown once open
+        self._preview: Conversation | None = None  # the leaf's last messages shown while the session opens
         self.context_feed = ContextFeed(self.tokenizers, self)
         self.file_watch = SessionFileWatch(self)  # reads outside changes ahead, off the GUI thread
         # another program writing the open file: read-only, followed, forked or taken over
@@ -173,6 +180,15 @@ class SessionController(QObject):
             context=self.context_commands,
         )
         self._wire()
+        app = QCoreApplication.instance()
+        if app is not None:  # the loop may stop before ``shutdown`` runs: long work in workers stops first
+            app.aboutToQuit.connect(self._stop_workers)
+
+    def _stop_workers(self) -> None:
+        """The application quits: what workers compute for the views (the Context feed's figures, the
+        chat's earlier rows) is not wanted any more, and the process must not wait for it."""
+        self.context_feed.stop_workers()
+        self.branch_view.cancel()
 
     @property
     def credentials(self) -> CredentialStore:
@@ -405,19 +421,29 @@ class SessionController(QObject):
             tokenizers=self.tokenizers,  # the governor counts with the model's tokenizer (loaded in a thread)
             # the file's totals (every entry read) are counted by the Context feed's worker once the chat shows
             count_stats_at_open=False,
+            # the chat of a window opening its first session shows the leaf's last messages at once
+            preview=self._show_preview if self.runtime is None else None,
+            preview_messages=FIRST_TAIL,
         )
         if session_file and self.is_open_file(session_file):
             # Reopening (or reloading) the open file: let go of its writer lock first, or the new
             # runtime would find the file held and open it read-only.
             await self._let_go()
-        runtime = await create_runtime(options)
+        try:
+            runtime = await create_runtime(options)
+        except BaseException:
+            if self._preview is not None and self.runtime is None:  # not opened after all: not shown either
+                self._preview = None
+                self.chat.presenter.show_messages([])
+            raise
+        preview, self._preview = self._preview, None
         # The chat's rows of a session of thousands of messages take tens of milliseconds to build: in a
         # worker, so that what follows (the window showing the session) stays short on the GUI thread; of
         # a long branch only its last messages' (the earlier ones follow from a worker once it shows).
         # The session left behind is written out and fsynced in a worker, and its file let go, before
         # the new one shows (the window keeps running meanwhile).
         try:
-            prepared = await asyncio.to_thread(prepare_session_conversation, runtime.session, FIRST_TAIL)
+            prepared = await asyncio.to_thread(_rows_of, runtime.session, preview)
             await self._let_go()
             # Each panel (the tree, resources, logs and context panels) takes the session in an event-loop
             # turn of its own, before the chat: a long session costs each of them milliseconds on the GUI
@@ -463,6 +489,14 @@ class SessionController(QObject):
         self.refresh_status()
         self.sessionOpened.emit(runtime)
         return runtime
+
+    async def _show_preview(self, messages: list[dict[str, Any]]) -> None:
+        """The leaf's last messages, read as soon as the session file is: shown in the chat while the rest
+        of the session opens (the rows are kept once it has, when they are the same messages)."""
+        preview = await asyncio.to_thread(prepare_preview, messages)
+        if self.runtime is None:
+            self.chat.presenter.show_messages(messages, preview)
+            self._preview = preview
 
     async def _ask_trust(self, request: TrustRequest) -> TrustOption | None:
         """The engine's trust question; the tab says it waits for the user until it is answered."""
@@ -660,3 +694,10 @@ class SessionController(QObject):
 
     def name_session(self, name: str) -> None:
         self.run_command(SlashCommand("name", name))
+
+
+def _rows_of(session: AgentSession, preview: Conversation | None) -> Conversation:
+    """The chat's rows for an opened session: those of the preview shown while it opened when it showed
+    the session's last messages, else built (a long branch's last ones first). Any thread."""
+    adopted = adopt_preview(preview, session.messages) if preview is not None else None
+    return adopted if adopted is not None else prepare_session_conversation(session, FIRST_TAIL)

@@ -1,5 +1,6 @@
-"""Opening a long session in the real window: the chat shows the leaf's messages and the composer takes
-input before the session tree is laid out (in a worker); the tree arrives after with the leaf selected, as
+"""Opening a long session in the real window: the chat shows the leaf's last messages as soon as the file
+is read, before the whole context is built (its rows kept once it is), and the composer takes input; the
+chat shows before the session tree is laid out (in a worker); the tree arrives after with the leaf selected, as
 it would have at once, and a search hit chosen meanwhile is selected once it is there. The file's totals
 (every entry read) are counted off the GUI thread once the chat shows, and reach the footer."""
 
@@ -18,6 +19,7 @@ from pytestqt.qtbot import QtBot
 
 import piwork.gui.tree.tree_panel as tree_panel_module
 from piwork.core.paths import agent_dir
+from piwork.core.session import SessionTree
 from piwork.gui.chat.rows import RowKind
 from piwork.gui.main_window import MainWindow
 from piwork.gui.notifications import NotificationCenter
@@ -180,3 +182,53 @@ def test_the_files_totals_reach_the_footer(
             timeout=20_000,
         )
         assert ctl.chat.footer.billed.session_cost == ctl.context_feed.billed.session_cost
+
+
+@pytest.fixture
+def context_gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
+    """Holds the building of the leaf's whole context until set (as a long file on a slow disk would)."""
+    release = threading.Event()
+    build = SessionTree.build_context
+
+    def held(self: SessionTree, *args: Any, **kwargs: Any) -> Any:
+        release.wait(30)
+        return build(self, *args, **kwargs)
+
+    monkeypatch.setattr(SessionTree, "build_context", held)
+    yield release
+    release.set()
+
+
+def test_the_leafs_last_messages_show_while_the_session_opens_and_are_kept(
+    qtbot: QtBot,
+    window: MainWindow,
+    tmp_path: Path,
+    qloop: asyncio.AbstractEventLoop,
+    context_gate: threading.Event,
+) -> None:
+    for ctl, messages in _opened(qtbot, window, tmp_path, qloop):
+        model = ctl.chat.model
+        qtbot.waitUntil(lambda: model.rowCount() > 0, timeout=20_000)  # noqa: B023
+        assert ctl.runtime is None  # the context is still being built
+        last = model.row_at(model.rowCount() - 1)
+        assert last.text == messages[-1]["content"][0]["text"]
+        composer = ctl.chat.composer
+        composer.set_text("sent too early")
+        composer.submit()
+        qtbot.waitUntil(
+            lambda: any(model.row_at(i).title == "No session" for i in range(model.rowCount())),  # noqa: B023
+            timeout=5_000,
+        )
+        assert composer.toPlainText() == "sent too early"  # kept in the editor
+        shown = [model.row_at(i) for i in range(1, model.rowCount()) if model.row_at(i).title != "No session"]
+        context_gate.set()
+        qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=20_000)  # noqa: B023
+        # the rows shown are kept (the same messages), the earlier ones follow behind "show earlier"
+        assert [model.row_at(i) for i in range(1, model.rowCount())] == shown
+        qtbot.waitUntil(lambda: model.total_rows() > len(shown) * 4, timeout=20_000)  # noqa: B023
+        assert [model.row_at(i) for i in range(1, model.rowCount())] == shown
+        presenter = ctl.chat.presenter
+        assert ctl.session is not None
+        session_messages = ctl.session.messages
+        assert presenter.row_key_for_message(session_messages[-1]) == shown[-1].key
+        assert presenter.row_key_for_message(session_messages[0]) == model.all_rows()[0].key

@@ -48,6 +48,7 @@ from piwork.core.session.format import default_session_dir
 from piwork.core.session.store import Session, create_session, in_memory_session, open_session
 from piwork.core.session.system_messages import recorded_tool_names
 from piwork.core.session.tree import SessionTree
+from piwork.core.session.tree_context import context_for_path
 from piwork.core.settings import cache_retention, thinking_budgets
 from piwork.core.settings_schema import (
     CHECKPOINTS_ENABLED,
@@ -116,6 +117,10 @@ class RuntimeOptions:
     # shows them at once (the window counts them later, in a worker, so that its chat shows first; a
     # ``-p`` run never shows them)
     count_stats_at_open: bool = True
+    # a window shows the leaf's last messages as soon as the file is read, before the whole context is
+    # built: given about ``preview_messages`` of them (from a prompt on) when the branch is long
+    preview: Callable[[list[Message]], Awaitable[None]] | None = None
+    preview_messages: int = 400
     loader: LoaderOptions = field(default_factory=LoaderOptions)
     # per-request view of the context (context governance); never changes the transcript
     transform_context: Callable[[list[Message], AbortSignal], Awaitable[list[Message]]] | None = None
@@ -220,6 +225,10 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     )
     # reading a long session file takes seconds: not on the event loop the window runs
     store = await asyncio.to_thread(_open_store, options, cwd, agent_dir, settings)
+    if options.preview is not None:
+        tail = await asyncio.to_thread(leaf_tail, store.tree, options.preview_messages)
+        if tail is not None:
+            await options.preview(tail)
     context = await asyncio.to_thread(store.tree.build_context)
     # The keyring may take seconds to answer (an unlock prompt): it is asked once per provider, off the
     # event loop; the session's own key look-ups (each request, a model change) then answer from memory.
@@ -361,6 +370,26 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
     # notices raised from now on (the file changed on disk and was reloaded...) reach the subscribers
     store.on_notice = lambda text: session.emit(ErrorNotice(text, "session"))
     return AgentRuntime(session, store, resources, models, credentials, gate, approvals)
+
+
+def leaf_tail(tree: SessionTree, count: int) -> list[Message] | None:
+    """The last messages of the leaf's context, about ``count`` of them from a prompt on, read from their
+    own entries only (the context's last messages, as ``build_context`` gives them); None for a branch of
+    fewer than twice as many entries, without such a prompt, or where a compaction among them or a context
+    edit on the branch changes what they stand for."""
+    path = tree.path()
+    if len(path) < 2 * count:
+        return None
+    start = next(
+        (i for i in range(len(path) - count, 0, -1) if path[i].type == "message" and path[i].role == "user"),
+        None,
+    )
+    if start is None or any(record.type == "context_edit" for record in path):
+        return None
+    tail = path[start:]
+    if any(record.type == "compaction" for record in tail):
+        return None
+    return list(context_for_path(tree, tail, honour_retained_tail=False).messages)
 
 
 async def _token_counting(

@@ -43,14 +43,23 @@ class Conversation:
         )
 
 
+class Stopped(Exception):
+    """Building rows was given up (their chat moved on, or the window closes)."""
+
+
 def prepare_conversation(
-    messages: list[dict[str, Any]], rows_after: Callable[[dict[str, Any]], list[ChatRow]] | None = None
+    messages: list[dict[str, Any]],
+    rows_after: Callable[[dict[str, Any]], list[ChatRow]] | None = None,
+    stopped: Callable[[], bool] | None = None,
 ) -> Conversation:
     """The rows of ``messages`` (oldest first); ``rows_after`` gives rows of the window's own to put
-    after a message's. Pure Python: safe in any thread."""
+    after a message's; ``stopped``, asked every few hundred messages, gives up (``Stopped``) once true.
+    Pure Python: safe in any thread."""
     conversation = Conversation(list(messages))
     cards, card_rows = conversation.cards, conversation.card_rows
-    for message in messages:
+    for number, message in enumerate(messages):
+        if stopped is not None and number % 512 == 0 and stopped():
+            raise Stopped
         new_rows = rows_for_message(message, cards)
         for row in new_rows:
             if row.tool is not None and row.tool.call_id:
@@ -163,24 +172,55 @@ def prepare_tail(messages: list[dict[str, Any]], tail: int) -> Conversation:
     start = next((i for i in range(len(messages) - tail, 0, -1) if messages[i].get("role") == "user"), 0)
     if start == 0:
         return prepare_conversation(messages)
-    conversation = prepare_conversation(messages[start:])
-    conversation.unanswered = frozenset(
-        str(message.get("toolCallId"))
-        for message in messages[start:]
-        if message.get("role") == "toolResult" and str(message.get("toolCallId")) not in conversation.cards
-    )
+    conversation = prepare_preview(messages[start:])
     conversation.messages = list(messages)
     conversation.earlier = start
     return conversation
 
 
-def prepare_earlier(conversation: Conversation) -> Conversation:
+def prepare_preview(messages: list[dict[str, Any]]) -> Conversation:
+    """The rows of the last messages of a branch (``messages``, from a prompt on), its tool results
+    without their call among them noted (``unanswered``). Any thread."""
+    conversation = prepare_conversation(messages)
+    conversation.unanswered = frozenset(
+        str(message.get("toolCallId"))
+        for message in messages
+        if message.get("role") == "toolResult" and str(message.get("toolCallId")) not in conversation.cards
+    )
+    return conversation
+
+
+def adopt_preview(preview: Conversation, messages: list[dict[str, Any]]) -> Conversation | None:
+    """``preview`` (rows of the last messages, shown while the session opened) as the rows of the branch
+    ``messages`` ends with, when its last messages are those very ones (equal); the earlier messages'
+    rows still to be built (:func:`prepare_earlier`). None when they are not. Any thread."""
+    count = len(preview.messages)
+    tail = messages[len(messages) - count :]
+    if not count or len(tail) != count or tail != preview.messages:
+        return None
+    adopted = Conversation(
+        list(messages),
+        preview.rows,
+        preview.cards,
+        preview.card_rows,
+        earlier=len(messages) - count,
+        unanswered=preview.unanswered,
+    )
+    for shown, message in zip(preview.messages, tail, strict=True):
+        found = preview.message_rows.get(id(shown))
+        if found is not None:
+            adopted.message_rows[id(message)] = (message, found[1])
+    return adopted
+
+
+def prepare_earlier(conversation: Conversation, stopped: Callable[[], bool] | None = None) -> Conversation:
     """The rows of the messages ``conversation`` was built without (its ``earlier`` ones); the rows of the
     whole branch instead (``whole`` set) when one of them makes a call whose result the last messages hold
-    (its card is up there: the last rows were built without it). Any thread."""
-    earlier = prepare_conversation(conversation.messages[: conversation.earlier])
+    (its card is up there: the last rows were built without it). Any thread; ``stopped`` as for
+    :func:`prepare_conversation`."""
+    earlier = prepare_conversation(conversation.messages[: conversation.earlier], stopped=stopped)
     if conversation.unanswered.isdisjoint(earlier.cards):
         return earlier
-    whole = prepare_conversation(conversation.messages)
+    whole = prepare_conversation(conversation.messages, stopped=stopped)
     whole.whole = True
     return whole

@@ -229,6 +229,11 @@ class ContextFeed(QObject):
                 lambda event: self._treeChanged.emit() if event.kind != "label" else None
             )
 
+    def stop_workers(self) -> None:
+        """The figures being computed are not wanted any more (the window closes): the worker stops at its
+        next step, so the process does not wait for it to end."""
+        self._generation += 1
+
     def detach(self) -> None:
         if self._tree_unsubscribe is not None:
             self._tree_unsubscribe()

@@ -332,8 +332,8 @@ async def test_cache_retention_from_settings_or_the_environment_reaches_the_requ
 async def test_totals_counted_at_open_or_when_asked_are_the_same(
     server: LoopbackServer, tmp_path: Path, project: Path
 ) -> None:
-    """A window's runtime counts the file's totals while opening; a ``-p`` run's counts them only when
-    asked: both give what a fresh count of every entry gives, also after a reply."""
+    """A runtime asked to count the file's totals while opening, and one that counts them only when asked
+    (a ``-p`` run, a window): both give what a fresh count of every entry gives, also after a reply."""
     from piwork.core.agent.stats import session_stats
     from tests.core.session.helpers import HEADER, assistant, user, write_session
 
@@ -351,3 +351,61 @@ async def test_totals_counted_at_open_or_when_asked_are_the_same(
         assert stats == session_stats(tree.entries())
         assert (stats.user_messages, stats.assistant_messages) == (3 + (not at_open), 2 + (not at_open))
         runtime.store.close()
+
+
+async def test_a_long_branch_gives_its_last_messages_before_the_whole_context_is_built(
+    server: LoopbackServer, tmp_path: Path, project: Path
+) -> None:
+    """``preview`` is given the leaf's last messages (about ``preview_messages``, from a prompt on) once
+    the file is read: the context's own last messages. Not for a short branch, nor when a compaction
+    among them or a context edit on the branch changes what they stand for."""
+    from tests.core.session.helpers import HEADER, assistant, user, write_session
+
+    entries: list[dict[str, Any]] = []
+    parent = None
+    for i in range(60):
+        entries += [user(f"u{i}", parent, f"prompt {i}", i), assistant(f"a{i}", f"u{i}", f"answer {i}", i)]
+        parent = f"a{i}"
+    seen: list[list[dict[str, Any]]] = []
+
+    async def preview(messages: list[dict[str, Any]]) -> None:
+        seen.append(messages)
+
+    async def opened(name: str, lines: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
+        seen.clear()
+        path = write_session(tmp_path / name, lines, {**HEADER, "cwd": str(project)})
+        runtime = await create_runtime(
+            runtime_options(tmp_path, server, session_file=str(path), preview=preview, preview_messages=count)
+        )
+        runtime.store.close()
+        return runtime.session.messages
+
+    messages = await opened("long.jsonl", entries, 20)
+    [tail] = seen
+    assert 20 <= len(tail) < 24 and tail[0] == {**tail[0], "role": "user"}
+    assert messages[-len(tail) :] == tail
+    assert tail[-1]["content"] == [{"type": "text", "text": "answer 59"}]
+    await opened("short.jsonl", entries, 70)  # fewer than twice as many entries
+    assert seen == []
+    compaction = {
+        "type": "compaction",
+        "id": "c1",
+        "parentId": "a55",
+        "timestamp": "2024-12-03T14:01:00.000Z",
+        "summary": "what came before",
+        "firstKeptEntryId": "u50",
+        "tokensBefore": 1000,
+    }
+    moved = [*entries[:112], compaction, {**entries[112], "parentId": "c1"}, *entries[113:]]
+    await opened("compacted.jsonl", moved, 20)
+    assert seen == []
+    edit = {
+        "type": "context_edit",
+        "id": "e1",
+        "parentId": "a59",
+        "timestamp": "2024-12-03T14:02:00.000Z",
+        "targetId": "a10",
+        "replacement": None,
+    }
+    await opened("edited.jsonl", [*entries, edit], 20)
+    assert seen == []
