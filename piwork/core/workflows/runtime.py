@@ -44,7 +44,9 @@ from piwork.core.resources.prompts import expand_prompt_template
 from piwork.core.resources.system_prompt import PromptPart, expand_skill_command
 from piwork.core.resources.trust import TrustAsker, TrustResolver
 from piwork.core.resources.trust_store import TrustStore
-from piwork.core.session.format import default_session_dir
+from piwork.core.session.context import entry_to_messages
+from piwork.core.session.format import default_session_dir, json_loads_bytes
+from piwork.core.session.message_shape import usable_message
 from piwork.core.session.store import Session, create_session, in_memory_session, open_session
 from piwork.core.session.system_messages import recorded_tool_names
 from piwork.core.session.tree import SessionTree
@@ -224,8 +226,14 @@ async def create_runtime(options: RuntimeOptions) -> AgentRuntime:
         record=record,
     )
     # reading a long session file takes seconds: not on the event loop the window runs
+    previewed = False
+    if options.preview is not None and options.session_file:  # before the file is indexed: from its end
+        early = await asyncio.to_thread(file_end_tail, options.session_file, options.preview_messages)
+        if early is not None:
+            await options.preview(early)
+            previewed = True
     store = await asyncio.to_thread(_open_store, options, cwd, agent_dir, settings)
-    if options.preview is not None:
+    if options.preview is not None and not previewed:
         tail = await asyncio.to_thread(leaf_tail, store.tree, options.preview_messages)
         if tail is not None:
             await options.preview(tail)
@@ -390,6 +398,60 @@ def leaf_tail(tree: SessionTree, count: int) -> list[Message] | None:
     if any(record.type == "compaction" for record in tail):
         return None
     return list(context_for_path(tree, tail, honour_retained_tail=False).messages)
+
+
+FILE_END_BYTES = 4 << 20  # how much of a long session file's end ``file_end_tail`` reads
+_NO_PREVIEW = ("compaction", "context_edit")  # entries that change what the messages around them stand for
+
+
+def file_end_tail(path: str, count: int) -> list[Message] | None:
+    """The leaf's last messages (about ``count``, from a prompt on) read from the end of a long session file
+    alone, before the file is indexed: the leaf is its last entry (as when the file opens), its chain of
+    parents followed through the lines of the file's last ``FILE_END_BYTES``. None when those lines do not
+    hold that much of the branch, a line there is not an entry, or a compaction or context edit is among
+    them. A context edit further up the branch can change one of them: whoever shows them compares them
+    with the context once it is built."""
+    try:
+        with open(path, "rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            if size <= FILE_END_BYTES:
+                return None  # read whole in a moment anyway
+            file.seek(size - FILE_END_BYTES)
+            data = file.read(FILE_END_BYTES)
+    except OSError:
+        return None  # opening the file says what is wrong
+    by_id: dict[str, dict[str, Any]] = {}
+    leaf: dict[str, Any] | None = None
+    for line in reversed(data.split(b"\n")[1:]):  # the first line is cut
+        if not line.strip():
+            continue
+        try:
+            entry = json_loads_bytes(line)
+        except ValueError:
+            return None
+        if type(entry) is not dict or type(entry.get("id")) is not str or entry.get("type") == "session":
+            return None
+        by_id.setdefault(entry["id"], entry)  # an id used twice: the later entry is the one kept
+        leaf = leaf or entry
+    chain: list[dict[str, Any]] = []
+    entry = leaf
+    messages = 0
+    while entry is not None:
+        if entry.get("type") in _NO_PREVIEW or len(chain) > len(by_id):  # (or the parents make a cycle)
+            return None
+        chain.append(entry)
+        messages += entry.get("type") == "message"
+        message = entry.get("message")
+        if messages >= count and type(message) is dict and message.get("role") == "user":
+            break
+        parent = entry.get("parentId")
+        entry = by_id.get(parent) if type(parent) is str else None
+        if entry is None:
+            return None  # the branch goes on before these lines (or starts among them: a short one)
+    tail: list[Message] = []
+    for entry in reversed(chain):
+        tail.extend(fixed for m in entry_to_messages(entry) if (fixed := usable_message(m)) is not None)
+    return tail
 
 
 async def _token_counting(

@@ -6,6 +6,7 @@ with :func:`prepare_conversation` off the GUI thread, and the presenter only han
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -38,9 +39,7 @@ class Conversation:
 
     def current_for(self, messages: list[dict[str, Any]]) -> bool:
         """Built from these very message objects (the session's list is handed out as a copy)."""
-        return len(self.messages) == len(messages) and all(
-            a is b for a, b in zip(self.messages, messages, strict=True)
-        )
+        return len(self.messages) == len(messages) and all(map(operator.is_, self.messages, messages))
 
 
 class Stopped(Exception):

@@ -409,3 +409,53 @@ async def test_a_long_branch_gives_its_last_messages_before_the_whole_context_is
     }
     await opened("edited.jsonl", [*entries, edit], 20)
     assert seen == []
+
+
+async def test_a_long_file_gives_its_last_messages_from_its_end_before_it_is_read(
+    server: LoopbackServer, tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session file longer than what ``file_end_tail`` reads gives the preview from its last lines, before
+    the file is indexed: the same messages as the context's last ones. Lines there that are not entries,
+    or a branch that goes on before them, give none from there (the indexed file gives them instead)."""
+    import piwork.core.workflows.runtime as runtime_module
+    from tests.core.session.helpers import HEADER, assistant, user, write_session
+
+    entries: list[dict[str, Any]] = []
+    parent = None
+    for i in range(200):
+        entries += [
+            user(f"u{i}", parent, f"prompt {i} " + "x" * 200, i),
+            assistant(f"a{i}", f"u{i}", f"answer {i}", i),
+        ]
+        parent = f"a{i}"
+    side = user("side", "a150", "a side branch", 300)  # written late, off the branch
+    path = write_session(
+        tmp_path / "long.jsonl", [*entries[:-2], side, *entries[-2:]], {**HEADER, "cwd": str(project)}
+    )
+    monkeypatch.setattr(runtime_module, "FILE_END_BYTES", 20_000)
+    order: list[str] = []
+    open_store = runtime_module._open_store
+
+    def opening(*args: Any) -> Any:
+        order.append("open")
+        return open_store(*args)
+
+    monkeypatch.setattr(runtime_module, "_open_store", opening)
+    seen: list[list[dict[str, Any]]] = []
+
+    async def preview(messages: list[dict[str, Any]]) -> None:
+        order.append("preview")
+        seen.append(messages)
+
+    runtime = await create_runtime(
+        runtime_options(tmp_path, server, session_file=str(path), preview=preview, preview_messages=20)
+    )
+    runtime.store.close()
+    assert order == ["preview", "open"]
+    [tail] = seen
+    assert 20 <= len(tail) < 24 and tail[0]["role"] == "user"
+    assert runtime.session.messages[-len(tail) :] == tail
+    assert runtime_module.file_end_tail(str(path), 200) is None  # the branch goes on before those lines
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(path.read_bytes() + b"not an entry\n")
+    assert runtime_module.file_end_tail(str(broken), 20) is None
