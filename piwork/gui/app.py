@@ -19,6 +19,7 @@ from piwork import __version__
 from piwork.gui import compat
 from piwork.gui.assets import APP_ID, resource_path
 from piwork.gui.background import BackgroundTasks
+from piwork.gui.chat.empty_state import CHECKING
 from piwork.gui.inbox.dock_spec import DOCK_ID as INBOX_DOCK
 from piwork.gui.inbox.dock_spec import SHORTCUT as INBOX_SHORTCUT
 from piwork.gui.main_window import MainWindow
@@ -229,6 +230,10 @@ def run(options: WindowOptions) -> int:
         try:
             window.restore_layout()
             held = HeldInput(window.chat)
+            # What the chat says until the session's parts have asked the keyring (their first step), so the
+            # first frame already says it rather than "no models".
+            window.chat.set_model_state(CHECKING)
+            window.chat.footer.model_picker.show_checking()
             window.show()
             # The window's first frame comes before the session's parts are loaded (in a worker) and made.
             await first_frame(window)

@@ -41,6 +41,16 @@ class ModelPicker(QComboBox):
         )
         self.set_models([], set())
 
+    def show_checking(self) -> None:
+        """Before the models are read (the window's first frame, its session's parts still loading): what
+        the box says while the keyring has not answered, as it says once they are read."""
+        self._updating = True
+        self.clear()
+        self.addItem(CHECKING_TEXT, None)
+        self._disable(0, "Pick a model that has a key, or add one in Settings → Providers (Ctrl+,).")
+        self.setEnabled(True)
+        self._updating = False
+
     def set_models(
         self,
         models: Sequence[Model],

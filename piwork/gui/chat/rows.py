@@ -7,16 +7,31 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from piwork.core.context import CUSTOM_TYPE_WORDS
 from piwork.core.llm import ErrorKind, classify, readable_error
-from piwork.core.resources import parse_skill_invocation
 from piwork.gui.chat.answer_meta import AnswerHead, IncompleteMark, head_of, incomplete_mark
 from piwork.gui.chat.tool_card import ToolCard
 from piwork.gui.chat.tool_views import view_for
+
+# The engine's reading of a skill invocation (its result: name, location, body, args, or None), imported
+# with the first user message shown (the resources' modules load after the window's first frame) and kept
+# for every later one.
+_parse_skill: Callable[[str], Any] | None = None
+
+
+def parse_skill_invocation(text: str) -> Any:
+    global _parse_skill
+    if _parse_skill is None:
+        from piwork.core.resources import parse_skill_invocation as parse
+
+        _parse_skill = parse
+    return _parse_skill(text)
+
 
 _keys = itertools.count(1)
 

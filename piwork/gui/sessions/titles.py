@@ -3,10 +3,10 @@ than the <skill …> block written for the model (the session browser, palette a
 
 from __future__ import annotations
 
-from piwork.core.resources import parse_skill_invocation
-
 
 def first_message_title(text: str) -> str:
+    from piwork.core.resources import parse_skill_invocation  # the engine's, loaded after the first frame
+
     invocation = parse_skill_invocation(text)
     if invocation is None:
         return text
