@@ -41,24 +41,12 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
     tree = session.tree
     header = tree.header or {}
     records = [r for r in tree.records if r.type != "session"]
-    types: Counter[str] = Counter()
-    roles: Counter[str] = Counter()
+    # counted from lists in C (a large session has 100,000 records); names that are not strings as text
+    types = _counted([r.type for r in records])
+    roles = _counted([r.role for r in records if r.type == "message"])
     # children per entry id, as the tree links them (ids and parents that are not strings link nothing here)
-    children: dict[str, int] = {}
-    ids: list[str] = []
-    count_child = children.get
-    add_id = ids.append
-    for r in records:  # one pass: a large session has 100,000 records
-        kind = r.type
-        if kind == "message":
-            role = r.role
-            roles[role if type(role) is str else str(role)] += 1
-        types[kind if type(kind) is str else str(kind)] += 1
-        parent = r.parent_id
-        if type(parent) is str:
-            children[parent] = count_child(parent, 0) + 1
-        if type(r.id) is str:
-            add_id(r.id)
+    children = Counter([parent for r in records if type(parent := r.parent_id) is str])
+    ids = [entry_id for r in records if type(entry_id := r.id) is str]
     leaves = [entry_id for entry_id in ids if entry_id not in children]
     branch_points = [entry_id for entry_id in ids if children.get(entry_id, 0) > 1]
     target = leaf_id if leaf_id is not None else tree.leaf_id
@@ -97,6 +85,11 @@ def describe(session: Session, leaf_id: str | None = None) -> dict[str, Any]:
         },
         "diagnostics": [d.to_json() for d in sorted(tree.diagnostics, key=lambda d: d.line)],
     }
+
+
+def _counted(values: list[Any]) -> Counter[str]:
+    """How many times each value occurs, by its text, in order of first occurrence."""
+    return Counter(values if all(type(v) is str for v in values) else map(str, values))
 
 
 def _id(value: Any) -> Any:
