@@ -232,3 +232,23 @@ def test_the_leafs_last_messages_show_while_the_session_opens_and_are_kept(
         session_messages = ctl.session.messages
         assert presenter.row_key_for_message(session_messages[-1]) == shown[-1].key
         assert presenter.row_key_for_message(session_messages[0]) == model.all_rows()[0].key
+
+
+def test_the_rows_shown_while_opening_stay_without_being_laid_out_again(
+    qtbot: QtBot,
+    window: MainWindow,
+    tmp_path: Path,
+    qloop: asyncio.AbstractEventLoop,
+    context_gate: threading.Event,
+) -> None:
+    for ctl, _messages in _opened(qtbot, window, tmp_path, qloop):
+        model = ctl.chat.model
+        qtbot.waitUntil(lambda: model.rowCount() > 0, timeout=20_000)  # noqa: B023
+        resets: list[bool] = []
+        model.modelReset.connect(lambda: resets.append(True))  # noqa: B023
+        shown = [model.row_at(i) for i in range(model.rowCount())]
+        context_gate.set()
+        qtbot.waitUntil(lambda: ctl.runtime is not None, timeout=20_000)  # noqa: B023
+        qtbot.waitUntil(lambda: model.total_rows() > len(shown) * 4, timeout=20_000)  # noqa: B023
+        assert resets == []  # the same rows: nothing replaced, nothing laid out again
+        assert [model.row_at(i) for i in range(model.rowCount())] == shown

@@ -134,11 +134,28 @@ class ChatPresenter(QObject):
         self._stream_rows.clear()
         if prepared is None or not prepared.current_for(messages):
             prepared = prepare_conversation(messages)
+        if self._showing_rows_of(prepared):  # e.g. the preview a session opened with: the rows stay
+            self._cards, self._card_rows = prepared.cards, prepared.card_rows
+            self._message_rows = prepared.message_rows
+            self._shown = prepared
+            return
         self._cards = prepared.cards
         self._card_rows = prepared.card_rows
         self._message_rows = prepared.message_rows
         self.model.reset_rows(prepared.rows)
         self._shown = prepared
+
+    def _showing_rows_of(self, prepared: Conversation) -> bool:
+        """The chat shows exactly ``prepared``'s rows already (the same objects, nothing added since)."""
+        shown, rows, model = self._shown, prepared.rows, self.model
+        return (
+            shown is not None
+            and shown.rows is rows
+            and bool(rows)
+            and model.total_rows() == len(rows)
+            and model.row_at_position(0) is rows[0]
+            and model.row_at_position(len(rows) - 1) is rows[-1]
+        )
 
     def show_earlier_rows(self, prepared: Conversation, earlier: Conversation) -> bool:
         """Add the rows of the messages ``prepared`` was built without (``earlier``, built in a worker)
