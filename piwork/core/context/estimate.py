@@ -85,21 +85,34 @@ class TokenEstimator:
 
         ``until`` (a ``time.monotonic()`` deadline, checked after each message counted) stops early, once
         at least one message is counted, so calls repeated until it returns True always end; returns
-        whether every message is counted. Long texts' counts are saved for the next run when it ends."""
+        whether every message is counted. Long texts' counts are saved for the next run when it ends.
+        A caller counting a long transcript in slices goes on with :meth:`count_from` instead, which does
+        not look at the messages an earlier slice counted again."""
+        return self.count_from(messages, 0, until) == len(messages)
+
+    def count_from(self, messages: Sequence[Message], start: int = 0, until: float | None = None) -> int:
+        """Count ``messages[start:]`` not counted yet, in order, as :meth:`precount` does; returns where
+        the next slice starts: ``len(messages)`` once every message from ``start`` on is counted.
+
+        Passing the returned position back as ``start`` counts a transcript in slices in one pass over it
+        (from 0 each time, a transcript of n messages cut in k slices would be looked through k times)."""
         self._limit = max(self._limit, 2 * len(messages))  # a pass never drops what an earlier one counted
         cache, count = self._messages, self._count
         counted = False
-        for message in messages:  # one pass, the known ones skipped inline: a long session has millions
+        end = len(messages)
+        position = start
+        for position in range(start, end):  # the known ones skipped inline: a long session has millions
+            message = messages[position]
             cached = cache.get(id(message))
             if cached is not None and cached[0] is message:
                 continue
             if counted and until is not None and time.monotonic() > until:
                 self.counter.flush()
-                return False
+                return position
             count(message)
             counted = True
         self.counter.flush()
-        return True
+        return max(start, end)
 
     def messages(self, messages: Sequence[Message]) -> int:
         return sum(self.message(m) for m in messages)

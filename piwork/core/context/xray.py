@@ -48,6 +48,7 @@ _ROLE_KIND: dict[str, PartKind] = {
 }
 _FILE_BLOCK = re.compile(r'<project_instructions path="((?:[^"])*)">\n')
 LABEL_CHARS = 80
+_LABEL_HEAD = 4 * LABEL_CHARS  # a text's head whose words make its label, most often
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,13 @@ def _argument(call: Message | None) -> str:
 
 
 def _short(text: str) -> str:
+    if len(text) > _LABEL_HEAD:
+        # The words of a head of the text, joined, begin the words of the whole text joined (the last
+        # one cut at most): once they are longer than a label, the label is theirs, and a long text is
+        # not split whole for its first 80 characters.
+        head = " ".join(text[:_LABEL_HEAD].split())
+        if len(head) > LABEL_CHARS:
+            return head[: LABEL_CHARS - 1] + "…"
     line = " ".join(text.split())
     return line if len(line) <= LABEL_CHARS else line[: LABEL_CHARS - 1] + "…"
 

@@ -464,7 +464,12 @@ class ContextFeed(QObject):
         working, elided = working_set(snapshot.messages, sent)
         parts_index = message_part_indices(snapshot.messages)
         deadline = time.monotonic() + FIRST_SHOW_S
-        while not estimator.precount(working, until=min(deadline, time.monotonic() + COUNT_SLICE_S)):
+        position = 0  # each slice goes on where the last one stopped
+        while (
+            position := estimator.count_from(
+                working, position, until=min(deadline, time.monotonic() + COUNT_SLICE_S)
+            )
+        ) < len(working):
             self._still_wanted(generation)
             if time.monotonic() < deadline or not self.partials_wanted or rough:
                 continue

@@ -169,3 +169,48 @@ def test_counting_ahead_in_short_passes_ends_on_a_transcript_past_the_cache_limi
         passes += 1
         assert passes < 200, "counting ahead never reached the end of the transcript"
     assert estimator.known(messages[0]) is not None and estimator.known(messages[-1]) is not None
+
+
+def test_a_transcript_counted_in_slices_goes_on_where_each_slice_stopped(tmp_path: Path) -> None:
+    """``count_from`` counts from the position it is given and says where the next slice starts: the
+    slices together count every message once, and the figures are those of one count of the whole."""
+    tokenizers = Tokenizers(tmp_path / "agent", env={})
+    tokenizers.load_for("gpt-4o")
+    counter = tokenizers.counter_for("gpt-4o")
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": f"note {i}: " + "word " * (i % 40)}]}
+        for i in range(400)
+    ]
+    estimator = TokenEstimator(counter)
+    assert estimator.count_from(messages, 100) == len(messages)  # from 100 on; the first hundred left alone
+    assert estimator.known(messages[99]) is None and estimator.known(messages[100]) is not None
+
+    estimator = TokenEstimator(counter)
+    position, starts = 0, []
+    while position < len(messages):
+        starts.append(position)
+        position = estimator.count_from(messages, position, until=0.0)  # a deadline past: one per slice
+    assert starts == list(range(len(messages)))
+    whole = TokenEstimator(counter)
+    assert whole.precount(messages) is True
+    assert [estimator.known(m) for m in messages] == [whole.known(m) for m in messages]
+    assert estimator.count_from(messages, len(messages)) == len(messages)
+
+
+def test_a_long_texts_label_is_the_whole_texts_words_cut_to_a_label() -> None:
+    """A label made from a long text's head is the one its whole text makes: words joined by one space
+    (any whitespace, leading and trailing dropped), cut at 80 characters with an ellipsis."""
+    import random
+
+    from piwork.core.context.xray import LABEL_CHARS, _short
+
+    def whole(text: str) -> str:
+        line = " ".join(text.split())
+        return line if len(line) <= LABEL_CHARS else line[: LABEL_CHARS - 1] + "…"
+
+    rng = random.Random(5)
+    pieces = ["a", "word", "中文", "😀", " ", "\n", "\t", "\u3000", "\u2028", "  \n ", "x" * 90, " " * 400]
+    texts = ["", " " * 1000, "y" * 1000, " " * 319 + "z" * 5 + " " * 600, "w " * 600]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 400))) for _ in range(3000)]
+    for text in texts:
+        assert _short(text) == whole(text), repr(text[:100])
