@@ -5,7 +5,7 @@ commands, tasks, intake, fresh sessions, onboarding) is in ``piwork.core.workflo
 
 Public API (what callers outside the engine import from this package):
 - ``TokenEstimator``; ``cap_context_files`` (the hard cap on context files, handed to the resource
-  loader through its ``LoaderOptions``); the request X-ray: ``build_xray`` -> ``Xray`` of ``XrayPart``; ``tool_schemas``
+  loader through its ``LoaderOptions``); the request X-ray: ``build_xray`` -> ``Xray`` of ``XrayPart`` (``xray_message_rows``: its message rows before counting, for several X-rays of one list); ``tool_schemas``
   (each tool's schema as the request sends it);
 - layers and manifest: ``LAYERS``, ``Layer``, ``Manifest``, ``ManifestEntry``, ``append_manifest``,
   ``latest_manifest``, ``CUSTOM_TYPE_WORDS``;
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     )
     from piwork.core.context.verifier import run_verifier_for_real
     from piwork.core.context.xray import Xray, XrayPart
+    from piwork.core.context.xray import message_rows as xray_message_rows
     from piwork.core.context.xray import xray as build_xray
 
 __all__ = [
@@ -104,6 +105,7 @@ __all__ = [
     "tool_schemas",
     "usage_sample",
     "with_exclusions",
+    "xray_message_rows",
 ]
 
 if not TYPE_CHECKING:
@@ -150,5 +152,6 @@ if not TYPE_CHECKING:
             "Xray": "piwork.core.context.xray",
             "XrayPart": "piwork.core.context.xray",
             "build_xray": "piwork.core.context.xray:xray",
+            "xray_message_rows": "piwork.core.context.xray:message_rows",
         },
     )

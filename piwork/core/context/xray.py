@@ -176,6 +176,39 @@ def _message_label(message: Message, calls: dict[str, Message]) -> str:
     return _short(message_text(message, " ")) or str(role)
 
 
+MessageRow = tuple[Message, PartKind, str, str | None, int | None]  # message, kind, label, target, group
+
+
+def message_rows(
+    messages: Sequence[Message], entry_ids: Sequence[str | None] | None = None
+) -> list[MessageRow]:
+    """The X-ray's rows of ``messages`` before their tokens are counted: each message sent to the model
+    with its part kind, label, jump target and group (see :func:`xray`). Made once for a message list, it
+    serves every X-ray of that list (a partial one while the list is counted, then the complete one)."""
+    rows: list[MessageRow] = []
+    calls: dict[str, Message] = {}
+    for message in messages:
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if (
+                    isinstance(block, dict)
+                    and block.get("type") == "toolCall"
+                    and isinstance(block.get("id"), str)
+                ):
+                    calls[block["id"]] = block
+    group_of = {id(m): g for g, group in enumerate(partition(messages).groups) for m in group.messages}
+    for i, message in enumerate(messages):
+        role = message.get("role")
+        role_kind = _ROLE_KIND.get(role) if isinstance(role, str) else None
+        if role_kind is None or (role == "bashExecution" and message.get("excludeFromContext")):
+            continue  # not sent to the model
+        target: str | None = entry_ids[i] if entry_ids is not None and i < len(entry_ids) else None
+        if role == "toolResult" and isinstance(message.get("toolCallId"), str):
+            target = message["toolCallId"]
+        rows.append((message, role_kind, _message_label(message, calls), target, group_of.get(id(message))))
+    return rows
+
+
 def xray(
     system_prompt: str | Sequence[PromptPart],
     tools: Sequence[ToolSpec],
@@ -183,12 +216,14 @@ def xray(
     estimator: TokenEstimator,
     entry_ids: Sequence[str | None] | None = None,
     counted_only: bool = False,
+    rows: Sequence[MessageRow] | None = None,
 ) -> Xray:
     """The breakdown of a request of ``messages`` (agent messages, before conversion) by source.
 
     ``system_prompt`` may be the assembler's parts (``system_prompt_parts``) or the plain text;
     ``entry_ids`` (parallel to ``messages``) gives the session entry each message came from;
-    ``counted_only`` leaves the messages the estimator has not counted yet as ``counting`` parts. Blocking:
+    ``counted_only`` leaves the messages the estimator has not counted yet as ``counting`` parts; ``rows``
+    (``message_rows(messages, entry_ids)``, made earlier for these messages) saves labelling them again. Blocking:
     long texts counted for the first time are appended to the tokenizer's count file, so run it off the
     GUI thread.
     """
@@ -220,27 +255,11 @@ def xray(
         for tool, tokens in zip(tools, estimator.slices(whole_tools, tool_ends), strict=True):
             raw.append(("tool_schema", f"tool: {tool.name}", tokens, tool.name, None))
 
-    calls: dict[str, Message] = {}
-    for message in messages:
-        if message.get("role") == "assistant" and isinstance(message.get("content"), list):
-            for block in message["content"]:
-                if (
-                    isinstance(block, dict)
-                    and block.get("type") == "toolCall"
-                    and isinstance(block.get("id"), str)
-                ):
-                    calls[block["id"]] = block
-    group_of = {id(m): g for g, group in enumerate(partition(messages).groups) for m in group.messages}
-    for i, message in enumerate(messages):
-        role = message.get("role")
-        role_kind = _ROLE_KIND.get(role) if isinstance(role, str) else None
-        if role_kind is None or (role == "bashExecution" and message.get("excludeFromContext")):
-            continue  # not sent to the model
-        target: str | None = entry_ids[i] if entry_ids is not None and i < len(entry_ids) else None
-        if role == "toolResult" and isinstance(message.get("toolCallId"), str):
-            target = message["toolCallId"]
+    for message, role_kind, label, target, group in (
+        message_rows(messages, entry_ids) if rows is None else rows
+    ):
         counted = estimator.known(message) if counted_only else estimator.message(message)
-        raw.append((role_kind, _message_label(message, calls), counted, target, group_of.get(id(message))))
+        raw.append((role_kind, label, counted, target, group))
 
     estimator.counter.flush()  # counts of long texts, remembered for the next run (callers are off the GUI thread)
     total = sum(r[2] or 0 for r in raw)

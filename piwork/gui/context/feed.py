@@ -44,6 +44,7 @@ from piwork.core.context import (
     latest_exclusions,
     latest_manifest,
     with_exclusions,
+    xray_message_rows,
 )
 from piwork.core.llm import TokenCounter, Tokenizers, ToolSpec
 from piwork.core.resources import LoadedResources, PromptPart
@@ -465,6 +466,7 @@ class ContextFeed(QObject):
         parts_index = message_part_indices(snapshot.messages)
         deadline = time.monotonic() + FIRST_SHOW_S
         position = 0  # each slice goes on where the last one stopped
+        rows: list[Any] | None = None
         while (
             position := estimator.count_from(
                 working, position, until=min(deadline, time.monotonic() + COUNT_SLICE_S)
@@ -474,13 +476,17 @@ class ContextFeed(QObject):
             if time.monotonic() < deadline or not self.partials_wanted or rough:
                 continue
             started = time.monotonic()
-            partial = build_xray(snapshot.prompt_parts, snapshot.tools, working, estimator, counted_only=True)
+            if rows is None:  # labelled once, for every X-ray of this list
+                rows = xray_message_rows(working)
+            partial = build_xray(
+                snapshot.prompt_parts, snapshot.tools, working, estimator, counted_only=True, rows=rows
+            )
             table = xray_table(partial, parts_index, elided)
             self._counting.emit((job_number, snapshot, partial, parts_index, elided, table))
             took = time.monotonic() - started  # over a long session a partial X-ray costs as much as counting
             deadline = time.monotonic() + max(PROGRESS_S, PROGRESS_SHARE * took)
         self._still_wanted(generation)
-        request = build_xray(snapshot.prompt_parts, snapshot.tools, working, estimator)
+        request = build_xray(snapshot.prompt_parts, snapshot.tools, working, estimator, rows=rows)
         self._still_wanted(generation)
         estimate = estimate_context_tokens(snapshot.messages)
         exact = None

@@ -214,3 +214,27 @@ def test_a_long_texts_label_is_the_whole_texts_words_cut_to_a_label() -> None:
     texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 400))) for _ in range(3000)]
     for text in texts:
         assert _short(text) == whole(text), repr(text[:100])
+
+
+def test_message_rows_made_once_serve_the_partial_and_the_complete_xray(tmp_path: Path) -> None:
+    """The rows of a message list made before counting give the X-rays built without them, partial
+    (while the list is counted) and complete, part for part."""
+    from piwork.core.context import xray_message_rows
+
+    counter = counters(tmp_path)[0]
+    parts = system_prompt_parts(prompt_input(tmp_path))
+    messages = transcript()
+    ids = [f"e{i}" for i in range(len(messages))]
+    rows = xray_message_rows(messages, ids)
+    assert len(rows) == sum(
+        1 for p in xray(parts, TOOLS, messages, TokenEstimator(counter)).parts if p.group is not None
+    )
+
+    estimator = TokenEstimator(counter)
+    estimator.count_from(messages, 0, until=0.0)  # one counted
+    assert xray(parts, TOOLS, messages, estimator, ids, counted_only=True, rows=rows) == xray(
+        parts, TOOLS, messages, estimator, ids, counted_only=True
+    )
+    assert xray(parts, TOOLS, messages, estimator, ids, rows=rows) == xray(
+        parts, TOOLS, messages, TokenEstimator(counter), ids
+    )
