@@ -59,38 +59,60 @@ async def opening(controller: SessionController, path: Path) -> dict[str, Any]:
         finally:
             jobs.append((time.thread_time() - cpu, time.perf_counter() - wall))
 
-    shown: list[tuple[int, int]] = []  # (parts counting, message parts) of each X-ray the panel got
+    shown: list[Any] = []  # each X-ray the panel got (looked into once the figures are in: not meanwhile)
 
     def on_xray(xray: Any, *_rest: Any) -> None:
-        shown.append((xray.counting, sum(1 for p in xray.parts if p.group is not None)))
+        shown.append(xray)
 
+    applied: list[float] = []  # GUI-thread CPU of each X-ray handed to the views (partial or complete)
+    gui_profile = cProfile.Profile() if PROFILE else None
+    originals = {name: getattr(ContextFeed, name) for name in ("_apply", "_show_counting")}
+
+    def timed(name: str) -> Any:
+        def run(self: ContextFeed, *args: Any) -> Any:
+            cpu = time.thread_time()
+            try:
+                if gui_profile is not None:
+                    return gui_profile.runcall(originals[name], self, *args)
+                return originals[name](self, *args)
+            finally:
+                applied.append((time.thread_time() - cpu) * 1000)
+
+        return run
+
+    for name in originals:
+        setattr(ContextFeed, name, timed(name))
     ContextFeed._compute = compute  # type: ignore[method-assign]
     feed.xrayChanged.connect(on_xray)
     heartbeat = Heartbeat()
     passes = CpuHeartbeat()
     pieces = StallMeter(QApplication.instance())  # type: ignore[arg-type]
+    before = feed.refresh_count
     started = time.perf_counter()
     await controller.open_session(str(path))
     opened = time.perf_counter()
     heartbeat.start()
     passes.start()
     pieces.start()
-    await wait_for(lambda: any(s[0] == 0 and s[1] > 90_000 for s in shown) and feed._job is None, 600)
+    await wait_for(lambda: feed.refresh_count > before and feed._job is None, 600)
     done = time.perf_counter()
     heartbeat.stop()
     passes.stop()
     pieces.stop()
     feed.xrayChanged.disconnect(on_xray)
     ContextFeed._compute = original  # type: ignore[method-assign]
+    for name, method in originals.items():
+        setattr(ContextFeed, name, method)
     result: dict[str, Any] = {
         "open_s": round(opened - started, 2),
         "complete_xray_after_open_s": round(done - opened, 2),
         "refresh_jobs": len(jobs),
         "worker_cpu_s": round(sum(j[0] for j in jobs), 2),
         "worker_wall_s": round(sum(j[1] for j in jobs), 2),
-        "partial_xrays": sum(1 for s in shown if s[0]),
+        "partial_xrays": sum(1 for x in shown if x.counting),
         "xray_tokens": controller.window.context_panel.xray_model.total,
-        "xray_message_parts": shown[-1][1],
+        "xray_message_parts": sum(1 for p in shown[-1].parts if p.group is not None),
+        "views_cpu_ms": [round(ms, 1) for ms in applied],
         "worst_pass_cpu_ms": round(passes.worst_ms, 1),
         "worst_stall_ms": heartbeat.worst_stall_ms,
         "worst_piece": pieces.worst.describe() if pieces.worst is not None else "none over 50 ms",
@@ -102,6 +124,10 @@ async def opening(controller: SessionController, path: Path) -> dict[str, Any]:
             stats.add(profile)
         stats.sort_stats("tottime").print_stats(15)
         result["profile"] = out.getvalue().splitlines()[-25:]
+    if gui_profile is not None:
+        out = io.StringIO()
+        pstats.Stats(gui_profile, stream=out).sort_stats("cumtime").print_stats(25)
+        result["gui_profile"] = out.getvalue().splitlines()[-35:]
     return result
 
 

@@ -12,6 +12,7 @@ others come as parts marked ``counting`` with no tokens yet, and the total is wh
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -68,9 +69,9 @@ class Xray:
     total: int  # of the counted parts: the request total once ``counting`` is 0
     tokenizer: str
 
-    @property
+    @functools.cached_property
     def counting(self) -> int:
-        """How many parts are not counted yet."""
+        """How many parts are not counted yet (looked through once: a long session has 100k parts)."""
         return sum(1 for part in self.parts if part.counting)
 
     def by_kind(self) -> dict[str, int]:

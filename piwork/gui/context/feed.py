@@ -482,6 +482,7 @@ class ContextFeed(QObject):
                 snapshot.prompt_parts, snapshot.tools, working, estimator, counted_only=True, rows=rows
             )
             table = xray_table(partial, parts_index, elided)
+            _ = partial.counting  # added up here, not by each view on the GUI thread
             self._counting.emit((job_number, snapshot, partial, parts_index, elided, table))
             took = time.monotonic() - started  # over a long session a partial X-ray costs as much as counting
             deadline = time.monotonic() + max(PROGRESS_S, PROGRESS_SHARE * took)
@@ -505,6 +506,7 @@ class ContextFeed(QObject):
         window = snapshot.model.context_window if snapshot.model is not None else 0
         occupancy, billed = samples_from_usages(reply_usages(snapshot.messages), window)
         table = xray_table(request, parts_index, elided)
+        _ = request.counting  # added up here, not by each view on the GUI thread
         session_cost = snapshot.session_cost() if snapshot.session_cost is not None else None
         self._still_wanted(generation)
         return Figures(
@@ -526,6 +528,7 @@ class ContextFeed(QObject):
             ),
             rough,
             session_cost,
+            Segments.from_xray(request),
         )
 
     @staticmethod
@@ -577,7 +580,7 @@ class ContextFeed(QObject):
         self.reading = MeterReading(
             window=window,
             marks=self.marks,
-            segments=Segments.from_xray(request),
+            segments=figures.segments if figures.segments is not None else Segments.from_xray(request),
             occupancy=figures.exact_tokens if exact else request.total,
             exact=exact,
             tokenizer=request.tokenizer,

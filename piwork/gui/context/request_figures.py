@@ -111,6 +111,7 @@ class Figures:
     tools: list[Any] = field(default_factory=list)  # ToolRow of every tool, for the Resources panel
     rough: bool = False  # counted chars/4 while no view showed counts (the tokenizer not loaded for it)
     session_cost: Mapping[str, float] | None = None  # the snapshot's ``session_cost``, counted
+    segments: Any = None  # the X-ray's Segments for the budget meter, added up with it
 
 
 def change_key(snapshot: Snapshot) -> tuple[Any, ...]:
