@@ -11,6 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from piwork.core.context import TokenEstimator, Xray, build_xray
 from piwork.gui.context import feed as feed_module
+from piwork.gui.context.reading import Segments
 from piwork.gui.session_controller import SessionController
 from tests.core.session.helpers import HEADER, assistant, user, write_session
 
@@ -68,6 +69,9 @@ def test_a_long_session_shows_its_xray_while_counting_then_complete(
     assert panel.xray_model.counting == 0 and panel.xray_model.total == complete.total
     assert panel.xray_summary.text().startswith(f"Next request: {complete.total:,} tokens")
     assert controller.chat.footer.reading.segments.total == complete.total  # the meter: from the complete one
+    # labelled once for the partial and the complete X-ray, counted in slices: part for part a fresh one
+    assert complete.parts == fresh.parts and complete.counting == 0
+    assert controller.chat.footer.reading.segments == Segments.from_xray(fresh)
 
 
 def test_counting_rows_say_so_and_show_no_share(qtbot: QtBot, controller: SessionController) -> None:
