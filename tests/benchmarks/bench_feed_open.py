@@ -7,7 +7,9 @@ the thread CPU time of ``ContextFeed._compute``, all refreshes from the attach u
 ``worker_wall_s``), the X-ray's total and message rows, how many partial X-rays went out, and on the GUI
 thread meanwhile: ``worst_pass_cpu_ms`` (GUI-thread CPU of the longest event-loop pass, what load does not
 inflate), ``worst_stall_ms`` (a 5 ms QTimer heartbeat, wall clock) and the longest piece over 50 ms (the
-tests' stall guard). Runs ``cold`` (a fresh agent folder) and ``next_run`` (a new window and tokenizer over
+tests' stall guard), the feed's own GUI-thread CPU per X-ray it hands to the views (``views_cpu_ms``), and
+the full garbage collections meanwhile (``full_collections``, ``worst_collection_ms``: whichever thread runs
+one, the GUI thread waits for it). Runs ``cold`` (a fresh agent folder) and ``next_run`` (a new window and tokenizer over
 the same agent folder: the count file of the first). ``PROFILE=1`` adds the worker's top functions (cProfile
 of the worker thread). Prints one JSON line. Target: no GUI-thread pass over 50 ms while the feed counts.
 """
@@ -15,12 +17,14 @@ of the worker thread). Prints one JSON line. Target: no GUI-thread pass over 50 
 from __future__ import annotations
 
 import cProfile
+import gc
 import io
 import json
 import os
 import pstats
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -84,6 +88,17 @@ async def opening(controller: SessionController, path: Path) -> dict[str, Any]:
         setattr(ContextFeed, name, timed(name))
     ContextFeed._compute = compute  # type: ignore[method-assign]
     feed.xrayChanged.connect(on_xray)
+    collections: list[tuple[int, float]] = []  # (generation, wall seconds) of each collection, any thread
+    collecting: dict[int, float] = {}
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            collecting[threading.get_ident()] = time.perf_counter()
+        elif threading.get_ident() in collecting:
+            collections.append(
+                (info["generation"], time.perf_counter() - collecting.pop(threading.get_ident()))
+            )
+
     heartbeat = Heartbeat()
     passes = CpuHeartbeat()
     pieces = StallMeter(QApplication.instance())  # type: ignore[arg-type]
@@ -91,11 +106,13 @@ async def opening(controller: SessionController, path: Path) -> dict[str, Any]:
     started = time.perf_counter()
     await controller.open_session(str(path))
     opened = time.perf_counter()
+    gc.callbacks.append(on_gc)
     heartbeat.start()
     passes.start()
     pieces.start()
     await wait_for(lambda: feed.refresh_count > before and feed._job is None, 600)
     done = time.perf_counter()
+    gc.callbacks.remove(on_gc)
     heartbeat.stop()
     passes.stop()
     pieces.stop()
@@ -114,6 +131,8 @@ async def opening(controller: SessionController, path: Path) -> dict[str, Any]:
         "xray_message_parts": sum(1 for p in shown[-1].parts if p.group is not None),
         "views_cpu_ms": [round(ms, 1) for ms in applied],
         "worst_pass_cpu_ms": round(passes.worst_ms, 1),
+        "full_collections": sum(1 for g, _ in collections if g == 2),
+        "worst_collection_ms": round(1000 * max((d for _, d in collections), default=0.0), 1),
         "worst_stall_ms": heartbeat.worst_stall_ms,
         "worst_piece": pieces.worst.describe() if pieces.worst is not None else "none over 50 ms",
     }
