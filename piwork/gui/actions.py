@@ -183,3 +183,28 @@ PANEL_KEYS: tuple[tuple[str, str, str], ...] = (
 )
 
 MENUS = ("File", "View", "Session", "Project", "Help")
+
+# The actions answered by the session's parts (its tab's controller and the window's tabs), which the window
+# makes after its first frame: until then they are disabled (``MainWindow.wait_for_session_parts``).
+SESSION_ACTIONS: tuple[str, ...] = (
+    "open_folder",
+    "open_session",
+    "new_session",
+    "new_tab",
+    "close_tab",
+    "move_tab",
+    "next_tab",
+    "previous_tab",
+    "sessions_browser",
+    "search_sessions",
+    "export",
+    "import_session",
+    "settings",
+    "command_palette",
+    "compact",
+    "name_session",
+    "context_preflight",
+    "cycle_thinking",  # the picker moves, the session hears it
+    "trust",
+    "reload_resources",
+)

@@ -230,6 +230,7 @@ def run(options: WindowOptions) -> int:
         try:
             window.restore_layout()
             held = HeldInput(window.chat)
+            window.wait_for_session_parts()  # the session's actions are disabled until its parts are made
             # What the chat says until the session's parts have asked the keyring (their first step), so the
             # first frame already says it rather than "no models".
             window.chat.set_model_state(CHECKING)
@@ -244,6 +245,7 @@ def run(options: WindowOptions) -> int:
             started.append(tabs)
             controller = tabs.controller(window, options.cwd)
             held.release()
+            window.session_parts_made()
             window.dock_panel(INBOX_DOCK)
             follow_tabs(inboxes[0], tabs.registry, tabs.registry.controllers())  # every tab, in every window
             warm_up.spawn(asyncio.to_thread(warm_up_lexers))  # the first code block then renders without it

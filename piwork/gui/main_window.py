@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from piwork import __version__
 from piwork.gui.accessibility import name_unnamed_controls
-from piwork.gui.actions import ACTIONS, MENUS
+from piwork.gui.actions import ACTIONS, MENUS, SESSION_ACTIONS
 from piwork.gui.assets import resource_path
 from piwork.gui.desktop_notices import NOTIFY_KEY, ReplyNotifier, notices_enabled
 from piwork.gui.panels import LazyPanel, SessionPanels
@@ -152,6 +152,7 @@ class MainWindow(QMainWindow):
         self.action_map: dict[str, QAction] = {}
         self.menus: dict[str, object] = {}
         self.docks: dict[str, QDockWidget] = {}
+        self._held_actions: list[QAction] = []  # disabled until the session's parts are made
         self._build_menus()
         self.tree_panel = SessionTreePanel(self)
         self.add_dock("tree", "Session Tree", self.tree_panel, Qt.DockWidgetArea.LeftDockWidgetArea, "Alt+1")
@@ -498,6 +499,26 @@ class MainWindow(QMainWindow):
             action.triggered.connect(lambda _checked=False, f=folder: self.projectChosen.emit(f))
         if not listed:
             menu.addAction("No project opened yet").setEnabled(False)
+
+    # ---- before the session's parts are made --------------------------------------------------
+
+    def wait_for_session_parts(self) -> None:
+        """The window shows before the parts that answer its session's actions are made (``piwork.gui.app``):
+        until ``session_parts_made``, those actions (and File → Open Recent) are disabled, their menu items
+        greyed and their shortcuts inert, rather than doing nothing when used."""
+        for action in [
+            *(self.action_map[action_id] for action_id in SESSION_ACTIONS),
+            self.recent_menu.menuAction(),
+        ]:
+            if action.isEnabled():
+                action.setEnabled(False)
+                self._held_actions.append(action)
+
+    def session_parts_made(self) -> None:
+        """The actions held by ``wait_for_session_parts`` act again, as they did before."""
+        held, self._held_actions = self._held_actions, []
+        for action in held:
+            action.setEnabled(True)
 
     # ---- behaviour ---------------------------------------------------------------------------
 
