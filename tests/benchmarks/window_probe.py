@@ -21,7 +21,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QMainWindow, QPlainTextEdit
 
-import piwork.gui.app as app_module
+from piwork.gui import compat  # as ``piwork.commands.window`` does before it imports the window's modules
 
 REPORT = Path(sys.argv[1])
 SETTLE_S = float(sys.argv[2])
@@ -102,16 +102,18 @@ class Watch(QObject):
 
 
 watch = Watch()
-create_application = app_module.create_application
+run_until_quit = compat.run_until_quit
 
 
-def create_watched(argv: list[str]) -> QApplication:
-    app = create_application(argv)
+def run_watched(app: QApplication, main: Any) -> int:
+    """The window's application, watched before its window is shown. (The window's modules are left for
+    piwork to import, as it does for a user: importing them here would import them without what
+    ``piwork.commands.window`` wraps them in.)"""
     app.installEventFilter(watch)
-    return app
+    return run_until_quit(app, main)
 
 
-app_module.create_application = create_watched
+compat.run_until_quit = run_watched
 sys.argv = ["piwork", *sys.argv[3:]]
 try:
     runpy.run_module("piwork", run_name="__main__", alter_sys=True)
