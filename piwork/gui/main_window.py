@@ -7,7 +7,6 @@ keeps the panels that attach to the open session (``panels``).
 
 from __future__ import annotations
 
-import platform
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
@@ -572,6 +571,8 @@ class MainWindow(QMainWindow):
         action.blockSignals(False)
 
     def show_about(self) -> QMessageBox:
+        import platform
+
         box = QMessageBox(self)
         box.setWindowTitle("About piwork")
         box.setIconPixmap(QIcon(str(resource_path("icons", "piwork.svg"))).pixmap(64, 64))

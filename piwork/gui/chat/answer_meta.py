@@ -8,8 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from piwork.core.llm import ErrorKind, classify
-
 
 @dataclass(frozen=True, slots=True)
 class AnswerHead:
@@ -49,7 +47,7 @@ CUT_NOTE = "Incomplete: the connection ended"
 SILENT_NOTE = "Incomplete: the provider stopped answering"
 FAILED_NOTE = "Incomplete: an error ended the reply"
 # Kinds of failure that mean the stream itself broke off (no stop ever came).
-_CUT_KINDS = (ErrorKind.MALFORMED_STREAM, ErrorKind.NETWORK)
+_CUT_KINDS = ("malformed_stream", "network")  # ``ErrorKind``'s values
 
 
 def incomplete_mark(message: dict[str, Any]) -> IncompleteMark | None:
@@ -62,10 +60,12 @@ def incomplete_mark(message: dict[str, Any]) -> IncompleteMark | None:
     if reason == "aborted":
         return IncompleteMark(STOPPED_NOTE, STOPPED_HINT)
     if reason == "error":
-        kind = classify(str(message.get("errorMessage") or "")).kind
+        from piwork.core.llm import classify
+
+        kind = classify(str(message.get("errorMessage") or "")).kind.value
         if kind in _CUT_KINDS:
             return IncompleteMark(CUT_NOTE)
-        if kind is ErrorKind.TIMEOUT:
+        if kind == "timeout":
             return IncompleteMark(SILENT_NOTE)
         return IncompleteMark(FAILED_NOTE)
     return None

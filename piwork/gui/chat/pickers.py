@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPaintEvent, QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter, QWidget
 
-from piwork.core.llm import THINKING_LEVELS, Model, env_vars_for
+from piwork.core.vocabulary import THINKING_LEVELS
 from piwork.gui.inert_text import plain_tip
 from piwork.gui.key_status import CHECKING_TEXT
+
+if TYPE_CHECKING:
+    from piwork.core.llm import Model
 
 ModelKey = tuple[str, str]  # (provider, model id)
 
@@ -76,6 +80,8 @@ class ModelPicker(QComboBox):
             text = "Choose a model…" if available else (CHECKING_TEXT if checking else "Set up a model…")
             self.addItem(text, None)
             self._disable(0, "Pick a model that has a key, or add one in Settings → Providers (Ctrl+,).")
+        from piwork.core.llm import env_vars_for
+
         usable = [m for m in models if (m.provider, m.id) in available]
         items: list[QStandardItem] = []
         for model in usable + [m for m in models if (m.provider, m.id) not in available]:

@@ -13,32 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from piwork.core.agent import (
-    AgentEnd,
-    AgentEvent,
-    AgentSettled,
-    AgentStart,
-    AutoRetryEnd,
-    AutoRetryStart,
-    CompactionEnd,
-    CompactionStart,
-    ErrorNotice,
-    MessageEnd,
-    MessageStart,
-    MessageUpdate,
-    ModelChanged,
-    QueueUpdate,
-    ThinkingLevelChanged,
-    ToolExecutionEnd,
-    ToolExecutionStart,
-    ToolExecutionUpdate,
-    TreeNavigated,
-    TurnStart,
-    UserCommandEnd,
-    UserCommandStart,
-    UserCommandUpdate,
-)
-from piwork.core.llm import readable_error
 from piwork.gui.chat.answer_meta import head_of, incomplete_mark
 from piwork.gui.chat.conversation import Conversation, prepare_conversation
 from piwork.gui.chat.retry_card import RetryCard
@@ -60,6 +34,31 @@ from piwork.gui.chat.rows import (
 from piwork.gui.chat.tool_card import ToolCard
 
 if TYPE_CHECKING:
+    from piwork.core.agent import (
+        AgentEnd,
+        AgentEvent,
+        AgentSettled,
+        AgentStart,
+        AutoRetryEnd,
+        AutoRetryStart,
+        CompactionEnd,
+        CompactionStart,
+        ErrorNotice,
+        MessageEnd,
+        MessageStart,
+        MessageUpdate,
+        ModelChanged,
+        QueueUpdate,
+        ThinkingLevelChanged,
+        ToolExecutionEnd,
+        ToolExecutionStart,
+        ToolExecutionUpdate,
+        TreeNavigated,
+        TurnStart,
+        UserCommandEnd,
+        UserCommandStart,
+        UserCommandUpdate,
+    )
     from piwork.core.approvals import ApprovalRequest
     from piwork.gui.chat.chat_model import ChatModel
 
@@ -221,53 +220,10 @@ class ChatPresenter(QObject):
     # ---- events ------------------------------------------------------------------------------
 
     def handle(self, event: AgentEvent) -> None:
-        match event:
-            case AgentStart():
-                self._on_agent_start(event)
-            case AgentSettled():
-                self._on_agent_settled(event)
-            case TurnStart():
-                self._on_turn_start(event)
-            case AgentEnd():
-                self._on_agent_end(event)
-            case MessageStart():
-                self._on_message_start(event)
-            case MessageUpdate():
-                self._on_message_update(event)
-            case MessageEnd():
-                self._on_message_end(event)
-            case ToolExecutionStart():
-                self._on_tool_execution_start(event)
-            case ToolExecutionUpdate():
-                self._on_tool_execution_update(event)
-            case ToolExecutionEnd():
-                self._on_tool_execution_end(event)
-            case QueueUpdate():
-                self._on_queue_update(event)
-            case CompactionStart():
-                self._on_compaction_start(event)
-            case CompactionEnd():
-                self._on_compaction_end(event)
-            case AutoRetryStart():
-                self._on_auto_retry_start(event)
-            case AutoRetryEnd():
-                self._on_auto_retry_end(event)
-            case ErrorNotice():
-                self._on_error(event)
-            case ModelChanged():
-                self._on_model_changed(event)
-            case ThinkingLevelChanged():
-                self._on_thinking_level_changed(event)
-            case TreeNavigated():
-                self._on_session_tree(event)
-            case UserCommandStart():
-                self._on_user_command_start(event)
-            case UserCommandUpdate():
-                self._on_user_command_update(event)
-            case UserCommandEnd():
-                self._on_user_command_end(event)
-            case _:  # the governor's and telemetry's events are shown by the context views
-                pass
+        on = _EVENT_HANDLERS or _event_handlers()
+        name = on.get(type(event))
+        if name is not None:  # the governor's and telemetry's events are shown by the context views
+            getattr(self, name)(event)
 
     def _on_agent_start(self, _event: AgentStart) -> None:
         self._set_busy(True)
@@ -537,6 +493,8 @@ class ChatPresenter(QObject):
         elif event.error_message:
             row.kind = RowKind.ERROR
             row.title = "Compaction failed"
+            from piwork.core.llm import readable_error
+
             row.text = readable_error(event.error_message)
             row.hint = "You can keep working; run /compact again later or start a new session."
         elif event.aborted:
@@ -706,3 +664,40 @@ def _block(message: dict[str, Any], index: int) -> dict[str, Any]:
         block: dict[str, Any] = content[index]
         return block
     return {}
+
+
+# What ``ChatPresenter.handle`` calls for each kind of event, made with the first event (the engine's event
+# types load after the window's first frame).
+_EVENT_HANDLERS: dict[type[Any], str] = {}
+
+
+def _event_handlers() -> dict[type[Any], str]:
+    from piwork.core import agent
+
+    _EVENT_HANDLERS.update(
+        {
+            agent.AgentStart: "_on_agent_start",
+            agent.AgentSettled: "_on_agent_settled",
+            agent.TurnStart: "_on_turn_start",
+            agent.AgentEnd: "_on_agent_end",
+            agent.MessageStart: "_on_message_start",
+            agent.MessageUpdate: "_on_message_update",
+            agent.MessageEnd: "_on_message_end",
+            agent.ToolExecutionStart: "_on_tool_execution_start",
+            agent.ToolExecutionUpdate: "_on_tool_execution_update",
+            agent.ToolExecutionEnd: "_on_tool_execution_end",
+            agent.QueueUpdate: "_on_queue_update",
+            agent.CompactionStart: "_on_compaction_start",
+            agent.CompactionEnd: "_on_compaction_end",
+            agent.AutoRetryStart: "_on_auto_retry_start",
+            agent.AutoRetryEnd: "_on_auto_retry_end",
+            agent.ErrorNotice: "_on_error",
+            agent.ModelChanged: "_on_model_changed",
+            agent.ThinkingLevelChanged: "_on_thinking_level_changed",
+            agent.TreeNavigated: "_on_session_tree",
+            agent.UserCommandStart: "_on_user_command_start",
+            agent.UserCommandUpdate: "_on_user_command_update",
+            agent.UserCommandEnd: "_on_user_command_end",
+        }
+    )
+    return _EVENT_HANDLERS

@@ -9,29 +9,32 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from piwork.core.llm import ErrorKind, classify, readable_error
 from piwork.gui.chat.rows import ChatRow, RowKind, error_hint
 
-REASONS = {
-    ErrorKind.RATE_LIMIT: "The provider is limiting how often it can be asked",
-    ErrorKind.OVERLOADED: "The provider is overloaded",
-    ErrorKind.SERVER: "The provider had a server error",
-    ErrorKind.NETWORK: "The connection to the provider failed",
-    ErrorKind.TIMEOUT: "The provider stopped answering",
-    ErrorKind.MALFORMED_STREAM: "The reply broke off in the middle",
-    ErrorKind.AUTH: "The provider refused the API key",
-    ErrorKind.QUOTA: "The provider account is out of credit or quota",
-    ErrorKind.INVALID_REQUEST: "The provider refused the request",
-    ErrorKind.CONTEXT_OVERFLOW: "The conversation no longer fits the model",
+REASONS = {  # by the engine's kind of error (``ErrorKind``'s values)
+    "rate_limit": "The provider is limiting how often it can be asked",
+    "overloaded": "The provider is overloaded",
+    "server": "The provider had a server error",
+    "network": "The connection to the provider failed",
+    "timeout": "The provider stopped answering",
+    "malformed_stream": "The reply broke off in the middle",
+    "auth": "The provider refused the API key",
+    "quota": "The provider account is out of credit or quota",
+    "invalid_request": "The provider refused the request",
+    "context_overflow": "The conversation no longer fits the model",
 }
 
 
 def reason_in_words(error_text: str) -> str:
-    return REASONS.get(classify(error_text).kind, "The reply failed")
+    from piwork.core.llm import classify
+
+    return REASONS.get(classify(error_text).kind.value, "The reply failed")
 
 
 def describe_failure(error_text: str) -> str:
     """ "<reason in words>: <readable provider message>"."""
+    from piwork.core.llm import readable_error
+
     return f"{reason_in_words(error_text)}: {readable_error(error_text)}"
 
 

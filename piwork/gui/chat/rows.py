@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from piwork.core.context import CUSTOM_TYPE_WORDS
-from piwork.core.llm import ErrorKind, classify, readable_error
 from piwork.gui.chat.answer_meta import AnswerHead, IncompleteMark, head_of, incomplete_mark
 from piwork.gui.chat.tool_card import ToolCard
 from piwork.gui.chat.tool_views import view_for
@@ -112,24 +110,27 @@ def images_of(content: Any) -> list[tuple[str, str]]:
     ]
 
 
+# by the engine's kind of error (``ErrorKind``'s values)
 ERROR_HINTS = {
-    ErrorKind.AUTH: "Check the provider's API key in Settings → Providers (or its environment variable).",
-    ErrorKind.QUOTA: "The provider account is out of credit or quota; check billing with the provider.",
-    ErrorKind.CONTEXT_OVERFLOW: "The conversation no longer fits the model: run /compact, or start a new session.",
-    ErrorKind.RATE_LIMIT: "The provider is rate-limiting; wait a little and send again.",
-    ErrorKind.OVERLOADED: "The provider is overloaded; wait a little and send again.",
-    ErrorKind.SERVER: "The provider had a server error; send again in a moment.",
-    ErrorKind.INVALID_REQUEST: "The provider refused the request; check the model's settings or pick another model.",
-    ErrorKind.NETWORK: "Check the network connection and the provider's base URL, then send again.",
-    ErrorKind.TIMEOUT: "The provider stopped answering; check the connection and send again.",
-    ErrorKind.MALFORMED_STREAM: "The reply stream broke off; send again.",
-    ErrorKind.ABORTED: "Stopped. Send a message to continue from here.",
+    "auth": "Check the provider's API key in Settings → Providers (or its environment variable).",
+    "quota": "The provider account is out of credit or quota; check billing with the provider.",
+    "context_overflow": "The conversation no longer fits the model: run /compact, or start a new session.",
+    "rate_limit": "The provider is rate-limiting; wait a little and send again.",
+    "overloaded": "The provider is overloaded; wait a little and send again.",
+    "server": "The provider had a server error; send again in a moment.",
+    "invalid_request": "The provider refused the request; check the model's settings or pick another model.",
+    "network": "Check the network connection and the provider's base URL, then send again.",
+    "timeout": "The provider stopped answering; check the connection and send again.",
+    "malformed_stream": "The reply stream broke off; send again.",
+    "aborted": "Stopped. Send a message to continue from here.",
 }
 
 
 def error_hint(message: str) -> str:
     """What the person can do about a failed reply, from the engine's classification of the error text."""
-    kind = ErrorKind.ABORTED if message == "aborted" else classify(message).kind
+    from piwork.core.llm import classify
+
+    kind = "aborted" if message == "aborted" else classify(message).kind.value
     return ERROR_HINTS.get(kind, "Send again to retry, or pick another model.")
 
 
@@ -215,6 +216,8 @@ def rows_for_message(message: dict[str, Any], tool_cards: dict[str, ToolCard]) -
             return []
         custom_type = str(message.get("customType", ""))
         text = text_of(message.get("content"))
+        from piwork.core.context import CUSTOM_TYPE_WORDS
+
         words = CUSTOM_TYPE_WORDS.get(custom_type)
         if words is None:
             return [ChatRow(RowKind.NOTICE, text, title=custom_type)]
@@ -286,6 +289,8 @@ def stop_rows(message: dict[str, Any], marked: bool = False) -> list[ChatRow]:
     if reason == "error":
         text = str(message.get("errorMessage") or "The provider reported an error.")
         hint = f"{error_hint(text)} {AGAIN_HINT}"
+        from piwork.core.llm import readable_error
+
         return [ChatRow(RowKind.ERROR, readable_error(text), title=FAILED_TITLE, hint=hint)]
     if marked and reason in ("aborted", "length"):
         return []

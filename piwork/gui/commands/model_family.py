@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from piwork.core.llm import THINKING_LEVELS
+from piwork.core.vocabulary import THINKING_LEVELS
 from piwork.gui.commands.registry import Command
 
 if TYPE_CHECKING:

@@ -23,14 +23,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from piwork.core.context import CUSTOM_TYPE_WORDS
-from piwork.core.llm import readable_error
-from piwork.core.session import EntryRecord, SessionTree, paused_gc
 from piwork.core.settings_schema import TREE_FILTER_MODE
 from piwork.gui.logs.sgr import strip_ansi
 from piwork.gui.tree.context_marks import LEFT_OUT, REPLACED
 from piwork.gui.tree.tree_search import SearchMatches, search_text
+
+if TYPE_CHECKING:
+    from piwork.core.session import EntryRecord, SessionTree
 
 FILTER_MODES = TREE_FILTER_MODE.choices  # the treeFilterMode setting's choices, in the box's order
 _DEFAULT_HIDDEN_TYPES = {"label", "custom", "model_change", "thinking_level_change", "session_info"}
@@ -237,6 +238,8 @@ def build_display_tree(
     matches: SearchMatches | None = None,
 ) -> DisplayTree:
     """`matches`: the search's result for `query` (else the search reads entry texts here)."""
+    from piwork.core.session import paused_gc
+
     with paused_gc():
         return _build(tree, mode, query, group_size, matches)
 
@@ -358,6 +361,8 @@ def entry_title(record: EntryRecord, tree: SessionTree) -> str:
             return f"[tool result] {preview}"
         stop = record.meta.get("stopReason")
         if role == "assistant" and stop == "error":
+            from piwork.core.llm import readable_error
+
             error = readable_error(str(record.meta.get("errorMessage") or "no reason given"))
             return f"assistant: ✗ failed — {error}" + (f" (after: {preview})" if preview else "")
         if role == "assistant" and stop == "aborted":
@@ -376,6 +381,8 @@ def entry_title(record: EntryRecord, tree: SessionTree) -> str:
     if kind == "branch_summary":
         return f"[branch summary] {preview}" if preview else "[branch summary] (empty)"
     custom_type = str(record.meta.get("customType"))
+    from piwork.core.context import CUSTOM_TYPE_WORDS
+
     if kind in ("custom_message", "custom") and custom_type in CUSTOM_TYPE_WORDS:
         words = f"[{CUSTOM_TYPE_WORDS[custom_type]}]"
         return words if preview in ("", custom_type) else f"{words} {preview}"

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from piwork.core.session import Session, open_session
 from piwork.gui.tree.display_tree import DisplayTree, build_display_tree
+
+if TYPE_CHECKING:
+    from piwork.core.session import Session
 
 
 @dataclass
@@ -23,5 +26,7 @@ class LoadedView:
 
 def load_for_view(path: str | os.PathLike[str], mode: str = "default", writable: bool = False) -> LoadedView:
     """Open `path` (read-only unless `writable`) and lay out its tree for `mode`."""
+    from piwork.core.session import open_session
+
     session = open_session(path, writable=writable)
     return LoadedView(session, build_display_tree(session.tree, mode), mode)

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from piwork.core.truncate import count_lines
 from piwork.gui.logs.sgr import strip_ansi
 
 if TYPE_CHECKING:
@@ -114,6 +113,8 @@ class ToolView:
         ]  # a redrawn (progress) line: its last state
         # hidden lines are counted in the whole result (as the HTML export counts them), not only in the
         # characters read for the preview
+        from piwork.core.truncate import count_lines
+
         hidden = count_lines(card.result_text) - len(lines) if card.result_text else 0
         if hidden > 0:
             more = f"… {hidden:,} more line{'s' if hidden != 1 else ''}"
