@@ -43,18 +43,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         with dataclass_methods():  # the engine's dataclasses, their methods compiled by an earlier run
             code = _run(SUBCOMMANDS[args[0]], args[1:])
     elif any(a in HEADLESS_FLAGS or a.startswith(("--print=", "--prompt=", "--mode=")) for a in args):
-        from piwork.code_cache import dataclass_methods
+        from piwork.code_cache import dataclass_methods, long_lived_imports
 
         with dataclass_methods():  # a third of the run's imports is compiling its dataclasses' methods
             _prefetch_tokenizer(args)
-            # Importing the engine makes some 100,000 objects that all live on: no cycle collections walk them
-            # while they are made, nor later ones once they are (frozen), as the window's start-up does.
-            gc.disable()
-            try:
+            with long_lived_imports():  # the engine, as the window's start-up imports its modules
                 headless = importlib.import_module(HEADLESS_MODULE)
-            finally:
-                gc.freeze()
-                gc.enable()
             code = headless.main(args)
     else:
         code = _run(WINDOW_MODULE, args)

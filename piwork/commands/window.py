@@ -120,18 +120,12 @@ def main(argv: list[str]) -> int:
         print(NO_DISPLAY_MESSAGE.format(reason=problem), file=sys.stderr)
         return EXIT_NO_DISPLAY
 
-    # Importing the window's modules makes some 100,000 objects that all live on: the cycle collector walking them
-    # again and again while they are made took a tenth of the time to the first frame. Once made, they are
-    # left out of later collections too (frozen), which keeps those short on the GUI thread.
-    from piwork.code_cache import dataclass_methods
+    # The window's modules live as long as the process: loaded without cycle collections walking them, and
+    # left out of later ones (which keeps those short on the GUI thread).
+    from piwork.code_cache import long_lived_imports
 
-    gc.disable()
-    try:
-        with dataclass_methods():  # their methods' code as compiled by an earlier run
-            from piwork.gui.app import WindowOptions, run
-    finally:
-        gc.freeze()
-        gc.enable()
+    with long_lived_imports():
+        from piwork.gui.app import WindowOptions, run
 
     code = run(WindowOptions(cwd=cwd, session_file=session, approve=args.approve, smoke_test=args.smoke_test))
     # Everything is written and the window is gone; what is left is handing memory back. The collector

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import sys
 from collections.abc import Mapping
@@ -143,19 +142,12 @@ def load_session_parts() -> None:
     """Import what opening a session takes: the engine and the window's parts that drive it (some 400
     modules). Run in a worker once the window has shown its first frame; the engine has no Qt, and the
     window's modules make only plain values of Qt types as they load (no widget, no paint device)."""
-    from piwork.code_cache import dataclass_methods
+    from piwork.code_cache import long_lived_imports
 
-    # As for the window's own modules (``piwork.commands.window``): no cycle collections while they load,
-    # and what they made is left out of later ones.
-    gc.disable()
-    try:
-        with dataclass_methods():  # their methods' code as compiled by an earlier run
-            from piwork.core.workflows import create_runtime
-            from piwork.gui.inbox.wiring import follow_tabs
-            from piwork.gui.tabs.manager import TabManager
-    finally:
-        gc.freeze()
-        gc.enable()
+    with long_lived_imports():  # as the window's own modules are (``piwork.commands.window``)
+        from piwork.core.workflows import create_runtime
+        from piwork.gui.inbox.wiring import follow_tabs
+        from piwork.gui.tabs.manager import TabManager
     del create_runtime, follow_tabs, TabManager
 
 

@@ -121,3 +121,52 @@ def test_a_damaged_or_foreign_file_is_left_aside_and_written_anew(tmp_path: Path
     path.unlink()
     assert _describe("cached", path, PYTHONDONTWRITEBYTECODE="1") == plain
     assert not path.exists()  # where bytecode is not written, neither is this
+
+
+_LONG_LIVED = r"""
+import dataclasses, gc, json, sys
+from pathlib import Path
+from piwork.code_cache import long_lived_imports
+
+frozen_before = gc.get_freeze_count()
+with long_lived_imports():
+    collecting_inside = gc.isenabled()
+    kept = [{"n": i} for i in range(1000)]  # what an import leaves behind
+
+    @dataclasses.dataclass
+    class Made:
+        x: int = 1
+
+    kept_methods = "exec" in vars(dataclasses)
+print(json.dumps({
+    "collecting_inside": collecting_inside,
+    "collecting_after": gc.isenabled(),
+    "kept_methods": kept_methods,
+    "frozen_grew_by": gc.get_freeze_count() - frozen_before,
+    "made": Made().x,
+    "cache_written": any(Path(sys.argv[1]).glob("*.bin")),
+}))
+"""
+
+
+def test_long_lived_imports_load_without_collections_then_are_left_out_of_later_ones(tmp_path: Path) -> None:
+    # the block's kept methods go beside piwork's bytecode; run on a copy of the module to keep that in tmp_path
+    package = tmp_path / "piwork"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "code_cache.py").write_text((ROOT / "piwork" / "code_cache.py").read_text())
+    done = subprocess.run(
+        [sys.executable, "-c", _LONG_LIVED, str(package / "__pycache__")],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(tmp_path), "PYTHONDONTWRITEBYTECODE": ""},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seen = json.loads(done.stdout)
+    assert seen["collecting_inside"] is False
+    assert seen["collecting_after"] is True
+    assert seen["kept_methods"] is True
+    assert seen["frozen_grew_by"] >= 1000  # what the block made is out of later collections
+    assert seen["made"] == 1
+    assert seen["cache_written"] is True
