@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import os
 import re
+import stat
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -411,8 +412,11 @@ def file_end_tail(path: str, count: int) -> list[Message] | None:
     hold that much of the branch, a line there is not an entry, or a compaction or context edit is among
     them. A context edit further up the branch can change one of them: whoever shows them compares them
     with the context once it is built."""
-    try:
-        with open(path, "rb") as file:
+    try:  # never waited on: a FIFO or device named as the session is refused when the file is opened
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb", buffering=0) as file:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
             size = file.seek(0, os.SEEK_END)
             if size <= FILE_END_BYTES:
                 return None  # read whole in a moment anyway

@@ -459,3 +459,30 @@ async def test_a_long_file_gives_its_last_messages_from_its_end_before_it_is_rea
     broken = tmp_path / "broken.jsonl"
     broken.write_bytes(path.read_bytes() + b"not an entry\n")
     assert runtime_module.file_end_tail(str(broken), 20) is None
+
+
+def test_the_file_end_read_never_waits_on_a_fifo_nor_takes_a_torn_or_undecodable_end(tmp_path: Path) -> None:
+    import threading
+
+    from piwork.core.workflows import runtime as runtime_module
+
+    fifo = tmp_path / "named-pipe.jsonl"
+    os.mkfifo(fifo)  # no writer: a plain open for reading would wait for one for ever
+    answers: list[object] = []
+    reader = threading.Thread(
+        target=lambda: answers.append(runtime_module.file_end_tail(str(fifo), 20)), daemon=True
+    )
+    reader.start()
+    reader.join(timeout=10)
+    assert answers == [None]
+
+    entry = {"type": "message", "id": "e", "parentId": None, "message": {"role": "user", "content": "x"}}
+    body = (json.dumps(entry) + "\n").encode()
+    filler = b'{"type":"custom","id":"f%d","parentId":null}\n'
+    big = b"".join(filler % i for i in range((runtime_module.FILE_END_BYTES // len(filler)) + 10)) + body
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(big + b'{"type":"message","id":"g","parentId":"e","mess')  # a write cut short
+    assert runtime_module.file_end_tail(str(torn), 20) is None
+    undecodable = tmp_path / "undecodable.jsonl"
+    undecodable.write_bytes(big + b'{"type":"message","id":"\xff\xfe","parentId":"e"}\n')
+    assert runtime_module.file_end_tail(str(undecodable), 20) is None
