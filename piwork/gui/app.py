@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, QSettings, QStandardPaths, Qt, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QWidget
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from piwork.gui.chat.chat_panel import ChatPanel
     from piwork.gui.commands import SlashCommand
     from piwork.gui.inbox.wiring import WindowInbox
+    from piwork.gui.session_controller import SessionController
     from piwork.gui.tabs.manager import TabManager
 
 CONFIG_DIR_ENV = "PIWORK_CONFIG_DIR"  # where window layout is remembered (tests point it at a tmp dir)
@@ -178,6 +180,34 @@ async def first_frame(window: MainWindow) -> None:
         watch.deleteLater()
 
 
+def open_first_session(window: MainWindow, controller: SessionController, session_file: str | None) -> None:
+    """The first tab opens ``session_file``, else its project where it was left (its latest session,
+    unless turned off in the Session menu); or, when something was dropped on the window before its
+    session's parts were made, what was dropped instead: the start's own session is not opened only to be
+    replaced a moment later (its trust question first)."""
+    if window.holds_drops():
+        controller.spawn(open_held_drops(window, controller, session_file))
+        return
+    controller.spawn(controller.open_session(session_file, most_recent=window.reopens_last_session()))
+
+
+async def open_held_drops(
+    window: MainWindow, controller: SessionController, session_file: str | None
+) -> None:
+    """Open what was dropped on the window before its session's parts were made, as a drop then would
+    have: in the order dropped, each once the one before has opened (or failed, as the tab then says),
+    and no further once the window has closed. When none opened (a dropped folder gone meanwhile), the
+    start's own session does, so the tab is not left without one."""
+    while shiboken6.isValid(window) and (target := window.next_held_drop()) is not None:
+        if target.kind == "folder":
+            opening = controller.spawn(controller.open_project(target.path))
+        else:
+            opening = controller.spawn(controller.open_session(target.path))
+        await asyncio.wait({opening})
+    if controller.runtime is None and shiboken6.isValid(window) and window.isVisible():
+        await controller.open_session(session_file, most_recent=window.reopens_last_session())
+
+
 class HeldInput:
     """What is sent from the chat before its session's parts are made is put back in the editor, with the
     notice the chat gives while a session opens (nothing typed is lost)."""
@@ -241,10 +271,7 @@ def run(options: WindowOptions) -> int:
             window.dock_panel(INBOX_DOCK)
             follow_tabs(inboxes[0], tabs.registry, tabs.registry.controllers())  # every tab, in every window
             warm_up.spawn(asyncio.to_thread(warm_up_lexers))  # the first code block then renders without it
-            # a project reopens where it was left (its latest session), unless turned off in the Session menu
-            controller.spawn(
-                controller.open_session(options.session_file, most_recent=window.reopens_last_session())
-            )
+            open_first_session(window, controller, options.session_file)
             if options.smoke_test:
                 await asyncio.sleep(0.05)  # let the window map and lay out once
                 print(f"piwork: window ok ({app.platformName()}) in {controller.cwd}")

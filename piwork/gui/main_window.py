@@ -194,6 +194,9 @@ class MainWindow(QMainWindow):
         # Folders and session files dropped anywhere on the window open (see ``eventFilter``).
         self.setAcceptDrops(True)
         self._drag: DropTarget | None = None
+        # Drops kept while the session's parts are made, then opened one by one in the order dropped (a drop
+        # meanwhile waits behind them; see ``next_held_drop``); None: a drop opens as it comes.
+        self._held_drops: list[DropTarget] | None = None
         for dock in self.docks.values():  # a panel may build its fields when first shown
             dock.visibilityChanged.connect(self._watch_drops_when_shown)
         self.resize(first_size(self.screen().availableGeometry().size() if self.screen() else None))
@@ -504,7 +507,12 @@ class MainWindow(QMainWindow):
     def wait_for_session_parts(self) -> None:
         """The window shows before the parts that answer its session's actions are made (``piwork.gui.app``):
         until ``session_parts_made``, those actions (and File → Open Recent) are disabled, their menu items
-        greyed and their shortcuts inert, rather than doing nothing when used."""
+        greyed and their shortcuts inert, rather than doing nothing when used; so is the project switcher,
+        whose menu is Open Recent's projects and Open Folder. A drop cannot be greyed (it comes from outside
+        the window): one made meanwhile is kept and opens once the parts are made (``next_held_drop``)."""
+        if self._held_drops is None:
+            self._held_drops = []
+        self.switcher.set_waiting(True)
         for action in [
             *(self.action_map[action_id] for action_id in SESSION_ACTIONS),
             self.recent_menu.menuAction(),
@@ -514,10 +522,31 @@ class MainWindow(QMainWindow):
                 self._held_actions.append(action)
 
     def session_parts_made(self) -> None:
-        """The actions held by ``wait_for_session_parts`` act again, as they did before."""
+        """The actions held by ``wait_for_session_parts`` act again, as they did before. What was dropped
+        meanwhile is the first tab's to open, drop by drop (``next_held_drop``); until the last has been
+        taken, a new drop waits behind them."""
         held, self._held_actions = self._held_actions, []
         for action in held:
             action.setEnabled(True)
+        self.switcher.set_waiting(False)
+        if not self._held_drops:
+            self._held_drops = None
+
+    def holds_drops(self) -> bool:
+        """Something dropped on the window waits to be opened (see ``next_held_drop``)."""
+        return bool(self._held_drops)
+
+    def next_held_drop(self) -> DropTarget | None:
+        """The first of the drops kept while the session's parts were made (the status bar says it opens);
+        None once there is none left, and from then on a drop opens as it comes. None too once the window
+        has closed: what was dropped on it is forgotten with it."""
+        held = self._held_drops
+        if not held:
+            self._held_drops = None
+            return None
+        target = held.pop(0)
+        self.status.showMessage(self._opening_text(target), 5000)
+        return target
 
     # ---- behaviour ---------------------------------------------------------------------------
 
@@ -680,15 +709,26 @@ class MainWindow(QMainWindow):
             return f"Drop to open the session {target.path}"
         return f"Cannot open this: {target.reason}"
 
+    @staticmethod
+    def _opening_text(target: DropTarget, later: str = "") -> str:
+        what = "project" if target.kind == "folder" else "session"
+        return f"Opening the {what} {target.path}{later}…"
+
     def _take_drop(self, target: DropTarget) -> None:
-        if target.kind == "folder":
-            self.status.showMessage(f"Opening the project {target.path}…", 5000)
-            self.projectChosen.emit(target.path)
-        elif target.kind == "session":
-            self.status.showMessage(f"Opening the session {target.path}…", 5000)
-            self.sessionFileChosen.emit(target.path)
-        else:
+        if target.kind is None:
             self.status.showMessage(f"Not opened: {target.reason}", 8000)
+            return
+        held = self._held_drops
+        if held is not None:  # nobody hears the window's choices yet, or earlier drops still wait to open
+            held.append(target)
+            waiting = f" ({len(held)} drops waiting)" if len(held) > 1 else ""
+            self.status.showMessage(self._opening_text(target, " once piwork has started") + waiting)
+            return
+        self.status.showMessage(self._opening_text(target), 5000)
+        if target.kind == "folder":
+            self.projectChosen.emit(target.path)
+        else:
+            self.sessionFileChosen.emit(target.path)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         # Only drags without files or folders get here (see ``eventFilter``): nothing to open.
@@ -732,6 +772,8 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self._held_drops is not None:  # nothing opens for a window that is gone
+            self._held_drops.clear()
         self.save_layout()
         self.closing.emit()
         self.panels.shutdown()

@@ -13,6 +13,8 @@ from PySide6.QtWidgets import QMenu, QStyle, QToolButton, QWidget
 from piwork.gui.inert_text import plain_tip
 from piwork.gui.recent_projects import age_text, recent_projects
 
+WAITING_HINT = "You can switch to another project once piwork has started."
+
 
 def project_name(folder: str) -> str:
     """What a project is called in the title and the switcher: its folder's name (``/`` for the root)."""
@@ -38,6 +40,7 @@ class ProjectSwitcher(QToolButton):
         self.menu_.aboutToShow.connect(self.fill_menu)
         self.setMenu(self.menu_)
         self._open_folder = open_folder
+        self._waiting = False
         self.set_folder("")
 
     def set_folder(self, folder: str) -> None:
@@ -45,7 +48,17 @@ class ProjectSwitcher(QToolButton):
         name = project_name(folder) if folder else "No project"
         self.setText(name.replace("&", "&&"))  # a literal ampersand, not a mnemonic
         self.setAccessibleDescription(f"Open project: {folder}" if folder else "No project open")
-        self.setToolTip(plain_tip(f"{folder}\n\nClick to switch to another project."))
+        hint = WAITING_HINT if self._waiting else "Click to switch to another project."
+        self.setToolTip(plain_tip(f"{folder}\n\n{hint}"))
+
+    def set_waiting(self, waiting: bool) -> None:
+        """Disabled while the window's session parts are not made yet, its tooltip saying why. Disabled
+        rather than keeping the pick for later (as a drop is kept): its menu offers what File → Open Recent
+        and Open Folder do, which are disabled meanwhile, and a greyed button says so before it is clicked,
+        where a drag from another application learns nothing until it is dropped."""
+        self._waiting = waiting
+        self.setEnabled(not waiting)
+        self.set_folder(self.folder)
 
     def fill_menu(self) -> None:
         menu = self.menu_
