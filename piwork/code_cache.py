@@ -112,10 +112,11 @@ def long_lived_imports() -> Iterator[None]:
     by earlier runs (:func:`dataclass_methods`, unless a block of it is already active), no cycle collections
     walk the objects they make while they load (some 100,000, all kept: the walks took a tenth of a start-up),
     and what they made is left out of later collections too (frozen), which keeps those short."""
-    gc.disable()
-    try:
-        with dataclass_methods():
-            yield
-    finally:
-        gc.freeze()
-        gc.enable()
+    from piwork.core.collector import paused_gc  # the pause the session parts' builds share (other threads)
+
+    with paused_gc():
+        try:
+            with dataclass_methods():
+                yield
+        finally:
+            gc.freeze()

@@ -14,10 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from piwork.core.collector import paused_gc
 from piwork.core.compaction import estimate_tokens
 from piwork.core.errors import PiworkError
 from piwork.core.jscompat import UNDEFINED, js_json_stringify
-from piwork.core.session import Session, SessionTree, open_session, paused_gc
+from piwork.core.session import Session, SessionTree, open_session
 
 PREVIEW = 80
 

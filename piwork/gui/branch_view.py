@@ -7,9 +7,11 @@ behind the chat's "show earlier" row."""
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from piwork.core.agent import AgentSession
+from piwork.core.collector import paused_gc
 from piwork.core.errors import PiworkError
 from piwork.gui.background import LatestWins
 from piwork.gui.chat.chat_panel import ChatPanel
@@ -99,7 +101,7 @@ class BranchView:
         presenter.show_messages(session.messages, prepared)  # rebuilt if it moved on since
         if prepared is not None and prepared.earlier and prepared.current_for(session.messages):
             self._earlier.start(
-                lambda request: prepare_earlier(prepared, request.superseded),
+                lambda request: _kept_rows(prepare_earlier, prepared, request.superseded),
                 lambda earlier: presenter.show_earlier_rows(prepared, earlier),
                 failures=(Stopped,),
             )
@@ -117,3 +119,10 @@ class BranchView:
         panel is closed (e.g. a move started from the chat), so it is never shown twice."""
         if text and not self.window.tree_panel.isVisible():
             self.window.status.showMessage(text, 8000)
+
+
+def _kept_rows(build: Callable[..., Conversation], *args: Any) -> Conversation:
+    """Rows the chat keeps (a long branch has hundreds of thousands of objects in them), built with no cycle
+    collection walking them meanwhile and left out of later ones (``paused_gc``)."""
+    with paused_gc(keep=True):
+        return build(*args)

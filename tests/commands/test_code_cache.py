@@ -155,6 +155,9 @@ def test_long_lived_imports_load_without_collections_then_are_left_out_of_later_
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "code_cache.py").write_text((ROOT / "piwork" / "code_cache.py").read_text())
+    (package / "core").mkdir()  # the collector's pause the block shares with the builds of other threads
+    (package / "core" / "__init__.py").write_text("")
+    (package / "core" / "collector.py").write_text((ROOT / "piwork" / "core" / "collector.py").read_text())
     done = subprocess.run(
         [sys.executable, "-c", _LONG_LIVED, str(package / "__pycache__")],
         cwd=tmp_path,

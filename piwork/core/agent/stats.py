@@ -7,9 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from piwork.core.collector import paused_gc
 from piwork.core.compaction.tokens import estimate_context_tokens, estimate_tokens
 from piwork.core.llm.types import Model
-from piwork.core.session.records import EntryRecord, paused_gc
+from piwork.core.session.records import EntryRecord
 from piwork.core.session.system_messages import current_system_message
 from piwork.core.session.tree import SessionTree
 from piwork.core.usage import COST_KEYS, USAGE_KEYS, UsageTotals, calculate_context_tokens

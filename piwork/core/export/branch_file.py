@@ -11,13 +11,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from piwork.core.collector import paused_gc
 from piwork.core.export.html_export import ExportError, reread_session
 from piwork.core.fs.atomic import write_atomically
 from piwork.core.session.branching import branched_values
 from piwork.core.session.format import CURRENT_VERSION, serialize
 from piwork.core.session.migrate import migrate_to_current, version_at_least
 from piwork.core.session.reader import read_session_file
-from piwork.core.session.records import EntryRecord, paused_gc
+from piwork.core.session.records import EntryRecord
 from piwork.core.session.store import new_header
 from piwork.core.session.tree import EntryNotFound, SessionTree, tree_from_values
 

@@ -22,13 +22,13 @@ from typing import Any
 import orjson
 
 from piwork import __version__
+from piwork.core.collector import paused_gc
 from piwork.core.errors import InputRejected
 from piwork.core.fs.atomic import write_atomically
 from piwork.core.messages import message_text, output_line_count
 from piwork.core.session.format import CURRENT_VERSION, json_loads_bytes
 from piwork.core.session.migrate import migrate_to_current, version_at_least
 from piwork.core.session.reader import read_regular_bytes, read_session_file
-from piwork.core.session.records import paused_gc
 
 _ASSETS = resources.files("piwork.core.export") / "assets"
 

@@ -14,7 +14,7 @@ Public API (what callers outside the engine import from this package):
   waited on in a worker);
 - other writers of a file: ``FileChange`` (the file as read after it changed; ``Session.follow``,
   ``Session.take_over``), ``OtherWriter``, ``appending_writer``, ``lock_held_by``, ``locks_visible``;
-- the tree: ``SessionTree``, ``TreeEvent``, ``EntryRecord``, ``paused_gc``;
+- the tree: ``SessionTree``, ``TreeEvent``, ``EntryRecord``;
 - the browser and search: ``list_sessions``, ``list_all_sessions``, ``read_header``,
   ``SessionInfo``; ``search_sessions``, ``files_to_search``, ``SearchQuery``, ``SearchHit``,
   ``SessionHits``, ``SESSION_NAME`` (the kind of a hit on the session's name);
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from piwork.core.session.graph_rows import FOLD_AT, Fold, GraphRows, Refold
     from piwork.core.session.listing import SessionInfo, list_all_sessions, list_sessions, read_header
     from piwork.core.session.other_writers import OtherWriter, appending_writer, lock_held_by, locks_visible
-    from piwork.core.session.records import EntryRecord, paused_gc
+    from piwork.core.session.records import EntryRecord
     from piwork.core.session.search import (
         SESSION_NAME,
         SearchHit,
@@ -98,7 +98,6 @@ __all__ = [
     "locks_visible",
     "open_session",
     "path_activity",
-    "paused_gc",
     "read_header",
     "search_sessions",
 ]
@@ -137,7 +136,6 @@ if not TYPE_CHECKING:
             "lock_held_by": "piwork.core.session.other_writers",
             "locks_visible": "piwork.core.session.other_writers",
             "EntryRecord": "piwork.core.session.records",
-            "paused_gc": "piwork.core.session.records",
             "SESSION_NAME": "piwork.core.session.search",
             "SearchHit": "piwork.core.session.search",
             "SearchQuery": "piwork.core.session.search",

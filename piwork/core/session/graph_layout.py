@@ -27,8 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from piwork.core.collector import paused_gc
 from piwork.core.session.jsvalues import js_same
-from piwork.core.session.records import EntryRecord, paused_gc
+from piwork.core.session.records import EntryRecord
 from piwork.core.session.tree import SessionTree
 
 GRAPH_SKIPPED_TYPES = frozenset(

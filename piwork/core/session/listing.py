@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from piwork.core.collector import paused_gc
 from piwork.core.jscompat import js_trim
 from piwork.core.messages import message_text
 from piwork.core.session.format import (
@@ -29,7 +30,6 @@ from piwork.core.session.format import (
     json_loads_bytes,
 )
 from piwork.core.session.line_index import light_record
-from piwork.core.session.records import paused_gc
 from piwork.core.session.timestamps import iso_from_ms, js_date_ms
 
 Progress = Callable[[int, int], None]

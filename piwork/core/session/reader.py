@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from piwork.core.collector import paused_gc
 from piwork.core.jscompat import js_truthy
 from piwork.core.session.body_source import FileBodySource
 from piwork.core.session.format import (
@@ -31,7 +32,7 @@ from piwork.core.session.format import (
     json_loads_bytes,
 )
 from piwork.core.session.line_index import scan_message_lines, suspect_lines
-from piwork.core.session.records import EntryRecord, make_record, paused_gc
+from piwork.core.session.records import EntryRecord, make_record
 
 __all__ = ["FileBodySource", "LoadedFile", "read_body", "read_session_file"]
 

@@ -6,9 +6,7 @@ indexed once and message bodies are parsed again only for the entries a caller a
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -32,44 +30,6 @@ _META_FIELDS: dict[str, tuple[str, ...]] = {
 
 
 NO_META: Mapping[str, Any] = MappingProxyType({})
-
-
-# A build that leaves this many new container objects behind is a large session's index.
-FREEZE_AFTER = 250_000
-_froze = False  # whether this process moved objects to the collector's permanent generation
-
-
-@contextmanager
-def paused_gc(keep: bool = False) -> Iterator[None]:
-    """Pause the cycle collector while building many small objects (JSON parsing creates no
-    cycles, and collection passes over a growing heap would dominate the time).
-
-    With ``keep`` (what is built is a long-lived index: records, a context), a build that leaves
-    many new objects moves everything alive to the collector's permanent generation
-    (``gc.freeze``). Those objects hold no reference cycles and are still freed as usual when
-    dropped; otherwise every later full collection, and the one at interpreter exit, would walk
-    millions of them (seconds on a 1,000,000-line session). ``release_kept`` undoes it.
-    """
-    global _froze
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if keep and gc.get_count()[0] >= FREEZE_AFTER:
-            gc.freeze()
-            _froze = True
-        if was_enabled:
-            gc.enable()
-
-
-def release_kept() -> None:
-    """Hand objects frozen by ``paused_gc(keep=True)`` back to the cycle collector (on closing a
-    session, so that cycles among objects that were alive when it opened are collected again)."""
-    global _froze
-    if _froze:
-        gc.unfreeze()
-        _froze = False
 
 
 class BodySource(Protocol):

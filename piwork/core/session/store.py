@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
+from piwork.core.collector import release_kept
 from piwork.core.errors import InputRejected, PiworkError
 from piwork.core.fs.atomic import write_atomically
 from piwork.core.ids import IdFactory, random_entry_id
@@ -44,7 +45,7 @@ from piwork.core.session.lock_holder import read_only_reason
 from piwork.core.session.migrate import migrate_to_current, version_at_least
 from piwork.core.session.other_writers import OtherWriter, lock_writer, pi_writer
 from piwork.core.session.reader import FileBodySource, LoadedFile, read_session_file
-from piwork.core.session.records import EntryRecord, release_kept
+from piwork.core.session.records import EntryRecord
 from piwork.core.session.timestamps import iso_now
 from piwork.core.session.tree import SessionTree, tree_from_values
 

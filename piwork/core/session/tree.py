@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from functools import cmp_to_key
 from typing import Any
 
+from piwork.core.collector import paused_gc
 from piwork.core.ids import IdFactory, random_entry_id
 from piwork.core.jscompat import UNDEFINED, js_trim, js_truthy
 from piwork.core.session.context_edits import (
@@ -27,7 +28,7 @@ from piwork.core.session.format import DUPLICATE_ID, MISSING_ID, Diagnostic
 from piwork.core.session.graph import check_graph
 from piwork.core.session.jsvalues import js_same, map_key
 from piwork.core.session.migrate import unique_id
-from piwork.core.session.records import EntryRecord, fill_details, make_record, paused_gc
+from piwork.core.session.records import EntryRecord, fill_details, make_record
 from piwork.core.session.system_messages import current_system_message
 from piwork.core.session.timestamps import iso_now, js_date_ms
 from piwork.core.session.tree_context import ContextStream, bodies_of, context_for_path, context_records

@@ -26,6 +26,7 @@ import shiboken6
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from piwork.core.agent import AgentEvent
+from piwork.core.collector import paused_gc
 from piwork.core.compaction import CompactionSettings, estimate_context_tokens
 from piwork.core.context import (
     BilledSample,
@@ -446,7 +447,15 @@ class ContextFeed(QObject):
     ) -> Figures:
         """Runs in the executor: nothing here touches Qt (the partial X-rays go out through a signal).
         Once the session is let go it stops at the next step (the window quitting does not wait for it).
-        ``count_exactly``: counted with the model's tokenizer, loaded if need be (else with whatever is loaded)."""
+        ``count_exactly``: counted with the model's tokenizer, loaded if need be (else with whatever is loaded).
+        The counts and rows it makes live as long as the X-ray shown: no cycle collection walks them meanwhile
+        (over a long session each would hold every thread, the GUI's too, for a second)."""
+        with paused_gc(keep=True):
+            return self._figures(snapshot, job_number, generation, count_exactly)
+
+    def _figures(
+        self, snapshot: Snapshot, job_number: int, generation: int | None, count_exactly: bool
+    ) -> Figures:
         generation = self._generation if generation is None else generation
         model_id = snapshot.model.id if snapshot.model is not None else ""
         if count_exactly:  # only the encoding this model counts with: each one built takes tens of megabytes

@@ -238,9 +238,9 @@ def build_display_tree(
     matches: SearchMatches | None = None,
 ) -> DisplayTree:
     """`matches`: the search's result for `query` (else the search reads entry texts here)."""
-    from piwork.core.session import paused_gc
+    from piwork.core.collector import paused_gc
 
-    with paused_gc():
+    with paused_gc(keep=True):  # the outline lives as long as it is shown: later collections leave it out
         return _build(tree, mode, query, group_size, matches)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from piwork.core.session import records
+from piwork.core import collector
 from piwork.core.session.store import open_session
 
 from .helpers import conversation, write_session
@@ -16,11 +16,11 @@ from .helpers import conversation, write_session
 
 @pytest.fixture
 def small_threshold(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(records, "FREEZE_AFTER", 50)  # a few dozen entries count as large here
+    monkeypatch.setattr(collector, "FREEZE_AFTER", 50)  # a few dozen entries count as large here
     try:
         yield
     finally:
-        records.release_kept()
+        collector.release_kept()
 
 
 def test_a_large_index_is_frozen_until_the_session_closes(tmp_path: Path, small_threshold: None) -> None:
