@@ -31,7 +31,7 @@ from piwork.gui.chat.rows import (
     truncation_lines,
     user_command_title,
 )
-from piwork.gui.chat.tool_card import ToolCard
+from piwork.gui.chat.tool_card import ToolCard, end_without_result
 
 if TYPE_CHECKING:
     from piwork.core.agent import (
@@ -321,6 +321,8 @@ class ChatPresenter(QObject):
                 for new_row in new_rows:
                     if new_row.tool is not None:
                         self._card_rows[new_row.tool.call_id] = new_row
+                        if message.get("stopReason") in ("error", "aborted"):  # its calls never run
+                            end_without_result(new_row.tool, message.get("stopReason"))
                 self._append(new_rows)
                 self._remember(message, new_rows)
             self._stream_rows = {}
@@ -362,8 +364,8 @@ class ChatPresenter(QObject):
                 self._finish_stream_row(row, str(block.get("thinking", row.text)))
             elif row.tool is not None and row.streaming:
                 row.streaming = False
-                if message.get("stopReason") in ("error", "aborted"):
-                    row.tool.status = "aborted"
+                if message.get("stopReason") in ("error", "aborted"):  # its calls never run
+                    end_without_result(row.tool, message.get("stopReason"))
                 self._changed(row)
         marked = self._mark_incomplete(message)
         self._append(self._take_failure(stop_rows(message, marked), message))

@@ -3,9 +3,10 @@
 :class:`ToolView` is the view every tool gets unless one is registered for it: the summary is the argument
 the tool declares as its command, path or pattern (``piwork.core.tools.tool_facts``), else the first of the
 usual argument names, else the arguments as JSON; the body is the arguments (on an open card) and the
-start of the result; a cut result gets a badge that opens the full output. A tool that needs more (a
-diff, an approval card) subclasses it and overrides only what differs. Views return plain text and
-declared actions; the delegate lays them out and paints them.
+start of the result; a cut result gets a badge that opens the full output, and a call that will never
+get a result (its reply was stopped or failed, or the session holds none) a badge saying so. A tool that
+needs more (a diff, an approval card) subclasses it and overrides only what differs. Views return plain
+text and declared actions; the delegate lays them out and paints them.
 """
 
 from __future__ import annotations
@@ -28,6 +29,20 @@ PREVIEW_CHARS = 4000
 EXPANDED_LINES = 400
 SUMMARY_KEYS = ("command", "path", "file_path", "pattern", "query", "url")
 """Arguments tried, in this order, after the ones the tool declares (tools that declare nothing)."""
+# a call without a result, by why (``ToolCard.no_result``): its header's badge, and the line its body says
+NO_RESULT_BADGES = {
+    "stopped": "not run · reply stopped",
+    "failed": "not run · reply failed",
+    "missing": "no result recorded",
+}
+NO_RESULT_NOTES = {
+    "stopped": "Not run — the reply was stopped before this call could run.",
+    "failed": "Not run — the reply ended with an error before this call could run.",
+    "missing": (
+        "No result recorded — the session holds none for this call (the agent may have ended while it"
+        " ran); the model is told it has none."
+    ),
+}
 
 
 @functools.cache
@@ -98,6 +113,8 @@ class ToolView:
             parts.append(json.dumps(card.args, indent=2, ensure_ascii=False))
         if card.result_text:
             parts.append(self.preview(card, expanded))
+        elif no_result(card):
+            parts.append(NO_RESULT_NOTES[no_result(card)])
         return "\n\n".join(parts)
 
     def preview(self, card: ToolCard, expanded: bool) -> str:
@@ -123,7 +140,11 @@ class ToolView:
         return "\n".join(lines)
 
     def badges(self, card: ToolCard) -> tuple[Badge, ...]:
-        """The header's badges, right to left: a cut result says how much the model saw."""
+        """The header's badges, right to left: a cut result says how much the model saw; a call without a
+        result, that it will get none (and why)."""
+        why = no_result(card)
+        if why:
+            return (Badge(NO_RESULT_BADGES[why]),)
         if not card.truncated:
             return ()
         return (Badge(cut_text(card), CardAction.OPEN_LOG),)
@@ -139,9 +160,18 @@ class ToolView:
         return (("Open full output log", CardAction.OPEN_LOG),)
 
     def copy_text(self, card: ToolCard) -> str:
-        """What copying the card gives: the name and summary, then the whole result."""
+        """What copying the card gives: the name and summary, then the whole result (or why there is none)."""
         head = f"{card.name} {self.summary(card)}".strip()
-        return f"{head}\n{card.result_text}".rstrip()
+        why = no_result(card)
+        return f"{head}\n{NO_RESULT_NOTES[why] if why else card.result_text}".rstrip()
+
+
+def no_result(card: ToolCard) -> str:
+    """Why the call will never get a result (a key of ``NO_RESULT_NOTES``), or "" when it has one or may
+    still get one."""
+    if card.status != "aborted" or card.result_text:
+        return ""
+    return card.no_result if card.no_result in NO_RESULT_NOTES else ""
 
 
 def cut_text(card: ToolCard) -> str:
