@@ -11,6 +11,11 @@ given (figures before and after under the same load). Cases:
   of the chat with the leaf's messages while the composer takes input; ``interactive_cpu_s``), resident memory
   once settled over the file's size (``rss_over_file``), and quitting.
 
+Memory is noted twice: ``early_rss_mb`` ``SETTLE_S`` (default 4) after the first paint or the session's messages,
+and ``rss_mb`` once the process has gone idle (workers too: a long session's rows, outline and X-ray are built
+for a while after its messages show; ``settled_s``, from spawn; ``settled_idle`` 0 if it never went idle within
+the probe's limit). The targets are for the idle figure.
+
 Figures are medians of ``RUNS`` runs (default 5), with the load average at the start and end. Targets: first
 paint ≤ 0.6 s, ≤ 150 MB idle, interactive ≤ 1.5 s, ≤ 2.5x the file resident, quit < 0.5 s. Without ``$DISPLAY``
 it starts its own Xvfb (1600x1000) with openbox. ``CASES=empty`` or ``CASES=session`` runs one. Prints one JSON
@@ -103,6 +108,9 @@ def run_window(checkout: Path, root: Path, screen: dict[str, str], session: Path
         "first_paint_cpu_s": figures["first_paint_cpu"],
         "rss_mb": figures["settled_memory_mb"]["VmRSS"],
         "anon_mb": figures["settled_memory_mb"]["Anonymous"],
+        "early_rss_mb": figures["early_memory_mb"]["VmRSS"],
+        "settled_s": figures["settled_at"] - started,
+        "settled_idle": int(figures["settle_idle"]),
         "quit_s": ended - figures["close"],
         "cpu_s": usage.ru_utime + usage.ru_stime,
         "exit": os.waitstatus_to_exitcode(status),
@@ -124,6 +132,7 @@ def summary(runs: list[dict[str, Any]], file_mb: float | None) -> dict[str, Any]
     if file_mb:
         out["file_mb"] = round(file_mb, 1)
         out["rss_over_file"] = round(out["rss_mb"] / file_mb, 2)
+        out["early_rss_over_file"] = round(out["early_rss_mb"] / file_mb, 2)
     if len(good) < len(runs):
         out["errors"] = [run["error"] for run in runs if "error" in run]
     return out

@@ -4,7 +4,8 @@ Used by ``bench_startup.py`` and ``bench_window.py`` as ``python window_probe.py
 window arguments]`` under a display (Xvfb). It watches the application from outside piwork's code: an event
 filter notes the main window's first paint and the first paint of the chat's list with rows in it (a session's
 messages shown) while the composer takes input; once the window has settled it notes resident memory (VmRSS and
-the anonymous part from /proc/self/smaps_rollup), then closes the window the way a user does and notes when.
+the anonymous part from /proc/self/smaps_rollup: ``SETTLE_S`` after, and again once the process has gone idle, its
+workers too), then closes the window the way a user does and notes when.
 Beside each moment it notes the process's CPU time so far (what to trust on a loaded machine). The parent
 process measures the rest (spawn to first paint, close to exit) on the same monotonic clock.
 """
@@ -26,6 +27,8 @@ from piwork.gui import compat  # as ``piwork.commands.window`` does before it im
 REPORT = Path(sys.argv[1])
 SETTLE_S = float(sys.argv[2])
 WAIT_FOR_ROWS = "--session" in sys.argv[3:]  # settle once the session's messages are shown
+# settled: idle (under 5% of a core) for 2 s in a row after SETTLE_S, or SETTLE_MAX_S after the first paint
+IDLE_POLL_S, IDLE_CPU_SHARE, IDLE_FOR_S, SETTLE_MAX_S = 0.5, 0.05, 2.0, 180.0
 figures: dict[str, Any] = {}
 
 
@@ -95,6 +98,26 @@ class Watch(QObject):
         QTimer.singleShot(int(SETTLE_S * 1000), self.settled)
 
     def settled(self) -> None:
+        """Once the window has had ``SETTLE_S``, wait until it is idle: a long session's chat rows, outline and
+        X-ray are built in workers for a while after its messages show, and memory is only settled after them."""
+        figures["early_memory_mb"] = memory()
+        self._idle_since = time.monotonic()
+        self._cpu_mark = time.process_time()
+        self._idle_timer = QTimer()
+        self._idle_timer.timeout.connect(self._poll_idle)
+        self._idle_timer.start(int(IDLE_POLL_S * 1000))
+
+    def _poll_idle(self) -> None:
+        now, cpu = time.monotonic(), time.process_time()
+        if cpu - self._cpu_mark > IDLE_CPU_SHARE * IDLE_POLL_S:
+            self._idle_since = now
+        self._cpu_mark = cpu
+        idle = now - self._idle_since >= IDLE_FOR_S
+        if not idle and now - figures["first_paint"] < SETTLE_MAX_S:
+            return
+        self._idle_timer.stop()
+        figures["settle_idle"] = idle
+        figures["settled_at"] = now
         figures["settled_memory_mb"] = memory()
         moment("close")
         assert self.window is not None
