@@ -1,19 +1,20 @@
 """Paints one row of the branch graph: lane lines, fork curves, the entry's mark, its labels and title.
 
 Every row has the same height (the view asks for uniform sizes), so a 100k-row graph costs only the
-rows on screen. Marks: user ● filled circle, assistant ○ ring, tool ▪ small square, branch summary ◆
-diamond, compaction ▲ triangle, other messages • dot, a fold ⋮. The leaf gets an outer ring; the
-active path's lane is drawn thicker and its rows are tinted. A dashed connector in the summary colour
-runs from the tip of each summarised branch, right of the lanes, to the arrowhead at its summary;
-each overlapping connector has a column of its own, narrower than a lane. When the columns would take
-more than a share of the view's width, the last column drawn is a thicker *bundle* holding the
-rest, with a badge counting the connectors it holds where one of them joins or leaves it. A graph
-with more lanes than a share of the view's width draws them closer together (`fit`), so titles keep
-room in a narrow dock.
+rows on screen, and a row only the lanes within its width (`last_lane`). Marks: user ● filled circle,
+assistant ○ ring, tool ▪ small square, branch summary ◆ diamond, compaction ▲ triangle, other messages
+• dot, a fold ⋮. The leaf gets an outer ring; the active path's lane is drawn thicker and its rows are
+tinted. A dashed connector in the summary colour runs from the tip of each summarised branch, right of
+the lanes, to the arrowhead at its summary; each overlapping connector has a column of its own,
+narrower than a lane. When the columns would take more than a share of the view's width, the last
+column drawn is a thicker *bundle* holding the rest, with a badge counting the connectors it holds
+where one of them joins or leaves it. A graph with more lanes than a share of the view's width draws
+them closer together (`fit`), so titles keep room in a narrow dock.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt
@@ -58,6 +59,15 @@ def lane_colour(lane: int) -> QColor:
 
 def lane_x(lane: int, pitch: float = LANE_WIDTH) -> float:
     return pitch * lane + pitch / 2 + 2
+
+
+def last_lane(width: float, pitch: float = LANE_WIDTH) -> int:
+    """The last lane whose line can show in a row `width` pixels wide; a row draws the lines passing it
+    (sorted by lane) only up to there. A session with thousands of side branches has thousands of lines
+    passing each row, nearly all right of the view: drawing them all made each repaint of the graph
+    most of a second of the GUI thread, and what it was to do next (show the selected entry's text)
+    waited for it."""
+    return int((width - pitch / 2) // pitch)  # its line at most 2 px right of the row's edge
 
 
 def link_x(base: int, column: int, pitch: float = LANE_WIDTH) -> float:
@@ -154,7 +164,7 @@ class GraphDelegate(QStyledItemDelegate):
         middle = (top + bottom) / 2
         left = float(rect.left())
         pitch = self.lane_width
-        for lane in cell.through:
+        for lane in cell.through[: bisect_right(cell.through, last_lane(rect.width(), pitch))]:
             x = left + lane_x(lane, pitch)
             painter.setPen(self._pen(lane, lane in cell.through_active))
             painter.drawLine(QPointF(x, top), QPointF(x, bottom))
