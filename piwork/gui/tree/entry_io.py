@@ -3,16 +3,19 @@ writing label entries.
 
 An entry's body is often not in memory (the tree keeps light records and reads a body back from the
 session file by its offset), so the details pane reads it in a worker thread; a newer selection cancels
-the read still running, and the text shown is always the last selected entry's. A label changes the tree
-at once (the views show it) while its line is written by the session file's writer lane in a worker
-thread: two quick edits are written in the order they were made, and a write that fails is reported.
+the read still running, and the text shown is always the last selected entry's. The read goes to a worker
+as the entry is selected, not once the event loop gets to a task: the selection has just queued repaints
+of the views (and while a long session opens, deliveries of its other work wait there too), so the read,
+a millisecond's work, is done by the time the GUI thread can show it. A label changes the tree at once
+(the views show it) while its line is written by the session file's writer lane in a worker thread: two
+quick edits are written in the order they were made, and a write that fails is reported.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QPlainTextEdit
 
@@ -49,8 +52,7 @@ class EntryDetails:
 
     def __init__(self, view: QPlainTextEdit) -> None:
         self.view = view
-        self._tasks = BackgroundTasks()
-        self._reading: asyncio.Task[Any] | None = None
+        self._reading: asyncio.Future[str] | None = None
         self._placeholder = view.placeholderText()
 
     @property
@@ -59,7 +61,7 @@ class EntryDetails:
 
     def show(self, tree: SessionTree | None, entry_id: object) -> None:
         if self._reading is not None:
-            self._reading.cancel()
+            self._reading.cancel()  # a read already in a worker finishes there, unseen
             self._reading = None
         self.view.setPlaceholderText(self._placeholder)
         if tree is None or entry_id is None:
@@ -71,18 +73,23 @@ class EntryDetails:
             return
         self.view.clear()
         self.view.setPlaceholderText(READING)
-        self._reading = self._tasks.spawn(self._read(tree, key))
+        self._reading = asyncio.get_event_loop().run_in_executor(None, _detail_text, tree, key)
+        self._reading.add_done_callback(self._read)
 
-    async def _read(self, tree: SessionTree, entry_id: str) -> None:
+    def _read(self, read: asyncio.Future[str]) -> None:
+        """On the GUI thread, once the worker has read the entry (a newer selection cancelled ``read``)."""
+        if read.cancelled():
+            return
         try:
-            text = await asyncio.to_thread(_detail_text, tree, entry_id)
+            text = read.result()
         except (OSError, PiworkError, ValueError) as exc:
             text = f"This entry could not be read from the session file: {exc}"
         self.view.setPlaceholderText(self._placeholder)
         self.view.setPlainText(text)
 
     def shutdown(self) -> None:
-        self._tasks.cancel_all()
+        if self._reading is not None:
+            self._reading.cancel()
 
 
 class LabelWriter:

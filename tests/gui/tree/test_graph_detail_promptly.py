@@ -9,9 +9,13 @@ the lanes within its width, and the read is under way in a worker as soon as the
 
 from __future__ import annotations
 
+import asyncio
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QStyleOptionViewItem
@@ -19,9 +23,11 @@ from pytestqt.qtbot import QtBot
 
 from piwork.core.session import open_session
 from piwork.core.session.store import Session
+from piwork.gui.tree.entry_io import READING
 from piwork.gui.tree.graph_delegate import lane_x
 from piwork.gui.tree.graph_model import GRAPH_ROLE, GraphCell
 from piwork.gui.tree.graph_view import BranchGraphView
+from piwork.gui.tree.tree_panel import SessionTreePanel
 from tests.core.session.helpers import assistant, user, write_session
 
 MAIN = 400  # entries on the main line; a one-entry side branch leaves every second one
@@ -84,4 +90,54 @@ def test_a_graph_row_draws_only_the_lanes_within_its_width(qtbot: QtBot, tmp_pat
     assert all(x <= rect.right() + 3 for x in drawn)  # and none right of the row (at most a pen's width)
     assert len(painter.starts) <= rect.width() / pitch + 3
     view.clear()
+    session.close()
+
+
+class SlowLine:
+    """One line of a session file on a slow disk: reading it back by its offset waits at a gate until
+    the test opens it (the other lines read as usual); the threads that waited are noted."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, offset: int) -> None:
+        self.gate = threading.Event()
+        self.asked = threading.Event()
+        self.readers: list[int] = []
+        real_pread = os.pread
+
+        def pread(fd: int, length: int, at: int) -> bytes:
+            if at == offset:
+                self.readers.append(threading.get_ident())
+                self.asked.set()
+                self.gate.wait(30)  # a test that never opens it fails instead of hanging
+            return real_pread(fd, length, at)
+
+        monkeypatch.setattr(os, "pread", pread)
+
+
+def test_the_selected_entrys_read_is_under_way_before_the_gui_thread_is_free_again(
+    qtbot: QtBot, qloop: asyncio.AbstractEventLoop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = _many_branches(tmp_path)
+    record = session.tree.record("m100")
+    assert record is not None and record.body is None  # its text is in the file only
+    disk = SlowLine(monkeypatch, record.offset)
+    panel = SessionTreePanel()
+    qtbot.addWidget(panel)
+    panel.resize(420, 700)
+    panel.show()
+    panel.show_graph()
+    panel.set_session(session)
+    qtbot.waitUntil(lambda: "side entry 399" in panel.detail.toPlainText())  # the leaf, read in a worker
+    graph = panel.graph
+    assert graph.model is not None and not disk.asked.is_set()
+
+    graph.list.setCurrentIndex(graph.model.index_of_id("m100"))
+    assert panel.details.reading and panel.detail.placeholderText() == READING
+    # The GUI thread stays busy here, as with the repaints a selection queues: the read must already be
+    # in a worker, at the disk, without the event loop having run again.
+    at_the_disk = disk.asked.wait(5)
+    disk.gate.set()
+    assert at_the_disk
+    qtbot.waitUntil(lambda: "main entry 100" in panel.detail.toPlainText())
+    assert threading.get_ident() not in disk.readers and not panel.details.reading
+    panel.shutdown()
     session.close()
