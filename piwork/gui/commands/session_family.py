@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QApplication
 
 from piwork.core.errors import PiworkError
-from piwork.core.messages import message_text
 from piwork.gui.commands.registry import Command
 from piwork.gui.dialogs import ask_item, ask_text
 
@@ -90,6 +89,8 @@ def session_info(ctx: CommandContext, _args: str) -> None:
 
 
 def copy_last_reply(ctx: CommandContext, _args: str) -> None:
+    from piwork.core.messages import message_text  # the engine's, loaded with the session
+
     session = ctx.session
     replies = [m for m in (session.messages if session else []) if m.get("role") == "assistant"]
     text = next((t for t in (message_text(m) for m in reversed(replies)) if t.strip()), "")
@@ -126,6 +127,8 @@ def fork(ctx: CommandContext, _args: str) -> None:
 def _fork_choices(tree: SessionTree) -> list[tuple[str, str]]:
     """The user messages of the active branch, newest first, as (entry id, one line of their text)
     (blocking: reads each one's body)."""
+    from piwork.core.messages import message_text
+
     choices: list[tuple[str, str]] = []
     for record in reversed(tree.path()):
         body = tree.body(record) if record.type == "message" and record.role == "user" else None

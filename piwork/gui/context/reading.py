@@ -11,8 +11,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from piwork.core.usage import UsageTotals
-
 if TYPE_CHECKING:
     from piwork.core.context import Marks, Xray
 
@@ -98,6 +96,8 @@ class BilledFigures:
 
 def billed_from_usage(usages: Iterable[Mapping[str, Any]]) -> tuple[dict[str, float], float]:
     """Sum provider ``usage`` dicts: ({input, output, cacheRead, cacheWrite}, cost in USD)."""
+    from piwork.core.usage import UsageTotals  # the engine's, loaded with the session
+
     summed = UsageTotals.of(usages)
     return summed.tokens, summed.cost["total"]
 

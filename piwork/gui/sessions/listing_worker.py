@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal, SignalInstance
 
-from piwork.core.session import SessionInfo, list_all_sessions, list_sessions
 from piwork.gui.background import LatestWins, Request
+
+if TYPE_CHECKING:
+    from piwork.core.session import SessionInfo
 
 
 class _Superseded(Exception):
@@ -54,6 +57,8 @@ class SessionListing(QObject):
         self._latest.cancel()
 
     def _read(self, cwd: str | None, request: Request) -> list[SessionInfo]:  # in the worker thread
+        from piwork.core.session import list_all_sessions, list_sessions  # the engine's, loaded here
+
         def report(done: int, total: int) -> None:
             if request.superseded():
                 raise _Superseded
