@@ -150,7 +150,8 @@ def load_session_parts() -> None:
         from piwork.core.workflows import create_runtime
         from piwork.gui.inbox.wiring import follow_tabs
         from piwork.gui.tabs.manager import TabManager
-    del create_runtime, follow_tabs, TabManager
+        from piwork.gui.tree.graph_model import BranchGraphModel  # the graph view's, made with its first tree
+    del create_runtime, follow_tabs, TabManager, BranchGraphModel
 
 
 FIRST_FRAME_LIMIT_MS = 1000  # a window that is never painted (started minimized) waits no longer

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from piwork.core.session.graph_layout import GraphLayout
+if TYPE_CHECKING:  # the window's graph view reads ``FOLD_AT`` and ``Fold`` before the tree's modules load
+    from piwork.core.session.graph_layout import GraphLayout
 
 FOLD_AT = 8
 NOTABLE_TYPES = frozenset({"branch_summary", "compaction"})

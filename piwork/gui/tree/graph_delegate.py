@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QObject, QPersistentModelIndex, QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem
 
-from piwork.gui.tree.graph_model import GRAPH_ROLE, GraphCell
+if TYPE_CHECKING:
+    from piwork.gui.tree.graph_model import GraphCell
 
 LANE_WIDTH = 16
 MIN_LANE_WIDTH = 10
@@ -144,6 +146,8 @@ class GraphDelegate(QStyledItemDelegate):
     def paint(
         self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
     ) -> None:
+        from piwork.gui.tree.graph_model import GRAPH_ROLE, GraphCell  # loaded with the first tree shown
+
         cell = index.data(GRAPH_ROLE)
         if not isinstance(cell, GraphCell):
             super().paint(painter, option, index)

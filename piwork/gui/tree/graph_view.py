@@ -30,16 +30,17 @@ from PySide6.QtWidgets import (
 )
 
 from piwork.core.errors import PiworkError
-from piwork.core.session import FOLD_AT, Fold, SessionTree
+from piwork.core.session import FOLD_AT, Fold
 from piwork.gui.background import BackgroundTasks
 from piwork.gui.flow_layout import FlowLayout
 from piwork.gui.tree.graph_delegate import GraphDelegate, fit
-from piwork.gui.tree.graph_model import SEQ_ROLE, BranchGraphModel
 from piwork.gui.tree.title_reader import loop_running
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 
 if TYPE_CHECKING:
+    from piwork.core.session import SessionTree
     from piwork.gui.tree.context_marks import EditMark
+    from piwork.gui.tree.graph_model import BranchGraphModel
     from piwork.gui.tree.tree_search import SearchMatches
 
 GC_AFTER_ENTRIES = 20_000  # sessions this large get one full collection when the graph opens
@@ -236,6 +237,9 @@ class BranchGraphView(QWidget):
         self._build(tree)
 
     def _build(self, tree: SessionTree) -> None:
+        # loaded with the session's parts, after the window's first frame (the engine's layout comes with it)
+        from piwork.gui.tree.graph_model import BranchGraphModel
+
         mode, query = self._filter
         fold_at = FOLD_AT if self.fold_box.isChecked() else None
         self.model = BranchGraphModel(tree, self, fold_at=fold_at, mode=mode, query=query)
@@ -324,6 +328,8 @@ class BranchGraphView(QWidget):
         self._lay_out(lambda: model.rows_work(fold_at, set()), model.show_rows, self._keep)
 
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        from piwork.gui.tree.graph_model import SEQ_ROLE
+
         if self.model is None:
             return
         seq = current.data(SEQ_ROLE)
