@@ -5,6 +5,9 @@ checks a raw JSON value and says what is used instead when the value is of the w
 bounds; :class:`piwork.core.settings_values.SettingValues` applies the declarations to the merged files
 and reports each refused value with its file. Absent and ``null`` values quietly take the default, as
 in Pi (``value ?? default``); so does an empty string for text settings.
+
+The declarations themselves load nothing but ``vocabulary`` (the window reads some before its first frame);
+the checks and texts that need JavaScript's trimming and JSON (``jscompat``, orjson) import it where they do.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from piwork.core.jscompat import js_json_stringify, js_trim
 from piwork.core.vocabulary import THINKING_LEVELS, CacheRetention, QueueMode, ThinkingLevel
 
 T = TypeVar("T")
@@ -99,6 +101,8 @@ _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 def _timeout_ms(raw: Any) -> int | None:
     """A timeout as Pi reads it: a number of ms (floored), its text, or ``"disabled"`` (0); else None."""
     if isinstance(raw, str):
+        from piwork.core.jscompat import js_trim
+
         trimmed = js_trim(raw)
         if trimmed.lower() == "disabled":
             return 0
@@ -137,6 +141,8 @@ def _refusal(setting: Setting[Any], raw: Any) -> str | None:
 
 
 def _listed(setting: Setting[Any]) -> str:
+    from piwork.core.jscompat import js_json_stringify
+
     return ", ".join(js_json_stringify(choice) for choice in setting.choices)
 
 
@@ -182,6 +188,8 @@ def choice(key: str, default: C, choices: tuple[C, ...], description: str, **ext
 
 def shown(value: Any) -> str:
     """A value as it is written in JSON (``None`` → "no value")."""
+    from piwork.core.jscompat import js_json_stringify
+
     return "no value" if value is None else js_json_stringify(value)
 
 
