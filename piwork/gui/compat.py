@@ -19,7 +19,6 @@ import asyncio
 import os
 import signal
 from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 
 import PySide6  # noqa: F401  (must precede qasync so it binds to PySide6)
 from PySide6.QtCore import QTimer
@@ -28,6 +27,8 @@ from PySide6.QtWidgets import QApplication
 os.environ.setdefault("QT_API", "pyside6")
 
 import qasync
+
+from piwork.gui.workers import WorkerPool
 
 QEventLoop = qasync.QEventLoop
 
@@ -90,7 +91,7 @@ def attach_loop(app: QApplication) -> asyncio.AbstractEventLoop:
 
 def _new_loop(app: QApplication, already_running: bool = False) -> asyncio.AbstractEventLoop:
     loop: asyncio.AbstractEventLoop = qasync.QEventLoop(app, already_running=already_running)
-    loop.set_default_executor(ThreadPoolExecutor(WORKER_THREADS, thread_name_prefix="piwork-worker"))
+    loop.set_default_executor(WorkerPool(WORKER_THREADS, thread_name_prefix="piwork-worker"))
     return loop
 
 
