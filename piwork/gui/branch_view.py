@@ -14,6 +14,7 @@ from piwork.core.agent import AgentSession
 from piwork.core.collector import paused_gc
 from piwork.core.errors import PiworkError
 from piwork.gui.background import LatestWins
+from piwork.gui.chat.chat_model import prepended_positions
 from piwork.gui.chat.chat_panel import ChatPanel
 from piwork.gui.chat.conversation import (
     FIRST_TAIL,
@@ -123,6 +124,9 @@ class BranchView:
 
 def _kept_rows(build: Callable[..., Conversation], *args: Any) -> Conversation:
     """Rows the chat keeps (a long branch has hundreds of thousands of objects in them), built with no cycle
-    collection walking them meanwhile and left out of later ones (``paused_gc``)."""
+    collection walking them meanwhile and left out of later ones (``paused_gc``), with their positions for
+    the chat's model (numbering a long branch's rows is not left to the GUI thread)."""
     with paused_gc(keep=True):
-        return build(*args)
+        built = build(*args)
+        built.positions = prepended_positions(built.rows)
+        return built

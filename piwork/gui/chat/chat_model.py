@@ -34,7 +34,10 @@ class ChatModel(FlatListModel):
         self._rows: list[ChatRow] = []
         self._first = 0  # index into _rows of the first exposed row
         self._more_visible = False  # the "show earlier" row sits at visible row 0
-        self._position: dict[int, int] = {}  # row key -> index in _rows
+        # row key -> its index in _rows minus _origin: rows prepended since the last reset count back from the
+        # first row before them, so prepending (a long branch's earlier rows) does not renumber the others
+        self._position: dict[int, int] = {}
+        self._origin = 0
         self._window = window
         self._more = ChatRow(RowKind.MORE)
 
@@ -77,7 +80,10 @@ class ChatModel(FlatListModel):
 
     def visible_index_of_key(self, key: int) -> int | None:
         i = self._position.get(key)
-        if i is None or i < self._first:
+        if i is None:
+            return None
+        i += self._origin
+        if i < self._first:
             return None
         return i - self._first + (1 if self._more_visible else 0)
 
@@ -85,7 +91,8 @@ class ChatModel(FlatListModel):
     # appended, so a position names the same row until the rows are replaced (text selections keep them).
 
     def position_of_key(self, key: int) -> int | None:
-        return self._position.get(key)
+        i = self._position.get(key)
+        return None if i is None else i + self._origin
 
     def position_of_visible(self, visible: int) -> int:
         """The position of the row at ``visible`` (the "show earlier" row: the first row shown after it)."""
@@ -120,12 +127,14 @@ class ChatModel(FlatListModel):
         with self.replacing_rows():
             self._rows = list(rows)
             self._position = {row.key: i for i, row in enumerate(self._rows)}
+            self._origin = 0
             self._first = max(0, len(self._rows) - self._window)
             self._more_visible = self._first > 0
 
-    def prepend_rows(self, rows: list[ChatRow]) -> bool:
+    def prepend_rows(self, rows: list[ChatRow], positions: dict[int, int] | None = None) -> bool:
         """Put ``rows`` (older than all others) before the first row, behind "show earlier" (which must be
-        shown: the rows shown do not change). False (nothing done) when it is not shown."""
+        shown: the rows shown do not change). False (nothing done) when it is not shown. ``positions``: the
+        rows' :func:`prepended_positions`, made where the rows were built (the model takes the dict over)."""
         if not rows:
             return True
         if not self._more_visible:
@@ -133,7 +142,11 @@ class ChatModel(FlatListModel):
         count = len(rows)
         self._rows[:0] = rows
         self._first += count
-        self._position = {row.key: i for i, row in enumerate(self._rows)}
+        if positions is None or self._origin:
+            positions = prepended_positions(rows, self._origin)
+        self._origin += count
+        positions.update(self._position)  # the rows shown so far: a few hundred, not a long branch's worth
+        self._position = positions
         self.rowsPrepended.emit(count)
         self.rows_changed(0)  # its tooltip counts the rows still hidden
         return True
@@ -141,7 +154,7 @@ class ChatModel(FlatListModel):
     def append_rows(self, rows: list[ChatRow]) -> None:
         with self.appending_rows(len(rows)):
             for row in rows:
-                self._position[row.key] = len(self._rows)
+                self._position[row.key] = len(self._rows) - self._origin
                 self._rows.append(row)
 
     def clear(self) -> None:
@@ -168,3 +181,10 @@ class ChatModel(FlatListModel):
             return
         self.rows_changed(visible)
         self.rowChangedInPlace.emit(visible)
+
+
+def prepended_positions(rows: list[ChatRow], origin: int = 0) -> dict[int, int]:
+    """The positions :meth:`ChatModel.prepend_rows` keeps for ``rows`` put before a model's rows (``origin``:
+    the rows that model had prepended already). Pure Python: build it where the rows are built."""
+    back = len(rows) + origin
+    return {row.key: i - back for i, row in enumerate(rows)}

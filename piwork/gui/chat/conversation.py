@@ -40,6 +40,9 @@ class Conversation:
     waiting: frozenset[str] = frozenset()
     # they may still be running (another program writes the session): their cards stay pending
     may_still_run: bool = False
+    # the rows' positions in the chat's model when they go before the rows shown (``prepended_positions``:
+    # made with the rows, in the worker, for ``ChatModel.prepend_rows``)
+    positions: dict[int, int] | None = None
 
     def current_for(self, messages: list[dict[str, Any]]) -> bool:
         """Built from these very message objects (the session's list is handed out as a copy)."""

@@ -166,12 +166,19 @@ class ChatPresenter(QObject):
         if earlier.whole:  # a tool card of the last rows is further up: the whole branch, built again
             self.show_messages(prepared.messages, earlier)
             return True
-        if not self.model.prepend_rows(earlier.rows):
+        if not self.model.prepend_rows(earlier.rows, earlier.positions):
             return False
         prepared.earlier = 0
-        self._cards = {**earlier.cards, **self._cards}
-        self._card_rows = {**earlier.card_rows, **self._card_rows}
-        self._message_rows = {**earlier.message_rows, **self._message_rows}
+        # the shown rows' entries go after (or over) the earlier ones, as ``{**earlier, **shown}`` would put them,
+        # added to the earlier dicts (built in the worker, a long branch's worth) instead of copying those here
+        earlier.cards.update(self._cards)
+        earlier.card_rows.update(self._card_rows)
+        earlier.message_rows.update(self._message_rows)
+        self._cards, self._card_rows, self._message_rows = (
+            earlier.cards,
+            earlier.card_rows,
+            earlier.message_rows,
+        )
         prepared.cards, prepared.card_rows, prepared.message_rows = (
             self._cards,
             self._card_rows,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -45,7 +45,12 @@ class RowKind(StrEnum):
     SKILL = "skill"  # a /skill:name invocation: the skill's text, collapsed (title: name, hint: file)
 
 
-@dataclass(eq=False)
+NO_IMAGES: tuple[
+    tuple[str, str], ...
+] = ()  # shared by every row without images (most rows: a long session has 100k)
+
+
+@dataclass(eq=False, slots=True)
 class ChatRow:
     kind: RowKind
     text: str = ""
@@ -53,7 +58,7 @@ class ChatRow:
     streaming: bool = False
     collapsed: bool = True
     hint: str = ""
-    images: list[tuple[str, str]] = field(default_factory=list)  # (mimeType, base64 data)
+    images: Sequence[tuple[str, str]] = NO_IMAGES  # (mimeType, base64 data)
     tool: ToolCard | None = None
     head: AnswerHead | None = None  # the first row of an answer: its model and time
     mark: IncompleteMark | None = None  # the last row of an answer that ended early
@@ -100,14 +105,15 @@ def text_of(content: Any, separator: str = "\n") -> str:
     )
 
 
-def images_of(content: Any) -> list[tuple[str, str]]:
+def images_of(content: Any) -> Sequence[tuple[str, str]]:
     if not isinstance(content, list):
-        return []
-    return [
+        return NO_IMAGES
+    found = [
         (str(block.get("mimeType", "image/png")), str(block.get("data", "")))
         for block in content
         if isinstance(block, dict) and block.get("type") == "image" and block.get("data")
     ]
+    return found or NO_IMAGES
 
 
 # by the engine's kind of error (``ErrorKind``'s values)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from piwork.core.approvals import ApprovalRequest
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # a long session has tens of thousands of cards
 class ToolCard:
     call_id: str
     name: str

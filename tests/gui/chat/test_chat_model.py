@@ -6,7 +6,7 @@ from PySide6.QtGui import QTextDocument
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
-from piwork.gui.chat.chat_model import ChatModel
+from piwork.gui.chat.chat_model import ChatModel, prepended_positions
 from piwork.gui.chat.markdown import highlight_code_blocks, render_markdown
 from piwork.gui.chat.rows import ChatRow, RowKind
 
@@ -86,3 +86,32 @@ def test_markdown_headings_are_a_step_above_the_text_and_bold_throughout(qtbot: 
     assert sizes["Body text"] == (1.0, False)
     assert sizes["Title"][1] and 1.2 < sizes["Title"][0] < 1.5
     assert sizes["Goal"][1] and sizes["code"][1] and 1.1 < sizes["code"][0] < sizes["Title"][0]
+
+
+def _positions_agree(model: ChatModel) -> None:
+    rows = model.all_rows()
+    for position, row in enumerate(rows):
+        assert model.position_of_key(row.key) == position
+        assert model.row_at_position(position) is row
+        visible = model.visible_index_of(row)
+        if visible is not None:
+            assert model.row_at(visible) is row
+
+
+def test_rows_put_before_the_others_keep_every_position_right() -> None:
+    model = ChatModel(window=5)
+    shown = _rows(8)
+    model.reset_rows(shown)
+    earlier = _rows(20)
+    assert model.prepend_rows(earlier, prepended_positions(earlier))  # numbered where they were built
+    _positions_agree(model)
+    assert model.position_of_key(earlier[0].key) == 0 and model.position_of_key(shown[0].key) == 20
+    model.append_rows(_rows(2))
+    older = _rows(4)
+    assert model.prepend_rows(older, prepended_positions(older))  # numbered for a model with none prepended
+    _positions_agree(model)
+    assert model.position_of_key(older[0].key) == 0 and model.position_of_key(shown[-1].key) == 31
+    assert model.show_earlier(10_000) == 27
+    _positions_agree(model)
+    model.reset_rows(_rows(3))
+    _positions_agree(model)
