@@ -90,7 +90,7 @@ class GovernorDecision:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per reply of a long session
 class OccupancySample:
     """``contextOccupancy``: tokens the working set of the next (or last) request holds."""
 
@@ -115,7 +115,7 @@ class OccupancySample:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per reply of a long session
 class BilledSample:
     """``billedTraffic``: what one provider call was charged, from its ``usage`` only."""
 

@@ -52,7 +52,7 @@ LABEL_CHARS = 80
 _LABEL_HEAD = 4 * LABEL_CHARS  # a text's head whose words make its label, most often
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per message of a long session
 class XrayPart:
     kind: PartKind
     label: str

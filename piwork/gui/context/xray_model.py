@@ -49,7 +49,7 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _GREY = QColor("#8a8a92")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per message of a long session
 class JumpTarget:
     """Where a row leads: ``kind`` is "message" (``message_index`` into the request's messages; a tool
     result also has ``tool_call_id``), "resource" (``path`` of a context file, or "skills"), or "tool"."""
@@ -60,7 +60,7 @@ class JumpTarget:
     path: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per message of a long session
 class XrayRow:
     part: XrayPart
     target: JumpTarget | None
