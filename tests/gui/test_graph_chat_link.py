@@ -34,6 +34,9 @@ def test_picking_graph_entries_scrolls_the_chat_to_them(
     )
     panel = controller.window.tree_panel
     panel.views.setCurrentWidget(panel.graph)
+    qtbot.waitUntil(
+        lambda: panel.graph.model is not None and not panel.graph.laying_out
+    )  # laid out in a worker
     tree = panel.tree
     assert tree is not None
     path = [r for r in tree.path() if r.type == "message"]

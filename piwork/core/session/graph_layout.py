@@ -19,12 +19,18 @@ and shifts later rows by one, which keeps every overlap, so every lane stays whe
 show an entry only while it is the leaf (a tool-call turn without text): when an entry appended
 under it hides it, ``extend`` takes its row out again (a tip that is not a branch head: its
 branch's interval loses its last row, which also keeps every overlap).
+
+``upto`` lays out only the entries before that record number: the tree as it was when it held that
+many records. A layout built in a worker thread while the tree keeps taking appends is the layout of
+that moment, whatever the worker saw appended meanwhile; the appends since are then taken one by one
+with ``extend``, as they would have been had the layout been there when they came.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from piwork.core.collector import paused_gc
@@ -74,10 +80,12 @@ class GraphLayout:
     to a head). ``fork_lanes(seq)`` are the lanes of the branches leaving an entry.
     """
 
-    def __init__(self, tree: SessionTree, shows: Shows = graph_shows) -> None:
-        """`shows(record)`: whether an entry gets a row (records without a string id never do)."""
+    def __init__(self, tree: SessionTree, shows: Shows = graph_shows, upto: int | None = None) -> None:
+        """`shows(record)`: whether an entry gets a row (records without a string id never do); `upto`:
+        only the records before this record number (see the module docstring)."""
         self.tree = tree
         self._shows = shows
+        self._upto = upto
         with paused_gc():
             self._build()
 
@@ -104,11 +112,12 @@ class GraphLayout:
         children_of = tree.children
         shows = self._shows
         parent, children, anchor, summaries = self.parent, self.children, self.anchor, self.summaries
+        upto = len(records) if self._upto is None else self._upto
         roots: list[int] = []
         stack: list[tuple[EntryRecord, int | None]] = [
-            (r, None) for r in reversed(tree.roots()) if isinstance(r.id, str)
+            (r, None) for r in reversed(tree.roots()) if isinstance(r.id, str) and r.seq < upto
         ]
-        unreached = (r for r in records if isinstance(r.id, str) and r.type != "session")
+        unreached = (r for r in islice(records, upto) if isinstance(r.id, str) and r.type != "session")
         while True:
             if not stack:
                 extra = next((r for r in unreached if r.seq not in anchor), None)
@@ -131,6 +140,8 @@ class GraphLayout:
                     above = seq
                 anchor[seq] = above
                 kids = children_of(record.id)
+                if kids and kids[-1].seq >= upto:  # appended after the moment laid out (file order)
+                    kids = [kid for kid in kids if kid.seq < upto]
                 if len(kids) == 1:
                     record = kids[0]
                     continue

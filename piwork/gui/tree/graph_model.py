@@ -107,23 +107,22 @@ class BranchGraphModel(FlatListModel):
         fold_at: int | None = FOLD_AT,
         mode: str = "default",
         query: str = "",
+        plan: GraphPlan | None = None,
     ) -> None:
-        """`mode`/`query`: the outline's filter mode and search words."""
+        """`mode`/`query`: the outline's filter mode and search words; `plan`: the graph already laid out
+        (`plan_graph`, in a worker thread), for the tree as it still is (else see `catch_up`)."""
         super().__init__(parent)
         self._tree = tree
-        self._fold_at = fold_at
-        self._expanded: set[int] = set()  # entries of the runs opened (see GraphRows)
+        if plan is None:
+            plan = plan_graph(tree, Visibility(tree, mode, query), fold_at)
+        self._visibility, self._layout, self._rows, self._links = (
+            plan.visibility, plan.layout, plan.rows, plan.links,
+        )  # fmt: skip
+        self._active, self._marks, self._transits = plan.active, plan.marks, plan.transits
+        self._fold_at, self._expanded = plan.rows.fold_at, set(plan.rows.expanded)  # runs opened (GraphRows)
         self._linked: set[int] = set()
         self._edit_marks: dict[str, EditMark] = {}  # entries the context edits in force change
         self._link_limit: int | None = None
-        self._visibility = Visibility(tree, mode, query, self._tree_leaf_seq())
-        self._layout = GraphLayout(tree, self._visibility.shows)
-        self._active: set[int] = set()
-        self._marks = _Marks(tree)  # holds the drawn leaf
-        self._transits: list[tuple[int, int, int]] = []  # (lane, fork seq, head seq) of the active path
-        self._update_path()
-        self._rows = self._make_rows()
-        self._links = SummaryLinks(self._rows)
         self._titles = TitleReader(tree, self)  # previews not in the index are read off the GUI thread
         self._titles.ready.connect(self._on_titles_ready)
         self.generation = 0  # counts the tree's changes: a layout computed meanwhile is out of date
@@ -384,15 +383,7 @@ class BranchGraphModel(FlatListModel):
         tree = self._tree
         expanded = set(self._expanded) if fold_at == self._fold_at else set()
         visibility = Visibility(tree, normalize_mode(mode), query, self._tree_leaf_seq(), matches)
-
-        def work() -> GraphPlan:
-            layout = GraphLayout(tree, visibility.shows)
-            active, leaf, transits = _path_facts(tree, layout)
-            marks = _Marks(tree, leaf)
-            rows = GraphRows(layout, marks, fold_at=fold_at, expanded=expanded)
-            return GraphPlan(visibility, layout, active, marks, transits, rows, SummaryLinks(rows))
-
-        return work
+        return lambda: plan_graph(tree, visibility, fold_at, expanded)
 
     def show_plan(self, plan: GraphPlan) -> None:
         with self.replacing_rows():
@@ -403,6 +394,16 @@ class BranchGraphModel(FlatListModel):
             self._fold_at, self._expanded = plan.rows.fold_at, set(plan.rows.expanded)
             self._linked = set()
         self.rebuilt.emit()
+
+    def catch_up(self, records: list[EntryRecord]) -> bool:
+        """Take the entries appended since the moment this model's plan was laid out (`plan_graph`'s
+        `upto`), in order, as the model would have taken them had it been there; False when one needs a
+        new layout (a new fork or root: see `_append`), and the model is then to be dropped."""
+        for record in records:
+            self.generation += 1
+            if not self._append(record):
+                return False
+        return True
 
     def rows_work(self, fold_at: int | None, expanded: set[int]) -> Callable[[], GraphRows]:
         """Rows of the graph laid out now with other folds open or closed."""
@@ -420,7 +421,7 @@ class BranchGraphModel(FlatListModel):
         self.rebuilt.emit()
 
     def _update_path(self) -> None:
-        self._active, self._leaf, self._transits = _path_facts(self._tree, self._layout)
+        self._active, self._leaf, self._transits = _path_facts(self._tree, self._layout, self._tree.leaf_id)
 
     def _reset_rows(self) -> None:
         with self.replacing_rows():
@@ -577,12 +578,61 @@ class GraphPlan:
     links: SummaryLinks
 
 
+def snapshot(tree: SessionTree) -> Snapshot:
+    """The tree as it is now, for `plan_graph` in a worker thread (take it on the thread that changes
+    the tree): how many records it holds and its leaf."""
+    leaf = tree.record(tree.leaf_id) if tree.leaf_id is not None else None
+    return Snapshot(len(tree.records), tree.leaf_id, leaf.seq if leaf is not None else None)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    upto: int  # the records then held
+    leaf_id: Any
+    leaf_seq: int | None
+
+
+def plan_graph(
+    tree: SessionTree,
+    visibility: Visibility,
+    fold_at: int | None,
+    expanded: set[int] | None = None,
+    moment: Snapshot | None = None,
+) -> GraphPlan:
+    """The whole graph laid out for `visibility` (its filter and search), long runs folded at `fold_at`
+    and the runs of `expanded` open: the lanes, the drawn path, the rows and the summary connectors.
+    `moment`: lay out the tree as it was then (see `snapshot`), however many entries are appended while
+    this runs (in a worker thread); without it, the tree as it is (on the thread that changes it, or in a
+    worker whose result is dropped if the tree changed meanwhile)."""
+    from piwork.core.collector import paused_gc
+
+    # The graph lives as long as it is shown: hundreds of thousands of objects for a long session, which
+    # later collections leave out (and none runs while they are made).
+    with paused_gc(keep=True):
+        if moment is not None:
+            visibility.leaf_seq = moment.leaf_seq
+            layout = GraphLayout(tree, visibility.shows, upto=moment.upto)
+            active, leaf, transits = _path_facts(tree, layout, moment.leaf_id)
+        else:
+            visibility.leaf_seq = _leaf_seq(tree)
+            layout = GraphLayout(tree, visibility.shows)
+            active, leaf, transits = _path_facts(tree, layout, tree.leaf_id)
+        marks = _Marks(tree, leaf)
+        rows = GraphRows(layout, marks, fold_at=fold_at, expanded=expanded or set())
+        return GraphPlan(visibility, layout, active, marks, transits, rows, SummaryLinks(rows))
+
+
+def _leaf_seq(tree: SessionTree) -> int | None:
+    record = tree.record(tree.leaf_id) if tree.leaf_id is not None else None
+    return record.seq if record is not None else None
+
+
 def _path_facts(
-    tree: SessionTree, layout: GraphLayout
+    tree: SessionTree, layout: GraphLayout, leaf_id: Any
 ) -> tuple[set[int], int | None, list[tuple[int, int, int]]]:
-    """The drawn entries of the active path, the drawn leaf, and (lane, fork, head) of each side branch
-    the path takes."""
-    path = tree.path()
+    """The drawn entries of the path to `leaf_id` (the active path), the drawn leaf, and (lane, fork,
+    head) of each side branch the path takes."""
+    path = tree.path(leaf_id)
     anchor = layout.anchor
     active = {seq for seq in (anchor.get(r.seq) for r in path) if seq is not None}
     leaf = anchor.get(path[-1].seq) if path else None

@@ -6,7 +6,14 @@ position); the tree panel answers them with the same actions as its outline. Dou
 ("… 40 messages") opens it; selecting a branch summary tints the branch it summarises.
 
 It shows what the outline shows (`set_filter`: the outline's mode and search words). While the graph
-is hidden a new filter waits, and is applied (one layout) when it is shown again. The summary
+is hidden a new filter waits, and is applied (one layout) when it is shown again.
+
+A session's graph is laid out in a worker thread when it is first shown ("Laying out the graph…" over
+the empty view meanwhile; most of a second to several for a long session with many side branches), then
+shown in one step: laid out for the tree as it was when the worker started, and the entries appended
+since are taken in as they would have been by a graph already shown (`BranchGraphModel.catch_up`). A
+filter or folding changed meanwhile, or any other change of the tree (a move, a label, a reload, an
+appended entry that forks), lays it out again. The summary
 connectors get as many columns as a share of the view's width allows, and many lanes are drawn closer
 together in a narrow view (`graph_delegate.fit`).
 """
@@ -14,7 +21,6 @@ together in a narrow view (`graph_delegate.fit`).
 from __future__ import annotations
 
 import asyncio
-import gc
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -31,19 +37,20 @@ from PySide6.QtWidgets import (
 
 from piwork.core.errors import PiworkError
 from piwork.core.session import FOLD_AT, Fold
-from piwork.gui.background import BackgroundTasks
+from piwork.gui.background import BackgroundTasks, LatestWins
 from piwork.gui.flow_layout import FlowLayout
+from piwork.gui.inert_text import plain_label
 from piwork.gui.tree.graph_delegate import GraphDelegate, fit
 from piwork.gui.tree.title_reader import loop_running
 from piwork.gui.tree.tree_model import ENTRY_ID_ROLE
 
 if TYPE_CHECKING:
-    from piwork.core.session import SessionTree
+    from piwork.core.session import SessionTree, TreeEvent
     from piwork.gui.tree.context_marks import EditMark
-    from piwork.gui.tree.graph_model import BranchGraphModel
+    from piwork.gui.tree.graph_model import BranchGraphModel, GraphPlan, Snapshot
     from piwork.gui.tree.tree_search import SearchMatches
 
-GC_AFTER_ENTRIES = 20_000  # sessions this large get one full collection when the graph opens
+BUILDING_TEXT = "Laying out the graph…"
 LAYOUT_ATTEMPTS = 3  # layouts computed in a worker while entries stream in, before one on the GUI thread
 
 T = TypeVar("T")
@@ -65,6 +72,9 @@ class BranchGraphView(QWidget):
         self._tasks = BackgroundTasks()
         self._laying_out: asyncio.Task[None] | None = None
         self._layout_kind = ""  # "filter" or "rows" while a layout is computed
+        self._builds = LatestWins()  # the whole graph of a tree first shown, laid out in a worker
+        self._building: SessionTree | None = None  # the tree whose graph that is
+        self._stop_listening: Callable[[], None] | None = None  # the tree's changes noted meanwhile
         self.fold_box = QCheckBox("Fold long runs")
         self.fold_box.setChecked(True)
         self.fold_box.setToolTip(
@@ -97,6 +107,13 @@ class BranchGraphView(QWidget):
         rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         rows.setMinimumSectionSize(1)
         rows.setDefaultSectionSize(delegate.row_height(self.list.font()))
+        # Over the empty view while the graph is laid out in a worker (the view keeps the focus).
+        self.notice = plain_label(BUILDING_TEXT, self.list.viewport())
+        self.notice.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.notice.setWordWrap(True)
+        self.notice.setEnabled(False)  # the palette's quieter text
+        self.notice.setMargin(12)
+        self.notice.hide()
         # The fold box, then the buttons the tree panel adds to ``toolbar``: one row, or in a narrower
         # dock the buttons (kept together) below the box, or in a narrow one each button on a row.
         buttons = QWidget()
@@ -119,6 +136,7 @@ class BranchGraphView(QWidget):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and watched is self.list.viewport():
+            self.notice.setGeometry(self.list.viewport().rect())
             self._fit_view()
         return super().eventFilter(watched, event)
 
@@ -174,8 +192,8 @@ class BranchGraphView(QWidget):
 
     @property
     def laying_out(self) -> bool:
-        """Whether a new layout is being computed in a worker thread."""
-        return self._laying_out is not None and not self._laying_out.done()
+        """Whether the graph, or a new layout of it, is being computed in a worker thread."""
+        return self._building is not None or (self._laying_out is not None and not self._laying_out.done())
 
     def _lay_out(
         self,
@@ -237,19 +255,103 @@ class BranchGraphView(QWidget):
         self._build(tree)
 
     def _build(self, tree: SessionTree) -> None:
-        # loaded with the session's parts, after the window's first frame (the engine's layout comes with it)
-        from piwork.gui.tree.graph_model import BranchGraphModel
+        """Lay out the graph of `tree`: in a worker while the window's loop runs, else at once."""
+        if not loop_running():  # a script driving Qt by hand
+            # loaded with the session's parts, after the window's first frame (the engine's layout comes with it)
+            from piwork.gui.tree.graph_model import BranchGraphModel
 
+            mode, query = self._filter
+            fold_at = FOLD_AT if self.fold_box.isChecked() else None
+            self._show_model(BranchGraphModel(tree, self, fold_at=fold_at, mode=mode, query=query))
+            return
+        self._start_build(tree)
+
+    def _start_build(self, tree: SessionTree) -> None:
+        """Lay out the graph of `tree` as it is now in a worker, noting its changes meanwhile (a newer
+        build supersedes this one)."""
+        from piwork.gui.tree.display_tree import Visibility
+        from piwork.gui.tree.graph_model import plan_graph, snapshot
+
+        self._stop_build()
         mode, query = self._filter
         fold_at = FOLD_AT if self.fold_box.isChecked() else None
-        self.model = BranchGraphModel(tree, self, fold_at=fold_at, mode=mode, query=query)
+        visibility = Visibility(tree, mode, query, matches=self._matches)
+        wanted = (visibility.mode, query, fold_at)
+        moment = snapshot(tree)
+        changes: list[TreeEvent] = []
+        self._building = tree
+        self._stop_listening = tree.subscribe(changes.append)
+        self.notice.setText(BUILDING_TEXT)
+        self.notice.setGeometry(self.list.viewport().rect())
+        self.notice.show()
+        self._builds.start(
+            lambda _request: plan_graph(tree, visibility, fold_at, None, moment),
+            lambda plan: self._on_built(tree, wanted, moment, changes, plan),
+            lambda error: self._on_build_failed(tree, error),
+            failures=(RuntimeError, OSError, PiworkError),
+        )
+
+    def _on_built(
+        self,
+        tree: SessionTree,
+        wanted: tuple[str, str, int | None],
+        moment: Snapshot,
+        changes: list[TreeEvent],
+        plan: GraphPlan,
+    ) -> None:
+        """On the GUI thread: show the graph laid out in the worker, with the entries appended since it
+        started; laid out again when the filter, the folding or the tree changed otherwise."""
+        from piwork.gui.tree.display_tree import normalize_mode
+        from piwork.gui.tree.graph_model import BranchGraphModel
+
+        if tree is not self._building:
+            return
+        self._unlisten()
+        mode, query = self._filter
+        fold_at = FOLD_AT if self.fold_box.isChecked() else None
+        appended = tree.records[moment.upto :]
+        if (
+            wanted != (normalize_mode(mode), query, fold_at)
+            or len(changes) != len(appended)
+            or any(change.kind != "append" for change in changes)
+            or any(record.type == "label" for record in appended)  # a label decides what folds
+        ):
+            self._start_build(tree)
+            return
+        model = BranchGraphModel(tree, self, plan=plan)
+        if not model.catch_up(appended):  # an entry appended since needs a new layout (a fork)
+            model.detach()
+            model.deleteLater()
+            self._start_build(tree)
+            return
+        self._building = None
+        self.notice.hide()
+        self._show_model(model)
+
+    def _on_build_failed(self, tree: SessionTree, error: Exception) -> None:
+        if tree is not self._building:
+            return
+        if isinstance(error, RuntimeError):  # the tree changed under the worker (a dict resized): again
+            self._start_build(tree)
+            return
+        self._stop_build()
+        self.notice.setText(f"The graph could not be laid out: {error}")
+        self.notice.show()
+
+    def _unlisten(self) -> None:
+        if self._stop_listening is not None:
+            self._stop_listening()
+            self._stop_listening = None
+
+    def _stop_build(self) -> None:
+        self._builds.cancel()
+        self._unlisten()
+        self._building = None
+        self.notice.hide()
+
+    def _show_model(self, model: BranchGraphModel) -> None:
+        self.model = model
         self.model.set_edit_marks(self._edit_marks)
-        # A large session's records and layout are hundreds of thousands of young objects: one full
-        # collection now, while the view opens, instead of the first collections that would otherwise
-        # walk them all during the first scrolls (a full one follows a mass promotion). A full collection
-        # walks every object of the process, so a small session (nothing to gain) skips it.
-        if len(tree) >= GC_AFTER_ENTRIES:
-            gc.collect()
         self.list.setModel(self.model)
         self.list.selectionModel().currentChanged.connect(self._on_current_changed)
         self.model.rebuilt.connect(self.reveal_leaf)
@@ -267,6 +369,7 @@ class BranchGraphView(QWidget):
 
     def clear(self) -> None:
         self._stop_layout()
+        self._stop_build()
         self._pending = None
         if self.model is not None:
             self.model.detach()

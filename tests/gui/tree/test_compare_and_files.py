@@ -56,6 +56,9 @@ def test_compare_two_tips_then_move_to_one(
     panel = _panel(qtbot, copy)
     ids = recorded.ids
     panel.views.setCurrentWidget(panel.graph)
+    qtbot.waitUntil(
+        lambda: panel.graph.model is not None and not panel.graph.laying_out
+    )  # laid out in a worker
     assert panel.select_entry(ids["tip_a"])
     menu = panel.build_context_menu()
     action = next(a for a in menu.actions() if a.text() == "Compare with the current position")
@@ -108,6 +111,9 @@ def test_files_touched_of_the_active_path_and_a_marked_comparison(
     panel = _panel(qtbot, recorded.path)
     ids = recorded.ids
     panel.views.setCurrentWidget(panel.graph)
+    qtbot.waitUntil(
+        lambda: panel.graph.model is not None and not panel.graph.laying_out
+    )  # laid out in a worker
     panel.select_entry(ids["tip_b"])
     panel.files_button.click()
     files = _opened(qtbot, panel, FilesTouchedDialog)
@@ -141,6 +147,9 @@ def test_two_entries_selected_in_the_graph_and_the_summary_link(
     panel = _panel(qtbot, recorded.path)
     ids = recorded.ids
     panel.views.setCurrentWidget(panel.graph)
+    qtbot.waitUntil(
+        lambda: panel.graph.model is not None and not panel.graph.laying_out
+    )  # laid out in a worker
     graph = panel.graph
     assert graph.model is not None
     graph.list.setCurrentIndex(graph.model.index_of_id(ids["tip_b"]))

@@ -128,6 +128,7 @@ def test_the_selected_entrys_read_is_under_way_before_the_gui_thread_is_free_aga
     panel.set_session(session)
     qtbot.waitUntil(lambda: "side entry 399" in panel.detail.toPlainText())  # the leaf, read in a worker
     graph = panel.graph
+    qtbot.waitUntil(lambda: not graph.laying_out)  # the graph too
     assert graph.model is not None and not disk.asked.is_set()
 
     graph.list.setCurrentIndex(graph.model.index_of_id("m100"))

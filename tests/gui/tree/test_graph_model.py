@@ -217,6 +217,9 @@ def test_graph_tab_shares_selection_and_actions_with_the_outline(
     panel.show()
     panel.set_session(session, navigator_for(session))
     panel.views.setCurrentWidget(panel.graph)
+    qtbot.waitUntil(
+        lambda: panel.graph.model is not None and not panel.graph.laying_out
+    )  # laid out in a worker
     graph = panel.graph
     assert graph.model is not None
     graph.list.setCurrentIndex(graph.model.index_of_id(a1))

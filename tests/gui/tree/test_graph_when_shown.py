@@ -26,8 +26,9 @@ def test_the_graph_is_laid_out_once_its_tab_is_shown(
     panel.set_session(session)
     assert panel.graph.model is None  # nothing laid out for the graph out of view
     panel.show_graph()
-    assert panel.graph.model is not None
+    assert panel.graph.laying_out  # in a worker
     qtbot.waitUntil(lambda: not panel.graph.laying_out)
+    assert panel.graph.model is not None
     shown = _graph_ids(panel.graph)
     assert ids["leaf"] in shown and panel.graph.current_entry_id() == ids["leaf"]
 

@@ -87,6 +87,9 @@ def test_outline_rows_show_a_placeholder_until_a_worker_has_read_their_text(
 
 def test_graph_rows_and_tooltips_are_read_in_a_worker(panel: SessionTreePanel, qtbot: QtBot) -> None:
     panel.show_graph()
+    qtbot.waitUntil(
+        lambda: panel.graph.model is not None and not panel.graph.laying_out
+    )  # laid out in a worker
     model = panel.graph.model
     assert model is not None and panel.tree is not None
     view = panel.graph.list
@@ -144,6 +147,9 @@ def test_a_search_runs_in_a_worker_once_for_both_views_and_a_newer_one_replaces_
     assert leaf.id in expected and _outline_ids(panel) == expected
     assert panel.current_entry_id() == leaf.id  # the selection stays on the entry
     panel.show_graph()  # the graph lays itself out with the outline's search result
+    qtbot.waitUntil(
+        lambda: panel.graph.model is not None and not panel.graph.laying_out
+    )  # laid out in a worker
     graph = panel.graph.model
     assert graph is not None
     qtbot.waitUntil(lambda: not panel.graph.laying_out and graph.query == words, timeout=30000)
@@ -157,6 +163,9 @@ def test_a_filter_change_and_an_opened_fold_are_laid_out_in_workers(
     tree = panel.tree
     assert tree is not None and tree.leaf_id is not None and panel.model is not None
     panel.show_graph()
+    qtbot.waitUntil(
+        lambda: panel.graph.model is not None and not panel.graph.laying_out
+    )  # laid out in a worker
     with qtbot.waitSignal(panel.laid_out, timeout=30000):  # from an event, so the stall guard measures it
         QTimer.singleShot(0, lambda: panel.set_filter_mode("user-only"))
     qtbot.waitUntil(lambda: not panel.graph.laying_out, timeout=30000)
