@@ -6,6 +6,7 @@ import hashlib
 import importlib.util
 import shutil
 import socket
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -223,6 +224,31 @@ def test_a_later_run_builds_the_encoding_from_its_kept_tables_and_counts_the_sam
     again.load_for("claude-sonnet-4-5")
     assert [again.counter_for("claude-sonnet-4-5").count(text) for text in SAMPLES] == expected
     assert tables.stat().st_size > 1_000_000
+
+
+def test_an_encoding_built_from_its_kept_tables_keeps_no_python_copy_of_them(
+    tmp_path: Path, no_network: list[object]
+) -> None:
+    agent = tmp_path / "agent"
+    tokens._BUILT.clear()
+    Tokenizers(agent, env={}).load_for("gpt-4o")  # the shipped o200k_base file; its tables kept
+    reference = Tokenizers(agent, env={})
+    reference.load_for("gpt-4o")
+    expected = [reference.counter_for("gpt-4o").count(text) for text in SAMPLES]
+
+    tokens._BUILT.clear()  # as in a new process
+    tracemalloc.start()
+    try:
+        later = Tokenizers(agent, env={})
+        later.load_for("gpt-4o")
+        held, _peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # The 200,000 ranks as Python objects take about 28 MB; the native encoder keeps its own.
+    assert held < 8 * 1024 * 1024
+    assert [later.counter_for("gpt-4o").count(text) for text in SAMPLES] == expected
+    (tables,) = (agent / "piwork" / "tiktoken-cache").glob("o200k_base.*.tables")
+    assert tables.stat().st_size > 1_000_000  # not written again from the shed encoding
 
 
 @needs_offline
