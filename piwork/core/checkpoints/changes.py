@@ -348,22 +348,9 @@ def _blob_sizes(store: GitCheckpoints, blobs: Sequence[str]) -> dict[str, int]:
 
 
 def _blob_bytes(store: GitCheckpoints, blobs: Sequence[str]) -> dict[str, bytes]:
-    if not blobs:
-        return {}
     unique = list(dict.fromkeys(blobs))
-    out = store.repo.git("cat-file", "--batch", stdin="".join(b + "\n" for b in unique).encode())
-    found: dict[str, bytes] = {}
-    position = 0
-    for _ in unique:
-        end = out.index(b"\n", position)
-        header = out[position:end].decode().split()
-        position = end + 1
-        if len(header) != 3:  # "<sha> missing"
-            continue
-        size = int(header[2])
-        found[header[0]] = out[position : position + size]
-        position += size + 1
-    return found
+    read = store.repo.blobs([blob.encode() for blob in unique])
+    return {blob: data for blob, data in zip(unique, read, strict=True) if data is not None}
 
 
 def _plain_sides(store: PlainCheckpoints, base: CheckpointRecord) -> list[tuple[str, _Side, _Side]]:

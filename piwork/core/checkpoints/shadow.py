@@ -395,11 +395,17 @@ class ShadowRepo:
         """The bytes of ``paths`` in ``revision`` (None where it has no such file), read in one process."""
         if not paths or not (self.git_dir / "HEAD").is_file():
             return [None] * len(paths)
-        asked = b"".join(f"{revision}:{p}".encode(errors="surrogateescape") + b"\n" for p in paths)
-        out = self.git("cat-file", "--batch", stdin=asked)
+        return self.blobs([f"{revision}:{p}".encode(errors="surrogateescape") for p in paths])
+
+    def blobs(self, names: Sequence[bytes]) -> list[bytes | None]:
+        """The bytes of the blobs ``names`` name (an object id, or ``<revision>:<path>``), in order, read in one
+        process; None where a name names no blob (missing, a folder, a nested repository's commit)."""
+        if not names:
+            return []
+        out = self.git("cat-file", "--batch", stdin=b"".join(name + b"\n" for name in names))
         found: list[bytes | None] = []
         at = 0
-        for _ in paths:
+        for _ in names:
             end = out.index(b"\n", at)
             header = out[at:end].split(b" ")
             at = end + 1
