@@ -47,18 +47,15 @@ def _first_line(content: object) -> str:
 
 
 def approvals_of(controller: SessionController) -> WindowApprovals:
-    """The calls waiting in ``controller``'s chat: its tab's when the window has tabs, else the window's."""
-    tab = getattr(controller, "tab", None)  # a tab's own chat and approvals, where there are tabs
-    approvals = getattr(tab, "approvals", None)
-    return approvals if isinstance(approvals, WindowApprovals) else controller.window.approvals
+    """The calls waiting in ``controller``'s chat: its tab's own."""
+    return controller.tab.approvals
 
 
 def label_of(controller: SessionController) -> str:
     """What the inbox names a session by: its tab's title where the window shows tabs (two or more: the tab
     bar names them), else its name and project."""
-    title = getattr(getattr(controller, "tab", None), "title", None)
-    strip = getattr(controller.window, "strip", None)
-    if isinstance(title, str) and title and strip is not None and len(strip.tabs) > 1:
+    title = controller.tab.title
+    if title and len(controller.window.strip.tabs) > 1:
         return title
     runtime = controller.runtime
     name = runtime.session.tree.name if runtime is not None else None
