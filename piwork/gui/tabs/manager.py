@@ -207,7 +207,7 @@ class TabManager(QObject):
         menu.popup(where)
 
     def tab_menu(self, controller: SessionController) -> QMenu:
-        """The tab's context menu: Label…, Colour ▸, Move to New Window, Close Tab."""
+        """The tab's context menu: Label…, Colour ▸, Move to New Window, Move to Window ▸, Close Tab."""
         menu = QMenu(controller.window)
         menu.setObjectName("tabMenu")
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -223,6 +223,13 @@ class TabManager(QObject):
         menu.addSeparator()
         move = menu.addAction("Move to New &Window", lambda: self.move_to_new_window(controller))
         move.setEnabled(self.make_window is not None and len(self.registry.in_window(controller.window)) > 1)
+        into = menu.addMenu("Move to &Window")
+        into.setObjectName("moveToWindowMenu")
+        for target in self.move_targets(controller):
+            count = len(self.registry.in_window(target))
+            tabs = "1 tab" if count == 1 else f"{count} tabs"
+            into.addAction(f"{target.windowTitle() or 'piwork'} ({tabs})", self._mover(controller, target))
+        into.setEnabled(not into.isEmpty())
         menu.addAction("&Close Tab", lambda: self.close_tab(controller))
         return menu
 
@@ -373,6 +380,37 @@ class TabManager(QObject):
         self._front_changed(window, controller.tab)
         window.show()
         return window
+
+    def move_targets(self, controller: SessionController) -> list[MainWindow]:
+        """The windows ``controller``'s tab can move into: every other open one, unless it is the last tab of
+        the first window (that window stays while piwork runs)."""
+        old = controller.window
+        if old is self.windows[0] and len(self.registry.in_window(old)) <= 1:
+            return []
+        return [w for w in self.windows if w is not old and shiboken6.isValid(w) and w.isVisible()]
+
+    def _mover(self, controller: SessionController, target: MainWindow) -> Callable[[], object]:
+        return lambda: self.move_to_window(controller, target)
+
+    def move_to_window(self, controller: SessionController, target: MainWindow) -> bool:
+        """The tab joins ``target``'s tabs in front, its reply running on; a window it leaves empty closes."""
+        if target not in self.move_targets(controller):
+            return False
+        old = controller.window
+        emptied = len(self.registry.in_window(old)) <= 1
+        if emptied:  # gone from sight first: nothing is laid out for a window without tabs
+            old.hide()
+        controller.set_front(False)
+        old.release_tab(controller.tab)
+        controller.move_to(target)
+        target.adopt_tab(controller.tab, front=True)
+        self._front_changed(target, controller.tab)
+        if emptied:
+            self._closing.add(id(old))  # no tab left to ask about
+            old.close()
+        target.raise_()
+        target.activateWindow()
+        return True
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         task: asyncio.Task[Any] = asyncio.ensure_future(coro)

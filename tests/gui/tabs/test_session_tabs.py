@@ -351,3 +351,31 @@ def test_the_tab_actions_open_move_between_and_close_tabs(qtbot: QtBot, tabs: Ta
     qtbot.waitUntil(lambda: registry.controllers() == [second], timeout=10_000)
     assert window.front_tab is second.tab and window.findChild(QMessageBox, "stopRunningBox") is None
     qtbot.waitUntil(lambda: window.tree_panel.session is second.runtime.store, timeout=5000)  # type: ignore[union-attr]
+
+
+def test_a_moved_tab_can_go_back_and_the_window_it_leaves_empty_closes(qtbot: QtBot, tabs: Tabs) -> None:
+    first = tabs.first
+    second = tabs.new_tab()
+    third = tabs.new_tab()
+    assert tabs.manager.move_targets(second) == []  # one window: nowhere else to go
+    tabs.ask(third, "gamma", drip=0.02)
+    moved = tabs.manager.move_to_new_window(third)
+    assert moved is not None
+    assert tabs.manager.move_targets(first) == [moved]
+    menu = tabs.manager.tab_menu(third)
+    into = next(action.menu() for action in menu.actions() if action.text() == "Move to &Window")
+    assert into is not None and into.isEnabled()
+    (back,) = into.actions()
+    assert back.text().endswith("(2 tabs)")  # the first window, with its two tabs
+    back.trigger()  # while its reply streams
+    menu.close()
+    assert third.window is tabs.window and tabs.window.front_tab is third.tab
+    assert [c.tab for c in tabs.manager.registry.in_window(tabs.window)] == [first.tab, second.tab, third.tab]
+    qtbot.waitUntil(lambda: moved not in tabs.manager.windows, timeout=5000)
+    assert not moved.isVisible()
+    qtbot.waitUntil(lambda: _settled(third), timeout=20_000)
+    assert _conversation(third) == [("user", "question gamma"), ("assistant", _answer_text("gamma"))]
+    assert third.runtime is not None
+    qtbot.waitUntil(lambda: tabs.window.tree_panel.session is third.runtime.store, timeout=5000)  # type: ignore[union-attr]
+    # The first window's last tab stays: the window stays while piwork runs.
+    assert tabs.manager.move_to_window(first, moved) is False
